@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symdb_format.h - the byte layout of a symdb index file and of the catalog
+ * values, as constants.  This header (with symdb_endian.h and the format_*.c
+ * files) is the only code in symdb that knows where a byte lives; the indexer
+ * writes and the reader reads through it.  Every constant cites the SPEC.md
+ * section that defines it; if the two ever disagree, SPEC.md is right and this
+ * file has a bug.
+ *
+ * Internal: not installed, not part of the public API.
+ */
+#ifndef SYMDB_FORMAT_H
+#define SYMDB_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- SPEC §5 Header ---------------------------------------------------- */
+
+/* "\x89SYMDB\r\n": a non-ASCII first byte (not text), CR LF to detect
+ * line-ending conversion, as PNG does. */
+#define FMT_MAGIC            "\x89SYMDB\r\n"
+#define FMT_MAGIC_LEN        8
+#define FMT_VERSION_MAJOR    1   /* a reader rejects any other major */
+#define FMT_VERSION_MINOR    0   /* a reader accepts any minor of its major */
+#define FMT_HEADER_SIZE      128
+
+/* Field offsets inside the header (SPEC §5). */
+#define FMT_H_MAGIC          0   /* 8 bytes */
+#define FMT_H_VERSION_MAJOR  8   /* u16 */
+#define FMT_H_VERSION_MINOR  10  /* u16 */
+#define FMT_H_HEADER_SIZE    12  /* u32 */
+#define FMT_H_FILE_SIZE      16  /* u64 */
+#define FMT_H_FLAGS          24  /* u32 */
+#define FMT_H_OBJECT_FORMAT  28  /* u8 */
+#define FMT_H_ADDRESS_SIZE   29  /* u8: 4 or 8 */
+#define FMT_H_UUID_KIND      30  /* u8 */
+#define FMT_H_UUID_LENGTH    31  /* u8: 1..32 */
+#define FMT_H_UUID           32  /* 32 bytes, zero padded */
+#define FMT_H_MACHINE        64  /* u32 */
+#define FMT_H_MACHINE_SUB    68  /* u32 */
+#define FMT_H_OBJECT_CLASS   72  /* u8: 32 or 64 */
+#define FMT_H_OBJECT_ENDIAN  73  /* u8: 1 little, 2 big */
+#define FMT_H_OBJECT_TYPE    74  /* u16 */
+#define FMT_H_IMAGE_NAME     76  /* u32 string reference */
+#define FMT_H_BASE_ADDRESS   80  /* u64 */
+#define FMT_H_TABLE_COUNT    88  /* u32 */
+#define FMT_H_RESERVED0      92  /* u32, must be 0 */
+#define FMT_H_DIR_OFFSET     96  /* u64 */
+#define FMT_H_RESERVED1      104 /* 16 bytes, must be 0 */
+#define FMT_H_CHECKSUM       120 /* u64: XXH3-64 of [0,120) then the directory */
+
+#define FMT_UUID_MAX         32
+
+/* Header flags (SPEC §5.1).  Unknown bits must be zero. */
+#define FMT_FLAG_UUID_FALLBACK  0x1u  /* UUID computed by symdb, not read from the image */
+#define FMT_FLAG_HAS_DWARF      0x2u  /* the DWARF tables were filled from debug info */
+#define FMT_FLAG_PARTIAL        0x4u  /* some DWARF units were skipped (see BUILD_INFO) */
+#define FMT_FLAGS_KNOWN         0x7u
+
+/* Object_Format (SPEC §5). */
+#define FMT_OBJ_ELF          1
+#define FMT_OBJ_MACHO        2
+
+/* UUID_Kind (SPEC §5). */
+#define FMT_UUID_GNU_BUILD_ID  1
+#define FMT_UUID_MACHO         2
+#define FMT_UUID_FALLBACK      3   /* XXH3-128 of the loadable contents, SPEC §5.2 */
+
+/* ---- SPEC §6 Table directory -------------------------------------------- */
+
+#define FMT_DIR_ENTRY_SIZE   40
+#define FMT_D_KIND           0   /* u32 */
+#define FMT_D_FLAGS          4   /* u16 */
+#define FMT_D_RECORD_SIZE    6   /* u16; 0 for byte tables */
+#define FMT_D_OFFSET         8   /* u64, multiple of 8 */
+#define FMT_D_LENGTH         16  /* u64 */
+#define FMT_D_COUNT          24  /* u64 */
+#define FMT_D_CHECKSUM       32  /* u64: XXH3-64 (seed 0) of the table bytes */
+
+#define FMT_TABLE_OPTIONAL   0x1u /* a reader that does not know the kind skips it */
+#define FMT_TABLE_FLAGS_KNOWN 0x1u
+#define FMT_TABLE_ALIGN      8
+#define FMT_MAX_TABLES       64
+
+/* Table kinds (SPEC §6.1).  Values are pinned; new kinds are appended. */
+enum fmt_table_kind {
+	FMT_T_STRINGS       = 1,  /* §8   string pool, bytes */
+	FMT_T_SEGMENTS      = 2,  /* §7.1 loadable segments */
+	FMT_T_SYMBOL_ADDRS  = 3,  /* §7.2 symbol starts, Address_Size each */
+	FMT_T_SYMBOLS       = 4,  /* §7.2 symbol size, name, flags */
+	FMT_T_FILES         = 5,  /* §7.3 source files */
+	FMT_T_FUNCTIONS     = 6,  /* §7.4 abstract subprograms: DIE offset -> names */
+	FMT_T_INLINE_ADDRS  = 7,  /* §7.5 inline interval starts */
+	FMT_T_INLINE_MAP    = 8,  /* §7.5 interval -> innermost node */
+	FMT_T_INLINE_NODES  = 9,  /* §7.5 subprogram / inlined-subroutine nodes */
+	FMT_T_LINE_ADDRS    = 10, /* §7.6 line interval starts */
+	FMT_T_LINE_ROWS     = 11, /* §7.6 interval -> file, line, column */
+	FMT_T_BUILD_INFO    = 12, /* §7.7 counters about the build, optional */
+	FMT_T_KIND_MAX      = 12
+};
+
+/* "No entry" in any u32 index column. */
+#define FMT_NONE             0xFFFFFFFFu
+
+/* §7.1 SEGMENTS record. */
+#define FMT_SEG_SIZE         40
+#define FMT_SEG_VADDR        0   /* u64 absolute virtual address */
+#define FMT_SEG_MEMSZ        8   /* u64 */
+#define FMT_SEG_FILEOFF      16  /* u64 */
+#define FMT_SEG_FILESZ       24  /* u64 */
+#define FMT_SEG_FLAGS        32  /* u32: bit0 X, bit1 W, bit2 R */
+#define FMT_SEG_RESERVED     36  /* u32, 0 */
+#define FMT_SEGF_X 0x1u
+#define FMT_SEGF_W 0x2u
+#define FMT_SEGF_R 0x4u
+
+/* §7.2 SYMBOLS record (parallel to SYMBOL_ADDRS). */
+#define FMT_SYM_SIZE         16
+#define FMT_SYM_LENGTH       0   /* u64 symbol size, 0 = up to the next symbol */
+#define FMT_SYM_NAME         8   /* u32 string reference */
+#define FMT_SYM_FLAGS        12  /* u32 */
+#define FMT_SYMF_FUNC        0x01u /* STT_FUNC / N_SECT in a code section */
+#define FMT_SYMF_OBJECT      0x02u /* STT_OBJECT */
+#define FMT_SYMF_NOTYPE      0x04u /* STT_NOTYPE */
+#define FMT_SYMF_IFUNC       0x08u /* STT_GNU_IFUNC */
+#define FMT_SYMF_LOCAL       0x10u /* STB_LOCAL */
+#define FMT_SYMF_WEAK        0x20u /* STB_WEAK */
+#define FMT_SYMF_DYNSYM      0x40u /* taken from .dynsym */
+#define FMT_SYMF_KNOWN       0x7Fu
+
+/* §7.3 FILES record. */
+#define FMT_FILE_SIZE        12
+#define FMT_FILE_PATH        0   /* u32: full path as llvm-symbolizer prints it */
+#define FMT_FILE_RELATIVE    4   /* u32: path without the compilation dir */
+#define FMT_FILE_BASE        8   /* u32: last path component */
+
+/* §7.4 FUNCTIONS record, sorted by Die_Offset. */
+#define FMT_FN_SIZE          24
+#define FMT_FN_DIE_OFFSET    0   /* u64 offset of the DIE in .debug_info */
+#define FMT_FN_LINKAGE_NAME  8   /* u32 string ref: DW_AT_linkage_name, else DW_AT_name */
+#define FMT_FN_NAME          12  /* u32 string ref: DW_AT_name */
+#define FMT_FN_DECL_FILE     16  /* u32 FILES index or FMT_NONE */
+#define FMT_FN_DECL_LINE     20  /* u32, 0 = unknown */
+
+/* §7.5 INLINE_MAP record: u32 INLINE_NODES index or FMT_NONE. */
+#define FMT_IMAP_SIZE        4
+
+/* §7.5 INLINE_NODES record.  Parent < own index, always. */
+#define FMT_NODE_SIZE        40
+#define FMT_NODE_PARENT      0   /* u32 node index or FMT_NONE */
+#define FMT_NODE_FUNCTION    4   /* u32 FUNCTIONS index or FMT_NONE */
+#define FMT_NODE_CALL_FILE   8   /* u32 FILES index or FMT_NONE */
+#define FMT_NODE_CALL_LINE   12  /* u32 */
+#define FMT_NODE_CALL_COLUMN 16  /* u32 */
+#define FMT_NODE_CALL_DISCR  20  /* u32 */
+#define FMT_NODE_DEPTH       24  /* u16: 0 for the outermost subprogram */
+#define FMT_NODE_FLAGS       26  /* u16 */
+#define FMT_NODE_RESERVED    28  /* u32, 0 */
+#define FMT_NODE_LOW_PC      32  /* u64 offset from Base_Address (valid if HAS_LOW_PC) */
+#define FMT_NODEF_INLINED    0x1u /* DW_TAG_inlined_subroutine */
+#define FMT_NODEF_HAS_LOW_PC 0x2u /* the DIE has DW_AT_low_pc */
+#define FMT_NODEF_KNOWN      0x3u
+
+/* §7.6 LINE_ROWS record (parallel to LINE_ADDRS). */
+#define FMT_ROW_SIZE         16
+#define FMT_ROW_FILE         0   /* u32 FILES index, FMT_NONE = no line info here */
+#define FMT_ROW_LINE         4   /* u32 */
+#define FMT_ROW_COLUMN       8   /* u32 */
+#define FMT_ROW_DISCR        12  /* u32 */
+
+/* §7.7 BUILD_INFO: an array of u64 counters, by index. */
+#define FMT_BI_SIZE                 8
+#define FMT_BI_SOURCE_SIZE          0  /* bytes of the input file */
+#define FMT_BI_SYMBOLS_SEEN         1  /* symbol-table entries read */
+#define FMT_BI_SYMBOLS_DROPPED      2  /* below Base_Address or otherwise unusable */
+#define FMT_BI_UNITS                3  /* DWARF units indexed */
+#define FMT_BI_UNITS_SKIPPED        4  /* DWARF units skipped as malformed */
+#define FMT_BI_DWARF_VERSIONS       5  /* bit N set: a unit of DWARF version N was seen */
+#define FMT_BI_COUNT                6
+
+/* ---- SPEC §12 Catalog --------------------------------------------------- */
+
+#define FMT_CAT_SCHEMA_VERSION  1
+#define FMT_CAT_DB_IMAGES       "images"
+#define FMT_CAT_DB_NAMES        "names"
+#define FMT_CAT_DB_META         "meta"
+
+/* images value (SPEC §12.3), fixed part then two length-prefixed strings. */
+#define FMT_CV_VERSION       0   /* u8 = 1 */
+#define FMT_CV_UUID_KIND     1   /* u8 */
+#define FMT_CV_OBJECT_FORMAT 2   /* u8 */
+#define FMT_CV_RESERVED      3   /* u8, 0 */
+#define FMT_CV_FLAGS         4   /* u32, header flags */
+#define FMT_CV_MACHINE       8   /* u32 */
+#define FMT_CV_MACHINE_SUB   12  /* u32 */
+#define FMT_CV_FILE_SIZE     16  /* u64 */
+#define FMT_CV_HEADER_SUM    24  /* u64 header checksum of the file */
+#define FMT_CV_BUILT_AT      32  /* u64 unix seconds */
+#define FMT_CV_FIXED_SIZE    40  /* then u16 len + file name, u16 len + image name */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYMDB_FORMAT_H */

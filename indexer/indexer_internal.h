@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * indexer_internal.h - the in-memory model of one image while it is indexed.
+ *
+ * The object readers (ix_elf.c, later ix_macho.c) and the DWARF reader
+ * (ix_dwarf.c) fill an ix_image; ix_tables.c sorts, deduplicates and emits it
+ * through format/ as SPEC.md lays it out; ix_publish.c writes the bytes to a
+ * temporary file, renames it into place and commits the catalog entry.
+ *
+ * All addresses here are absolute virtual addresses (as in the object file);
+ * ix_tables.c subtracts Base_Address when it emits them.
+ */
+#ifndef SYMDB_INDEXER_INTERNAL_H
+#define SYMDB_INDEXER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symdb_build.h"
+#include "symdb_format.h"
+
+#define IX_HIDDEN __attribute__((visibility("hidden")))
+
+/* A growable array.  IX_PUSH returns a pointer to the new zeroed slot, or NULL
+ * when memory runs out. */
+typedef struct ix_vec {
+	void *p;
+	size_t n, cap, elem;
+} ix_vec;
+
+IX_HIDDEN void ix_vec_init(ix_vec *v, size_t elem);
+IX_HIDDEN void *ix_vec_push(ix_vec *v);
+IX_HIDDEN void ix_vec_free(ix_vec *v);
+#define IX_AT(v, T, i) (((T *)(v)->p)[i])
+
+/* The string pool: deduplicated by XXH3-64 + exact compare.  Reference 0 is
+ * the empty string (SPEC §8).  ix_str_add() returns the reference, or
+ * FMT_NONE on allocation failure or when the pool would pass 4 GiB. */
+typedef struct ix_strtab ix_strtab;
+IX_HIDDEN ix_strtab *ix_str_new(void);
+IX_HIDDEN void ix_str_free(ix_strtab *t);
+IX_HIDDEN uint32_t ix_str_add(ix_strtab *t, const char *s, size_t len);
+IX_HIDDEN uint32_t ix_str_addz(ix_strtab *t, const char *s);
+IX_HIDDEN const uint8_t *ix_str_bytes(const ix_strtab *t, size_t *len);
+
+typedef struct ix_segment {
+	uint64_t vaddr, memsz, fileoff, filesz;
+	uint32_t flags; /* FMT_SEGF_* */
+} ix_segment;
+
+typedef struct ix_symbol {
+	uint64_t addr, size;
+	uint32_t name;  /* string ref */
+	uint32_t flags; /* FMT_SYMF_* */
+	uint64_t order; /* position in the symbol table, for llvm's stable tie-break */
+} ix_symbol;
+
+typedef struct ix_file {
+	uint32_t path, relative, base; /* string refs (SPEC §7.3) */
+} ix_file;
+
+typedef struct ix_function {
+	uint64_t die_offset;
+	uint32_t linkage_name, name; /* string refs */
+	uint32_t decl_file;          /* files index or FMT_NONE */
+	uint32_t decl_line;
+} ix_function;
+
+typedef struct ix_node {
+	uint32_t parent;   /* nodes index (< own index) or FMT_NONE */
+	uint32_t function; /* functions index or FMT_NONE */
+	uint32_t call_file, call_line, call_column, call_discr;
+	uint16_t depth, flags; /* FMT_NODEF_* */
+	uint64_t low_pc;       /* absolute, valid with FMT_NODEF_HAS_LOW_PC */
+} ix_node;
+
+/* One elementary interval [addr, next addr) of the inline map or the line
+ * table; the last interval of each table is a FMT_NONE sentinel. */
+typedef struct ix_imap {
+	uint64_t addr;
+	uint32_t node; /* FMT_NONE = no DIE covers it */
+} ix_imap;
+
+typedef struct ix_row {
+	uint64_t addr;
+	uint32_t file; /* FMT_NONE = no line information */
+	uint32_t line, column, discr;
+} ix_row;
+
+/* One image being indexed. */
+typedef struct ix_image {
+	/* header (SPEC §5) */
+	symdb_uuid uuid;
+	uint32_t header_flags; /* FMT_FLAG_* */
+	uint8_t object_format, object_class, object_endian;
+	uint16_t object_type;
+	uint32_t machine, machine_sub;
+	uint64_t base_address;
+	uint32_t image_name; /* string ref */
+
+	ix_strtab *strings;
+	ix_vec segments;  /* ix_segment, sorted by vaddr */
+	ix_vec symbols;   /* ix_symbol, any order: ix_tables sorts and dedups */
+	ix_vec files;     /* ix_file; indexes are referenced by functions/nodes/rows */
+	ix_vec functions; /* ix_function, sorted by die_offset, unique */
+	ix_vec nodes;     /* ix_node, parents first */
+	ix_vec imap;      /* ix_imap, strictly ascending addr, final */
+	ix_vec rows;      /* ix_row, strictly ascending addr, final */
+	uint64_t build_info[FMT_BI_COUNT];
+} ix_image;
+
+#endif /* SYMDB_INDEXER_INTERNAL_H */

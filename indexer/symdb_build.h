@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file symdb_build.h
+ * @brief symdb indexer: read a binary once, write its index file, publish it
+ *        in the catalog.
+ *
+ * A builder owns a read-write handle on one database directory.  Each
+ * symdb_builder_add() reads one input (ELF executable, shared object or
+ * separate .debug file), extracts its symbol tables (and, where present, its
+ * DWARF), writes one immutable index file named by the image UUID to a
+ * temporary file, fsyncs it, renames it into DB/images/, fsyncs the directory,
+ * and only then commits the catalog entry (SPEC §12.5).  A failure at any
+ * point leaves the catalog and every published file as they were.
+ *
+ * Thread safety: one builder may be used from several threads at once;
+ * catalog commits are serialised by LMDB's single-writer lock, which also
+ * serialises builders in different processes.  Two builds of the same UUID
+ * produce one file and one entry.
+ */
+#ifndef SYMDB_BUILD_H
+#define SYMDB_BUILD_H
+
+#include "symdb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct symdb_builder symdb_builder;
+
+/** Rebuild even if the UUID is already indexed. */
+#define SYMDB_BUILD_FORCE    0x1u
+/** Index symbol tables only; ignore DWARF. */
+#define SYMDB_BUILD_NO_DWARF 0x2u
+
+typedef struct symdb_build_opts {
+	size_t sz;             /**< sizeof(symdb_build_opts) (SYMDB_OPTS) */
+	unsigned flags;        /**< SYMDB_BUILD_*; unknown bits give SYMDB_E_INVAL */
+	const char *debug_dir; /**< extra directory searched for separate debug files, or NULL */
+	char *errbuf;          /**< optional one-line reason on failure */
+	size_t errbuf_sz;
+} symdb_build_opts;
+
+/** What one symdb_builder_add() did. */
+typedef struct symdb_build_result {
+	symdb_uuid uuid;
+	int skipped;            /**< 1: already indexed, nothing written */
+	uint64_t file_size;     /**< bytes of the index file */
+	uint64_t nsymbols;      /**< symbols stored */
+	uint64_t nline_rows;    /**< line rows stored */
+	uint64_t ninline_nodes; /**< inline nodes stored */
+	char index_path[4096];  /**< the published file */
+	char debug_path[4096];  /**< the separate debug file used, or "" */
+} symdb_build_result;
+
+/**
+ * @brief symdb_builder_open() opens (creating if needed) a database for writing.
+ * @param dir  database directory, or NULL for symdb_default_dir().
+ * @return 0; -EACCES/-EROFS when the directory is not writable; -errno;
+ *         SYMDB_E_CATALOG for a damaged catalog.
+ */
+SYMDB_API int symdb_builder_open(const char *dir, const symdb_build_opts *opts,
+                                 symdb_builder **out);
+
+/** @brief symdb_builder_close() releases the builder.  NULL-safe. */
+SYMDB_API void symdb_builder_close(symdb_builder *b);
+
+/**
+ * @brief symdb_builder_add() indexes one binary and publishes it.
+ * @return 0 (out->skipped says whether anything was written); -errno for I/O
+ *         errors (-ENOSPC: nothing was published); SYMDB_E_BAD_OBJECT for an
+ *         input that is not a supported object; SYMDB_E_TOO_BIG past a format
+ *         limit.  opts->errbuf names the file and the reason.
+ * @note Thread-safe on one builder.
+ */
+SYMDB_API int symdb_builder_add(symdb_builder *b, const char *path,
+                                const symdb_build_opts *opts, symdb_build_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYMDB_BUILD_H */

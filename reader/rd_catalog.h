@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rd_catalog.h - the LMDB catalog of a database directory (SPEC §12).
+ *
+ * Internal, not installed.  Shared by the reader (lookups, listing) and the
+ * indexer (publishing), each of which embeds its own hidden copy of
+ * rd_catalog.c.  LMDB errors are mapped to symdb codes here and never leave
+ * this module raw.
+ */
+#ifndef SYMDB_RD_CATALOG_H
+#define SYMDB_RD_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RD_HIDDEN __attribute__((visibility("hidden")))
+
+typedef struct rd_catalog rd_catalog;
+
+#define RD_CAT_WRITE  0x1u /* open read-write (the indexer) */
+#define RD_CAT_CREATE 0x2u /* create DB/, DB/catalog/, DB/images/, DB/tmp/ if missing */
+
+/* A decoded `images` value (SPEC §12.3).  Strings are NUL-terminated copies in
+ * caller storage (see rd_catalog_get) or, in rd_catalog_list callbacks,
+ * scratch valid only during the callback. */
+typedef struct rd_cat_entry {
+	uint8_t uuid[32];
+	uint8_t uuid_len, uuid_kind, object_format;
+	uint32_t flags, machine, machine_sub;
+	uint64_t file_size, header_sum, built_at;
+	const char *file;       /* relative to the database directory */
+	const char *image_name;
+} rd_cat_entry;
+
+/* Open the catalog of database directory `dir`.  Returns 0, -ENOENT (no
+ * database and no CREATE), -EACCES/-EROFS, or SYMDB_E_CATALOG (damaged or
+ * other schema).  errbuf gets a one-line reason naming the path. */
+RD_HIDDEN int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out,
+                              char *errbuf, size_t errbuf_sz);
+RD_HIDDEN void rd_catalog_close(rd_catalog *c);
+RD_HIDDEN const char *rd_catalog_dir(const rd_catalog *c);
+
+/* Look one UUID up.  Returns 0, SYMDB_E_NOT_INDEXED, or an error.  The
+ * strings are copied into buf (buf_sz bytes); -ENAMETOOLONG if they don't fit. */
+RD_HIDDEN int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len,
+                             rd_cat_entry *out, char *buf, size_t buf_sz);
+
+/* Insert or replace one entry, `images` and `names` in one write transaction.
+ * With `only_if_absent`, returns SYMDB_E_EXISTS (and changes nothing) when
+ * the UUID is already present.  Grows the LMDB map as needed. */
+RD_HIDDEN int rd_catalog_put(rd_catalog *c, const rd_cat_entry *e, int only_if_absent);
+
+/* Remove one entry (images + names).  Returns 0 or SYMDB_E_NOT_INDEXED. */
+RD_HIDDEN int rd_catalog_del(rd_catalog *c, const uint8_t *uuid, size_t uuid_len);
+
+/* Call fn for every entry in UUID byte order; stops at the first non-zero
+ * return and returns it. */
+RD_HIDDEN int rd_catalog_list(rd_catalog *c, int (*fn)(const rd_cat_entry *e, void *arg),
+                              void *arg);
+
+#endif /* SYMDB_RD_CATALOG_H */

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file symdb.h
+ * @brief symdb reader library: resolve batches of addresses against an
+ *        mmap-indexed, on-disk symbol database.
+ *
+ * @mainpage symdb
+ *
+ * A symdb database is a directory holding an LMDB catalog and one immutable
+ * index file per image UUID (ELF GNU build-id, Mach-O LC_UUID, or a fallback
+ * hash).  `symdb build` (see symdb_build.h) reads a binary and its DWARF once
+ * and writes big-endian sorted tables of symbol ranges, inline ranges and line
+ * ranges plus a string pool (SPEC.md).  This library opens the catalog, maps
+ * an image's file read-only, validates its header and directory against the
+ * file size, and resolves *presorted* batches of addresses with searches over
+ * the mapping.  Results point into the mapping: nothing is parsed, copied or
+ * allocated per address.
+ *
+ * Typical use:
+ * @code
+ *   symdb *db; symdb_image *img;
+ *   symdb_open(NULL, NULL, &db);                       // default directory
+ *   symdb_image_open_uuid(db, id, idlen, NULL, &img);
+ *   symdb_resolve_batch(img, addrs, n, frames, cap, results);
+ *   symdb_image_close(img); symdb_close(db);
+ * @endcode
+ *
+ * Caveats:
+ * - The catalog is LMDB: do not put a database on NFS or another network
+ *   filesystem (LMDB's locking does not work there).
+ * - Index files are mapped with mmap(2).  A file is validated against fstat at
+ *   open, so a truncated file is rejected instead of raising SIGBUS; a file
+ *   truncated *after* it was opened (by something other than symdb, which
+ *   never modifies a published file) can still fault.
+ * - After fork(2), a child must open its own symdb handle (LMDB rule).
+ *
+ * Conventions: every fallible function returns 0 (or a count) on success and a
+ * negative error code on failure: -errno for system errors, SYMDB_E_* for
+ * symdb's own.  Handles are returned through `T **out`.  Functions that read
+ * untrusted bytes take an options struct whose optional errbuf receives a
+ * one-line reason.
+ */
+#ifndef SYMDB_H
+#define SYMDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYMDB_VERSION_MAJOR 0 /* breaking API/ABI change */
+#define SYMDB_VERSION_MINOR 1 /* additions */
+#define SYMDB_VERSION_PATCH 0 /* fixes */
+#define SYMDB_VERSION_NUMBER \
+	(SYMDB_VERSION_MAJOR * 100 * 100 + SYMDB_VERSION_MINOR * 100 + SYMDB_VERSION_PATCH)
+
+#ifndef SYMDB_API
+#if defined(__GNUC__)
+#define SYMDB_API __attribute__((visibility("default")))
+#else
+#define SYMDB_API
+#endif
+#endif
+
+/**
+ * Error codes.  Values are pinned and only ever appended: never reuse or
+ * renumber one.  System errors are negative errno values (-ENOENT, -EACCES,
+ * -ENOSPC, -ENOMEM ...); symdb's own live in this reserved block.
+ */
+#define SYMDB_LIST_ERRORS(X)                                                          \
+	X(SYMDB_E_FORMAT,    -4000, "SYMDB_E_FORMAT: not a symdb index file")          \
+	X(SYMDB_E_VERSION,   -4001, "SYMDB_E_VERSION: unsupported format version")     \
+	X(SYMDB_E_CORRUPT,   -4002, "SYMDB_E_CORRUPT: index file is damaged")          \
+	X(SYMDB_E_CHECKSUM,  -4003, "SYMDB_E_CHECKSUM: checksum mismatch")             \
+	X(SYMDB_E_UNSORTED,  -4004, "SYMDB_E_UNSORTED: addresses are not sorted")      \
+	X(SYMDB_E_NOT_FOUND, -4005, "SYMDB_E_NOT_FOUND: not found")                    \
+	X(SYMDB_E_DWARF,     -4006, "SYMDB_E_DWARF: malformed debug information")      \
+	X(SYMDB_E_CATALOG,   -4007, "SYMDB_E_CATALOG: catalog error")                  \
+	X(SYMDB_E_INVAL,     -4008, "SYMDB_E_INVAL: invalid argument")                 \
+	X(SYMDB_E_BAD_OBJECT,-4009, "SYMDB_E_BAD_OBJECT: malformed or unsupported object file") \
+	X(SYMDB_E_NO_UUID,   -4010, "SYMDB_E_NO_UUID: image has no usable identifier") \
+	X(SYMDB_E_TOO_BIG,   -4011, "SYMDB_E_TOO_BIG: exceeds a format limit")         \
+	X(SYMDB_E_NOT_INDEXED,-4012, "SYMDB_E_NOT_INDEXED: image is not in the database") \
+	X(SYMDB_E_EXISTS,    -4013, "SYMDB_E_EXISTS: image is already indexed")        \
+	X(SYMDB_E_READONLY,  -4014, "SYMDB_E_READONLY: database opened read-only")
+
+#define SYMDB_ERR_ENUM_(name, value, str) name = value,
+enum symdb_error { SYMDB_LIST_ERRORS(SYMDB_ERR_ENUM_) SYMDB_E_LAST_ = -4015 };
+#undef SYMDB_ERR_ENUM_
+
+/**
+ * @brief symdb_strerror() describes an error code.
+ * @param err a value returned by any symdb function (SYMDB_E_* or -errno).
+ * @return a static string, never NULL, starting with the code's name for
+ *         symdb codes ("SYMDB_E_CORRUPT: ...") or strerror's text for -errno.
+ * @note Thread-safe.
+ */
+SYMDB_API const char *symdb_strerror(int err);
+
+/** @return SYMDB_VERSION_NUMBER of the library actually linked. */
+SYMDB_API unsigned symdb_version_number(void);
+/** @return "MAJOR.MINOR.PATCH" of the library actually linked. */
+SYMDB_API const char *symdb_version_string(void);
+
+typedef struct symdb symdb;             /**< a database: catalog + mapped images */
+typedef struct symdb_image symdb_image; /**< one immutable, mapped index file */
+
+/** Options for symdb_open() and symdb_image_open_*(). */
+typedef struct symdb_open_opts {
+	size_t sz;          /**< sizeof(symdb_open_opts): set by SYMDB_OPTS() */
+	unsigned flags;     /**< SYMDB_OPEN_*; unknown bits give SYMDB_E_INVAL */
+	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;   /**< size of errbuf */
+} symdb_open_opts;
+
+/** Open the catalog read-write (needed by the indexer; readers don't). */
+#define SYMDB_OPEN_WRITE            0x1u
+/** Verify every table checksum when an image is opened (O(file size)). */
+#define SYMDB_OPEN_VERIFY_CHECKSUMS 0x2u
+/** Create the database directory if it does not exist (implies WRITE). */
+#define SYMDB_OPEN_CREATE           0x4u
+
+/** Declare and initialise an options struct: SYMDB_OPTS(symdb_open_opts, o, .flags = 0); */
+#define SYMDB_OPTS(TYPE, NAME, ...) TYPE NAME = { .sz = sizeof(TYPE), __VA_ARGS__ }
+
+/**
+ * @brief symdb_default_dir() writes the default database directory into buf:
+ *        $SYMDB_DIR, else $XDG_CACHE_HOME/symdb, else $HOME/.cache/symdb.
+ * @return 0, -ENAMETOOLONG if buf is too small, -ENOENT if none can be derived.
+ */
+SYMDB_API int symdb_default_dir(char *buf, size_t bufsz);
+
+/**
+ * @brief symdb_open() opens a database directory.
+ * @param dir  the database directory, or NULL for symdb_default_dir().
+ * @param opts NULL or options (errbuf, SYMDB_OPEN_WRITE, SYMDB_OPEN_CREATE).
+ * @param out  receives the handle.
+ * @return 0; -ENOENT if the database does not exist (and CREATE was not
+ *         given); -EACCES/-EROFS if it cannot be opened as asked;
+ *         SYMDB_E_CATALOG if the catalog is damaged or of another schema.
+ * @note A read-only open needs no write access to the directory.  The handle
+ *       may be shared by threads; close it once, after all images are closed.
+ */
+SYMDB_API int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out);
+
+/** @brief symdb_close() releases a database handle.  NULL-safe. */
+SYMDB_API void symdb_close(symdb *db);
+
+/** @return the database directory this handle was opened on (owned by db). */
+SYMDB_API const char *symdb_dir(const symdb *db);
+
+/** UUID kinds (SPEC §5). */
+enum symdb_uuid_kind {
+	SYMDB_UUID_GNU_BUILD_ID = 1,
+	SYMDB_UUID_MACHO = 2,
+	SYMDB_UUID_FALLBACK = 3 /**< XXH3-128 of the loadable contents (SPEC §5.2) */
+};
+
+#define SYMDB_UUID_MAX 32
+
+/** An image identity. */
+typedef struct symdb_uuid {
+	uint8_t bytes[SYMDB_UUID_MAX];
+	uint8_t len;   /**< 1..32 */
+	uint8_t kind;  /**< enum symdb_uuid_kind */
+} symdb_uuid;
+
+/**
+ * @brief symdb_file_uuid() computes the identity symdb keys a binary by: the
+ *        ELF GNU build-id note, else the fallback hash of SPEC §5.2.
+ * @param path a binary (ELF executable, shared object or .debug file).
+ * @param opts NULL or options (errbuf).
+ * @param out  receives the UUID.
+ * @return 0; -errno if the file cannot be read; SYMDB_E_BAD_OBJECT if it is not
+ *         an object symdb understands.
+ * @note Thread-safe.  Reads the file; does not touch any database.
+ */
+SYMDB_API int symdb_file_uuid(const char *path, const symdb_open_opts *opts, symdb_uuid *out);
+
+/** @brief symdb_uuid_parse() parses 2..64 hex digits (dashes allowed). */
+SYMDB_API int symdb_uuid_parse(const char *hex, symdb_uuid *out);
+/** @brief symdb_uuid_format() writes lowercase hex, no dashes; buf >= 65 bytes. */
+SYMDB_API void symdb_uuid_format(const symdb_uuid *id, char *buf);
+
+/**
+ * @brief symdb_image_open_uuid() maps the index file of one image.
+ * @param db   an open database.
+ * @param id   the image's UUID (kind is ignored: the bytes are the key).
+ * @param opts NULL or options (errbuf, SYMDB_OPEN_VERIFY_CHECKSUMS).
+ * @param out  receives the image.
+ * @return 0; SYMDB_E_NOT_INDEXED if the catalog has no such image;
+ *         SYMDB_E_FORMAT/_VERSION/_CORRUPT/_CHECKSUM if its file is damaged
+ *         (errbuf names the field: "table 4 ends past EOF (0x1200 > 0x1000)").
+ * @note The same image opened twice on one db shares one mapping (reference
+ *       counted).  Opening is internally locked and may race with other opens.
+ *       Work at open is O(number of tables), unless VERIFY_CHECKSUMS.
+ */
+SYMDB_API int symdb_image_open_uuid(symdb *db, const symdb_uuid *id,
+                                    const symdb_open_opts *opts, symdb_image **out);
+
+/** @brief symdb_image_open_binary() = symdb_file_uuid() + symdb_image_open_uuid(). */
+SYMDB_API int symdb_image_open_binary(symdb *db, const char *binary_path,
+                                      const symdb_open_opts *opts, symdb_image **out);
+
+/**
+ * @brief symdb_image_open_file() maps an index file directly, without a
+ *        catalog (for tools, tests and `symdb info FILE.symdb`).
+ */
+SYMDB_API int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts,
+                                    symdb_image **out);
+
+/** @brief symdb_image_close() drops a reference; the last one unmaps.  NULL-safe.
+ *  @note Must not race with symdb_resolve_batch() on the same handle. */
+SYMDB_API void symdb_image_close(symdb_image *img);
+
+/** Facts about an image, from its header (SPEC §5). Strings point into the mapping. */
+typedef struct symdb_image_info {
+	symdb_uuid uuid;
+	unsigned format_major, format_minor;
+	unsigned object_format;   /**< 1 ELF, 2 Mach-O */
+	unsigned object_class;    /**< 32 or 64 */
+	unsigned object_endian;   /**< 1 little, 2 big */
+	unsigned object_type;     /**< ELF e_type / Mach-O filetype */
+	uint32_t machine, machine_sub;
+	uint32_t flags;           /**< SPEC §5.1 header flags */
+	unsigned address_size;    /**< 4 or 8 */
+	uint64_t base_address;
+	uint64_t file_size;
+	const char *image_name;   /**< basename of the indexed file */
+	uint64_t nsymbols, nfunctions, ninline_nodes, nline_rows, nfiles, nsegments;
+	uint64_t build_info[16];  /**< BUILD_INFO counters (SPEC §7.7), 0 if absent */
+	unsigned nbuild_info;
+} symdb_image_info;
+
+/** @brief symdb_image_get_info() fills *out.  Never fails on an open image. */
+SYMDB_API void symdb_image_get_info(const symdb_image *img, symdb_image_info *out);
+
+/**
+ * @brief symdb_image_verify() recomputes every table checksum and checks every
+ *        table's sort order and references (what open skips for speed).
+ * @return 0, or SYMDB_E_CHECKSUM / SYMDB_E_CORRUPT with errbuf naming the table.
+ */
+SYMDB_API int symdb_image_verify(const symdb_image *img, char *errbuf, size_t errbuf_sz);
+
+/** How the caller's addresses are expressed (SPEC §10). */
+enum symdb_addr_kind {
+	SYMDB_ADDR_VADDR = 0,   /**< virtual address, as `llvm-symbolizer --obj` takes */
+	SYMDB_ADDR_OFFSET = 1,  /**< offset from the image base (lowest PT_LOAD / __TEXT) */
+	SYMDB_ADDR_FILEOFF = 2, /**< ELF file offset, mapped through the segments */
+	SYMDB_ADDR_RUNTIME = 3  /**< runtime address; load_address = where the base was mapped */
+};
+
+/** Marks an address that could not be translated; it resolves to nothing. */
+#define SYMDB_ADDR_INVALID UINT64_MAX
+
+/**
+ * @brief symdb_image_translate() converts addresses of one kind to virtual
+ *        addresses (SYMDB_ADDR_VADDR), element-wise; in and out may alias.
+ * @param load_address only for SYMDB_ADDR_RUNTIME.
+ * @return 0, or SYMDB_E_INVAL for an unknown kind.  Addresses that map nowhere
+ *         (a file offset outside every segment, a runtime address below the
+ *         load address) become SYMDB_ADDR_INVALID.
+ * @note Order may change for FILEOFF: sort after translating.
+ */
+SYMDB_API int symdb_image_translate(const symdb_image *img, enum symdb_addr_kind kind,
+                                    uint64_t load_address, const uint64_t *in,
+                                    uint64_t *out, size_t n);
+
+/** Frame flags. */
+#define SYMDB_FRAME_INLINED     0x01u /**< an inlined call (not the outermost frame) */
+#define SYMDB_FRAME_FROM_SYMTAB 0x02u /**< name (and start) came from the symbol table */
+#define SYMDB_FRAME_HAS_START   0x04u /**< start_addr is valid */
+#define SYMDB_FRAME_HAS_LINE    0x08u /**< file/line/column/discriminator are valid */
+
+/**
+ * One frame of a resolved address.  All strings point into the image mapping.
+ * The policy is llvm-symbolizer's (SPEC §11): frames from DWARF innermost
+ * first; the innermost frame's file/line from the line table; each outer
+ * frame's file/line from the call site of the frame inside it; and the
+ * outermost frame's name and start taken from the symbol table when a symbol
+ * covers the address.
+ */
+typedef struct symdb_frame {
+	const char *name;        /**< linkage name, else DW_AT_name, else symbol; NULL = unknown */
+	const char *short_name;  /**< DW_AT_name (llvm --functions=short); NULL = unknown */
+	const char *file;        /**< full path; NULL = unknown */
+	const char *file_rel;    /**< path relative to the compilation dir; NULL = unknown */
+	const char *decl_file;   /**< full path of the function's DW_AT_decl_file; NULL */
+	const char *decl_file_rel; /**< relative form of decl_file; NULL */
+	uint64_t start_addr;     /**< vaddr of the function/symbol start (HAS_START) */
+	uint32_t line, column, discriminator; /**< 0 = unknown */
+	uint32_t decl_line;      /**< 0 = unknown */
+	uint32_t flags;          /**< SYMDB_FRAME_* */
+	uint32_t reserved_;
+} symdb_frame;
+
+/** Per-address result: frames[first .. first+count), innermost first. */
+typedef struct symdb_result {
+	uint32_t first, count;   /**< count == 0 when nothing is known */
+	int status;              /**< 0, or SYMDB_E_NOT_FOUND, or SYMDB_E_CORRUPT */
+	uint32_t reserved_;
+	const char *sym_name;    /**< symbol-table name covering the address, or NULL */
+	uint64_t sym_addr;       /**< its start (vaddr) */
+	uint64_t sym_size;       /**< its size; 0 = extends to the next symbol */
+} symdb_result;
+
+/**
+ * @brief symdb_resolve_batch() resolves sorted virtual addresses.
+ * @param img     an open image.
+ * @param addrs   virtual addresses in ascending order (duplicates allowed).
+ * @param naddrs  number of addresses.
+ * @param frames  caller-owned array that receives frames.
+ * @param frames_cap its capacity.
+ * @param results caller-owned array of naddrs results.
+ * @return the number of addresses fully resolved: naddrs, or fewer when
+ *         frames_cap ran out (call again with addrs + ret and results + ret);
+ *         SYMDB_E_UNSORTED if addrs is not ascending; SYMDB_E_INVAL for a
+ *         NULL argument or a frames_cap too small for even one address.
+ * @note No allocation, no locking, no copying: every string is a pointer into
+ *       the mapping, valid until the last symdb_image_close() of img.  Index
+ *       files are immutable and replaced only by rename, so a re-index never
+ *       changes a live mapping.  Any number of threads may resolve on one image
+ *       at once.  Never reads outside the mapping, even for a hostile file; a
+ *       damaged record yields status SYMDB_E_CORRUPT for that address.
+ */
+SYMDB_API ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs,
+                                        size_t naddrs, symdb_frame *frames, size_t frames_cap,
+                                        symdb_result *results);
+
+/** One catalog entry, for symdb_list(). Strings are valid only during the callback. */
+typedef struct symdb_entry {
+	symdb_uuid uuid;
+	const char *image_name;  /**< basename of the indexed file */
+	const char *file;        /**< index file path relative to the database dir */
+	uint64_t file_size;
+	uint64_t built_at;       /**< unix seconds */
+	uint32_t flags;          /**< header flags */
+	uint32_t machine, machine_sub;
+	unsigned object_format;
+} symdb_entry;
+
+/**
+ * @brief symdb_list() calls fn for every catalog entry, in UUID byte order.
+ * @return 0, the first non-zero value fn returned, or a negative error.
+ */
+SYMDB_API int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg);
+
+/**
+ * @brief symdb_lookup() fetches the catalog entry of one UUID.
+ * @return 0, SYMDB_E_NOT_INDEXED, or another negative error.  The entry's
+ *         strings point into out_buf (namebuf of namebuf_sz bytes).
+ */
+SYMDB_API int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out,
+                           char *namebuf, size_t namebuf_sz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYMDB_H */
