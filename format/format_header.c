@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * format_header.c - validation of an index file's header and table directory
+ * (SPEC §5, §6, §8, §9).  The checks run cheapest and most fundamental first:
+ * magic, version and sizes decide whether anything else may be read at all;
+ * the Header_Checksum then vouches for every header and directory byte; only
+ * then are individual fields and tables judged.  Every rejection names the
+ * field, because "index file is damaged" alone helps nobody repair a database.
+ */
+#include "format_header.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "symdb.h"
+#include "symdb_endian.h"
+
+int fmt_err(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errbuf && errbuf_sz) {
+		va_start(ap, fmt);
+		vsnprintf(errbuf, errbuf_sz, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+const char *fmt_table_name(uint32_t kind)
+{
+	static const char *const names[FMT_T_KIND_MAX + 1] = {
+		[FMT_T_STRINGS] = "STRINGS",           [FMT_T_SEGMENTS] = "SEGMENTS",
+		[FMT_T_SYMBOL_ADDRS] = "SYMBOL_ADDRS", [FMT_T_SYMBOLS] = "SYMBOLS",
+		[FMT_T_FILES] = "FILES",               [FMT_T_FUNCTIONS] = "FUNCTIONS",
+		[FMT_T_INLINE_ADDRS] = "INLINE_ADDRS", [FMT_T_INLINE_MAP] = "INLINE_MAP",
+		[FMT_T_INLINE_NODES] = "INLINE_NODES", [FMT_T_LINE_ADDRS] = "LINE_ADDRS",
+		[FMT_T_LINE_ROWS] = "LINE_ROWS",       [FMT_T_BUILD_INFO] = "BUILD_INFO",
+	};
+
+	if (kind == 0 || kind > FMT_T_KIND_MAX)
+		return "unknown";
+	return names[kind];
+}
+
+int fmt_record_size(uint32_t kind, unsigned address_size)
+{
+	switch (kind) {
+	case FMT_T_STRINGS: return 0;
+	case FMT_T_SEGMENTS: return FMT_SEG_SIZE;
+	case FMT_T_SYMBOL_ADDRS:
+	case FMT_T_INLINE_ADDRS:
+	case FMT_T_LINE_ADDRS: return (int)address_size;
+	case FMT_T_SYMBOLS: return FMT_SYM_SIZE;
+	case FMT_T_FILES: return FMT_FILE_SIZE;
+	case FMT_T_FUNCTIONS: return FMT_FN_SIZE;
+	case FMT_T_INLINE_MAP: return FMT_IMAP_SIZE;
+	case FMT_T_INLINE_NODES: return FMT_NODE_SIZE;
+	case FMT_T_LINE_ROWS: return FMT_ROW_SIZE;
+	case FMT_T_BUILD_INFO: return FMT_BI_SIZE;
+	default: return -1;
+	}
+}
+
+uint64_t fmt_header_checksum(const uint8_t *header, const uint8_t *dir, uint32_t table_count)
+{
+	/* One hash over two ranges.  The directory is at most 64 entries, so
+	 * gathering both into a stack buffer is cheaper than a streaming state
+	 * (whose layout libxxhash only exposes to static linkers). */
+	uint8_t tmp[FMT_H_CHECKSUM + FMT_MAX_TABLES * FMT_DIR_ENTRY_SIZE];
+	size_t dlen = (size_t)(table_count > FMT_MAX_TABLES ? FMT_MAX_TABLES : table_count) *
+	              FMT_DIR_ENTRY_SIZE;
+
+	memcpy(tmp, header, FMT_H_CHECKSUM);
+	memcpy(tmp + FMT_H_CHECKSUM, dir, dlen);
+	return XXH3_64bits(tmp, FMT_H_CHECKSUM + dlen);
+}
+
+/* Magic, version, sizes and directory bounds: what must hold before the
+ * checksum can even be computed. */
+static int check_frame(const uint8_t *b, uint64_t size, fmt_view *v, char *eb, size_t ebsz)
+{
+	uint64_t file_size;
+
+	if (size < FMT_MAGIC_LEN || memcmp(b, FMT_MAGIC, FMT_MAGIC_LEN) != 0)
+		return fmt_err(eb, ebsz, SYMDB_E_FORMAT, "bad magic: not a symdb index file");
+	if (size < FMT_HEADER_SIZE)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "truncated: file is %llu bytes, header needs %d",
+		               (unsigned long long)size, FMT_HEADER_SIZE);
+	v->version_major = fmt_be16(b + FMT_H_VERSION_MAJOR);
+	v->version_minor = fmt_be16(b + FMT_H_VERSION_MINOR);
+	if (v->version_major != FMT_VERSION_MAJOR)
+		return fmt_err(eb, ebsz, SYMDB_E_VERSION, "Version_Major %u not supported (want %d)",
+		               v->version_major, FMT_VERSION_MAJOR);
+	v->header_size = fmt_be32(b + FMT_H_HEADER_SIZE);
+	if (v->header_size < FMT_HEADER_SIZE || v->header_size > size)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Header_Size %u out of range [%d, %llu]",
+		               v->header_size, FMT_HEADER_SIZE, (unsigned long long)size);
+	file_size = fmt_be64(b + FMT_H_FILE_SIZE);
+	if (file_size != size)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "File_Size 0x%llx differs from the actual size 0x%llx (truncated?)",
+		               (unsigned long long)file_size, (unsigned long long)size);
+	v->table_count = fmt_be32(b + FMT_H_TABLE_COUNT);
+	if (v->table_count > FMT_MAX_TABLES)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Table_Count %u exceeds %d",
+		               v->table_count, FMT_MAX_TABLES);
+	v->dir_offset = fmt_be64(b + FMT_H_DIR_OFFSET);
+	if (v->dir_offset % FMT_TABLE_ALIGN || v->dir_offset < v->header_size ||
+	    v->dir_offset > size ||
+	    size - v->dir_offset < (uint64_t)v->table_count * FMT_DIR_ENTRY_SIZE)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "Table_Directory_Offset 0x%llx (%u entries) misaligned or outside the file",
+		               (unsigned long long)v->dir_offset, v->table_count);
+	return 0;
+}
+
+/* The fixed header fields (SPEC §5), after the checksum vouched for them. */
+static int check_fields(const uint8_t *b, fmt_view *v, char *eb, size_t ebsz)
+{
+	unsigned i;
+
+	v->flags = fmt_be32(b + FMT_H_FLAGS);
+	if (v->flags & ~FMT_FLAGS_KNOWN)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Flags 0x%x has unknown bits", v->flags);
+	v->object_format = b[FMT_H_OBJECT_FORMAT];
+	if (v->object_format != FMT_OBJ_ELF && v->object_format != FMT_OBJ_MACHO)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Object_Format %u unknown", v->object_format);
+	v->address_size = b[FMT_H_ADDRESS_SIZE];
+	if (v->address_size != 4 && v->address_size != 8)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Address_Size %u is not 4 or 8",
+		               v->address_size);
+	v->uuid_kind = b[FMT_H_UUID_KIND];
+	if (v->uuid_kind < FMT_UUID_GNU_BUILD_ID || v->uuid_kind > FMT_UUID_FALLBACK)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "UUID_Kind %u unknown", v->uuid_kind);
+	v->uuid_len = b[FMT_H_UUID_LENGTH];
+	if (v->uuid_len < 1 || v->uuid_len > FMT_UUID_MAX)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "UUID_Length %u out of range [1, 32]",
+		               v->uuid_len);
+	memcpy(v->uuid, b + FMT_H_UUID, FMT_UUID_MAX);
+	for (i = v->uuid_len; i < FMT_UUID_MAX; i++)
+		if (v->uuid[i])
+			return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "UUID byte %u past UUID_Length is not zero", i);
+	if (fmt_be32(b + FMT_H_RESERVED0))
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Reserved_0 is not zero");
+	for (i = 0; i < 16; i++)
+		if (b[FMT_H_RESERVED1 + i])
+			return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Reserved_1 is not zero");
+	v->machine = fmt_be32(b + FMT_H_MACHINE);
+	v->machine_sub = fmt_be32(b + FMT_H_MACHINE_SUB);
+	v->object_class = b[FMT_H_OBJECT_CLASS];
+	v->object_endian = b[FMT_H_OBJECT_ENDIAN];
+	v->object_type = fmt_be16(b + FMT_H_OBJECT_TYPE);
+	v->image_name = fmt_be32(b + FMT_H_IMAGE_NAME);
+	v->base_address = fmt_be64(b + FMT_H_BASE_ADDRESS);
+	return 0;
+}
+
+/* One directory entry: bounds, alignment and shape (SPEC §6). */
+static int check_entry(const fmt_view *v, const fmt_table *t, char *eb, size_t ebsz)
+{
+	uint64_t lo = v->dir_offset + (uint64_t)v->table_count * FMT_DIR_ENTRY_SIZE;
+	const char *nm = fmt_table_name(t->kind);
+	int rs = fmt_record_size(t->kind, v->address_size);
+
+	if (t->flags & ~FMT_TABLE_FLAGS_KNOWN)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s) Flags 0x%x has unknown bits",
+		               t->kind, nm, t->flags);
+	if (t->offset % FMT_TABLE_ALIGN)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s) Offset 0x%llx not 8-aligned",
+		               t->kind, nm, (unsigned long long)t->offset);
+	if (t->offset < lo)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "table %u (%s) starts inside the header or directory (0x%llx < 0x%llx)",
+		               t->kind, nm, (unsigned long long)t->offset, (unsigned long long)lo);
+	if (t->offset > v->size || t->length > v->size - t->offset)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s) ends past EOF (0x%llx > 0x%llx)",
+		               t->kind, nm, (unsigned long long)(t->offset + t->length),
+		               (unsigned long long)v->size);
+	if (rs < 0) /* unknown OPTIONAL kind: bounds only */
+		return 0;
+	if (t->record_size != rs)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s) Record_Size %u, want %d",
+		               t->kind, nm, t->record_size, rs);
+	if (rs == 0 ? t->length != t->count
+	            : t->count > t->length / (uint64_t)rs || t->count * (uint64_t)rs != t->length)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "table %u (%s) Length 0x%llx != Count %llu x Record_Size %d",
+		               t->kind, nm, (unsigned long long)t->length,
+		               (unsigned long long)t->count, rs ? rs : 1);
+	return 0;
+}
+
+static void read_entry(const uint8_t *e, uint32_t idx, fmt_table *t)
+{
+	t->kind = fmt_be32(e + FMT_D_KIND);
+	t->flags = fmt_be16(e + FMT_D_FLAGS);
+	t->record_size = fmt_be16(e + FMT_D_RECORD_SIZE);
+	t->offset = fmt_be64(e + FMT_D_OFFSET);
+	t->length = fmt_be64(e + FMT_D_LENGTH);
+	t->count = fmt_be64(e + FMT_D_COUNT);
+	t->checksum = fmt_be64(e + FMT_D_CHECKSUM);
+	t->dir_index = idx;
+	t->p = NULL;
+}
+
+/* Tables must not overlap one another (SPEC §4).  At most 64 entries, so
+ * the pairwise check costs nothing worth sorting for.  Empty tables occupy
+ * no bytes and cannot overlap. */
+static int check_overlap(const fmt_table *all, uint32_t n, char *eb, size_t ebsz)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++) {
+			const fmt_table *a = &all[i], *c = &all[j];
+			if (!a->length || !c->length)
+				continue;
+			if (a->offset < c->offset + c->length && c->offset < a->offset + a->length)
+				return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+				               "table %u (%s) overlaps table %u (%s)", a->kind,
+				               fmt_table_name(a->kind), c->kind, fmt_table_name(c->kind));
+		}
+	return 0;
+}
+
+static int check_directory(fmt_view *v, char *eb, size_t ebsz)
+{
+	fmt_table all[FMT_MAX_TABLES];
+	const uint8_t *dir = v->base + v->dir_offset;
+	uint32_t i, prev = 0;
+	int rc;
+
+	for (i = 0; i < v->table_count; i++) {
+		fmt_table *t = &all[i];
+		read_entry(dir + (size_t)i * FMT_DIR_ENTRY_SIZE, i, t);
+		if (t->kind <= prev)
+			return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+			               "directory entry %u: Kind %u not above the previous %u", i,
+			               t->kind, prev);
+		prev = t->kind;
+		if (t->kind > FMT_T_KIND_MAX && !(t->flags & FMT_TABLE_OPTIONAL))
+			return fmt_err(eb, ebsz, SYMDB_E_VERSION,
+			               "table %u is of an unknown required kind", t->kind);
+		rc = check_entry(v, t, eb, ebsz);
+		if (rc)
+			return rc;
+		t->p = v->base + t->offset;
+		if (t->kind <= FMT_T_KIND_MAX)
+			v->t[t->kind] = *t;
+	}
+	return check_overlap(all, v->table_count, eb, ebsz);
+}
+
+static int check_parallel(const fmt_view *v, uint32_t ka, uint32_t kb, char *eb, size_t ebsz)
+{
+	if (v->t[ka].count == v->t[kb].count)
+		return 0;
+	return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s) Count %llu != table %u (%s) Count %llu",
+	               ka, fmt_table_name(ka), (unsigned long long)v->t[ka].count, kb,
+	               fmt_table_name(kb), (unsigned long long)v->t[kb].count);
+}
+
+/* Which kinds must be present, which go together (SPEC §6.1), and the
+ * string pool's NUL bounds (SPEC §8). */
+static int check_kinds(fmt_view *v, char *eb, size_t ebsz)
+{
+	static const uint32_t required[] = { FMT_T_STRINGS, FMT_T_SEGMENTS, FMT_T_SYMBOL_ADDRS,
+	                                     FMT_T_SYMBOLS };
+	const fmt_table *s = &v->t[FMT_T_STRINGS];
+	unsigned i, ndwarf = 0;
+	int rc;
+
+	for (i = 0; i < sizeof required / sizeof required[0]; i++)
+		if (!v->t[required[i]].p)
+			return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "required table %u (%s) missing",
+			               required[i], fmt_table_name(required[i]));
+	for (i = FMT_T_FILES; i <= FMT_T_LINE_ROWS; i++)
+		ndwarf += v->t[i].p != NULL;
+	if (ndwarf && ndwarf != FMT_T_LINE_ROWS - FMT_T_FILES + 1)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "only %u of the 7 DWARF tables (5..11) present", ndwarf);
+	v->has_dwarf = ndwarf != 0;
+	if ((rc = check_parallel(v, FMT_T_SYMBOL_ADDRS, FMT_T_SYMBOLS, eb, ebsz)) ||
+	    (rc = check_parallel(v, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP, eb, ebsz)) ||
+	    (rc = check_parallel(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)))
+		return rc;
+	if (s->length == 0 || s->p[0] != 0 || s->p[s->length - 1] != 0)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "table 1 (STRINGS) must start and end with a NUL byte");
+	if (v->image_name >= s->length)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Image_Name 0x%x past the string pool (0x%llx)",
+		               v->image_name, (unsigned long long)s->length);
+	return 0;
+}
+
+int fmt_view_parse(const void *buf, uint64_t size, fmt_view *v, char *eb, size_t ebsz)
+{
+	const uint8_t *b = buf;
+	uint64_t sum;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	v->base = b;
+	v->size = size;
+	rc = check_frame(b, size, v, eb, ebsz);
+	if (rc)
+		return rc;
+	v->header_checksum = fmt_be64(b + FMT_H_CHECKSUM);
+	sum = fmt_header_checksum(b, b + v->dir_offset, v->table_count);
+	if (sum != v->header_checksum)
+		return fmt_err(eb, ebsz, SYMDB_E_CHECKSUM,
+		               "Header_Checksum 0x%016llx, computed 0x%016llx",
+		               (unsigned long long)v->header_checksum, (unsigned long long)sum);
+	if ((rc = check_fields(b, v, eb, ebsz)) || (rc = check_directory(v, eb, ebsz)))
+		return rc;
+	return check_kinds(v, eb, ebsz);
+}
+
+int fmt_view_check_sums(const fmt_view *v, char *eb, size_t ebsz)
+{
+	const uint8_t *dir = v->base + v->dir_offset;
+	uint32_t i;
+
+	/* Walk the directory, not v->t[], so unknown OPTIONAL tables count too. */
+	for (i = 0; i < v->table_count; i++) {
+		fmt_table t;
+		uint64_t sum;
+		read_entry(dir + (size_t)i * FMT_DIR_ENTRY_SIZE, i, &t);
+		sum = XXH3_64bits(v->base + t.offset, (size_t)t.length);
+		if (sum != t.checksum)
+			return fmt_err(eb, ebsz, SYMDB_E_CHECKSUM,
+			               "table %u (%s) Checksum 0x%016llx, computed 0x%016llx", t.kind,
+			               fmt_table_name(t.kind), (unsigned long long)t.checksum,
+			               (unsigned long long)sum);
+	}
+	return 0;
+}
+
+/* Is [from, to) all zero? */
+static int zero_range(const uint8_t *b, uint64_t from, uint64_t to, uint64_t *bad)
+{
+	for (; from < to; from++)
+		if (b[from]) {
+			*bad = from;
+			return 0;
+		}
+	return 1;
+}
+
+int fmt_view_check_padding(const fmt_view *v, char *eb, size_t ebsz)
+{
+	const uint8_t *dir = v->base + v->dir_offset;
+	uint64_t pos = v->dir_offset + (uint64_t)v->table_count * FMT_DIR_ENTRY_SIZE, bad = 0;
+
+	/* The directory is sorted by Kind, not by Offset: visit tables in
+	 * offset order by repeatedly taking the next one past `pos`. */
+	for (;;) {
+		uint64_t next = v->size, next_end = v->size;
+		uint32_t i;
+		for (i = 0; i < v->table_count; i++) {
+			fmt_table t;
+			read_entry(dir + (size_t)i * FMT_DIR_ENTRY_SIZE, i, &t);
+			if (t.length && t.offset >= pos && t.offset < next) {
+				next = t.offset;
+				next_end = t.offset + t.length;
+			}
+		}
+		if (!zero_range(v->base, pos, next, &bad))
+			return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+			               "padding byte at 0x%llx is not zero", (unsigned long long)bad);
+		if (next >= v->size)
+			return 0;
+		pos = next_end;
+	}
+}
