@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check.h: the unit tests' assertion macros.  CHECK() prints file:line and the
+ * failing expression and counts the failure instead of aborting (LMDB's E()
+ * shape), so one run reports every broken check; check_exit() turns the count
+ * into main()'s return value.  Header-only, one counter per test program.
+ */
+#ifndef SYMDB_TESTS_CHECK_H
+#define SYMDB_TESTS_CHECK_H
+
+#include <stdio.h>
+#include "symdb.h"
+
+static int check_failures;
+
+#define CHECK(expr) do { if (!(expr)) { check_failures++; \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #expr); } } while (0)
+
+/* rc must be >= 0; otherwise print the code and its symdb_strerror() text. */
+#define CHECK_RC(rc) do { long long check_rc_ = (long long)(rc); if (check_rc_ < 0) { \
+	check_failures++; fprintf(stderr, "%s:%d: %s = %lld (%s)\n", __FILE__, __LINE__, \
+	#rc, check_rc_, symdb_strerror((int)check_rc_)); } } while (0)
+
+static inline int check_exit(void)
+{
+	if (check_failures)
+		fprintf(stderr, "%d check(s) failed\n", check_failures);
+	return check_failures ? 1 : 0;
+}
+
+#endif /* SYMDB_TESTS_CHECK_H */

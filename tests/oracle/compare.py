@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Oracle harness: `symdb query` must print exactly what llvm-symbolizer-14 prints.
+
+For each binary given, this picks addresses from the binary's own ELF tables
+(every symbol's start, middle, last byte and one-past-the-end, the byte before
+it, the middle of every gap between symbols, addresses before the first and
+after the last symbol, plus N random addresses inside the loadable segments
+drawn with a fixed, printed seed), indexes the binary with `symdb build` into a
+scratch database, feeds the same addresses (in a shuffled order, so the CLI's
+sort-and-permute is exercised) to `symdb query --obj BIN` and to
+`llvm-symbolizer-14 --obj BIN`, and requires byte-identical output in every
+requested style.  On a mismatch it reruns both with --print-address, splits the
+output per address and prints the first 20 differing addresses side by side.
+
+The ELF reader here is deliberately independent of symdb's (plain struct
+unpacking, ELF gABI "Sections" and "Program Header" chapters), so an indexer bug
+cannot hide itself by also choosing the addresses.  Python standard library only.
+"""
+
+import argparse
+import glob
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+
+PT_LOAD = 1
+PF_X = 1
+SHT_SYMTAB = 2
+SHT_DYNSYM = 11
+SHN_UNDEF = 0
+SHN_LORESERVE = 0xFF00
+
+
+class Elf:
+    """The parts of an ELF file the address picker needs."""
+
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            self.data = f.read()
+        d = self.data
+        if d[:4] != b"\x7fELF":
+            raise ValueError("%s: not an ELF file" % path)
+        self.is64 = d[4] == 2
+        self.end = "<" if d[5] == 1 else ">"
+        self.loads = []    # (vaddr, memsz, flags)
+        self.symbols = []  # (value, size) of defined symbols, in table order
+        self._read_headers()
+
+    def _unpack(self, fmt, off):
+        return struct.unpack_from(self.end + fmt, self.data, off)
+
+    def _read_headers(self):
+        if self.is64:
+            (_, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize,
+             shnum, _) = self._unpack("HHIQQQIHHHHHH", 16)
+        else:
+            (_, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize,
+             shnum, _) = self._unpack("HHIIIIIHHHHHH", 16)
+        for i in range(phnum):
+            off = phoff + i * phentsize
+            if self.is64:
+                p_type, p_flags, _, vaddr, _, _, memsz, _ = self._unpack("IIQQQQQQ", off)
+            else:
+                p_type, _, vaddr, _, _, memsz, p_flags, _ = self._unpack("IIIIIIII", off)
+            if p_type == PT_LOAD:
+                self.loads.append((vaddr, memsz, p_flags))
+        sections = []
+        for i in range(shnum if shoff else 0):
+            off = shoff + i * shentsize
+            if self.is64:
+                _, sh_type, _, _, s_off, s_size, link, _, _, entsize = \
+                    self._unpack("IIQQQQIIQQ", off)
+            else:
+                _, sh_type, _, _, s_off, s_size, link, _, _, entsize = \
+                    self._unpack("IIIIIIIIII", off)
+            sections.append((sh_type, s_off, s_size, entsize))
+        # llvm-symbolizer uses .symtab when it has a symbol besides the null
+        # one, else .dynsym (LLVM ObjectFile::symbols / computeSymbolSizes).
+        for want in (SHT_SYMTAB, SHT_DYNSYM):
+            tabs = [s for s in sections if s[0] == want and s[3] and s[2] > s[3]]
+            if tabs:
+                self._read_symbols(tabs[0])
+                break
+
+    def _read_symbols(self, sec):
+        _, off, size, entsize = sec
+        for i in range(1, size // entsize):
+            o = off + i * entsize
+            if self.is64:
+                _, _, _, shndx, value, sz = self._unpack("IBBHQQ", o)
+            else:
+                _, value, sz, _, _, shndx = self._unpack("IIIBBH", o)
+            if shndx != SHN_UNDEF and shndx < SHN_LORESERVE:
+                self.symbols.append((value, sz))
+
+
+def pick_addresses(elf, nrandom, limit, rng):
+    """Return a list of addresses (duplicates removed, order shuffled)."""
+    mask = (1 << 64) - 1 if elf.is64 else (1 << 32) - 1
+    picked = set()
+    spans = sorted(set(elf.symbols))
+    for start, size in spans:
+        for a in (start - 1, start, start + size // 2, start + size - 1, start + size):
+            picked.add(a)
+    # gaps between one symbol's end and the next symbol's start
+    for (s0, z0), (s1, _) in zip(spans, spans[1:]):
+        if s0 + z0 < s1:
+            picked.add((s0 + z0 + s1) // 2)
+    if spans:
+        first = spans[0][0]
+        last = max(s + z for s, z in spans)
+        picked.update((0, 1, first - 16, first - 1, last, last + 1, last + 0x1000))
+    segs = [(v, m) for v, m, fl in elf.loads if fl & PF_X] or \
+           [(v, m) for v, m, _ in elf.loads]
+    for v, m, _ in elf.loads:
+        picked.update((v - 1, v, v + m - 1, v + m))
+    symbolic = sorted(a for a in picked if 0 <= a <= mask)
+    if limit and len(symbolic) > limit - nrandom:
+        symbolic = rng.sample(symbolic, max(0, limit - nrandom))
+    picked = set(symbolic)
+    total = sum(m for _, m in segs)
+    for _ in range(nrandom if total else 0):
+        r = rng.randrange(total)
+        for v, m in segs:
+            if r < m:
+                picked.add(v + r)
+                break
+            r -= m
+    out = sorted(picked)
+    rng.shuffle(out)
+    return out
+
+
+def run(cmd, stdin_bytes, env=None):
+    p = subprocess.run(cmd, input=stdin_bytes, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=env, timeout=1800)
+    return p.returncode, p.stdout, p.stderr
+
+
+def split_by_address(out):
+    """Split --print-address output into one chunk per input address."""
+    chunks, cur = [], None
+    for line in out.decode("utf-8", "replace").split("\n"):
+        if line.startswith("0x") and all(c in "0123456789abcdef" for c in line[2:]):
+            if cur is not None:
+                chunks.append(cur)
+            cur = [line]
+        elif cur is not None:
+            cur.append(line)
+    if cur is not None:
+        chunks.append(cur)
+    return chunks
+
+
+def explain(args, binary, style_args, stdin_bytes, env):
+    """Rerun with --print-address and show the first 20 differing addresses."""
+    a = run([args.symdb, "query", "--obj", binary, "-a"] + style_args, stdin_bytes, env)[1]
+    b = run([args.llvm, "--obj", binary, "-a"] + style_args + args.llvm_arg, stdin_bytes)[1]
+    ca, cb = split_by_address(a), split_by_address(b)
+    shown = 0
+    for i in range(max(len(ca), len(cb))):
+        x = ca[i] if i < len(ca) else ["<missing>"]
+        y = cb[i] if i < len(cb) else ["<missing>"]
+        if x != y:
+            print("  --- address %s" % (y[0] if y else x[0]))
+            print("      expected (llvm-symbolizer-14): %r" % "\n".join(y[1:]))
+            print("      got      (symdb query)       : %r" % "\n".join(x[1:]))
+            shown += 1
+            if shown == 20:
+                break
+    if shown == 0:
+        print("  (outputs differ only outside per-address blocks; first bytes:)")
+        print("      expected: %r" % b[:300])
+        print("      got     : %r" % a[:300])
+    if len(ca) != len(cb):
+        print("  address blocks: symdb %d, llvm-symbolizer %d" % (len(ca), len(cb)))
+
+
+def compare_binary(args, binary, env):
+    seed = args.seed
+    rng = random.Random(seed)
+    elf = Elf(binary)
+    addrs = pick_addresses(elf, args.random, args.limit, rng)
+    stdin_bytes = "".join("0x%x\n" % a for a in addrs).encode()
+    build = [args.symdb, "build"] + args.build_arg + [binary]
+    rc, out, err = run(build, b"", env)
+    if rc != 0:
+        print("FAIL %s: `%s` exited %d: %s" % (binary, " ".join(build), rc,
+                                              err.decode(errors="replace").strip()))
+        return False
+    ok = True
+    styles = [(s, addrs) for s in args.styles.split(",") if s]
+    if args.json:
+        styles.append(("JSON", addrs[:args.json]))
+    for style, subset in styles:
+        sin = stdin_bytes if subset is addrs else \
+            "".join("0x%x\n" % a for a in subset).encode()
+        style_args = ["--output-style=" + style] + args.query_arg
+        rc, mine, err = run([args.symdb, "query", "--obj", binary] + style_args, sin, env)
+        lrc, theirs, lerr = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, sin)
+        if lrc != 0:
+            print("ERROR %s: llvm-symbolizer exited %d: %s" % (binary, lrc, lerr.decode()))
+            return False
+        if rc != 0 or mine != theirs:
+            ok = False
+            print("FAIL %s style %s %s: symdb exit %d, %d vs %d bytes (seed %d)"
+                  % (binary, style, " ".join(args.query_arg), rc, len(mine), len(theirs), seed))
+            if err:
+                print("  symdb stderr: %s" % err.decode(errors="replace").strip()[:500])
+            explain(args, binary, style_args, sin, env)
+        else:
+            print("ok   %s style %s %s: %d addresses identical (seed %d)"
+                  % (binary, style, " ".join(args.query_arg), len(subset), seed))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--symdb", required=True, help="path of the symdb CLI")
+    ap.add_argument("--llvm", default="llvm-symbolizer-14")
+    ap.add_argument("--scratch", required=True, help="scratch dir (database lives here)")
+    ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--random", type=int, default=2000, help="random addresses per binary")
+    ap.add_argument("--limit", type=int, default=0, help="cap on addresses per binary")
+    ap.add_argument("--styles", default="LLVM,GNU")
+    ap.add_argument("--json", type=int, default=500, help="JSON on the first N addresses")
+    ap.add_argument("--build-arg", action="append", default=[])
+    ap.add_argument("--query-arg", action="append", default=[])
+    ap.add_argument("--llvm-arg", action="append", default=[])
+    ap.add_argument("binaries", nargs="+", help="files, or glob patterns expanded here")
+    args = ap.parse_args()
+    expanded = []
+    for b in args.binaries:
+        expanded += sorted(glob.glob(b)) if any(c in b for c in "*?[") else [b]
+    if not expanded:
+        print("no binaries match %s" % " ".join(args.binaries))
+        return 1
+    args.binaries = expanded
+
+    if not shutil.which(args.llvm):
+        print("llvm-symbolizer not found: %s" % args.llvm)
+        return 1
+    os.makedirs(args.scratch, exist_ok=True)
+    env = dict(os.environ)
+    env["SYMDB_DIR"] = os.path.join(os.path.abspath(args.scratch), "db")
+    print("symdb oracle compare: seed %d, %d random addresses per binary, db %s"
+          % (args.seed, args.random, env["SYMDB_DIR"]))
+    failed = [b for b in args.binaries if not compare_binary(args, b, env)]
+    print("%d of %d binaries identical" % (len(args.binaries) - len(failed), len(args.binaries)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
