@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_catalog.c - symdb_list() and symdb_lookup(): the catalog as the
+ * public API shows it, converted from rd_catalog's entries (SPEC §12.3).
+ */
+#include <string.h>
+
+#include "reader_internal.h"
+
+static void to_entry(const rd_cat_entry *c, symdb_entry *e)
+{
+	memset(e, 0, sizeof *e);
+	memcpy(e->uuid.bytes, c->uuid, c->uuid_len <= SYMDB_UUID_MAX ? c->uuid_len : SYMDB_UUID_MAX);
+	e->uuid.len = c->uuid_len;
+	e->uuid.kind = c->uuid_kind;
+	e->image_name = c->image_name;
+	e->file = c->file;
+	e->file_size = c->file_size;
+	e->built_at = c->built_at;
+	e->flags = c->flags;
+	e->machine = c->machine;
+	e->machine_sub = c->machine_sub;
+	e->object_format = c->object_format;
+}
+
+struct list_ctx {
+	int (*fn)(const symdb_entry *e, void *arg);
+	void *arg;
+};
+
+static int list_one(const rd_cat_entry *c, void *arg)
+{
+	const struct list_ctx *ctx = arg;
+	symdb_entry e;
+
+	to_entry(c, &e);
+	return ctx->fn(&e, ctx->arg);
+}
+
+/* Not under db->lock: fn may well open images, and rd_catalog serialises
+ * its own transactions. */
+int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg)
+{
+	struct list_ctx ctx = { fn, arg };
+
+	if (!db || !fn)
+		return SYMDB_E_INVAL;
+	return rd_catalog_list(db->cat, list_one, &ctx);
+}
+
+int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out, char *namebuf,
+                 size_t namebuf_sz)
+{
+	rd_cat_entry c;
+	int rc;
+
+	if (!db || !id || !out || id->len < 1 || id->len > SYMDB_UUID_MAX)
+		return SYMDB_E_INVAL;
+	rc = rd_catalog_get(db->cat, id->bytes, id->len, &c, namebuf, namebuf_sz);
+	if (rc == 0)
+		to_entry(&c, out);
+	return rc;
+}

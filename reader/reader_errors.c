@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_errors.c - error strings, version queries and the default database
+ * directory: the small, stateless corners of the public API.
+ *
+ * symdb_strerror() must be thread-safe and return static strings, so -errno
+ * texts come from a table of our own rather than strerror(3), whose buffer
+ * for unknown values is shared (and whose result may change with the locale
+ * under our feet).
+ */
+#define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader_internal.h"
+
+#define RD_STR_(x) #x
+#define RD_STR(x) RD_STR_(x)
+
+unsigned symdb_version_number(void)
+{
+	return SYMDB_VERSION_NUMBER;
+}
+
+const char *symdb_version_string(void)
+{
+	return RD_STR(SYMDB_VERSION_MAJOR) "." RD_STR(SYMDB_VERSION_MINOR) "." RD_STR(
+		SYMDB_VERSION_PATCH);
+}
+
+/* The errno values a filesystem + mmap + LMDB library can plausibly return. */
+#define RD_LIST_ERRNOS(X)                                      \
+	X(EPERM, "Operation not permitted")                    \
+	X(ENOENT, "No such file or directory")                 \
+	X(EINTR, "Interrupted system call")                    \
+	X(EIO, "Input/output error")                           \
+	X(ENXIO, "No such device or address")                  \
+	X(E2BIG, "Argument list too long")                     \
+	X(EBADF, "Bad file descriptor")                        \
+	X(EAGAIN, "Resource temporarily unavailable")          \
+	X(ENOMEM, "Cannot allocate memory")                    \
+	X(EACCES, "Permission denied")                         \
+	X(EFAULT, "Bad address")                               \
+	X(EBUSY, "Device or resource busy")                    \
+	X(EEXIST, "File exists")                               \
+	X(EXDEV, "Invalid cross-device link")                  \
+	X(ENODEV, "No such device")                            \
+	X(ENOTDIR, "Not a directory")                          \
+	X(EISDIR, "Is a directory")                            \
+	X(EINVAL, "Invalid argument")                          \
+	X(ENFILE, "Too many open files in system")             \
+	X(EMFILE, "Too many open files")                       \
+	X(ETXTBSY, "Text file busy")                           \
+	X(EFBIG, "File too large")                             \
+	X(ENOSPC, "No space left on device")                   \
+	X(ESPIPE, "Illegal seek")                              \
+	X(EROFS, "Read-only file system")                      \
+	X(EMLINK, "Too many links")                            \
+	X(EPIPE, "Broken pipe")                                \
+	X(ERANGE, "Numerical result out of range")             \
+	X(EDEADLK, "Resource deadlock avoided")                \
+	X(ENAMETOOLONG, "File name too long")                  \
+	X(ENOLCK, "No locks available")                        \
+	X(ENOSYS, "Function not implemented")                  \
+	X(ENOTEMPTY, "Directory not empty")                    \
+	X(ELOOP, "Too many levels of symbolic links")          \
+	X(EOVERFLOW, "Value too large for defined data type")  \
+	X(ENOTSUP, "Operation not supported")                  \
+	X(EDQUOT, "Disk quota exceeded")                       \
+	X(ESTALE, "Stale file handle")                         \
+	X(ETIMEDOUT, "Connection timed out")
+
+static const char *errno_text(int e)
+{
+#define RD_ERRNO_CASE_(code, text) \
+	case code: return text;
+	switch (e) {
+		RD_LIST_ERRNOS(RD_ERRNO_CASE_)
+	default: return "Unknown system error";
+	}
+#undef RD_ERRNO_CASE_
+}
+
+const char *symdb_strerror(int err)
+{
+#define RD_ERR_CASE_(name, value, str) \
+	case value: return str;
+	switch (err) {
+		SYMDB_LIST_ERRORS(RD_ERR_CASE_)
+	case 0: return "Success";
+	default: break;
+	}
+#undef RD_ERR_CASE_
+	if (err < 0 && err > -4000)
+		return errno_text(-err);
+	return "Unknown symdb error";
+}
+
+/* Append `tail` to `head` into buf.  Returns 0 or -ENAMETOOLONG. */
+static int join_dir(char *buf, size_t bufsz, const char *head, const char *tail)
+{
+	int n = snprintf(buf, bufsz, "%s%s", head, tail);
+
+	if (n < 0 || (size_t)n >= bufsz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int symdb_default_dir(char *buf, size_t bufsz)
+{
+	const char *e;
+
+	if (!buf || !bufsz)
+		return SYMDB_E_INVAL;
+	/* Empty variables count as unset (XDG Base Directory rule). */
+	e = getenv("SYMDB_DIR");
+	if (e && *e)
+		return join_dir(buf, bufsz, e, "");
+	e = getenv("XDG_CACHE_HOME");
+	if (e && *e == '/')
+		return join_dir(buf, bufsz, e, "/symdb");
+	e = getenv("HOME");
+	if (e && *e)
+		return join_dir(buf, bufsz, e, "/.cache/symdb");
+	return -ENOENT;
+}
+
+int rd_opts(const symdb_open_opts *o, unsigned known, unsigned *flags, char **errbuf,
+            size_t *errbuf_sz)
+{
+	*flags = 0;
+	*errbuf = NULL;
+	*errbuf_sz = 0;
+	if (!o)
+		return 0;
+	/* A caller built against an older, smaller struct passes a smaller sz;
+	 * anything below the first field's end is garbage. */
+	if (o->sz < offsetof(symdb_open_opts, errbuf_sz) + sizeof o->errbuf_sz)
+		return SYMDB_E_INVAL;
+	*errbuf = o->errbuf;
+	*errbuf_sz = o->errbuf ? o->errbuf_sz : 0;
+	*flags = o->flags;
+	if (o->flags & ~known)
+		return fmt_err(*errbuf, *errbuf_sz, SYMDB_E_INVAL, "unknown option flags 0x%x",
+		               o->flags & ~known);
+	return 0;
+}

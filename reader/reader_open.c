@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_open.c - opening a database and mapping its index files.
+ *
+ * An image is opened with open(O_RDONLY|O_CLOEXEC), fstat, and one read-only
+ * shared mapping of the whole file; format/ then validates the header and
+ * directory against the fstat size (SPEC §5 File_Size: a truncated file is an
+ * error, not a SIGBUS).  Through a database, the file must also match the
+ * catalog's File_Size and Header_Checksum (SPEC §12.3), which catches a file
+ * replaced behind the catalog's back.  Each db keeps a reference-counted list
+ * of its mapped images under one mutex, so threads opening the same UUID
+ * share one mapping; resolving never takes the lock.
+ */
+#define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader_internal.h"
+
+#define RD_OPEN_KNOWN (SYMDB_OPEN_WRITE | SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_CREATE)
+
+/* Point the hoisted table fields at the view's tables. */
+static void hoist_tables(symdb_image *img)
+{
+	const fmt_view *v = &img->v;
+
+	img->aw = v->address_size;
+	img->base = v->base_address;
+	img->strs = v->t[FMT_T_STRINGS].p;
+	img->nstrs = v->t[FMT_T_STRINGS].length;
+	img->segs = v->t[FMT_T_SEGMENTS].p;
+	img->nsegs = v->t[FMT_T_SEGMENTS].count;
+	img->saddr = v->t[FMT_T_SYMBOL_ADDRS].p;
+	img->syms = v->t[FMT_T_SYMBOLS].p;
+	img->nsyms = v->t[FMT_T_SYMBOLS].count;
+	img->files = v->t[FMT_T_FILES].p;
+	img->nfiles = v->t[FMT_T_FILES].count;
+	img->fns = v->t[FMT_T_FUNCTIONS].p;
+	img->nfns = v->t[FMT_T_FUNCTIONS].count;
+	img->iaddr = v->t[FMT_T_INLINE_ADDRS].p;
+	img->imap = v->t[FMT_T_INLINE_MAP].p;
+	img->nimap = v->t[FMT_T_INLINE_MAP].count;
+	img->nodes = v->t[FMT_T_INLINE_NODES].p;
+	img->nnodes = v->t[FMT_T_INLINE_NODES].count;
+	img->laddr = v->t[FMT_T_LINE_ADDRS].p;
+	img->rows = v->t[FMT_T_LINE_ROWS].p;
+	img->nrows = v->t[FMT_T_LINE_ROWS].count;
+	img->binfo = v->t[FMT_T_BUILD_INFO].p;
+	img->nbinfo = v->t[FMT_T_BUILD_INFO].count;
+}
+
+/* The address columns are what every lookup binary-searches: ask for them
+ * up front.  The record tables are touched sparsely, so leave them to demand
+ * paging.  Hints only; failures are ignored. */
+static void advise(const symdb_image *img)
+{
+	static const uint32_t hot[] = { FMT_T_SYMBOL_ADDRS, FMT_T_INLINE_ADDRS, FMT_T_LINE_ADDRS };
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t i;
+
+	if (pg <= 0)
+		return;
+	for (i = 0; i < sizeof hot / sizeof hot[0]; i++) {
+		const fmt_table *t = &img->v.t[hot[i]];
+		uintptr_t a, e;
+		if (!t->p || !t->length)
+			continue;
+		a = (uintptr_t)t->p & ~(uintptr_t)(pg - 1);
+		e = (uintptr_t)t->p + t->length;
+		(void)madvise((void *)a, e - a, MADV_WILLNEED);
+	}
+}
+
+static int map_fd(int fd, const char *path, void **map, size_t *len, char *eb, size_t ebsz)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return fmt_err(eb, ebsz, -errno, "%s: fstat: %s", path, symdb_strerror(-errno));
+	if (!S_ISREG(st.st_mode))
+		return fmt_err(eb, ebsz, SYMDB_E_FORMAT, "%s: not a regular file", path);
+	if ((uint64_t)st.st_size < FMT_HEADER_SIZE)
+		return fmt_err(eb, ebsz, st.st_size < FMT_MAGIC_LEN ? SYMDB_E_FORMAT : SYMDB_E_CORRUPT,
+		               "%s: truncated: file is %lld bytes, header needs %d", path,
+		               (long long)st.st_size, FMT_HEADER_SIZE);
+	if ((uint64_t)st.st_size > SIZE_MAX)
+		return fmt_err(eb, ebsz, SYMDB_E_TOO_BIG, "%s: too big to map", path);
+	*len = (size_t)st.st_size;
+	*map = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+	if (*map == MAP_FAILED) {
+		int rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: mmap: %s", path, symdb_strerror(rc));
+	}
+	return 0;
+}
+
+static int validate(symdb_image *img, const char *path, unsigned flags, char *eb, size_t ebsz)
+{
+	char why[256];
+	int rc;
+
+	why[0] = 0;
+	rc = fmt_view_parse(img->map, img->map_len, &img->v, why, sizeof why);
+	if (rc == 0 && (flags & SYMDB_OPEN_VERIFY_CHECKSUMS))
+		rc = fmt_view_check_sums(&img->v, why, sizeof why);
+	if (rc)
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, why);
+	return 0;
+}
+
+int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+{
+	symdb_image *img;
+	int fd, rc;
+
+	*out = NULL;
+	img = calloc(1, sizeof *img);
+	if (!img)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		free(img);
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+	}
+	rc = map_fd(fd, path, &img->map, &img->map_len, eb, ebsz);
+	close(fd); /* the mapping keeps the file alive */
+	if (rc == 0)
+		rc = validate(img, path, flags, eb, ebsz);
+	if (rc) {
+		rd_image_free(img);
+		return rc;
+	}
+	hoist_tables(img);
+	advise(img);
+	img->refs = 1;
+	*out = img;
+	return 0;
+}
+
+void rd_image_free(symdb_image *img)
+{
+	if (!img)
+		return;
+	if (img->map && img->map != MAP_FAILED)
+		munmap(img->map, img->map_len);
+	free(img);
+}
+
+int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
+{
+	char defdir[PATH_MAX], *eb;
+	size_t ebsz, n;
+	unsigned flags, cflags = 0;
+	symdb *db;
+	int rc;
+
+	if (!out)
+		return SYMDB_E_INVAL;
+	*out = NULL;
+	rc = rd_opts(opts, RD_OPEN_KNOWN, &flags, &eb, &ebsz);
+	if (rc)
+		return rc;
+	if (!dir) {
+		rc = symdb_default_dir(defdir, sizeof defdir);
+		if (rc)
+			return fmt_err(eb, ebsz, rc, "no database directory: set SYMDB_DIR or HOME");
+		dir = defdir;
+	}
+	n = strlen(dir);
+	db = calloc(1, sizeof *db + n + 1);
+	if (!db)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", dir);
+	memcpy(db->dir, dir, n + 1);
+	if (flags & (SYMDB_OPEN_WRITE | SYMDB_OPEN_CREATE))
+		cflags |= RD_CAT_WRITE;
+	if (flags & SYMDB_OPEN_CREATE)
+		cflags |= RD_CAT_CREATE;
+	rc = rd_catalog_open(dir, cflags, &db->cat, eb, ebsz);
+	if (rc == 0 && (rc = -pthread_mutex_init(&db->lock, NULL)) != 0)
+		rd_catalog_close(db->cat);
+	if (rc) {
+		free(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+void symdb_close(symdb *db)
+{
+	symdb_image *img, *next;
+
+	if (!db)
+		return;
+	/* Images still open outlive the db: detach them so that their last
+	 * close unmaps without touching this handle. */
+	pthread_mutex_lock(&db->lock);
+	for (img = db->images; img; img = next) {
+		next = img->next;
+		img->db = NULL;
+		img->next = NULL;
+	}
+	db->images = NULL;
+	pthread_mutex_unlock(&db->lock);
+	pthread_mutex_destroy(&db->lock);
+	rd_catalog_close(db->cat);
+	free(db);
+}
+
+const char *symdb_dir(const symdb *db)
+{
+	return db ? db->dir : NULL;
+}
+
+static symdb_image *cache_find(symdb *db, const symdb_uuid *id)
+{
+	symdb_image *img;
+
+	for (img = db->images; img; img = img->next)
+		if (img->v.uuid_len == id->len && memcmp(img->v.uuid, id->bytes, id->len) == 0)
+			return img;
+	return NULL;
+}
+
+/* The catalog promised this file (SPEC §12.3): it must still be the file the
+ * catalog describes, and it must be the image asked for. */
+static int match_catalog(const symdb_image *img, const rd_cat_entry *e, const symdb_uuid *id,
+                         const char *path, char *eb, size_t ebsz)
+{
+	if (img->v.size != e->file_size || img->v.header_checksum != e->header_sum)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "%s: File_Size/Header_Checksum (0x%llx/0x%016llx) differ from the "
+		               "catalog's (0x%llx/0x%016llx): file replaced behind the catalog",
+		               path, (unsigned long long)img->v.size,
+		               (unsigned long long)img->v.header_checksum,
+		               (unsigned long long)e->file_size, (unsigned long long)e->header_sum);
+	if (img->v.uuid_len != id->len || memcmp(img->v.uuid, id->bytes, id->len) != 0)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "%s: header UUID differs from the catalog key",
+		               path);
+	return 0;
+}
+
+/* Fetch the catalog entry of id and build its file's path (PATH_MAX). */
+static int open_entry(symdb *db, const symdb_uuid *id, rd_cat_entry *ep, char *strbuf,
+                      size_t strbuf_sz, char *path, char *eb, size_t ebsz)
+{
+	rd_cat_entry e = { .file_size = 0 };
+	int rc, n;
+
+	rc = rd_catalog_get(db->cat, id->bytes, id->len, &e, strbuf, strbuf_sz);
+	if (rc == SYMDB_E_NOT_INDEXED) {
+		char hex[2 * SYMDB_UUID_MAX + 1];
+		symdb_uuid_format(id, hex);
+		return fmt_err(eb, ebsz, rc, "%s: image %s is not indexed", db->dir, hex);
+	}
+	if (rc)
+		return fmt_err(eb, ebsz, rc, "%s: catalog lookup: %s", db->dir, symdb_strerror(rc));
+	n = snprintf(path, PATH_MAX, "%s/%s", db->dir, e.file);
+	if (n < 0 || n >= PATH_MAX)
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s/%s: path too long", db->dir, e.file);
+	*ep = e;
+	return 0;
+}
+
+/* Look the UUID up and map its file.  Called with db->lock held. */
+static int open_uncached(symdb *db, const symdb_uuid *id, unsigned flags, symdb_image **out,
+                         char *eb, size_t ebsz)
+{
+	/* Two u16-length strings plus their NULs (SPEC §12.3); on the heap, as
+	 * 128 KiB is too much for a small thread stack. */
+	enum { STRBUF = 2 * (65535 + 1) };
+	char path[PATH_MAX], *strbuf;
+	rd_cat_entry e = { .file_size = 0 };
+	int rc;
+
+	strbuf = malloc(STRBUF);
+	if (!strbuf)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", db->dir);
+	rc = open_entry(db, id, &e, strbuf, STRBUF, path, eb, ebsz);
+	if (rc == 0) {
+		rc = rd_image_map(path, flags, out, eb, ebsz);
+		if (rc == 0 && (rc = match_catalog(*out, &e, id, path, eb, ebsz)) != 0) {
+			rd_image_free(*out);
+			*out = NULL;
+		}
+	}
+	free(strbuf);
+	return rc;
+}
+
+int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts,
+                          symdb_image **out)
+{
+	symdb_image *img;
+	unsigned flags;
+	char *eb;
+	size_t ebsz;
+	int rc;
+
+	if (!out)
+		return SYMDB_E_INVAL;
+	*out = NULL;
+	rc = rd_opts(opts, RD_OPEN_KNOWN, &flags, &eb, &ebsz);
+	if (rc)
+		return rc;
+	if (!db || !id || id->len < 1 || id->len > SYMDB_UUID_MAX)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "invalid database handle or UUID");
+	pthread_mutex_lock(&db->lock);
+	img = cache_find(db, id);
+	if (img) {
+		/* Already mapped (and validated); a later VERIFY_CHECKSUMS still
+		 * gets its O(file) check. */
+		if (flags & SYMDB_OPEN_VERIFY_CHECKSUMS)
+			rc = fmt_view_check_sums(&img->v, eb, ebsz);
+		if (rc == 0)
+			__atomic_add_fetch(&img->refs, 1, __ATOMIC_RELAXED);
+	} else {
+		rc = open_uncached(db, id, flags, &img, eb, ebsz);
+		if (rc == 0) {
+			img->db = db;
+			img->next = db->images;
+			db->images = img;
+		}
+	}
+	pthread_mutex_unlock(&db->lock);
+	if (rc == 0)
+		*out = img;
+	return rc;
+}
+
+int symdb_image_open_binary(symdb *db, const char *binary_path, const symdb_open_opts *opts,
+                            symdb_image **out)
+{
+	symdb_uuid id;
+	int rc;
+
+	if (!out)
+		return SYMDB_E_INVAL;
+	*out = NULL;
+	rc = symdb_file_uuid(binary_path, opts, &id);
+	if (rc)
+		return rc;
+	return symdb_image_open_uuid(db, &id, opts, out);
+}
+
+int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, symdb_image **out)
+{
+	unsigned flags;
+	char *eb;
+	size_t ebsz;
+	int rc;
+
+	if (!out)
+		return SYMDB_E_INVAL;
+	*out = NULL;
+	rc = rd_opts(opts, RD_OPEN_KNOWN, &flags, &eb, &ebsz);
+	if (rc)
+		return rc;
+	if (!index_path)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no index file path");
+	return rd_image_map(index_path, flags, out, eb, ebsz);
+}
+
+/* Unlink img from its db's list.  Called with the lock held. */
+static void cache_remove(symdb *db, symdb_image *img)
+{
+	symdb_image **pp;
+
+	for (pp = &db->images; *pp; pp = &(*pp)->next)
+		if (*pp == img) {
+			*pp = img->next;
+			return;
+		}
+}
+
+void symdb_image_close(symdb_image *img)
+{
+	symdb *db;
+	int last = 1;
+
+	if (!img)
+		return;
+	db = img->db;
+	if (db) {
+		pthread_mutex_lock(&db->lock);
+		last = __atomic_sub_fetch(&img->refs, 1, __ATOMIC_ACQ_REL) == 0;
+		if (last)
+			cache_remove(db, img);
+		pthread_mutex_unlock(&db->lock);
+	} else {
+		/* Opened by file, or detached by symdb_close(). */
+		last = __atomic_sub_fetch(&img->refs, 1, __ATOMIC_ACQ_REL) == 0;
+	}
+	if (last)
+		rd_image_free(img);
+}

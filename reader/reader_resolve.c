@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_resolve.c - symdb_resolve_batch(): the lookup algorithm of SPEC §11
+ * over a mapped, validated index file.
+ *
+ * Each address needs three upper_bound searches (symbols, inline intervals,
+ * line intervals).  Because the batch is sorted, each search starts where the
+ * previous address's search ended and gallops forward (1, 2, 4, ... records,
+ * then bisects the last step), so a dense batch costs O(1) per address per
+ * table and a sparse one O(log gap).  An address equal to its predecessor
+ * copies the predecessor's frames instead of searching again.
+ *
+ * Open validated only the directory: record contents are untrusted.  Every
+ * index read from a record (string reference, FILES, FUNCTIONS, node,
+ * Parent) is checked against its table before use, and a failing check marks
+ * that one address SYMDB_E_CORRUPT.  The chain walk terminates because each
+ * Parent must be below its child (SPEC §7.5).  Nothing here allocates or
+ * locks, and all state lives on the stack, so any number of threads may
+ * resolve on one image.
+ */
+#include <string.h>
+
+#include "reader_internal.h"
+#include "symdb_endian.h"
+
+/* Where the previous address's three searches ended: the upper_bound (count
+ * of entries <= the previous offset) in each address column. */
+typedef struct rd_cursor {
+	uint64_t sym, inl, line;
+} rd_cursor;
+
+/* The first index in [from, n] whose address exceeds key, given that every
+ * address before `from` is <= key (true for a sorted batch: it was for the
+ * previous, smaller key).  Gallop, then bisect. */
+static uint64_t upper_from(const uint8_t *col, unsigned aw, uint64_t n, uint64_t from,
+                           uint64_t key)
+{
+	uint64_t lo, hi, step = 1;
+
+	if (from >= n || fmt_be_addr(col, aw, from) > key)
+		return from;
+	lo = from; /* invariant: col[lo] <= key */
+	while (step < n - lo && fmt_be_addr(col, aw, lo + step) <= key) {
+		lo += step;
+		step <<= 1;
+	}
+	hi = step < n - lo ? lo + step : n; /* col[hi] > key, or hi == n */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (fmt_be_addr(col, aw, mid) <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/* A string reference to a C string: "" (reference 0, or any empty string)
+ * means unknown and becomes NULL.  Returns -1 for a reference past the pool. */
+static int str_or_null(const symdb_image *img, uint32_t ref, const char **out)
+{
+	const char *s = rd_str(img, ref);
+
+	if (!s)
+		return -1;
+	*out = *s ? s : NULL;
+	return 0;
+}
+
+/* FILES index -> full and relative path; NONE leaves them NULL. */
+static int file_paths(const symdb_image *img, uint32_t idx, const char **path, const char **rel)
+{
+	const uint8_t *f;
+
+	*path = *rel = NULL;
+	if (idx == FMT_NONE)
+		return 0;
+	if (idx >= img->nfiles)
+		return -1;
+	f = img->files + (uint64_t)idx * FMT_FILE_SIZE;
+	if (str_or_null(img, fmt_be32(f + FMT_FILE_PATH), path) ||
+	    str_or_null(img, fmt_be32(f + FMT_FILE_RELATIVE), rel))
+		return -1;
+	return 0;
+}
+
+/* Name, short name and declaration of FUNCTIONS[idx] (SPEC §7.4). */
+static int function_info(const symdb_image *img, uint32_t idx, symdb_frame *fr)
+{
+	const uint8_t *fn;
+
+	if (idx == FMT_NONE)
+		return 0;
+	if (idx >= img->nfns)
+		return -1;
+	fn = img->fns + (uint64_t)idx * FMT_FN_SIZE;
+	if (str_or_null(img, fmt_be32(fn + FMT_FN_LINKAGE_NAME), &fr->name) ||
+	    str_or_null(img, fmt_be32(fn + FMT_FN_NAME), &fr->short_name) ||
+	    file_paths(img, fmt_be32(fn + FMT_FN_DECL_FILE), &fr->decl_file, &fr->decl_file_rel))
+		return -1;
+	fr->decl_line = fmt_be32(fn + FMT_FN_DECL_LINE);
+	return 0;
+}
+
+/* Frame for one INLINE_NODES record: its function and start (SPEC §11.5).
+ * File and line are filled by the caller, who knows the inner frame. */
+static int node_frame(const symdb_image *img, const uint8_t *node, symdb_frame *fr)
+{
+	uint16_t nf = fmt_be16(node + FMT_NODE_FLAGS);
+
+	if (nf & FMT_NODEF_INLINED)
+		fr->flags |= SYMDB_FRAME_INLINED;
+	if (nf & FMT_NODEF_HAS_LOW_PC) {
+		fr->start_addr = fmt_be64(node + FMT_NODE_LOW_PC) + img->base;
+		fr->flags |= SYMDB_FRAME_HAS_START;
+	}
+	return function_info(img, fmt_be32(node + FMT_NODE_FUNCTION), fr);
+}
+
+/* Outer frames take file and line from the call site recorded in the node
+ * of the frame inside them (DW_AT_call_file / _line / _column). */
+static int call_site(const symdb_image *img, const uint8_t *inner, symdb_frame *fr)
+{
+	uint32_t file = fmt_be32(inner + FMT_NODE_CALL_FILE);
+
+	if (file_paths(img, file, &fr->file, &fr->file_rel))
+		return -1;
+	fr->line = fmt_be32(inner + FMT_NODE_CALL_LINE);
+	fr->column = fmt_be32(inner + FMT_NODE_CALL_COLUMN);
+	fr->discriminator = fmt_be32(inner + FMT_NODE_CALL_DISCR);
+	if (file != FMT_NONE)
+		fr->flags |= SYMDB_FRAME_HAS_LINE;
+	return 0;
+}
+
+/* Frame 0's file and line from LINE_ROWS[k] (SPEC §11.4). */
+static int row_line(const symdb_image *img, const uint8_t *row, symdb_frame *fr)
+{
+	if (!row)
+		return 0;
+	if (file_paths(img, fmt_be32(row + FMT_ROW_FILE), &fr->file, &fr->file_rel))
+		return -1;
+	fr->line = fmt_be32(row + FMT_ROW_LINE);
+	fr->column = fmt_be32(row + FMT_ROW_COLUMN);
+	fr->discriminator = fmt_be32(row + FMT_ROW_DISCR);
+	fr->flags |= SYMDB_FRAME_HAS_LINE;
+	return 0;
+}
+
+/* What the three searches found for one offset. */
+typedef struct rd_hit {
+	int64_t sym;        /* SYMBOLS index, or -1 */
+	uint32_t node;      /* innermost INLINE_NODES index, or FMT_NONE */
+	const uint8_t *row; /* LINE_ROWS record with File != NONE, or NULL */
+} rd_hit;
+
+static void search(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
+{
+	h->sym = -1;
+	h->node = FMT_NONE;
+	h->row = NULL;
+	c->sym = upper_from(img->saddr, img->aw, img->nsyms, c->sym, o);
+	if (c->sym > 0) {
+		uint64_t i = c->sym - 1, start = fmt_be_addr(img->saddr, img->aw, i);
+		uint64_t size = fmt_be64(img->syms + i * FMT_SYM_SIZE + FMT_SYM_LENGTH);
+		if (size == 0 || o - start < size)
+			h->sym = (int64_t)i;
+	}
+	c->inl = upper_from(img->iaddr, img->aw, img->nimap, c->inl, o);
+	if (c->inl > 0)
+		h->node = fmt_be32(img->imap + (c->inl - 1) * FMT_IMAP_SIZE);
+	c->line = upper_from(img->laddr, img->aw, img->nrows, c->line, o);
+	if (c->line > 0) {
+		const uint8_t *row = img->rows + (c->line - 1) * FMT_ROW_SIZE;
+		if (fmt_be32(row + FMT_ROW_FILE) != FMT_NONE)
+			h->row = row;
+	}
+}
+
+/* Walk the chain innermost first into fr[0..room).  Returns the number of
+ * frames, -1 if corrupt, -2 if room ran out. */
+static int64_t walk_chain(const symdb_image *img, const rd_hit *h, symdb_frame *fr, size_t room)
+{
+	const uint8_t *inner = NULL;
+	uint32_t n = h->node;
+	size_t m = 0;
+
+	while (n != FMT_NONE) {
+		const uint8_t *node;
+		uint32_t parent;
+		if (n >= img->nnodes)
+			return -1;
+		if (m >= room)
+			return -2;
+		node = img->nodes + (uint64_t)n * FMT_NODE_SIZE;
+		memset(&fr[m], 0, sizeof fr[m]);
+		if (node_frame(img, node, &fr[m]) ||
+		    (inner ? call_site(img, inner, &fr[m]) : row_line(img, h->row, &fr[m])))
+			return -1;
+		parent = fmt_be32(node + FMT_NODE_PARENT);
+		if (parent != FMT_NONE && parent >= n)
+			return -1; /* SPEC §7.5: parents come first; else a cycle */
+		inner = node;
+		n = parent;
+		m++;
+	}
+	return (int64_t)m;
+}
+
+/* The symbol-table part of the result, and the override of the outermost
+ * frame (SPEC §11.2, §11.6). */
+static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer, symdb_result *r)
+{
+	const uint8_t *s = img->syms + (uint64_t)sym * FMT_SYM_SIZE;
+	const char *name = rd_str(img, fmt_be32(s + FMT_SYM_NAME));
+
+	if (!name)
+		return -1;
+	r->sym_name = name;
+	r->sym_addr = fmt_be_addr(img->saddr, img->aw, (uint64_t)sym) + img->base;
+	r->sym_size = fmt_be64(s + FMT_SYM_LENGTH);
+	outer->name = name;
+	outer->start_addr = r->sym_addr;
+	outer->flags |= SYMDB_FRAME_FROM_SYMTAB | SYMDB_FRAME_HAS_START;
+	return 0;
+}
+
+/* Resolve one address into fr[0..room).  Returns 0, or -2 when it needs more
+ * than `room` frames (nothing is then consumed). */
+static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_frame *fr,
+                       size_t room, symdb_result *r)
+{
+	rd_hit h;
+	int64_t m;
+
+	r->count = 0;
+	r->status = SYMDB_E_NOT_FOUND;
+	r->sym_name = NULL;
+	r->sym_addr = r->sym_size = 0;
+	if (a == SYMDB_ADDR_INVALID || a < img->base)
+		return 0;
+	search(img, c, a - img->base, &h);
+	if (h.sym < 0 && h.node == FMT_NONE && !h.row)
+		return 0;
+	m = walk_chain(img, &h, fr, room);
+	if (m == 0) { /* no chain: one frame of unknown name (SPEC §11.5) */
+		if (room == 0)
+			return -2;
+		memset(&fr[0], 0, sizeof fr[0]);
+		m = row_line(img, h.row, &fr[0]) ? -1 : 1;
+	}
+	if (m == -2)
+		return -2;
+	if (m > 0 && h.sym >= 0 && apply_symbol(img, h.sym, &fr[m - 1], r))
+		m = -1;
+	if (m < 0) {
+		r->status = SYMDB_E_CORRUPT;
+		r->sym_name = NULL;
+		r->sym_addr = r->sym_size = 0;
+		return 0;
+	}
+	r->status = 0;
+	r->count = (uint32_t)m;
+	return 0;
+}
+
+static int sorted(const uint64_t *a, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (a[i] < a[i - 1])
+			return 0;
+	return 1;
+}
+
+ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, size_t naddrs,
+                              symdb_frame *frames, size_t frames_cap, symdb_result *results)
+{
+	rd_cursor c = { 0, 0, 0 };
+	size_t i, used = 0;
+
+	if (!img || (naddrs && (!addrs || !results)) || (frames_cap && !frames))
+		return SYMDB_E_INVAL;
+	if (!sorted(addrs, naddrs))
+		return SYMDB_E_UNSORTED;
+	if (!frames)
+		frames_cap = 0;
+	if (frames_cap > UINT32_MAX)
+		frames_cap = UINT32_MAX; /* symdb_result.first is a u32 */
+	for (i = 0; i < naddrs; i++) {
+		symdb_result *r = &results[i];
+		if (i > 0 && addrs[i] == addrs[i - 1]) {
+			/* Same address: same answer, no search. */
+			const symdb_result *p = r - 1;
+			if (p->count > frames_cap - used)
+				break;
+			*r = *p;
+			r->first = (uint32_t)used;
+			if (p->count)
+				memcpy(frames + used, frames + p->first, p->count * sizeof *frames);
+		} else {
+			r->first = (uint32_t)used;
+			if (resolve_one(img, &c, addrs[i], frames ? frames + used : NULL,
+			                frames_cap - used, r))
+				break;
+		}
+		used += r->count;
+	}
+	if (i == 0 && naddrs > 0)
+		return SYMDB_E_INVAL; /* frames_cap too small for even one address */
+	return (ptrdiff_t)i;
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_uuid.c - the identity symdb keys an image by (SPEC §5, §5.2), and
+ * its hex form.
+ *
+ * ELF: the descriptor of the first NT_GNU_BUILD_ID note named "GNU", looked
+ * for in PT_NOTE segments (what a running process has mapped) and then in
+ * SHT_NOTE sections (a separate .debug file keeps the note section even when
+ * its segments are NOBITS).  Without one, the fallback is XXH3-128 over every
+ * PT_LOAD's vaddr, filesz and file bytes.  Input files are untrusted: every
+ * range is checked against the raw file size before it is read, and libelf's
+ * note iterator does its own bounds checks.
+ */
+#define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "reader_internal.h"
+#include "symdb_endian.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+/* Look through one ELF_T_NHDR data buffer for the GNU build-id.  Returns 1
+ * and fills *out when found, 0 when not, SYMDB_E_TOO_BIG for a note longer
+ * than the format allows. */
+static int scan_notes(Elf_Data *d, symdb_uuid *out)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!d || !d->d_buf)
+		return 0;
+	while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		off = next;
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) != 0 || nh.n_descsz == 0)
+			continue;
+		if (nh.n_descsz > SYMDB_UUID_MAX)
+			return SYMDB_E_TOO_BIG;
+		memset(out, 0, sizeof *out);
+		memcpy(out->bytes, (const char *)d->d_buf + desc_off, nh.n_descsz);
+		out->len = (uint8_t)nh.n_descsz;
+		out->kind = SYMDB_UUID_GNU_BUILD_ID;
+		return 1;
+	}
+	return 0;
+}
+
+static int note_in_segments(Elf *e, size_t raw_size, symdb_uuid *out)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+	int rc;
+
+	if (elf_getphdrnum(e, &n) != 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		if (ph.p_offset > raw_size || ph.p_filesz > raw_size - ph.p_offset)
+			continue;
+		rc = scan_notes(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+		                                     ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR),
+		                out);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int note_in_sections(Elf *e, symdb_uuid *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int rc;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		rc = scan_notes(elf_getdata(scn, NULL), out);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* SPEC §5.2: XXH3-128 over (BE vaddr, BE filesz, bytes) of each PT_LOAD, in
+ * program-header order. */
+static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *out,
+                         const char *path, char *eb, size_t ebsz)
+{
+	XXH3_state_t *st;
+	XXH128_canonical_t c;
+	size_t i, n, nload = 0;
+	GElf_Phdr ph;
+	int rc = 0;
+
+	if (elf_getphdrnum(e, &n) != 0)
+		return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: no build-id and no program headers", path);
+	st = XXH3_createState();
+	if (!st)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	XXH3_128bits_reset(st);
+	for (i = 0; i < n && rc == 0; i++) {
+		uint8_t hdr[16];
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_offset > raw_size || ph.p_filesz > raw_size - ph.p_offset) {
+			rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+			             "%s: PT_LOAD %zu ends past EOF (0x%llx > 0x%zx)", path, i,
+			             (unsigned long long)(ph.p_offset + ph.p_filesz), raw_size);
+			break;
+		}
+		fmt_put64(hdr, ph.p_vaddr);
+		fmt_put64(hdr + 8, ph.p_filesz);
+		XXH3_128bits_update(st, hdr, sizeof hdr);
+		XXH3_128bits_update(st, raw + ph.p_offset, ph.p_filesz);
+		nload++;
+	}
+	if (rc == 0 && nload == 0)
+		rc = fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: no build-id and no PT_LOAD segment", path);
+	if (rc == 0) {
+		XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
+		memset(out, 0, sizeof *out);
+		memcpy(out->bytes, c.digest, 16);
+		out->len = 16;
+		out->kind = SYMDB_UUID_FALLBACK;
+	}
+	XXH3_freeState(st);
+	return rc;
+}
+
+static int elf_uuid(Elf *e, const char *path, symdb_uuid *out, char *eb, size_t ebsz)
+{
+	size_t raw_size = 0;
+	const char *raw;
+	int rc;
+
+	if (elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not an ELF object", path);
+	raw = elf_rawfile(e, &raw_size);
+	if (!raw)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: unreadable ELF: %s", path,
+		               elf_errmsg(-1));
+	rc = note_in_segments(e, raw_size, out);
+	if (rc == 0)
+		rc = note_in_sections(e, out);
+	if (rc == SYMDB_E_TOO_BIG)
+		return fmt_err(eb, ebsz, rc, "%s: build-id longer than %d bytes", path, SYMDB_UUID_MAX);
+	if (rc == 1)
+		return 0;
+	return fallback_uuid(e, raw, raw_size, out, path, eb, ebsz);
+}
+
+int symdb_file_uuid(const char *path, const symdb_open_opts *opts, symdb_uuid *out)
+{
+	unsigned flags;
+	char *eb;
+	size_t ebsz;
+	Elf *e;
+	int fd, rc;
+
+	rc = rd_opts(opts, ~0u, &flags, &eb, &ebsz);
+	if (rc)
+		return rc;
+	if (!path || !out)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no path or output");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+	}
+	/* elf_version() only records the caller's ELF version: idempotent. */
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: libelf too old", path);
+	}
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not an object file: %s", path,
+		             elf_errmsg(-1));
+	else
+		rc = elf_uuid(e, path, out, eb, ebsz);
+	elf_end(e);
+	close(fd);
+	return rc;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower((unsigned char)c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int symdb_uuid_parse(const char *hex, symdb_uuid *out)
+{
+	symdb_uuid id;
+	unsigned nd = 0;
+	int hi = -1, v;
+
+	if (!hex || !out)
+		return SYMDB_E_INVAL;
+	memset(&id, 0, sizeof id);
+	for (; *hex; hex++) {
+		if (*hex == '-')
+			continue;
+		v = hexval(*hex);
+		if (v < 0 || nd >= 2 * SYMDB_UUID_MAX)
+			return SYMDB_E_INVAL;
+		if (hi < 0) {
+			hi = v;
+		} else {
+			id.bytes[nd / 2] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+		nd++;
+	}
+	if (nd < 2 || nd % 2)
+		return SYMDB_E_INVAL;
+	id.len = (uint8_t)(nd / 2);
+	*out = id;
+	return 0;
+}
+
+void symdb_uuid_format(const symdb_uuid *id, char *buf)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned i, n = id->len > SYMDB_UUID_MAX ? SYMDB_UUID_MAX : id->len;
+
+	for (i = 0; i < n; i++) {
+		buf[2 * i] = digits[id->bytes[i] >> 4];
+		buf[2 * i + 1] = digits[id->bytes[i] & 15];
+	}
+	buf[2 * n] = 0;
+}
