@@ -109,4 +109,27 @@ typedef struct ix_image {
 	uint64_t build_info[FMT_BI_COUNT];
 } ix_image;
 
+/* ---- stages ------------------------------------------------------------ */
+
+/* ix_util.c: zero an image (all vectors empty, a fresh string pool) and free
+ * everything it owns.  ix_image_init returns 0 or -ENOMEM. */
+IX_HIDDEN int ix_image_init(ix_image *img);
+IX_HIDDEN void ix_image_free(ix_image *img);
+
+/* ix_elf.c: read the ELF file at path into img: header fields, Base_Address,
+ * segments, symbols (SPEC §7.1, §7.2), Image_Name and BUILD_INFO counters.
+ * Does not set the UUID.  Returns 0, -errno, or SYMDB_E_BAD_OBJECT with
+ * "PATH: reason" in errbuf. */
+IX_HIDDEN int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz);
+
+/* ix_dwarf*.c: fill img->files/functions/nodes/imap/rows from the DWARF of
+ * binary_path or of its separate debug file (whose path goes to
+ * debug_path_out, "" if none), final and sorted per SPEC §7.3-7.6, and set
+ * FMT_FLAG_HAS_DWARF when it did.  Returns 0 (also when there is no DWARF) or
+ * a negative code with a reason in errbuf.  ix_build.c has a weak fallback
+ * that does nothing, so the tree links without the DWARF reader. */
+IX_HIDDEN int ix_dwarf_attach(ix_image *img, const char *binary_path,
+                              const symdb_build_opts *opts, char *debug_path_out,
+                              size_t debug_path_sz, char *errbuf, size_t errbuf_sz);
+
 #endif /* SYMDB_INDEXER_INTERNAL_H */
