@@ -246,10 +246,18 @@ def main():
         return 1
     os.makedirs(args.scratch, exist_ok=True)
     env = dict(os.environ)
-    env["SYMDB_DIR"] = os.path.join(os.path.abspath(args.scratch), "db")
-    print("symdb oracle compare: seed %d, %d random addresses per binary, db %s"
-          % (args.seed, args.random, env["SYMDB_DIR"]))
-    failed = [b for b in args.binaries if not compare_binary(args, b, env)]
+    print("symdb oracle compare: seed %d, %d random addresses per binary, databases under %s"
+          % (args.seed, args.random, args.scratch))
+    failed = []
+    for i, b in enumerate(args.binaries):
+        # One database per binary: a .symtab and a .dynsym copy of one program
+        # share a build-id, so in one database the second would be "already
+        # indexed" and answered from the first one's tables.
+        env["SYMDB_DIR"] = os.path.join(os.path.abspath(args.scratch),
+                                        "db%d-%s" % (i, os.path.basename(b)))
+        shutil.rmtree(env["SYMDB_DIR"], ignore_errors=True)
+        if not compare_binary(args, b, env):
+            failed.append(b)
     print("%d of %d binaries identical" % (len(args.binaries) - len(failed), len(args.binaries)))
     return 1 if failed else 0
 

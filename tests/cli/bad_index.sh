@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bad_index.sh CASE: damage one published index file, then `symdb query` must
+# report the damage (one line naming the file, non-zero exit, no crash, no
+# sanitizer report), `symdb info` must show it (non-zero exit), and the
+# catalog and the other image must be untouched and still answer correctly.
+# Cases: truncated truncated_header empty flip_magic flip_uuid flip_directory
+# flip_symbols flip_strings flip_last appended.
+source "$(dirname "$0")/lib.sh"
+
+case=${1:?usage: bad_index.sh CASE}
+db=$SCRATCH/db
+victim=$BIN/cpp_g++_O2_pie.symtab
+other=$BIN/lib_gcc_O2.so.symtab
+run "$SYMDB" build --db "$db" "$victim" "$other"
+expect_ok "setup build"
+id=$(build_id "$victim")
+f=$(index_files "$db" | grep "$id")
+[[ -f $f ]] || fail "no index file for $id"
+size=$(stat -c %s "$f")
+list_before=$("$SYMDB" list --db "$db")
+other_file=$(index_files "$db" | grep -v "$id")
+other_sum=$(sha256sum <"$other_file")
+
+# table OFFSET/LENGTH of table KIND, from the directory (SPEC §5, §6)
+table_span() {
+	python3 - "$f" "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+count, = struct.unpack_from(">I", d, 88)
+diroff, = struct.unpack_from(">Q", d, 96)
+for i in range(count):
+    kind, _, _, off, length, _, _ = struct.unpack_from(">IHHQQQQ", d, diroff + 40 * i)
+    if kind == int(sys.argv[2]):
+        print(off, length)
+PY
+}
+flip() { # flip all bits of the byte at offset $1
+	python3 - "$f" "$1" <<'PY'
+import sys
+p, o = sys.argv[1], int(sys.argv[2])
+with open(p, "r+b") as fh:
+    fh.seek(o); b = fh.read(1); fh.seek(o); fh.write(bytes([b[0] ^ 0xFF]))
+PY
+}
+
+chmod u+w "$f"
+case $case in
+truncated) truncate -s $((size / 2)) "$f" ;;
+truncated_header) truncate -s 64 "$f" ;;
+empty) truncate -s 0 "$f" ;;
+appended) printf 'junk' >>"$f" ;;
+flip_magic) flip 1 ;;
+flip_uuid) flip 40 ;;
+flip_directory) flip $((128 + 8 + 7)) ;;
+flip_symbols)
+	read -r off len < <(table_span 4)
+	flip $((off + len / 2))
+	;;
+flip_strings)
+	read -r off len < <(table_span 1)
+	flip $((off + len / 2))
+	;;
+flip_last) flip $((size - 1)) ;;
+*) fail "unknown case $case" ;;
+esac
+
+run "$SYMDB" query --db "$db" --obj "$victim" 0x1000 0x2000
+expect_error "query on a damaged index ($case)" "$f" "$victim" "$id"
+run "$SYMDB" info --db "$db" "$id"
+no_crash "info on a damaged index ($case)"
+((RC != 0)) || fail "info on a damaged index ($case) exited 0: $(cat "$OUT")"
+note "info: exit $RC: $(head -c 300 "$OUT" | tr '\n' ' ') $(cat "$ERR")"
+
+[[ $("$SYMDB" list --db "$db") == "$list_before" ]] || fail "catalog changed"
+[[ $(sha256sum <"$other_file") == "$other_sum" ]] || fail "the other index file changed"
+llvm_query "$other" 0x1100 0x1130 >"$SCRATCH/expect"
+run "$SYMDB" query --db "$db" --obj "$other" 0x1100 0x1130
+expect_ok "query on the undamaged image"
+cmp -s "$OUT" "$SCRATCH/expect" || fail "the undamaged image answers differently"
+echo "PASS bad_index $case"

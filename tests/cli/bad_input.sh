@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bad_input.sh CASE: `symdb build` on one kind of bad input.  Each case must
+# give one line on stderr naming the file, a non-zero exit below 128, no
+# sanitizer report, and leave the database exactly as it was (same `symdb
+# list`, same index file bytes, nothing in DB/tmp).  Cases: not_elf empty
+# truncated_elf shdr_outside no_symbols directory missing et_rel mixed
+# readonly_db.
+source "$(dirname "$0")/lib.sh"
+
+case=${1:?usage: bad_input.sh CASE}
+db=$SCRATCH/db
+good=$BIN/lib_gcc_O2.so.symtab
+run "$SYMDB" build --db "$db" "$good"
+expect_ok "setup build"
+state=$(db_state "$db")
+
+bad=$SCRATCH/input-$case
+case $case in
+not_elf) printf 'this is not an ELF file, just text\n%.0s' {1..40} >"$bad" ;;
+empty) : >"$bad" ;;
+truncated_elf) head -c 3000 "$BIN/c_gcc_O2_pie.symtab" >"$bad" ;;
+shdr_outside)
+	# e_shoff (ELF64 offset 0x28) pointing past the end of the file
+	cp "$BIN/c_gcc_O2_pie.symtab" "$bad"
+	python3 - "$bad" <<'PY'
+import os, struct, sys
+p = sys.argv[1]
+with open(p, "r+b") as f:
+    f.seek(0x28)
+    f.write(struct.pack("<Q", os.path.getsize(p) + 4096))
+PY
+	;;
+no_symbols)
+	# a static freestanding executable stripped of every symbol table
+	llvm-objcopy-14 --strip-all "$FIXTURES/full/nostd_aarch64" "$bad"
+	;;
+directory) mkdir -p "$bad" ;;
+missing) bad=$SCRATCH/no/such/file ;;
+et_rel) gcc -c -g -O2 "$(dirname "$0")/../fixtures/fx_lib.c" -o "$bad" ;;
+mixed)
+	# a good file and a bad one in one call: the good one is indexed, the
+	# bad one reported, the exit status non-zero
+	: >"$bad"
+	run "$SYMDB" build --db "$db" "$bad" "$BIN/c_clang_O2_pie.symtab"
+	no_crash "mixed build"
+	((RC != 0)) || fail "mixed build: exit 0 although one input was bad"
+	grep -qF "$bad" "$ERR" || fail "mixed build: stderr does not name $bad"
+	[[ $(index_files "$db" | wc -l) == 2 ]] || fail "mixed build: the good file was not indexed"
+	echo "PASS bad_input mixed"
+	exit 0
+	;;
+readonly_db)
+	# Read-only database: as root, permissions do not stop writes, so
+	# make the directory read-only with a bind mount in a private mount
+	# namespace (EROFS), else run as nobody (EACCES), else skip.
+	other=$BIN/c_gcc_O0_pie.symtab
+	llvm_query "$good" 0x1100 0x1200 >"$SCRATCH/expect"
+	cat >"$SCRATCH/ro.sh" <<RO
+set -u
+"$SYMDB" build --db "$db" "$other" >"$SCRATCH/build.out" 2>"$SCRATCH/build.err"
+echo \$? >"$SCRATCH/build.rc"
+"$SYMDB" query --db "$db" --obj "$good" 0x1100 0x1200 >"$SCRATCH/query.out" 2>"$SCRATCH/query.err"
+echo \$? >"$SCRATCH/query.rc"
+"$SYMDB" list --db "$db" >"$SCRATCH/list.out" 2>&1
+echo \$? >"$SCRATCH/list.rc"
+RO
+	if unshare -m true 2>/dev/null; then
+		how="read-only bind mount"
+		unshare -m bash -c "mount --bind '$db' '$db' && mount -o remount,bind,ro '$db' && bash '$SCRATCH/ro.sh'" ||
+			fail "could not set up the read-only mount"
+	elif [[ $(id -u) != 0 ]]; then
+		how="chmod a-w (not root)"
+		chmod -R a-w "$db"
+		bash "$SCRATCH/ro.sh"
+		chmod -R u+w "$db"
+	elif id nobody >/dev/null 2>&1 && runuser -u nobody -- true 2>/dev/null; then
+		how="runuser -u nobody"
+		chmod -R a+rX "$SCRATCH"
+		chmod a+w "$SCRATCH"
+		runuser -u nobody -- bash "$SCRATCH/ro.sh"
+	else
+		echo "SKIP: no way to make a read-only directory here"
+		exit 77
+	fi
+	note "read-only database via $how"
+	RC=$(cat "$SCRATCH/build.rc")
+	cp "$SCRATCH/build.err" "$ERR"
+	cp "$SCRATCH/build.out" "$OUT"
+	expect_error "build into a read-only database" "$db" "$other"
+	[[ $(cat "$SCRATCH/query.rc") == 0 ]] || fail "query on a read-only database failed: $(cat "$SCRATCH/query.err")"
+	cmp -s "$SCRATCH/query.out" "$SCRATCH/expect" || fail "query on a read-only database differs from llvm-symbolizer"
+	[[ $(cat "$SCRATCH/list.rc") == 0 ]] || fail "list on a read-only database failed: $(cat "$SCRATCH/list.out")"
+	[[ $(db_state "$db") == "$state" ]] || fail "the read-only database changed"
+	echo "PASS bad_input readonly_db"
+	exit 0
+	;;
+*) fail "unknown case $case" ;;
+esac
+
+run "$SYMDB" build --db "$db" "$bad"
+expect_error "build $case" "$bad"
+[[ $(db_state "$db") == "$state" ]] || fail "$case: database changed: $(diff <(echo "$state") <(db_state "$db"))"
+run "$SYMDB" info --db "$db" "$bad"
+no_crash "info $case"
+((RC != 0)) || fail "info on bad input ($case) exited 0"
+echo "PASS bad_input $case"

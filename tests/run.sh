@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# run.sh [CTEST-ARGS...]: configure, build and run every symdb test.  This is
+# the README's test command, and .ci/run calls exactly it.
+#   SYMDB_BUILD_DIR   build directory (default: build/ at the top level)
+#   SYMDB_CMAKE_ARGS  extra configure arguments, e.g.
+#                     -DSYMDB_SANITIZE=address,undefined
+#   JOBS              parallel jobs for the build and for ctest (default 2)
+# Extra arguments go to ctest: `tests/run.sh -L unit`, `tests/run.sh -LE real`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${SYMDB_BUILD_DIR:-$root/build}
+jobs=${JOBS:-2}
+# shellcheck disable=SC2086 # SYMDB_CMAKE_ARGS is a list of words on purpose
+cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON ${SYMDB_CMAKE_ARGS:-}
+cmake --build "$build" -j"$jobs"
+cd "$build"
+exec ctest --output-on-failure -j"$jobs" "$@"
