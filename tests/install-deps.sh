@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# install-deps.sh: install, with apt-get, every Debian 12 package that
+# building symdb and running all of its tests needs.  The one list of
+# dependencies: tests/setup.sh and .ci/run both call this.  Runs apt-get
+# directly as root, through sudo otherwise.
+set -euo pipefail
+packages=(
+	# build
+	cmake make gcc g++ pkg-config
+	liblmdb-dev libdwarf-dev libxxhash-dev liblz4-dev libelf-dev zlib1g-dev libzstd-dev
+	llvm-14-dev # libLLVMDemangle: symdb demangles exactly like llvm-symbolizer
+	# tests: fixture compilers and linkers, the oracle, strip/objcopy
+	clang clang-14 lld lld-14 llvm-14 binutils elfutils dwarfdump
+	python3 util-linux coreutils file
+	# real binaries and separate debug files used by the oracle tests
+	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
+)
+sudo=()
+[[ $(id -u) == 0 ]] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update
+"${sudo[@]}" apt-get install -y --no-install-recommends "${packages[@]}"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# setup.sh: the README's first command on a fresh Debian 12 machine.  Installs
+# the dependencies (tests/install-deps.sh), builds symdb into build/, indexes
+# the system C library into the default database ($SYMDB_DIR, else
+# $XDG_CACHE_HOME/symdb, else ~/.cache/symdb) and symbolizes one address in
+# it, next to llvm-symbolizer-14's answer for the same address.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/tests/install-deps.sh"
+cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$root/build" -j"${JOBS:-2}"
+symdb=$root/build/tools/symdb
+lib=/lib/x86_64-linux-gnu/libc.so.6
+"$symdb" build "$lib"
+"$symdb" list
+addr=$(llvm-nm-14 -D --defined-only "$lib" | awk '$3 == "malloc" {print "0x"$1; exit}')
+echo "symdb query --obj $lib $addr:"
+echo "$addr" | "$symdb" query --obj "$lib"
+echo "llvm-symbolizer-14 --obj $lib $addr:"
+echo "$addr" | llvm-symbolizer-14 --obj "$lib"
