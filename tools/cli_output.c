@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llvm-symbolizer-14's output styles, reproduced byte for byte.
+ *
+ * Plain styles (LLVM, GNU) follow its PlainPrinterBase: an optional address
+ * header ("0x<hex>" then "\n", or ": " with --pretty-print), per frame a
+ * function line (unless --functions=none; "??" when unknown; " at " instead
+ * of the newline and an " (inlined by) " prefix on outer frames when pretty),
+ * then "file:line:column" (LLVM) or "file:line" plus " (discriminator N)"
+ * (GNU), "??" for an unknown file.  LLVM ends each request with a blank line,
+ * GNU does not.
+ *
+ * JSON follows llvm::json's writer: object keys in sorted order, strings
+ * escaped as llvm::json::OStream does (\" \\ \t \n \r, other control bytes as
+ * \u00XX) after invalid UTF-8 is replaced by U+FFFD per maximal subpart, and
+ * with --pretty-print a two-space indentation.  Addresses from argv make one
+ * array printed at the end; each stdin line makes one object per line.
+ */
+#include "cli_output.h"
+
+#include <string.h>
+
+void cli_printer_init(struct cli_printer *p, struct cli_out *out)
+{
+	memset(p, 0, sizeof(*p));
+	p->out = out;
+	p->style = CLI_STYLE_LLVM;
+	p->fn_kind = CLI_FN_LINKAGE;
+	p->path_kind = CLI_PATH_ABSOLUTE;
+	p->demangle = 1;
+	cli_demangler_init(&p->dm);
+}
+
+void cli_printer_fini(struct cli_printer *p)
+{
+	cli_demangler_fini(&p->dm);
+}
+
+static const char *display_name(struct cli_printer *p, const char *name)
+{
+	if (!name)
+		return NULL;
+	return p->demangle ? cli_demangle(&p->dm, name) : name;
+}
+
+/* The last path component, like llvm::sys::path::filename (posix). */
+static const char *path_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return path;
+	if (slash[1] == '\0')
+		return slash == path ? "/" : ".";
+	return slash + 1;
+}
+
+static const char *display_path(const struct cli_printer *p, const char *abs, const char *rel)
+{
+	if (!abs)
+		return NULL;
+	switch (p->path_kind) {
+	case CLI_PATH_RELATIVE:
+		return rel ? rel : abs;
+	case CLI_PATH_BASENAME:
+		return path_basename(abs);
+	default:
+		return abs;
+	}
+}
+
+/* ---- UTF-8 repair and JSON strings ---------------------------------- */
+
+/*
+ * Length of the well-formed UTF-8 sequence at s (Unicode 6.3 Table 3-7), or
+ * 0 when it is ill-formed, with *subpart set to the length of its maximal
+ * subpart (Unicode D93b), which is what one U+FFFD replaces.
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n, size_t *subpart)
+{
+	unsigned char b = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
+	if (b < 0x80)
+		return 1;
+	if (b >= 0xC2 && b <= 0xDF)
+		len = 2;
+	else if (b >= 0xE0 && b <= 0xEF) {
+		len = 3;
+		if (b == 0xE0)
+			lo = 0xA0;
+		else if (b == 0xED)
+			hi = 0x9F;
+	} else if (b >= 0xF0 && b <= 0xF4) {
+		len = 4;
+		if (b == 0xF0)
+			lo = 0x90;
+		else if (b == 0xF4)
+			hi = 0x8F;
+	} else {
+		*subpart = 1;
+		return 0;
+	}
+	size_t i = 1;
+	for (; i < len && i < n; i++) {
+		unsigned char c = s[i];
+		unsigned char l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xBF;
+		if (c < l || c > h)
+			break;
+	}
+	if (i == len)
+		return len;
+	*subpart = i;
+	return 0;
+}
+
+/* The escaped bytes of a JSON string literal, without the quotes. */
+static void json_body(struct cli_out *o, const char *str, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = s[i];
+		if (c >= 0x80) {
+			size_t sub = 1, len = utf8_seq(s + i, n - i, &sub);
+			if (len) {
+				cli_out_mem(o, str + i, len);
+				i += len;
+			} else {
+				cli_out_mem(o, "\xEF\xBF\xBD", 3);
+				i += sub;
+			}
+			continue;
+		}
+		i++;
+		if (c == '"' || c == '\\') {
+			cli_out_chr(o, '\\');
+			cli_out_chr(o, (char)c);
+		} else if (c >= 0x20) {
+			cli_out_chr(o, (char)c);
+		} else if (c == '\t') {
+			cli_out_mem(o, "\\t", 2);
+		} else if (c == '\n') {
+			cli_out_mem(o, "\\n", 2);
+		} else if (c == '\r') {
+			cli_out_mem(o, "\\r", 2);
+		} else {
+			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			cli_out_mem(o, u, 6);
+		}
+	}
+}
+
+void cli_json_string(struct cli_out *o, const char *str, size_t n)
+{
+	cli_out_chr(o, '"');
+	json_body(o, str, n);
+	cli_out_chr(o, '"');
+}
+
+/* ---- a streaming JSON writer shaped like llvm::json::OStream --------- */
+
+static void j_newline(struct cli_printer *p)
+{
+	if (!p->pretty)
+		return;
+	cli_out_chr(p->out, '\n');
+	for (unsigned i = 0; i < p->jdepth * 2; i++)
+		cli_out_chr(p->out, ' ');
+}
+
+/* Before any value: a separator when this level already holds one. */
+static void j_value_begin(struct cli_printer *p, int in_array)
+{
+	if (!in_array)
+		return;
+	if (p->jhas[p->jdepth])
+		cli_out_chr(p->out, ',');
+	if (p->jdepth > 0)
+		j_newline(p);
+	p->jhas[p->jdepth] = 1;
+}
+
+static void j_open(struct cli_printer *p, char c)
+{
+	cli_out_chr(p->out, c);
+	p->jdepth++;
+	p->jhas[p->jdepth] = 0;
+}
+
+static void j_close(struct cli_printer *p, char c)
+{
+	int had = p->jhas[p->jdepth];
+	p->jdepth--;
+	if (had)
+		j_newline(p);
+	cli_out_chr(p->out, c);
+}
+
+static void j_key(struct cli_printer *p, const char *key)
+{
+	if (p->jhas[p->jdepth])
+		cli_out_chr(p->out, ',');
+	j_newline(p);
+	p->jhas[p->jdepth] = 1;
+	cli_json_string(p->out, key, strlen(key));
+	cli_out_chr(p->out, ':');
+	if (p->pretty)
+		cli_out_chr(p->out, ' ');
+}
+
+static void j_kv_str(struct cli_printer *p, const char *key, const char *val)
+{
+	j_key(p, key);
+	cli_json_string(p->out, val ? val : "", val ? strlen(val) : 0);
+}
+
+static void j_kv_u64(struct cli_printer *p, const char *key, uint64_t v)
+{
+	j_key(p, key);
+	cli_out_u64(p->out, v);
+}
+
+static void j_kv_hex(struct cli_printer *p, const char *key, uint64_t v)
+{
+	j_key(p, key);
+	cli_out_mem(p->out, "\"0x", 3);
+	cli_out_hex(p->out, v);
+	cli_out_chr(p->out, '"');
+}
+
+/* Start one request object: a list element, or a top-level value. */
+static void j_request_begin(struct cli_printer *p)
+{
+	if (p->json_list) {
+		j_value_begin(p, 1);
+		p->json_items++;
+	}
+	j_open(p, '{');
+}
+
+static void j_request_end(struct cli_printer *p)
+{
+	j_close(p, '}');
+	if (!p->json_list)
+		cli_out_chr(p->out, '\n');
+}
+
+void cli_print_begin(struct cli_printer *p)
+{
+	p->jdepth = 0;
+	p->jhas[0] = 0;
+	if (p->style == CLI_STYLE_JSON && p->json_list)
+		j_open(p, '[');
+}
+
+void cli_print_end(struct cli_printer *p)
+{
+	if (p->style == CLI_STYLE_JSON && p->json_list) {
+		j_close(p, ']');
+		cli_out_chr(p->out, '\n');
+	}
+}
+
+/* ---- plain styles ---------------------------------------------------- */
+
+static void plain_header(struct cli_printer *p, uint64_t addr)
+{
+	if (!p->print_address)
+		return;
+	cli_out_mem(p->out, "0x", 2);
+	cli_out_hex(p->out, addr);
+	if (p->pretty)
+		cli_out_mem(p->out, ": ", 2);
+	else
+		cli_out_chr(p->out, '\n');
+}
+
+static void plain_footer(struct cli_printer *p)
+{
+	if (p->style == CLI_STYLE_LLVM)
+		cli_out_chr(p->out, '\n');
+}
+
+static void plain_function(struct cli_printer *p, const char *name, int inlined)
+{
+	if (p->fn_kind == CLI_FN_NONE)
+		return;
+	if (p->pretty && inlined)
+		cli_out_str(p->out, " (inlined by) ");
+	cli_out_str(p->out, name ? name : "??");
+	if (p->pretty)
+		cli_out_mem(p->out, " at ", 4);
+	else
+		cli_out_chr(p->out, '\n');
+}
+
+static void plain_verbose(struct cli_printer *p, const char *file, const struct cli_line_info *li)
+{
+	struct cli_out *o = p->out;
+	cli_out_str(o, "  Filename: ");
+	cli_out_str(o, file);
+	cli_out_chr(o, '\n');
+	if (li->decl_line) {
+		const char *df = display_path(p, li->decl_file, li->decl_file_rel);
+		cli_out_str(o, "  Function start filename: ");
+		cli_out_str(o, df ? df : "");
+		cli_out_str(o, "\n  Function start line: ");
+		cli_out_u64(o, li->decl_line);
+		cli_out_chr(o, '\n');
+	}
+	if (p->style == CLI_STYLE_LLVM && li->has_start) {
+		cli_out_str(o, "  Function start address: 0x");
+		cli_out_hex(o, li->start);
+		cli_out_chr(o, '\n');
+	}
+	cli_out_str(o, "  Line: ");
+	cli_out_u64(o, li->line);
+	cli_out_str(o, "\n  Column: ");
+	cli_out_u64(o, li->column);
+	cli_out_chr(o, '\n');
+	if (li->discriminator) {
+		cli_out_str(o, "  Discriminator: ");
+		cli_out_u64(o, li->discriminator);
+		cli_out_chr(o, '\n');
+	}
+}
+
+static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, int inlined)
+{
+	struct cli_out *o = p->out;
+	plain_function(p, display_name(p, li->name), inlined);
+	const char *file = display_path(p, li->file, li->file_rel);
+	if (!file)
+		file = "??";
+	if (p->verbose) {
+		plain_verbose(p, file, li);
+		return;
+	}
+	cli_out_str(o, file);
+	cli_out_chr(o, ':');
+	cli_out_u64(o, li->line);
+	if (p->style == CLI_STYLE_LLVM) {
+		cli_out_chr(o, ':');
+		cli_out_u64(o, li->column);
+	} else if (li->discriminator) {
+		cli_out_str(o, " (discriminator ");
+		cli_out_u64(o, li->discriminator);
+		cli_out_chr(o, ')');
+	}
+	cli_out_chr(o, '\n');
+}
+
+/* ---- requests -------------------------------------------------------- */
+
+void cli_print_invalid(struct cli_printer *p, const char *line, size_t len)
+{
+	if (p->style != CLI_STYLE_JSON) {
+		cli_out_mem(p->out, line, len);
+		cli_out_chr(p->out, '\n');
+		return;
+	}
+	static const char prefix[] = "unable to parse arguments: ";
+	j_request_begin(p);
+	j_key(p, "Error");
+	j_open(p, '{');
+	j_key(p, "Message");
+	cli_out_chr(p->out, '"');
+	json_body(p->out, prefix, sizeof(prefix) - 1);
+	json_body(p->out, line, len);
+	cli_out_chr(p->out, '"');
+	j_close(p, '}');
+	j_kv_str(p, "ModuleName", p->module);
+	j_request_end(p);
+}
+
+static void json_frame(struct cli_printer *p, const struct cli_line_info *li)
+{
+	j_value_begin(p, 1);
+	j_open(p, '{');
+	j_kv_u64(p, "Column", li->column);
+	j_kv_u64(p, "Discriminator", li->discriminator);
+	j_kv_str(p, "FileName", display_path(p, li->file, li->file_rel));
+	j_kv_str(p, "FunctionName", display_name(p, li->name));
+	j_kv_u64(p, "Line", li->line);
+	if (li->has_start)
+		j_kv_hex(p, "StartAddress", li->start);
+	else
+		j_kv_str(p, "StartAddress", "");
+	j_kv_str(p, "StartFileName", display_path(p, li->decl_file, li->decl_file_rel));
+	j_kv_u64(p, "StartLine", li->decl_line);
+	j_close(p, '}');
+}
+
+void cli_print_code(struct cli_printer *p, uint64_t addr, const struct cli_line_info *frames,
+                    size_t n)
+{
+	if (p->style == CLI_STYLE_JSON) {
+		j_request_begin(p);
+		j_kv_hex(p, "Address", addr);
+		j_kv_str(p, "ModuleName", p->module);
+		j_key(p, "Symbol");
+		j_open(p, '[');
+		for (size_t i = 0; i < n; i++)
+			json_frame(p, &frames[i]);
+		j_close(p, ']');
+		j_request_end(p);
+		return;
+	}
+	plain_header(p, addr);
+	for (size_t i = 0; i < n; i++)
+		plain_frame(p, &frames[i], i > 0);
+	plain_footer(p);
+}
+
+void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name, uint64_t start,
+                    uint64_t size)
+{
+	const char *shown = display_name(p, name);
+	if (p->style == CLI_STYLE_JSON) {
+		j_request_begin(p);
+		j_kv_hex(p, "Address", addr);
+		j_key(p, "Data");
+		j_open(p, '{');
+		j_kv_str(p, "Name", shown);
+		j_kv_hex(p, "Size", size);
+		j_kv_hex(p, "Start", start);
+		j_close(p, '}');
+		j_kv_str(p, "ModuleName", p->module);
+		j_request_end(p);
+		return;
+	}
+	plain_header(p, addr);
+	cli_out_str(p->out, shown ? shown : "??");
+	cli_out_chr(p->out, '\n');
+	cli_out_u64(p->out, start);
+	cli_out_chr(p->out, ' ');
+	cli_out_u64(p->out, size);
+	cli_out_chr(p->out, '\n');
+	plain_footer(p);
+}
+
+void cli_print_frame_cmd(struct cli_printer *p, uint64_t addr)
+{
+	if (p->style == CLI_STYLE_JSON) {
+		j_request_begin(p);
+		j_kv_hex(p, "Address", addr);
+		j_key(p, "Frame");
+		j_open(p, '[');
+		j_close(p, ']');
+		j_kv_str(p, "ModuleName", p->module);
+		j_request_end(p);
+		return;
+	}
+	plain_header(p, addr);
+	cli_out_mem(p->out, "??\n", 3);
+	plain_footer(p);
+}

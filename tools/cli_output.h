@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The printers of `symdb query`: llvm-symbolizer-14's LLVM, GNU and JSON
+ * output styles, byte for byte (its DIPrinter: function line, "file:line:col",
+ * blank-line footers, "(inlined by)" pretty form, verbose form, and JSON with
+ * sorted keys).  The query code selects what each frame shows (inlines or
+ * not, symbol-table override); the printer only formats.
+ */
+#ifndef SYMDB_CLI_OUTPUT_H
+#define SYMDB_CLI_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli_demangle.h"
+#include "cli_util.h"
+
+enum cli_style { CLI_STYLE_LLVM, CLI_STYLE_GNU, CLI_STYLE_JSON };
+enum cli_fn_kind { CLI_FN_NONE, CLI_FN_SHORT, CLI_FN_LINKAGE };
+enum cli_path_kind { CLI_PATH_ABSOLUTE, CLI_PATH_RELATIVE, CLI_PATH_BASENAME };
+
+/* One frame as printed (llvm's DILineInfo).  NULL strings are unknown. */
+struct cli_line_info {
+	const char *name;
+	const char *file, *file_rel;           /* absolute and comp-dir relative */
+	const char *decl_file, *decl_file_rel; /* the function's declaration */
+	uint32_t line, column, discriminator, decl_line;
+	uint64_t start;
+	int has_start;
+};
+
+struct cli_printer {
+	struct cli_out *out;
+	struct cli_demangler dm;
+	enum cli_style style;
+	enum cli_fn_kind fn_kind;
+	enum cli_path_kind path_kind;
+	int demangle, print_address, pretty, verbose;
+	const char *module;   /* JSON ModuleName */
+	int json_list;        /* addresses from argv: one JSON array at the end */
+	size_t json_items;    /* elements printed into that array */
+	/* JSON writer state (llvm::json::OStream's): a has-value flag per level */
+	unsigned jdepth;
+	unsigned char jhas[16];
+};
+
+CLI_HIDDEN void cli_printer_init(struct cli_printer *p, struct cli_out *out);
+CLI_HIDDEN void cli_printer_fini(struct cli_printer *p);
+
+/* Before the first and after the last request (the JSON array of argv mode). */
+CLI_HIDDEN void cli_print_begin(struct cli_printer *p);
+CLI_HIDDEN void cli_print_end(struct cli_printer *p);
+
+/* An input line that is not a command: echoed (JSON: an Error object). */
+CLI_HIDDEN void cli_print_invalid(struct cli_printer *p, const char *line, size_t len);
+
+/* A CODE request: frames innermost first, n >= 1. */
+CLI_HIDDEN void cli_print_code(struct cli_printer *p, uint64_t addr,
+                               const struct cli_line_info *frames, size_t n);
+
+/* A DATA request: the symbol covering addr (name NULL when none). */
+CLI_HIDDEN void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name,
+                               uint64_t start, uint64_t size);
+
+/* A FRAME request: symdb stores no local variables, so this is always the
+ * "no locals" answer. */
+CLI_HIDDEN void cli_print_frame_cmd(struct cli_printer *p, uint64_t addr);
+
+/* Write s as a JSON string literal, fixing invalid UTF-8 like llvm::json. */
+CLI_HIDDEN void cli_json_string(struct cli_out *o, const char *s, size_t n);
+
+#endif /* SYMDB_CLI_OUTPUT_H */

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the symdb subcommands: the buffered output stream that
+ * all results go through, the one-line error format, the mapping from
+ * library error codes to exit codes, and llvm-compatible number and option
+ * parsing.  Nothing here is specific to one subcommand.
+ */
+#include "cli_util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "symdb.h"
+
+int cli_out_init(struct cli_out *o, FILE *f, size_t cap)
+{
+	o->buf = malloc(cap);
+	o->len = 0;
+	o->cap = o->buf ? cap : 0;
+	o->f = f;
+	o->failed = 0;
+	return o->buf ? 0 : -ENOMEM;
+}
+
+void cli_out_flush(struct cli_out *o)
+{
+	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
+		o->failed = 1;
+	o->len = 0;
+	if (fflush(o->f) != 0)
+		o->failed = 1;
+}
+
+int cli_out_fini(struct cli_out *o)
+{
+	cli_out_flush(o);
+	free(o->buf);
+	o->buf = NULL;
+	o->cap = 0;
+	return o->failed ? -1 : 0;
+}
+
+/*
+ * Make room for `need` more bytes: flush what is buffered, and grow only when
+ * a single piece is larger than the whole buffer (a huge demangled name).
+ */
+void cli_out_grow(struct cli_out *o, size_t need)
+{
+	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
+		o->failed = 1;
+	o->len = 0;
+	if (need <= o->cap)
+		return;
+	size_t cap = o->cap ? o->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	char *nb = realloc(o->buf, cap);
+	if (!nb) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	o->buf = nb;
+	o->cap = cap;
+}
+
+void cli_out_u64(struct cli_out *o, uint64_t v)
+{
+	char tmp[24];
+	size_t n = sizeof(tmp);
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	cli_out_mem(o, tmp + n, sizeof(tmp) - n);
+}
+
+void cli_out_hex(struct cli_out *o, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	size_t n = sizeof(tmp);
+	do {
+		tmp[--n] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	cli_out_mem(o, tmp + n, sizeof(tmp) - n);
+}
+
+void cli_out_fmt(struct cli_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	if (o->cap - o->len < (size_t)n + 1)
+		cli_out_grow(o, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(o->buf + o->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
+}
+
+void cli_err(const char *what, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (what)
+		fprintf(stderr, "symdb: %s: %s\n", what, msg);
+	else
+		fprintf(stderr, "symdb: %s\n", msg);
+}
+
+void cli_err_lib(const char *what, int rc, const char *errbuf)
+{
+	if (!errbuf || !errbuf[0]) {
+		cli_err(what, "%s", symdb_strerror(rc));
+		return;
+	}
+	/* The library's reasons usually name the file already. */
+	size_t wl = what ? strlen(what) : 0;
+	if (!what || (strncmp(errbuf, what, wl) == 0 && errbuf[wl] == ':'))
+		cli_err(NULL, "%s", errbuf);
+	else
+		cli_err(what, "%s", errbuf);
+}
+
+int cli_exit_for(int rc)
+{
+	switch (rc) {
+	case SYMDB_E_FORMAT:
+	case SYMDB_E_VERSION:
+	case SYMDB_E_CORRUPT:
+	case SYMDB_E_CHECKSUM:
+		return CLI_EXIT_DAMAGED;
+	case SYMDB_E_CATALOG:
+	case SYMDB_E_READONLY:
+		return CLI_EXIT_DATABASE;
+	case SYMDB_E_INVAL:
+		return CLI_EXIT_USAGE;
+	default:
+		return CLI_EXIT_FAILED;
+	}
+}
+
+static int digit_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A' + 10;
+	return 99;
+}
+
+/* LLVM's GetAutoSenseRadix + consumeUnsignedInteger, for byte identity with
+ * llvm-symbolizer's address parsing (invalid lines are echoed, not parsed). */
+int cli_parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	unsigned radix = 10;
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		radix = 16, s += 2, n -= 2;
+	else if (n >= 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+		radix = 2, s += 2, n -= 2;
+	else if (n >= 2 && s[0] == '0' && s[1] == 'o')
+		radix = 8, s += 2, n -= 2;
+	else if (n >= 2 && s[0] == '0' && s[1] >= '0' && s[1] <= '9')
+		radix = 8, s += 1, n -= 1;
+	if (n == 0)
+		return -1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		int d = digit_value(s[i]);
+		if (d >= (int)radix)
+			return -1;
+		if (v > (UINT64_MAX - (uint64_t)d) / radix)
+			return -1;
+		v = v * radix + (uint64_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	const char *a = argv[*i];
+	size_t nl = strlen(name);
+	if (strncmp(a, name, nl) != 0)
+		return 0;
+	if (a[nl] == '=') {
+		*val = a + nl + 1;
+		return 1;
+	}
+	if (a[nl] == '\0') {
+		if (*i + 1 >= argc) {
+			cli_err(NULL, "option '%s' needs a value", name);
+			return -1;
+		}
+		*val = argv[++*i];
+		return 1;
+	}
+	/* One-letter short options also take a joined value: -eFILE. */
+	if (nl == 2 && name[0] == '-' && name[1] != '-') {
+		*val = a + nl;
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared helpers of the symdb command-line tool: exit codes, the one-line
+ * error format ("symdb: <path>: <reason>" on stderr), a large output buffer
+ * that every result goes through (one write(2) per ~256 KiB instead of one
+ * stdio call per field), number parsing, and the subcommand entry points.
+ * The CLI uses only the public headers symdb.h and symdb_build.h.
+ */
+#ifndef SYMDB_CLI_UTIL_H
+#define SYMDB_CLI_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define CLI_HIDDEN __attribute__((visibility("hidden")))
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_HIDDEN
+#define CLI_PRINTF(a, b)
+#endif
+
+/* Exit codes, documented in `symdb --help`. */
+enum cli_exit {
+	CLI_EXIT_OK = 0,        /* everything worked */
+	CLI_EXIT_FAILED = 1,    /* some input failed or was not found */
+	CLI_EXIT_USAGE = 2,     /* bad command line */
+	CLI_EXIT_DATABASE = 3,  /* missing, read-only or damaged catalog */
+	CLI_EXIT_DAMAGED = 4    /* damaged index file */
+};
+
+/* Options every subcommand shares. */
+struct cli_global {
+	const char *db_dir; /* --db DIR, or NULL for symdb_default_dir() */
+};
+
+/* A growable output buffer in front of one FILE. */
+struct cli_out {
+	char *buf;
+	size_t len, cap;
+	FILE *f;
+	int failed; /* a write error happened (EPIPE, ENOSPC) */
+};
+
+CLI_HIDDEN int cli_out_init(struct cli_out *o, FILE *f, size_t cap);
+CLI_HIDDEN void cli_out_flush(struct cli_out *o);
+/* Flushes and frees; returns 0, or -1 if any write failed. */
+CLI_HIDDEN int cli_out_fini(struct cli_out *o);
+CLI_HIDDEN void cli_out_grow(struct cli_out *o, size_t need);
+
+static inline void cli_out_mem(struct cli_out *o, const char *s, size_t n)
+{
+	if (o->cap - o->len < n)
+		cli_out_grow(o, n);
+	if (n) {
+		memcpy(o->buf + o->len, s, n);
+		o->len += n;
+	}
+}
+
+static inline void cli_out_str(struct cli_out *o, const char *s)
+{
+	cli_out_mem(o, s, strlen(s));
+}
+
+static inline void cli_out_chr(struct cli_out *o, char c)
+{
+	if (o->len == o->cap)
+		cli_out_grow(o, 1);
+	o->buf[o->len++] = c;
+}
+
+CLI_HIDDEN void cli_out_u64(struct cli_out *o, uint64_t v);     /* decimal */
+CLI_HIDDEN void cli_out_hex(struct cli_out *o, uint64_t v);     /* lowercase, no 0x */
+CLI_HIDDEN void cli_out_fmt(struct cli_out *o, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* "symdb: <what>: <reason>\n" on stderr; what may be NULL. */
+CLI_HIDDEN void cli_err(const char *what, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* Report a library failure: prefers errbuf (when it already names `what`,
+ * it is printed as is), else symdb_strerror(rc). */
+CLI_HIDDEN void cli_err_lib(const char *what, int rc, const char *errbuf);
+/* Exit code for a library error. */
+CLI_HIDDEN int cli_exit_for(int rc);
+
+/* Parse an unsigned integer like LLVM's StringRef::getAsInteger(radix 0):
+ * 0x/0X hex, 0b/0B binary, 0o octal, leading-0 octal, else decimal; the whole
+ * [s, s+n) must be consumed and fit in 64 bits.  Returns 0 or -1. */
+CLI_HIDDEN int cli_parse_u64(const char *s, size_t n, uint64_t *out);
+
+/* Match an option that takes a value, spelled "NAME VALUE" or "NAME=VALUE"
+ * (and "-eVALUE" when NAME is a one-letter "-e").  Returns 1 on a match with
+ * *val set (advancing *i past a separate value), 0 when argv[*i] is not this
+ * option, -1 when the value is missing (an error is printed). */
+CLI_HIDDEN int cli_opt_value(int argc, char **argv, int *i, const char *name,
+                             const char **val);
+
+/* "x86_64", "aarch64"... or "elf-N"; buf is used for unknown ones. */
+CLI_HIDDEN const char *cli_machine_name(unsigned object_format, uint32_t machine, char *buf,
+                                        size_t bufsz);
+/* "2026-11-22T01:02:03Z" (UTC), or "-" for 0. */
+CLI_HIDDEN const char *cli_time_name(uint64_t t, char *buf, size_t bufsz);
+
+/* Subcommands. argv[0] is the subcommand name. */
+CLI_HIDDEN int cli_cmd_build(const struct cli_global *g, int argc, char **argv);
+CLI_HIDDEN int cli_cmd_query(const struct cli_global *g, int argc, char **argv);
+CLI_HIDDEN int cli_cmd_list(const struct cli_global *g, int argc, char **argv);
+CLI_HIDDEN int cli_cmd_info(const struct cli_global *g, int argc, char **argv);
+
+/* Per-command help texts (symdb_main.c). */
+CLI_HIDDEN void cli_usage(FILE *f, const char *cmd);
+
+#endif /* SYMDB_CLI_UTIL_H */

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L
+/*
+ * `symdb build`: index many files with one symdb_builder shared by N worker
+ * threads.  Workers take the next file from an atomic counter; results are
+ * printed in argument order (a file's line waits for the ones before it), so
+ * the output does not depend on -j.  A progress line is drawn on stderr only
+ * when stderr is a terminal.  A failing file is reported and skipped; the
+ * others are still indexed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "symdb_build.h"
+
+struct file_state {
+	int finished;
+	int rc;
+	char *out_line; /* for stdout, or NULL */
+	char *err_line; /* for stderr, or NULL */
+};
+
+struct build_run {
+	symdb_builder *b;
+	char **files;
+	size_t nfiles;
+	unsigned flags;
+	const char *debug_dir;
+	int quiet, tty;
+	atomic_size_t next;
+	pthread_mutex_t lock; /* guards everything below */
+	struct file_state *st;
+	size_t printed, finished;
+	int exit_code;
+};
+
+static char *dup_printf(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+static char *dup_printf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (!s)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* The library's reason usually starts with the path already. */
+static char *error_line(const char *path, int rc, const char *err)
+{
+	size_t pl = strlen(path);
+	if (!err[0])
+		return dup_printf("symdb: %s: %s\n", path, symdb_strerror(rc));
+	if (strncmp(err, path, pl) == 0 && err[pl] == ':')
+		return dup_printf("symdb: %s\n", err);
+	return dup_printf("symdb: %s: %s\n", path, err);
+}
+
+static void draw_progress(struct build_run *r)
+{
+	if (!r->tty)
+		return;
+	fprintf(stderr, "\r\033[K[%zu/%zu] indexing...", r->finished, r->nfiles);
+	fflush(stderr);
+}
+
+/* With the lock held: print every finished file not yet printed, in order. */
+static void flush_ready(struct build_run *r)
+{
+	int cleared = 0;
+	while (r->printed < r->nfiles && r->st[r->printed].finished) {
+		struct file_state *s = &r->st[r->printed++];
+		if (r->tty && !cleared) {
+			fputs("\r\033[K", stderr);
+			cleared = 1;
+		}
+		if (s->out_line && !r->quiet)
+			fputs(s->out_line, stdout);
+		if (s->err_line) {
+			fflush(stdout);
+			fputs(s->err_line, stderr);
+		}
+		free(s->out_line);
+		free(s->err_line);
+		s->out_line = s->err_line = NULL;
+	}
+	fflush(stdout);
+	if (r->printed < r->nfiles)
+		draw_progress(r);
+}
+
+static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
+{
+	const char *path = r->files[i];
+	char err[1024] = "";
+	SYMDB_OPTS(symdb_build_opts, o, .flags = r->flags, .debug_dir = r->debug_dir,
+	           .errbuf = err, .errbuf_sz = sizeof(err));
+	memset(res, 0, sizeof(*res));
+	int rc = symdb_builder_add(r->b, path, &o, res);
+	char hex[2 * SYMDB_UUID_MAX + 1];
+	char *out = NULL, *errl = NULL;
+	if (rc == 0) {
+		symdb_uuid_format(&res->uuid, hex);
+		if (res->skipped)
+			out = dup_printf("skipped %s %s (already indexed)\n", hex, path);
+		else
+			out = dup_printf("indexed %s %s\n", hex, path);
+	} else {
+		errl = error_line(path, rc, err);
+	}
+	pthread_mutex_lock(&r->lock);
+	r->st[i].rc = rc;
+	r->st[i].out_line = out;
+	r->st[i].err_line = errl;
+	r->st[i].finished = 1;
+	r->finished++;
+	if (rc < 0) {
+		int ex = cli_exit_for(rc);
+		if (ex == CLI_EXIT_DAMAGED || ex == CLI_EXIT_USAGE)
+			ex = CLI_EXIT_FAILED; /* a bad input, not a bad index */
+		if (ex > r->exit_code)
+			r->exit_code = ex;
+	}
+	flush_ready(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void *worker(void *arg)
+{
+	struct build_run *r = arg;
+	/* symdb_build_result holds two PATH_MAX buffers: keep it off the stack
+	 * of small thread stacks. */
+	symdb_build_result *res = malloc(sizeof(*res));
+	if (!res)
+		return NULL;
+	for (;;) {
+		size_t i = atomic_fetch_add(&r->next, 1);
+		if (i >= r->nfiles)
+			break;
+		index_one(r, i, res);
+	}
+	free(res);
+	return NULL;
+}
+
+static int parse_jobs(const char *v, unsigned *jobs)
+{
+	uint64_t n;
+	if (cli_parse_u64(v, strlen(v), &n) < 0 || n > 1024) {
+		cli_err(NULL, "build: invalid job count '%s'", v);
+		return -1;
+	}
+	if (n == 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		n = c > 0 ? (uint64_t)c : 1;
+	}
+	*jobs = (unsigned)n;
+	return 0;
+}
+
+/* Parse options; files are gathered at the front of argv.  Returns the
+ * number of files, or minus an exit code. */
+static int parse_build_args(struct build_run *r, struct cli_global *g, unsigned *jobs, int argc,
+                            char **argv)
+{
+	int nf = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int m;
+		if (!strcmp(a, "--")) {
+			while (++i < argc)
+				argv[nf++] = argv[i];
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0') {
+			argv[nf++] = argv[i];
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			cli_usage(stdout, "build");
+			return -1000;
+		} else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
+			r->flags |= SYMDB_BUILD_FORCE;
+		} else if (!strcmp(a, "--no-dwarf")) {
+			r->flags |= SYMDB_BUILD_NO_DWARF;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			r->quiet = 1;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--db", &v)) != 0) {
+			if (m < 0)
+				return -CLI_EXIT_USAGE;
+			g->db_dir = v;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--debug-dir", &v)) != 0) {
+			if (m < 0)
+				return -CLI_EXIT_USAGE;
+			r->debug_dir = v;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--jobs", &v)) != 0 ||
+		           (m = cli_opt_value(argc, argv, &i, "-j", &v)) != 0) {
+			if (m < 0 || parse_jobs(v, jobs) < 0)
+				return -CLI_EXIT_USAGE;
+		} else {
+			cli_err(NULL, "build: unknown option '%s' (see 'symdb help build')", a);
+			return -CLI_EXIT_USAGE;
+		}
+	}
+	if (nf == 0) {
+		cli_err(NULL, "build: no input files (see 'symdb help build')");
+		return -CLI_EXIT_USAGE;
+	}
+	return nf;
+}
+
+static int open_builder(struct build_run *r, const struct cli_global *g)
+{
+	char err[1024] = "";
+	SYMDB_OPTS(symdb_build_opts, o, .flags = r->flags, .debug_dir = r->debug_dir,
+	           .errbuf = err, .errbuf_sz = sizeof(err));
+	int rc = symdb_builder_open(g->db_dir, &o, &r->b);
+	if (rc == 0)
+		return 0;
+	char dir[4096];
+	if (g->db_dir)
+		snprintf(dir, sizeof(dir), "%s", g->db_dir);
+	else if (symdb_default_dir(dir, sizeof(dir)) < 0)
+		snprintf(dir, sizeof(dir), "(default database)");
+	cli_err_lib(dir, rc, err);
+	return -CLI_EXIT_DATABASE;
+}
+
+static int run_workers(struct build_run *r, unsigned jobs)
+{
+	if (jobs > r->nfiles)
+		jobs = (unsigned)r->nfiles;
+	pthread_t *tids = calloc(jobs, sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	unsigned started = 0;
+	for (; started + 1 < jobs; started++)
+		if (pthread_create(&tids[started], NULL, worker, r) != 0)
+			break;
+	worker(r); /* the main thread works too */
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	free(tids);
+	return 0;
+}
+
+int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	struct build_run r;
+	memset(&r, 0, sizeof(r));
+	unsigned jobs = 1;
+	int nf = parse_build_args(&r, &g, &jobs, argc, argv);
+	if (nf < 0)
+		return nf == -1000 ? CLI_EXIT_OK : -nf;
+	r.files = argv;
+	r.nfiles = (size_t)nf;
+	r.tty = isatty(STDERR_FILENO);
+	atomic_init(&r.next, 0);
+	r.st = calloc(r.nfiles, sizeof(*r.st));
+	if (!r.st || pthread_mutex_init(&r.lock, NULL) != 0) {
+		free(r.st);
+		cli_err(NULL, "out of memory");
+		return CLI_EXIT_FAILED;
+	}
+	int rc = open_builder(&r, &g);
+	if (rc == 0) {
+		draw_progress(&r);
+		if (run_workers(&r, jobs) < 0) {
+			cli_err(NULL, "out of memory");
+			r.exit_code = CLI_EXIT_FAILED;
+		}
+		if (r.tty)
+			fputs("\r\033[K", stderr);
+		/* Files never processed (a worker failed to start) count as failed. */
+		if (r.printed < r.nfiles)
+			r.exit_code = CLI_EXIT_FAILED;
+	}
+	symdb_builder_close(r.b);
+	pthread_mutex_destroy(&r.lock);
+	free(r.st);
+	if (fflush(stdout) != 0 && r.exit_code == 0)
+		r.exit_code = CLI_EXIT_FAILED;
+	return rc < 0 ? -rc : r.exit_code;
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb info`: describe one index file (header facts, table counts,
+ * BUILD_INFO counters) and verify it with symdb_image_verify(), which checks
+ * every table checksum and invariant that a normal open skips.  The image is
+ * named by an index file path (*.symdb, opened without any catalog), by the
+ * binary it was built from, or by its UUID.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "symdb.h"
+
+static const char *uuid_kind_name(unsigned kind)
+{
+	switch (kind) {
+	case SYMDB_UUID_GNU_BUILD_ID: return "GNU build-id";
+	case SYMDB_UUID_MACHO: return "Mach-O LC_UUID";
+	case SYMDB_UUID_FALLBACK: return "fallback hash";
+	default: return "unknown kind";
+	}
+}
+
+static void print_build_info(struct cli_out *o, const symdb_image_info *in)
+{
+	static const char *const labels[] = {
+		"source file bytes", "symbol entries read", "symbols dropped",
+		"DWARF units indexed", "DWARF units skipped",
+	};
+	for (unsigned i = 0; i < in->nbuild_info && i < 16; i++) {
+		if (i < 5) {
+			cli_out_fmt(o, "%-20s %llu\n", labels[i], (unsigned long long)in->build_info[i]);
+		} else if (i == 5) {
+			cli_out_fmt(o, "%-20s", "DWARF versions");
+			int any = 0;
+			for (unsigned v = 0; v < 64; v++)
+				if (in->build_info[5] >> v & 1) {
+					cli_out_fmt(o, " %u", v);
+					any = 1;
+				}
+			cli_out_str(o, any ? "\n" : " none\n");
+		} else {
+			cli_out_fmt(o, "build counter %-6u %llu\n", i,
+			            (unsigned long long)in->build_info[i]);
+		}
+	}
+}
+
+static void print_info(struct cli_out *o, const symdb_image_info *in, const char *index_path)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1], mbuf[32];
+	symdb_uuid_format(&in->uuid, hex);
+	cli_out_fmt(o, "%-20s %s (%s)\n", "uuid", hex, uuid_kind_name(in->uuid.kind));
+	cli_out_fmt(o, "%-20s %s\n", "image name", in->image_name ? in->image_name : "");
+	if (index_path)
+		cli_out_fmt(o, "%-20s %s\n", "index file", index_path);
+	cli_out_fmt(o, "%-20s %u.%u\n", "format version", in->format_major, in->format_minor);
+	cli_out_fmt(o, "%-20s %s%u %s-endian, type %u, machine %s\n", "object",
+	            in->object_format == 2 ? "Mach-O " : "ELF", in->object_class,
+	            in->object_endian == 2 ? "big" : "little", in->object_type,
+	            cli_machine_name(in->object_format, in->machine, mbuf, sizeof(mbuf)));
+	cli_out_fmt(o, "%-20s 0x%x\n", "flags", in->flags);
+	cli_out_fmt(o, "%-20s %u\n", "address size", in->address_size);
+	cli_out_fmt(o, "%-20s 0x%llx\n", "base address", (unsigned long long)in->base_address);
+	cli_out_fmt(o, "%-20s %llu\n", "index bytes", (unsigned long long)in->file_size);
+	cli_out_fmt(o, "%-20s %llu\n", "symbols", (unsigned long long)in->nsymbols);
+	cli_out_fmt(o, "%-20s %llu\n", "functions", (unsigned long long)in->nfunctions);
+	cli_out_fmt(o, "%-20s %llu\n", "inline nodes", (unsigned long long)in->ninline_nodes);
+	cli_out_fmt(o, "%-20s %llu\n", "line rows", (unsigned long long)in->nline_rows);
+	cli_out_fmt(o, "%-20s %llu\n", "files", (unsigned long long)in->nfiles);
+	cli_out_fmt(o, "%-20s %llu\n", "segments", (unsigned long long)in->nsegments);
+	print_build_info(o, in);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Open the image named by `target`; returns 0 or minus an exit code. */
+static int open_target(const struct cli_global *g, const char *target, symdb **db,
+                       symdb_image **img)
+{
+	char err[512] = "";
+	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
+	symdb_uuid id;
+	int rc, is_file = access(target, F_OK) == 0;
+	if (is_file && ends_with(target, ".symdb")) {
+		rc = symdb_image_open_file(target, &o, img);
+		if (rc < 0)
+			cli_err_lib(target, rc, err);
+		return rc < 0 ? -cli_exit_for(rc) : 0;
+	}
+	if (!is_file && symdb_uuid_parse(target, &id) < 0) {
+		cli_err(target, "no such file, and not a UUID");
+		return -CLI_EXIT_FAILED;
+	}
+	rc = symdb_open(g->db_dir, &o, db);
+	if (rc < 0) {
+		const char *dir = g->db_dir ? g->db_dir : "(default database)";
+		if (rc == -ENOENT)
+			cli_err(dir, "no symdb database here");
+		else
+			cli_err_lib(dir, rc, err);
+		return -CLI_EXIT_DATABASE;
+	}
+	err[0] = '\0';
+	rc = is_file ? symdb_image_open_binary(*db, target, &o, img)
+	             : symdb_image_open_uuid(*db, &id, &o, img);
+	if (rc == SYMDB_E_NOT_INDEXED)
+		cli_err(target, "not indexed in this database");
+	else if (rc < 0)
+		cli_err_lib(target, rc, err);
+	return rc < 0 ? -cli_exit_for(rc) : 0;
+}
+
+int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	const char *target = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		if (m < 0)
+			return CLI_EXIT_USAGE;
+		if (m > 0) {
+			g.db_dir = v;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(stdout, "info");
+			return CLI_EXIT_OK;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_err(NULL, "info: unknown option '%s' (see 'symdb help info')", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else if (target) {
+			cli_err(NULL, "info: give one image (see 'symdb help info')");
+			return CLI_EXIT_USAGE;
+		} else {
+			target = argv[i];
+		}
+	}
+	if (!target) {
+		cli_err(NULL, "info: which image? (see 'symdb help info')");
+		return CLI_EXIT_USAGE;
+	}
+	symdb *db = NULL;
+	symdb_image *img = NULL;
+	int rc = open_target(&g, target, &db, &img);
+	if (rc < 0) {
+		symdb_close(db);
+		return -rc;
+	}
+	symdb_image_info info;
+	symdb_image_get_info(img, &info);
+	struct cli_out out;
+	int ex = CLI_EXIT_OK;
+	if (cli_out_init(&out, stdout, 16 * 1024) == 0) {
+		print_info(&out, &info, ends_with(target, ".symdb") ? target : NULL);
+		char err[512] = "";
+		rc = symdb_image_verify(img, err, sizeof(err));
+		if (rc == 0) {
+			cli_out_fmt(&out, "%-20s ok\n", "verify");
+		} else {
+			cli_out_fmt(&out, "%-20s DAMAGED: %s\n", "verify",
+			            err[0] ? err : symdb_strerror(rc));
+			ex = CLI_EXIT_DAMAGED;
+		}
+		if (cli_out_fini(&out) < 0 && ex == CLI_EXIT_OK)
+			ex = CLI_EXIT_FAILED;
+		if (rc < 0)
+			cli_err_lib(target, rc, err);
+	} else {
+		ex = CLI_EXIT_FAILED;
+	}
+	symdb_image_close(img);
+	symdb_close(db);
+	return ex;
+}

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L
+/*
+ * `symdb query`: a drop-in for `llvm-symbolizer-14 --obj FILE`.
+ *
+ * Requests come from the arguments or from stdin, parsed exactly as
+ * llvm-symbolizer parses them (fgets into a 1024-byte buffer, so longer lines
+ * split every 1023 bytes; every \r and \n removed; an optional "CODE ",
+ * "DATA " or "FRAME " prefix; spaces skipped; the address token read by
+ * StringRef::getAsInteger with radix auto-detection; anything unparsable
+ * echoed back).  Instead of one lookup per line, a batch of requests is
+ * translated to virtual addresses, sorted through an index array, resolved in
+ * one symdb_resolve_batch() pass per chunk of frames, and printed in input
+ * order.  stdin is read with read(2) and each batch is whatever complete
+ * lines have arrived, so an interactive client that writes one line and
+ * waits for the answer still gets it at once.
+ *
+ * Memory grows per batch, never per address.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_output.h"
+#include "cli_util.h"
+#include "symdb.h"
+
+enum req_kind { REQ_INVALID, REQ_CODE, REQ_DATA, REQ_FRAME };
+
+struct request {
+	const char *text; /* the line as llvm-symbolizer echoes it */
+	size_t len;
+	uint64_t addr;    /* as given (printed by --addresses) */
+	int kind;
+};
+
+struct sort_ent {
+	uint64_t addr;
+	uint32_t idx;
+};
+
+struct query {
+	const char *obj, *uuid_hex;
+	enum symdb_addr_kind kind;
+	uint64_t load_address, adjust_vma;
+	int inlines;
+	symdb_image *img;
+	struct cli_printer pr;
+	int damaged; /* some address hit a damaged record */
+
+	/* per-batch arrays, grown as needed and reused */
+	struct request *req;
+	size_t nreq, req_cap;
+	struct sort_ent *ord;
+	uint64_t *addrs;
+	uint32_t *pos;      /* request index -> position in ord */
+	symdb_result *res;  /* by sorted position */
+	size_t arr_cap;
+	symdb_frame *frames;
+	size_t frames_cap;
+	struct cli_line_info *li;
+	size_t li_cap;
+};
+
+#define STDIN_BUF (1u << 20)
+#define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
+
+static void *grow_array(void *p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *np = realloc(p, n * elem);
+	if (!np) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	*cap = n;
+	return np;
+}
+
+/* ---- request parsing (llvm-symbolizer.cpp parseCommand) -------------- */
+
+static int is_delim(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r';
+}
+
+static void parse_request(const char *s, size_t n, struct request *r)
+{
+	r->text = s;
+	r->len = n;
+	r->kind = REQ_CODE;
+	r->addr = 0;
+	if (n >= 5 && memcmp(s, "CODE ", 5) == 0)
+		s += 5, n -= 5;
+	else if (n >= 5 && memcmp(s, "DATA ", 5) == 0)
+		s += 5, n -= 5, r->kind = REQ_DATA;
+	else if (n >= 6 && memcmp(s, "FRAME ", 6) == 0)
+		s += 6, n -= 6, r->kind = REQ_FRAME;
+	while (n && is_delim(*s))
+		s++, n--;
+	size_t tl = 0;
+	while (tl < n && !is_delim(s[tl]))
+		tl++;
+	if (cli_parse_u64(s, tl, &r->addr) != 0)
+		r->kind = REQ_INVALID;
+}
+
+static struct request *new_request(struct query *q)
+{
+	q->req = grow_array(q->req, &q->req_cap, q->nreq + 1, sizeof(*q->req));
+	return &q->req[q->nreq++];
+}
+
+/* ---- resolving a batch ----------------------------------------------- */
+
+static int cmp_sort_ent(const void *a, const void *b)
+{
+	const struct sort_ent *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Translate, sort and resolve every CODE/DATA request; returns 0 or an error. */
+static int resolve_batch(struct query *q, size_t *out_m)
+{
+	size_t cap = q->arr_cap;
+	q->ord = grow_array(q->ord, &cap, q->nreq, sizeof(*q->ord));
+	cap = q->arr_cap;
+	q->addrs = grow_array(q->addrs, &cap, q->nreq, sizeof(*q->addrs));
+	cap = q->arr_cap;
+	q->pos = grow_array(q->pos, &cap, q->nreq, sizeof(*q->pos));
+	cap = q->arr_cap;
+	q->res = grow_array(q->res, &cap, q->nreq, sizeof(*q->res));
+	q->arr_cap = cap;
+
+	size_t m = 0;
+	for (size_t i = 0; i < q->nreq; i++) {
+		if (q->req[i].kind != REQ_CODE && q->req[i].kind != REQ_DATA)
+			continue;
+		q->addrs[m] = q->req[i].addr - q->adjust_vma;
+		q->ord[m].idx = (uint32_t)i;
+		m++;
+	}
+	*out_m = m;
+	if (!m)
+		return 0;
+	if (q->kind != SYMDB_ADDR_VADDR) {
+		int rc = symdb_image_translate(q->img, q->kind, q->load_address, q->addrs,
+		                               q->addrs, m);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t k = 0; k < m; k++)
+		q->ord[k].addr = q->addrs[k];
+	qsort(q->ord, m, sizeof(*q->ord), cmp_sort_ent);
+	for (size_t k = 0; k < m; k++) {
+		q->addrs[k] = q->ord[k].addr;
+		q->pos[q->ord[k].idx] = (uint32_t)k;
+	}
+
+	size_t done = 0, used = 0;
+	if (q->frames_cap < 256)
+		q->frames = grow_array(q->frames, &q->frames_cap, 256, sizeof(*q->frames));
+	while (done < m) {
+		ptrdiff_t r = symdb_resolve_batch(q->img, q->addrs + done, m - done,
+		                                  q->frames + used, q->frames_cap - used,
+		                                  q->res + done);
+		if (r == 0 || r == SYMDB_E_INVAL) {
+			/* Not even one address fits: more frames, unless the
+			 * array is already absurdly large. */
+			if (q->frames_cap - used > ((size_t)1 << 24))
+				return r ? (int)r : SYMDB_E_CORRUPT;
+			q->frames = grow_array(q->frames, &q->frames_cap,
+			                       q->frames_cap * 2, sizeof(*q->frames));
+			continue;
+		}
+		if (r < 0)
+			return (int)r;
+		size_t end = used;
+		for (size_t k = done; k < done + (size_t)r; k++) {
+			q->res[k].first += (uint32_t)used;
+			if (q->res[k].first + q->res[k].count > end)
+				end = q->res[k].first + q->res[k].count;
+		}
+		used = end;
+		done += (size_t)r;
+		if (done < m && q->frames_cap - used < 64)
+			q->frames = grow_array(q->frames, &q->frames_cap,
+			                       q->frames_cap * 2, sizeof(*q->frames));
+	}
+	return 0;
+}
+
+/* ---- choosing what each frame shows ---------------------------------- */
+
+static void line_info_from(const struct query *q, const symdb_frame *f,
+                           struct cli_line_info *li)
+{
+	memset(li, 0, sizeof(*li));
+	if (q->pr.fn_kind == CLI_FN_LINKAGE)
+		li->name = f->name;
+	else if (q->pr.fn_kind == CLI_FN_SHORT)
+		li->name = f->short_name;
+	li->file = f->file;
+	li->file_rel = f->file_rel;
+	li->decl_file = f->decl_file;
+	li->decl_file_rel = f->decl_file_rel;
+	li->line = f->line;
+	li->column = f->column;
+	li->discriminator = f->discriminator;
+	li->decl_line = f->decl_line;
+	li->has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0;
+	li->start = f->start_addr;
+}
+
+/*
+ * The frames llvm-symbolizer prints for one CODE request:
+ * - --inlines: every frame (symbolizeInlinedCode), at least one;
+ * - --no-inlines, GNU style: frame 0 of that same list (the innermost, which
+ *   carries the symbol-table name only when it is also the outermost);
+ * - --no-inlines otherwise: symbolizeCode, i.e. the innermost frame's line
+ *   and DWARF name, with the name and start replaced by the symbol covering
+ *   the address when --functions=linkage.
+ */
+static size_t select_frames(struct query *q, const symdb_result *r)
+{
+	size_t n = r->count ? r->count : 1;
+	q->li = grow_array(q->li, &q->li_cap, n, sizeof(*q->li));
+	if (!r->count) {
+		memset(q->li, 0, sizeof(*q->li));
+		return 1;
+	}
+	const symdb_frame *f = q->frames + r->first;
+	if (q->inlines) {
+		for (size_t i = 0; i < n; i++)
+			line_info_from(q, &f[i], &q->li[i]);
+		return n;
+	}
+	line_info_from(q, &f[0], &q->li[0]);
+	if (q->pr.style != CLI_STYLE_GNU && q->pr.fn_kind == CLI_FN_LINKAGE && r->sym_name) {
+		q->li[0].name = r->sym_name;
+		q->li[0].start = r->sym_addr;
+		q->li[0].has_start = 1;
+	}
+	return 1;
+}
+
+static void print_batch(struct query *q)
+{
+	for (size_t i = 0; i < q->nreq; i++) {
+		const struct request *rq = &q->req[i];
+		const symdb_result *r = rq->kind == REQ_CODE || rq->kind == REQ_DATA
+		                                ? &q->res[q->pos[i]]
+		                                : NULL;
+		if (r && r->status == SYMDB_E_CORRUPT)
+			q->damaged = 1;
+		switch (rq->kind) {
+		case REQ_INVALID:
+			cli_print_invalid(&q->pr, rq->text, rq->len);
+			break;
+		case REQ_FRAME:
+			cli_print_frame_cmd(&q->pr, rq->addr);
+			break;
+		case REQ_DATA:
+			if (r->sym_name)
+				cli_print_data(&q->pr, rq->addr, r->sym_name, r->sym_addr,
+				               r->sym_size);
+			else
+				cli_print_data(&q->pr, rq->addr, NULL, 0, 0);
+			break;
+		default: {
+			size_t n = select_frames(q, r);
+			cli_print_code(&q->pr, rq->addr, q->li, n);
+		}
+		}
+	}
+}
+
+static int run_batch(struct query *q)
+{
+	size_t m;
+	int rc = resolve_batch(q, &m);
+	if (rc < 0) {
+		cli_err(q->obj ? q->obj : q->uuid_hex, "%s", symdb_strerror(rc));
+		return rc;
+	}
+	print_batch(q);
+	q->nreq = 0;
+	return 0;
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+/*
+ * Turn one fgets()-sized piece into a request: the C string ends at the first
+ * NUL, and every \r and \n is erased (llvm::erase_if), in place.
+ */
+static void add_piece(struct query *q, char *s, size_t n)
+{
+	char *nul = memchr(s, '\0', n);
+	if (nul)
+		n = (size_t)(nul - s);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '\r' && s[i] != '\n')
+			s[w++] = s[i];
+	parse_request(s, w, new_request(q));
+}
+
+/* Split buf[0..len) into pieces; returns bytes consumed.  At EOF the tail
+ * is a piece too. */
+static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
+{
+	size_t off = 0;
+	while (off < len) {
+		size_t avail = len - off;
+		size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX;
+		char *nl = memchr(buf + off, '\n', lim);
+		size_t take;
+		if (nl)
+			take = (size_t)(nl - (buf + off)) + 1;
+		else if (avail >= LLVM_LINE_MAX)
+			take = LLVM_LINE_MAX;
+		else if (eof)
+			take = avail;
+		else
+			break;
+		add_piece(q, buf + off, take);
+		off += take;
+	}
+	return off;
+}
+
+static int run_stdin(struct query *q)
+{
+	char *buf = malloc(STDIN_BUF);
+	if (!buf) {
+		cli_err(NULL, "out of memory");
+		return -ENOMEM;
+	}
+	size_t len = 0;
+	int eof = 0, rc = 0;
+	while (!eof && rc == 0) {
+		ssize_t n = read(STDIN_FILENO, buf + len, STDIN_BUF - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			cli_err("<stdin>", "%s", strerror(errno));
+			break;
+		}
+		if (n == 0)
+			eof = 1;
+		len += (size_t)n;
+		size_t used = split_pieces(q, buf, len, eof);
+		if (q->nreq) {
+			rc = run_batch(q);
+			cli_out_flush(q->pr.out);
+		}
+		memmove(buf, buf + used, len - used);
+		len -= used;
+	}
+	free(buf);
+	return rc;
+}
+
+static int run_args(struct query *q, char **addrs, int naddrs)
+{
+	for (int i = 0; i < naddrs; i++)
+		parse_request(addrs[i], strlen(addrs[i]), new_request(q));
+	return q->nreq ? run_batch(q) : 0;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int parse_style(const char *v, enum cli_style *out)
+{
+	if (strcmp(v, "LLVM") == 0)
+		*out = CLI_STYLE_LLVM;
+	else if (strcmp(v, "GNU") == 0)
+		*out = CLI_STYLE_GNU;
+	else if (strcmp(v, "JSON") == 0)
+		*out = CLI_STYLE_JSON;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_fn_kind(const char *v, enum cli_fn_kind *out)
+{
+	if (strcmp(v, "none") == 0)
+		*out = CLI_FN_NONE;
+	else if (strcmp(v, "short") == 0)
+		*out = CLI_FN_SHORT;
+	else if (strcmp(v, "linkage") == 0)
+		*out = CLI_FN_LINKAGE;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_addr_kind(const char *v, enum symdb_addr_kind *out)
+{
+	static const struct {
+		const char *name;
+		enum symdb_addr_kind kind;
+	} kinds[] = { { "vaddr", SYMDB_ADDR_VADDR },
+		      { "offset", SYMDB_ADDR_OFFSET },
+		      { "fileoff", SYMDB_ADDR_FILEOFF },
+		      { "runtime", SYMDB_ADDR_RUNTIME } };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(v, kinds[i].name) == 0) {
+			*out = kinds[i].kind;
+			return 0;
+		}
+	return -1;
+}
+
+/* Plain flags; returns 1 when argv[i] was one. */
+static int query_flag(struct query *q, const char *a)
+{
+	struct cli_printer *p = &q->pr;
+	if (!strcmp(a, "--inlines") || !strcmp(a, "--inlining") || !strcmp(a, "--inlining=true"))
+		q->inlines = 1;
+	else if (!strcmp(a, "--no-inlines") || !strcmp(a, "--inlining=false"))
+		q->inlines = 0;
+	else if (!strcmp(a, "--functions"))
+		p->fn_kind = CLI_FN_LINKAGE;
+	else if (!strcmp(a, "--demangle") || !strcmp(a, "-demangle=true"))
+		p->demangle = 1;
+	else if (!strcmp(a, "--no-demangle") || !strcmp(a, "-demangle=false"))
+		p->demangle = 0;
+	else if (!strcmp(a, "--basenames"))
+		p->path_kind = CLI_PATH_BASENAME;
+	else if (!strcmp(a, "--relativenames"))
+		p->path_kind = CLI_PATH_RELATIVE;
+	else if (!strcmp(a, "--addresses") || !strcmp(a, "--print-address"))
+		p->print_address = 1;
+	else if (!strcmp(a, "--pretty-print"))
+		p->pretty = 1;
+	else if (!strcmp(a, "--verbose"))
+		p->verbose = 1;
+	else if (!strcmp(a, "--relative-address"))
+		q->kind = SYMDB_ADDR_OFFSET;
+	else if (!strcmp(a, "--use-symbol-table=true"))
+		; /* llvm's no-op compatibility flag */
+	else
+		return 0;
+	return 1;
+}
+
+/* Grouped one-letter flags, as LLVM's OptTable accepts them: -apCs. */
+static int query_short_flags(struct query *q, const char *a)
+{
+	if (a[0] != '-' || a[1] == '-' || a[1] == '\0')
+		return 0;
+	for (const char *c = a + 1; *c; c++)
+		if (!strchr("aCfips", *c))
+			return 0;
+	for (const char *c = a + 1; *c; c++) {
+		switch (*c) {
+		case 'a': q->pr.print_address = 1; break;
+		case 'C': q->pr.demangle = 1; break;
+		case 'f': q->pr.fn_kind = CLI_FN_LINKAGE; break;
+		case 'i': q->inlines = 1; break;
+		case 'p': q->pr.pretty = 1; break;
+		case 's': q->pr.path_kind = CLI_PATH_BASENAME; break;
+		}
+	}
+	return 1;
+}
+
+static int bad_value(const char *opt, const char *v)
+{
+	cli_err(NULL, "invalid value '%s' for %s (see 'symdb help query')", v, opt);
+	return CLI_EXIT_USAGE;
+}
+
+enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA };
+
+static const struct {
+	const char *name;
+	int id;
+} value_opts[] = {
+	{ "--obj", V_OBJ },       { "--exe", V_OBJ },         { "-e", V_OBJ },
+	{ "--uuid", V_UUID },     { "--db", V_DB },           { "--output-style", V_STYLE },
+	{ "--addr-kind", V_KIND }, { "--load-address", V_LOAD }, { "--adjust-vma", V_VMA },
+};
+
+static int apply_value_opt(struct query *q, struct cli_global *g, int id, const char *name,
+                           const char *v)
+{
+	int bad = 0;
+	switch (id) {
+	case V_OBJ: q->obj = v; break;
+	case V_UUID: q->uuid_hex = v; break;
+	case V_DB: g->db_dir = v; break;
+	case V_STYLE: bad = parse_style(v, &q->pr.style); break;
+	case V_KIND: bad = parse_addr_kind(v, &q->kind); break;
+	case V_LOAD: bad = cli_parse_u64(v, strlen(v), &q->load_address); break;
+	default: bad = cli_parse_u64(v, strlen(v), &q->adjust_vma); break;
+	}
+	return bad ? -bad_value(name, v) : 1;
+}
+
+/* Options that take a value; returns 1 handled, 0 not ours, or -exit code. */
+static int query_value_opt(struct query *q, struct cli_global *g, int argc, char **argv, int *i)
+{
+	const char *v;
+	for (size_t k = 0; k < sizeof(value_opts) / sizeof(value_opts[0]); k++) {
+		int m = cli_opt_value(argc, argv, i, value_opts[k].name, &v);
+		if (m < 0)
+			return -CLI_EXIT_USAGE;
+		if (m > 0)
+			return apply_value_opt(q, g, value_opts[k].id, value_opts[k].name, v);
+	}
+	const char *a = argv[*i];
+	if (!strncmp(a, "--functions=", 12) || !strncmp(a, "-f=", 3)) {
+		v = strchr(a, '=') + 1;
+		if (parse_fn_kind(v, &q->pr.fn_kind))
+			return -bad_value("--functions", v);
+		return 1;
+	}
+	return 0;
+}
+
+#define HELP_SHOWN (-1000)
+
+/* Returns 0, HELP_SHOWN, or minus an exit code. */
+static int parse_query_args(struct query *q, struct cli_global *g, int argc, char **argv,
+                            int *first_addr)
+{
+	int i = 1, nat = 0;
+	/* Addresses are collected at the front of argv, in order. */
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			for (i++; i < argc; i++)
+				argv[nat++] = argv[i];
+			break;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			cli_usage(stdout, "query");
+			return HELP_SHOWN;
+		}
+		if (a[0] != '-' || a[1] == '\0') {
+			argv[nat++] = argv[i];
+			continue;
+		}
+		if (query_flag(q, a) || query_short_flags(q, a))
+			continue;
+		int m = query_value_opt(q, g, argc, argv, &i);
+		if (m < 0)
+			return m;
+		if (m > 0)
+			continue;
+		cli_err(NULL, "query: unknown option '%s' (see 'symdb help query')", a);
+		return -CLI_EXIT_USAGE;
+	}
+	*first_addr = nat;
+	if (!q->obj == !q->uuid_hex) {
+		cli_err(NULL, "query: give exactly one of --obj FILE and --uuid HEX");
+		return -CLI_EXIT_USAGE;
+	}
+	if (q->kind != SYMDB_ADDR_RUNTIME && q->load_address) {
+		cli_err(NULL, "query: --load-address needs --addr-kind runtime");
+		return -CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- opening the image ---------------------------------------------------- */
+
+static int open_db(const struct cli_global *g, symdb **db)
+{
+	char err[512] = "";
+	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
+	int rc = symdb_open(g->db_dir, &o, db);
+	if (rc == 0)
+		return 0;
+	char dir[4096] = "";
+	if (g->db_dir)
+		snprintf(dir, sizeof(dir), "%s", g->db_dir);
+	else if (symdb_default_dir(dir, sizeof(dir)) < 0)
+		snprintf(dir, sizeof(dir), "(default database)");
+	if (rc == -ENOENT)
+		cli_err(dir, "no symdb database here (create it with 'symdb build FILE')");
+	else
+		cli_err_lib(dir, rc, err);
+	return -CLI_EXIT_DATABASE;
+}
+
+static void report_not_indexed(const char *obj)
+{
+	symdb_uuid id;
+	char hex[2 * SYMDB_UUID_MAX + 1];
+	if (symdb_file_uuid(obj, NULL, &id) == 0) {
+		symdb_uuid_format(&id, hex);
+		cli_err(obj, "not indexed (%s %s); run 'symdb build %s' first",
+		        id.kind == SYMDB_UUID_GNU_BUILD_ID ? "build-id" : "image id", hex, obj);
+	} else {
+		cli_err(obj, "not indexed; run 'symdb build %s' first", obj);
+	}
+}
+
+static int open_image(struct query *q, symdb *db)
+{
+	char err[512] = "";
+	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
+	int rc;
+	const char *what = q->obj ? q->obj : q->uuid_hex;
+	if (q->obj) {
+		rc = symdb_image_open_binary(db, q->obj, &o, &q->img);
+	} else {
+		symdb_uuid id;
+		if (symdb_uuid_parse(q->uuid_hex, &id) < 0) {
+			cli_err(q->uuid_hex, "not a UUID (2 to 64 hex digits)");
+			return -CLI_EXIT_USAGE;
+		}
+		rc = symdb_image_open_uuid(db, &id, &o, &q->img);
+	}
+	if (rc == 0)
+		return 0;
+	if (rc == SYMDB_E_NOT_INDEXED && q->obj)
+		report_not_indexed(q->obj);
+	else if (rc == SYMDB_E_NOT_INDEXED)
+		cli_err(what, "not indexed in this database");
+	else
+		cli_err_lib(what, rc, err);
+	return -cli_exit_for(rc);
+}
+
+static void query_free(struct query *q)
+{
+	free(q->req);
+	free(q->ord);
+	free(q->addrs);
+	free(q->pos);
+	free(q->res);
+	free(q->frames);
+	free(q->li);
+}
+
+int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	struct cli_out out;
+	struct query q;
+	memset(&q, 0, sizeof(q));
+	q.inlines = 1;
+	if (cli_out_init(&out, stdout, 256 * 1024) < 0)
+		return CLI_EXIT_FAILED;
+	cli_printer_init(&q.pr, &out);
+
+	int naddr = 0, ex = CLI_EXIT_OK;
+	int rc = parse_query_args(&q, &g, argc, argv, &naddr);
+	symdb *db = NULL;
+	if (rc < 0) {
+		ex = rc == HELP_SHOWN ? CLI_EXIT_OK : -rc;
+		goto out;
+	}
+	if ((rc = open_db(&g, &db)) < 0 || (rc = open_image(&q, db)) < 0) {
+		ex = -rc;
+		goto out;
+	}
+	q.pr.module = q.obj ? q.obj : q.uuid_hex;
+	q.pr.json_list = naddr > 0;
+	cli_print_begin(&q.pr);
+	rc = naddr > 0 ? run_args(&q, argv, naddr) : run_stdin(&q);
+	cli_print_end(&q.pr);
+	if (rc < 0)
+		ex = cli_exit_for(rc);
+	if (q.damaged) {
+		cli_err(q.pr.module, "index file is damaged: some addresses were not resolved");
+		ex = CLI_EXIT_DAMAGED;
+	}
+out:
+	symdb_image_close(q.img);
+	symdb_close(db);
+	cli_printer_fini(&q.pr);
+	if (cli_out_fini(&out) < 0 && ex == CLI_EXIT_OK) {
+		cli_err("<stdout>", "write error");
+		ex = CLI_EXIT_FAILED;
+	}
+	query_free(&q);
+	return ex;
+}

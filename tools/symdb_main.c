@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb`: the command-line tool.  This file holds the subcommand table, the
+ * global options (--db DIR, --help, --version) and every help text; each
+ * subcommand lives in its own cmd_*.c.  Exit codes are listed in the main
+ * help and are the same for every subcommand.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_demangle.h"
+#include "cli_util.h"
+#include "symdb.h"
+
+struct subcommand {
+	const char *name;
+	int (*run)(const struct cli_global *g, int argc, char **argv);
+	const char *summary;
+	const char *usage;
+};
+
+static const struct subcommand commands[] = {
+	{ "build", cli_cmd_build, "index binaries into the database",
+	  "usage: symdb build [--db DIR] [--force] [-j N] [--debug-dir DIR] [--no-dwarf] FILE...\n"
+	  "\n"
+	  "Index each FILE (ELF executable, shared object or .debug file) and publish\n"
+	  "its index file in the database.  An image already indexed (same UUID) is\n"
+	  "skipped unless --force.  One line per file on stdout, in argument order:\n"
+	  "  indexed UUID FILE\n"
+	  "  skipped UUID FILE (already indexed)\n"
+	  "Failures print 'symdb: FILE: reason' on stderr; the other files are still\n"
+	  "indexed and the exit status is 1.\n"
+	  "\n"
+	  "  --db DIR         database directory (default: $SYMDB_DIR, else\n"
+	  "                   $XDG_CACHE_HOME/symdb, else ~/.cache/symdb); created if needed\n"
+	  "  --force          re-index even if the UUID is already in the database\n"
+	  "  -j N, --jobs N   index N files in parallel (default 1)\n"
+	  "  --debug-dir DIR  also look for separate debug files (by build-id) in DIR\n"
+	  "  --no-dwarf       index symbol tables only\n"
+	  "  -q, --quiet      no per-file lines on stdout\n" },
+	{ "query", cli_cmd_query, "resolve addresses like llvm-symbolizer --obj",
+	  "usage: symdb query [--db DIR] (--obj FILE | --uuid HEX) [options] [ADDR...]\n"
+	  "\n"
+	  "Resolve addresses of one indexed image and print what `llvm-symbolizer-14\n"
+	  "--obj FILE` prints, byte for byte.  Addresses come from the arguments, else\n"
+	  "one per line from stdin (llvm-symbolizer's batch syntax: 0x hex, 0 octal,\n"
+	  "decimal; optional CODE/DATA/FRAME prefix; unparsable lines are echoed).\n"
+	  "FILE is not indexed implicitly: run 'symdb build FILE' first.\n"
+	  "\n"
+	  "  --obj FILE, --exe FILE, -e FILE\n"
+	  "                   the binary whose addresses these are (found by its build-id)\n"
+	  "  --uuid HEX       the image's UUID instead of a file; JSON ModuleName is HEX\n"
+	  "  --db DIR         database directory\n"
+	  "  --addr-kind K    vaddr (default), offset (from the image base), fileoff\n"
+	  "                   (ELF file offset), runtime (needs --load-address)\n"
+	  "  --load-address X where the image base was mapped (--addr-kind runtime)\n"
+	  "  --relative-address  same as --addr-kind offset\n"
+	  "  --adjust-vma X   subtract X from every address first\n"
+	  "llvm-symbolizer options:\n"
+	  "  --output-style=LLVM|GNU|JSON\n"
+	  "  --inlines, -i / --no-inlines   print inlined frames (default on)\n"
+	  "  --functions[=linkage|short|none], -f   function names (default linkage)\n"
+	  "  --demangle, -C / --no-demangle        demangle names (default on)\n"
+	  "  --basenames, -s  strip directories      --relativenames  strip comp dir\n"
+	  "  --addresses, --print-address, -a      print the address first\n"
+	  "  --pretty-print, -p                     one line per frame\n"
+	  "  --verbose                              llvm-symbolizer's verbose form\n"
+	  "DATA requests print the covering symbol; FRAME requests always print the\n"
+	  "'no locals' answer (symdb stores no variable information).\n" },
+	{ "list", cli_cmd_list, "list the indexed images",
+	  "usage: symdb list [--db DIR]\n"
+	  "\n"
+	  "One line per indexed image, in UUID order:\n"
+	  "  UUID MACHINE INDEX-BYTES BUILT-AT(UTC) IMAGE-NAME\n" },
+	{ "info", cli_cmd_info, "describe and verify one index file",
+	  "usage: symdb info [--db DIR] UUID|FILE|INDEX.symdb\n"
+	  "\n"
+	  "Print the header facts, table counts and build counters of one image's\n"
+	  "index file, and verify every table checksum and invariant.  The image is\n"
+	  "named by UUID, by the indexed binary FILE, or by an index file path\n"
+	  "ending in .symdb.  A damaged file is reported and exits 4.\n" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char exit_codes[] =
+	"exit status:\n"
+	"  0  success\n"
+	"  1  some input failed or was not found\n"
+	"  2  usage error\n"
+	"  3  database error (missing, read-only or damaged catalog)\n"
+	"  4  damaged index file\n";
+
+static void main_usage(FILE *f)
+{
+	fputs("usage: symdb [--db DIR] COMMAND [ARGS...]\n"
+	      "       symdb help COMMAND | --help | --version\n"
+	      "\n"
+	      "An mmap-indexed on-disk symbol database.\n"
+	      "\n"
+	      "commands:\n",
+	      f);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n"
+	      "  --db DIR   the database directory, for every command (default:\n"
+	      "             $SYMDB_DIR, else $XDG_CACHE_HOME/symdb, else ~/.cache/symdb)\n"
+	      "\n",
+	      f);
+	fputs(exit_codes, f);
+	fputs("Errors are one line on stderr: 'symdb: <path>: <reason>'.\n", f);
+}
+
+static const struct subcommand *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+void cli_usage(FILE *f, const char *cmd)
+{
+	const struct subcommand *c = cmd ? find_command(cmd) : NULL;
+	if (!c) {
+		main_usage(f);
+		return;
+	}
+	fputs(c->usage, f);
+	fputs("\n", f);
+	fputs(exit_codes, f);
+}
+
+#define CLI_STR2(x) #x
+#define CLI_STR(x) CLI_STR2(x)
+#define CLI_VERSION \
+	CLI_STR(SYMDB_VERSION_MAJOR) "." CLI_STR(SYMDB_VERSION_MINOR) "." CLI_STR(SYMDB_VERSION_PATCH)
+
+static int print_version(void)
+{
+	printf("symdb %s (library %s, demangler %s)\n", CLI_VERSION,
+	       symdb_version_string(), cli_demangler_kind());
+	return CLI_EXIT_OK;
+}
+
+static int help_command(int argc, char **argv)
+{
+	if (argc < 2) {
+		main_usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!find_command(argv[1])) {
+		cli_err(NULL, "no such command '%s' (see 'symdb --help')", argv[1]);
+		return CLI_EXIT_USAGE;
+	}
+	cli_usage(stdout, argv[1]);
+	return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_global g = { .db_dir = NULL };
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *v;
+		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		if (m < 0)
+			return CLI_EXIT_USAGE;
+		if (m > 0) {
+			g.db_dir = v;
+			continue;
+		}
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			main_usage(stdout);
+			return CLI_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version"))
+			return print_version();
+		cli_err(NULL, "unknown option '%s' (see 'symdb --help')", argv[i]);
+		return CLI_EXIT_USAGE;
+	}
+	if (i >= argc) {
+		main_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(argv[i], "help"))
+		return help_command(argc - i, argv + i);
+	const struct subcommand *c = find_command(argv[i]);
+	if (!c) {
+		cli_err(NULL, "no such command '%s' (see 'symdb --help')", argv[i]);
+		return CLI_EXIT_USAGE;
+	}
+	return c->run(&g, argc - i, argv + i);
+}
