@@ -123,7 +123,14 @@ def pick_addresses(elf, nrandom, limit, rng):
         symbolic = rng.sample(symbolic, max(0, limit - nrandom))
     picked = set(symbolic)
     total = sum(m for _, m in segs)
-    for _ in range(nrandom if total else 0):
+    # With a cap, draw until the set holds exactly `limit` addresses (random
+    # draws can repeat); without one, draw `nrandom` times.
+    want = limit if limit else len(picked) + nrandom
+    tries = 0
+    while total and len(picked) < want and tries < 4 * want:
+        tries += 1
+        if not limit and tries > nrandom:
+            break
         r = rng.randrange(total)
         for v, m in segs:
             if r < m:
@@ -158,9 +165,17 @@ def split_by_address(out):
 
 def explain(args, binary, style_args, stdin_bytes, env):
     """Rerun with --print-address and show the first 20 differing addresses."""
-    a = run([args.symdb, "query", "--obj", binary, "-a"] + style_args, stdin_bytes, env)[1]
-    b = run([args.llvm, "--obj", binary, "-a"] + style_args + args.llvm_arg, stdin_bytes)[1]
-    ca, cb = split_by_address(a), split_by_address(b)
+    if "--output-style=JSON" in style_args:  # one line per address already
+        a = run([args.symdb, "query", "--obj", binary] + style_args, stdin_bytes, env)[1]
+        b = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, stdin_bytes)[1]
+        ca = [[x] for x in a.decode("utf-8", "replace").splitlines()]
+        cb = [[y] for y in b.decode("utf-8", "replace").splitlines()]
+        ca = [[c[0][:c[0].find('","')], c[0]] for c in ca]
+        cb = [[c[0][:c[0].find('","')], c[0]] for c in cb]
+    else:
+        a = run([args.symdb, "query", "--obj", binary, "-a"] + style_args, stdin_bytes, env)[1]
+        b = run([args.llvm, "--obj", binary, "-a"] + style_args + args.llvm_arg, stdin_bytes)[1]
+        ca, cb = split_by_address(a), split_by_address(b)
     shown = 0
     for i in range(max(len(ca), len(cb))):
         x = ca[i] if i < len(ca) else ["<missing>"]
