@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rd_synth.h - a tiny, independent writer of synthetic index files for the
+ * reader's unit tests (test_header.c, test_resolve.c).  It lays out exactly
+ * what SPEC §4-§6 describe (header, directory right after it, 8-aligned
+ * tables in the given order, checksums) without going through the indexer,
+ * so the reader is tested against the specification rather than against the
+ * writer it will meet in production.  Header-only; test code only.
+ */
+#ifndef SYMDB_TESTS_RD_SYNTH_H
+#define SYMDB_TESTS_RD_SYNTH_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "symdb_endian.h"
+#include "symdb_format.h"
+
+/* A growable byte buffer: tables and the string pool are built in these. */
+typedef struct synth_buf {
+	uint8_t *p;
+	size_t n, cap;
+} synth_buf;
+
+static inline uint8_t *synth_grow(synth_buf *b, size_t add)
+{
+	if (b->n + add > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap < b->n + add)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (!b->p)
+			abort();
+		b->cap = cap;
+	}
+	memset(b->p + b->n, 0, add);
+	b->n += add;
+	return b->p + b->n - add;
+}
+
+/* Append a NUL-terminated string; returns its reference.  The first call
+ * should add "" so that reference 0 is the empty string (SPEC §8). */
+static inline uint32_t synth_str(synth_buf *pool, const char *s)
+{
+	size_t len = strlen(s) + 1, at = pool->n;
+	memcpy(synth_grow(pool, len), s, len);
+	return (uint32_t)at;
+}
+
+typedef struct synth_table {
+	uint32_t kind;
+	uint16_t flags, record_size;
+	const uint8_t *data;
+	uint64_t length, count;
+} synth_table;
+
+typedef struct synth_hdr {
+	uint32_t flags;
+	uint8_t address_size, uuid_len;
+	uint8_t uuid[32];
+	uint32_t image_name;
+	uint64_t base_address;
+} synth_hdr;
+
+/* Recompute the Header_Checksum after a test has edited header/directory. */
+static inline void synth_reseal(uint8_t *f)
+{
+	uint32_t n = fmt_be32(f + FMT_H_TABLE_COUNT);
+	uint64_t dir = fmt_be64(f + FMT_H_DIR_OFFSET);
+	size_t dlen = (size_t)(n > 64 ? 64 : n) * FMT_DIR_ENTRY_SIZE;
+	uint8_t tmp[120 + 64 * 40];
+
+	memcpy(tmp, f, 120);
+	memcpy(tmp + 120, f + dir, dlen);
+	fmt_put64(f + FMT_H_CHECKSUM, XXH3_64bits(tmp, 120 + dlen));
+}
+
+/* Lay the file out in malloc'd memory; *len receives its size. */
+static inline uint8_t *synth_file(const synth_hdr *h, const synth_table *t, unsigned nt,
+                                  size_t *len)
+{
+	size_t dir = FMT_HEADER_SIZE, off = dir + (size_t)nt * FMT_DIR_ENTRY_SIZE, size;
+	uint64_t offs[64];
+	uint8_t *f;
+	unsigned i;
+
+	for (i = 0; i < nt; i++) {
+		off = (off + 7) & ~(size_t)7;
+		offs[i] = off;
+		off += t[i].length;
+	}
+	size = off;
+	f = calloc(1, size);
+	if (!f)
+		abort();
+	memcpy(f, FMT_MAGIC, FMT_MAGIC_LEN);
+	fmt_put16(f + FMT_H_VERSION_MAJOR, FMT_VERSION_MAJOR);
+	fmt_put16(f + FMT_H_VERSION_MINOR, FMT_VERSION_MINOR);
+	fmt_put32(f + FMT_H_HEADER_SIZE, FMT_HEADER_SIZE);
+	fmt_put64(f + FMT_H_FILE_SIZE, size);
+	fmt_put32(f + FMT_H_FLAGS, h->flags);
+	f[FMT_H_OBJECT_FORMAT] = FMT_OBJ_ELF;
+	f[FMT_H_ADDRESS_SIZE] = h->address_size;
+	f[FMT_H_UUID_KIND] = FMT_UUID_GNU_BUILD_ID;
+	f[FMT_H_UUID_LENGTH] = h->uuid_len;
+	memcpy(f + FMT_H_UUID, h->uuid, h->uuid_len);
+	fmt_put32(f + FMT_H_MACHINE, 62);
+	f[FMT_H_OBJECT_CLASS] = 64;
+	f[FMT_H_OBJECT_ENDIAN] = 1;
+	fmt_put16(f + FMT_H_OBJECT_TYPE, 3);
+	fmt_put32(f + FMT_H_IMAGE_NAME, h->image_name);
+	fmt_put64(f + FMT_H_BASE_ADDRESS, h->base_address);
+	fmt_put32(f + FMT_H_TABLE_COUNT, nt);
+	fmt_put64(f + FMT_H_DIR_OFFSET, dir);
+	for (i = 0; i < nt; i++) {
+		uint8_t *e = f + dir + (size_t)i * FMT_DIR_ENTRY_SIZE;
+		fmt_put32(e + FMT_D_KIND, t[i].kind);
+		fmt_put16(e + FMT_D_FLAGS, t[i].flags);
+		fmt_put16(e + FMT_D_RECORD_SIZE, t[i].record_size);
+		fmt_put64(e + FMT_D_OFFSET, offs[i]);
+		fmt_put64(e + FMT_D_LENGTH, t[i].length);
+		fmt_put64(e + FMT_D_COUNT, t[i].count);
+		if (t[i].length)
+			memcpy(f + offs[i], t[i].data, t[i].length);
+		fmt_put64(e + FMT_D_CHECKSUM, XXH3_64bits(f + offs[i], t[i].length));
+	}
+	synth_reseal(f);
+	*len = size;
+	return f;
+}
+
+/* Write bytes to a fresh temporary file; returns its path in buf. */
+static inline int synth_write_tmp(const uint8_t *f, size_t len, char *buf, size_t bufsz)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	snprintf(buf, bufsz, "%s/rd_synth_XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(buf);
+	if (fd < 0)
+		return -1;
+	if (write(fd, f, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+#endif /* SYMDB_TESTS_RD_SYNTH_H */
