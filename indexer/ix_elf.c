@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_elf.c - read an ELF executable, shared object or separate debug file
+ * into an ix_image: header facts, Base_Address, the PT_LOAD segments (SPEC
+ * §7.1) and the symbol table reduced the way llvm-symbolizer 14 reduces it
+ * (SPEC §7.2).  DWARF is ix_dwarf*.c's business.
+ *
+ * The input is untrusted.  libelf is only asked for data after this file has
+ * checked that the program and section header tables and every section it
+ * reads (symbol tables, their string tables, SHT_SYMTAB_SHNDX, .opd, the
+ * section name table) lie inside the file, that sh_link indexes are in range
+ * and that entry sizes are what the class says.  Symbol names are bounded by
+ * their string table.
+ *
+ * Symbol selection follows LLVM 14 (ObjectFile/SymbolSize.cpp
+ * computeSymbolSizes and DebugInfo/Symbolize/SymbolizableObjectFile.cpp
+ * addSymbol): .symtab if it has an entry past the null symbol, else .dynsym;
+ * symbols in a real section (not UNDEF, ABS, COMMON or another reserved
+ * index); types FUNC, OBJECT, GNU_IFUNC and NOTYPE; ARM and MIPS clear bit 0
+ * of STT_FUNC values (Thumb / microMIPS); big-endian PowerPC64 ELFv1 symbols
+ * that point into .opd are moved to the code address in their descriptor.
+ * Sorting and alias resolution happen in ix_tables.c.
+ */
+#define _POSIX_C_SOURCE 200809L /* open flags, pread, fstat */
+#include "indexer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef EM_AARCH64
+#define EM_AARCH64 183
+#endif
+
+struct ex {
+	const char *path;
+	int fd;
+	uint64_t size;
+	Elf *elf;
+	GElf_Ehdr eh;
+	size_t shnum;
+	char *eb;
+	size_t ebsz;
+};
+
+/* Big-endian PowerPC64 ELFv1 function descriptors (LLVM's OpdExtractor). */
+struct opd {
+	const uint8_t *data; /* file bytes of .opd, or NULL */
+	uint64_t addr, size;
+};
+
+static int ex_fail(struct ex *x, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int ex_fail(struct ex *x, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (x->eb && x->ebsz) {
+		n = snprintf(x->eb, x->ebsz, "%s: ", x->path);
+		if (n >= 0 && (size_t)n < x->ebsz) {
+			va_start(ap, fmt);
+			vsnprintf(x->eb + n, x->ebsz - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return rc;
+}
+
+static pthread_once_t ex_once = PTHREAD_ONCE_INIT;
+
+static void ex_libelf_init(void)
+{
+	elf_version(EV_CURRENT);
+}
+
+/* ---- the file and its headers ------------------------------------------ */
+
+static int ex_open(struct ex *x)
+{
+	struct stat st;
+	unsigned char ident[EI_NIDENT];
+	ssize_t r;
+
+	x->fd = open(x->path, O_RDONLY | O_CLOEXEC);
+	if (x->fd < 0)
+		return ex_fail(x, -errno, "%s", strerror(errno));
+	if (fstat(x->fd, &st) < 0)
+		return ex_fail(x, -errno, "%s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return ex_fail(x, -EISDIR, "is a directory");
+	if (!S_ISREG(st.st_mode))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not a regular file");
+	x->size = (uint64_t)st.st_size;
+	if (x->size == 0)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "empty file");
+	do
+		r = pread(x->fd, ident, sizeof ident, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return ex_fail(x, -errno, "%s", strerror(errno));
+	if (r < SELFMAG || memcmp(ident, ELFMAG, SELFMAG) != 0)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not an ELF file");
+	if (r < EI_NIDENT)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "truncated ELF header");
+	return 0;
+}
+
+static const char *ex_type_name(unsigned t)
+{
+	switch (t) {
+	case ET_NONE: return "ET_NONE";
+	case ET_REL: return "ET_REL (relocatable object)";
+	case ET_CORE: return "ET_CORE (core dump)";
+	default: return "unknown e_type";
+	}
+}
+
+/* Check that a table of n entries of entsize bytes at off lies in the file. */
+static int ex_table_fits(const struct ex *x, uint64_t off, uint64_t n, uint64_t entsize)
+{
+	if (n == 0)
+		return 1;
+	if (entsize == 0 || n > UINT64_MAX / entsize)
+		return 0;
+	return off <= x->size && x->size - off >= n * entsize;
+}
+
+static int ex_headers(struct ex *x)
+{
+	size_t phnum;
+	int cls;
+
+	x->elf = elf_begin(x->fd, ELF_C_READ_MMAP, NULL);
+	if (!x->elf || elf_kind(x->elf) != ELF_K_ELF)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not a readable ELF file (%s)",
+		               elf_errmsg(-1));
+	cls = gelf_getclass(x->elf);
+	if ((cls != ELFCLASS32 && cls != ELFCLASS64) || !gelf_getehdr(x->elf, &x->eh))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad ELF header (%s)", elf_errmsg(-1));
+	if (x->eh.e_ident[EI_DATA] != ELFDATA2LSB && x->eh.e_ident[EI_DATA] != ELFDATA2MSB)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad EI_DATA %u",
+		               (unsigned)x->eh.e_ident[EI_DATA]);
+	if (x->eh.e_type != ET_EXEC && x->eh.e_type != ET_DYN)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "%s is not supported, only ET_EXEC and ET_DYN",
+		               ex_type_name(x->eh.e_type));
+	if (elf_getphdrnum(x->elf, &phnum) < 0 || elf_getshdrnum(x->elf, &x->shnum) < 0)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad header counts (%s)", elf_errmsg(-1));
+	if (phnum && (x->eh.e_phentsize != gelf_fsize(x->elf, ELF_T_PHDR, 1, EV_CURRENT) ||
+	              !ex_table_fits(x, x->eh.e_phoff, phnum, x->eh.e_phentsize)))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "program headers lie outside the file");
+	if (x->shnum && (x->eh.e_shentsize != gelf_fsize(x->elf, ELF_T_SHDR, 1, EV_CURRENT) ||
+	                 !ex_table_fits(x, x->eh.e_shoff, x->shnum, x->eh.e_shentsize)))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
+	return 0;
+}
+
+static void ex_header_fields(const struct ex *x, ix_image *img)
+{
+	img->object_format = FMT_OBJ_ELF;
+	img->object_class = x->eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32;
+	img->object_endian = x->eh.e_ident[EI_DATA] == ELFDATA2MSB ? 2 : 1;
+	img->object_type = x->eh.e_type;
+	img->machine = x->eh.e_machine;
+	img->machine_sub = 0;
+}
+
+/* ---- segments ----------------------------------------------------------- */
+
+/* PT_LOAD segments sorted by vaddr (insertion sort: a handful, and stable, so
+ * equal vaddrs keep file order); Base_Address is the lowest p_vaddr. */
+static int ex_segments(struct ex *x, ix_image *img)
+{
+	size_t i, n, j;
+	GElf_Phdr ph;
+	ix_segment *s;
+
+	if (elf_getphdrnum(x->elf, &n) < 0)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad program headers");
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(x->elf, (int)i, &ph))
+			return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad program header %zu", i);
+		if (ph.p_type != PT_LOAD)
+			continue;
+		s = ix_vec_push(&img->segments);
+		if (!s)
+			return ex_fail(x, -ENOMEM, "out of memory");
+		s->vaddr = ph.p_vaddr;
+		s->memsz = ph.p_memsz;
+		s->fileoff = ph.p_offset;
+		s->filesz = ph.p_filesz;
+		s->flags = (ph.p_flags & PF_X ? FMT_SEGF_X : 0) | (ph.p_flags & PF_W ? FMT_SEGF_W : 0) |
+		           (ph.p_flags & PF_R ? FMT_SEGF_R : 0);
+	}
+	s = img->segments.p;
+	for (i = 1; i < img->segments.n; i++) {
+		ix_segment t = s[i];
+
+		for (j = i; j > 0 && s[j - 1].vaddr > t.vaddr; j--)
+			s[j] = s[j - 1];
+		s[j] = t;
+	}
+	img->base_address = img->segments.n ? s[0].vaddr : 0;
+	return 0;
+}
+
+/* ---- sections ----------------------------------------------------------- */
+
+/* Section idx with its header, if its file bytes (unless NOBITS) lie in the
+ * file and it is not compressed.  Returns NULL otherwise. */
+static Elf_Scn *ex_section(struct ex *x, size_t idx, GElf_Shdr *sh)
+{
+	Elf_Scn *scn;
+
+	if (idx == 0 || idx >= x->shnum)
+		return NULL;
+	scn = elf_getscn(x->elf, idx);
+	if (!scn || !gelf_getshdr(scn, sh))
+		return NULL;
+	if (sh->sh_type == SHT_NOBITS)
+		return scn;
+	if (sh->sh_flags & SHF_COMPRESSED)
+		return NULL;
+	if (sh->sh_offset > x->size || x->size - sh->sh_offset < sh->sh_size)
+		return NULL;
+	return scn;
+}
+
+/* The raw (untranslated) bytes of a validated section. */
+static const uint8_t *ex_bytes(Elf_Scn *scn, uint64_t *size)
+{
+	Elf_Data *d = elf_rawdata(scn, NULL);
+
+	if (!d || (d->d_size && !d->d_buf))
+		return NULL;
+	*size = d->d_size;
+	return d->d_buf;
+}
+
+/* Big-endian PowerPC64 only (LLVM's Triple::ppc64): find .opd. */
+static void ex_find_opd(struct ex *x, struct opd *o)
+{
+	size_t shstrndx, i;
+	GElf_Shdr sh, strsh;
+	Elf_Scn *scn;
+	const char *name;
+
+	memset(o, 0, sizeof *o);
+	if (x->eh.e_machine != EM_PPC64 || x->eh.e_ident[EI_DATA] != ELFDATA2MSB)
+		return;
+	if (elf_getshdrstrndx(x->elf, &shstrndx) < 0 || !ex_section(x, shstrndx, &strsh) ||
+	    strsh.sh_type != SHT_STRTAB)
+		return;
+	for (i = 1; i < x->shnum; i++) {
+		scn = ex_section(x, i, &sh);
+		if (!scn || sh.sh_name >= strsh.sh_size)
+			continue;
+		name = elf_strptr(x->elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".opd") != 0)
+			continue;
+		if (sh.sh_type != SHT_NOBITS)
+			o->data = ex_bytes(scn, &o->size);
+		o->addr = sh.sh_addr;
+		return;
+	}
+}
+
+static uint64_t opd_translate(const struct opd *o, uint64_t addr)
+{
+	uint64_t off = addr - o->addr, v = 0;
+	int i;
+
+	if (!o->data || addr < o->addr || off > o->size || o->size - off < 8)
+		return addr;
+	for (i = 0; i < 8; i++)
+		v = v << 8 | o->data[off + (uint64_t)i];
+	return v;
+}
+
+/* ---- symbols ------------------------------------------------------------ */
+
+struct symtab {
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *data, *shndx;     /* translated symbols, SHT_SYMTAB_SHNDX or NULL */
+	const char *strs;           /* linked string table */
+	uint64_t strs_size;
+	uint64_t n;                 /* entries, including the null symbol */
+	int dynsym;
+};
+
+/* The first section of `type` (LLVM keeps the first of each). */
+static Elf_Scn *ex_find_type(struct ex *x, uint32_t type, GElf_Shdr *sh)
+{
+	size_t i;
+	Elf_Scn *scn;
+
+	for (i = 1; i < x->shnum; i++) {
+		scn = elf_getscn(x->elf, i);
+		if (scn && gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	}
+	return NULL;
+}
+
+/* Entries of a symbol table section, 0 if it has no file bytes. */
+static uint64_t ex_nsyms(struct ex *x, const GElf_Shdr *sh)
+{
+	size_t ent = gelf_fsize(x->elf, ELF_T_SYM, 1, EV_CURRENT);
+
+	if (sh->sh_type == SHT_NOBITS || ent == 0)
+		return 0;
+	return sh->sh_size / ent;
+}
+
+static int ex_symtab_open(struct ex *x, Elf_Scn *scn, struct symtab *t)
+{
+	GElf_Shdr ssh;
+	Elf_Scn *sscn, *xscn;
+	uint64_t sz;
+	size_t ent = gelf_fsize(x->elf, ELF_T_SYM, 1, EV_CURRENT), i;
+
+	if (!ex_section(x, elf_ndxscn(scn), &t->sh) || t->sh.sh_entsize != ent)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol table section %zu is malformed",
+		               elf_ndxscn(scn));
+	t->scn = scn;
+	t->n = t->sh.sh_size / ent;
+	if (t->n > INT32_MAX) /* libelf indexes symbols with an int */
+		return ex_fail(x, SYMDB_E_TOO_BIG, "symbol table has %llu entries",
+		               (unsigned long long)t->n);
+	t->data = elf_getdata(scn, NULL);
+	if (!t->data || t->data->d_size / ent < t->n)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "cannot read symbol table (%s)",
+		               elf_errmsg(-1));
+	sscn = ex_section(x, t->sh.sh_link, &ssh);
+	if (!sscn || ssh.sh_type != SHT_STRTAB)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol table %zu links to a bad string table",
+		               elf_ndxscn(scn));
+	t->strs = (const char *)ex_bytes(sscn, &sz);
+	t->strs_size = t->strs ? sz : 0;
+	/* SHN_XINDEX needs the SHT_SYMTAB_SHNDX section linked to this table. */
+	for (i = 1; i < x->shnum; i++) {
+		GElf_Shdr xsh;
+
+		xscn = ex_section(x, i, &xsh);
+		if (xscn && xsh.sh_type == SHT_SYMTAB_SHNDX && xsh.sh_link == elf_ndxscn(scn)) {
+			t->shndx = elf_getdata(xscn, NULL);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The section index of a symbol, or 0 when it is in no real section
+ * (UNDEF, ABS, COMMON, other reserved indexes, or out of range): LLVM's
+ * getSection() then yields section_end() and addSymbol() skips it. */
+static size_t ex_sym_section(const struct ex *x, const struct symtab *t, const GElf_Sym *s,
+                             uint64_t i)
+{
+	Elf32_Word xi = 0;
+	GElf_Sym tmp;
+
+	if (s->st_shndx == SHN_XINDEX) {
+		if (!t->shndx || !gelf_getsymshndx(t->data, t->shndx, (int)i, &tmp, &xi))
+			return 0;
+		return xi < x->shnum ? xi : 0;
+	}
+	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+		return 0;
+	return s->st_shndx < x->shnum ? s->st_shndx : 0;
+}
+
+/* AArch64/ARM mapping symbols: $a, $d, $t, $x, alone or followed by '.'. */
+static int ex_is_mapping(const struct ex *x, const char *name)
+{
+	if (x->eh.e_machine != EM_ARM && x->eh.e_machine != EM_AARCH64)
+		return 0;
+	return name[0] == '$' && name[1] && strchr("adtx", name[1]) &&
+	       (name[2] == 0 || name[2] == '.');
+}
+
+static uint32_t ex_sym_flags(const GElf_Sym *s, int dynsym)
+{
+	uint32_t f = 0;
+
+	switch (GELF_ST_TYPE(s->st_info)) {
+	case STT_FUNC: f = FMT_SYMF_FUNC; break;
+	case STT_OBJECT: f = FMT_SYMF_OBJECT; break;
+	case STT_GNU_IFUNC: f = FMT_SYMF_IFUNC; break;
+	default: f = FMT_SYMF_NOTYPE; break;
+	}
+	if (GELF_ST_BIND(s->st_info) == STB_LOCAL)
+		f |= FMT_SYMF_LOCAL;
+	else if (GELF_ST_BIND(s->st_info) == STB_WEAK)
+		f |= FMT_SYMF_WEAK;
+	return f | (dynsym ? FMT_SYMF_DYNSYM : 0);
+}
+
+/* One symbol-table entry: keep it (push), skip it, or fail. */
+static int ex_symbol(struct ex *x, ix_image *img, const struct symtab *t,
+                     const struct opd *o, uint64_t i)
+{
+	GElf_Sym s;
+	const char *name;
+	unsigned type;
+	uint64_t addr;
+	ix_symbol *out;
+
+	if (!gelf_getsym(t->data, (int)i, &s))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "cannot read symbol %llu",
+		               (unsigned long long)i);
+	type = GELF_ST_TYPE(s.st_info);
+	if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+		return 0;
+	if (ex_sym_section(x, t, &s, i) == 0)
+		return 0;
+	if (s.st_name >= t->strs_size)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol %llu: name offset %u past its string table",
+		               (unsigned long long)i, (unsigned)s.st_name);
+	name = t->strs + s.st_name;
+	if (!memchr(name, 0, t->strs_size - s.st_name))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol %llu: unterminated name",
+		               (unsigned long long)i);
+	if (type == STT_NOTYPE && ex_is_mapping(x, name))
+		return 0;
+	addr = s.st_value;
+	if ((x->eh.e_machine == EM_ARM || x->eh.e_machine == EM_MIPS) && type == STT_FUNC)
+		addr &= ~(uint64_t)1;
+	addr = opd_translate(o, addr);
+	if (addr < img->base_address) {
+		img->build_info[FMT_BI_SYMBOLS_DROPPED]++;
+		return 0;
+	}
+	out = ix_vec_push(&img->symbols);
+	if (!out)
+		return ex_fail(x, -ENOMEM, "out of memory");
+	out->addr = addr;
+	out->size = s.st_size;
+	out->flags = ex_sym_flags(&s, t->dynsym);
+	out->order = i;
+	out->name = ix_str_addz(img->strings, name);
+	if (out->name == FMT_NONE)
+		return ex_fail(x, SYMDB_E_TOO_BIG, "string pool full or out of memory");
+	return 0;
+}
+
+static int ex_symbols(struct ex *x, ix_image *img)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	struct symtab t;
+	struct opd o;
+	uint64_t i;
+	int rc;
+
+	memset(&t, 0, sizeof t);
+	/* LLVM computeSymbolSizes: .symtab unless it is empty past the null
+	 * symbol, then .dynsym. */
+	scn = ex_find_type(x, SHT_SYMTAB, &sh);
+	if (!scn || ex_nsyms(x, &sh) <= 1) {
+		scn = ex_find_type(x, SHT_DYNSYM, &sh);
+		t.dynsym = 1;
+		if (!scn || ex_nsyms(x, &sh) <= 1)
+			return 0;
+	}
+	rc = ex_symtab_open(x, scn, &t);
+	if (rc)
+		return rc;
+	ex_find_opd(x, &o);
+	img->build_info[FMT_BI_SYMBOLS_SEEN] = t.n - 1;
+	for (i = 1; i < t.n; i++) {
+		rc = ex_symbol(x, img, &t, &o, i);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- entry point -------------------------------------------------------- */
+
+static void ex_image_name(ix_image *img, const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	img->image_name = ix_str_addz(img->strings, b ? b + 1 : path);
+}
+
+int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz)
+{
+	struct ex x;
+	int rc;
+
+	memset(&x, 0, sizeof x);
+	x.path = path;
+	x.fd = -1;
+	x.eb = errbuf;
+	x.ebsz = errbuf_sz;
+	pthread_once(&ex_once, ex_libelf_init);
+	rc = ex_open(&x);
+	if (rc == 0)
+		rc = ex_headers(&x);
+	if (rc == 0) {
+		ex_header_fields(&x, img);
+		img->build_info[FMT_BI_SOURCE_SIZE] = x.size;
+		rc = ex_segments(&x, img);
+	}
+	if (rc == 0)
+		rc = ex_symbols(&x, img);
+	if (rc == 0) {
+		ex_image_name(img, path);
+		if (img->image_name == FMT_NONE)
+			rc = ex_fail(&x, -ENOMEM, "out of memory");
+	}
+	if (x.elf)
+		elf_end(x.elf);
+	if (x.fd >= 0)
+		close(x.fd);
+	return rc;
+}

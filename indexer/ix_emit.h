@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_emit.h - the back half of the indexer: ix_tables.c turns a filled
+ * ix_image into encoded tables and a file plan (format_writer.h), and
+ * ix_publish.c writes that plan to DB/tmp, renames it into DB/images and
+ * commits the catalog entry (SPEC §12.5).
+ *
+ * Internal: not installed.
+ */
+#ifndef SYMDB_IX_EMIT_H
+#define SYMDB_IX_EMIT_H
+
+#include "format_writer.h"
+#include "indexer_internal.h"
+#include "rd_catalog.h"
+
+/* The encoded file of one image.  Allocate with calloc (the plan is ~2.7 KiB);
+ * release with ix_output_free. */
+typedef struct ix_output {
+	fmt_wplan plan;
+	uint8_t *buf[FMT_T_KIND_MAX + 1]; /* encoded tables, by kind (owned) */
+	uint64_t nsymbols, nline_rows, ninline_nodes;
+	unsigned address_size;
+} ix_output;
+
+/* Sort and reduce img->symbols (SPEC §7.2), check the DWARF tables' cross
+ * references, choose Address_Size, encode every table and lay out the file.
+ * img->symbols is sorted and reduced in place.  Returns 0, -ENOMEM,
+ * SYMDB_E_TOO_BIG or SYMDB_E_INVAL (inconsistent DWARF model), with a
+ * reason in errbuf. */
+IX_HIDDEN int ix_tables_build(ix_image *img, ix_output *out, char *errbuf, size_t errbuf_sz);
+IX_HIDDEN void ix_output_free(ix_output *out);
+
+/* Publish one built image into the database at cat (SPEC §12.5): temp file in
+ * DB/tmp, fsync, rename to DB/images/XX/UUIDHEX.symdb, fsync the directory,
+ * then one catalog transaction.  With only_if_absent a concurrent publisher
+ * that committed first wins: our entry is not written and *raced is set
+ * (the renamed file is byte-identical, both builds being deterministic).
+ * index_path receives the published path.  Returns 0 or a negative code;
+ * on error no temp file is left and the catalog is unchanged. */
+IX_HIDDEN int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out,
+                         int only_if_absent, int *raced, char *index_path,
+                         size_t index_path_sz, char *errbuf, size_t errbuf_sz);
+
+#endif /* SYMDB_IX_EMIT_H */

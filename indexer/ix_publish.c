@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_publish.c - make one index file visible, atomically and durably
+ * (SPEC §12.5): write it to a fresh temporary file in DB/tmp (mkstemp, so
+ * names are unique per process and thread), fsync it, rename it to
+ * DB/images/XX/UUIDHEX.symdb, fsync that directory, and only then commit the
+ * catalog entry in one LMDB transaction.
+ *
+ * A crash or error before the rename leaves at most a temp file (removed on
+ * every error path we see); between the rename and the commit it leaves an
+ * unreferenced file that the next build of that UUID overwrites.  When the
+ * catalog commit fails for a UUID the catalog does not know, the renamed file
+ * is removed again, so a failed build publishes nothing.  DB/tmp and
+ * DB/images are on the same filesystem, so rename(2) is atomic, and a reader
+ * that mapped an older file under the same name keeps a valid mapping.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fsync, O_DIRECTORY */
+#include "ix_emit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format_header.h"
+
+struct pub {
+	const char *dir;           /* database directory */
+	char hex[2 * FMT_UUID_MAX + 1];
+	char rel[128];             /* images/XX/HEX.symdb */
+	char final[4096], subdir[4096], tmp[4096];
+	int renamed;               /* final now holds our bytes */
+	char *eb;
+	size_t ebsz;
+};
+
+static int pub_fail(struct pub *p, int rc, const char *path, const char *what)
+{
+	return fmt_err(p->eb, p->ebsz, rc, "%s: %s: %s", path, what, strerror(-rc));
+}
+
+static int pub_paths(struct pub *p, const ix_image *img)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned i;
+
+	if (img->uuid.len == 0 || img->uuid.len > FMT_UUID_MAX)
+		return fmt_err(p->eb, p->ebsz, SYMDB_E_INVAL, "image has no UUID");
+	for (i = 0; i < img->uuid.len; i++) {
+		p->hex[2 * i] = digits[img->uuid.bytes[i] >> 4];
+		p->hex[2 * i + 1] = digits[img->uuid.bytes[i] & 15];
+	}
+	p->hex[2 * i] = 0;
+	snprintf(p->rel, sizeof p->rel, "images/%.2s/%s.symdb", p->hex, p->hex);
+	if ((size_t)snprintf(p->subdir, sizeof p->subdir, "%s/images/%.2s", p->dir, p->hex) >=
+	            sizeof p->subdir ||
+	    (size_t)snprintf(p->final, sizeof p->final, "%s/%s", p->dir, p->rel) >=
+	            sizeof p->final ||
+	    (size_t)snprintf(p->tmp, sizeof p->tmp, "%s/tmp/%s.XXXXXX", p->dir, p->hex) >=
+	            sizeof p->tmp)
+		return fmt_err(p->eb, p->ebsz, -ENAMETOOLONG, "%s: path too long", p->dir);
+	return 0;
+}
+
+static int pub_fsync_dir(struct pub *p, const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return pub_fail(p, -errno, dir, "cannot open directory");
+	if (fsync(fd) < 0 && errno != EINVAL) /* EINVAL: fs without dir fsync */
+		rc = pub_fail(p, -errno, dir, "fsync");
+	close(fd);
+	return rc;
+}
+
+/* Write the plan into a new temp file and make it durable.  On error the temp
+ * file is gone. */
+static int pub_write_tmp(struct pub *p, const ix_output *out)
+{
+	int fd = mkstemp(p->tmp), rc;
+
+	if (fd < 0)
+		return pub_fail(p, -errno, p->tmp, "cannot create temporary file");
+	/* Index files are public, read-only data (mkstemp makes 0600). */
+	rc = fchmod(fd, 0644) < 0 ? -errno : 0;
+	if (rc == 0)
+		rc = fmt_wplan_write(&out->plan, fd);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc) {
+		unlink(p->tmp);
+		return pub_fail(p, rc, p->tmp, "cannot write index file");
+	}
+	return 0;
+}
+
+/* Rename the temp file into DB/images/XX/ and make the rename durable. */
+static int pub_rename(struct pub *p)
+{
+	char images[4096];
+	int created, rc;
+
+	created = mkdir(p->subdir, 0777) == 0;
+	if (!created && errno != EEXIST) {
+		rc = -errno;
+		unlink(p->tmp);
+		return pub_fail(p, rc, p->subdir, "cannot create directory");
+	}
+	if (rename(p->tmp, p->final) < 0) {
+		rc = -errno;
+		unlink(p->tmp);
+		return pub_fail(p, rc, p->final, "cannot rename index file into place");
+	}
+	p->renamed = 1;
+	rc = pub_fsync_dir(p, p->subdir);
+	if (rc == 0 && created) {
+		snprintf(images, sizeof images, "%s/images", p->dir);
+		rc = pub_fsync_dir(p, images);
+	}
+	return rc;
+}
+
+static void pub_entry(const struct pub *p, const ix_image *img, const ix_output *out,
+                      rd_cat_entry *e, const char *name)
+{
+	memset(e, 0, sizeof *e);
+	memcpy(e->uuid, img->uuid.bytes, img->uuid.len);
+	e->uuid_len = img->uuid.len;
+	e->uuid_kind = img->uuid.kind;
+	e->object_format = img->object_format;
+	e->flags = fmt_be32(out->plan.head + FMT_H_FLAGS);
+	e->machine = img->machine;
+	e->machine_sub = img->machine_sub;
+	e->file_size = out->plan.file_size;
+	e->header_sum = out->plan.header_checksum;
+	e->built_at = (uint64_t)time(NULL);
+	e->file = p->rel;
+	e->image_name = name;
+}
+
+/* The catalog commit failed: if no entry refers to our file, unlink it so that
+ * the failed build leaves nothing behind. */
+static void pub_unpublish(struct pub *p, rd_catalog *cat, const ix_image *img)
+{
+	rd_cat_entry e;
+	char buf[512];
+
+	if (rd_catalog_get(cat, img->uuid.bytes, img->uuid.len, &e, buf, sizeof buf) ==
+	    SYMDB_E_NOT_INDEXED) {
+		char *eb = p->eb; /* keep the caller's reason for the first failure */
+
+		unlink(p->final);
+		p->eb = NULL;
+		pub_fsync_dir(p, p->subdir);
+		p->eb = eb;
+	}
+}
+
+int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int only_if_absent,
+               int *raced, char *index_path, size_t index_path_sz, char *eb, size_t ebsz)
+{
+	struct pub p;
+	rd_cat_entry e;
+	size_t nlen;
+	const uint8_t *pool = ix_str_bytes(img->strings, &nlen);
+	int rc;
+
+	memset(&p, 0, sizeof p);
+	p.dir = rd_catalog_dir(cat);
+	p.eb = eb;
+	p.ebsz = ebsz;
+	*raced = 0;
+	if (img->image_name >= nlen)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "internal error: bad image name");
+	rc = pub_paths(&p, img);
+	if (rc == 0)
+		rc = pub_write_tmp(&p, out);
+	if (rc == 0)
+		rc = pub_rename(&p);
+	if (rc) {
+		if (p.renamed)
+			pub_unpublish(&p, cat, img);
+		return rc;
+	}
+	pub_entry(&p, img, out, &e, (const char *)pool + img->image_name);
+	rc = rd_catalog_put(cat, &e, only_if_absent);
+	if (rc == SYMDB_E_EXISTS && only_if_absent) {
+		*raced = 1; /* another builder committed first; same bytes */
+		rc = 0;
+	} else if (rc) {
+		pub_unpublish(&p, cat, img);
+		return fmt_err(eb, ebsz, rc, "%s/catalog: cannot commit entry for %s: %s", p.dir,
+		               p.rel, symdb_strerror(rc));
+	}
+	if (index_path && index_path_sz)
+		snprintf(index_path, index_path_sz, "%s", p.final);
+	return 0;
+}

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_tables.c - from an ix_image to encoded tables (SPEC §7): the symbol
+ * reduction of §7.2, the cross-reference checks that keep a writer from
+ * producing a file a reader would reject, the Address_Size choice of §5, and
+ * the encoding of every table through format_writer.h.
+ *
+ * Symbols.  LLVM 14 (SymbolizableObjectFile::create) stable-sorts its symbols
+ * by (address, size) and keeps the last of each run of equal addresses: the
+ * largest size, and among equal sizes the one latest in the symbol table.
+ * Sorting by (address, size, table position) with qsort gives the same order
+ * deterministically.
+ *
+ * The DWARF tables (kinds 5-11) are written exactly when FMT_FLAG_HAS_DWARF
+ * is set; BUILD_INFO always, marked OPTIONAL.
+ */
+#include "ix_emit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format_header.h"
+
+#define ADDR32_MAX 0xFFFFFFFFull
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const ix_symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Sort and keep the last symbol of each address (SPEC §7.2). */
+static void tb_reduce_symbols(ix_image *img)
+{
+	ix_symbol *s = img->symbols.p;
+	size_t n = img->symbols.n, i, j = 0;
+
+	if (n == 0)
+		return;
+	qsort(s, n, sizeof *s, cmp_sym);
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n && s[i + 1].addr == s[i].addr)
+			continue;
+		s[j++] = s[i];
+	}
+	img->symbols.n = j;
+}
+
+/* Intervals are emitted from Base_Address up: an interval starting below it
+ * is clipped to start there (or dropped if the next one starts there too).
+ * Returns the index of the first emitted element; *first_addr gets its
+ * (possibly clipped) start.  Elements are ix_imap or ix_row, whose first
+ * member is the u64 address. */
+static size_t tb_first_kept(const void *p, size_t elem, size_t n, uint64_t base,
+                            uint64_t *first_addr)
+{
+	const uint8_t *b = p;
+	size_t k = 0;
+	uint64_t a;
+
+	while (k < n) {
+		memcpy(&a, b + k * elem, sizeof a); /* addr is the first member */
+		if (a >= base)
+			break;
+		k++;
+	}
+	*first_addr = base;
+	if (k > 0) {
+		if (k < n) {
+			memcpy(&a, b + k * elem, sizeof a);
+			if (a == base)
+				return k;
+		}
+		return k - 1; /* starts below base: clip to base */
+	}
+	if (n)
+		memcpy(first_addr, b, sizeof *first_addr);
+	return 0;
+}
+
+/* ---- consistency checks of the DWARF model ------------------------------ */
+
+static int tb_bad(char *eb, size_t ebsz, const char *what, size_t i)
+{
+	return fmt_err(eb, ebsz, SYMDB_E_INVAL, "internal error: %s at index %zu", what, i);
+}
+
+static int tb_check_dwarf(const ix_image *img, char *eb, size_t ebsz)
+{
+	const ix_function *fn = img->functions.p;
+	const ix_node *nd = img->nodes.p;
+	const ix_imap *im = img->imap.p;
+	const ix_row *rw = img->rows.p;
+	size_t nf = img->files.n, i;
+
+	if (nf >= FMT_NONE || img->functions.n >= FMT_NONE || img->nodes.n >= FMT_NONE)
+		return fmt_err(eb, ebsz, SYMDB_E_TOO_BIG, "more than 2^32-2 DWARF records");
+	for (i = 0; i < img->functions.n; i++)
+		if ((i && fn[i].die_offset <= fn[i - 1].die_offset) ||
+		    (fn[i].decl_file != FMT_NONE && fn[i].decl_file >= nf))
+			return tb_bad(eb, ebsz, "FUNCTIONS unsorted or bad decl_file", i);
+	for (i = 0; i < img->nodes.n; i++)
+		if ((nd[i].parent != FMT_NONE && nd[i].parent >= i) ||
+		    (nd[i].function != FMT_NONE && nd[i].function >= img->functions.n) ||
+		    (nd[i].call_file != FMT_NONE && nd[i].call_file >= nf))
+			return tb_bad(eb, ebsz, "INLINE_NODES parent/function/call_file", i);
+	for (i = 0; i < img->imap.n; i++)
+		if ((i && im[i].addr <= im[i - 1].addr) ||
+		    (im[i].node != FMT_NONE && im[i].node >= img->nodes.n))
+			return tb_bad(eb, ebsz, "INLINE_ADDRS unsorted or bad node", i);
+	if (img->imap.n && im[img->imap.n - 1].node != FMT_NONE)
+		return tb_bad(eb, ebsz, "INLINE_MAP without a NONE sentinel", img->imap.n - 1);
+	for (i = 0; i < img->rows.n; i++)
+		if ((i && rw[i].addr <= rw[i - 1].addr) ||
+		    (rw[i].file != FMT_NONE && rw[i].file >= nf))
+			return tb_bad(eb, ebsz, "LINE_ADDRS unsorted or bad file", i);
+	if (img->rows.n && rw[img->rows.n - 1].file != FMT_NONE)
+		return tb_bad(eb, ebsz, "LINE_ROWS without a NONE sentinel", img->rows.n - 1);
+	return 0;
+}
+
+/* ---- encoding ----------------------------------------------------------- */
+
+struct tb {
+	ix_image *img;
+	ix_output *out;
+	fmt_wtable t[FMT_MAX_TABLES];
+	unsigned nt;
+	int dwarf;
+	size_t imap0, rows0;     /* first emitted interval of each */
+	uint64_t imap0_addr, rows0_addr;
+};
+
+/* Allocate an encoded table of count records of rs bytes. */
+static uint8_t *tb_alloc(struct tb *b, uint32_t kind, uint16_t flags, uint64_t count,
+                         unsigned rs)
+{
+	uint64_t len = count * rs;
+	fmt_wtable *t = &b->t[b->nt++];
+	uint8_t *p = malloc(len ? (size_t)len : 1);
+
+	b->out->buf[kind] = p;
+	t->kind = kind;
+	t->flags = flags;
+	t->data = p;
+	t->length = len;
+	t->count = count;
+	return p;
+}
+
+static unsigned tb_address_size(const struct tb *b)
+{
+	const ix_image *img = b->img;
+	const ix_symbol *s = img->symbols.p;
+	const ix_imap *im = img->imap.p;
+	const ix_row *rw = img->rows.p;
+	uint64_t base = img->base_address;
+	size_t i;
+
+	for (i = 0; i < img->symbols.n; i++) {
+		uint64_t o = s[i].addr - base;
+
+		if (o > ADDR32_MAX || s[i].size > ADDR32_MAX - o)
+			return 8;
+	}
+	if (!b->dwarf)
+		return 4;
+	/* Interval starts ascend, so the last one is the largest; one below the
+	 * base was clipped to it. */
+	if (img->imap.n && im[img->imap.n - 1].addr > base &&
+	    im[img->imap.n - 1].addr - base > ADDR32_MAX)
+		return 8;
+	if (img->rows.n && rw[img->rows.n - 1].addr > base &&
+	    rw[img->rows.n - 1].addr - base > ADDR32_MAX)
+		return 8;
+	return 4;
+}
+
+static int tb_symbols(struct tb *b, unsigned as)
+{
+	const ix_symbol *s = b->img->symbols.p;
+	size_t n = b->img->symbols.n, i;
+	uint8_t *a = tb_alloc(b, FMT_T_SYMBOL_ADDRS, 0, n, as);
+	uint8_t *r = tb_alloc(b, FMT_T_SYMBOLS, 0, n, FMT_SYM_SIZE);
+
+	if (!a || !r)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		fmt_put_addr(a, as, i, s[i].addr - b->img->base_address);
+		fmt_enc_symbol(r + i * FMT_SYM_SIZE, s[i].size, s[i].name, s[i].flags);
+	}
+	b->out->nsymbols = n;
+	return 0;
+}
+
+static int tb_segments(struct tb *b)
+{
+	const ix_segment *s = b->img->segments.p;
+	size_t n = b->img->segments.n, i;
+	uint8_t *r = tb_alloc(b, FMT_T_SEGMENTS, 0, n, FMT_SEG_SIZE);
+
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		fmt_enc_segment(r + i * FMT_SEG_SIZE, s[i].vaddr, s[i].memsz, s[i].fileoff,
+		                s[i].filesz, s[i].flags);
+	return 0;
+}
+
+static int tb_strings(struct tb *b)
+{
+	size_t len;
+	const uint8_t *p = ix_str_bytes(b->img->strings, &len);
+	fmt_wtable *t = &b->t[b->nt++];
+
+	t->kind = FMT_T_STRINGS;
+	t->data = p; /* owned by the pool, which outlives the plan's use */
+	t->length = t->count = len;
+	return 0;
+}
+
+static int tb_build_info(struct tb *b)
+{
+	uint8_t *r = tb_alloc(b, FMT_T_BUILD_INFO, FMT_TABLE_OPTIONAL, FMT_BI_COUNT, FMT_BI_SIZE);
+	unsigned i;
+
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < FMT_BI_COUNT; i++)
+		fmt_put64(r + i * FMT_BI_SIZE, b->img->build_info[i]);
+	return 0;
+}
+
+static int tb_files_functions(struct tb *b)
+{
+	const ix_file *f = b->img->files.p;
+	const ix_function *fn = b->img->functions.p;
+	size_t i;
+	uint8_t *r = tb_alloc(b, FMT_T_FILES, 0, b->img->files.n, FMT_FILE_SIZE);
+	uint8_t *q = tb_alloc(b, FMT_T_FUNCTIONS, 0, b->img->functions.n, FMT_FN_SIZE);
+
+	if (!r || !q)
+		return -ENOMEM;
+	for (i = 0; i < b->img->files.n; i++)
+		fmt_enc_file(r + i * FMT_FILE_SIZE, f[i].path, f[i].relative, f[i].base);
+	for (i = 0; i < b->img->functions.n; i++)
+		fmt_enc_function(q + i * FMT_FN_SIZE, fn[i].die_offset, fn[i].linkage_name,
+		                 fn[i].name, fn[i].decl_file, fn[i].decl_line);
+	return 0;
+}
+
+static int tb_nodes(struct tb *b)
+{
+	const ix_node *nd = b->img->nodes.p;
+	uint64_t base = b->img->base_address;
+	size_t i;
+	uint8_t *r = tb_alloc(b, FMT_T_INLINE_NODES, 0, b->img->nodes.n, FMT_NODE_SIZE);
+
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < b->img->nodes.n; i++) {
+		uint16_t fl = nd[i].flags & FMT_NODEF_KNOWN;
+		uint64_t lo = 0;
+
+		/* A low_pc below the base cannot be stored as an offset. */
+		if ((fl & FMT_NODEF_HAS_LOW_PC) && nd[i].low_pc >= base)
+			lo = nd[i].low_pc - base;
+		else
+			fl &= (uint16_t)~FMT_NODEF_HAS_LOW_PC;
+		fmt_enc_node(r + i * FMT_NODE_SIZE, nd[i].parent, nd[i].function, nd[i].call_file,
+		             nd[i].call_line, nd[i].call_column, nd[i].call_discr, nd[i].depth, fl,
+		             lo);
+	}
+	b->out->ninline_nodes = b->img->nodes.n;
+	return 0;
+}
+
+static int tb_imap(struct tb *b, unsigned as)
+{
+	const ix_imap *im = b->img->imap.p;
+	size_t n = b->img->imap.n - b->imap0, i;
+	uint8_t *a = tb_alloc(b, FMT_T_INLINE_ADDRS, 0, n, as);
+	uint8_t *m = tb_alloc(b, FMT_T_INLINE_MAP, 0, n, FMT_IMAP_SIZE);
+
+	if (!a || !m)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		uint64_t addr = i ? im[b->imap0 + i].addr : b->imap0_addr;
+
+		fmt_put_addr(a, as, i, addr - b->img->base_address);
+		fmt_put32(m + i * FMT_IMAP_SIZE, im[b->imap0 + i].node);
+	}
+	return 0;
+}
+
+static int tb_rows(struct tb *b, unsigned as)
+{
+	const ix_row *rw = b->img->rows.p;
+	size_t n = b->img->rows.n - b->rows0, i;
+	uint8_t *a = tb_alloc(b, FMT_T_LINE_ADDRS, 0, n, as);
+	uint8_t *r = tb_alloc(b, FMT_T_LINE_ROWS, 0, n, FMT_ROW_SIZE);
+
+	if (!a || !r)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const ix_row *x = &rw[b->rows0 + i];
+		uint64_t addr = i ? x->addr : b->rows0_addr;
+
+		fmt_put_addr(a, as, i, addr - b->img->base_address);
+		fmt_enc_row(r + i * FMT_ROW_SIZE, x->file, x->line, x->column, x->discr);
+	}
+	b->out->nline_rows = n;
+	return 0;
+}
+
+static void tb_header(const ix_image *img, unsigned as, fmt_whdr *h)
+{
+	memset(h, 0, sizeof *h);
+	h->flags = img->header_flags & FMT_FLAGS_KNOWN;
+	if (img->uuid.kind == FMT_UUID_FALLBACK)
+		h->flags |= FMT_FLAG_UUID_FALLBACK;
+	h->object_format = img->object_format;
+	h->address_size = (uint8_t)as;
+	h->uuid_kind = img->uuid.kind;
+	h->uuid_len = img->uuid.len;
+	memcpy(h->uuid, img->uuid.bytes, img->uuid.len <= FMT_UUID_MAX ? img->uuid.len : 0);
+	h->machine = img->machine;
+	h->machine_sub = img->machine_sub;
+	h->object_class = img->object_class;
+	h->object_endian = img->object_endian;
+	h->object_type = img->object_type;
+	h->image_name = img->image_name;
+	h->base_address = img->base_address;
+}
+
+static int tb_encode(struct tb *b, unsigned as)
+{
+	int rc = tb_strings(b);
+
+	if (rc == 0)
+		rc = tb_segments(b);
+	if (rc == 0)
+		rc = tb_symbols(b, as);
+	if (rc == 0 && b->dwarf)
+		rc = tb_files_functions(b);
+	if (rc == 0 && b->dwarf)
+		rc = tb_nodes(b);
+	if (rc == 0 && b->dwarf)
+		rc = tb_imap(b, as);
+	if (rc == 0 && b->dwarf)
+		rc = tb_rows(b, as);
+	if (rc == 0)
+		rc = tb_build_info(b);
+	return rc;
+}
+
+int ix_tables_build(ix_image *img, ix_output *out, char *eb, size_t ebsz)
+{
+	struct tb b;
+	fmt_whdr h;
+	unsigned as;
+	int rc;
+
+	memset(&b, 0, sizeof b);
+	b.img = img;
+	b.out = out;
+	b.dwarf = (img->header_flags & FMT_FLAG_HAS_DWARF) != 0;
+	if (!b.dwarf)
+		img->header_flags &= ~(uint32_t)FMT_FLAG_PARTIAL;
+	tb_reduce_symbols(img);
+	if (b.dwarf) {
+		rc = tb_check_dwarf(img, eb, ebsz);
+		if (rc)
+			return rc;
+		b.imap0 = tb_first_kept(img->imap.p, sizeof(ix_imap), img->imap.n,
+		                        img->base_address, &b.imap0_addr);
+		b.rows0 = tb_first_kept(img->rows.p, sizeof(ix_row), img->rows.n,
+		                        img->base_address, &b.rows0_addr);
+	}
+	as = tb_address_size(&b);
+	out->address_size = as;
+	rc = tb_encode(&b, as);
+	if (rc)
+		return fmt_err(eb, ebsz, rc, "out of memory encoding tables");
+	tb_header(img, as, &h);
+	return fmt_wplan_build(&out->plan, &h, b.t, b.nt, eb, ebsz);
+}
+
+void ix_output_free(ix_output *out)
+{
+	unsigned k;
+
+	if (!out)
+		return;
+	for (k = 0; k <= FMT_T_KIND_MAX; k++) {
+		free(out->buf[k]);
+		out->buf[k] = NULL;
+	}
+}
