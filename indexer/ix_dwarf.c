@@ -1,0 +1,1099 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_dwarf.c - fills an image's DWARF tables (SPEC §7.3-§7.6) so that the
+ * lookup of SPEC §11 prints what llvm-symbolizer 14 prints.
+ *
+ * The model is LLVM 14's DWARFContext::getInliningInfoForAddress:
+ *  - the unit is found from .debug_aranges, plus the DIE ranges of units
+ *    that have no aranges set (DWARFDebugAranges::generate);
+ *  - the chain is that unit's innermost subroutine DIE (its AddrDieMap),
+ *    then its subroutine ancestors up to the first DW_TAG_subprogram;
+ *  - frame 0's file:line comes from that unit's line table, frame i's from
+ *    the DW_AT_call_* of frame i-1, names from findRecursively over
+ *    DW_AT_abstract_origin / DW_AT_specification.
+ * Each unit's line pieces and subroutine pieces are computed on their own
+ * (ix_dwarf_line.c, ix_dwarf_flat.c), then cut to the unit ranges, so the
+ * final arrays answer every address with one binary search each.
+ *
+ * DIEs are read with libdwarf, served our own already-inflated sections
+ * (dwarf_object_init_b), with an error pointer on every call so libdwarf
+ * never aborts.  A unit libdwarf cannot read is skipped and counted
+ * (FMT_FLAG_PARTIAL, BUILD_INFO index 4).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libdwarf.h"
+#include "dwarf.h"
+
+#include "ix_dwarf_internal.h"
+
+#define MAX_DEPTH 256  /* DIE nesting we follow; deeper is malformed */
+#define MAX_HOPS 32    /* origin/specification DIEs visited per name */
+
+typedef struct unit {
+	uint64_t off; /* unit header offset in .debug_info */
+	ix_vec lines; /* ix_piece */
+	ix_vec dies;  /* ix_piece */
+} unit;
+
+typedef struct dwx {
+	ix_image *img;
+	const ix_sections *secs;
+	Dwarf_Debug dbg;
+	ix_u64map files_idx; /* path string ref -> FILES index */
+	ix_u64map fn_idx;    /* DIE offset -> functions index */
+	unit *units;
+	size_t nunits, capunits;
+	ix_urange *ur; /* DIE ranges of unit DIEs */
+	size_t nur, capur;
+	uint64_t skipped, versions;
+} dwx;
+
+typedef struct uctx {
+	dwx *x;
+	uint32_t unit;
+	uint16_t version;
+	uint8_t addr_size;
+	uint64_t base;
+	int has_base;
+	ix_line_table lt;
+	ix_diemap dm;
+} uctx;
+
+/* One open DIE on the walk stack. */
+typedef struct sframe {
+	Dwarf_Die die;
+	int sub;      /* DW_TAG_subprogram or DW_TAG_inlined_subroutine */
+	int inlined;
+	int parent;   /* stack index of the enclosing subroutine, or -1 */
+	uint32_t node;
+} sframe;
+
+static void drop_err(dwx *x, Dwarf_Error *e)
+{
+	if (*e) {
+		dwarf_dealloc_error(x->dbg, *e);
+		*e = NULL;
+	}
+}
+
+/* ---- libdwarf object access over ix_sections ------------------------------ */
+
+static int oa_info(void *obj, Dwarf_Half idx, Dwarf_Obj_Access_Section *r, int *err)
+{
+	const ix_sections *s = obj;
+	(void)err;
+	memset(r, 0, sizeof(*r));
+	if (idx == 0) {
+		r->name = "";
+		return DW_DLV_OK;
+	}
+	if ((size_t)idx > s->nsecs)
+		return DW_DLV_NO_ENTRY;
+	r->type = 1; /* SHT_PROGBITS */
+	r->size = s->secs[idx - 1].size;
+	r->name = s->secs[idx - 1].name;
+	return DW_DLV_OK;
+}
+
+static Dwarf_Endianness oa_order(void *obj)
+{
+	return ((const ix_sections *)obj)->little ? DW_OBJECT_LSB : DW_OBJECT_MSB;
+}
+
+static Dwarf_Small oa_length(void *obj)
+{
+	(void)obj;
+	return 4;
+}
+
+static Dwarf_Small oa_pointer(void *obj)
+{
+	return ((const ix_sections *)obj)->is64 ? 8 : 4;
+}
+
+static Dwarf_Unsigned oa_count(void *obj)
+{
+	return ((const ix_sections *)obj)->nsecs + 1;
+}
+
+static int oa_load(void *obj, Dwarf_Half idx, Dwarf_Small **data, int *err)
+{
+	const ix_sections *s = obj;
+	(void)err;
+	if (idx == 0 || (size_t)idx > s->nsecs)
+		return DW_DLV_NO_ENTRY;
+	*data = (Dwarf_Small *)(uintptr_t)s->secs[idx - 1].data;
+	return DW_DLV_OK;
+}
+
+static const Dwarf_Obj_Access_Methods oa_methods = {
+	oa_info, oa_order, oa_length, oa_pointer, oa_count, oa_load, NULL
+};
+
+/* ---- attributes ---------------------------------------------------------- */
+
+static int attr_udata(dwx *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v)
+{
+	Dwarf_Attribute a;
+	Dwarf_Error e = NULL;
+	if (dwarf_attr(d, at, &a, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return 0;
+	}
+	Dwarf_Unsigned u;
+	int ok = dwarf_formudata(a, &u, &e) == DW_DLV_OK;
+	drop_err(x, &e);
+	dwarf_dealloc_attribute(a);
+	if (ok)
+		*v = u;
+	return ok;
+}
+
+static const char *attr_string(dwx *x, Dwarf_Die d, Dwarf_Half at)
+{
+	Dwarf_Attribute a;
+	Dwarf_Error e = NULL;
+	if (dwarf_attr(d, at, &a, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return NULL;
+	}
+	char *s = NULL;
+	if (dwarf_formstring(a, &s, &e) != DW_DLV_OK)
+		s = NULL;
+	drop_err(x, &e);
+	dwarf_dealloc_attribute(a);
+	return s;
+}
+
+/* A section offset attribute (DW_AT_stmt_list, DW_AT_ranges). */
+static int attr_secoff(dwx *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v, Dwarf_Half *form)
+{
+	Dwarf_Attribute a;
+	Dwarf_Error e = NULL;
+	if (dwarf_attr(d, at, &a, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return 0;
+	}
+	Dwarf_Half f = 0;
+	Dwarf_Unsigned u = 0;
+	Dwarf_Off o = 0;
+	int ok = dwarf_whatform(a, &f, &e) == DW_DLV_OK;
+	drop_err(x, &e);
+	if (ok && dwarf_formudata(a, &u, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		ok = dwarf_global_formref(a, &o, &e) == DW_DLV_OK;
+		u = o;
+	}
+	drop_err(x, &e);
+	dwarf_dealloc_attribute(a);
+	*v = u;
+	if (form)
+		*form = f;
+	return ok;
+}
+
+static uint64_t tombstone(const uctx *u)
+{
+	return u->addr_size == 4 ? 0xffffffffu : UINT64_MAX;
+}
+
+/* ---- address ranges (LLVM's DWARFDie::getAddressRanges) ------------------ */
+
+typedef struct rangeset {
+	uint64_t lo[64], hi[64];
+	uint64_t *xlo, *xhi; /* overflow */
+	size_t n, cap;
+} rangeset;
+
+static int rs_add(rangeset *r, uint64_t lo, uint64_t hi)
+{
+	if (r->n < 64) {
+		r->lo[r->n] = lo;
+		r->hi[r->n++] = hi;
+		return 0;
+	}
+	size_t k = r->n - 64;
+	if (k == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		uint64_t *a = realloc(r->xlo, cap * sizeof(*a));
+		if (!a)
+			return -1;
+		r->xlo = a;
+		uint64_t *b = realloc(r->xhi, cap * sizeof(*b));
+		if (!b)
+			return -1;
+		r->xhi = b;
+		r->cap = cap;
+	}
+	r->xlo[k] = lo;
+	r->xhi[k] = hi;
+	r->n++;
+	return 0;
+}
+
+static void rs_get(const rangeset *r, size_t i, uint64_t *lo, uint64_t *hi)
+{
+	*lo = i < 64 ? r->lo[i] : r->xlo[i - 64];
+	*hi = i < 64 ? r->hi[i] : r->xhi[i - 64];
+}
+
+static void rs_free(rangeset *r)
+{
+	free(r->xlo);
+	free(r->xhi);
+}
+
+/* DWARF 5 §2.17.3, .debug_rnglists, with libdwarf's cooked addresses. */
+static int ranges_v5(uctx *u, Dwarf_Die d, rangeset *rs)
+{
+	dwx *x = u->x;
+	Dwarf_Attribute a;
+	Dwarf_Error e = NULL;
+	if (dwarf_attr(d, DW_AT_ranges, &a, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return 0;
+	}
+	Dwarf_Half form = 0;
+	Dwarf_Unsigned val = 0, count = 0, goff = 0;
+	Dwarf_Off o = 0;
+	Dwarf_Rnglists_Head head = NULL;
+	int rc = -1;
+	if (dwarf_whatform(a, &form, &e) != DW_DLV_OK)
+		goto out;
+	if (form == DW_FORM_rnglistx || form == DW_FORM_sec_offset ||
+	    form == DW_FORM_data4 || form == DW_FORM_data8) {
+		if (dwarf_formudata(a, &val, &e) != DW_DLV_OK) {
+			drop_err(x, &e);
+			if (dwarf_global_formref(a, &o, &e) != DW_DLV_OK)
+				goto out;
+			val = o;
+		}
+	}
+	if (dwarf_rnglists_get_rle_head(a, form, val, &head, &count, &goff, &e) != DW_DLV_OK)
+		goto out;
+	rc = 0;
+	for (Dwarf_Unsigned i = 0; i < count && !rc; i++) {
+		unsigned len = 0, code = 0;
+		Dwarf_Unsigned r1, r2, c1, c2;
+		Dwarf_Bool unavail = 0;
+		if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &r1, &r2, &unavail,
+						      &c1, &c2, &e) != DW_DLV_OK) {
+			rc = -1;
+			break;
+		}
+		if (code == DW_RLE_end_of_list)
+			break;
+		if (code == DW_RLE_base_addressx || code == DW_RLE_base_address)
+			continue;
+		if (c1 == tombstone(u))
+			continue;
+		rc = rs_add(rs, c1, c2);
+	}
+	dwarf_dealloc_rnglists_head(head);
+out:
+	drop_err(x, &e);
+	dwarf_dealloc_attribute(a);
+	return rc;
+}
+
+/* DWARF 4 §2.17.3, .debug_ranges: raw pairs relative to the unit base. */
+static int ranges_v4(uctx *u, Dwarf_Die d, uint64_t off, rangeset *rs)
+{
+	dwx *x = u->x;
+	Dwarf_Ranges *r = NULL;
+	Dwarf_Signed n = 0;
+	Dwarf_Unsigned bytes = 0;
+	Dwarf_Off real = 0;
+	Dwarf_Error e = NULL;
+	if (dwarf_get_ranges_b(x->dbg, off, d, &real, &r, &n, &bytes, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return -1;
+	}
+	uint64_t base = u->base;
+	int has_base = u->has_base, rc = 0;
+	for (Dwarf_Signed i = 0; i < n && !rc; i++) {
+		if (r[i].dwr_type == DW_RANGES_END)
+			break;
+		if (r[i].dwr_type == DW_RANGES_ADDRESS_SELECTION) {
+			base = r[i].dwr_addr2;
+			has_base = 1;
+			continue;
+		}
+		uint64_t lo = r[i].dwr_addr1, hi = r[i].dwr_addr2;
+		if (has_base) {
+			lo += base;
+			hi += base;
+		}
+		rc = rs_add(rs, lo, hi);
+	}
+	dwarf_ranges_dealloc(x->dbg, r, n);
+	return rc;
+}
+
+/* Returns 0 (possibly with no ranges) or -1 when the DIE is malformed. */
+static int die_ranges(uctx *u, Dwarf_Die d, rangeset *rs)
+{
+	dwx *x = u->x;
+	Dwarf_Error e = NULL;
+	Dwarf_Addr lo = 0, hv = 0;
+	Dwarf_Half form = 0;
+	enum Dwarf_Form_Class cls = DW_FORM_CLASS_UNKNOWN;
+	int r = dwarf_lowpc(d, &lo, &e);
+	drop_err(x, &e);
+	if (r == DW_DLV_OK && lo != tombstone(u)) {
+		r = dwarf_highpc_b(d, &hv, &form, &cls, &e);
+		drop_err(x, &e);
+		if (r == DW_DLV_OK)
+			return rs_add(rs, lo, cls == DW_FORM_CLASS_CONSTANT ? lo + hv : hv);
+	}
+	uint64_t off;
+	Dwarf_Half f;
+	if (!attr_secoff(x, d, DW_AT_ranges, &off, &f))
+		return 0;
+	if (u->version >= 5 || f == DW_FORM_rnglistx)
+		return ranges_v5(u, d, rs);
+	return ranges_v4(u, d, off, rs);
+}
+
+/* ---- function records (LLVM's findRecursively) ---------------------------- */
+
+typedef struct fnames {
+	int have_link, have_name, have_line, have_file;
+	const char *link, *name;
+	uint64_t line, file;
+} fnames;
+
+/* Checks one DIE's attributes, in their order, for the ones still missing,
+ * and returns its abstract_origin / specification targets. */
+static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t *spec)
+{
+	Dwarf_Attribute *list = NULL;
+	Dwarf_Signed n = 0;
+	Dwarf_Error e = NULL;
+	*orig = *spec = UINT64_MAX;
+	if (dwarf_attrlist(d, &list, &n, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return;
+	}
+	for (Dwarf_Signed i = 0; i < n; i++) {
+		Dwarf_Half at = 0;
+		Dwarf_Off o;
+		Dwarf_Unsigned v;
+		char *s;
+		if (dwarf_whatattr(list[i], &at, &e) == DW_DLV_OK) {
+			if ((at == DW_AT_linkage_name || at == DW_AT_MIPS_linkage_name) && !f->have_link) {
+				f->have_link = 1;
+				f->link = dwarf_formstring(list[i], &s, &e) == DW_DLV_OK ? s : NULL;
+			} else if (at == DW_AT_name && !f->have_name) {
+				f->have_name = 1;
+				f->name = dwarf_formstring(list[i], &s, &e) == DW_DLV_OK ? s : NULL;
+			} else if (at == DW_AT_decl_line && !f->have_line) {
+				f->have_line = 1;
+				f->line = dwarf_formudata(list[i], &v, &e) == DW_DLV_OK ? v : 0;
+			} else if (at == DW_AT_decl_file && !f->have_file) {
+				f->have_file = dwarf_formudata(list[i], &v, &e) == DW_DLV_OK;
+				f->file = v;
+			} else if (at == DW_AT_abstract_origin || at == DW_AT_specification) {
+				if (dwarf_global_formref(list[i], &o, &e) == DW_DLV_OK)
+					*(at == DW_AT_abstract_origin ? orig : spec) = o;
+			}
+		}
+		drop_err(x, &e);
+		dwarf_dealloc_attribute(list[i]);
+	}
+	dwarf_dealloc(x->dbg, list, DW_DLA_LIST);
+}
+
+static int all_found(const fnames *f)
+{
+	return f->have_link && f->have_name && f->have_line && f->have_file;
+}
+
+/* Walks the DIE and what it refers to in LLVM's order (a stack: the
+ * specification is popped before the abstract origin), each DIE once. */
+static void resolve_names(dwx *x, Dwarf_Die start, fnames *f)
+{
+	uint64_t work[2 * MAX_HOPS + 2], seen[MAX_HOPS];
+	size_t nw = 0, ns = 0;
+	Dwarf_Off so = 0;
+	Dwarf_Error e = NULL;
+	if (dwarf_dieoffset(start, &so, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return;
+	}
+	work[nw++] = so;
+	while (nw && ns < MAX_HOPS && !all_found(f)) {
+		uint64_t off = work[--nw];
+		int dup = 0;
+		for (size_t i = 0; i < ns; i++)
+			dup |= seen[i] == off;
+		if (dup)
+			continue;
+		seen[ns++] = off;
+		Dwarf_Die d = start;
+		if (off != so && dwarf_offdie_b(x->dbg, off, 1, &d, &e) != DW_DLV_OK) {
+			drop_err(x, &e);
+			continue;
+		}
+		uint64_t orig, spec;
+		scan_fn_die(x, d, f, &orig, &spec);
+		if (d != start)
+			dwarf_dealloc_die(d);
+		if (orig != UINT64_MAX && nw < 2 * MAX_HOPS)
+			work[nw++] = orig;
+		if (spec != UINT64_MAX && nw < 2 * MAX_HOPS)
+			work[nw++] = spec;
+	}
+}
+
+/* The FUNCTIONS record for DIE `d` at `off`, created on first use.  decl_file
+ * is read in the referring unit's line table, as LLVM's getDeclFile does. */
+static uint32_t function_for(uctx *u, Dwarf_Die d, uint64_t off)
+{
+	dwx *x = u->x;
+	uint32_t fi = ix_u64map_get(&x->fn_idx, off);
+	if (fi != FMT_NONE)
+		return fi;
+	fnames f = { 0 };
+	resolve_names(x, d, &f);
+	ix_function *fn = ix_vec_push(&x->img->functions);
+	if (!fn)
+		return FMT_NONE;
+	fn->die_offset = off;
+	const char *ln = f.link ? f.link : f.name;
+	fn->linkage_name = ln ? ix_str_addz(x->img->strings, ln) : 0;
+	fn->name = f.name ? ix_str_addz(x->img->strings, f.name) : 0;
+	fn->decl_file = f.have_file ? ix_line_file(&u->lt, f.file) : FMT_NONE;
+	fn->decl_line = (uint32_t)f.line;
+	fi = (uint32_t)(x->img->functions.n - 1);
+	if (ix_u64map_put(&x->fn_idx, off, fi))
+		return FMT_NONE;
+	return fi;
+}
+
+/* The DIE whose record names a subroutine: an inlined subroutine without
+ * names of its own is named by its abstract origin, which many inlined
+ * copies share. */
+static uint32_t function_of_node(uctx *u, Dwarf_Die d, int inlined)
+{
+	dwx *x = u->x;
+	Dwarf_Error e = NULL;
+	Dwarf_Off off = 0;
+	Dwarf_Bool has_name = 0, has_link = 0;
+	if (dwarf_dieoffset(d, &off, &e) != DW_DLV_OK) {
+		drop_err(x, &e);
+		return FMT_NONE;
+	}
+	if (inlined) {
+		Dwarf_Attribute a;
+		dwarf_hasattr(d, DW_AT_name, &has_name, &e);
+		drop_err(x, &e);
+		dwarf_hasattr(d, DW_AT_linkage_name, &has_link, &e);
+		drop_err(x, &e);
+		if (!has_name && !has_link && dwarf_attr(d, DW_AT_abstract_origin, &a, &e) == DW_DLV_OK) {
+			Dwarf_Off o;
+			Dwarf_Die od;
+			int ok = dwarf_global_formref(a, &o, &e) == DW_DLV_OK;
+			drop_err(x, &e);
+			dwarf_dealloc_attribute(a);
+			if (ok && ix_u64map_get(&x->fn_idx, o) != FMT_NONE)
+				return ix_u64map_get(&x->fn_idx, o);
+			if (ok && dwarf_offdie_b(x->dbg, o, 1, &od, &e) == DW_DLV_OK) {
+				uint32_t fi = function_for(u, od, o);
+				dwarf_dealloc_die(od);
+				return fi;
+			}
+		}
+		drop_err(x, &e);
+	}
+	return function_for(u, d, off);
+}
+
+/* ---- DIE walk ------------------------------------------------------------- */
+
+/* Creates the node of stack entry k (and of its pending ancestors first, so
+ * that parents always precede children, SPEC §7.5). */
+static uint32_t materialize(uctx *u, sframe *st, int k)
+{
+	if (st[k].node != FMT_NONE)
+		return st[k].node;
+	uint32_t parent = FMT_NONE;
+	uint16_t depth = 0;
+	if (st[k].inlined && st[k].parent >= 0) {
+		parent = materialize(u, st, st[k].parent);
+		if (parent == FMT_NONE)
+			return FMT_NONE;
+		depth = (uint16_t)(IX_AT(&u->x->img->nodes, ix_node, parent).depth + 1);
+	}
+	uint32_t fn = function_of_node(u, st[k].die, st[k].inlined);
+	ix_node *n = ix_vec_push(&u->x->img->nodes);
+	if (!n)
+		return FMT_NONE;
+	n->parent = parent;
+	n->function = fn;
+	n->depth = depth;
+	n->flags = st[k].inlined ? FMT_NODEF_INLINED : 0;
+	uint64_t file = 0, line = 0, col = 0, discr = 0;
+	attr_udata(u->x, st[k].die, DW_AT_call_file, &file);
+	attr_udata(u->x, st[k].die, DW_AT_call_line, &line);
+	attr_udata(u->x, st[k].die, DW_AT_call_column, &col);
+	attr_udata(u->x, st[k].die, DW_AT_GNU_discriminator, &discr);
+	n->call_file = ix_line_file(&u->lt, file);
+	n->call_line = (uint32_t)line;
+	n->call_column = (uint32_t)col;
+	n->call_discr = (uint32_t)discr;
+	Dwarf_Addr lo;
+	Dwarf_Error e = NULL;
+	if (dwarf_lowpc(st[k].die, &lo, &e) == DW_DLV_OK) {
+		n->flags |= FMT_NODEF_HAS_LOW_PC;
+		n->low_pc = lo;
+	}
+	drop_err(u->x, &e);
+	st[k].node = (uint32_t)(u->x->img->nodes.n - 1);
+	return st[k].node;
+}
+
+/* Handles the DIE on top of the stack (index k): a subroutine with ranges
+ * goes into the unit's AddrDieMap. */
+static int visit_die(uctx *u, sframe *st, int k)
+{
+	Dwarf_Half tag = 0;
+	Dwarf_Error e = NULL;
+	int p = k - 1;
+	while (p >= 0 && !st[p].sub)
+		p--;
+	st[k].parent = p;
+	st[k].node = FMT_NONE;
+	st[k].sub = st[k].inlined = 0;
+	if (dwarf_tag(st[k].die, &tag, &e) != DW_DLV_OK) {
+		drop_err(u->x, &e);
+		return -1;
+	}
+	if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+		return 0;
+	st[k].sub = 1;
+	st[k].inlined = tag == DW_TAG_inlined_subroutine;
+	rangeset rs = { .n = 0 };
+	int rc = die_ranges(u, st[k].die, &rs);
+	for (size_t i = 0; i < rs.n && !rc; i++) {
+		uint64_t lo, hi;
+		rs_get(&rs, i, &lo, &hi);
+		if (lo == hi)
+			continue;
+		uint32_t node = materialize(u, st, k);
+		rc = node == FMT_NONE ? -1 : ix_diemap_add(&u->dm, lo, hi, node);
+	}
+	rs_free(&rs);
+	return rc;
+}
+
+/* Moves to the next DIE in pre-order; frees DIEs left behind. */
+static int next_die(uctx *u, sframe *st, int *k)
+{
+	dwx *x = u->x;
+	Dwarf_Die c = NULL;
+	Dwarf_Error e = NULL;
+	int r = dwarf_child(st[*k].die, &c, &e);
+	if (r == DW_DLV_ERROR) {
+		drop_err(x, &e);
+		return -1;
+	}
+	if (r == DW_DLV_OK) {
+		if (*k + 1 >= MAX_DEPTH) {
+			dwarf_dealloc_die(c);
+			return -1;
+		}
+		st[++*k].die = c;
+		return 1;
+	}
+	while (*k > 0) {
+		Dwarf_Die s = NULL;
+		r = dwarf_siblingof_b(x->dbg, st[*k].die, 1, &s, &e);
+		dwarf_dealloc_die(st[*k].die);
+		st[*k].die = NULL;
+		if (r == DW_DLV_ERROR) {
+			drop_err(x, &e);
+			--*k;
+			return -1;
+		}
+		if (r == DW_DLV_OK) {
+			st[*k].die = s;
+			return 1;
+		}
+		--*k; /* no more siblings: back to the parent */
+	}
+	return 0;
+}
+
+static int walk_dies(uctx *u, Dwarf_Die cu_die)
+{
+	sframe *st = calloc(MAX_DEPTH, sizeof(*st));
+	if (!st)
+		return -1;
+	st[0].die = cu_die;
+	st[0].parent = -1;
+	st[0].node = FMT_NONE;
+	int k = 0, rc;
+	while ((rc = next_die(u, st, &k)) == 1)
+		if (visit_die(u, st, k)) {
+			rc = -1;
+			break;
+		}
+	for (int i = k; i > 0; i--)
+		if (st[i].die)
+			dwarf_dealloc_die(st[i].die);
+	free(st);
+	return rc;
+}
+
+/* ---- units ---------------------------------------------------------------- */
+
+static int add_unit_ranges(uctx *u, Dwarf_Die cu_die)
+{
+	dwx *x = u->x;
+	rangeset rs = { .n = 0 };
+	int rc = die_ranges(u, cu_die, &rs);
+	for (size_t i = 0; i < rs.n && !rc; i++) {
+		if (x->nur == x->capur) {
+			size_t cap = x->capur ? 2 * x->capur : 256;
+			ix_urange *n = realloc(x->ur, cap * sizeof(*n));
+			if (!n) {
+				rc = -1;
+				break;
+			}
+			x->ur = n;
+			x->capur = cap;
+		}
+		ix_urange *r = &x->ur[x->nur++];
+		rs_get(&rs, i, &r->lo, &r->hi);
+		r->unit = u->unit;
+	}
+	rs_free(&rs);
+	return rc;
+}
+
+static int read_unit_lines(uctx *u, Dwarf_Die cu_die)
+{
+	dwx *x = u->x;
+	uint64_t stmt;
+	if (!attr_secoff(x, cu_die, DW_AT_stmt_list, &stmt, NULL))
+		return 0;
+	ix_line_ctx lc = {
+		.line = ix_sections_find(x->secs, ".debug_line"),
+		.str = ix_sections_find(x->secs, ".debug_str"),
+		.line_str = ix_sections_find(x->secs, ".debug_line_str"),
+		.offset = stmt,
+		.addr_size = u->addr_size,
+		.little = x->secs->little,
+		.comp_dir = attr_string(x, cu_die, DW_AT_comp_dir),
+		.img = x->img,
+		.files_index = &x->files_idx,
+	};
+	char why[200];
+	/* A broken line table loses the unit's lines, not its frames
+	 * (llvm-symbolizer prints ??:0 there too). */
+	if (ix_line_parse(&lc, &u->lt, why, sizeof(why))) {
+		ix_line_free(&u->lt);
+		return 1;
+	}
+	return 0;
+}
+
+static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint32_t idx)
+{
+	uctx u = { .x = x, .unit = idx, .version = version };
+	Dwarf_Half asz = 8;
+	Dwarf_Error e = NULL;
+	if (dwarf_get_die_address_size(cu_die, &asz, &e) != DW_DLV_OK)
+		drop_err(x, &e);
+	u.addr_size = (uint8_t)asz;
+	Dwarf_Addr base;
+	if (dwarf_lowpc(cu_die, &base, &e) == DW_DLV_OK) {
+		u.base = base;
+		u.has_base = 1;
+	}
+	drop_err(x, &e);
+	int bad = read_unit_lines(&u, cu_die);
+	int rc = add_unit_ranges(&u, cu_die);
+	if (!rc)
+		rc = walk_dies(&u, cu_die) < 0 ? -1 : 0;
+	unit *un = &x->units[idx];
+	if (!rc)
+		rc = ix_diemap_flatten(&u.dm, &un->dies);
+	if (!rc) {
+		un->lines = u.lt.pieces; /* take ownership */
+		ix_vec_init(&u.lt.pieces, sizeof(ix_piece));
+	}
+	ix_line_free(&u.lt);
+	ix_diemap_free(&u.dm);
+	return rc ? -1 : bad;
+}
+
+static unit *new_unit(dwx *x, uint64_t off)
+{
+	if (x->nunits == x->capunits) {
+		size_t cap = x->capunits ? 2 * x->capunits : 64;
+		unit *n = realloc(x->units, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		x->units = n;
+		x->capunits = cap;
+	}
+	unit *un = &x->units[x->nunits++];
+	un->off = off;
+	ix_vec_init(&un->lines, sizeof(ix_piece));
+	ix_vec_init(&un->dies, sizeof(ix_piece));
+	return un;
+}
+
+static int walk_units(dwx *x)
+{
+	uint64_t off = 0;
+	for (;;) {
+		Dwarf_Unsigned len = 0, abbr = 0, toff = 0, next = 0;
+		Dwarf_Half ver = 0, asz = 0, lsz = 0, esz = 0, utype = 0;
+		Dwarf_Sig8 sig;
+		Dwarf_Error e = NULL;
+		int r = dwarf_next_cu_header_d(x->dbg, 1, &len, &ver, &abbr, &asz, &lsz, &esz,
+					       &sig, &toff, &next, &utype, &e);
+		if (r == DW_DLV_NO_ENTRY)
+			return 0;
+		if (r != DW_DLV_OK) {
+			drop_err(x, &e);
+			x->skipped++; /* the rest of .debug_info cannot be walked */
+			return 0;
+		}
+		Dwarf_Die cu = NULL;
+		unit *un = new_unit(x, off);
+		if (!un)
+			return -1;
+		uint32_t idx = (uint32_t)(x->nunits - 1);
+		off = next;
+		if (ver < 32)
+			x->versions |= 1ull << ver;
+		if (dwarf_siblingof_b(x->dbg, NULL, 1, &cu, &e) != DW_DLV_OK) {
+			drop_err(x, &e);
+			x->skipped++;
+			continue;
+		}
+		int rc = process_unit(x, cu, ver, idx);
+		dwarf_dealloc_die(cu);
+		if (rc) {
+			x->skipped++;
+			ix_vec_free(&x->units[idx].lines);
+			ix_vec_free(&x->units[idx].dies);
+		}
+	}
+}
+
+/* ---- .debug_aranges (DWARF 5 §6.1.2), read as LLVM does ------------------ */
+
+static uint64_t rd(const uint8_t *p, unsigned n, int little)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * (little ? i : n - 1 - i));
+	return v;
+}
+
+/* Appends each set's tuples to *out and marks its unit as covered; stops at
+ * the first malformed set, as DWARFDebugAranges::extract does. */
+static int read_aranges(dwx *x, ix_u64map *by_off, uint8_t *covered, ix_urange **out,
+			size_t *n, size_t *cap)
+{
+	const ix_dsec *s = ix_sections_find(x->secs, ".debug_aranges");
+	int little = x->secs->little;
+	uint64_t pos = 0;
+	while (s && pos + 4 <= s->size) {
+		const uint8_t *p = s->data + pos;
+		uint64_t len = rd(p, 4, little), hl = 4;
+		unsigned osz = 4;
+		if (len == 0xffffffffu) {
+			if (pos + 12 > s->size)
+				break;
+			len = rd(p + 4, 8, little);
+			hl = 12;
+			osz = 8;
+		}
+		if (len > s->size - pos - hl || len < 2 + osz + 2)
+			break;
+		const uint8_t *q = p + hl + 2, *end = p + hl + len;
+		uint64_t cu_off = rd(q, osz, little);
+		unsigned asz = q[osz], seg = q[osz + 1];
+		if ((asz != 4 && asz != 8) || seg != 0)
+			break;
+		uint64_t t = hl + 2 + osz + 2, tup = 2 * (uint64_t)asz;
+		t = (t + tup - 1) / tup * tup; /* tuples are aligned to their size */
+		uint32_t ui = ix_u64map_get(by_off, cu_off);
+		for (const uint8_t *r = p + t; r + tup <= end; r += tup) {
+			uint64_t lo = rd(r, asz, little), l = rd(r + asz, asz, little);
+			if (ui == FMT_NONE || l == 0)
+				continue;
+			if (*n == *cap) {
+				*cap = *cap ? 2 * *cap : 256;
+				ix_urange *nr = realloc(*out, *cap * sizeof(*nr));
+				if (!nr)
+					return -1;
+				*out = nr;
+			}
+			(*out)[(*n)++] = (ix_urange){ lo, lo + l, ui };
+		}
+		if (ui != FMT_NONE)
+			covered[ui] = 1;
+		pos += hl + len;
+	}
+	return 0;
+}
+
+static int unit_pieces(dwx *x, ix_vec *pieces)
+{
+	ix_u64map by_off = { 0 };
+	uint8_t *covered = calloc(x->nunits + 1, 1);
+	ix_urange *r = NULL;
+	size_t n = 0, cap = 0;
+	int rc = covered ? 0 : -1;
+	for (size_t i = 0; i < x->nunits && !rc; i++)
+		rc = ix_u64map_put(&by_off, x->units[i].off, (uint32_t)i);
+	if (!rc)
+		rc = read_aranges(x, &by_off, covered, &r, &n, &cap);
+	for (size_t i = 0; i < x->nur && !rc; i++) {
+		if (covered[x->ur[i].unit])
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			ix_urange *nr = realloc(r, cap * sizeof(*nr));
+			if (!nr) {
+				rc = -1;
+				break;
+			}
+			r = nr;
+		}
+		r[n++] = x->ur[i];
+	}
+	if (!rc)
+		rc = ix_units_flatten(r, n, pieces);
+	free(r);
+	free(covered);
+	ix_u64map_free(&by_off);
+	return rc;
+}
+
+/* ---- assembling the image ------------------------------------------------- */
+
+/* Copies src's pieces over [a, b) into dst. */
+static int copy_span(const ix_vec *src, uint64_t a, uint64_t b, int last, ix_vec *dst)
+{
+	static const uint32_t none[4] = { FMT_NONE, 0, 0, 0 };
+	ptrdiff_t k = ix_piece_find(src, a);
+	int rc = ix_piece_push(dst, a, k >= 0 ? IX_AT(src, ix_piece, k).v : none);
+	for (size_t j = (size_t)(k + 1); !rc && j < src->n; j++) {
+		const ix_piece *p = &IX_AT(src, ix_piece, j);
+		if (!last && p->addr >= b)
+			break;
+		rc = ix_piece_push(dst, p->addr, p->v);
+	}
+	return rc;
+}
+
+static int compose(dwx *x, const ix_vec *units, ix_vec *lines, ix_vec *dies)
+{
+	static const uint32_t none[4] = { FMT_NONE, 0, 0, 0 };
+	int rc = 0;
+	for (size_t i = 0; i < units->n && !rc; i++) {
+		const ix_piece *p = &IX_AT(units, ix_piece, i);
+		uint64_t b = i + 1 < units->n ? IX_AT(units, ix_piece, i + 1).addr : UINT64_MAX;
+		uint32_t un = p->v[0];
+		if (un == FMT_NONE) {
+			rc = ix_piece_push(lines, p->addr, none);
+			if (!rc)
+				rc = ix_piece_push(dies, p->addr, none);
+			continue;
+		}
+		rc = copy_span(&x->units[un].lines, p->addr, b, 0, lines);
+		if (!rc)
+			rc = copy_span(&x->units[un].dies, p->addr, b, 0, dies);
+	}
+	return rc;
+}
+
+/* Pieces at or above base, the one covering base moved to it, ending in
+ * a FMT_NONE sentinel (SPEC §7.5, §7.6). */
+static size_t clip_start(const ix_vec *v, uint64_t base)
+{
+	ptrdiff_t k = ix_piece_find(v, base);
+	return k < 0 ? 0 : (size_t)k;
+}
+
+static int emit_rows(ix_image *img, const ix_vec *v)
+{
+	for (size_t i = clip_start(v, img->base_address); i < v->n; i++) {
+		const ix_piece *p = &IX_AT(v, ix_piece, i);
+		ix_row *r = ix_vec_push(&img->rows);
+		if (!r)
+			return -1;
+		r->addr = p->addr < img->base_address ? img->base_address : p->addr;
+		r->file = p->v[0];
+		r->line = p->v[1];
+		r->column = p->v[2];
+		r->discr = p->v[3];
+	}
+	return 0;
+}
+
+static int emit_imap(ix_image *img, const ix_vec *v)
+{
+	for (size_t i = clip_start(v, img->base_address); i < v->n; i++) {
+		const ix_piece *p = &IX_AT(v, ix_piece, i);
+		ix_imap *m = ix_vec_push(&img->imap);
+		if (!m)
+			return -1;
+		m->addr = p->addr < img->base_address ? img->base_address : p->addr;
+		m->node = p->v[0];
+	}
+	return 0;
+}
+
+/* FUNCTIONS must be sorted by DIE offset (SPEC §7.4): sort, then renumber
+ * the nodes' references. */
+static int sort_functions(ix_image *img)
+{
+	size_t n = img->functions.n;
+	ix_function *f = img->functions.p;
+	uint32_t *order = malloc((n + 1) * sizeof(*order));
+	uint32_t *remap = malloc((n + 1) * sizeof(*remap));
+	ix_function *tmp = malloc((n + 1) * sizeof(*tmp));
+	if (!order || !remap || !tmp) {
+		free(order);
+		free(remap);
+		free(tmp);
+		return -1;
+	}
+	memcpy(tmp, f, n * sizeof(*f));
+	/* Offsets are unique: a radix-free insertion via qsort on a copy. */
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	for (size_t gap = n / 2; gap > 0; gap /= 2) /* shell sort: no qsort context */
+		for (size_t i = gap; i < n; i++)
+			for (size_t j = i; j >= gap &&
+			     tmp[order[j - gap]].die_offset > tmp[order[j]].die_offset; j -= gap) {
+				uint32_t t = order[j];
+				order[j] = order[j - gap];
+				order[j - gap] = t;
+			}
+	for (size_t i = 0; i < n; i++) {
+		f[i] = tmp[order[i]];
+		remap[order[i]] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < img->nodes.n; i++) {
+		ix_node *nd = &IX_AT(&img->nodes, ix_node, i);
+		if (nd->function != FMT_NONE)
+			nd->function = remap[nd->function];
+	}
+	free(order);
+	free(remap);
+	free(tmp);
+	return 0;
+}
+
+static int assemble(dwx *x)
+{
+	ix_vec units, lines, dies;
+	ix_vec_init(&units, sizeof(ix_piece));
+	ix_vec_init(&lines, sizeof(ix_piece));
+	ix_vec_init(&dies, sizeof(ix_piece));
+	int rc = unit_pieces(x, &units);
+	if (!rc)
+		rc = compose(x, &units, &lines, &dies);
+	if (!rc)
+		rc = emit_rows(x->img, &lines);
+	if (!rc)
+		rc = emit_imap(x->img, &dies);
+	if (!rc)
+		rc = sort_functions(x->img);
+	ix_vec_free(&units);
+	ix_vec_free(&lines);
+	ix_vec_free(&dies);
+	return rc;
+}
+
+/* ---- entry point ------------------------------------------------------------ */
+
+static void dwx_free(dwx *x)
+{
+	for (size_t i = 0; i < x->nunits; i++) {
+		ix_vec_free(&x->units[i].lines);
+		ix_vec_free(&x->units[i].dies);
+	}
+	free(x->units);
+	free(x->ur);
+	ix_u64map_free(&x->files_idx);
+	ix_u64map_free(&x->fn_idx);
+}
+
+static int index_dwarf(ix_image *img, const ix_sections *s, char *errbuf, size_t errbuf_sz)
+{
+	dwx x = { .img = img, .secs = s };
+	Dwarf_Obj_Access_Interface oai = { (void *)(uintptr_t)s, &oa_methods };
+	Dwarf_Error e = NULL;
+	int r = dwarf_object_init_b(&oai, NULL, NULL, DW_GROUPNUMBER_ANY, &x.dbg, &e);
+	if (r != DW_DLV_OK) {
+		snprintf(errbuf, errbuf_sz, "%s: libdwarf cannot read the debug sections: %s",
+			 s->path, r == DW_DLV_ERROR ? dwarf_errmsg(e) : "no DWARF");
+		if (e)
+			dwarf_dealloc(NULL, e, DW_DLA_ERROR);
+		img->header_flags |= FMT_FLAG_PARTIAL;
+		img->build_info[FMT_BI_UNITS_SKIPPED]++;
+		return 0;
+	}
+	int rc = walk_units(&x);
+	if (!rc)
+		rc = assemble(&x);
+	img->build_info[FMT_BI_UNITS] += x.nunits - x.skipped;
+	img->build_info[FMT_BI_UNITS_SKIPPED] += x.skipped;
+	img->build_info[FMT_BI_DWARF_VERSIONS] |= x.versions;
+	if (x.skipped)
+		img->header_flags |= FMT_FLAG_PARTIAL;
+	if (!rc)
+		img->header_flags |= FMT_FLAG_HAS_DWARF;
+	else
+		snprintf(errbuf, errbuf_sz, "%s: out of memory indexing DWARF", s->path);
+	dwarf_object_finish(x.dbg, &e);
+	dwx_free(&x);
+	return rc ? -12 /* -ENOMEM */ : 0;
+}
+
+int ix_dwarf_attach(ix_image *img, const char *binary_path, const symdb_build_opts *opts,
+		    char *debug_path_out, size_t debug_path_sz, char *errbuf, size_t errbuf_sz)
+{
+	if (debug_path_sz)
+		debug_path_out[0] = 0;
+	if (opts && (opts->flags & SYMDB_BUILD_NO_DWARF))
+		return 0;
+	ix_sections bin, dbg;
+	int rc = ix_sections_open(&bin, binary_path, errbuf, errbuf_sz);
+	if (rc)
+		return rc;
+	char path[4096];
+	const ix_sections *use = &bin;
+	/* llvm-symbolizer prefers a separate debug file when it finds one. */
+	if (ix_debugfile_find(&bin, binary_path, opts ? opts->debug_dir : NULL, path, sizeof(path))) {
+		char why[512];
+		if (ix_sections_open(&dbg, path, why, sizeof(why)) == 0) {
+			if (ix_sections_find(&dbg, ".debug_info")) {
+				use = &dbg;
+				snprintf(debug_path_out, debug_path_sz, "%s", path);
+			} else {
+				ix_sections_close(&dbg);
+			}
+		}
+	}
+	if (ix_sections_find(use, ".debug_info"))
+		rc = index_dwarf(img, use, errbuf, errbuf_sz);
+	if (use != &bin)
+		ix_sections_close(&dbg);
+	ix_sections_close(&bin);
+	return rc;
+}

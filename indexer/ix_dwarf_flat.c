@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_dwarf_flat.c - turns overlapping DWARF address ranges into the flat,
+ * sorted pieces of SPEC §7.5 and §7.6, resolving overlaps exactly as
+ * llvm-symbolizer 14 does.
+ *
+ * Two LLVM structures are reproduced:
+ *  - DWARFUnit's AddrDieMap (updateAddressDieMap / getSubroutineForAddress):
+ *    subroutine ranges inserted in DIE order into an ordered map, a range
+ *    that starts inside an earlier one splitting it.  For well-nested DWARF
+ *    this is "innermost DIE wins"; for odd DWARF it is whatever LLVM's map
+ *    does, which is what we must print.
+ *  - DWARFDebugAranges::construct(): unit ranges sorted by endpoint; where
+ *    units overlap, the current range is extended while its unit still
+ *    covers the address, else the unit with the lowest offset wins.
+ * Both are then evaluated at every boundary, which yields piecewise-constant
+ * pieces without any tree walk at query time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ix_dwarf_internal.h"
+
+struct ix_dm_entry {
+	uint64_t key, end;
+	uint32_t node;
+};
+
+/* ---- pieces ------------------------------------------------------------------ */
+
+int ix_piece_push(ix_vec *v, uint64_t addr, const uint32_t val[4])
+{
+	ix_piece *last = v->n ? &IX_AT(v, ix_piece, v->n - 1) : NULL;
+	if (last && last->addr == addr) {
+		memcpy(last->v, val, sizeof(last->v));
+		if (v->n >= 2 && memcmp(IX_AT(v, ix_piece, v->n - 2).v, val,
+					sizeof(last->v)) == 0)
+			v->n--;
+		return 0;
+	}
+	if (last && memcmp(last->v, val, sizeof(last->v)) == 0)
+		return 0;
+	ix_piece *p = ix_vec_push(v);
+	if (!p)
+		return -1;
+	p->addr = addr;
+	memcpy(p->v, val, sizeof(p->v));
+	return 0;
+}
+
+ptrdiff_t ix_piece_find(const ix_vec *v, uint64_t addr)
+{
+	size_t lo = 0, hi = v->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (IX_AT(v, ix_piece, mid).addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ---- AddrDieMap ------------------------------------------------------------ */
+
+/* upper_bound on keys. */
+static size_t dm_upper(const ix_diemap *m, uint64_t key)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->e[mid].key <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* map[key] = (end, node) */
+static int dm_set(ix_diemap *m, uint64_t key, uint64_t end, uint32_t node)
+{
+	size_t i = dm_upper(m, key);
+	if (i > 0 && m->e[i - 1].key == key) {
+		m->e[i - 1].end = end;
+		m->e[i - 1].node = node;
+		return 0;
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct ix_dm_entry *n = realloc(m->e, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		m->e = n;
+		m->cap = cap;
+	}
+	memmove(&m->e[i + 1], &m->e[i], (m->n - i) * sizeof(*m->e));
+	m->e[i] = (struct ix_dm_entry){ key, end, node };
+	m->n++;
+	return 0;
+}
+
+int ix_diemap_add(ix_diemap *m, uint64_t lo, uint64_t hi, uint32_t node)
+{
+	if (lo == hi)
+		return 0; /* LLVM ignores 0-sized ranges */
+	size_t b = dm_upper(m, lo);
+	if (b > 0 && lo < m->e[b - 1].end) {
+		/* The range starts inside an earlier one: split it. */
+		struct ix_dm_entry old = m->e[b - 1];
+		if (hi < old.end && dm_set(m, hi, old.end, old.node))
+			return -1;
+		if (lo > old.key) {
+			size_t k = dm_upper(m, old.key) - 1;
+			m->e[k].end = lo;
+		}
+	}
+	return dm_set(m, lo, hi, node);
+}
+
+static uint32_t dm_lookup(const ix_diemap *m, uint64_t a)
+{
+	size_t i = dm_upper(m, a);
+	if (i == 0 || a >= m->e[i - 1].end)
+		return FMT_NONE;
+	return m->e[i - 1].node;
+}
+
+int ix_diemap_flatten(const ix_diemap *m, ix_vec *pieces)
+{
+	uint64_t *pts = malloc((2 * m->n + 1) * sizeof(*pts));
+	if (!pts)
+		return -1;
+	size_t n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		pts[n++] = m->e[i].key;
+		pts[n++] = m->e[i].end;
+	}
+	qsort(pts, n, sizeof(*pts), cmp_u64);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (i && pts[i] == pts[i - 1])
+			continue;
+		uint32_t v[4] = { dm_lookup(m, pts[i]), 0, 0, 0 };
+		rc = ix_piece_push(pieces, pts[i], v);
+	}
+	free(pts);
+	return rc;
+}
+
+void ix_diemap_free(ix_diemap *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- unit ranges (DWARFDebugAranges::construct) ----------------------------- */
+
+typedef struct endpoint {
+	uint64_t addr;
+	uint32_t unit;
+	int start;
+} endpoint;
+
+static int cmp_ep(const void *a, const void *b)
+{
+	const endpoint *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The multiset of units covering the sweep position; small in practice. */
+typedef struct active {
+	uint32_t *unit, *count;
+	size_t n, cap;
+} active;
+
+static int active_add(active *s, uint32_t unit, int delta)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->unit[i] != unit)
+			continue;
+		s->count[i] += (uint32_t)delta;
+		if (s->count[i] == 0) {
+			s->unit[i] = s->unit[s->n - 1];
+			s->count[i] = s->count[--s->n];
+		}
+		return 0;
+	}
+	if (delta < 0)
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		uint32_t *u = realloc(s->unit, cap * sizeof(*u));
+		if (!u)
+			return -1;
+		s->unit = u;
+		uint32_t *c = realloc(s->count, cap * sizeof(*c));
+		if (!c)
+			return -1;
+		s->count = c;
+		s->cap = cap;
+	}
+	s->unit[s->n] = unit;
+	s->count[s->n++] = 1;
+	return 0;
+}
+
+static uint32_t active_min(const active *s, uint32_t prefer)
+{
+	uint32_t m = FMT_NONE;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->unit[i] == prefer)
+			return prefer;
+		if (s->unit[i] < m)
+			m = s->unit[i];
+	}
+	return m;
+}
+
+int ix_units_flatten(ix_urange *r, size_t n, ix_vec *pieces)
+{
+	endpoint *ep = malloc((2 * n + 1) * sizeof(*ep));
+	if (!ep)
+		return -1;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].lo >= r[i].hi)
+			continue;
+		ep[m++] = (endpoint){ r[i].lo, r[i].unit, 1 };
+		ep[m++] = (endpoint){ r[i].hi, r[i].unit, 0 };
+	}
+	qsort(ep, m, sizeof(*ep), cmp_ep);
+	active s = { 0 };
+	uint64_t prev = UINT64_MAX;
+	uint32_t cur = FMT_NONE; /* unit of the range being extended */
+	int rc = 0;
+	for (size_t i = 0; i < m && !rc; i++) {
+		if (prev < ep[i].addr && s.n) {
+			/* Extend the current range while its unit still covers
+			 * the address, else start one for the lowest unit. */
+			uint32_t u = active_min(&s, cur);
+			uint32_t v[4] = { u, 0, 0, 0 };
+			rc = ix_piece_push(pieces, prev, v);
+			cur = u;
+		} else if (prev < ep[i].addr) {
+			uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
+			rc = ix_piece_push(pieces, prev, v);
+			cur = FMT_NONE;
+		}
+		if (!rc)
+			rc = active_add(&s, ep[i].unit, ep[i].start ? 1 : -1);
+		prev = ep[i].addr;
+	}
+	if (!rc && m) {
+		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
+		rc = ix_piece_push(pieces, prev, v);
+	}
+	free(ep);
+	free(s.unit);
+	free(s.count);
+	return rc;
+}
+
+/* ---- u64 -> u32 map ---------------------------------------------------------- */
+
+static size_t hash_u64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+uint32_t ix_u64map_get(const ix_u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return FMT_NONE;
+	for (size_t i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->vals[i] == FMT_NONE)
+			return FMT_NONE;
+		if (m->keys[i] == key)
+			return m->vals[i];
+	}
+}
+
+static int u64map_grow(ix_u64map *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 1024;
+	uint64_t *k = malloc(cap * sizeof(*k));
+	uint32_t *v = malloc(cap * sizeof(*v));
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	memset(v, 0xff, cap * sizeof(*v));
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->vals[i] == FMT_NONE)
+			continue;
+		size_t j = hash_u64(m->keys[i]) & (cap - 1);
+		while (v[j] != FMT_NONE)
+			j = (j + 1) & (cap - 1);
+		k[j] = m->keys[i];
+		v[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = k;
+	m->vals = v;
+	m->cap = cap;
+	return 0;
+}
+
+int ix_u64map_put(ix_u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
+		return -1;
+	size_t i = hash_u64(key) & (m->cap - 1);
+	while (m->vals[i] != FMT_NONE && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	if (m->vals[i] == FMT_NONE)
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = val;
+	return 0;
+}
+
+void ix_u64map_free(ix_u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}

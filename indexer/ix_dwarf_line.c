@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_dwarf_line.c - runs one DWARF line program (DWARF 2-5, §6.2) and
+ * flattens its rows into address pieces exactly as llvm-symbolizer 14 looks
+ * them up.
+ *
+ * symdb parses line programs itself rather than through libdwarf so that
+ * the two details byte-identical output depends on are LLVM's, not
+ * libdwarf's: (1) which file entry an index names (DWARF 5 counts from 0,
+ * DWARF 2-4 from 1, §6.2.4) and how the printed path is built from comp_dir,
+ * include directory and name (LLVM's Prologue::getFileNameByIndex); (2) which
+ * row an address gets: LLVM keeps only sequences with LowPC < HighPC (LowPC
+ * being the first row's address), sorts them by LowPC, picks a sequence with
+ * upper_bound on HighPC, then the row with upper_bound - 1 inside it.  We
+ * evaluate that very search at every row and sequence boundary, so whatever
+ * it does on odd input (overlapping or unsorted sequences), we do too.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ix_dwarf_internal.h"
+
+/* DWARF 5 §7.22 line number header entry formats. */
+#define LNCT_PATH 1
+#define LNCT_DIR_INDEX 2
+
+typedef struct cur {
+	const uint8_t *p, *end;
+	int little, bad;
+} cur;
+
+static uint64_t get_n(cur *c, unsigned n)
+{
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)c->p[i] << (8 * (c->little ? i : n - 1 - i));
+	c->p += n;
+	return v;
+}
+
+static uint64_t get_uleb(cur *c)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		if (c->bad || c->p >= c->end) {
+			c->bad = 1;
+			return 0;
+		}
+		uint8_t b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+static int64_t get_sleb(cur *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+	do {
+		if (c->bad || c->p >= c->end) {
+			c->bad = 1;
+			return 0;
+		}
+		b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+static const char *get_cstr(cur *c)
+{
+	const uint8_t *s = c->p;
+	while (c->p < c->end && *c->p)
+		c->p++;
+	if (c->p >= c->end) {
+		c->bad = 1;
+		return NULL;
+	}
+	c->p++;
+	return (const char *)s;
+}
+
+static const char *str_at(const ix_dsec *sec, uint64_t off)
+{
+	if (!sec || off >= sec->size || !memchr(sec->data + off, 0, sec->size - off))
+		return NULL;
+	return (const char *)sec->data + off;
+}
+
+/* ---- file names ---------------------------------------------------------- */
+
+static int is_abs(const char *p)
+{
+	/* LLVM's isPathAbsoluteOnWindowsOrPosix. */
+	if (!p || !*p)
+		return 0;
+	if (p[0] == '/' || p[0] == '\\')
+		return p[0] == '/' || p[1] == '\\';
+	return ((p[0] | 0x20) >= 'a' && (p[0] | 0x20) <= 'z') && p[1] == ':' &&
+	       (p[2] == '/' || p[2] == '\\');
+}
+
+/* llvm::sys::path::append (POSIX style) of one component. */
+static void path_append(char *buf, size_t sz, const char *comp)
+{
+	size_t n = strlen(buf);
+	if (n && buf[n - 1] == '/') {
+		while (*comp == '/')
+			comp++;
+	} else if (n && *comp != '/') {
+		if (n + 1 < sz)
+			buf[n++] = '/', buf[n] = 0;
+	}
+	snprintf(buf + n, sz - n, "%s", comp);
+}
+
+static uint32_t files_lookup(ix_image *img, ix_u64map *idx, uint32_t path,
+			     uint32_t rel, uint32_t base)
+{
+	uint32_t f = ix_u64map_get(idx, path);
+	if (f != FMT_NONE)
+		return f;
+	ix_file *nf = ix_vec_push(&img->files);
+	if (!nf)
+		return FMT_NONE;
+	nf->path = path;
+	nf->relative = rel;
+	nf->base = base;
+	f = (uint32_t)(img->files.n - 1);
+	if (ix_u64map_put(idx, path, f))
+		return FMT_NONE;
+	return f;
+}
+
+uint32_t ix_file_intern(ix_image *img, void *files_index, const char *comp_dir,
+			const char *dir, int dir_is_compdir, const char *name)
+{
+	char absb[8192], relb[8192];
+	const char *slash = strrchr(name, '/');
+	const char *base = slash ? slash + 1 : name;
+	if (is_abs(name)) {
+		snprintf(absb, sizeof(absb), "%s", name);
+		snprintf(relb, sizeof(relb), "%s", name);
+	} else {
+		const char *inc = dir ? dir : "";
+		absb[0] = relb[0] = 0;
+		if (comp_dir && *comp_dir && !is_abs(inc))
+			path_append(absb, sizeof(absb), comp_dir);
+		path_append(absb, sizeof(absb), inc);
+		path_append(absb, sizeof(absb), name);
+		/* DWARF 5 directory 0 is the compilation directory: LLVM leaves
+		 * it out of relative names. */
+		path_append(relb, sizeof(relb), dir_is_compdir ? "" : inc);
+		path_append(relb, sizeof(relb), name);
+	}
+	uint32_t p = ix_str_addz(img->strings, absb);
+	uint32_t r = ix_str_addz(img->strings, relb);
+	uint32_t b = ix_str_addz(img->strings, base);
+	if (p == FMT_NONE || r == FMT_NONE || b == FMT_NONE)
+		return FMT_NONE;
+	return files_lookup(img, files_index, p, r, b);
+}
+
+/* ---- header ---------------------------------------------------------------- */
+
+typedef struct hdr {
+	uint16_t version;
+	uint8_t offset_size, addr_size, min_inst, default_stmt, line_range, opcode_base;
+	int8_t line_base;
+	const uint8_t *std_lens;
+	const char **dirs;
+	size_t ndirs;
+	const uint8_t *prog, *prog_end;
+} hdr;
+
+/* Skips or reads one attribute value of a DWARF 5 entry-format pair.  Sets
+ * *s for string forms (NULL if unreadable) and *u for constants. */
+static int read_form(const ix_line_ctx *lc, cur *c, uint64_t form, uint8_t offsz,
+		     const char **s, uint64_t *u)
+{
+	*s = NULL;
+	*u = 0;
+	switch (form) {
+	case 0x08: *s = get_cstr(c); break;                                /* string */
+	case 0x1f: *s = str_at(lc->line_str, get_n(c, offsz)); break;      /* line_strp */
+	case 0x0e: *s = str_at(lc->str, get_n(c, offsz)); break;           /* strp */
+	case 0x0b: *u = get_n(c, 1); break;                                /* data1 */
+	case 0x05: *u = get_n(c, 2); break;                                /* data2 */
+	case 0x06: *u = get_n(c, 4); break;                                /* data4 */
+	case 0x07: *u = get_n(c, 8); break;                                /* data8 */
+	case 0x1e: get_n(c, 8); get_n(c, 8); break;                        /* data16 */
+	case 0x0f: *u = get_uleb(c); break;                                /* udata */
+	case 0x09: {                                                       /* block */
+		uint64_t n = get_uleb(c);
+		if (n > (uint64_t)(c->end - c->p))
+			c->bad = 1;
+		else
+			c->p += n;
+		break;
+	}
+	case 0x1a: get_uleb(c); break;                                     /* strx: unsupported */
+	case 0x25: get_n(c, 1); break;
+	case 0x26: get_n(c, 2); break;
+	case 0x27: get_n(c, 3); break;
+	case 0x28: get_n(c, 4); break;
+	default: return -1;
+	}
+	return c->bad ? -1 : 0;
+}
+
+/* Reads a DWARF 5 entry-format list and its entries.  For directories only
+ * names are kept; for files, names and directory indexes. */
+static int read_v5_entries(const ix_line_ctx *lc, cur *c, uint8_t offsz,
+			   const char ***names, uint64_t **dirs, size_t *n)
+{
+	uint8_t nfmt = (uint8_t)get_n(c, 1);
+	uint64_t fmt[2 * 255];
+	for (unsigned i = 0; i < nfmt; i++) {
+		fmt[2 * i] = get_uleb(c);
+		fmt[2 * i + 1] = get_uleb(c);
+	}
+	uint64_t count = get_uleb(c);
+	if (c->bad || count > (uint64_t)(c->end - c->p))
+		return -1;
+	*names = calloc(count + 1, sizeof(**names));
+	if (dirs)
+		*dirs = calloc(count + 1, sizeof(**dirs));
+	if (!*names || (dirs && !*dirs))
+		return -1;
+	for (uint64_t k = 0; k < count; k++) {
+		for (unsigned i = 0; i < nfmt; i++) {
+			const char *s;
+			uint64_t u;
+			if (read_form(lc, c, fmt[2 * i + 1], offsz, &s, &u))
+				return -1;
+			if (fmt[2 * i] == LNCT_PATH)
+				(*names)[k] = s;
+			else if (fmt[2 * i] == LNCT_DIR_INDEX && dirs)
+				(*dirs)[k] = u;
+		}
+	}
+	*n = (size_t)count;
+	return 0;
+}
+
+/* File entries, gathered before interning. */
+typedef struct fent {
+	const char **names;
+	uint64_t *dirs;
+	size_t n, cap;
+} fent;
+
+static int fent_add(fent *f, const char *name, uint64_t dir)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 64;
+		const char **nn = realloc(f->names, cap * sizeof(*nn));
+		if (!nn)
+			return -1;
+		f->names = nn;
+		uint64_t *nd = realloc(f->dirs, cap * sizeof(*nd));
+		if (!nd)
+			return -1;
+		f->dirs = nd;
+		f->cap = cap;
+	}
+	f->names[f->n] = name;
+	f->dirs[f->n++] = dir;
+	return 0;
+}
+
+static int read_v4_tables(cur *c, hdr *h, fent *f)
+{
+	size_t cap = 0;
+	for (;;) {
+		const char *d = get_cstr(c);
+		if (!d || !*d)
+			break;
+		if (h->ndirs == cap) {
+			cap = cap ? 2 * cap : 32;
+			const char **nd = realloc(h->dirs, cap * sizeof(*nd));
+			if (!nd)
+				return -1;
+			h->dirs = nd;
+		}
+		h->dirs[h->ndirs++] = d;
+	}
+	for (;;) {
+		const char *name = get_cstr(c);
+		if (!name || !*name)
+			break;
+		uint64_t dir = get_uleb(c);
+		get_uleb(c);
+		get_uleb(c);
+		if (c->bad || fent_add(f, name, dir))
+			return -1;
+	}
+	return c->bad ? -1 : 0;
+}
+
+static int read_v5_tables(const ix_line_ctx *lc, cur *c, hdr *h, fent *f)
+{
+	const char **fn = NULL;
+	uint64_t *fd = NULL;
+	size_t nf = 0;
+	if (read_v5_entries(lc, c, h->offset_size, &h->dirs, NULL, &h->ndirs) ||
+	    read_v5_entries(lc, c, h->offset_size, &fn, &fd, &nf)) {
+		free(fn);
+		free(fd);
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < nf && !rc; i++)
+		rc = fent_add(f, fn[i], fd[i]);
+	free(fn);
+	free(fd);
+	return rc;
+}
+
+static int read_header(const ix_line_ctx *lc, cur *c, hdr *h, fent *f)
+{
+	uint64_t len = get_n(c, 4);
+	h->offset_size = 4;
+	if (len == 0xffffffffu) {
+		len = get_n(c, 8);
+		h->offset_size = 8;
+	} else if (len >= 0xfffffff0u) {
+		return -1;
+	}
+	if (c->bad || len > (uint64_t)(c->end - c->p))
+		return -1;
+	c->end = c->p + len;
+	h->version = (uint16_t)get_n(c, 2);
+	if (h->version < 2 || h->version > 5)
+		return -1;
+	h->addr_size = lc->addr_size;
+	if (h->version >= 5) {
+		h->addr_size = (uint8_t)get_n(c, 1);
+		get_n(c, 1); /* segment selector size */
+	}
+	uint64_t hlen = get_n(c, h->offset_size);
+	if (c->bad || hlen > (uint64_t)(c->end - c->p))
+		return -1;
+	h->prog = c->p + hlen;
+	h->prog_end = c->end;
+	h->min_inst = (uint8_t)get_n(c, 1);
+	if (h->version >= 4)
+		get_n(c, 1); /* maximum_operations_per_instruction: VLIW only */
+	h->default_stmt = (uint8_t)get_n(c, 1);
+	h->line_base = (int8_t)get_n(c, 1);
+	h->line_range = (uint8_t)get_n(c, 1);
+	h->opcode_base = (uint8_t)get_n(c, 1);
+	h->std_lens = c->p;
+	if (c->bad || h->opcode_base == 0 ||
+	    (size_t)(c->end - c->p) < (size_t)h->opcode_base - 1)
+		return -1;
+	c->p += h->opcode_base - 1;
+	cur hc = *c;
+	hc.end = h->prog; /* the tables must lie inside header_length */
+	return h->version >= 5 ? read_v5_tables(lc, &hc, h, f) : read_v4_tables(&hc, h, f);
+}
+
+/* Interns every file entry; the map is by file index (§6.2.4: from 0 in
+ * DWARF 5, from 1 before). */
+static int intern_files(const ix_line_ctx *lc, const hdr *h, const fent *f,
+			ix_line_table *t)
+{
+	size_t n = f->n + (h->version < 5);
+	uint32_t *m = realloc(t->file_map, (n ? n : 1) * sizeof(*m));
+	if (!m)
+		return -1;
+	t->file_map = m;
+	for (size_t i = t->nfiles; i < n; i++) {
+		m[i] = FMT_NONE;
+		if (h->version < 5 && i == 0)
+			continue;
+		size_t k = i - (h->version < 5);
+		if (!f->names[k])
+			continue;
+		uint64_t d = f->dirs[k];
+		const char *dir = NULL;
+		int dir0 = 0;
+		if (h->version >= 5) {
+			if (d < h->ndirs)
+				dir = h->dirs[d];
+			dir0 = d == 0;
+		} else if (d > 0 && d <= h->ndirs) {
+			dir = h->dirs[d - 1];
+		}
+		m[i] = ix_file_intern(lc->img, lc->files_index, lc->comp_dir,
+				      dir, dir0, f->names[k]);
+	}
+	t->nfiles = n;
+	return 0;
+}
+
+/* ---- program --------------------------------------------------------------- */
+
+typedef struct lrow {
+	uint64_t addr, file;
+	uint32_t line, col, discr;
+} lrow;
+
+typedef struct lseq {
+	uint64_t lo, hi;
+	size_t first, last; /* rows [first, last), last row is the end_sequence */
+} lseq;
+
+typedef struct prog {
+	lrow *rows;
+	size_t nrows, caprows;
+	lseq *seqs;
+	size_t nseqs, capseqs;
+	size_t seq_first;
+	int seq_empty;
+} prog;
+
+static int append_row(prog *p, const lrow *r, int end_seq)
+{
+	if (p->nrows == p->caprows) {
+		size_t cap = p->caprows ? 2 * p->caprows : 256;
+		lrow *n = realloc(p->rows, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->rows = n;
+		p->caprows = cap;
+	}
+	if (p->seq_empty) {
+		p->seq_empty = 0;
+		p->seq_first = p->nrows;
+	}
+	p->rows[p->nrows++] = *r;
+	if (!end_seq)
+		return 0;
+	/* LLVM's Sequence::isValid(): LowPC (first row) < HighPC (end row). */
+	uint64_t lo = p->rows[p->seq_first].addr;
+	p->seq_empty = 1;
+	if (!(lo < r->addr))
+		return 0;
+	if (p->nseqs == p->capseqs) {
+		size_t cap = p->capseqs ? 2 * p->capseqs : 32;
+		lseq *n = realloc(p->seqs, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->seqs = n;
+		p->capseqs = cap;
+	}
+	p->seqs[p->nseqs++] = (lseq){ lo, r->addr, p->seq_first, p->nrows };
+	return 0;
+}
+
+static void reset_row(lrow *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->file = 1;
+	r->line = 1;
+}
+
+static int run_extended(const ix_line_ctx *lc, cur *c, prog *p, lrow *r, fent *f,
+			hdr *h, int *changed_files)
+{
+	uint64_t len = get_uleb(c);
+	if (c->bad || len == 0 || len > (uint64_t)(c->end - c->p))
+		return -1;
+	const uint8_t *next = c->p + len;
+	uint8_t op = (uint8_t)get_n(c, 1);
+	int rc = 0;
+	switch (op) {
+	case 1: /* DW_LNE_end_sequence */
+		rc = append_row(p, r, 1);
+		reset_row(r);
+		break;
+	case 2: /* DW_LNE_set_address */
+		if (len - 1 == 1 || len - 1 == 2 || len - 1 == 4 || len - 1 == 8)
+			r->addr = get_n(c, (unsigned)(len - 1));
+		break;
+	case 3: { /* DW_LNE_define_file (DWARF 2-4) */
+		cur fc = { c->p, next, c->little, 0 };
+		const char *name = get_cstr(&fc);
+		uint64_t dir = get_uleb(&fc);
+		if (!fc.bad && h->version < 5 && fent_add(f, name, dir) == 0)
+			*changed_files = 1;
+		break;
+	}
+	case 4: /* DW_LNE_set_discriminator */
+		r->discr = (uint32_t)get_uleb(c);
+		break;
+	default:
+		break;
+	}
+	(void)lc;
+	c->p = next;
+	return rc;
+}
+
+static int run_standard(cur *c, const hdr *h, uint8_t op, prog *p, lrow *r)
+{
+	switch (op) {
+	case 1: /* DW_LNS_copy */
+		if (append_row(p, r, 0))
+			return -1;
+		r->discr = 0;
+		break;
+	case 2: r->addr += get_uleb(c) * h->min_inst; break;
+	case 3: r->line = (uint32_t)((int64_t)r->line + get_sleb(c)); break;
+	case 4: r->file = get_uleb(c); break;
+	case 5: r->col = (uint32_t)get_uleb(c); break;
+	case 6: case 7: case 10: case 11: break;
+	case 8: r->addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst; break;
+	case 9: r->addr += get_n(c, 2); break;
+	case 12: get_uleb(c); break;
+	default:
+		for (unsigned i = 0; i < h->std_lens[op - 1]; i++)
+			get_uleb(c);
+		break;
+	}
+	return c->bad ? -1 : 0;
+}
+
+static int run_program(const ix_line_ctx *lc, hdr *h, fent *f, prog *p,
+		       ix_line_table *t)
+{
+	cur c = { h->prog, h->prog_end, lc->little, 0 };
+	lrow r;
+	reset_row(&r);
+	p->seq_empty = 1;
+	if (h->line_range == 0)
+		return -1;
+	while (c.p < c.end) {
+		uint8_t op = (uint8_t)get_n(&c, 1);
+		int changed = 0;
+		if (op >= h->opcode_base) {
+			unsigned adj = op - h->opcode_base;
+			r.addr += (uint64_t)(adj / h->line_range) * h->min_inst;
+			r.line = (uint32_t)((int64_t)r.line + h->line_base + adj % h->line_range);
+			if (append_row(p, &r, 0))
+				return -1;
+			r.discr = 0;
+		} else if (op == 0) {
+			if (run_extended(lc, &c, p, &r, f, h, &changed))
+				return -1;
+			if (changed && intern_files(lc, h, f, t))
+				return -1;
+		} else if (run_standard(&c, h, op, p, &r)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- flattening ------------------------------------------------------------ */
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const lseq *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first; /* stable */
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* LLVM 14 LineTable::lookupAddressImpl + findRowInSeq, step for step
+ * (std::upper_bound's halving loop), so odd tables resolve identically. */
+static const lrow *lookup_row(const prog *p, uint64_t a)
+{
+	size_t first = 0, len = p->nseqs;
+	while (len > 0) {
+		size_t half = len >> 1;
+		if (a < p->seqs[first + half].hi) {
+			len = half;
+		} else {
+			first += half + 1;
+			len -= half + 1;
+		}
+	}
+	if (first == p->nseqs)
+		return NULL;
+	const lseq *s = &p->seqs[first];
+	if (!(s->lo <= a && a < s->hi))
+		return NULL;
+	size_t lo = s->first + 1, n = s->last - 1 - lo;
+	if (s->last - 1 < lo)
+		n = 0;
+	while (n > 0) {
+		size_t half = n >> 1;
+		if (a < p->rows[lo + half].addr) {
+			n = half;
+		} else {
+			lo += half + 1;
+			n -= half + 1;
+		}
+	}
+	return &p->rows[lo - 1];
+}
+
+static int flatten(const prog *p, ix_line_table *t)
+{
+	size_t npts = 0;
+	for (size_t i = 0; i < p->nseqs; i++)
+		npts += p->seqs[i].last - p->seqs[i].first;
+	uint64_t *pts = malloc((npts ? npts : 1) * sizeof(*pts));
+	if (!pts)
+		return -1;
+	npts = 0;
+	for (size_t i = 0; i < p->nseqs; i++)
+		for (size_t k = p->seqs[i].first; k < p->seqs[i].last; k++)
+			pts[npts++] = p->rows[k].addr;
+	qsort(pts, npts, sizeof(*pts), cmp_u64);
+	int rc = 0;
+	for (size_t i = 0; i < npts && !rc; i++) {
+		if (i && pts[i] == pts[i - 1])
+			continue;
+		const lrow *r = lookup_row(p, pts[i]);
+		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
+		if (r && (v[0] = ix_line_file(t, r->file)) != FMT_NONE) {
+			v[1] = r->line;
+			v[2] = r->col;
+			v[3] = r->discr;
+		}
+		rc = ix_piece_push(&t->pieces, pts[i], v);
+	}
+	free(pts);
+	return rc;
+}
+
+uint32_t ix_line_file(const ix_line_table *t, uint64_t idx)
+{
+	return idx < t->nfiles ? t->file_map[idx] : FMT_NONE;
+}
+
+int ix_line_parse(const ix_line_ctx *lc, ix_line_table *t, char *why, size_t why_sz)
+{
+	memset(t, 0, sizeof(*t));
+	ix_vec_init(&t->pieces, sizeof(ix_piece));
+	if (!lc->line || lc->offset >= lc->line->size) {
+		snprintf(why, why_sz, "DW_AT_stmt_list 0x%llx is outside .debug_line",
+			 (unsigned long long)lc->offset);
+		return -1;
+	}
+	cur c = { lc->line->data + lc->offset, lc->line->data + lc->line->size, lc->little, 0 };
+	hdr h;
+	memset(&h, 0, sizeof(h));
+	fent f = { 0 };
+	prog p = { 0 };
+	int rc = -1;
+	if (read_header(lc, &c, &h, &f)) {
+		snprintf(why, why_sz, "bad line table header at .debug_line+0x%llx",
+			 (unsigned long long)lc->offset);
+		goto out;
+	}
+	t->version = h.version;
+	if (intern_files(lc, &h, &f, t)) {
+		snprintf(why, why_sz, "out of memory");
+		goto out;
+	}
+	/* Like LLVM, keep the sequences completed before a malformed opcode. */
+	(void)run_program(lc, &h, &f, &p, t);
+	qsort(p.seqs, p.nseqs, sizeof(*p.seqs), cmp_seq);
+	rc = flatten(&p, t);
+	if (rc)
+		snprintf(why, why_sz, "out of memory");
+out:
+	free(h.dirs);
+	free(f.names);
+	free(f.dirs);
+	free(p.rows);
+	free(p.seqs);
+	return rc;
+}
+
+void ix_line_free(ix_line_table *t)
+{
+	free(t->file_map);
+	ix_vec_free(&t->pieces);
+	memset(t, 0, sizeof(*t));
+}

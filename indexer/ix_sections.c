@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_sections.c - maps an ELF file and hands out its debug sections,
+ * inflated once.
+ *
+ * libelf 0.188 and libdwarf 20210528 cannot inflate zstd (ELFCOMPRESS_ZSTD),
+ * so symdb does all decompression itself here: SHF_COMPRESSED sections
+ * (gABI "Section Compression": an Elf32_Chdr/Elf64_Chdr, then the stream) with
+ * zlib or zstd, and the legacy GNU ".zdebug_*" form ("ZLIB", 8-byte big-endian
+ * size, zlib stream).  Declared sizes are bounded (IX_MAX_SECTION_SIZE and
+ * IX_MAX_RATIO times the compressed size) so a hostile file cannot make us
+ * allocate gigabytes for a few bytes.  ix_dwarf.c serves the results to
+ * libdwarf through its object-access interface.
+ *
+ * The same pass records the GNU build-id note and .gnu_debuglink, which
+ * ix_debugfile.c needs to find a separate debug file.
+ */
+#define _DEFAULT_SOURCE /* mmap, O_CLOEXEC */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "ix_dwarf_internal.h"
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2 /* gABI 2022; not in elfutils 0.188's elf.h */
+#endif
+
+static uint64_t rd_uint(const uint8_t *p, int n, int little)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * (little ? i : n - 1 - i));
+	return v;
+}
+
+static int check_bomb(uint64_t declared, uint64_t packed, char *why, size_t why_sz)
+{
+	if (declared > IX_MAX_SECTION_SIZE ||
+	    declared / IX_MAX_RATIO > packed + 4096) {
+		snprintf(why, why_sz,
+			 "compressed section declares %llu bytes from %llu (refused: decompression bomb)",
+			 (unsigned long long)declared, (unsigned long long)packed);
+		return -1;
+	}
+	return 0;
+}
+
+static int inflate_zlib(const uint8_t *src, uint64_t n, uint8_t *dst, uint64_t size,
+			char *why, size_t why_sz)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit(&z) != Z_OK) {
+		snprintf(why, why_sz, "zlib initialisation failed");
+		return -1;
+	}
+	int rc = Z_OK;
+	uint64_t in_left = n, out_left = size;
+	z.next_in = (Bytef *)(uintptr_t)src;
+	z.next_out = dst;
+	/* zlib counts in uInt: feed at most 1 GiB per step. */
+	while (rc == Z_OK) {
+		if (z.avail_in == 0 && in_left) {
+			z.avail_in = (uInt)(in_left > (1u << 30) ? (1u << 30) : in_left);
+			in_left -= z.avail_in;
+		}
+		if (z.avail_out == 0 && out_left) {
+			z.avail_out = (uInt)(out_left > (1u << 30) ? (1u << 30) : out_left);
+			out_left -= z.avail_out;
+		}
+		rc = inflate(&z, Z_NO_FLUSH);
+		if (rc == Z_BUF_ERROR && (z.avail_in == 0 && !in_left))
+			break;
+		if (rc == Z_BUF_ERROR && z.avail_out == 0 && !out_left)
+			break;
+		if (rc == Z_BUF_ERROR)
+			rc = Z_OK;
+	}
+	uint64_t got = z.total_out;
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END || got != size) {
+		snprintf(why, why_sz, "zlib stream is corrupt or shorter than declared (%llu of %llu bytes)",
+			 (unsigned long long)got, (unsigned long long)size);
+		return -1;
+	}
+	return 0;
+}
+
+static int inflate_zstd(const uint8_t *src, uint64_t n, uint8_t *dst, uint64_t size,
+			char *why, size_t why_sz)
+{
+	size_t r = ZSTD_decompress(dst, (size_t)size, src, (size_t)n);
+	if (ZSTD_isError(r) || r != size) {
+		snprintf(why, why_sz, "zstd stream is corrupt or shorter than declared (%s)",
+			 ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short");
+		return -1;
+	}
+	return 0;
+}
+
+int ix_inflate_chdr(const uint8_t *p, uint64_t n, int is64, int little,
+		    uint8_t **out, uint64_t *out_size, char *why, size_t why_sz)
+{
+	/* Elf64_Chdr: u32 type, u32 reserved, u64 size, u64 align (24 bytes);
+	 * Elf32_Chdr: u32 type, u32 size, u32 align (12 bytes). */
+	uint64_t hdr = is64 ? 24 : 12;
+	if (n < hdr) {
+		snprintf(why, why_sz, "compressed section shorter than its header");
+		return -1;
+	}
+	uint32_t type = (uint32_t)rd_uint(p, 4, little);
+	uint64_t size = is64 ? rd_uint(p + 8, 8, little) : rd_uint(p + 4, 4, little);
+	if (type != ELFCOMPRESS_ZLIB && type != ELFCOMPRESS_ZSTD) {
+		snprintf(why, why_sz, "unknown compression type %u", type);
+		return -1;
+	}
+	if (check_bomb(size, n - hdr, why, why_sz))
+		return -1;
+	uint8_t *dst = malloc(size ? size : 1);
+	if (!dst) {
+		snprintf(why, why_sz, "out of memory inflating %llu bytes", (unsigned long long)size);
+		return -1;
+	}
+	int rc = type == ELFCOMPRESS_ZLIB
+			 ? inflate_zlib(p + hdr, n - hdr, dst, size, why, why_sz)
+			 : inflate_zstd(p + hdr, n - hdr, dst, size, why, why_sz);
+	if (rc) {
+		free(dst);
+		return -1;
+	}
+	*out = dst;
+	*out_size = size;
+	return 0;
+}
+
+/* Legacy GNU .zdebug_*: "ZLIB", u64 big-endian size, zlib stream. */
+static int inflate_zdebug(const uint8_t *p, uint64_t n, uint8_t **out,
+			  uint64_t *out_size, char *why, size_t why_sz)
+{
+	if (n < 12 || memcmp(p, "ZLIB", 4) != 0) {
+		snprintf(why, why_sz, ".zdebug section without a ZLIB header");
+		return -1;
+	}
+	uint64_t size = rd_uint(p + 4, 8, 0);
+	if (check_bomb(size, n - 12, why, why_sz))
+		return -1;
+	uint8_t *dst = malloc(size ? size : 1);
+	if (!dst) {
+		snprintf(why, why_sz, "out of memory inflating %llu bytes", (unsigned long long)size);
+		return -1;
+	}
+	if (inflate_zlib(p + 12, n - 12, dst, size, why, why_sz)) {
+		free(dst);
+		return -1;
+	}
+	*out = dst;
+	*out_size = size;
+	return 0;
+}
+
+/* Records NT_GNU_BUILD_ID from one SHT_NOTE section. */
+static void scan_notes(ix_sections *s, Elf_Scn *scn)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return;
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off, next;
+	while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 &&
+		    nh.n_descsz > 0 && nh.n_descsz <= sizeof(s->build_id) && !s->build_id_len) {
+			memcpy(s->build_id, (const uint8_t *)d->d_buf + desc_off, nh.n_descsz);
+			s->build_id_len = nh.n_descsz;
+		}
+		off = next;
+	}
+}
+
+/* .gnu_debuglink: NUL-terminated name, padding to 4, CRC32 in file order. */
+static void read_debuglink(ix_sections *s, const uint8_t *p, uint64_t n)
+{
+	size_t len = strnlen((const char *)p, (size_t)n);
+	uint64_t crc_off = (len + 4) & ~(uint64_t)3;
+	if (len == 0 || len >= sizeof(s->debuglink) || crc_off + 4 > n)
+		return;
+	memcpy(s->debuglink, p, len);
+	s->debuglink[len] = 0;
+	s->debuglink_crc = (uint32_t)rd_uint(p + crc_off, 4, s->little);
+}
+
+static int add_section(ix_sections *s, const char *name, const GElf_Shdr *sh,
+		       char *why, size_t why_sz)
+{
+	int z = strncmp(name, ".zdebug_", 8) == 0;
+	if (strlen(name) + 1 - z > sizeof(s->secs[0].name))
+		return 0;
+	if (sh->sh_offset > s->map_size || sh->sh_size > s->map_size - sh->sh_offset) {
+		snprintf(why, why_sz, "section %s lies outside the file", name);
+		return -1;
+	}
+	ix_dsec *ns = realloc(s->secs, (s->nsecs + 1) * sizeof(*ns));
+	if (!ns) {
+		snprintf(why, why_sz, "out of memory");
+		return -1;
+	}
+	s->secs = ns;
+	ix_dsec *d = &s->secs[s->nsecs];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), ".%s", name + 1 + z);
+	const uint8_t *raw = (const uint8_t *)s->map + sh->sh_offset;
+	int rc = 0;
+	if (sh->sh_flags & SHF_COMPRESSED)
+		rc = ix_inflate_chdr(raw, sh->sh_size, s->is64, s->little, &d->owned,
+				     &d->size, why, why_sz);
+	else if (z)
+		rc = inflate_zdebug(raw, sh->sh_size, &d->owned, &d->size, why, why_sz);
+	else {
+		d->data = raw;
+		d->size = sh->sh_size;
+	}
+	if (rc) {
+		char tmp[200];
+		snprintf(tmp, sizeof(tmp), "%s", why);
+		snprintf(why, why_sz, "section %s: %s", name, tmp);
+		return -1;
+	}
+	if (d->owned)
+		d->data = d->owned;
+	s->nsecs++;
+	return 0;
+}
+
+static int scan_sections(ix_sections *s, Elf *elf, char *why, size_t why_sz)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0; /* no section headers: no debug info, not an error */
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (sh.sh_type == SHT_NOTE) {
+			scan_notes(s, scn);
+			continue;
+		}
+		if (sh.sh_type == SHT_NOBITS)
+			continue;
+		if (strcmp(name, ".gnu_debuglink") == 0 && sh.sh_offset <= s->map_size &&
+		    sh.sh_size <= s->map_size - sh.sh_offset) {
+			read_debuglink(s, (const uint8_t *)s->map + sh.sh_offset, sh.sh_size);
+			continue;
+		}
+		if (strncmp(name, ".debug_", 7) != 0 && strncmp(name, ".zdebug_", 8) != 0)
+			continue;
+		if (ix_sections_find(s, name[1] == 'z' ? name + 1 : name))
+			continue; /* first of a duplicated name wins */
+		if (add_section(s, name, &sh, why, why_sz))
+			return -1;
+	}
+	return 0;
+}
+
+int ix_sections_open(ix_sections *s, const char *path, char *errbuf, size_t errbuf_sz)
+{
+	char why[256] = "";
+	memset(s, 0, sizeof(*s));
+	s->path = path;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(errbuf, errbuf_sz, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16) {
+		close(fd);
+		snprintf(errbuf, errbuf_sz, "%s: not a regular ELF file", path);
+		return SYMDB_E_BAD_OBJECT;
+	}
+	s->map_size = (size_t)st.st_size;
+	/* Private writable mapping: libelf wants a non-const buffer; nothing is
+	 * written, so no page is ever copied. */
+	s->map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (s->map == MAP_FAILED) {
+		int e = errno;
+		s->map = NULL;
+		snprintf(errbuf, errbuf_sz, "%s: mmap: %s", path, strerror(e));
+		return -e;
+	}
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory(s->map, s->map_size);
+	GElf_Ehdr eh;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		if (elf)
+			elf_end(elf);
+		ix_sections_close(s);
+		snprintf(errbuf, errbuf_sz, "%s: not an ELF file", path);
+		return SYMDB_E_BAD_OBJECT;
+	}
+	s->is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
+	s->little = eh.e_ident[EI_DATA] != ELFDATA2MSB;
+	s->machine = eh.e_machine;
+	int rc = scan_sections(s, elf, why, sizeof(why));
+	elf_end(elf);
+	if (rc) {
+		ix_sections_close(s);
+		snprintf(errbuf, errbuf_sz, "%s: %s", path, why);
+		return SYMDB_E_DWARF;
+	}
+	return 0;
+}
+
+void ix_sections_close(ix_sections *s)
+{
+	for (size_t i = 0; i < s->nsecs; i++)
+		free(s->secs[i].owned);
+	free(s->secs);
+	if (s->map)
+		munmap(s->map, s->map_size);
+	memset(s, 0, sizeof(*s));
+}
+
+const ix_dsec *ix_sections_find(const ix_sections *s, const char *name)
+{
+	for (size_t i = 0; i < s->nsecs; i++)
+		if (strcmp(s->secs[i].name, name) == 0)
+			return &s->secs[i];
+	return NULL;
+}
