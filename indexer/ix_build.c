@@ -32,23 +32,6 @@ struct symdb_builder {
 	rd_catalog *cat;
 };
 
-/* Until the DWARF reader lands, symbols only.  A weak definition: the real
- * ix_dwarf_attach (ix_dwarf.c) overrides it when both are linked. */
-__attribute__((weak)) int ix_dwarf_attach(ix_image *img, const char *binary_path,
-                                          const symdb_build_opts *opts, char *debug_path_out,
-                                          size_t debug_path_sz, char *errbuf,
-                                          size_t errbuf_sz)
-{
-	(void)img;
-	(void)binary_path;
-	(void)opts;
-	(void)errbuf;
-	(void)errbuf_sz;
-	if (debug_path_sz)
-		debug_path_out[0] = 0;
-	return 0;
-}
-
 /* Copy the caller's options (any struct size: a smaller, older struct reads
  * as zeros past its end; a larger one must have zeros there). */
 static int ix_opts(const symdb_build_opts *in, symdb_build_opts *o)
