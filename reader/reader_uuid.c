@@ -93,6 +93,39 @@ static int note_in_sections(Elf *e, symdb_uuid *out)
 	return 0;
 }
 
+/* A copy of the ELF header with its section-header fields zeroed (SPEC
+ * §5.2): strip rewrites them, and the first PT_LOAD usually maps them. */
+static size_t masked_ehdr(const char *raw, size_t raw_size, int cls, uint8_t *out)
+{
+	/* e_shoff, e_shentsize..e_shstrndx: ELF64 0x28+8, 0x3a+6; ELF32 0x20+4, 0x2e+6 */
+	size_t n = cls == ELFCLASS64 ? 64 : 52;
+
+	if (raw_size < n)
+		n = raw_size;
+	memcpy(out, raw, n);
+	if (cls == ELFCLASS64 && n == 64) {
+		memset(out + 0x28, 0, 8);
+		memset(out + 0x3a, 0, 6);
+	} else if (cls == ELFCLASS32 && n == 52) {
+		memset(out + 0x20, 0, 4);
+		memset(out + 0x2e, 0, 6);
+	}
+	return n;
+}
+
+/* Hash [off, off+len) of the file, the ELF header part from `eh`. */
+static void hash_range(XXH3_state_t *st, const char *raw, const uint8_t *eh, size_t ehlen,
+                       uint64_t off, uint64_t len)
+{
+	if (off < ehlen) {
+		uint64_t k = ehlen - off < len ? ehlen - off : len;
+		XXH3_128bits_update(st, eh + off, (size_t)k);
+		off += k;
+		len -= k;
+	}
+	XXH3_128bits_update(st, raw + off, (size_t)len);
+}
+
 /* SPEC §5.2: XXH3-128 over (BE vaddr, BE filesz, bytes) of each PT_LOAD, in
  * program-header order. */
 static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *out,
@@ -100,7 +133,8 @@ static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *o
 {
 	XXH3_state_t *st;
 	XXH128_canonical_t c;
-	size_t i, n, nload = 0;
+	uint8_t eh[64];
+	size_t i, n, nload = 0, ehlen;
 	GElf_Phdr ph;
 	int rc = 0;
 
@@ -110,6 +144,7 @@ static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *o
 	if (!st)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 	XXH3_128bits_reset(st);
+	ehlen = masked_ehdr(raw, raw_size, gelf_getclass(e), eh);
 	for (i = 0; i < n && rc == 0; i++) {
 		uint8_t hdr[16];
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
@@ -123,7 +158,7 @@ static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *o
 		fmt_put64(hdr, ph.p_vaddr);
 		fmt_put64(hdr + 8, ph.p_filesz);
 		XXH3_128bits_update(st, hdr, sizeof hdr);
-		XXH3_128bits_update(st, raw + ph.p_offset, ph.p_filesz);
+		hash_range(st, raw, eh, ehlen, ph.p_offset, ph.p_filesz);
 		nload++;
 	}
 	if (rc == 0 && nload == 0)
