@@ -22,6 +22,7 @@ import argparse
 import glob
 import os
 import random
+import re
 import shutil
 import struct
 import subprocess
@@ -170,8 +171,9 @@ def explain(args, binary, style_args, stdin_bytes, env):
         b = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, stdin_bytes)[1]
         ca = [[x] for x in a.decode("utf-8", "replace").splitlines()]
         cb = [[y] for y in b.decode("utf-8", "replace").splitlines()]
-        ca = [[c[0][:c[0].find('","')], c[0]] for c in ca]
-        cb = [[c[0][:c[0].find('","')], c[0]] for c in cb]
+        # key = the "Address" field; ModuleName (the long path) is left out
+        ca = [[c[0][:c[0].find('","')], re.sub(r'"ModuleName":"[^"]*",', "", c[0])] for c in ca]
+        cb = [[c[0][:c[0].find('","')], re.sub(r'"ModuleName":"[^"]*",', "", c[0])] for c in cb]
     else:
         a = run([args.symdb, "query", "--obj", binary, "-a"] + style_args, stdin_bytes, env)[1]
         b = run([args.llvm, "--obj", binary, "-a"] + style_args + args.llvm_arg, stdin_bytes)[1]

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# install.sh: `cmake --install` into a scratch prefix, then build the README's
+# library example (example.c) against the installed files twice -- with
+# pkg-config and with CMake find_package(symdb) -- run both on an indexed
+# fixture, and check their symbol names against llvm-symbolizer-14.  Also the
+# ABI hygiene checks: libsymdb.so exports only symdb_* names, and symdb.h
+# compiles as C11 and as C++, included twice.
+source "$(dirname "$0")/../cli/lib.sh"
+: "${SYMDB_BUILD:?SYMDB_BUILD (the build tree) must be set}"
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+prefix=$SCRATCH/prefix
+
+run cmake --install "$SYMDB_BUILD" --prefix "$prefix"
+expect_ok "cmake --install"
+libdir=$(dirname "$(find "$prefix" -name 'libsymdb.so' | head -1)")
+[[ -f $libdir/libsymdb.so ]] || fail "no libsymdb.so installed"
+[[ -f $prefix/include/symdb.h && -f $prefix/include/symdb_build.h ]] || fail "headers not installed"
+[[ -f $libdir/pkgconfig/symdb.pc ]] || fail "symdb.pc not installed"
+
+note "exported symbols"
+bad=$(nm -D --defined-only "$libdir/libsymdb.so" | awk '$2 ~ /[TDBRVW]/ {print $3}' | grep -v '^symdb_' || true)
+[[ -z $bad ]] || fail "libsymdb.so exports non-symdb_ names: $(echo $bad | head -c 300)"
+
+note "header hygiene"
+printf '#include "symdb.h"\n#include "symdb.h"\n#include "symdb_build.h"\nint main(void){return symdb_strerror(0)==0;}\n' >"$SCRATCH/h.c"
+run gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -Wc++-compat -fsyntax-only -I"$prefix/include" "$SCRATCH/h.c"
+expect_ok "symdb.h as C11"
+cp "$SCRATCH/h.c" "$SCRATCH/h.cpp"
+run g++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" "$SCRATCH/h.cpp"
+expect_ok "symdb.h as C++"
+
+bin=$BIN/lib_gcc_O2.so.symtab
+run "$SYMDB" build "$bin"
+expect_ok "symdb build"
+addrs=$(llvm-nm-14 --defined-only "$bin" | awk '$2 ~ /[tT]/ {print $1}' | head -8)
+for a in $addrs; do
+	echo "0x$a $(llvm-symbolizer-14 --obj "$bin" "0x$a" | head -1)"
+done | sort >"$SCRATCH/expect"
+
+note "pkg-config"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+flags=$(pkg-config --define-prefix --cflags --libs symdb)
+run gcc -std=c11 -Wall -Werror "$here/example.c" -o "$SCRATCH/ex-pc" $flags -Wl,-rpath,"$libdir"
+expect_ok "build example.c with pkg-config ($flags)"
+run "$SCRATCH/ex-pc" "$bin" $addrs
+expect_ok "run the pkg-config example"
+sort "$OUT" | sed 's/^0x0*/0x/' >"$SCRATCH/got-pc"
+cmp -s "$SCRATCH/got-pc" <(sed 's/^0x0*/0x/' "$SCRATCH/expect") ||
+	fail "pkg-config example: $(diff "$SCRATCH/got-pc" "$SCRATCH/expect" | head -6)"
+
+note "cmake find_package"
+run cmake -S "$here" -B "$SCRATCH/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DCMAKE_BUILD_RPATH="$libdir"
+expect_ok "configure the consumer project"
+run cmake --build "$SCRATCH/consumer"
+expect_ok "build the consumer project"
+run "$SCRATCH/consumer/example" "$bin" $addrs
+expect_ok "run the find_package example"
+sort "$OUT" | sed 's/^0x0*/0x/' >"$SCRATCH/got-cm"
+cmp -s "$SCRATCH/got-cm" "$SCRATCH/got-pc" || fail "find_package example differs"
+echo "PASS install"
