@@ -135,6 +135,24 @@ static const Dwarf_Obj_Access_Methods oa_methods = {
 
 /* ---- attributes ---------------------------------------------------------- */
 
+/* An unsigned constant.  libdwarf 20210528's dwarf_formudata refuses
+ * DW_FORM_implicit_const (DWARF 5 §7.5.3), which GCC 11+ uses for
+ * DW_AT_call_file and DW_AT_decl_file; dwarf_formsdata reads it. */
+static int form_unsigned(dwx *x, Dwarf_Attribute a, Dwarf_Unsigned *v)
+{
+	Dwarf_Error e = NULL;
+	if (dwarf_formudata(a, v, &e) == DW_DLV_OK)
+		return 1;
+	drop_err(x, &e);
+	Dwarf_Signed s;
+	if (dwarf_formsdata(a, &s, &e) == DW_DLV_OK) {
+		*v = (Dwarf_Unsigned)s;
+		return 1;
+	}
+	drop_err(x, &e);
+	return 0;
+}
+
 static int attr_udata(dwx *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v)
 {
 	Dwarf_Attribute a;
@@ -144,7 +162,7 @@ static int attr_udata(dwx *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v)
 		return 0;
 	}
 	Dwarf_Unsigned u;
-	int ok = dwarf_formudata(a, &u, &e) == DW_DLV_OK;
+	int ok = form_unsigned(x, a, &u);
 	drop_err(x, &e);
 	dwarf_dealloc_attribute(a);
 	if (ok)
@@ -392,9 +410,9 @@ static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t
 				f->name = dwarf_formstring(list[i], &s, &e) == DW_DLV_OK ? s : NULL;
 			} else if (at == DW_AT_decl_line && !f->have_line) {
 				f->have_line = 1;
-				f->line = dwarf_formudata(list[i], &v, &e) == DW_DLV_OK ? v : 0;
+				f->line = form_unsigned(x, list[i], &v) ? v : 0;
 			} else if (at == DW_AT_decl_file && !f->have_file) {
-				f->have_file = dwarf_formudata(list[i], &v, &e) == DW_DLV_OK;
+				f->have_file = form_unsigned(x, list[i], &v);
 				f->file = v;
 			} else if (at == DW_AT_abstract_origin || at == DW_AT_specification) {
 				if (dwarf_global_formref(list[i], &o, &e) == DW_DLV_OK)

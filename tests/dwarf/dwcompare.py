@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""dwcompare.py - symdb query vs llvm-symbolizer-14, address by address.
+
+Builds BIN into a scratch database, picks addresses (every byte of every
+executable section, or a seeded sample: half uniform over the executable
+sections, half skewed towards a Zipf-ranked set of "hot" functions), runs
+both tools once over the whole list in the requested output style with
+--print-address, splits both outputs per address and counts the addresses
+whose text differs.  Fails when the identical fraction is below --min-rate.
+The oracle is always llvm-symbolizer-14; nothing here is copied from symdb.
+"""
+import argparse
+import bisect
+import random
+import re
+import struct
+import subprocess
+import sys
+
+LLVM = "llvm-symbolizer-14"
+ADDR_LINE = re.compile(r"^0x[0-9a-f]+$")
+
+
+def exec_sections(path):
+    """(addr, size) of every SHF_EXECINSTR section with file contents."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF":
+        raise SystemExit(f"{path}: not ELF")
+    is64 = data[4] == 2
+    end = "<" if data[5] == 1 else ">"
+    if is64:
+        shoff, = struct.unpack_from(end + "Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A)
+        fmt = end + "IIQQQQIIQQ"
+    else:
+        shoff, = struct.unpack_from(end + "I", data, 0x20)
+        shentsize, shnum = struct.unpack_from(end + "HH", data, 0x2E)
+        fmt = end + "IIIIIIIIII"
+    out = []
+    for i in range(shnum):
+        f = struct.unpack_from(fmt, data, shoff + i * shentsize)
+        sh_type, flags, addr, size = f[1], f[2], f[3], f[5]
+        if flags & 0x4 and sh_type == 1 and size:  # SHF_EXECINSTR, PROGBITS
+            out.append((addr, size))
+    return out
+
+
+def functions(path):
+    """(start, size) of sized function symbols, for the hot-function skew."""
+    r = subprocess.run(["llvm-nm-14", "-S", "--defined-only", path],
+                       capture_output=True, text=True)
+    funcs = set()
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) >= 4 and p[2] in "tTwW":
+            size = int(p[1], 16)
+            if size:
+                funcs.add((int(p[0], 16), size))
+    return sorted(funcs)
+
+
+def pick_addresses(path, sample, seed):
+    secs = exec_sections(path)
+    if not sample:
+        return [a for lo, n in secs for a in range(lo, lo + n)]
+    rng = random.Random(seed)
+    total = sum(n for _, n in secs)
+    starts, acc = [], 0
+    for _, n in secs:
+        starts.append(acc)
+        acc += n
+    addrs = set()
+    for _ in range(sample // 2):
+        k = rng.randrange(total)
+        i = bisect.bisect_right(starts, k) - 1
+        addrs.add(secs[i][0] + k - starts[i])
+    funcs = functions(path)
+    rng.shuffle(funcs)
+    hot = funcs[:2000]
+    weights = [1.0 / (r + 1) for r in range(len(hot))]
+    while hot and len(addrs) < sample:
+        lo, n = rng.choices(hot, weights)[0]
+        addrs.add(lo + rng.randrange(n))
+    return sorted(addrs)
+
+
+def split_blocks(text):
+    blocks, cur = [], None
+    for line in text.splitlines():
+        if ADDR_LINE.match(line):
+            cur = [line]
+            blocks.append(cur)
+        elif cur is not None:
+            cur.append(line)
+        else:
+            blocks.append([line])
+    return ["\n".join(b).rstrip("\n") for b in blocks]
+
+
+FILE_ONLY = re.compile(r"^(.*?)(:0(:0)?)$")
+
+
+def stt_file_only(w, g):
+    """llvm printed NAME:0[:0] where symdb printed ??:0[:0], nothing else."""
+    wl, gl = w.split("\n"), g.split("\n")
+    if len(wl) != len(gl):
+        return False
+    diff = False
+    for x, y in zip(wl, gl):
+        if x == y:
+            continue
+        mx, my = FILE_ONLY.match(x), FILE_ONLY.match(y)
+        if not (mx and my and my.group(1) == "??" and mx.group(2) == my.group(2)):
+            return False
+        diff = True
+    return diff
+
+
+def run(cmd, addrs):
+    inp = "".join("0x%x\n" % a for a in addrs)
+    r = subprocess.run(cmd, input=inp, capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        sys.stderr.write(r.stderr)
+        raise SystemExit(f"{cmd[0]} failed with {r.returncode}")
+    return r.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--symdb", required=True)
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--obj", required=True)
+    ap.add_argument("--oracle-obj", help="binary llvm-symbolizer reads (e.g. an uncompressed copy)")
+    ap.add_argument("--style", default="LLVM")
+    ap.add_argument("--sample", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--min-rate", type=float, default=1.0)
+    ap.add_argument("--build-arg", action="append", default=[])
+    ap.add_argument("--llvm-arg", action="append", default=[])
+    ap.add_argument("--query-arg", action="append", default=[])
+    ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--ignore-stt-file", action="store_true",
+                    help="do not count differences that are only the STT_FILE "
+                         "file-name fallback of symbol-table frames (not DWARF)")
+    a = ap.parse_args()
+
+    b = subprocess.run([a.symdb, "--db", a.db, "build", "--force"] + a.build_arg + [a.obj],
+                       capture_output=True, text=True)
+    if b.returncode != 0:
+        sys.stderr.write(b.stdout + b.stderr)
+        raise SystemExit("symdb build failed")
+    addrs = pick_addresses(a.obj, a.sample, a.seed)
+    style = ["--output-style=" + a.style, "--print-address"]
+    want = run([LLVM, "--obj", a.oracle_obj or a.obj] + style + a.llvm_arg, addrs)
+    got = run([a.symdb, "--db", a.db, "query", "--obj", a.obj] + style + a.query_arg, addrs)
+    wb, gb = split_blocks(want), split_blocks(got)
+    if len(wb) != len(gb):
+        print(f"block count differs: llvm {len(wb)} symdb {len(gb)}")
+    bad = ignored = 0
+    for i, (w, g) in enumerate(zip(wb, gb)):
+        if w != g and a.ignore_stt_file and stt_file_only(w, g):
+            ignored += 1
+        elif w != g:
+            bad += 1
+            if bad <= a.show:
+                print(f"--- llvm-symbolizer\n{w}\n--- symdb\n{g}\n")
+    bad += abs(len(wb) - len(gb))
+    n = max(len(wb), 1)
+    rate = 1.0 - bad / n
+    extra = f", {ignored} STT_FILE-only differences ignored" if ignored else ""
+    print(f"{a.obj} [{a.style}]: {n - bad}/{n} identical ({100 * rate:.4f} %){extra}")
+    return 0 if rate >= a.min_rate else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
