@@ -162,7 +162,7 @@ static void test_basic(const char *dir)
 {
 	rd_catalog *c = NULL, *ro = NULL;
 	rd_cat_entry e, g;
-	char buf[256], err[512] = "", path[4096];
+	char buf[256], err[512] = "", path[8192];
 	struct stat st;
 	uint8_t prev[33] = { 0 };
 
@@ -320,7 +320,7 @@ static void test_growth(const char *dir)
 static void test_permissions(const char *dir)
 {
 	rd_catalog *c = NULL;
-	char err[512] = "", path[4096];
+	char err[512] = "", path[8192];
 
 	if (geteuid() == 0) {
 		printf("skip permission checks: running as root\n");
