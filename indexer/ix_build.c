@@ -117,20 +117,6 @@ static int ix_is_indexed(symdb_builder *b, const symdb_uuid *id, symdb_build_res
 	return 1;
 }
 
-static int ix_check_input(const char *path, const symdb_build_opts *o)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0) {
-		int rc = -errno;
-
-		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: %s", path, strerror(-rc));
-	}
-	if (S_ISDIR(st.st_mode))
-		return fmt_err(o->errbuf, o->errbuf_sz, -EISDIR, "%s: is a directory", path);
-	return 0;
-}
-
 /* Parse, build and publish one image whose UUID is known. */
 static int ix_build_one(symdb_builder *b, const char *path, const symdb_build_opts *o,
                         symdb_build_result *res)
@@ -183,7 +169,7 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	if (!out)
 		out = &local;
 	memset(out, 0, sizeof *out);
-	rc = ix_check_input(path, &o);
+	rc = ix_elf_precheck(path, o.errbuf, o.errbuf_sz);
 	if (rc)
 		return rc;
 	uo.errbuf = o.errbuf;

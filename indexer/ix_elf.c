@@ -22,7 +22,7 @@
  * Sorting and alias resolution happen in ix_tables.c.
  */
 #define _POSIX_C_SOURCE 200809L /* open flags, pread, fstat */
-#include "indexer_internal.h"
+#include "ix_emit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,10 +84,23 @@ static void ex_libelf_init(void)
 
 /* ---- the file and its headers ------------------------------------------ */
 
+static const char *ex_type_name(unsigned t)
+{
+	switch (t) {
+	case ET_NONE: return "ET_NONE";
+	case ET_REL: return "ET_REL (relocatable object)";
+	case ET_CORE: return "ET_CORE (core dump)";
+	default: return "unknown e_type";
+	}
+}
+
+/* Open the file and judge it by its first bytes: magic, class, data
+ * encoding and e_type (ET_EXEC or ET_DYN only), before any parsing. */
 static int ex_open(struct ex *x)
 {
 	struct stat st;
-	unsigned char ident[EI_NIDENT];
+	unsigned char id[EI_NIDENT + 2];
+	unsigned type;
 	ssize_t r;
 
 	x->fd = open(x->path, O_RDONLY | O_CLOEXEC);
@@ -103,25 +116,24 @@ static int ex_open(struct ex *x)
 	if (x->size == 0)
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "empty file");
 	do
-		r = pread(x->fd, ident, sizeof ident, 0);
+		r = pread(x->fd, id, sizeof id, 0);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return ex_fail(x, -errno, "%s", strerror(errno));
-	if (r < SELFMAG || memcmp(ident, ELFMAG, SELFMAG) != 0)
+	if (r < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0)
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not an ELF file");
-	if (r < EI_NIDENT)
+	if (r < (ssize_t)sizeof id)
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "truncated ELF header");
+	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad EI_CLASS %u", (unsigned)id[EI_CLASS]);
+	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad EI_DATA %u", (unsigned)id[EI_DATA]);
+	type = id[EI_DATA] == ELFDATA2LSB ? (unsigned)(id[16] | id[17] << 8)
+	                                  : (unsigned)(id[16] << 8 | id[17]);
+	if (type != ET_EXEC && type != ET_DYN)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "%s is not supported, only ET_EXEC and ET_DYN",
+		               ex_type_name(type));
 	return 0;
-}
-
-static const char *ex_type_name(unsigned t)
-{
-	switch (t) {
-	case ET_NONE: return "ET_NONE";
-	case ET_REL: return "ET_REL (relocatable object)";
-	case ET_CORE: return "ET_CORE (core dump)";
-	default: return "unknown e_type";
-	}
 }
 
 /* Check that a table of n entries of entsize bytes at off lies in the file. */
@@ -146,14 +158,18 @@ static int ex_headers(struct ex *x)
 	cls = gelf_getclass(x->elf);
 	if ((cls != ELFCLASS32 && cls != ELFCLASS64) || !gelf_getehdr(x->elf, &x->eh))
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad ELF header (%s)", elf_errmsg(-1));
-	if (x->eh.e_ident[EI_DATA] != ELFDATA2LSB && x->eh.e_ident[EI_DATA] != ELFDATA2MSB)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad EI_DATA %u",
-		               (unsigned)x->eh.e_ident[EI_DATA]);
-	if (x->eh.e_type != ET_EXEC && x->eh.e_type != ET_DYN)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "%s is not supported, only ET_EXEC and ET_DYN",
-		               ex_type_name(x->eh.e_type));
+	/* libelf quietly reports no sections when the table lies past EOF:
+	 * check the raw fields first (with extended numbering e_shnum is 0 and
+	 * section 0 holds the count, so at least one entry must fit). */
+	if (x->eh.e_shoff &&
+	    (x->eh.e_shentsize != gelf_fsize(x->elf, ELF_T_SHDR, 1, EV_CURRENT) ||
+	     !ex_table_fits(x, x->eh.e_shoff, x->eh.e_shnum ? x->eh.e_shnum : 1,
+	                    x->eh.e_shentsize)))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
 	if (elf_getphdrnum(x->elf, &phnum) < 0 || elf_getshdrnum(x->elf, &x->shnum) < 0)
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad header counts (%s)", elf_errmsg(-1));
+	if (x->shnum && !x->eh.e_shoff)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
 	if (phnum && (x->eh.e_phentsize != gelf_fsize(x->elf, ELF_T_PHDR, 1, EV_CURRENT) ||
 	              !ex_table_fits(x, x->eh.e_phoff, phnum, x->eh.e_phentsize)))
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "program headers lie outside the file");
@@ -190,6 +206,11 @@ static int ex_segments(struct ex *x, ix_image *img)
 			return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad program header %zu", i);
 		if (ph.p_type != PT_LOAD)
 			continue;
+		/* Separate debug files keep PT_LOAD with p_filesz 0, so a segment
+		 * whose bytes are missing means a truncated file. */
+		if (ph.p_offset > x->size || x->size - ph.p_offset < ph.p_filesz)
+			return ex_fail(x, SYMDB_E_BAD_OBJECT,
+			               "PT_LOAD %zu lies past the end of the file (truncated?)", i);
 		s = ix_vec_push(&img->segments);
 		if (!s)
 			return ex_fail(x, -ENOMEM, "out of memory");
@@ -491,6 +512,22 @@ static void ex_image_name(ix_image *img, const char *path)
 	const char *b = strrchr(path, '/');
 
 	img->image_name = ix_str_addz(img->strings, b ? b + 1 : path);
+}
+
+int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz)
+{
+	struct ex x;
+	int rc;
+
+	memset(&x, 0, sizeof x);
+	x.path = path;
+	x.fd = -1;
+	x.eb = errbuf;
+	x.ebsz = errbuf_sz;
+	rc = ex_open(&x);
+	if (x.fd >= 0)
+		close(x.fd);
+	return rc;
 }
 
 int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz)

@@ -14,6 +14,11 @@
 #include "indexer_internal.h"
 #include "rd_catalog.h"
 
+/* ix_elf.c: judge path by its first bytes (a regular, non-empty ELF file of
+ * type ET_EXEC or ET_DYN) before its UUID is computed.  Returns 0, -errno or
+ * SYMDB_E_BAD_OBJECT with "PATH: reason" in errbuf. */
+IX_HIDDEN int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz);
+
 /* The encoded file of one image.  Allocate with calloc (the plan is ~2.7 KiB);
  * release with ix_output_free. */
 typedef struct ix_output {
