@@ -25,7 +25,7 @@
 #include "symdb.h"
 #include "symdb_endian.h"
 
-static char dbdir[512];
+static char dbdir[400];
 
 /* A minimal valid image file for `uuid` (symbol "main" at base + 0x1000). */
 static uint8_t *make_image(const uint8_t *uuid, size_t *len)
@@ -240,7 +240,7 @@ static void write_prefix(const uint8_t *src, size_t len, const char *dst, long f
 
 static void test_file_uuid(void)
 {
-	char eb[512], p1[600], p2[600], cmd[2048];
+	char eb[512], p1[600], p2[640], cmd[4096];
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = eb, .errbuf_sz = sizeof eb);
 	symdb_uuid id, id2;
 	uint8_t *self;
@@ -278,6 +278,26 @@ static void test_file_uuid(void)
 		CHECK(id2.kind == SYMDB_UUID_FALLBACK && memcmp(id.bytes, id2.bytes, 16) == 0);
 	} else {
 		fprintf(stderr, "cc/strip unavailable: fallback test skipped\n");
+	}
+	/* Mach-O: LC_UUID, compared with llvm-otool's view of it. */
+	snprintf(p1, sizeof p1, "%s/m.macho", dbdir);
+	snprintf(p2, sizeof p2, "%s/m.uuid", dbdir);
+	snprintf(cmd, sizeof cmd,
+	         "printf 'int main(void){return 0;}\\n' | clang-14 --target=x86_64-apple-macos11 "
+	         "-x c -c - -o %s.o 2>/dev/null && ld64.lld-14 -arch x86_64 -platform_version "
+	         "macos 11.0 11.0 -e _main -o %s %s.o 2>/dev/null && llvm-otool-14 -l %s | "
+	         "sed -n 's/^ *uuid //p' | tr -d '-' | tr A-F a-f > %s", p1, p1, p1, p1, p2);
+	if (run(cmd) == 0 && (fp = fopen(p2, "r")) != NULL) {
+		char hex[80] = "", mine[65];
+		CHECK(symdb_file_uuid(p1, &o, &id) == 0 && id.kind == SYMDB_UUID_MACHO);
+		symdb_uuid_format(&id, mine);
+		CHECK(fscanf(fp, "%79s", hex) == 1 && strcmp(hex, mine) == 0);
+		fclose(fp);
+		/* The object file has no LC_UUID. */
+		snprintf(p2, sizeof p2, "%s.o", p1);
+		CHECK(symdb_file_uuid(p2, &o, &id) == SYMDB_E_NO_UUID);
+	} else {
+		fprintf(stderr, "clang-14/ld64.lld-14 unavailable: Mach-O test skipped\n");
 	}
 	CHECK(symdb_file_uuid("/nonexistent", &o, &id) == -ENOENT);
 	snprintf(p1, sizeof p1, "%s/notelf", dbdir);
