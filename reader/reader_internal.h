@@ -48,19 +48,17 @@ struct symdb_image {
 	const uint8_t *binfo;  uint64_t nbinfo;
 };
 
-#define RD_HIDDEN_FN __attribute__((visibility("hidden")))
-
 /* Map and validate an index file; `path` is only for messages.  The image
  * returned has refs = 1 and no db. */
-RD_HIDDEN_FN int rd_image_map(const char *path, unsigned flags, symdb_image **out,
-                              char *errbuf, size_t errbuf_sz);
+RD_HIDDEN int rd_image_map(const char *path, unsigned flags, symdb_image **out,
+                           char *errbuf, size_t errbuf_sz);
 /* Unmap and free (no reference counting). */
-RD_HIDDEN_FN void rd_image_free(symdb_image *img);
+RD_HIDDEN void rd_image_free(symdb_image *img);
 
 /* Validate an options struct: sz sane, no unknown flag bits.  Returns 0 or
  * SYMDB_E_INVAL.  *flags, *errbuf, *errbuf_sz are filled either way. */
-RD_HIDDEN_FN int rd_opts(const symdb_open_opts *o, unsigned known, unsigned *flags,
-                         char **errbuf, size_t *errbuf_sz);
+RD_HIDDEN int rd_opts(const symdb_open_opts *o, unsigned known, unsigned *flags,
+                      char **errbuf, size_t *errbuf_sz);
 
 /* The string at reference r, or NULL when r is past the pool. */
 static inline const char *rd_str(const symdb_image *img, uint64_t r)

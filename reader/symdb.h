@@ -283,8 +283,11 @@ SYMDB_API int symdb_image_translate(const symdb_image *img, enum symdb_addr_kind
  * covers the address.
  */
 typedef struct symdb_frame {
-	const char *name;        /**< linkage name, else DW_AT_name, else symbol; NULL = unknown */
-	const char *short_name;  /**< DW_AT_name (llvm --functions=short); NULL = unknown */
+	const char *name;        /**< linkage name, else DW_AT_name, else symbol; NULL = unknown
+	                              (an empty DWARF name also reads as unknown) */
+	const char *short_name;  /**< DW_AT_name (llvm --functions=short); NULL = unknown.
+	                              Never replaced by the symbol table: llvm-symbolizer
+	                              overrides only linkage names (SPEC §11.6) */
 	const char *file;        /**< full path; NULL = unknown */
 	const char *file_rel;    /**< path relative to the compilation dir; NULL = unknown */
 	const char *decl_file;   /**< full path of the function's DW_AT_decl_file; NULL */
@@ -299,7 +302,8 @@ typedef struct symdb_frame {
 /** Per-address result: frames[first .. first+count), innermost first. */
 typedef struct symdb_result {
 	uint32_t first, count;   /**< count == 0 when nothing is known */
-	int status;              /**< 0, or SYMDB_E_NOT_FOUND, or SYMDB_E_CORRUPT */
+	int status;              /**< 0, or SYMDB_E_NOT_FOUND (also for SYMDB_ADDR_INVALID),
+	                              or SYMDB_E_CORRUPT (a damaged record; count is 0) */
 	uint32_t reserved_;
 	const char *sym_name;    /**< symbol-table name covering the address, or NULL */
 	uint64_t sym_addr;       /**< its start (vaddr) */
@@ -344,6 +348,8 @@ typedef struct symdb_entry {
 /**
  * @brief symdb_list() calls fn for every catalog entry, in UUID byte order.
  * @return 0, the first non-zero value fn returned, or a negative error.
+ * @note fn runs inside one catalog read transaction (a consistent snapshot)
+ *       and may itself open images on db.
  */
 SYMDB_API int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg);
 
