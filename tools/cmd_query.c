@@ -45,6 +45,7 @@ struct query {
 	enum symdb_addr_kind kind;
 	uint64_t load_address, adjust_vma;
 	int inlines;
+	int no_verify;  /* --no-verify: skip table checksums at open */
 	symdb_image *img;
 	struct cli_printer pr;
 	int damaged; /* some address hit a damaged record */
@@ -155,6 +156,14 @@ static int resolve_batch(struct query *q, size_t *out_m)
 		                               q->addrs, m);
 		if (rc < 0)
 			return rc;
+	} else {
+		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
+		 * (it finds the last zero-size symbol, e.g. _end), but it is
+		 * SYMDB_ADDR_INVALID to the library.  UINT64_MAX - 1 lies in
+		 * exactly the same symbols unless one ends at UINT64_MAX. */
+		for (size_t k = 0; k < m; k++)
+			if (q->addrs[k] == SYMDB_ADDR_INVALID)
+				q->addrs[k] = SYMDB_ADDR_INVALID - 1;
 	}
 	for (size_t k = 0; k < m; k++)
 		q->ord[k].addr = q->addrs[k];
@@ -448,6 +457,8 @@ static int query_flag(struct query *q, const char *a)
 		p->verbose = 1;
 	else if (!strcmp(a, "--relative-address"))
 		q->kind = SYMDB_ADDR_OFFSET;
+	else if (!strcmp(a, "--no-verify"))
+		q->no_verify = 1;
 	else if (!strcmp(a, "--use-symbol-table=true"))
 		; /* llvm's no-op compatibility flag */
 	else
@@ -612,7 +623,11 @@ static void report_not_indexed(const char *obj)
 static int open_image(struct query *q, symdb *db)
 {
 	char err[512] = "";
-	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
+	/* Checksums are verified unless --no-verify: XXH3 runs at memory speed,
+	 * and a flipped byte must be reported rather than printed as a wrong
+	 * answer. */
+	SYMDB_OPTS(symdb_open_opts, o, .flags = q->no_verify ? 0 : SYMDB_OPEN_VERIFY_CHECKSUMS,
+	           .errbuf = err, .errbuf_sz = sizeof(err));
 	int rc;
 	const char *what = q->obj ? q->obj : q->uuid_hex;
 	if (q->obj) {

@@ -56,6 +56,7 @@ static const struct subcommand commands[] = {
 	  "  --load-address X where the image base was mapped (--addr-kind runtime)\n"
 	  "  --relative-address  same as --addr-kind offset\n"
 	  "  --adjust-vma X   subtract X from every address first\n"
+	  "  --no-verify      skip the index file's table checksums (verified by default)\n"
 	  "llvm-symbolizer options:\n"
 	  "  --output-style=LLVM|GNU|JSON\n"
 	  "  --inlines, -i / --no-inlines   print inlined frames (default on)\n"
