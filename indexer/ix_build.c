@@ -135,6 +135,10 @@ static int ix_build_one(symdb_builder *b, const char *path, const symdb_build_op
 	if (rc == 0 && !(o->flags & SYMDB_BUILD_NO_DWARF))
 		rc = ix_dwarf_attach(&img, path, o, res->debug_path, sizeof res->debug_path,
 		                     o->errbuf, o->errbuf_sz);
+	/* Nothing to resolve: refuse rather than publish an empty index. */
+	if (rc == 0 && img.symbols.n == 0 && !(img.header_flags & FMT_FLAG_HAS_DWARF))
+		rc = fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_BAD_OBJECT,
+		             "%s: no symbols and no debug information to index", path);
 	if (rc == 0)
 		rc = ix_tables_build(&img, out, o->errbuf, o->errbuf_sz);
 	if (rc == 0)
