@@ -97,8 +97,9 @@ void symdb_builder_close(symdb_builder *b)
 	free(b);
 }
 
-/* Already indexed, and the file the catalog names is still there with the
- * recorded size?  (A missing or replaced file is rebuilt.) */
+/* Is the UUID in the catalog?  0: no; 1: yes and the file it names is there
+ * with the recorded size; 2: yes, but the file is missing or replaced, so it
+ * must be rebuilt and the entry replaced. */
 static int ix_is_indexed(symdb_builder *b, const symdb_uuid *id, symdb_build_result *res)
 {
 	rd_cat_entry e;
@@ -111,7 +112,7 @@ static int ix_is_indexed(symdb_builder *b, const symdb_uuid *id, symdb_build_res
 	         e.file);
 	if (stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) {
 		res->index_path[0] = 0;
-		return 0;
+		return 2;
 	}
 	res->file_size = e.file_size;
 	return 1;
@@ -119,7 +120,7 @@ static int ix_is_indexed(symdb_builder *b, const symdb_uuid *id, symdb_build_res
 
 /* Parse, build and publish one image whose UUID is known. */
 static int ix_build_one(symdb_builder *b, const char *path, const symdb_build_opts *o,
-                        symdb_build_result *res)
+                        int replace, symdb_build_result *res)
 {
 	ix_image img;
 	ix_output *out;
@@ -142,7 +143,7 @@ static int ix_build_one(symdb_builder *b, const char *path, const symdb_build_op
 	if (rc == 0)
 		rc = ix_tables_build(&img, out, o->errbuf, o->errbuf_sz);
 	if (rc == 0)
-		rc = ix_publish(b->cat, &img, out, !(o->flags & SYMDB_BUILD_FORCE), &raced,
+		rc = ix_publish(b->cat, &img, out, !replace, &raced,
 		                res->index_path, sizeof res->index_path, o->errbuf, o->errbuf_sz);
 	if (rc == 0) {
 		res->skipped = raced;
@@ -163,7 +164,7 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	symdb_build_opts o;
 	symdb_build_result local;
 	SYMDB_OPTS(symdb_open_opts, uo, .flags = 0);
-	int rc;
+	int rc, state;
 
 	rc = ix_opts(opts, &o);
 	if (rc)
@@ -181,9 +182,10 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	rc = symdb_file_uuid(path, &uo, &out->uuid);
 	if (rc)
 		return rc;
-	if (!(o.flags & SYMDB_BUILD_FORCE) && ix_is_indexed(b, &out->uuid, out)) {
+	state = (o.flags & SYMDB_BUILD_FORCE) ? 2 : ix_is_indexed(b, &out->uuid, out);
+	if (state == 1) {
 		out->skipped = 1;
 		return 0;
 	}
-	return ix_build_one(b, path, &o, out);
+	return ix_build_one(b, path, &o, state == 2, out);
 }
