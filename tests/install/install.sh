@@ -12,6 +12,11 @@ source "$(dirname "$0")/../cli/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 prefix=$SCRATCH/prefix
+# A sanitizer build installs an instrumented library: programs linking it
+# must be built with the same -fsanitize flags.
+san=$(sed -n 's/^SYMDB_SANITIZE:[A-Z]*=//p' "$SYMDB_BUILD/CMakeCache.txt")
+sanflags=()
+[[ -n $san ]] && sanflags=(-fsanitize="$san")
 
 run cmake --install "$SYMDB_BUILD" --prefix "$prefix"
 expect_ok "cmake --install"
@@ -43,7 +48,7 @@ done | sort >"$SCRATCH/expect"
 note "pkg-config"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 flags=$(pkg-config --define-prefix --cflags --libs symdb)
-run gcc -std=c11 -Wall -Werror "$here/example.c" -o "$SCRATCH/ex-pc" $flags -Wl,-rpath,"$libdir"
+run gcc -std=c11 -Wall -Werror "${sanflags[@]}" "$here/example.c" -o "$SCRATCH/ex-pc" $flags -Wl,-rpath,"$libdir"
 expect_ok "build example.c with pkg-config ($flags)"
 run "$SCRATCH/ex-pc" "$bin" $addrs
 expect_ok "run the pkg-config example"
@@ -53,7 +58,7 @@ cmp -s "$SCRATCH/got-pc" <(sed 's/^0x0*/0x/' "$SCRATCH/expect") ||
 
 note "cmake find_package"
 run cmake -S "$here" -B "$SCRATCH/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
-	-DCMAKE_BUILD_RPATH="$libdir"
+	-DCMAKE_BUILD_RPATH="$libdir" -DCMAKE_C_FLAGS="${sanflags[*]}"
 expect_ok "configure the consumer project"
 run cmake --build "$SCRATCH/consumer"
 expect_ok "build the consumer project"
