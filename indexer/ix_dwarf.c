@@ -1083,6 +1083,16 @@ static int index_dwarf(ix_image *img, const ix_sections *s, char *errbuf, size_t
 	return rc ? -12 /* -ENOMEM */ : 0;
 }
 
+/* Mach-O (ix_macho.c) serves a slice's __DWARF sections itself: universal
+ * files and dSYM bundles are not ELF, so ix_sections_open cannot open them. */
+int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, char *errbuf,
+			    size_t errbuf_sz)
+{
+	if (!ix_sections_find(s, ".debug_info"))
+		return 0;
+	return index_dwarf(img, s, errbuf, errbuf_sz);
+}
+
 int ix_dwarf_attach(ix_image *img, const char *binary_path, const symdb_build_opts *opts,
 		    char *debug_path_out, size_t debug_path_sz, char *errbuf, size_t errbuf_sz)
 {

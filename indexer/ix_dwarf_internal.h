@@ -68,6 +68,12 @@ IX_HIDDEN int ix_inflate_chdr(const uint8_t *p, uint64_t n, int is64, int little
 IX_HIDDEN int ix_debugfile_find(const ix_sections *bin, const char *binary_path,
 				const char *debug_dir, char *out, size_t out_sz);
 
+/* Indexes the DWARF of an ix_sections filled by someone else (ix_macho.c
+ * for a Mach-O slice): as ix_dwarf_attach without the file lookups.  No
+ * .debug_info: returns 0 and leaves img as it was. */
+IX_HIDDEN int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, char *errbuf,
+				      size_t errbuf_sz);
+
 /* ---- line programs (ix_dwarf_line.c) ------------------------------------ */
 
 /* One piece of a flattened mapping: value holds from addr to the next
