@@ -41,6 +41,17 @@ typedef struct symdb_build_opts {
 	size_t errbuf_sz;
 } symdb_build_opts;
 
+/** At most this many images are listed per input (FMT_MO_MAX_SLICES). */
+#define SYMDB_BUILD_MAX_IMAGES 64
+
+/** One image of a multi-image input: a slice of a universal Mach-O file, or
+ *  one file of a .dSYM bundle. */
+typedef struct symdb_build_image {
+	symdb_uuid uuid;
+	int skipped;  /**< 1: already indexed, nothing written */
+	char arch[16]; /**< "arm64", "x86_64", ... */
+} symdb_build_image;
+
 /** What one symdb_builder_add() did. */
 typedef struct symdb_build_result {
 	symdb_uuid uuid;
@@ -51,6 +62,10 @@ typedef struct symdb_build_result {
 	uint64_t ninline_nodes; /**< inline nodes stored */
 	char index_path[4096];  /**< the published file */
 	char debug_path[4096];  /**< the separate debug file used, or "" */
+	/** Mach-O inputs: every image handled, in file order (the fields above
+	 *  describe images[0]); 0 for ELF. */
+	unsigned nimages;
+	symdb_build_image images[SYMDB_BUILD_MAX_IMAGES];
 } symdb_build_result;
 
 /**
