@@ -113,6 +113,21 @@ static size_t utf8_seq(const unsigned char *s, size_t n, size_t *subpart)
 	return 0;
 }
 
+/* Bytes that cannot be copied into a JSON string as they are: control
+ * characters, '"', '\\', and everything non-ASCII (UTF-8 is validated). */
+#define C4(x) x, x, x, x
+#define C16(x) C4(x), C4(x), C4(x), C4(x)
+static const unsigned char json_special[256] = {
+	C16(1), C16(1),                                   /* 0x00-0x1f */
+	0, 0, 1, C4(0), C4(0), C4(0), 0,                  /* 0x20-0x2f: '"' */
+	C16(0), C16(0),                                   /* 0x30-0x4f */
+	C4(0), C4(0), C4(0), 1, 0, 0, 0,                  /* 0x50-0x5f: '\\' */
+	C16(0), C16(0),                                   /* 0x60-0x7f */
+	C16(1), C16(1), C16(1), C16(1), C16(1), C16(1), C16(1), C16(1),
+};
+#undef C16
+#undef C4
+
 /* The escaped bytes of a JSON string literal, without the quotes. */
 static void json_body(struct cli_out *o, const char *str, size_t n)
 {
@@ -120,6 +135,16 @@ static void json_body(struct cli_out *o, const char *str, size_t n)
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
 	while (i < n) {
+		/* Copy the longest run that needs no escaping in one go. */
+		size_t run = i;
+		while (run < n && !json_special[s[run]])
+			run++;
+		if (run > i) {
+			cli_out_mem(o, str + i, run - i);
+			i = run;
+			if (i == n)
+				break;
+		}
 		unsigned char c = s[i];
 		if (c >= 0x80) {
 			size_t sub = 1, len = utf8_seq(s + i, n - i, &sub);
@@ -203,8 +228,10 @@ static void j_key(struct cli_printer *p, const char *key)
 		cli_out_chr(p->out, ',');
 	j_newline(p);
 	p->jhas[p->jdepth] = 1;
-	cli_json_string(p->out, key, strlen(key));
-	cli_out_chr(p->out, ':');
+	/* Keys are constant ASCII identifiers: no escaping needed. */
+	cli_out_chr(p->out, '"');
+	cli_out_str(p->out, key);
+	cli_out_mem(p->out, "\":", 2);
 	if (p->pretty)
 		cli_out_chr(p->out, ' ');
 }

@@ -53,7 +53,7 @@ struct query {
 	/* per-batch arrays, grown as needed and reused */
 	struct request *req;
 	size_t nreq, req_cap;
-	struct sort_ent *ord;
+	struct sort_ent *ord, *ord_tmp;
 	uint64_t *addrs;
 	uint32_t *pos;      /* request index -> position in ord */
 	symdb_result *res;  /* by sorted position */
@@ -119,12 +119,45 @@ static struct request *new_request(struct query *q)
 
 /* ---- resolving a batch ----------------------------------------------- */
 
-static int cmp_sort_ent(const void *a, const void *b)
+/*
+ * Stable LSD radix sort of (addr, idx) by addr, 8 bits per pass, skipping
+ * the passes whose byte is equal in every key (usually the high bytes).
+ * Ties keep input order.  Sorted input (a common case) costs one scan.
+ */
+static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, size_t n)
 {
-	const struct sort_ent *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	uint64_t any = 0, all = UINT64_MAX;
+	int sorted = 1;
+	for (size_t i = 0; i < n; i++) {
+		any |= a[i].addr;
+		all &= a[i].addr;
+		if (i && a[i].addr < a[i - 1].addr)
+			sorted = 0;
+	}
+	if (sorted)
+		return;
+	uint64_t differ = any ^ all;
+	struct sort_ent *src = a, *dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		if (!((differ >> shift) & 0xff))
+			continue;
+		size_t count[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].addr >> shift) & 0xff]++;
+		size_t sum = 0;
+		for (unsigned b = 0; b < 256; b++) {
+			size_t c = count[b];
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
+		struct sort_ent *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 }
 
 /* Translate, sort and resolve every CODE/DATA request; returns 0 or an error. */
@@ -138,6 +171,8 @@ static int resolve_batch(struct query *q, size_t *out_m)
 	q->pos = grow_array(q->pos, &cap, q->nreq, sizeof(*q->pos));
 	cap = q->arr_cap;
 	q->res = grow_array(q->res, &cap, q->nreq, sizeof(*q->res));
+	cap = q->arr_cap;
+	q->ord_tmp = grow_array(q->ord_tmp, &cap, q->nreq, sizeof(*q->ord_tmp));
 	q->arr_cap = cap;
 
 	size_t m = 0;
@@ -167,7 +202,7 @@ static int resolve_batch(struct query *q, size_t *out_m)
 	}
 	for (size_t k = 0; k < m; k++)
 		q->ord[k].addr = q->addrs[k];
-	qsort(q->ord, m, sizeof(*q->ord), cmp_sort_ent);
+	sort_by_addr(q->ord, q->ord_tmp, m);
 	for (size_t k = 0; k < m; k++) {
 		q->addrs[k] = q->ord[k].addr;
 		q->pos[q->ord[k].idx] = (uint32_t)k;
@@ -655,6 +690,7 @@ static void query_free(struct query *q)
 {
 	free(q->req);
 	free(q->ord);
+	free(q->ord_tmp);
 	free(q->addrs);
 	free(q->pos);
 	free(q->res);
