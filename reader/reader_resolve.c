@@ -112,7 +112,8 @@ static int node_frame(const symdb_image *img, const uint8_t *node, symdb_frame *
 		fr->flags |= SYMDB_FRAME_INLINED;
 	if (nf & FMT_NODEF_HAS_LOW_PC) {
 		fr->start_addr = fmt_be64(node + FMT_NODE_LOW_PC) + img->base;
-		fr->flags |= SYMDB_FRAME_HAS_START;
+		fr->dwarf_start_addr = fr->start_addr;
+		fr->flags |= SYMDB_FRAME_HAS_START | SYMDB_FRAME_HAS_DWARF_START;
 	}
 	return function_info(img, fmt_be32(node + FMT_NODE_FUNCTION), fr);
 }

@@ -273,6 +273,8 @@ SYMDB_API int symdb_image_translate(const symdb_image *img, enum symdb_addr_kind
 #define SYMDB_FRAME_FROM_SYMTAB 0x02u /**< name (and start) came from the symbol table */
 #define SYMDB_FRAME_HAS_START   0x04u /**< start_addr is valid */
 #define SYMDB_FRAME_HAS_LINE    0x08u /**< file/line/column/discriminator are valid */
+/** dwarf_start_addr is valid: the frame's DIE has DW_AT_low_pc. */
+#define SYMDB_FRAME_HAS_DWARF_START 0x10u
 
 /**
  * One frame of a resolved address.  All strings point into the image mapping.
@@ -297,6 +299,11 @@ typedef struct symdb_frame {
 	uint32_t decl_line;      /**< 0 = unknown */
 	uint32_t flags;          /**< SYMDB_FRAME_* */
 	uint32_t reserved_;
+	/** DW_AT_low_pc of the frame's DIE as a vaddr (SYMDB_FRAME_HAS_DWARF_START).
+	 *  Unlike start_addr it is never replaced by the symbol table: it is what
+	 *  llvm-symbolizer prints as StartAddress with --functions=short/none
+	 *  (empty when the flag is clear, e.g. a DIE with DW_AT_ranges or no DIE). */
+	uint64_t dwarf_start_addr;
 } symdb_frame;
 
 /** Per-address result: frames[first .. first+count), innermost first. */

@@ -364,8 +364,8 @@ static int naive_frame(const model *m, uint32_t n, const m_node *inner, const m_
 	if (nd->flags & FMT_NODEF_INLINED)
 		f->flags |= SYMDB_FRAME_INLINED;
 	if (nd->flags & FMT_NODEF_HAS_LOW_PC) {
-		f->start_addr = nd->low_pc + m->base;
-		f->flags |= SYMDB_FRAME_HAS_START;
+		f->start_addr = f->dwarf_start_addr = nd->low_pc + m->base;
+		f->flags |= SYMDB_FRAME_HAS_START | SYMDB_FRAME_HAS_DWARF_START;
 	}
 	if (nd->function != FMT_NONE) {
 		const m_fn *fn;
@@ -470,6 +470,8 @@ static int same_frame(const symdb_frame *a, const symdb_frame *b)
 	       same_str(a->decl_file, b->decl_file) &&
 	       same_str(a->decl_file_rel, b->decl_file_rel) && a->flags == b->flags &&
 	       (!(a->flags & SYMDB_FRAME_HAS_START) || a->start_addr == b->start_addr) &&
+	       (!(a->flags & SYMDB_FRAME_HAS_DWARF_START) ||
+	        a->dwarf_start_addr == b->dwarf_start_addr) &&
 	       a->line == b->line && a->column == b->column &&
 	       a->discriminator == b->discriminator && a->decl_line == b->decl_line;
 }
@@ -668,7 +670,7 @@ static void test_fixed(void)
 	m.sym[1] = (m_sym){ 0x200001000ull, 0, synth_str(&m.strs, "high") };
 	m.sym[2] = (m_sym){ 0x300000000ull, 0x20, synth_str(&m.strs, "top") };
 	/* node 0 = outer(fn0), node 1 = inlined fn1 into 0, node 2 = fn2 into 1 */
-	m.node[0] = (m_node){ FMT_NONE, 0, FMT_NONE, 0, 0, 0, 0, FMT_NODEF_HAS_LOW_PC, 0x1000 };
+	m.node[0] = (m_node){ FMT_NONE, 0, FMT_NONE, 0, 0, 0, 0, FMT_NODEF_HAS_LOW_PC, 0x1002 };
 	m.node[1] = (m_node){ 0, 1, 1, 11, 3, 0, 1, FMT_NODEF_INLINED, 0 };
 	m.node[2] = (m_node){ 1, 2, 0, 22, 4, 1, 2, FMT_NODEF_INLINED, 0 };
 	m.imap = calloc(2, sizeof *m.imap);
@@ -697,6 +699,8 @@ static void test_fixed(void)
 	      (fr[2].flags & SYMDB_FRAME_FROM_SYMTAB) && !(fr[2].flags & SYMDB_FRAME_INLINED));
 	CHECK(fr[2].short_name && strcmp(fr[2].short_name, "fn0") == 0);
 	CHECK(fr[2].start_addr == 0x11000 && (fr[0].flags & SYMDB_FRAME_INLINED));
+	CHECK((fr[2].flags & SYMDB_FRAME_HAS_DWARF_START) && fr[2].dwarf_start_addr == 0x11002);
+	CHECK(!(fr[0].flags & SYMDB_FRAME_HAS_DWARF_START));
 	CHECK(r[1].status == SYMDB_E_NOT_FOUND && r[1].count == 0);
 	CHECK(r[2].status == 0 && r[2].count == 1 && strcmp(r[2].sym_name, "high") == 0);
 	CHECK(fr[r[2].first].name == r[2].sym_name && !(fr[r[2].first].flags & SYMDB_FRAME_HAS_LINE));
