@@ -55,15 +55,15 @@ static uint64_t upper_from(const uint8_t *col, unsigned aw, uint64_t n, uint64_t
 	return hi;
 }
 
-/* A string reference to a C string: "" (reference 0, or any empty string)
- * means unknown and becomes NULL.  Returns -1 for a reference past the pool. */
+/* A string reference to a C string.  Reference 0 is the empty string (SPEC
+ * §8), which here means "unknown" and becomes NULL; comparing the reference
+ * rather than the first byte keeps the pool's cache lines untouched until the
+ * caller prints.  Returns -1 for a reference past the pool. */
 static int str_or_null(const symdb_image *img, uint32_t ref, const char **out)
 {
-	const char *s = rd_str(img, ref);
-
-	if (!s)
+	if (ref >= img->nstrs)
 		return -1;
-	*out = *s ? s : NULL;
+	*out = ref ? (const char *)img->strs + ref : NULL;
 	return 0;
 }
 

@@ -328,12 +328,12 @@ typedef struct want {
 	uint64_t sym_addr, sym_size;
 } want;
 
-/* "" -> NULL, like the library; -1 past the pool. */
+/* Reference 0 ("") -> NULL, like the library; -1 past the pool. */
 static int m_str(const model *m, uint32_t ref, const char **out)
 {
 	if (ref >= m->strs.n)
 		return -1;
-	*out = m->strs.p[ref] ? (const char *)m->strs.p + ref : NULL;
+	*out = ref ? (const char *)m->strs.p + ref : NULL;
 	return 0;
 }
 
