@@ -490,12 +490,11 @@ static int query_flag(struct query *q, const char *a)
 		p->pretty = 1;
 	else if (!strcmp(a, "--verbose"))
 		p->verbose = 1;
-	else if (!strcmp(a, "--relative-address"))
-		q->kind = SYMDB_ADDR_OFFSET;
 	else if (!strcmp(a, "--no-verify"))
 		q->no_verify = 1;
-	else if (!strcmp(a, "--use-symbol-table=true"))
-		; /* llvm's no-op compatibility flag */
+	else if (!strcmp(a, "--relative-address") || !strcmp(a, "--use-symbol-table=true"))
+		; /* no-ops for ELF and Mach-O in llvm-symbolizer-14: its "preferred
+		   base" is non-zero only for COFF.  Use --addr-kind offset. */
 	else
 		return 0;
 	return 1;

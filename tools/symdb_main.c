@@ -54,7 +54,7 @@ static const struct subcommand commands[] = {
 	  "  --addr-kind K    vaddr (default), offset (from the image base), fileoff\n"
 	  "                   (ELF file offset), runtime (needs --load-address)\n"
 	  "  --load-address X where the image base was mapped (--addr-kind runtime)\n"
-	  "  --relative-address  same as --addr-kind offset\n"
+	  "  --relative-address  accepted; a no-op, as in llvm-symbolizer-14 for ELF\n"
 	  "  --adjust-vma X   subtract X from every address first\n"
 	  "  --no-verify      skip the index file's table checksums (verified by default)\n"
 	  "llvm-symbolizer options:\n"
