@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "format_header.h"
+#include "ix_macho.h"
 
 #define IX_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF)
 
@@ -174,6 +175,10 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	if (!out)
 		out = &local;
 	memset(out, 0, sizeof *out);
+	/* Mach-O, universal files and .dSYM bundles: every slice is an image. */
+	rc = ix_macho_add(b->cat, path, &o, out);
+	if (rc != 1)
+		return rc;
 	rc = ix_elf_precheck(path, o.errbuf, o.errbuf_sz);
 	if (rc)
 		return rc;
