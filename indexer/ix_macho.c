@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_macho.c - indexes Mach-O images: thin 32/64-bit files of either byte
+ * order, universal files (FAT_MAGIC, FAT_MAGIC_64) slice by slice, and .dSYM
+ * bundles (every file in Contents/Resources/DWARF/).  Each slice becomes its
+ * own index file keyed by its LC_UUID (SPEC §5, UUID_Kind 2).
+ *
+ * The symbol table is reduced the way llvm-symbolizer 14 reduces it, so that
+ * `symdb query` answers as `llvm-symbolizer --obj` does:
+ *   - sizes come from LLVM's computeSymbolSizes() for non-ELF objects: every
+ *     nlist entry (stabs and undefined ones included) and a dummy entry at
+ *     the end of every section are sorted by (n_sect − 1, address); a
+ *     symbol's size is the distance to the next entry with a greater address;
+ *   - only N_SECT, non-stab entries of an existing section are kept
+ *     (SymbolizableObjectFile::addSymbol takes ST_Function and ST_Data);
+ *   - one leading '_' is dropped from every name (the C symbol prefix).
+ * Base_Address is the vmaddr of __TEXT; symbols below it are dropped and
+ * counted in BUILD_INFO.
+ *
+ * DWARF lives in a dSYM's __DWARF segment.  Universal files are never copied:
+ * each slice is a window into one read-only mapping, and its __debug_*
+ * sections are served to the DWARF reader through an ix_sections filled here
+ * (ix_dwarf_index_sections).  Given a binary, a companion "BINARY.dSYM"
+ * bundle next to it supplies the DWARF of the slice with the same UUID, as
+ * llvm-symbolizer does.
+ */
+#define _DEFAULT_SOURCE /* mmap, O_CLOEXEC, DT_* */
+#include "ix_macho.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fmt_macho.h"
+#include "format_header.h"
+#include "ix_dwarf_internal.h"
+
+#define MO_N_STAB 0xe0u
+#define MO_N_TYPE 0x0eu
+#define MO_N_SECT 0x0eu
+#define MO_N_EXT 0x01u
+#define MO_N_WEAK_DEF 0x80u
+#define MO_S_ATTR_PURE_INSTRUCTIONS 0x80000000u
+#define MO_SECTION_TYPE 0xffu
+#define MO_S_ZEROFILL 0x1u
+#define MO_S_GB_ZEROFILL 0xcu
+#define MO_VM_PROT_READ 1u
+#define MO_VM_PROT_WRITE 2u
+#define MO_VM_PROT_EXECUTE 4u
+#define MO_MAX_DSYM_FILES 16
+
+/* A mapped input file. */
+typedef struct mo_map {
+	uint8_t *p;
+	size_t n;
+} mo_map;
+
+typedef struct mo_sect {
+	char segname[17], sectname[17];
+	uint64_t addr, size;
+	uint32_t offset, flags;
+} mo_sect;
+
+/* One parsed slice: pointers into the mapping, nothing copied. */
+typedef struct mo_slice {
+	const uint8_t *p;
+	uint64_t n;
+	fmt_mo_header h;
+	ix_vec sects; /* mo_sect, in load-command order (n_sect − 1 indexes it) */
+	ix_vec segs;  /* ix_segment */
+	uint32_t symoff, nsyms, stroff, strsize;
+	int has_symtab, has_uuid, has_text, has_dwarf;
+	uint8_t uuid[16];
+	uint64_t text_vmaddr;
+} mo_slice;
+
+static int mo_open(const char *path, mo_map *m, char *eb, size_t ebsz)
+{
+	struct stat st;
+	int fd, e;
+
+	m->p = NULL;
+	m->n = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		return fmt_err(eb, ebsz, e, "%s: %s", path, strerror(-e));
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8) {
+		close(fd);
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular Mach-O file", path);
+	}
+	m->n = (size_t)st.st_size;
+	m->p = mmap(NULL, m->n, PROT_READ, MAP_PRIVATE, fd, 0);
+	e = errno;
+	close(fd);
+	if (m->p == MAP_FAILED) {
+		m->p = NULL;
+		return fmt_err(eb, ebsz, -e, "%s: mmap: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+static void mo_close(mo_map *m)
+{
+	if (m->p)
+		munmap(m->p, m->n);
+	m->p = NULL;
+}
+
+static void mo_slice_free(mo_slice *s)
+{
+	ix_vec_free(&s->sects);
+	ix_vec_free(&s->segs);
+}
+
+/* ---- load commands -------------------------------------------------------- */
+
+static void mo_name16(char *dst, const uint8_t *src)
+{
+	memcpy(dst, src, 16);
+	dst[16] = 0;
+}
+
+static int mo_add_segment(mo_slice *s, const uint8_t *c, const char *path, char *eb,
+                          size_t ebsz)
+{
+	const int w = s->h.is64, sw = s->h.swap;
+	const uint32_t hdr = w ? 72 : 56, rec = w ? 80 : 68;
+	uint32_t size = fmt_mo_u32(c + 4, sw), nsects, prot;
+	char segname[17];
+	ix_segment *g;
+
+	if (size < hdr)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: Mach-O segment command too short",
+		               path);
+	mo_name16(segname, c + 8);
+	nsects = fmt_mo_u32(c + (w ? 64 : 48), sw);
+	if (nsects > (size - hdr) / rec)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: Mach-O segment %s: %u sections run past its cmdsize", path,
+		               segname, nsects);
+	prot = fmt_mo_u32(c + (w ? 60 : 44), sw);
+	if (!(g = ix_vec_push(&s->segs)))
+		return -ENOMEM;
+	g->vaddr = w ? fmt_mo_u64(c + 24, sw) : fmt_mo_u32(c + 24, sw);
+	g->memsz = w ? fmt_mo_u64(c + 32, sw) : fmt_mo_u32(c + 28, sw);
+	g->fileoff = w ? fmt_mo_u64(c + 40, sw) : fmt_mo_u32(c + 32, sw);
+	g->filesz = w ? fmt_mo_u64(c + 48, sw) : fmt_mo_u32(c + 36, sw);
+	g->flags = (prot & MO_VM_PROT_READ ? FMT_SEGF_R : 0) |
+	           (prot & MO_VM_PROT_WRITE ? FMT_SEGF_W : 0) |
+	           (prot & MO_VM_PROT_EXECUTE ? FMT_SEGF_X : 0);
+	if (!strcmp(segname, "__TEXT") && !s->has_text) {
+		s->has_text = 1;
+		s->text_vmaddr = g->vaddr;
+	}
+	for (uint32_t i = 0; i < nsects; i++) {
+		const uint8_t *r = c + hdr + (uint64_t)i * rec;
+		mo_sect *x = ix_vec_push(&s->sects);
+		if (!x)
+			return -ENOMEM;
+		mo_name16(x->sectname, r);
+		mo_name16(x->segname, r + 16);
+		x->addr = w ? fmt_mo_u64(r + 32, sw) : fmt_mo_u32(r + 32, sw);
+		x->size = w ? fmt_mo_u64(r + 40, sw) : fmt_mo_u32(r + 36, sw);
+		x->offset = fmt_mo_u32(r + (w ? 48 : 40), sw);
+		x->flags = fmt_mo_u32(r + (w ? 64 : 56), sw);
+		if (!strcmp(x->segname, "__DWARF") && !strcmp(x->sectname, "__debug_info"))
+			s->has_dwarf = 1;
+	}
+	return 0;
+}
+
+static int mo_add_symtab(mo_slice *s, const uint8_t *c, const char *path, char *eb,
+                         size_t ebsz)
+{
+	const int sw = s->h.swap;
+	const uint64_t ent = s->h.is64 ? 16 : 12;
+
+	if (fmt_mo_u32(c + 4, sw) < 24)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: LC_SYMTAB command too short", path);
+	s->symoff = fmt_mo_u32(c + 8, sw);
+	s->nsyms = fmt_mo_u32(c + 12, sw);
+	s->stroff = fmt_mo_u32(c + 16, sw);
+	s->strsize = fmt_mo_u32(c + 20, sw);
+	s->has_symtab = 1;
+	if (s->symoff > s->n || (uint64_t)s->nsyms * ent > s->n - s->symoff)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: LC_SYMTAB: %u symbols at offset %u lie outside the image "
+		               "(%llu bytes)",
+		               path, s->nsyms, s->symoff, (unsigned long long)s->n);
+	if (s->stroff > s->n || s->strsize > s->n - s->stroff)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: LC_SYMTAB: string table (offset %u, %u bytes) lies outside the "
+		               "image (%llu bytes)",
+		               path, s->stroff, s->strsize, (unsigned long long)s->n);
+	return 0;
+}
+
+/* Parses one thin slice of n bytes at p. */
+static int mo_parse(mo_slice *s, const uint8_t *p, uint64_t n, const char *path, char *eb,
+                    size_t ebsz)
+{
+	const uint8_t *c;
+	uint32_t idx = 0;
+	uint64_t off = 0;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	ix_vec_init(&s->sects, sizeof(mo_sect));
+	ix_vec_init(&s->segs, sizeof(ix_segment));
+	s->p = p;
+	s->n = n;
+	if (fmt_mo_header_read(p, n, &s->h, path, eb, ebsz))
+		return SYMDB_E_BAD_OBJECT;
+	if (s->h.filetype == FMT_MO_MH_OBJECT)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: Mach-O object file (MH_OBJECT): link it first", path);
+	while ((c = fmt_mo_next_cmd(&s->h, p, &idx, &off)) != NULL) {
+		uint32_t cmd = fmt_mo_u32(c, s->h.swap);
+		rc = 0;
+		if (cmd == FMT_MO_LC_SEGMENT || cmd == FMT_MO_LC_SEGMENT_64)
+			rc = mo_add_segment(s, c, path, eb, ebsz);
+		else if (cmd == 0x2u /* LC_SYMTAB */ && !s->has_symtab)
+			rc = mo_add_symtab(s, c, path, eb, ebsz);
+		if (rc == -ENOMEM)
+			return fmt_err(eb, ebsz, rc, "%s: out of memory", path);
+		if (rc)
+			return rc;
+	}
+	s->has_uuid = fmt_mo_uuid(&s->h, p, s->uuid);
+	if (!s->has_uuid)
+		return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: Mach-O image without LC_UUID", path);
+	return 0;
+}
+
+/* ---- symbols (SPEC §7.2, Mach-O rules in the header comment) --------------- */
+
+typedef struct mo_ent {
+	uint64_t addr;
+	uint32_t key;  /* n_sect − 1 (wrapping), or the section index for a dummy */
+	uint32_t sym;  /* nlist index, or UINT32_MAX for a section-end dummy */
+	uint64_t size; /* computed */
+} mo_ent;
+
+static int mo_ent_cmp(const void *a, const void *b)
+{
+	const mo_ent *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->sym < y->sym ? -1 : x->sym > y->sym;
+}
+
+/* LLVM's computeSymbolSizes() for non-ELF objects (see the file comment),
+ * including its quirk of looking for the next greater address across a
+ * section boundary. */
+static void mo_sizes(mo_ent *e, size_t n)
+{
+	qsort(e, n, sizeof *e, mo_ent_cmp);
+	for (size_t i = 0; i + 1 < n; i++) {
+		size_t j = i + 1;
+		if (e[i].sym == UINT32_MAX)
+			continue;
+		while (j < n - 1 && e[j].addr == e[i].addr)
+			j++;
+		e[i].size = e[j].addr - e[i].addr;
+	}
+}
+
+static const uint8_t *mo_nlist(const mo_slice *s, uint32_t i)
+{
+	return s->p + s->symoff + (uint64_t)i * (s->h.is64 ? 16 : 12);
+}
+
+static uint64_t mo_nvalue(const mo_slice *s, const uint8_t *nl)
+{
+	return s->h.is64 ? fmt_mo_u64(nl + 8, s->h.swap) : fmt_mo_u32(nl + 8, s->h.swap);
+}
+
+static int mo_keep_symbol(ix_image *img, const mo_slice *s, const mo_ent *e, char *eb,
+                          size_t ebsz, const char *path)
+{
+	const uint8_t *nl = mo_nlist(s, e->sym);
+	uint32_t strx = fmt_mo_u32(nl, s->h.swap);
+	uint8_t type = nl[4], sect = nl[5];
+	uint16_t desc;
+	const char *name;
+	size_t len;
+	const mo_sect *x;
+	ix_symbol *y;
+
+	if ((type & MO_N_STAB) || (type & MO_N_TYPE) != MO_N_SECT || sect == 0 ||
+	    sect > s->sects.n)
+		return 0;
+	if (strx >= s->strsize)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: symbol %u: string index %u is past the string table (%u bytes)",
+		               path, e->sym, strx, s->strsize);
+	if (e->addr < img->base_address) {
+		img->build_info[FMT_BI_SYMBOLS_DROPPED]++;
+		return 0;
+	}
+	name = (const char *)s->p + s->stroff + strx;
+	len = strnlen(name, s->strsize - strx);
+	if (len && name[0] == '_') {
+		name++;
+		len--;
+	}
+	x = &IX_AT(&s->sects, mo_sect, sect - 1);
+	if (!(y = ix_vec_push(&img->symbols)))
+		return -ENOMEM;
+	y->addr = e->addr;
+	y->size = e->size;
+	y->order = e->sym;
+	y->name = ix_str_add(img->strings, name, len);
+	if (y->name == FMT_NONE)
+		return -ENOMEM;
+	y->flags = (x->flags & MO_S_ATTR_PURE_INSTRUCTIONS) ? FMT_SYMF_FUNC : FMT_SYMF_OBJECT;
+	if (!(type & MO_N_EXT))
+		y->flags |= FMT_SYMF_LOCAL;
+	desc = s->h.swap ? (uint16_t)((nl[6] << 8) | nl[7]) : (uint16_t)(nl[6] | (nl[7] << 8));
+	if (desc & MO_N_WEAK_DEF)
+		y->flags |= FMT_SYMF_WEAK;
+	return 0;
+}
+
+static int mo_symbols(ix_image *img, const mo_slice *s, const char *path, char *eb,
+                      size_t ebsz)
+{
+	size_t n = (size_t)s->nsyms + s->sects.n, k = 0;
+	mo_ent *e;
+	int rc = 0;
+
+	img->build_info[FMT_BI_SYMBOLS_SEEN] = s->nsyms;
+	if (!s->has_symtab || s->nsyms == 0)
+		return 0;
+	if (!(e = calloc(n, sizeof *e)))
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	for (uint32_t i = 0; i < s->nsyms; i++, k++) {
+		const uint8_t *nl = mo_nlist(s, i);
+		e[k] = (mo_ent){ mo_nvalue(s, nl), (uint32_t)nl[5] - 1u, i, 0 };
+	}
+	for (size_t i = 0; i < s->sects.n; i++, k++) {
+		const mo_sect *x = &IX_AT(&s->sects, mo_sect, i);
+		e[k] = (mo_ent){ x->addr + x->size, (uint32_t)i, UINT32_MAX, 0 };
+	}
+	mo_sizes(e, n);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (e[i].sym != UINT32_MAX)
+			rc = mo_keep_symbol(img, s, &e[i], eb, ebsz, path);
+	free(e);
+	if (rc == -ENOMEM)
+		return fmt_err(eb, ebsz, rc, "%s: out of memory", path);
+	return rc;
+}
+
+/* ---- the image ------------------------------------------------------------ */
+
+static int mo_seg_cmp(const void *a, const void *b)
+{
+	const ix_segment *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static const char *mo_basename(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* Header fields, segments and symbols of one slice into img. */
+static int mo_load(ix_image *img, const mo_slice *s, const char *path, char *eb, size_t ebsz)
+{
+	const uint16_t one = 1;
+	const int host_little = *(const uint8_t *)&one == 1;
+
+	img->object_format = FMT_OBJ_MACHO;
+	img->object_class = s->h.is64 ? 64 : 32;
+	img->object_endian = (host_little != s->h.swap) ? 1 : 2;
+	img->object_type = (uint16_t)s->h.filetype;
+	img->machine = s->h.cputype;
+	img->machine_sub = s->h.cpusubtype;
+	img->base_address = s->has_text ? s->text_vmaddr : 0;
+	img->build_info[FMT_BI_SOURCE_SIZE] = s->n;
+	memset(&img->uuid, 0, sizeof img->uuid);
+	memcpy(img->uuid.bytes, s->uuid, 16);
+	img->uuid.len = 16;
+	img->uuid.kind = SYMDB_UUID_MACHO;
+	img->image_name = ix_str_addz(img->strings, mo_basename(path));
+	if (img->image_name == FMT_NONE)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	for (size_t i = 0; i < s->segs.n; i++) {
+		const ix_segment *g = &IX_AT(&s->segs, ix_segment, i);
+		ix_segment *d;
+		if (g->memsz == 0 && g->filesz == 0)
+			continue;
+		if (!g->flags) /* __PAGEZERO: reserved, never mapped readable */
+			continue;
+		if (!(d = ix_vec_push(&img->segments)))
+			return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+		*d = *g;
+	}
+	qsort(img->segments.p, img->segments.n, sizeof(ix_segment), mo_seg_cmp);
+	return mo_symbols(img, s, path, eb, ebsz);
+}
+
+/* "__debug_str_offs" is "__debug_str_offsets" cut to Mach-O's 16 bytes. */
+static void mo_dwarf_name(char *dst, size_t dsz, const char *sect)
+{
+	if (!strcmp(sect, "__debug_str_offs"))
+		snprintf(dst, dsz, ".debug_str_offsets");
+	else
+		snprintf(dst, dsz, ".%s", sect + 2);
+}
+
+/* Serves the slice's __DWARF,__debug_* sections (mapped, never copied). */
+static int mo_sections(ix_sections *d, const mo_slice *s, const char *path, char *eb,
+                       size_t ebsz)
+{
+	memset(d, 0, sizeof *d);
+	d->path = path;
+	d->is64 = s->h.is64;
+	d->little = s->h.swap ? 0 : 1;
+	d->machine = (uint16_t)s->h.cputype;
+	if (!(d->secs = calloc(s->sects.n + 1, sizeof *d->secs)))
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	for (size_t i = 0; i < s->sects.n; i++) {
+		const mo_sect *x = &IX_AT(&s->sects, mo_sect, i);
+		ix_dsec *o;
+		char name[48];
+		if (strcmp(x->segname, "__DWARF") || strncmp(x->sectname, "__debug_", 8))
+			continue;
+		if ((x->flags & MO_SECTION_TYPE) == MO_S_ZEROFILL ||
+		    (x->flags & MO_SECTION_TYPE) == MO_S_GB_ZEROFILL)
+			continue;
+		mo_dwarf_name(name, sizeof name, x->sectname);
+		if (ix_sections_find(d, name))
+			continue;
+		if (x->offset > s->n || x->size > s->n - x->offset) {
+			ix_sections_close(d);
+			return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+			               "%s: section __DWARF,%s lies outside the image", path,
+			               x->sectname);
+		}
+		o = &d->secs[d->nsecs++];
+		snprintf(o->name, sizeof o->name, "%s", name);
+		o->data = s->p + x->offset;
+		o->size = x->size;
+	}
+	return 0;
+}
+
+/* ---- building and publishing ---------------------------------------------- */
+
+/* One add() call: where results go. */
+typedef struct mo_job {
+	rd_catalog *cat;
+	const symdb_build_opts *o;
+	symdb_build_result *res;
+} mo_job;
+
+/* 1: indexed and intact, nothing to do; 0: absent, build; -1: indexed
+ * without DWARF while we now have it, rebuild over it (a dSYM indexed after
+ * its stripped binary). */
+static int mo_indexed(const mo_job *j, const uint8_t *uuid, int with_dwarf, char *ipath,
+                      size_t ipath_sz, uint64_t *fsize)
+{
+	rd_cat_entry e;
+	char buf[1024];
+	struct stat st;
+
+	if (j->o->flags & SYMDB_BUILD_FORCE)
+		return -1;
+	if (rd_catalog_get(j->cat, uuid, 16, &e, buf, sizeof buf) != 0)
+		return 0;
+	snprintf(ipath, ipath_sz, "%s/%s", rd_catalog_dir(j->cat), e.file);
+	if (stat(ipath, &st) < 0 || (uint64_t)st.st_size != e.file_size)
+		return -1;
+	if (with_dwarf && !(e.flags & FMT_FLAG_HAS_DWARF))
+		return -1;
+	*fsize = e.file_size;
+	return 1;
+}
+
+static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_slice *dw,
+                   const char *dw_path, const symdb_build_opts *o)
+{
+	char *eb = o->errbuf;
+	size_t ebsz = o->errbuf_sz;
+	ix_sections d;
+	int rc = mo_load(img, s, path, eb, ebsz);
+
+	if (rc == 0 && dw && dw->has_dwarf && !(o->flags & SYMDB_BUILD_NO_DWARF)) {
+		rc = mo_sections(&d, dw, dw_path, eb, ebsz);
+		if (rc == 0) {
+			rc = ix_dwarf_index_sections(img, &d, eb, ebsz);
+			ix_sections_close(&d);
+		}
+	}
+	if (rc == 0 && img->symbols.n == 0 && !(img->header_flags & FMT_FLAG_HAS_DWARF))
+		rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		             "%s: no symbols and no debug information to index", path);
+	return rc;
+}
+
+/* Index one slice s of path; its DWARF comes from dw (s itself, a companion
+ * dSYM's slice, or NULL). */
+static int mo_build_slice(mo_job *j, const mo_slice *s, const char *path, const mo_slice *dw,
+                          const char *dw_path)
+{
+	symdb_build_result *res = j->res;
+	symdb_build_image *bi = &res->images[res->nimages];
+	const char *arch = fmt_mo_arch_name(s->h.cputype, s->h.cpusubtype);
+	const int first = res->nimages == 0;
+	char ipath[4096] = "";
+	uint64_t fsize = 0;
+	ix_output *out;
+	ix_image img;
+	int rc, raced = 0, state;
+
+	memset(bi, 0, sizeof *bi);
+	memcpy(bi->uuid.bytes, s->uuid, 16);
+	bi->uuid.len = 16;
+	bi->uuid.kind = SYMDB_UUID_MACHO;
+	snprintf(bi->arch, sizeof bi->arch, "%s", arch ? arch : "unknown");
+	res->nimages++;
+	if (first)
+		res->uuid = bi->uuid;
+	state = mo_indexed(j, s->uuid, dw && dw->has_dwarf, ipath, sizeof ipath, &fsize);
+	if (state == 1) {
+		bi->skipped = 1;
+		if (first) {
+			res->skipped = 1;
+			res->file_size = fsize;
+			snprintf(res->index_path, sizeof res->index_path, "%s", ipath);
+		}
+		return 0;
+	}
+	out = calloc(1, sizeof *out);
+	if (!out || ix_image_init(&img) < 0) {
+		free(out);
+		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
+	}
+	rc = mo_fill(&img, s, path, dw, dw_path, j->o);
+	if (rc == 0)
+		rc = ix_tables_build(&img, out, j->o->errbuf, j->o->errbuf_sz);
+	if (rc == 0)
+		rc = ix_publish(j->cat, &img, out, state == 0, &raced, ipath, sizeof ipath,
+		                j->o->errbuf, j->o->errbuf_sz);
+	if (rc == 0) {
+		bi->skipped = raced;
+		if (first) {
+			res->skipped = raced;
+			res->file_size = out->plan.file_size;
+			res->nsymbols = out->nsymbols;
+			res->nline_rows = out->nline_rows;
+			res->ninline_nodes = out->ninline_nodes;
+			snprintf(res->index_path, sizeof res->index_path, "%s", ipath);
+			if (dw && dw != s && (img.header_flags & FMT_FLAG_HAS_DWARF))
+				snprintf(res->debug_path, sizeof res->debug_path, "%s", dw_path);
+		}
+	}
+	ix_output_free(out);
+	free(out);
+	ix_image_free(&img);
+	return rc;
+}
+
+/* Every slice of a mapped file, parsed (nothing is published until all
+ * slices have parsed, so a bad slice leaves the database untouched). */
+typedef struct mo_file {
+	mo_map map;
+	mo_slice s[FMT_MO_MAX_SLICES];
+	int n;
+} mo_file;
+
+static void mo_file_free(mo_file *f)
+{
+	for (int i = 0; i < f->n; i++)
+		mo_slice_free(&f->s[i]);
+	mo_close(&f->map);
+	f->n = 0;
+}
+
+static int mo_file_open(mo_file *f, const char *path, char *eb, size_t ebsz)
+{
+	fmt_mo_slice sl[FMT_MO_MAX_SLICES];
+	int rc, n;
+
+	memset(f, 0, sizeof *f);
+	if ((rc = mo_open(path, &f->map, eb, ebsz)) != 0)
+		return rc;
+	n = fmt_mo_slices(f->map.p, f->map.n, sl, FMT_MO_MAX_SLICES, path, eb, ebsz);
+	if (n < 0) {
+		mo_close(&f->map);
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		rc = mo_parse(&f->s[i], f->map.p + sl[i].offset, sl[i].size, path, eb, ebsz);
+		f->n = i + 1;
+		if (rc == 0 && (f->s[i].h.cputype != sl[i].cputype))
+			rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+			             "%s: slice %d: universal header says cputype %u, image says %u",
+			             path, i, sl[i].cputype, f->s[i].h.cputype);
+		for (int k = 0; rc == 0 && k < i; k++)
+			if (!memcmp(f->s[k].uuid, f->s[i].uuid, 16))
+				rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+				             "%s: slices %d and %d have the same LC_UUID", path, k, i);
+		if (rc) {
+			mo_file_free(f);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* BINARY.dSYM/Contents/Resources/DWARF/BASENAME next to a binary, as
+ * llvm-symbolizer looks for it.  Opened only if it parses. */
+static int mo_companion(const char *path, mo_file *d, char *dpath, size_t dpath_sz)
+{
+	char why[256];
+
+	if ((size_t)snprintf(dpath, dpath_sz, "%s.dSYM/Contents/Resources/DWARF/%s", path,
+	                     mo_basename(path)) >= dpath_sz)
+		return 0;
+	if (access(dpath, R_OK) != 0)
+		return 0;
+	return mo_file_open(d, dpath, why, sizeof why) == 0;
+}
+
+static const mo_slice *mo_find_uuid(const mo_file *d, const uint8_t *uuid)
+{
+	for (int i = 0; i < d->n; i++)
+		if (!memcmp(d->s[i].uuid, uuid, 16))
+			return &d->s[i];
+	return NULL;
+}
+
+static int mo_add_file(mo_job *j, const char *path)
+{
+	char dpath[4096];
+	mo_file *f, *d;
+	int rc, have_d = 0;
+
+	f = calloc(2, sizeof *f);
+	if (!f)
+		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
+	d = f + 1;
+	rc = mo_file_open(f, path, j->o->errbuf, j->o->errbuf_sz);
+	if (rc == 0 && f->n + j->res->nimages > SYMDB_BUILD_MAX_IMAGES)
+		rc = fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_TOO_BIG,
+		             "%s: more than %d images in one input", path, SYMDB_BUILD_MAX_IMAGES);
+	if (rc == 0 && f->s[0].h.filetype != FMT_MO_MH_DSYM && !(j->o->flags & SYMDB_BUILD_NO_DWARF))
+		have_d = mo_companion(path, d, dpath, sizeof dpath);
+	for (int i = 0; rc == 0 && i < f->n; i++) {
+		const mo_slice *s = &f->s[i], *dw = s;
+		const char *dw_path = path;
+		if (!s->has_dwarf && have_d && (dw = mo_find_uuid(d, s->uuid)) != NULL)
+			dw_path = dpath;
+		rc = mo_build_slice(j, s, path, dw, dw_path);
+	}
+	if (have_d)
+		mo_file_free(d);
+	mo_file_free(f);
+	free(f);
+	return rc;
+}
+
+static int mo_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A .dSYM bundle: every regular file in Contents/Resources/DWARF/, in name
+ * order. */
+static int mo_add_dsym(mo_job *j, const char *dir)
+{
+	char sub[4096], file[4096 + 260], *names[MO_MAX_DSYM_FILES];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *dp;
+	int rc = 0;
+
+	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", dir) >= sizeof sub)
+		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENAMETOOLONG, "%s: path too long", dir);
+	dp = opendir(sub);
+	while (dp && (de = readdir(dp)) != NULL && n < MO_MAX_DSYM_FILES) {
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof file, "%s/%s", sub, de->d_name);
+		if (stat(file, &st) == 0 && S_ISREG(st.st_mode) && (names[n] = strdup(de->d_name)))
+			n++;
+	}
+	if (dp)
+		closedir(dp);
+	if (n == 0)
+		return fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_BAD_OBJECT,
+		               "%s: dSYM bundle has no DWARF file in Contents/Resources/DWARF", dir);
+	qsort(names, n, sizeof *names, mo_name_cmp);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(file, sizeof file, "%s/%s", sub, names[i]);
+		if (rc == 0)
+			rc = mo_add_file(j, file);
+		free(names[i]);
+	}
+	return rc;
+}
+
+static int mo_is_dsym_dir(const char *path)
+{
+	char sub[4096];
+	size_t n = strlen(path);
+	struct stat st;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (n >= 5 && !strncmp(path + n - 5, ".dSYM", 5))
+		return 1;
+	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", path) >= sizeof sub)
+		return 0;
+	return stat(sub, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int ix_macho_add(rd_catalog *cat, const char *path, const symdb_build_opts *o,
+                 symdb_build_result *res)
+{
+	mo_job j = { cat, o, res };
+	uint8_t head[8];
+	struct stat st;
+	ssize_t got;
+	int fd;
+
+	if (stat(path, &st) != 0)
+		return 1; /* the ELF path reports the error */
+	if (S_ISDIR(st.st_mode))
+		return mo_is_dsym_dir(path) ? mo_add_dsym(&j, path) : 1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	got = pread(fd, head, sizeof head, 0);
+	close(fd);
+	if (got != (ssize_t)sizeof head || !fmt_mo_kind(head, sizeof head))
+		return 1;
+	return mo_add_file(&j, path);
+}
