@@ -48,7 +48,7 @@ typedef struct dwx {
 	size_t nunits, capunits;
 	ix_urange *ur; /* DIE ranges of unit DIEs */
 	size_t nur, capur;
-	uint64_t skipped, versions;
+	uint64_t indexed, skipped, versions;
 } dwx;
 
 typedef struct uctx {
@@ -797,10 +797,15 @@ static int walk_units(dwx *x)
 			x->skipped++;
 			continue;
 		}
+		/* 1: indexed, but its line table was malformed (counted as
+		 * skipped so PARTIAL is set); -1: dropped. */
 		int rc = process_unit(x, cu, ver, idx);
 		dwarf_dealloc_die(cu);
-		if (rc) {
+		if (rc)
 			x->skipped++;
+		if (rc >= 0)
+			x->indexed++;
+		if (rc < 0) {
 			ix_vec_free(&x->units[idx].lines);
 			ix_vec_free(&x->units[idx].dies);
 		}
@@ -1069,7 +1074,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, char *errbuf, size_t
 	int rc = walk_units(&x);
 	if (!rc)
 		rc = assemble(&x);
-	img->build_info[FMT_BI_UNITS] += x.nunits - x.skipped;
+	img->build_info[FMT_BI_UNITS] += x.indexed;
 	img->build_info[FMT_BI_UNITS_SKIPPED] += x.skipped;
 	img->build_info[FMT_BI_DWARF_VERSIONS] |= x.versions;
 	if (x.skipped)

@@ -39,7 +39,7 @@ static uint64_t rd_uint(const uint8_t *p, int n, int little)
 {
 	uint64_t v = 0;
 	for (int i = 0; i < n; i++)
-		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * (little ? i : n - 1 - i));
+		v |= (uint64_t)p[i] << (8 * (little ? i : n - 1 - i));
 	return v;
 }
 

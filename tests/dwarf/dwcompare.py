@@ -49,10 +49,13 @@ def exec_sections(path):
 
 def functions(path):
     """(start, size) of sized function symbols, for the hot-function skew."""
-    r = subprocess.run(["llvm-nm-14", "-S", "--defined-only", path],
-                       capture_output=True, text=True)
+    out = ""
+    for dyn in ([], ["-D"]):
+        r = subprocess.run(["llvm-nm-14", "-S", "--defined-only"] + dyn + [path],
+                           capture_output=True, text=True)
+        out += r.stdout
     funcs = set()
-    for line in r.stdout.splitlines():
+    for line in out.splitlines():
         p = line.split()
         if len(p) >= 4 and p[2] in "tTwW":
             size = int(p[1], 16)

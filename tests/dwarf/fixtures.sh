@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# fixtures.sh SYMDB SCRATCH GROUP: builds the DWARF fixtures of GROUP at test
+# time and compares `symdb query` with llvm-symbolizer-14 on EVERY address of
+# every executable section, in LLVM and GNU output styles.  Groups:
+#   matrix    dw_inline.c and dw_cxx.cpp with gcc and clang, -O0/-O2/-O3,
+#             -gdwarf-4 and -gdwarf-5
+#   compress  -gz=zlib, objcopy zlib-gnu (.zdebug_*) and zstd (compared with
+#             llvm-symbolizer on the uncompressed copy: it cannot read zstd)
+#   split     -ffunction-sections + --gc-sections; stripped binary + separate
+#             debug file found by build-id (--debug-dir) and by .gnu_debuglink;
+#             a debuglink whose CRC does not match is not used (both sides)
+# Differences that are only llvm-symbolizer's STT_FILE file-name fallback for
+# symbol-table frames are not DWARF and are reported, not counted.
+set -euo pipefail
+symdb=${1:?usage: fixtures.sh SYMDB SCRATCH GROUP}
+scratch=${2:?}
+group=${3:?}
+here=$(cd "$(dirname "$0")" && pwd)
+work="$scratch/dwarf-$group"
+rm -rf "$work"
+mkdir -p "$work"
+db="$work/db"
+fail=0
+
+compare() { # BIN [extra dwcompare args...]
+	local bin=$1
+	shift
+	for style in LLVM GNU; do
+		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
+			--style "$style" --ignore-stt-file "$@" || fail=1
+	done
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+matrix() {
+	for cc in gcc clang; do
+		have $cc || continue
+		local cxx=g++
+		[[ $cc == clang ]] && cxx=clang++
+		for opt in -O0 -O2 -O3; do
+			for dw in 4 5; do
+				local b="$work/in-$cc$opt-v$dw"
+				$cc $opt -g -gdwarf-$dw "$here/dw_inline.c" -o "$b"
+				compare "$b"
+				b="$work/cxx-$cc$opt-v$dw"
+				$cxx $opt -g -gdwarf-$dw "$here/dw_cxx.cpp" -o "$b"
+				compare "$b"
+			done
+		done
+	done
+}
+
+compress() {
+	local plain="$work/plain"
+	gcc -O2 -g -gdwarf-5 "$here/dw_inline.c" -o "$plain"
+	gcc -O2 -g -gdwarf-5 -gz=zlib "$here/dw_inline.c" -o "$work/gz-zlib"
+	compare "$work/gz-zlib"
+	g++ -O2 -g -gdwarf-4 -gz=zlib "$here/dw_cxx.cpp" -o "$work/gz-zlib-cxx"
+	compare "$work/gz-zlib-cxx"
+	objcopy --compress-debug-sections=zlib-gnu "$plain" "$work/zdebug"
+	compare "$work/zdebug"
+	if objcopy --compress-debug-sections=zstd "$plain" "$work/zstd" 2>/dev/null; then
+		compare "$work/zstd" --oracle-obj "$plain"
+	else
+		echo "objcopy cannot write zstd sections here; zstd case skipped"
+	fi
+}
+
+split() {
+	local b="$work/gc"
+	gcc -O2 -g -gdwarf-5 -ffunction-sections -Wl,--gc-sections "$here/dw_inline.c" -o "$b"
+	compare "$b"
+	g++ -O2 -g -gdwarf-4 -ffunction-sections -Wl,--gc-sections "$here/dw_cxx.cpp" -o "$b-cxx"
+	compare "$b-cxx"
+
+	# by build-id, in a --debug-dir / --debug-file-directory
+	b="$work/bid"
+	g++ -O2 -g -gdwarf-5 "$here/dw_cxx.cpp" -o "$b.full"
+	local id
+	id=$(readelf -n "$b.full" | awk '/Build ID/ {print $3}')
+	mkdir -p "$work/dbg/.build-id/${id:0:2}"
+	objcopy --only-keep-debug "$b.full" "$work/dbg/.build-id/${id:0:2}/${id:2}.debug"
+	strip -g "$b.full" -o "$b"
+	compare "$b" --build-arg=--debug-dir="$work/dbg" \
+		--llvm-arg=--debug-file-directory="$work/dbg"
+
+	# by .gnu_debuglink, beside the binary and in .debug/
+	for where in . .debug; do
+		local d="$work/link-$where"
+		mkdir -p "$d/$where"
+		gcc -O2 -g -gdwarf-4 -Wl,--build-id=none "$here/dw_inline.c" -o "$d/prog.full"
+		objcopy --only-keep-debug "$d/prog.full" "$d/$where/prog.debug"
+		strip -g "$d/prog.full" -o "$d/prog"
+		(cd "$d/$where" && objcopy --add-gnu-debuglink=prog.debug "$d/prog")
+		compare "$d/prog" --llvm-arg=--debug-file-directory=/nonexistent
+	done
+
+	# a debuglink whose CRC does not match the debug file: not used
+	d="$work/link-badcrc"
+	mkdir -p "$d"
+	gcc -O2 -g -Wl,--build-id=none "$here/dw_inline.c" -o "$d/prog.full"
+	objcopy --only-keep-debug "$d/prog.full" "$d/prog.debug"
+	strip -g "$d/prog.full" -o "$d/prog"
+	(cd "$d" && objcopy --add-gnu-debuglink=prog.debug prog)
+	printf 'x' >>"$d/prog.debug"
+	compare "$d/prog" --llvm-arg=--debug-file-directory=/nonexistent
+	if "$symdb" --db "$db" info "$d/prog" | grep -q 'DWARF units indexed *[1-9]'; then
+		echo "FAIL: a debuglink with a bad CRC was followed"
+		fail=1
+	fi
+}
+
+case $group in
+matrix) matrix ;;
+compress) compress ;;
+split) split ;;
+*) echo "fixtures.sh: unknown group $group" >&2; exit 2 ;;
+esac
+exit $fail
