@@ -47,7 +47,7 @@ class Elf:
             raise ValueError("%s: not an ELF file" % path)
         self.is64 = d[4] == 2
         self.end = "<" if d[5] == 1 else ">"
-        self.loads = []    # (vaddr, memsz, flags)
+        self.loads = []    # (vaddr, memsz, flags, offset, filesz)
         self.symbols = []  # (value, size) of defined symbols, in table order
         self._read_headers()
 
@@ -64,11 +64,11 @@ class Elf:
         for i in range(phnum):
             off = phoff + i * phentsize
             if self.is64:
-                p_type, p_flags, _, vaddr, _, _, memsz, _ = self._unpack("IIQQQQQQ", off)
+                p_type, p_flags, p_off, vaddr, _, filesz, memsz, _ = self._unpack("IIQQQQQQ", off)
             else:
-                p_type, _, vaddr, _, _, memsz, p_flags, _ = self._unpack("IIIIIIII", off)
+                p_type, p_off, vaddr, _, filesz, memsz, p_flags, _ = self._unpack("IIIIIIII", off)
             if p_type == PT_LOAD:
-                self.loads.append((vaddr, memsz, p_flags))
+                self.loads.append((vaddr, memsz, p_flags, p_off, filesz))
         sections = []
         for i in range(shnum if shoff else 0):
             off = shoff + i * shentsize
@@ -92,10 +92,11 @@ class Elf:
         for i in range(1, size // entsize):
             o = off + i * entsize
             if self.is64:
-                _, _, _, shndx, value, sz = self._unpack("IBBHQQ", o)
+                _, info, _, shndx, value, sz = self._unpack("IBBHQQ", o)
             else:
-                _, value, sz, _, _, shndx = self._unpack("IIIBBH", o)
-            if shndx != SHN_UNDEF and shndx < SHN_LORESERVE:
+                _, value, sz, info, _, shndx = self._unpack("IIIBBH", o)
+            # NOTYPE, OBJECT, FUNC, GNU_IFUNC (SPEC §7.2)
+            if shndx != SHN_UNDEF and shndx < SHN_LORESERVE and (info & 0xF) in (0, 1, 2, 10):
                 self.symbols.append((value, sz))
 
 
@@ -115,9 +116,9 @@ def pick_addresses(elf, nrandom, limit, rng):
         first = spans[0][0]
         last = max(s + z for s, z in spans)
         picked.update((0, 1, first - 16, first - 1, last, last + 1, last + 0x1000))
-    segs = [(v, m) for v, m, fl in elf.loads if fl & PF_X] or \
-           [(v, m) for v, m, _ in elf.loads]
-    for v, m, _ in elf.loads:
+    segs = [(v, m) for v, m, fl, _, _ in elf.loads if fl & PF_X] or \
+           [(v, m) for v, m, _, _, _ in elf.loads]
+    for v, m, _, _, _ in elf.loads:
         picked.update((v - 1, v, v + m - 1, v + m))
     symbolic = sorted(a for a in picked if 0 <= a <= mask)
     if limit and len(symbolic) > limit - nrandom:
@@ -143,6 +144,37 @@ def pick_addresses(elf, nrandom, limit, rng):
     return out
 
 
+LOAD_ADDRESS = 0x7f1234500000
+
+
+def translate(elf, addrs, kind):
+    """Express vaddrs as `kind` (SPEC §10).  Returns (symdb inputs, the vaddrs
+    llvm-symbolizer gets); addresses the kind cannot express are dropped."""
+    if kind == "vaddr":
+        return addrs, addrs
+    base = min(v for v, _, _, _, _ in elf.loads)
+    ins, outs = [], []
+    for a in addrs:
+        if a < base:
+            continue
+        if kind == "offset":
+            ins.append(a - base)
+        elif kind == "runtime":
+            ins.append(a - base + LOAD_ADDRESS)
+        elif kind == "fileoff":
+            seg = [(v, o) for v, _, _, o, fs in elf.loads if v <= a < v + fs]
+            if not seg:
+                continue
+            f = a - seg[0][0] + seg[0][1]
+            # the reverse mapping of SPEC §10: first segment in Vaddr order
+            # whose file range holds f (which may not be the one we came from)
+            v, o = [(v, o) for v, _, _, o, fs in sorted(elf.loads) if o <= f < o + fs][0]
+            ins.append(f)
+            a = f - o + v
+        outs.append(a)
+    return ins, outs
+
+
 def run(cmd, stdin_bytes, env=None):
     p = subprocess.run(cmd, input=stdin_bytes, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, env=env, timeout=1800)
@@ -164,11 +196,11 @@ def split_by_address(out):
     return chunks
 
 
-def explain(args, binary, style_args, stdin_bytes, env):
+def explain(args, binary, style_args, stdin_bytes, env, llvm_stdin):
     """Rerun with --print-address and show the first 20 differing addresses."""
     if "--output-style=JSON" in style_args:  # one line per address already
         a = run([args.symdb, "query", "--obj", binary] + style_args, stdin_bytes, env)[1]
-        b = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, stdin_bytes)[1]
+        b = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, llvm_stdin)[1]
         ca = [[x] for x in a.decode("utf-8", "replace").splitlines()]
         cb = [[y] for y in b.decode("utf-8", "replace").splitlines()]
         # key = the "Address" field; ModuleName (the long path) is left out
@@ -176,14 +208,14 @@ def explain(args, binary, style_args, stdin_bytes, env):
         cb = [[c[0][:c[0].find('","')], re.sub(r'"ModuleName":"[^"]*",', "", c[0])] for c in cb]
     else:
         a = run([args.symdb, "query", "--obj", binary, "-a"] + style_args, stdin_bytes, env)[1]
-        b = run([args.llvm, "--obj", binary, "-a"] + style_args + args.llvm_arg, stdin_bytes)[1]
+        b = run([args.llvm, "--obj", binary, "-a"] + style_args + args.llvm_arg, llvm_stdin)[1]
         ca, cb = split_by_address(a), split_by_address(b)
     shown = 0
     for i in range(max(len(ca), len(cb))):
         x = ca[i] if i < len(ca) else ["<missing>"]
         y = cb[i] if i < len(cb) else ["<missing>"]
-        if x != y:
-            print("  --- address %s" % (y[0] if y else x[0]))
+        if x[1:] != y[1:]:
+            print("  --- address %s (symdb input %s)" % (y[0] if y else "?", x[0] if x else "?"))
             print("      expected (llvm-symbolizer-14): %r" % "\n".join(y[1:]))
             print("      got      (symdb query)       : %r" % "\n".join(x[1:]))
             shown += 1
@@ -201,37 +233,56 @@ def compare_binary(args, binary, env):
     seed = args.seed
     rng = random.Random(seed)
     elf = Elf(binary)
-    addrs = pick_addresses(elf, args.random, args.limit, rng)
-    stdin_bytes = "".join("0x%x\n" % a for a in addrs).encode()
+    mine_in, llvm_in = translate(elf, pick_addresses(elf, args.random, args.limit, rng),
+                                 args.addr_kind)
     build = [args.symdb, "build"] + args.build_arg + [binary]
     rc, out, err = run(build, b"", env)
+    if not elf.symbols:
+        # An ELF with no symbols at all (e.g. a stripped executable whose
+        # .dynsym holds only imports) is bad input for symdb build: it must
+        # refuse it with one line naming the file (llvm-symbolizer would
+        # print ?? for every address).
+        lines = err.decode(errors="replace").splitlines()
+        if rc != 0 and rc < 128 and len(lines) == 1 and binary in lines[0]:
+            print("ok   %s: no symbols, build refused: %s" % (binary, lines[0]))
+            return True
+        print("FAIL %s: no symbols: expected a one-line error, got exit %d: %r"
+              % (binary, rc, err[:300]))
+        return False
     if rc != 0:
         print("FAIL %s: `%s` exited %d: %s" % (binary, " ".join(build), rc,
                                               err.decode(errors="replace").strip()))
         return False
+    kind_args = []
+    if args.addr_kind != "vaddr":
+        kind_args = ["--addr-kind", args.addr_kind]
+        if args.addr_kind == "runtime":
+            kind_args += ["--load-address", "0x%x" % LOAD_ADDRESS]
     ok = True
-    styles = [(s, addrs) for s in args.styles.split(",") if s]
+    styles = [(s, len(mine_in)) for s in args.styles.split(",") if s]
     if args.json:
-        styles.append(("JSON", addrs[:args.json]))
-    for style, subset in styles:
-        sin = stdin_bytes if subset is addrs else \
-            "".join("0x%x\n" % a for a in subset).encode()
+        styles.append(("JSON", min(args.json, len(mine_in))))
+    for style, n in styles:
+        sin = "".join("0x%x\n" % a for a in mine_in[:n]).encode()
+        lin = "".join("0x%x\n" % a for a in llvm_in[:n]).encode()
         style_args = ["--output-style=" + style] + args.query_arg
-        rc, mine, err = run([args.symdb, "query", "--obj", binary] + style_args, sin, env)
-        lrc, theirs, lerr = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, sin)
+        what = " ".join([style] + args.query_arg + kind_args)
+        rc, mine, err = run([args.symdb, "query", "--obj", binary] + kind_args + style_args,
+                            sin, env)
+        lrc, theirs, lerr = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, lin)
         if lrc != 0:
             print("ERROR %s: llvm-symbolizer exited %d: %s" % (binary, lrc, lerr.decode()))
             return False
         if rc != 0 or mine != theirs:
             ok = False
-            print("FAIL %s style %s %s: symdb exit %d, %d vs %d bytes (seed %d)"
-                  % (binary, style, " ".join(args.query_arg), rc, len(mine), len(theirs), seed))
+            print("FAIL %s style %s: symdb exit %d, %d vs %d bytes (seed %d)"
+                  % (binary, what, rc, len(mine), len(theirs), seed))
             if err:
                 print("  symdb stderr: %s" % err.decode(errors="replace").strip()[:500])
-            explain(args, binary, style_args, sin, env)
+            explain(args, binary, kind_args + style_args, sin, env, lin)
         else:
-            print("ok   %s style %s %s: %d addresses identical (seed %d)"
-                  % (binary, style, " ".join(args.query_arg), len(subset), seed))
+            print("ok   %s style %s: %d addresses identical (seed %d)"
+                  % (binary, what, n, seed))
     return ok
 
 
@@ -245,6 +296,10 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="cap on addresses per binary")
     ap.add_argument("--styles", default="LLVM,GNU")
     ap.add_argument("--json", type=int, default=500, help="JSON on the first N addresses")
+    ap.add_argument("--addr-kind", default="vaddr",
+                    choices=("vaddr", "offset", "fileoff", "runtime"),
+                    help="give symdb the addresses in this convention (SPEC §10); "
+                         "llvm-symbolizer always gets the vaddrs")
     ap.add_argument("--build-arg", action="append", default=[])
     ap.add_argument("--query-arg", action="append", default=[])
     ap.add_argument("--llvm-arg", action="append", default=[])
