@@ -122,9 +122,10 @@ void cli_err_lib(const char *what, int rc, const char *errbuf)
 		cli_err(what, "%s", symdb_strerror(rc));
 		return;
 	}
-	/* The library's reasons usually name the file already. */
+	/* The library's reasons usually name the file (or one inside the
+	 * directory `what`) already. */
 	size_t wl = what ? strlen(what) : 0;
-	if (!what || (strncmp(errbuf, what, wl) == 0 && errbuf[wl] == ':'))
+	if (!what || (strncmp(errbuf, what, wl) == 0 && (errbuf[wl] == ':' || errbuf[wl] == '/')))
 		cli_err(NULL, "%s", errbuf);
 	else
 		cli_err(what, "%s", errbuf);

@@ -261,6 +261,13 @@ static void line_info_from(const struct query *q, const symdb_frame *f,
 	li->decl_line = f->decl_line;
 	li->has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0;
 	li->start = f->start_addr;
+	/* Without --functions=linkage llvm-symbolizer does not consult the
+	 * symbol table at all, so a start that only the symbol table gave
+	 * (no DWARF function here) is unknown.  When DWARF describes the
+	 * function, its low_pc is the symbol's start in practice. */
+	if (q->pr.fn_kind != CLI_FN_LINKAGE && (f->flags & SYMDB_FRAME_FROM_SYMTAB) &&
+	    !f->short_name)
+		li->has_start = 0;
 }
 
 /*
@@ -587,13 +594,16 @@ static int parse_query_args(struct query *q, struct cli_global *g, int argc, cha
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {
 			for (i++; i < argc; i++)
-				argv[nat++] = argv[i];
+				if (argv[i][0])
+					argv[nat++] = argv[i];
 			break;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			cli_usage(stdout, "query");
 			return HELP_SHOWN;
 		}
+		if (a[0] == '\0')
+			continue; /* LLVM's OptTable drops empty arguments */
 		if (a[0] != '-' || a[1] == '\0') {
 			argv[nat++] = argv[i];
 			continue;
