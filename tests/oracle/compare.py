@@ -100,7 +100,7 @@ class Elf:
                 self.symbols.append((value, sz))
 
 
-def pick_addresses(elf, nrandom, limit, rng):
+def pick_addresses(elf, nrandom, limit, rng, exhaustive=0):
     """Return a list of addresses (duplicates removed, order shuffled)."""
     mask = (1 << 64) - 1 if elf.is64 else (1 << 32) - 1
     picked = set()
@@ -125,6 +125,10 @@ def pick_addresses(elf, nrandom, limit, rng):
         symbolic = rng.sample(symbolic, max(0, limit - nrandom))
     picked = set(symbolic)
     total = sum(m for _, m in segs)
+    if total <= exhaustive:
+        # small image: every address of its executable segments
+        for v, m in segs:
+            picked.update(range(v, v + m))
     # With a cap, draw until the set holds exactly `limit` addresses (random
     # draws can repeat); without one, draw `nrandom` times.
     want = limit if limit else len(picked) + nrandom
@@ -233,7 +237,8 @@ def compare_binary(args, binary, env):
     seed = args.seed
     rng = random.Random(seed)
     elf = Elf(binary)
-    mine_in, llvm_in = translate(elf, pick_addresses(elf, args.random, args.limit, rng),
+    mine_in, llvm_in = translate(elf, pick_addresses(elf, args.random, args.limit, rng,
+                                                args.exhaustive),
                                  args.addr_kind)
     build = [args.symdb, "build"] + args.build_arg + [binary]
     rc, out, err = run(build, b"", env)
@@ -293,6 +298,9 @@ def main():
     ap.add_argument("--scratch", required=True, help="scratch dir (database lives here)")
     ap.add_argument("--seed", type=int, default=20261122)
     ap.add_argument("--random", type=int, default=2000, help="random addresses per binary")
+    ap.add_argument("--exhaustive", type=int, default=0, metavar="BYTES",
+                    help="use every address of the executable segments when they "
+                         "total at most BYTES")
     ap.add_argument("--limit", type=int, default=0, help="cap on addresses per binary")
     ap.add_argument("--styles", default="LLVM,GNU")
     ap.add_argument("--json", type=int, default=500, help="JSON on the first N addresses")
