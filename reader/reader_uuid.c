@@ -10,7 +10,8 @@
  * PT_LOAD's vaddr, filesz and file bytes.  Input files are untrusted: every
  * range is checked against the raw file size before it is read, and libelf's
  * note iterator does its own bounds checks.  Mach-O: the LC_UUID load command
- * of a thin image (SPEC §5 UUID_Kind 2), read from the first 4 KiB.
+ * of a thin image (SPEC §5 UUID_Kind 2), read from the first 4 KiB;
+ * symdb_file_uuids() lists every slice of a universal file (fmt_macho.c).
  */
 #define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
 #include <ctype.h>
@@ -19,10 +20,16 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xxhash.h>
+
+#include "fmt_macho.h"
 
 #include "reader_internal.h"
 #include "symdb_endian.h"
@@ -307,6 +314,121 @@ int symdb_file_uuid(const char *path, const symdb_open_opts *opts, symdb_uuid *o
 	rc = file_uuid_fd(fd, path, out, eb, ebsz);
 	close(fd);
 	return rc;
+}
+
+/* A .dSYM bundle stands for the first file (in name order) of its
+ * Contents/Resources/DWARF/, as the indexer reads it. */
+static int dsym_file(const char *dir, char *out, size_t out_sz)
+{
+	char sub[PATH_MAX], best[256] = "";
+	struct dirent *de;
+	DIR *dp;
+
+	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", dir) >= sizeof sub)
+		return -ENAMETOOLONG;
+	if (!(dp = opendir(sub)))
+		return SYMDB_E_BAD_OBJECT;
+	while ((de = readdir(dp)) != NULL)
+		if (de->d_name[0] != '.' && (!best[0] || strcmp(de->d_name, best) < 0))
+			snprintf(best, sizeof best, "%s", de->d_name);
+	closedir(dp);
+	if (!best[0])
+		return SYMDB_E_BAD_OBJECT;
+	return (size_t)snprintf(out, out_sz, "%s/%s", sub, best) >= out_sz ? -ENAMETOOLONG : 0;
+}
+
+/* Every slice of a mapped Mach-O file. */
+static int macho_images(const uint8_t *p, size_t n, const char *path, symdb_file_image *out,
+                        size_t max, char *eb, size_t ebsz)
+{
+	fmt_mo_slice sl[FMT_MO_MAX_SLICES];
+	int count = fmt_mo_slices(p, n, sl, FMT_MO_MAX_SLICES, path, eb, ebsz);
+
+	for (int i = 0; i < count; i++) {
+		fmt_mo_header h;
+		uint8_t u[16];
+		const char *arch;
+		if (fmt_mo_header_read(p + sl[i].offset, sl[i].size, &h, path, eb, ebsz))
+			return SYMDB_E_BAD_OBJECT;
+		if (!fmt_mo_uuid(&h, p + sl[i].offset, u))
+			return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: Mach-O image without LC_UUID",
+			               path);
+		if ((size_t)i >= max)
+			continue;
+		memset(&out[i], 0, sizeof out[i]);
+		memcpy(out[i].uuid.bytes, u, 16);
+		out[i].uuid.len = 16;
+		out[i].uuid.kind = SYMDB_UUID_MACHO;
+		out[i].cputype = h.cputype;
+		out[i].cpusubtype = h.cpusubtype;
+		arch = fmt_mo_arch_name(h.cputype, h.cpusubtype);
+		snprintf(out[i].arch, sizeof out[i].arch, "%s", arch ? arch : "unknown");
+	}
+	return count;
+}
+
+static int file_images(const char *path, symdb_file_image *out, size_t max, char *eb,
+                       size_t ebsz)
+{
+	struct stat st;
+	void *p;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8) {
+		close(fd);
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular object file", path);
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: mmap failed", path);
+	rc = macho_images(p, (size_t)st.st_size, path, out, max, eb, ebsz);
+	munmap(p, (size_t)st.st_size);
+	return rc;
+}
+
+int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_image *out,
+                     size_t max)
+{
+	char file[PATH_MAX], *eb;
+	uint8_t head[8];
+	struct stat st;
+	size_t ebsz;
+	unsigned flags;
+	int fd, rc;
+	ssize_t got;
+
+	rc = rd_opts(opts, ~0u, &flags, &eb, &ebsz);
+	if (rc)
+		return rc;
+	if (!path || (!out && max))
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no path or output");
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = dsym_file(path, file, sizeof file);
+		if (rc)
+			return fmt_err(eb, ebsz, rc, "%s: dSYM bundle has no DWARF file in "
+			               "Contents/Resources/DWARF", path);
+		path = file;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+	}
+	got = pread(fd, head, sizeof head, 0);
+	close(fd);
+	if (got == (ssize_t)sizeof head && fmt_mo_kind(head, sizeof head))
+		return file_images(path, out, max, eb, ebsz);
+	if (max == 0)
+		return 1;
+	memset(out, 0, sizeof *out);
+	rc = symdb_file_uuid(path, opts, &out->uuid);
+	return rc ? rc : 1;
 }
 
 static int hexval(int c)

@@ -179,6 +179,26 @@ typedef struct symdb_uuid {
  */
 SYMDB_API int symdb_file_uuid(const char *path, const symdb_open_opts *opts, symdb_uuid *out);
 
+/** One image inside a file: a universal Mach-O file holds one per
+ *  architecture slice. */
+typedef struct symdb_file_image {
+	symdb_uuid uuid;
+	uint32_t cputype, cpusubtype; /**< Mach-O; 0 for ELF */
+	char arch[16];                /**< "arm64", "x86_64", ...; "" for ELF */
+} symdb_file_image;
+
+/**
+ * @brief symdb_file_uuids() lists the images of a file: one for an ELF or
+ *        thin Mach-O file, one per slice of a universal Mach-O file (in
+ *        file order).  A .dSYM bundle directory is read through its first
+ *        file in Contents/Resources/DWARF/.
+ * @return the number of images (out receives at most max of them), or a
+ *         negative code as symdb_file_uuid().
+ * @note Thread-safe.  Reads the file; does not touch any database.
+ */
+SYMDB_API int symdb_file_uuids(const char *path, const symdb_open_opts *opts,
+                               symdb_file_image *out, size_t max);
+
 /** @brief symdb_uuid_parse() parses 2..64 hex digits (dashes allowed). */
 SYMDB_API int symdb_uuid_parse(const char *hex, symdb_uuid *out);
 /** @brief symdb_uuid_format() writes lowercase hex, no dashes; buf >= 65 bytes. */
