@@ -20,6 +20,7 @@
  * never aborts.  A unit libdwarf cannot read is skipped and counted
  * (FMT_FLAG_PARTIAL, BUILD_INFO index 4).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -979,46 +980,46 @@ static int emit_imap(ix_image *img, const ix_vec *v)
 	return 0;
 }
 
-/* FUNCTIONS must be sorted by DIE offset (SPEC §7.4): sort, then renumber
- * the nodes' references. */
+/* FUNCTIONS must be sorted by DIE offset (SPEC §7.4): sort (offset, old
+ * index) pairs, then renumber the nodes' references. */
+typedef struct fn_key {
+	uint64_t off;
+	uint32_t idx;
+} fn_key;
+
+static int cmp_fn_key(const void *a, const void *b)
+{
+	const fn_key *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 static int sort_functions(ix_image *img)
 {
 	size_t n = img->functions.n;
 	ix_function *f = img->functions.p;
-	uint32_t *order = malloc((n + 1) * sizeof(*order));
+	fn_key *k = malloc((n + 1) * sizeof(*k));
 	uint32_t *remap = malloc((n + 1) * sizeof(*remap));
 	ix_function *tmp = malloc((n + 1) * sizeof(*tmp));
-	if (!order || !remap || !tmp) {
-		free(order);
-		free(remap);
-		free(tmp);
-		return -1;
+	int rc = k && remap && tmp ? 0 : -1;
+	if (!rc) {
+		memcpy(tmp, f, n * sizeof(*f));
+		for (size_t i = 0; i < n; i++)
+			k[i] = (fn_key){ f[i].die_offset, (uint32_t)i };
+		qsort(k, n, sizeof(*k), cmp_fn_key);
+		for (size_t i = 0; i < n; i++) {
+			f[i] = tmp[k[i].idx];
+			remap[k[i].idx] = (uint32_t)i;
+		}
+		for (size_t i = 0; i < img->nodes.n; i++) {
+			ix_node *nd = &IX_AT(&img->nodes, ix_node, i);
+			if (nd->function != FMT_NONE)
+				nd->function = remap[nd->function];
+		}
 	}
-	memcpy(tmp, f, n * sizeof(*f));
-	/* Offsets are unique: a radix-free insertion via qsort on a copy. */
-	for (size_t i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	for (size_t gap = n / 2; gap > 0; gap /= 2) /* shell sort: no qsort context */
-		for (size_t i = gap; i < n; i++)
-			for (size_t j = i; j >= gap &&
-			     tmp[order[j - gap]].die_offset > tmp[order[j]].die_offset; j -= gap) {
-				uint32_t t = order[j];
-				order[j] = order[j - gap];
-				order[j - gap] = t;
-			}
-	for (size_t i = 0; i < n; i++) {
-		f[i] = tmp[order[i]];
-		remap[order[i]] = (uint32_t)i;
-	}
-	for (size_t i = 0; i < img->nodes.n; i++) {
-		ix_node *nd = &IX_AT(&img->nodes, ix_node, i);
-		if (nd->function != FMT_NONE)
-			nd->function = remap[nd->function];
-	}
-	free(order);
+	free(k);
 	free(remap);
 	free(tmp);
-	return 0;
+	return rc;
 }
 
 static int assemble(dwx *x)
@@ -1085,7 +1086,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, char *errbuf, size_t
 		snprintf(errbuf, errbuf_sz, "%s: out of memory indexing DWARF", s->path);
 	dwarf_object_finish(x.dbg, &e);
 	dwx_free(&x);
-	return rc ? -12 /* -ENOMEM */ : 0;
+	return rc ? -ENOMEM : 0;
 }
 
 /* Mach-O (ix_macho.c) serves a slice's __DWARF sections itself: universal

@@ -8,6 +8,8 @@
 #             -gdwarf-4 and -gdwarf-5
 #   compress  -gz=zlib, objcopy zlib-gnu (.zdebug_*) and zstd (compared with
 #             llvm-symbolizer on the uncompressed copy: it cannot read zstd)
+#   cross     dw_nostd.c with clang for powerpc64, powerpc (big-endian),
+#             i386 and aarch64, DWARF 4 and 5, linked by ld.lld
 #   split     -ffunction-sections + --gc-sections; stripped binary + separate
 #             debug file found by build-id (--debug-dir) and by .gnu_debuglink;
 #             a debuglink whose CRC does not match is not used (both sides)
@@ -49,6 +51,18 @@ matrix() {
 				$cxx $opt -g -gdwarf-$dw "$here/dw_cxx.cpp" -o "$b"
 				compare "$b"
 			done
+		done
+	done
+}
+
+cross() {
+	have clang && have ld.lld || { echo "no clang/ld.lld; skipped"; return; }
+	for t in powerpc64-linux-gnu powerpc-linux-gnu i386-linux-gnu aarch64-linux-gnu; do
+		for dw in 4 5; do
+			local b="$work/nostd-$t-v$dw"
+			clang --target=$t -O2 -g -gdwarf-$dw -nostdlib -fuse-ld=lld -static \
+				"$here/dw_nostd.c" -o "$b"
+			compare "$b"
 		done
 	done
 }
@@ -115,6 +129,7 @@ split() {
 
 case $group in
 matrix) matrix ;;
+cross) cross ;;
 compress) compress ;;
 split) split ;;
 *) echo "fixtures.sh: unknown group $group" >&2; exit 2 ;;
