@@ -15,7 +15,7 @@
 #include "cli_demangle.h"
 #include "cli_util.h"
 
-enum cli_style { CLI_STYLE_LLVM, CLI_STYLE_GNU, CLI_STYLE_JSON };
+enum cli_style { CLI_STYLE_LLVM, CLI_STYLE_GNU, CLI_STYLE_JSON, CLI_STYLE_ATOS /* cli_atos.c */ };
 enum cli_fn_kind { CLI_FN_NONE, CLI_FN_SHORT, CLI_FN_LINKAGE };
 enum cli_path_kind { CLI_PATH_ABSOLUTE, CLI_PATH_RELATIVE, CLI_PATH_BASENAME };
 

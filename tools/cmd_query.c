@@ -22,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_atos.h"
 #include "cli_output.h"
+#include "cli_slice.h"
 #include "cli_util.h"
 #include "symdb.h"
 
@@ -42,6 +44,8 @@ struct sort_ent {
 
 struct query {
 	const char *obj, *uuid_hex;
+	const char *arch;       /* --arch: a slice of a universal Mach-O file */
+	const char *image_name; /* for --output-style=atos */
 	enum symdb_addr_kind kind;
 	uint64_t load_address, adjust_vma;
 	int inlines;
@@ -311,6 +315,11 @@ static void print_batch(struct query *q)
 		                                : NULL;
 		if (r && r->status == SYMDB_E_CORRUPT)
 			q->damaged = 1;
+		if (r && q->pr.style == CLI_STYLE_ATOS) {
+			cli_atos_print(q->pr.out, &q->pr.dm, q->image_name, rq->addr,
+			               q->addrs[q->pos[i]], r, q->frames + r->first, q->inlines > 0);
+			continue;
+		}
 		switch (rq->kind) {
 		case REQ_INVALID:
 			cli_print_invalid(&q->pr, rq->text, rq->len);
@@ -438,6 +447,8 @@ static int parse_style(const char *v, enum cli_style *out)
 		*out = CLI_STYLE_GNU;
 	else if (strcmp(v, "JSON") == 0)
 		*out = CLI_STYLE_JSON;
+	else if (strcmp(v, "atos") == 0)
+		*out = CLI_STYLE_ATOS;
 	else
 		return -1;
 	return 0;
@@ -534,7 +545,7 @@ static int bad_value(const char *opt, const char *v)
 	return CLI_EXIT_USAGE;
 }
 
-enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA };
+enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA, V_ARCH };
 
 static const struct {
 	const char *name;
@@ -543,6 +554,7 @@ static const struct {
 	{ "--obj", V_OBJ },       { "--exe", V_OBJ },         { "-e", V_OBJ },
 	{ "--uuid", V_UUID },     { "--db", V_DB },           { "--output-style", V_STYLE },
 	{ "--addr-kind", V_KIND }, { "--load-address", V_LOAD }, { "--adjust-vma", V_VMA },
+	{ "--arch", V_ARCH },     { "--default-arch", V_ARCH },
 };
 
 static int apply_value_opt(struct query *q, struct cli_global *g, int id, const char *name,
@@ -556,6 +568,7 @@ static int apply_value_opt(struct query *q, struct cli_global *g, int id, const 
 	case V_STYLE: bad = parse_style(v, &q->pr.style); break;
 	case V_KIND: bad = parse_addr_kind(v, &q->kind); break;
 	case V_LOAD: bad = cli_parse_u64(v, strlen(v), &q->load_address); break;
+	case V_ARCH: q->arch = v; break;
 	default: bad = cli_parse_u64(v, strlen(v), &q->adjust_vma); break;
 	}
 	return bad ? -bad_value(name, v) : 1;
@@ -674,7 +687,9 @@ static int open_image(struct query *q, symdb *db)
 	           .errbuf = err, .errbuf_sz = sizeof(err));
 	int rc;
 	const char *what = q->obj ? q->obj : q->uuid_hex;
-	if (q->obj) {
+	if (q->obj && (rc = cli_open_slice(db, q->obj, q->arch, &o, &q->img)) <= 0) {
+		return rc; /* Mach-O: opened, or reported */
+	} else if (q->obj) {
 		rc = symdb_image_open_binary(db, q->obj, &o, &q->img);
 	} else {
 		symdb_uuid id;
@@ -713,7 +728,7 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 	struct cli_out out;
 	struct query q;
 	memset(&q, 0, sizeof(q));
-	q.inlines = 1;
+	q.inlines = -1; /* on, as llvm-symbolizer; atos style needs an explicit -i */
 	if (cli_out_init(&out, stdout, 256 * 1024) < 0)
 		return CLI_EXIT_FAILED;
 	cli_printer_init(&q.pr, &out);
@@ -730,6 +745,9 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		goto out;
 	}
 	q.pr.module = q.obj ? q.obj : q.uuid_hex;
+	symdb_image_info info;
+	symdb_image_get_info(q.img, &info);
+	q.image_name = info.image_name;
 	q.pr.json_list = naddr > 0;
 	cli_print_begin(&q.pr);
 	rc = naddr > 0 ? run_args(&q, argv, naddr) : run_stdin(&q);
