@@ -230,6 +230,18 @@ static symdb_image *cache_find(symdb *db, const symdb_uuid *id)
 	return NULL;
 }
 
+/* Unlink img from its db's list.  Called with the lock held. */
+static void cache_remove(symdb *db, symdb_image *img)
+{
+	symdb_image **pp;
+
+	for (pp = &db->images; *pp; pp = &(*pp)->next)
+		if (*pp == img) {
+			*pp = img->next;
+			return;
+		}
+}
+
 /* The catalog promised this file (SPEC §12.3): it must still be the file the
  * catalog describes, and it must be the image asked for. */
 static int match_catalog(const symdb_image *img, const rd_cat_entry *e, const symdb_uuid *id,
@@ -248,58 +260,77 @@ static int match_catalog(const symdb_image *img, const rd_cat_entry *e, const sy
 	return 0;
 }
 
-/* Fetch the catalog entry of id and build its file's path (PATH_MAX). */
-static int open_entry(symdb *db, const symdb_uuid *id, rd_cat_entry *ep, char *strbuf,
-                      size_t strbuf_sz, char *path, char *eb, size_t ebsz)
+/* Fetch the catalog entry of id into *e (strings in strbuf) and build its
+ * file's path (PATH_MAX bytes). */
+static int fetch_entry(symdb *db, const symdb_uuid *id, rd_cat_entry *e, char *strbuf,
+                       size_t strbuf_sz, char *path, char *eb, size_t ebsz)
 {
-	rd_cat_entry e = { .file_size = 0 };
 	int rc, n;
 
-	rc = rd_catalog_get(db->cat, id->bytes, id->len, &e, strbuf, strbuf_sz);
+	rc = rd_catalog_get(db->cat, id->bytes, id->len, e, strbuf, strbuf_sz);
 	if (rc == SYMDB_E_NOT_INDEXED) {
 		char hex[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(id, hex);
 		return fmt_err(eb, ebsz, rc, "%s: image %s is not indexed", db->dir, hex);
 	}
+	if (rc == -ENAMETOOLONG)
+		return rc; /* the caller retries with a bigger buffer */
 	if (rc)
 		return fmt_err(eb, ebsz, rc, "%s: catalog lookup: %s", db->dir, symdb_strerror(rc));
-	n = snprintf(path, PATH_MAX, "%s/%s", db->dir, e.file);
+	n = snprintf(path, PATH_MAX, "%s/%s", db->dir, e->file);
 	if (n < 0 || n >= PATH_MAX)
-		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s/%s: path too long", db->dir, e.file);
-	*ep = e;
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s/%s: path too long", db->dir, e->file);
 	return 0;
 }
 
-/* Look the UUID up and map its file.  Called with db->lock held. */
-static int open_uncached(symdb *db, const symdb_uuid *id, unsigned flags, symdb_image **out,
-                         char *eb, size_t ebsz)
+/* Open (or share) the image the catalog currently lists for id.  Called with
+ * db->lock held.  A cached mapping is reused only while the catalog still
+ * describes the same file: after a re-index (a new file renamed over the
+ * old, SPEC §12.5) the next open maps the new file, and the old mapping
+ * stays valid for the references that hold it. */
+static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, char *strbuf,
+                       size_t strbuf_sz, symdb_image **out, char *eb, size_t ebsz)
 {
-	/* Two u16-length strings plus their NULs (SPEC §12.3); on the heap, as
-	 * 128 KiB is too much for a small thread stack. */
-	enum { STRBUF = 2 * (65535 + 1) };
-	char path[PATH_MAX], *strbuf;
+	char path[PATH_MAX];
 	rd_cat_entry e = { .file_size = 0 };
+	symdb_image *img;
 	int rc;
 
-	strbuf = malloc(STRBUF);
-	if (!strbuf)
-		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", db->dir);
-	rc = open_entry(db, id, &e, strbuf, STRBUF, path, eb, ebsz);
-	if (rc == 0) {
-		rc = rd_image_map(path, flags, out, eb, ebsz);
-		if (rc == 0 && (rc = match_catalog(*out, &e, id, path, eb, ebsz)) != 0) {
-			rd_image_free(*out);
-			*out = NULL;
-		}
+	rc = fetch_entry(db, id, &e, strbuf, strbuf_sz, path, eb, ebsz);
+	if (rc)
+		return rc;
+	img = cache_find(db, id);
+	if (img && img->v.size == e.file_size && img->v.header_checksum == e.header_sum) {
+		if ((flags & SYMDB_OPEN_VERIFY_CHECKSUMS) &&
+		    (rc = fmt_view_check_sums(&img->v, eb, ebsz)) != 0)
+			return rc;
+		__atomic_add_fetch(&img->refs, 1, __ATOMIC_RELAXED);
+		*out = img;
+		return 0;
 	}
-	free(strbuf);
-	return rc;
+	rc = rd_image_map(path, flags, out, eb, ebsz);
+	if (rc == 0 && (rc = match_catalog(*out, &e, id, path, eb, ebsz)) != 0) {
+		rd_image_free(*out);
+		*out = NULL;
+	}
+	if (rc)
+		return rc;
+	if (img)
+		cache_remove(db, img); /* stale: its holders keep it, nobody new finds it */
+	(*out)->db = db;
+	(*out)->next = db->images;
+	db->images = *out;
+	return 0;
 }
 
 int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts,
                           symdb_image **out)
 {
-	symdb_image *img;
+	/* Catalog strings: a relative path and an image name, u16-length each
+	 * (SPEC §12.3).  The stack buffer fits any real entry; the heap one any
+	 * possible entry (128 KiB is too much for a small thread stack). */
+	enum { BIG = 2 * (65535 + 1) };
+	char small[2048], *big;
 	unsigned flags;
 	char *eb;
 	size_t ebsz;
@@ -314,25 +345,14 @@ int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts
 	if (!db || !id || id->len < 1 || id->len > SYMDB_UUID_MAX)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "invalid database handle or UUID");
 	pthread_mutex_lock(&db->lock);
-	img = cache_find(db, id);
-	if (img) {
-		/* Already mapped (and validated); a later VERIFY_CHECKSUMS still
-		 * gets its O(file) check. */
-		if (flags & SYMDB_OPEN_VERIFY_CHECKSUMS)
-			rc = fmt_view_check_sums(&img->v, eb, ebsz);
-		if (rc == 0)
-			__atomic_add_fetch(&img->refs, 1, __ATOMIC_RELAXED);
-	} else {
-		rc = open_uncached(db, id, flags, &img, eb, ebsz);
-		if (rc == 0) {
-			img->db = db;
-			img->next = db->images;
-			db->images = img;
-		}
+	rc = open_locked(db, id, flags, small, sizeof small, out, eb, ebsz);
+	if (rc == -ENAMETOOLONG && (big = malloc(BIG)) != NULL) {
+		rc = open_locked(db, id, flags, big, BIG, out, eb, ebsz);
+		free(big);
 	}
 	pthread_mutex_unlock(&db->lock);
-	if (rc == 0)
-		*out = img;
+	if (rc == -ENAMETOOLONG)
+		fmt_err(eb, ebsz, rc, "%s: catalog entry too long", db->dir);
 	return rc;
 }
 
@@ -367,18 +387,6 @@ int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, s
 	if (!index_path)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no index file path");
 	return rd_image_map(index_path, flags, out, eb, ebsz);
-}
-
-/* Unlink img from its db's list.  Called with the lock held. */
-static void cache_remove(symdb *db, symdb_image *img)
-{
-	symdb_image **pp;
-
-	for (pp = &db->images; *pp; pp = &(*pp)->next)
-		if (*pp == img) {
-			*pp = img->next;
-			return;
-		}
 }
 
 void symdb_image_close(symdb_image *img)

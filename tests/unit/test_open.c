@@ -27,8 +27,8 @@
 
 static char dbdir[400];
 
-/* A minimal valid image file for `uuid` (symbol "main" at base + 0x1000). */
-static uint8_t *make_image(const uint8_t *uuid, size_t *len)
+/* A minimal valid image file for `uuid` (symbol `sym` at base + 0x1000). */
+static uint8_t *make_image(const uint8_t *uuid, const char *sym, size_t *len)
 {
 	synth_buf strs = { 0 }, segs = { 0 }, saddr = { 0 }, syms = { 0 };
 	synth_table t[4];
@@ -37,7 +37,7 @@ static uint8_t *make_image(const uint8_t *uuid, size_t *len)
 	uint32_t name;
 
 	synth_str(&strs, "");
-	name = synth_str(&strs, "main");
+	name = synth_str(&strs, sym);
 	synth_str(&strs, "prog");
 	synth_grow(&segs, FMT_SEG_SIZE);
 	fmt_put32(synth_grow(&saddr, 4), 0x1000);
@@ -52,7 +52,7 @@ static uint8_t *make_image(const uint8_t *uuid, size_t *len)
 	h.address_size = 4;
 	h.uuid_len = 20;
 	memcpy(h.uuid, uuid, 20);
-	h.image_name = name + 5;
+	h.image_name = (uint32_t)(strs.n - sizeof "prog");
 	h.base_address = 0x400000;
 	f = synth_file(&h, t, 4, len);
 	free(strs.p); free(segs.p); free(saddr.p); free(syms.p);
@@ -61,9 +61,9 @@ static uint8_t *make_image(const uint8_t *uuid, size_t *len)
 
 /* Publish an image file + catalog entry the way SPEC §12.5 lays them out.
  * `sum_delta` != 0 records a wrong Header_Checksum in the catalog. */
-static void publish(rd_catalog *cat, const uint8_t *uuid, uint64_t sum_delta)
+static void publish(rd_catalog *cat, const uint8_t *uuid, const char *sym, uint64_t sum_delta)
 {
-	char hex[41], rel[128], path[800];
+	char hex[41], rel[128], path[800], tmp[820];
 	rd_cat_entry e;
 	uint8_t *f;
 	size_t len;
@@ -77,11 +77,15 @@ static void publish(rd_catalog *cat, const uint8_t *uuid, uint64_t sum_delta)
 	mkdir(path, 0755);
 	snprintf(rel, sizeof rel, "images/%.2s/%s.symdb", hex, hex);
 	snprintf(path, sizeof path, "%s/%s", dbdir, rel);
-	f = make_image(uuid, &len);
-	fp = fopen(path, "wb");
+	f = make_image(uuid, sym, &len);
+	/* Write aside and rename over, as the publisher does: a mapping of the
+	 * old file must keep its bytes. */
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	fp = fopen(tmp, "wb");
 	CHECK(fp && fwrite(f, 1, len, fp) == len);
 	if (fp)
 		fclose(fp);
+	CHECK(rename(tmp, path) == 0);
 	memset(&e, 0, sizeof e);
 	memcpy(e.uuid, uuid, 20);
 	e.uuid_len = 20;
@@ -139,8 +143,8 @@ static void test_catalog_open(void)
 	CHECK(rd_catalog_open(dbdir, RD_CAT_WRITE | RD_CAT_CREATE, &cat, eb, sizeof eb) == 0);
 	if (!cat)
 		return;
-	publish(cat, u1, 0);
-	publish(cat, u2, 1);
+	publish(cat, u1, "main", 0);
+	publish(cat, u2, "main", 1);
 	rd_catalog_close(cat);
 
 	CHECK(symdb_open(dbdir, &o, &db) == 0);
@@ -190,6 +194,30 @@ static void test_catalog_open(void)
 	CHECK(ent.uuid.len == 20 && memcmp(ent.uuid.bytes, u1, 20) == 0);
 	memset(g_id.bytes, 0x44, 20);
 	CHECK(symdb_lookup(db, &g_id, &ent, names, sizeof names) == SYMDB_E_NOT_INDEXED);
+
+	/* Re-index behind an open image: the holder keeps the old mapping, the
+	 * next open maps the new file (SPEC §12.5). */
+	memcpy(g_id.bytes, u1, 20);
+	CHECK(symdb_image_open_uuid(db, &g_id, &o, &a) == 0);
+	CHECK(rd_catalog_open(dbdir, RD_CAT_WRITE, &cat, eb, sizeof eb) == 0);
+	if (cat) {
+		publish(cat, u1, "main_v2", 0);
+		rd_catalog_close(cat);
+	}
+	CHECK(symdb_image_open_uuid(db, &g_id, &o, &b) == 0);
+	CHECK(a && b && a != b);
+	if (a && b) {
+		uint64_t addr = 0x401010;
+		symdb_frame fr[2];
+		symdb_result r;
+		CHECK(symdb_resolve_batch(a, &addr, 1, fr, 2, &r) == 1 && strcmp(r.sym_name, "main") == 0);
+		CHECK(symdb_resolve_batch(b, &addr, 1, fr, 2, &r) == 1 &&
+		      strcmp(r.sym_name, "main_v2") == 0);
+	}
+	symdb_image_close(a);
+	CHECK(symdb_image_open_uuid(db, &g_id, &o, &a) == 0 && a == b);
+	symdb_image_close(a);
+	symdb_image_close(b);
 
 	/* An image outliving its db (the header says don't; it must not crash). */
 	memcpy(g_id.bytes, u1, 20);
