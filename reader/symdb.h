@@ -214,8 +214,11 @@ SYMDB_API void symdb_uuid_format(const symdb_uuid *id, char *buf);
  *         SYMDB_E_FORMAT/_VERSION/_CORRUPT/_CHECKSUM if its file is damaged
  *         (errbuf names the field: "table 4 ends past EOF (0x1200 > 0x1000)").
  * @note The same image opened twice on one db shares one mapping (reference
- *       counted).  Opening is internally locked and may race with other opens.
- *       Work at open is O(number of tables), unless VERIFY_CHECKSUMS.
+ *       counted) as long as the catalog lists the same file; after a re-index
+ *       the next open maps the new file while earlier handles keep the old
+ *       one.  Opening is internally locked and may race with other opens.
+ *       Work at open is one catalog read plus O(number of tables), unless
+ *       VERIFY_CHECKSUMS.
  */
 SYMDB_API int symdb_image_open_uuid(symdb *db, const symdb_uuid *id,
                                     const symdb_open_opts *opts, symdb_image **out);
