@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "llvm/DebugInfo/GSYM/GsymReader.h"
@@ -75,6 +76,21 @@ static double now_s()
 	return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+// This thread's CPU seconds: on a shared machine, less noisy than wall time.
+static double cpu_s()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4 || (std::strcmp(argv[1], "time") && std::strcmp(argv[1], "cg"))) {
@@ -100,18 +116,18 @@ int main(int argc, char **argv)
 	int runs = argc > 4 ? std::atoi(argv[4]) : 5;
 	if (runs < 1)
 		runs = 1;
-	std::vector<double> t;
+	std::vector<double> t, c;
 	for (int i = 0; i < runs; i++) {
-		double t0 = now_s();
-		sum ^= bench_gsym_loop(&*gr, a.data(), a.size(), &found);
+		double t0 = now_s(), c0 = cpu_s();
+		sum += bench_gsym_loop(&*gr, a.data(), a.size(), &found);
+		c.push_back(cpu_s() - c0);
 		t.push_back(now_s() - t0);
 	}
 	double mn = *std::min_element(t.begin(), t.end());
-	std::sort(t.begin(), t.end());
-	double med = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+	double med = median(t);
 	std::printf("gsym file=%s n=%zu sorted=%d runs=%d median_s=%.6f min_s=%.6f "
-	            "addr_per_s=%.0f ns_per_addr=%.2f found=%zu checksum=%llx\n",
+	            "addr_per_s=%.0f ns_per_addr=%.2f cpu_median_s=%.6f found=%zu checksum=%llx\n",
 	            argv[3], a.size(), sorted ? 1 : 0, runs, med, mn, (double)a.size() / med,
-	            med * 1e9 / (double)a.size(), found, (unsigned long long)sum);
+	            med * 1e9 / (double)a.size(), median(c), found, (unsigned long long)sum);
 	return 0;
 }
