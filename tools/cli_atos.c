@@ -34,11 +34,12 @@ static const char *atos_name(struct cli_demangler *dm, const symdb_result *r,
 	return cli_demangle(dm, n);
 }
 
-/* The start an offset counts from: the symbol for the outermost frame,
- * else the frame's own start. */
+/* The start an offset counts from: the symbol covering the address (atos's
+ * "+ offset" is an offset into a symbol, also for an inlined frame without a
+ * line), else the frame's own start. */
 static int atos_start(const symdb_result *r, const symdb_frame *f, size_t i, uint64_t *start)
 {
-	if (i + 1 >= r->count && r->sym_name) {
+	if (r->sym_name) {
 		*start = r->sym_addr;
 		return 1;
 	}
