@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Mach-O, dSYM and universal-file tests for symdb (label `macho`).
+
+Fixtures are compiled at test time from mo_c.c, mo_cpp.cpp and mo_objc.m
+with clang -target {arm64,x86_64}-apple-macos11, linked with ld64.lld-14
+(executables at __TEXT 0x100000000, dylibs at __TEXT 0), given dSYMs by
+dsymutil (with a `lipo` in PATH that runs llvm-lipo-14) and combined into
+universal files and universal dSYMs with llvm-lipo-14.  Oracles:
+llvm-symbolizer-14 (FILE:ARCH for universal files) and llvm-dwarfdump-14
+--uuid; atos expectations are derived from the documented atos format.
+
+usage: macho_test.py --symdb BIN --scratch DIR CASE [ARG]
+cases: fixtures, uuid, oracle, fat, runtime, symtab, atos, symbolicate,
+       bad NAME
+Exit status 0 pass, 1 fail, 77 skip (tools missing).
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARCHES = ("arm64", "x86_64")
+TOOLS = ("clang", "ld64.lld-14", "dsymutil", "llvm-lipo-14", "llvm-symbolizer-14",
+         "llvm-dwarfdump-14", "llvm-otool-14")
+
+
+def die(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, inp=None, env=None, check=True):
+    p = subprocess.run(cmd, input=inp, capture_output=True, text=True, env=env)
+    if check and p.returncode != 0:
+        die("%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[:500]))
+    return p
+
+
+class Ctx:
+    def __init__(self, symdb, scratch):
+        self.symdb = symdb
+        self.scratch = scratch
+        self.fx = os.path.join(scratch, "fixtures")
+        self.env = dict(os.environ)
+        bindir = os.path.join(scratch, "bin")
+        self.env["PATH"] = bindir + os.pathsep + self.env.get("PATH", "")
+
+    def db(self, name):
+        return os.path.join(self.scratch, "db-" + name)
+
+    def sym(self, db, *args, inp=None, check=True):
+        return run([self.symdb, "--db", db] + list(args), inp=inp, check=check,
+                   env=self.env)
+
+    def dwarf(self, name):
+        """The DWARF file inside NAME.dSYM."""
+        return os.path.join(self.fx, name + ".dSYM", "Contents", "Resources", "DWARF",
+                            name)
+
+
+# ---- fixtures ----------------------------------------------------------------
+
+def need_tools():
+    for t in TOOLS:
+        if not shutil.which(t):
+            print("SKIP: %s not found" % t)
+            sys.exit(77)
+
+
+def build_fixtures(c):
+    """Compile, link, dsymutil and lipo every fixture once (idempotent)."""
+    need_tools()
+    stamp = os.path.join(c.fx, ".done")
+    if os.path.exists(stamp):
+        return
+    os.makedirs(c.fx, exist_ok=True)
+    bindir = os.path.join(c.scratch, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    lipo = os.path.join(bindir, "lipo")
+    with open(lipo, "w") as f:
+        f.write('#!/bin/sh\nexec llvm-lipo-14 "$@"\n')
+    os.chmod(lipo, 0o755)
+    srcs = [("mo_c.c", []), ("mo_cpp.cpp", ["-nostdinc++"]), ("mo_objc.m", [])]
+    for arch in ARCHES:
+        objs = []
+        for src, extra in srcs:
+            o = os.path.join(c.fx, "%s_%s.o" % (src.split(".")[0], arch))
+            run(["clang", "-target", arch + "-apple-macos11", "-g", "-O2", "-c"] + extra +
+                [os.path.join(HERE, src), "-o", o])
+            objs.append(o)
+        ld = ["ld64.lld-14", "-arch", arch, "-platform_version", "macos", "11.0", "11.0",
+              "-undefined", "dynamic_lookup"]
+        app = os.path.join(c.fx, "app_" + arch)
+        lib = os.path.join(c.fx, "libmo_%s.dylib" % arch)
+        run(ld + ["-execute", "-e", "_main", "-o", app] + objs)
+        run(ld + ["-dylib", "-o", lib] + objs[1:])
+        for b in (app, lib):
+            run(["dsymutil", b, "-o", b + ".dSYM"], env=c.env)
+    for base in ("app", "libmo"):
+        sfx = ".dylib" if base == "libmo" else ""
+        fat = os.path.join(c.fx, "%s_fat%s" % (base, sfx))
+        run(["llvm-lipo-14", "-create"] +
+            [os.path.join(c.fx, "%s_%s%s" % (base, a, sfx)) for a in ARCHES] +
+            ["-output", fat])
+        run(["dsymutil", fat, "-o", fat + ".dSYM"], env=c.env)
+    # Symbol tables only: binaries in a directory without their dSYMs.
+    strip_dir = os.path.join(c.fx, "nodsym")
+    os.makedirs(strip_dir, exist_ok=True)
+    for arch in ARCHES:
+        for b in ("app_" + arch, "libmo_%s.dylib" % arch):
+            shutil.copy(os.path.join(c.fx, b), os.path.join(strip_dir, b))
+    open(stamp, "w").close()
+
+
+THIN = ["app_arm64", "app_x86_64", "libmo_arm64.dylib", "libmo_x86_64.dylib"]
+
+
+def text_range(path, arch=None):
+    cmd = ["llvm-otool-14", "-l"] + (["-arch", arch] if arch else []) + [path]
+    lines = run(cmd).stdout.split("\n")
+    for i, l in enumerate(lines):
+        if l.strip() == "sectname __text":
+            addr = int(lines[i + 2].split()[1], 16)
+            size = int(lines[i + 3].split()[1], 16)
+            return addr, size
+    die("no __text in " + path)
+
+
+def text_base(path, arch=None):
+    cmd = ["llvm-otool-14", "-l"] + (["-arch", arch] if arch else []) + [path]
+    lines = run(cmd).stdout.split("\n")
+    for i, l in enumerate(lines):
+        if l.strip() == "segname __TEXT" and "cmd LC_SEGMENT" in lines[i - 2]:
+            return int(lines[i + 1].split()[1], 16)
+    die("no __TEXT in " + path)
+
+
+def addresses(path, arch=None):
+    lo, size = text_range(path, arch)
+    return list(range(lo - 8, lo + size + 16))
+
+
+def lines_of(addrs):
+    return "".join("0x%x\n" % a for a in addrs)
+
+
+def compare(expected, got, what):
+    if expected == got:
+        return 0
+    el, gl = expected.split("\n"), got.split("\n")
+    for i in range(min(len(el), len(gl))):
+        if el[i] != gl[i]:
+            print("DIFF %s at line %d:\n  llvm : %r\n  symdb: %r" % (what, i + 1, el[i], gl[i]))
+            return 1
+    print("DIFF %s: %d vs %d lines" % (what, len(el), len(gl)))
+    return 1
+
+
+STYLES = [[], ["--output-style=GNU", "-f", "-C"], ["--output-style=JSON"], ["--no-inlines"],
+          ["--functions=short", "-s"]]
+
+
+def build_all(c, db, inputs):
+    for p in inputs:
+        c.sym(db, "build", p)
+
+
+# ---- cases -----------------------------------------------------------------
+
+def case_uuid(c):
+    """Every slice is indexed under its own UUID, as llvm-dwarfdump reports."""
+    db = c.db("uuid")
+    fat = os.path.join(c.fx, "app_fat.dSYM")
+    build_all(c, db, [fat, os.path.join(c.fx, "libmo_fat.dylib")])
+    listed = c.sym(db, "list").stdout
+    want = 0
+    for f in (c.dwarf("app_fat"), os.path.join(c.fx, "libmo_fat.dylib")):
+        for line in run(["llvm-dwarfdump-14", "--uuid", f]).stdout.splitlines():
+            m = re.match(r"UUID: ([0-9A-F-]+) \((\w+)\)", line)
+            if not m:
+                continue
+            hexid = m.group(1).replace("-", "").lower()
+            want += 1
+            if hexid not in listed:
+                die("%s %s (%s) not in symdb list:\n%s" % (f, hexid, m.group(2), listed))
+    if want != 4:
+        die("expected 4 slices from llvm-dwarfdump, saw %d" % want)
+    print("uuid: 4 slices indexed under their llvm-dwarfdump UUIDs")
+
+
+def case_oracle(c):
+    """Every __text address of every thin dSYM, five output styles."""
+    db = c.db("oracle")
+    build_all(c, db, [os.path.join(c.fx, n + ".dSYM") for n in THIN])
+    bad = n = 0
+    for name in THIN:
+        obj = c.dwarf(name)
+        inp = lines_of(addresses(obj))
+        for st in STYLES:
+            exp = run(["llvm-symbolizer-14", "--obj", obj] + st, inp=inp).stdout
+            got = c.sym(db, "query", "--obj", obj, *st, inp=inp).stdout
+            bad += compare(exp, got, "%s %s" % (name, " ".join(st)))
+            n += inp.count("\n")
+    if bad:
+        die("%d comparisons differ" % bad)
+    print("oracle: %d address lookups identical to llvm-symbolizer-14" % n)
+
+
+def case_fat(c):
+    """Universal dSYM and binary: FILE:ARCH vs llvm-symbolizer FILE:ARCH, and
+    --arch on the bundle directory."""
+    db = c.db("fat")
+    build_all(c, db, [os.path.join(c.fx, "app_fat.dSYM"),
+                      os.path.join(c.fx, "libmo_fat.dylib.dSYM")])
+    bad = n = 0
+    for name in ("app_fat", "libmo_fat.dylib"):
+        obj = c.dwarf(name)
+        for arch in ARCHES:
+            inp = lines_of(addresses(obj, arch))
+            exp = run(["llvm-symbolizer-14", "--obj", obj + ":" + arch], inp=inp).stdout
+            got = c.sym(db, "query", "--obj", obj + ":" + arch, inp=inp).stdout
+            bad += compare(exp, got, "%s:%s" % (name, arch))
+            got = c.sym(db, "query", "--obj", os.path.join(c.fx, name + ".dSYM"),
+                        "--arch", arch, inp=inp).stdout
+            bad += compare(exp, got, "%s.dSYM --arch %s" % (name, arch))
+            n += 2 * inp.count("\n")
+    p = c.sym(db, "query", "--obj", c.dwarf("app_fat"), "0x100000000", check=False)
+    if p.returncode == 0 or "--arch" not in p.stderr:
+        die("a universal file without --arch must ask for one: %r" % p.stderr)
+    if bad:
+        die("%d comparisons differ" % bad)
+    print("fat: %d lookups identical; missing --arch refused" % n)
+
+
+def case_runtime(c):
+    """Runtime addresses with a random load address give the vaddr answers."""
+    db = c.db("runtime")
+    build_all(c, db, [os.path.join(c.fx, n + ".dSYM") for n in THIN])
+    rnd = random.Random(4)
+    bad = 0
+    for name in THIN:
+        obj = c.dwarf(name)
+        base = text_base(obj)
+        load = rnd.randrange(0x100000000, 0x200000000) & ~0x3fff
+        addrs = addresses(obj)
+        exp = c.sym(db, "query", "--obj", obj, inp=lines_of(addrs)).stdout
+        rt = [a - base + load for a in addrs]
+        got = c.sym(db, "query", "--obj", obj, "--addr-kind", "runtime",
+                    "--load-address", "0x%x" % load, inp=lines_of(rt)).stdout
+        bad += compare(exp, got, "%s load 0x%x" % (name, load))
+    if bad:
+        die("runtime addresses differ")
+    print("runtime: 4 images, random load addresses, identical")
+
+
+def case_symtab(c):
+    """Binaries without their dSYM: symbol tables only, vs llvm-symbolizer."""
+    db = c.db("symtab")
+    d = os.path.join(c.fx, "nodsym")
+    bad = n = 0
+    for name in THIN:
+        obj = os.path.join(d, name)
+        c.sym(db, "build", obj)
+        inp = lines_of(addresses(obj) + [0x100008008, 0x100008010, 0x0, 0x10])
+        for st in STYLES[:4]:
+            exp = run(["llvm-symbolizer-14", "--obj", obj] + st, inp=inp).stdout
+            got = c.sym(db, "query", "--obj", obj, *st, inp=inp).stdout
+            bad += compare(exp, got, "%s %s" % (name, " ".join(st)))
+            n += inp.count("\n")
+    # The dSYM indexed after its binary replaces the symbol-table-only index.
+    c.sym(db, "build", os.path.join(c.fx, "app_arm64.dSYM"))
+    obj = c.dwarf("app_arm64")
+    inp = lines_of(addresses(obj))
+    bad += compare(run(["llvm-symbolizer-14", "--obj", obj], inp=inp).stdout,
+                   c.sym(db, "query", "--obj", obj, inp=inp).stdout, "dSYM after binary")
+    if bad:
+        die("%d comparisons differ" % bad)
+    print("symtab: %d lookups identical; dSYM upgrades a symbol-table-only index" % n)
+
+
+def atos_expect(frames, image, addr, sym, inline):
+    """The documented atos format from llvm-symbolizer's frames.
+
+    frames: [(function, file, line)] innermost first (llvm-symbolizer -i -C
+    with --functions=linkage); sym: (name, start) from llvm-symbolizer's
+    symbol-table answer (JSON StartAddress of the outermost frame)."""
+    out = []
+    if frames[-1][0] in ("??", "") and not sym:
+        return ["0x%x" % addr]
+    chosen = frames if inline else frames[-1:]
+    for i, (fn, path, line) in enumerate(chosen):
+        if line:
+            out.append("%s (in %s) (%s:%d)" % (fn, image, os.path.basename(path), line))
+        else:
+            out.append("%s (in %s) + %d" % (fn, image, addr - sym[1]))
+    return out
+
+
+def llvm_frames(obj, addrs):
+    p = run(["llvm-symbolizer-14", "--obj", obj, "--output-style=JSON", "-i", "-C"],
+            inp=lines_of(addrs))
+    res = []
+    for line in p.stdout.splitlines():
+        j = json.loads(line)
+        fr = [(f["FunctionName"], f["FileName"], f["Line"]) for f in j["Symbol"]]
+        start = j["Symbol"][-1].get("StartAddress", "")
+        res.append((fr, int(start, 16) if start else None))
+    return res
+
+
+def case_atos(c):
+    """--output-style=atos: golden lines from the source, then every address
+    against the documented format applied to llvm-symbolizer's frames."""
+    db = c.db("atos")
+    build_all(c, db, [os.path.join(c.fx, n + ".dSYM") for n in THIN])
+    obj = c.dwarf("app_arm64")
+    nm = run(["llvm-nm-14", obj]).stdout
+    sym = {}
+    for l in nm.splitlines():
+        m = re.match(r"([0-9a-f]+) \w (.*)$", l)
+        if m:
+            sym[m.group(2)] = int(m.group(1), 16)
+    # Golden: written from mo_objc.m / mo_c.c line numbers and atos(1).
+    golden = [
+        (sym["+[Counter scaled:by:]"], "+[Counter scaled:by:] (in app_arm64) (mo_objc.m:14)"),
+        (sym["-[Counter bump:]"], "-[Counter bump:] (in app_arm64) (mo_objc.m:18)"),
+        (sym["_objc_entry"] + 4, "objc_entry (in app_arm64) (mo_objc.m:25)"),
+        (sym["__ZN3geo4walkEPKNS_5PointEi"],
+         "geo::walk(geo::Point const*, int) (in app_arm64) (mo_cpp.cpp:13)"),
+        (sym["_counter"], "counter (in app_arm64) + 0"),
+        (sym["_counter"] + 2, "counter (in app_arm64) + 2"),
+        (0x10, "0x10"),
+    ]
+    load = 0x104a8c000
+    for addr, want in golden:
+        rt = addr - 0x100000000 + load
+        got = c.sym(db, "query", "--obj", obj, "--output-style=atos", "--addr-kind", "runtime",
+                    "--load-address", "0x%x" % load, "0x%x" % rt).stdout.rstrip("\n")
+        want = want.replace("0x10", "0x%x" % rt) if want == "0x10" else want
+        if got != want:
+            die("atos golden 0x%x: want %r got %r" % (addr, want, got))
+    # Symbol-table fallback: "+ offset" from the binary without its dSYM.
+    stripped = os.path.join(c.fx, "nodsym", "app_arm64")
+    dbs = c.db("atos-symtab")
+    c.sym(dbs, "build", stripped)
+    got = c.sym(dbs, "query", "--obj", stripped, "--output-style=atos",
+                "0x%x" % (sym["_compute"] + 8)).stdout
+    if got != "compute (in app_arm64) + 8\n":
+        die("atos symtab: %r" % got)
+    # Every address, with and without -i.
+    bad = n = 0
+    for name in THIN:
+        obj = c.dwarf(name)
+        image = name
+        addrs = addresses(obj)
+        fr = llvm_frames(obj, addrs)
+        for inline in (0, 1):
+            exp = []
+            for a, (frames, start) in zip(addrs, fr):
+                exp += atos_expect(frames, image, a, (None, start) if start is not None
+                                   else None, inline)
+            got = c.sym(db, "query", "--obj", obj, "--output-style=atos",
+                        *(["-i"] if inline else []), inp=lines_of(addrs)).stdout
+            bad += compare("\n".join(exp) + "\n", got, "atos %s -i=%d" % (name, inline))
+            n += len(addrs)
+    if bad:
+        die("%d atos comparisons differ" % bad)
+    print("atos: %d golden lines, %d addresses in the documented format" % (len(golden) + 1, n))
+
+
+CASES = {"uuid": case_uuid, "oracle": case_oracle, "fat": case_fat, "runtime": case_runtime,
+         "symtab": case_symtab, "atos": case_atos}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--symdb", required=True)
+    ap.add_argument("--scratch", required=True)
+    ap.add_argument("case")
+    ap.add_argument("arg", nargs="?")
+    a = ap.parse_args()
+    c = Ctx(os.path.abspath(a.symdb), os.path.abspath(a.scratch))
+    os.makedirs(c.scratch, exist_ok=True)
+    build_fixtures(c)
+    if a.case == "fixtures":
+        print("fixtures built in " + c.fx)
+        return
+    if a.case == "bad":
+        import macho_bad
+        macho_bad.run_case(c, a.arg)
+        return
+    if a.case == "symbolicate":
+        import macho_crash
+        macho_crash.run_case(c, a.arg)
+        return
+    for d in [c.db(a.case), c.db(a.case + "-symtab")]:
+        shutil.rmtree(d, ignore_errors=True)
+    CASES[a.case](c)
+
+
+if __name__ == "__main__":
+    main()
