@@ -997,6 +997,8 @@ static int sort_functions(ix_image *img)
 {
 	size_t n = img->functions.n;
 	ix_function *f = img->functions.p;
+	if (n == 0)
+		return 0;
 	fn_key *k = malloc((n + 1) * sizeof(*k));
 	uint32_t *remap = malloc((n + 1) * sizeof(*remap));
 	ix_function *tmp = malloc((n + 1) * sizeof(*tmp));

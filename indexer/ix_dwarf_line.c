@@ -672,7 +672,8 @@ int ix_line_parse(const ix_line_ctx *lc, ix_line_table *t, char *why, size_t why
 	}
 	/* Like LLVM, keep the sequences completed before a malformed opcode. */
 	(void)run_program(lc, &h, &f, &p, t);
-	qsort(p.seqs, p.nseqs, sizeof(*p.seqs), cmp_seq);
+	if (p.nseqs)
+		qsort(p.seqs, p.nseqs, sizeof(*p.seqs), cmp_seq);
 	rc = flatten(&p, t);
 	if (rc)
 		snprintf(why, why_sz, "out of memory");
