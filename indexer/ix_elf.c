@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -166,6 +167,9 @@ static int ex_headers(struct ex *x)
 	     !ex_table_fits(x, x->eh.e_shoff, x->eh.e_shnum ? x->eh.e_shnum : 1,
 	                    x->eh.e_shentsize)))
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
+	if (x->eh.e_phnum && !ex_table_fits(x, x->eh.e_phoff, x->eh.e_phnum == PN_XNUM ? 1 :
+	                                   x->eh.e_phnum, x->eh.e_phentsize))
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "program headers lie outside the file");
 	if (elf_getphdrnum(x->elf, &phnum) < 0 || elf_getshdrnum(x->elf, &x->shnum) < 0)
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad header counts (%s)", elf_errmsg(-1));
 	if (x->shnum && !x->eh.e_shoff)
@@ -191,11 +195,28 @@ static void ex_header_fields(const struct ex *x, ix_image *img)
 
 /* ---- segments ----------------------------------------------------------- */
 
-/* PT_LOAD segments sorted by vaddr (insertion sort: a handful, and stable, so
- * equal vaddrs keep file order); Base_Address is the lowest p_vaddr. */
+/* A total order on segment contents, so that qsort's instability cannot
+ * show in the output (equal records are indistinguishable). */
+static int cmp_seg(const void *a, const void *b)
+{
+	const ix_segment *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	if (x->fileoff != y->fileoff)
+		return x->fileoff < y->fileoff ? -1 : 1;
+	if (x->filesz != y->filesz)
+		return x->filesz < y->filesz ? -1 : 1;
+	if (x->memsz != y->memsz)
+		return x->memsz < y->memsz ? -1 : 1;
+	return x->flags < y->flags ? -1 : x->flags > y->flags;
+}
+
+/* PT_LOAD segments sorted by vaddr (SPEC §7.1); Base_Address is the lowest
+ * p_vaddr, or 0 without any PT_LOAD. */
 static int ex_segments(struct ex *x, ix_image *img)
 {
-	size_t i, n, j;
+	size_t i, n;
 	GElf_Phdr ph;
 	ix_segment *s;
 
@@ -222,13 +243,8 @@ static int ex_segments(struct ex *x, ix_image *img)
 		           (ph.p_flags & PF_R ? FMT_SEGF_R : 0);
 	}
 	s = img->segments.p;
-	for (i = 1; i < img->segments.n; i++) {
-		ix_segment t = s[i];
-
-		for (j = i; j > 0 && s[j - 1].vaddr > t.vaddr; j--)
-			s[j] = s[j - 1];
-		s[j] = t;
-	}
+	if (img->segments.n > 1)
+		qsort(s, img->segments.n, sizeof *s, cmp_seg);
 	img->base_address = img->segments.n ? s[0].vaddr : 0;
 	return 0;
 }
