@@ -107,6 +107,7 @@ CLI_HIDDEN int cli_cmd_build(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_query(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_list(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_info(const struct cli_global *g, int argc, char **argv);
+CLI_HIDDEN int cli_cmd_symbolicate(const struct cli_global *g, int argc, char **argv);
 
 /* Per-command help texts (symdb_main.c). */
 CLI_HIDDEN void cli_usage(FILE *f, const char *cmd);

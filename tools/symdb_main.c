@@ -80,6 +80,20 @@ static const struct subcommand commands[] = {
 	  "index file, and verify every table checksum and invariant.  The image is\n"
 	  "named by UUID, by the indexed binary FILE, or by an index file path\n"
 	  "ending in .symdb.  A damaged file is reported and exits 4.\n" },
+	{ "symbolicate", cli_cmd_symbolicate, "symbolicate an Apple crash report",
+	  "usage: symdb symbolicate [--db DIR] [--stack] [-i] [REPORT|-]\n"
+	  "\n"
+	  "Symbolicate an Apple crash report (classic .crash text or JSON .ips) from\n"
+	  "the database: each image is found by the UUID of its Binary Images /\n"
+	  "usedImages entry and its frames are resolved at its load address.\n"
+	  ".crash frames become 'N IMAGE 0xADDR func + offset (file:line)'; .ips\n"
+	  "frames gain \"symbol\", \"symbolLocation\", \"sourceFile\", \"sourceLine\".\n"
+	  "Every other byte is copied; images not in the database are left as they\n"
+	  "were and listed on stderr.\n"
+	  "\n"
+	  "  --stack   input lines 'IMAGE UUID LOAD-ADDRESS ADDRESS'; output in atos\n"
+	  "            format, one line per address\n"
+	  "  -i        with --stack: inlined frames too, innermost first (atos -i)\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -102,7 +116,7 @@ static void main_usage(FILE *f)
 	      "commands:\n",
 	      f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n"
 	      "  --db DIR   the database directory, for every command (default:\n"
 	      "             $SYMDB_DIR, else $XDG_CACHE_HOME/symdb, else ~/.cache/symdb)\n"
