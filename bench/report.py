@@ -100,7 +100,8 @@ class Report:
                 out[key] = None
                 continue
             per = (mid - s) / (self.mid - self.small)
-            out[key] = s + per * (self.big - self.small)
+            # A negative slope is noise swamping a tiny per-address cost.
+            out[key] = s + per * (self.big - self.small) if per > 0 else None
         return out
 
     def header(self):
@@ -280,6 +281,20 @@ class Report:
             self.p()
             self.p("Other output styles (profile set, " + str(self.small) + " addresses): " + ", ".join(
                 f"{x['bin']} {x['style']} {'identical' if x['same'] == '1' else '**differs**'}" for x in others) + ".")
+        bad = [x for x in self.r if x["type"] == "mismatch"]
+        if bad:
+            self.p()
+            self.p("Where symdb's output differs from llvm-symbolizer-14's (first differing line of each "
+                   "comparison; the count is of llvm-symbolizer lines that differ):")
+            self.p()
+            self.p("| binary | set | n | style | lines differing | first at line | llvm-symbolizer-14 | symdb |")
+            self.p("|---|---|---|---|---|---|---|---|")
+
+            def cell(t):
+                return "`" + t.replace("|", "\\|").replace("`", "'")[:160] + "`"
+            for x in bad:
+                self.p(f"| {x['bin']} | {x['kind']} | {x['n']} | {x['style']} | {x.get('differing_lines')} | "
+                       f"{x.get('line')} | {cell(x.get('llvm', ''))} | {cell(x.get('symdb', ''))} |")
         self.p()
 
     def build_table(self):
@@ -374,8 +389,12 @@ def main():
     ap = argparse.ArgumentParser(description="render bench/run.sh raw.txt as Markdown")
     ap.add_argument("raw")
     ap.add_argument("--command", default="bench/run.sh")
+    ap.add_argument("--notes", help="Markdown appended after the figures (the analysis)")
     a = ap.parse_args()
     sys.stdout.write(Report(parse(a.raw), a.command).render())
+    if a.notes:
+        with open(a.notes) as nf:
+            sys.stdout.write("\n" + nf.read())
 
 
 if __name__ == "__main__":

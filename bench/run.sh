@@ -126,6 +126,23 @@ timed() {
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
+# compare_out TAGS...: byte comparison of out.llvm and out.symdb; on a difference
+# records the first differing line of each.
+compare_out() {
+	local same=0 ln
+	cmp -s "$WORK/out.llvm" "$WORK/out.symdb" && same=1
+	[ "$TIMED_FAILED" = 0 ] || same=error
+	echo "identical $* same=$same lines=$(wc -l < "$WORK/out.llvm")" | tee -a "$RAW" >&2
+	if [ "$same" = 0 ]; then
+		ln=$(cmp "$WORK/out.llvm" "$WORK/out.symdb" 2>/dev/null | sed -n 's/.* line \([0-9]*\).*/\1/p')
+		ln=${ln:-1}
+		printf 'mismatch %s line=%s differing_lines=%s llvm=%q symdb=%q\n' "$*" "$ln" \
+			"$(diff "$WORK/out.llvm" "$WORK/out.symdb" | grep -c '^<')" \
+			"$(sed -n "${ln}p" "$WORK/out.llvm" | cut -c1-300)" \
+			"$(sed -n "${ln}p" "$WORK/out.symdb" | cut -c1-300)" | tee -a "$RAW" >&2
+	fi
+}
+
 addrs() { echo "$WORK/addrs/$1.$2.$3.$4.txt"; }   # name kind size order
 
 # ---- machine -------------------------------------------------------------------
@@ -201,14 +218,13 @@ for spec in "${BINS[@]}"; do
 	for kind in $KINDS; do
 		for n in "$SMALL" "$MID"; do
 			f=$(addrs "$name" "$kind" "$n" unsorted)
-			STDIN_FILE=$f STDOUT_FILE=$WORK/out.llvm timed 1 e2e bin="$name" kind="$kind" n="$n" tool=llvm-symbolizer -- \
+			lr=1; [ "$n" = "$SMALL" ] && lr=3   # the small run is mostly start-up: take a median
+			STDIN_FILE=$f STDOUT_FILE=$WORK/out.llvm timed "$lr" e2e bin="$name" kind="$kind" n="$n" tool=llvm-symbolizer -- \
 				llvm-symbolizer-14 --obj "$bin"
 			STDIN_FILE=$f STDOUT_FILE=$WORK/out.symdb timed "$RUNS" e2e bin="$name" kind="$kind" n="$n" tool=symdb -- \
 				"$SYMDB" query --db "$db" --obj "$bin"
-			same=0; cmp -s "$WORK/out.llvm" "$WORK/out.symdb" && same=1
-			[ "$TIMED_FAILED" = 0 ] || same=error
-			echo "identical bin=$name kind=$kind n=$n style=LLVM same=$same lines=$(wc -l < "$WORK/out.llvm")" | tee -a "$RAW" >&2
-			STDIN_FILE=$f timed 1 e2e bin="$name" kind="$kind" n="$n" tool=addr2line -- \
+			compare_out bin="$name" kind="$kind" n="$n" style=LLVM
+			STDIN_FILE=$f timed "$lr" e2e bin="$name" kind="$kind" n="$n" tool=addr2line -- \
 				addr2line -i -f -e "$bin"
 		done
 		f=$(addrs "$name" "$kind" "$BIG" unsorted)
@@ -218,11 +234,10 @@ for spec in "${BINS[@]}"; do
 	f=$(addrs "$name" profile "$SMALL" unsorted)
 	for style in GNU JSON; do
 		llvm-symbolizer-14 --obj "$bin" --output-style=$style < "$f" > "$WORK/out.llvm" || true
-		same=error
-		if "$SYMDB" query --db "$db" --obj "$bin" --output-style=$style < "$f" > "$WORK/out.symdb"; then
-			same=0; cmp -s "$WORK/out.llvm" "$WORK/out.symdb" && same=1
-		fi
-		echo "identical bin=$name kind=profile n=$SMALL style=$style same=$same lines=$(wc -l < "$WORK/out.llvm")" | tee -a "$RAW" >&2
+		TIMED_FAILED=0
+		"$SYMDB" query --db "$db" --obj "$bin" --output-style=$style < "$f" > "$WORK/out.symdb" \
+			|| TIMED_FAILED=1
+		compare_out bin="$name" kind=profile n="$SMALL" style=$style
 	done
 done
 
@@ -240,5 +255,7 @@ if [ -z "$OUT" ]; then
 	if [ "$QUICK" = 1 ]; then OUT=$WORK/RESULTS-quick.md; else OUT=$HERE/RESULTS.md; fi
 fi
 CMDLINE="bench/run.sh $( [ "$QUICK" = 1 ] && echo --quick )"
-python3 "$HERE/report.py" "$RAW" --command "$CMDLINE" > "$OUT"
+NOTES=()
+[ "$QUICK" = 1 ] || [ ! -f "$HERE/results-notes.md" ] || NOTES=(--notes "$HERE/results-notes.md")
+python3 "$HERE/report.py" "$RAW" --command "$CMDLINE" "${NOTES[@]}" > "$OUT"
 log "report: $OUT (raw numbers: $RAW)"
