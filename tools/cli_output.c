@@ -467,6 +467,18 @@ void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name, uint
 	plain_footer(p);
 }
 
+void cli_print_error(struct cli_printer *p, uint64_t addr, const char *msg)
+{
+	j_request_begin(p);
+	j_kv_hex(p, "Address", addr);
+	j_key(p, "Error");
+	j_open(p, '{');
+	j_kv_str(p, "Message", msg);
+	j_close(p, '}');
+	j_kv_str(p, "ModuleName", p->module);
+	j_request_end(p);
+}
+
 void cli_print_frame_cmd(struct cli_printer *p, uint64_t addr)
 {
 	if (p->style == CLI_STYLE_JSON) {

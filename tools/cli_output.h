@@ -66,6 +66,10 @@ CLI_HIDDEN void cli_print_data(struct cli_printer *p, uint64_t addr, const char 
  * "no locals" answer. */
 CLI_HIDDEN void cli_print_frame_cmd(struct cli_printer *p, uint64_t addr);
 
+/* A request whose module could not be opened: JSON prints an Error object
+ * (plain styles print the empty result instead, through cli_print_code). */
+CLI_HIDDEN void cli_print_error(struct cli_printer *p, uint64_t addr, const char *msg);
+
 /* Write s as a JSON string literal, fixing invalid UTF-8 like llvm::json. */
 CLI_HIDDEN void cli_json_string(struct cli_out *o, const char *s, size_t n);
 

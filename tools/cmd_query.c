@@ -35,6 +35,21 @@ struct request {
 	size_t len;
 	uint64_t addr;    /* as given (printed by --addresses) */
 	int kind;
+	uint32_t mod;     /* index into query.mods */
+};
+
+/*
+ * An image named by requests.  With --obj/--uuid there is one, opened up
+ * front; without them every input line names its module, as llvm-symbolizer
+ * accepts ("MODULE ADDR", sanitizers' protocol), and each module is opened
+ * on first use and kept for the rest of the run.
+ */
+struct module {
+	char *name;       /* as given: JSON ModuleName, error messages */
+	size_t len;
+	symdb_image *img; /* NULL until opened, or when opening failed */
+	int state;        /* 0 not tried, 1 open, < 0 the error */
+	char *error;      /* why it failed (JSON Error.Message) */
 };
 
 struct sort_ent {
@@ -53,6 +68,11 @@ struct query {
 	symdb_image *img;
 	struct cli_printer pr;
 	int damaged; /* some address hit a damaged record */
+	int per_line;       /* no --obj/--uuid: each line names its module */
+	int module_failed;  /* some module could not be opened */
+	symdb *db;
+	struct module *mods;
+	size_t nmods, mods_cap, last_mod;
 
 	/* per-batch arrays, grown as needed and reused */
 	struct request *req;
@@ -94,18 +114,75 @@ static int is_delim(char c)
 	return c == ' ' || c == '\n' || c == '\r';
 }
 
-static void parse_request(const char *s, size_t n, struct request *r)
+/* The index of module name[0..len), added on first sight. */
+static uint32_t intern_module(struct query *q, const char *name, size_t len)
+{
+	if (q->last_mod < q->nmods && q->mods[q->last_mod].len == len &&
+	    memcmp(q->mods[q->last_mod].name, name, len) == 0)
+		return (uint32_t)q->last_mod;
+	for (size_t i = 0; i < q->nmods; i++)
+		if (q->mods[i].len == len && memcmp(q->mods[i].name, name, len) == 0)
+			return (uint32_t)(q->last_mod = i);
+	q->mods = grow_array(q->mods, &q->mods_cap, q->nmods + 1, sizeof(*q->mods));
+	struct module *m = &q->mods[q->nmods];
+	memset(m, 0, sizeof(*m));
+	m->name = malloc(len + 1);
+	if (!m->name) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	memcpy(m->name, name, len);
+	m->name[len] = '\0';
+	m->len = len;
+	return (uint32_t)(q->last_mod = q->nmods++);
+}
+
+/*
+ * The module name of a per-line request: a quoted string ('...' or "...")
+ * or the next token.  Returns 0, or -1 for an unterminated quote (the line
+ * is then invalid and its JSON ModuleName empty, as llvm's).
+ */
+static int parse_module(struct query *q, const char **sp, size_t *np, struct request *r)
+{
+	const char *s = *sp;
+	size_t n = *np, len;
+	while (n && is_delim(*s))
+		s++, n--;
+	if (n && (*s == '"' || *s == '\'')) {
+		const char *end = memchr(s + 1, *s, n - 1);
+		if (!end) {
+			r->mod = intern_module(q, "", 0);
+			return -1;
+		}
+		r->mod = intern_module(q, s + 1, (size_t)(end - s - 1));
+		len = (size_t)(end - s) + 1;
+	} else {
+		for (len = 0; len < n && !is_delim(s[len]); len++)
+			;
+		r->mod = intern_module(q, s, len);
+	}
+	*sp = s + len;
+	*np = n - len;
+	return 0;
+}
+
+static void parse_request(struct query *q, const char *s, size_t n, struct request *r)
 {
 	r->text = s;
 	r->len = n;
 	r->kind = REQ_CODE;
 	r->addr = 0;
+	r->mod = 0;
 	if (n >= 5 && memcmp(s, "CODE ", 5) == 0)
 		s += 5, n -= 5;
 	else if (n >= 5 && memcmp(s, "DATA ", 5) == 0)
 		s += 5, n -= 5, r->kind = REQ_DATA;
 	else if (n >= 6 && memcmp(s, "FRAME ", 6) == 0)
 		s += 6, n -= 6, r->kind = REQ_FRAME;
+	if (q->per_line && parse_module(q, &s, &n, r) < 0) {
+		r->kind = REQ_INVALID;
+		return;
+	}
 	while (n && is_delim(*s))
 		s++, n--;
 	size_t tl = 0;
@@ -164,6 +241,104 @@ static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, size_t n)
 		memcpy(a, src, n * sizeof(*a));
 }
 
+static symdb_image *module_image(struct query *q, struct module *m);
+
+/* Resolve addrs[from..to), sorted, of one image; frames are appended after
+ * *used, and every result's first is made absolute. */
+static int resolve_sorted(struct query *q, symdb_image *img, size_t from, size_t to, size_t *used)
+{
+	size_t done = from;
+	while (done < to) {
+		ptrdiff_t r = symdb_resolve_batch(img, q->addrs + done, to - done,
+		                                  q->frames + *used, q->frames_cap - *used,
+		                                  q->res + done);
+		if (r == 0 || r == SYMDB_E_INVAL) {
+			/* Not even one address fits: more frames, unless the
+			 * array is already absurdly large. */
+			if (q->frames_cap - *used > ((size_t)1 << 24))
+				return r ? (int)r : SYMDB_E_CORRUPT;
+			q->frames = grow_array(q->frames, &q->frames_cap,
+			                       q->frames_cap * 2, sizeof(*q->frames));
+			continue;
+		}
+		if (r < 0)
+			return (int)r;
+		size_t end = *used;
+		for (size_t k = done; k < done + (size_t)r; k++) {
+			q->res[k].first += (uint32_t)*used;
+			if (q->res[k].first + q->res[k].count > end)
+				end = q->res[k].first + q->res[k].count;
+		}
+		*used = end;
+		done += (size_t)r;
+		if (done < to && q->frames_cap - *used < 64)
+			q->frames = grow_array(q->frames, &q->frames_cap,
+			                       q->frames_cap * 2, sizeof(*q->frames));
+	}
+	return 0;
+}
+
+/* Translate, sort and resolve ord[from..to), the requests of one module. */
+static int resolve_module(struct query *q, struct module *md, size_t from, size_t to,
+                          size_t *used)
+{
+	size_t n = to - from;
+	uint64_t *addrs = q->addrs + from;
+	struct sort_ent *ord = q->ord + from;
+	symdb_image *img = module_image(q, md);
+	if (!img) {
+		/* Printed as llvm-symbolizer prints an unreadable module. */
+		for (size_t k = 0; k < n; k++) {
+			memset(&q->res[from + k], 0, sizeof(q->res[0]));
+			q->res[from + k].status = SYMDB_E_NOT_FOUND;
+			q->pos[ord[k].idx] = (uint32_t)(from + k);
+		}
+		return 0;
+	}
+	for (size_t k = 0; k < n; k++)
+		addrs[k] = ord[k].addr;
+	if (q->kind != SYMDB_ADDR_VADDR) {
+		int rc = symdb_image_translate(img, q->kind, q->load_address, addrs, addrs, n);
+		if (rc < 0)
+			return rc;
+	} else {
+		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
+		 * (it finds the last zero-size symbol, e.g. _end), but it is
+		 * SYMDB_ADDR_INVALID to the library.  UINT64_MAX - 1 lies in
+		 * exactly the same symbols unless one ends at UINT64_MAX. */
+		for (size_t k = 0; k < n; k++)
+			if (addrs[k] == SYMDB_ADDR_INVALID)
+				addrs[k] = SYMDB_ADDR_INVALID - 1;
+	}
+	for (size_t k = 0; k < n; k++)
+		ord[k].addr = addrs[k];
+	sort_by_addr(ord, q->ord_tmp, n);
+	for (size_t k = 0; k < n; k++) {
+		addrs[k] = ord[k].addr;
+		q->pos[ord[k].idx] = (uint32_t)(from + k);
+	}
+	return resolve_sorted(q, img, from, to, used);
+}
+
+/* Stable counting sort of ord[0..m) by module, so each module's requests
+ * are contiguous (input order within a module is kept). */
+static void group_by_module(struct query *q, size_t m)
+{
+	size_t *start = calloc(q->nmods + 1, sizeof(*start));
+	if (!start) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	for (size_t k = 0; k < m; k++)
+		start[q->req[q->ord[k].idx].mod + 1]++;
+	for (size_t i = 1; i <= q->nmods; i++)
+		start[i] += start[i - 1];
+	for (size_t k = 0; k < m; k++)
+		q->ord_tmp[start[q->req[q->ord[k].idx].mod]++] = q->ord[k];
+	memcpy(q->ord, q->ord_tmp, m * sizeof(*q->ord));
+	free(start);
+}
+
 /* Translate, sort and resolve every CODE/DATA request; returns 0 or an error. */
 static int resolve_batch(struct query *q, size_t *out_m)
 {
@@ -183,64 +358,27 @@ static int resolve_batch(struct query *q, size_t *out_m)
 	for (size_t i = 0; i < q->nreq; i++) {
 		if (q->req[i].kind != REQ_CODE && q->req[i].kind != REQ_DATA)
 			continue;
-		q->addrs[m] = q->req[i].addr - q->adjust_vma;
+		q->ord[m].addr = q->req[i].addr - q->adjust_vma;
 		q->ord[m].idx = (uint32_t)i;
 		m++;
 	}
 	*out_m = m;
 	if (!m)
 		return 0;
-	if (q->kind != SYMDB_ADDR_VADDR) {
-		int rc = symdb_image_translate(q->img, q->kind, q->load_address, q->addrs,
-		                               q->addrs, m);
-		if (rc < 0)
-			return rc;
-	} else {
-		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
-		 * (it finds the last zero-size symbol, e.g. _end), but it is
-		 * SYMDB_ADDR_INVALID to the library.  UINT64_MAX - 1 lies in
-		 * exactly the same symbols unless one ends at UINT64_MAX. */
-		for (size_t k = 0; k < m; k++)
-			if (q->addrs[k] == SYMDB_ADDR_INVALID)
-				q->addrs[k] = SYMDB_ADDR_INVALID - 1;
-	}
-	for (size_t k = 0; k < m; k++)
-		q->ord[k].addr = q->addrs[k];
-	sort_by_addr(q->ord, q->ord_tmp, m);
-	for (size_t k = 0; k < m; k++) {
-		q->addrs[k] = q->ord[k].addr;
-		q->pos[q->ord[k].idx] = (uint32_t)k;
-	}
-
-	size_t done = 0, used = 0;
+	if (q->nmods > 1)
+		group_by_module(q, m);
 	if (q->frames_cap < 256)
 		q->frames = grow_array(q->frames, &q->frames_cap, 256, sizeof(*q->frames));
-	while (done < m) {
-		ptrdiff_t r = symdb_resolve_batch(q->img, q->addrs + done, m - done,
-		                                  q->frames + used, q->frames_cap - used,
-		                                  q->res + done);
-		if (r == 0 || r == SYMDB_E_INVAL) {
-			/* Not even one address fits: more frames, unless the
-			 * array is already absurdly large. */
-			if (q->frames_cap - used > ((size_t)1 << 24))
-				return r ? (int)r : SYMDB_E_CORRUPT;
-			q->frames = grow_array(q->frames, &q->frames_cap,
-			                       q->frames_cap * 2, sizeof(*q->frames));
-			continue;
-		}
-		if (r < 0)
-			return (int)r;
-		size_t end = used;
-		for (size_t k = done; k < done + (size_t)r; k++) {
-			q->res[k].first += (uint32_t)used;
-			if (q->res[k].first + q->res[k].count > end)
-				end = q->res[k].first + q->res[k].count;
-		}
-		used = end;
-		done += (size_t)r;
-		if (done < m && q->frames_cap - used < 64)
-			q->frames = grow_array(q->frames, &q->frames_cap,
-			                       q->frames_cap * 2, sizeof(*q->frames));
+	size_t used = 0;
+	for (size_t g = 0; g < m;) {
+		uint32_t mi = q->req[q->ord[g].idx].mod;
+		size_t e = g + 1;
+		while (e < m && q->req[q->ord[e].idx].mod == mi)
+			e++;
+		int rc = resolve_module(q, &q->mods[mi], g, e, &used);
+		if (rc < 0)
+			return rc;
+		g = e;
 	}
 	return 0;
 }
@@ -313,6 +451,14 @@ static void print_batch(struct query *q)
 		const symdb_result *r = rq->kind == REQ_CODE || rq->kind == REQ_DATA
 		                                ? &q->res[q->pos[i]]
 		                                : NULL;
+		struct module *md = &q->mods[rq->mod];
+		q->pr.module = md->name;
+		/* llvm-symbolizer prints an Error object for CODE and DATA
+		 * requests on a module it cannot read, and "Frame": [] for FRAME. */
+		if (r && md->state < 0 && q->pr.style == CLI_STYLE_JSON) {
+			cli_print_error(&q->pr, rq->addr, md->error);
+			continue;
+		}
 		if (r && r->status == SYMDB_E_CORRUPT)
 			q->damaged = 1;
 		if (r && q->pr.style == CLI_STYLE_ATOS) {
@@ -347,7 +493,7 @@ static int run_batch(struct query *q)
 	size_t m;
 	int rc = resolve_batch(q, &m);
 	if (rc < 0) {
-		cli_err(q->obj ? q->obj : q->uuid_hex, "%s", symdb_strerror(rc));
+		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));
 		return rc;
 	}
 	print_batch(q);
@@ -370,7 +516,7 @@ static void add_piece(struct query *q, char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (s[i] != '\r' && s[i] != '\n')
 			s[w++] = s[i];
-	parse_request(s, w, new_request(q));
+	parse_request(q, s, w, new_request(q));
 }
 
 /* Split buf[0..len) into pieces; returns bytes consumed.  At EOF the tail
@@ -433,7 +579,7 @@ static int run_stdin(struct query *q)
 static int run_args(struct query *q, char **addrs, int naddrs)
 {
 	for (int i = 0; i < naddrs; i++)
-		parse_request(addrs[i], strlen(addrs[i]), new_request(q));
+		parse_request(q, addrs[i], strlen(addrs[i]), new_request(q));
 	return q->nreq ? run_batch(q) : 0;
 }
 
@@ -632,8 +778,13 @@ static int parse_query_args(struct query *q, struct cli_global *g, int argc, cha
 		return -CLI_EXIT_USAGE;
 	}
 	*first_addr = nat;
-	if (!q->obj == !q->uuid_hex) {
-		cli_err(NULL, "query: give exactly one of --obj FILE and --uuid HEX");
+	if (q->obj && q->uuid_hex) {
+		cli_err(NULL, "query: give only one of --obj FILE and --uuid HEX");
+		return -CLI_EXIT_USAGE;
+	}
+	q->per_line = !q->obj && !q->uuid_hex;
+	if (q->per_line && q->pr.style == CLI_STYLE_ATOS) {
+		cli_err(NULL, "query: --output-style=atos needs --obj FILE or --uuid HEX");
 		return -CLI_EXIT_USAGE;
 	}
 	if (q->kind != SYMDB_ADDR_RUNTIME && q->load_address) {
@@ -664,20 +815,27 @@ static int open_db(const struct cli_global *g, symdb **db)
 	return -CLI_EXIT_DATABASE;
 }
 
-static void report_not_indexed(const char *obj)
+static void describe_not_indexed(const char *obj, char *msg, size_t msz)
 {
 	symdb_uuid id;
 	char hex[2 * SYMDB_UUID_MAX + 1];
 	if (symdb_file_uuid(obj, NULL, &id) == 0) {
 		symdb_uuid_format(&id, hex);
-		cli_err(obj, "not indexed (%s %s); run 'symdb build %s' first",
-		        id.kind == SYMDB_UUID_GNU_BUILD_ID ? "build-id" : "image id", hex, obj);
+		snprintf(msg, msz, "not indexed (%s %s); run 'symdb build %s' first",
+		         id.kind == SYMDB_UUID_GNU_BUILD_ID ? "build-id" : "image id", hex, obj);
 	} else {
-		cli_err(obj, "not indexed; run 'symdb build %s' first", obj);
+		snprintf(msg, msz, "not indexed; run 'symdb build %s' first", obj);
 	}
 }
 
-static int open_image(struct query *q, symdb *db)
+/*
+ * Open the image of a binary (obj) or of a UUID.  On failure the reason is
+ * printed on stderr, a short form of it left in msg (JSON's Error.Message:
+ * strerror text for system errors, as llvm-symbolizer's), and minus an exit
+ * code returned.
+ */
+static int open_named(struct query *q, const char *obj, const char *uuid_hex,
+                      symdb_image **img, char *msg, size_t msz)
 {
 	char err[512] = "";
 	/* Checksums are verified unless --no-verify: XXH3 runs at memory speed,
@@ -686,32 +844,65 @@ static int open_image(struct query *q, symdb *db)
 	SYMDB_OPTS(symdb_open_opts, o, .flags = q->no_verify ? 0 : SYMDB_OPEN_VERIFY_CHECKSUMS,
 	           .errbuf = err, .errbuf_sz = sizeof(err));
 	int rc;
-	const char *what = q->obj ? q->obj : q->uuid_hex;
-	if (q->obj && (rc = cli_open_slice(db, q->obj, q->arch, &o, &q->img)) <= 0) {
+	const char *what = obj ? obj : uuid_hex;
+	snprintf(msg, msz, "unable to open this image");
+	if (obj && (rc = cli_open_slice(q->db, obj, q->arch, &o, img)) <= 0) {
 		return rc; /* Mach-O: opened, or reported */
-	} else if (q->obj) {
-		rc = symdb_image_open_binary(db, q->obj, &o, &q->img);
+	} else if (obj) {
+		rc = symdb_image_open_binary(q->db, obj, &o, img);
 	} else {
 		symdb_uuid id;
-		if (symdb_uuid_parse(q->uuid_hex, &id) < 0) {
-			cli_err(q->uuid_hex, "not a UUID (2 to 64 hex digits)");
+		if (symdb_uuid_parse(uuid_hex, &id) < 0) {
+			cli_err(uuid_hex, "not a UUID (2 to 64 hex digits)");
 			return -CLI_EXIT_USAGE;
 		}
-		rc = symdb_image_open_uuid(db, &id, &o, &q->img);
+		rc = symdb_image_open_uuid(q->db, &id, &o, img);
 	}
 	if (rc == 0)
 		return 0;
-	if (rc == SYMDB_E_NOT_INDEXED && q->obj)
-		report_not_indexed(q->obj);
-	else if (rc == SYMDB_E_NOT_INDEXED)
-		cli_err(what, "not indexed in this database");
-	else
+	if (rc == SYMDB_E_NOT_INDEXED && obj) {
+		describe_not_indexed(obj, msg, msz);
+		cli_err(obj, "%s", msg);
+	} else if (rc == SYMDB_E_NOT_INDEXED) {
+		snprintf(msg, msz, "not indexed in this database");
+		cli_err(what, "%s", msg);
+	} else {
+		int sys = rc < 0 && rc > SYMDB_E_FORMAT; /* -errno */
+		snprintf(msg, msz, "%s", sys || !err[0] ? symdb_strerror(rc) : err);
 		cli_err_lib(what, rc, err);
+	}
 	return -cli_exit_for(rc);
+}
+
+/* A per-line module's image, opened on first use (a failure is reported
+ * once and remembered). */
+static symdb_image *module_image(struct query *q, struct module *m)
+{
+	if (m->state == 0) {
+		char msg[1024];
+		int rc = open_named(q, m->name, NULL, &m->img, msg, sizeof(msg));
+		m->state = rc < 0 ? rc : 1;
+		if (rc < 0) {
+			m->img = NULL;
+			m->error = strdup(msg);
+			if (-rc > q->module_failed)
+				q->module_failed = -rc;
+		}
+	}
+	return m->state > 0 ? m->img : NULL;
 }
 
 static void query_free(struct query *q)
 {
+	for (size_t i = 0; i < q->nmods; i++) {
+		if (q->mods[i].img != q->img)
+			symdb_image_close(q->mods[i].img);
+		free(q->mods[i].name);
+		free(q->mods[i].error);
+	}
+	free(q->mods);
+	symdb_image_close(q->img);
+	symdb_close(q->db);
 	free(q->req);
 	free(q->ord);
 	free(q->ord_tmp);
@@ -735,32 +926,42 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 
 	int naddr = 0, ex = CLI_EXIT_OK;
 	int rc = parse_query_args(&q, &g, argc, argv, &naddr);
-	symdb *db = NULL;
 	if (rc < 0) {
 		ex = rc == HELP_SHOWN ? CLI_EXIT_OK : -rc;
 		goto out;
 	}
-	if ((rc = open_db(&g, &db)) < 0 || (rc = open_image(&q, db)) < 0) {
+	if ((rc = open_db(&g, &q.db)) < 0) {
 		ex = -rc;
 		goto out;
 	}
-	q.pr.module = q.obj ? q.obj : q.uuid_hex;
-	symdb_image_info info;
-	symdb_image_get_info(q.img, &info);
-	q.image_name = info.image_name;
+	if (!q.per_line) {
+		char msg[1024];
+		const char *name = q.obj ? q.obj : q.uuid_hex;
+		uint32_t m0 = intern_module(&q, name, strlen(name)); /* reallocs mods */
+		if ((rc = open_named(&q, q.obj, q.uuid_hex, &q.img, msg, sizeof(msg))) < 0) {
+			ex = -rc;
+			goto out;
+		}
+		q.mods[m0].img = q.img;
+		q.mods[m0].state = 1;
+		symdb_image_info info;
+		symdb_image_get_info(q.img, &info);
+		q.image_name = info.image_name;
+	}
 	q.pr.json_list = naddr > 0;
 	cli_print_begin(&q.pr);
 	rc = naddr > 0 ? run_args(&q, argv, naddr) : run_stdin(&q);
 	cli_print_end(&q.pr);
 	if (rc < 0)
 		ex = cli_exit_for(rc);
+	if (q.module_failed && ex == CLI_EXIT_OK)
+		ex = q.module_failed;
 	if (q.damaged) {
-		cli_err(q.pr.module, "index file is damaged: some addresses were not resolved");
+		cli_err(q.per_line ? "query" : q.mods[0].name,
+		        "index file is damaged: some addresses were not resolved");
 		ex = CLI_EXIT_DAMAGED;
 	}
 out:
-	symdb_image_close(q.img);
-	symdb_close(db);
 	cli_printer_fini(&q.pr);
 	if (cli_out_fini(&out) < 0 && ex == CLI_EXIT_OK) {
 		cli_err("<stdout>", "write error");

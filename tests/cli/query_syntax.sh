@@ -130,13 +130,38 @@ cmp -s "$OUT" "$SCRATCH/expect" || fail "--uuid output differs from --obj"
 run "$SYMDB" query --db "$db" --uuid "$id" --output-style=JSON "${some[0]}"
 grep -qF "\"ModuleName\":\"$id\"" "$OUT" || fail "--uuid JSON ModuleName is not the UUID"
 
+# Without --obj every line names its module ("MODULE ADDR", quoted or not),
+# the sanitizers' protocol.  A module that cannot be read prints the empty
+# answer (JSON: an Error object) and makes the exit status 1.
+python3 - "$cpp" "$lib" "$c" "$SCRATCH/cpp.in" "$SCRATCH/lib.in" >"$SCRATCH/multi.in" <<'PY'
+import sys
+cpp, lib, c, a1, a2 = sys.argv[1:]
+x = open(a1).read().split()[::5]
+y = open(a2).read().split()[::3]
+for i in range(max(len(x), len(y))):
+    if i < len(x): print("%s %s" % (cpp, x[i]))
+    if i < len(y): print("'%s' %s" % (lib, y[i]))
+    if i % 50 == 0: print('DATA "%s" %s' % (c, "0x401000"))
+print("/nonexistent/module 0x10")
+print('"unterminated 0x10')
+print(cpp)
+PY
+for style in LLVM GNU JSON; do
+	llvm_query_multi() { llvm-symbolizer-14 --debug-file-directory=/nonexistent "$@"; }
+	llvm_query_multi --output-style=$style <"$SCRATCH/multi.in" >"$SCRATCH/expect" 2>/dev/null || true
+	run_in "$SCRATCH/multi.in" "$SYMDB" query --db "$db" --output-style=$style
+	((RC == 1)) || fail "per-line $style: exit $RC, expected 1 (one module missing)"
+	cmp -s "$OUT" "$SCRATCH/expect" || fail "per-line $style: output differs from llvm-symbolizer-14"
+	n=$((n + 1))
+done
+
 # Errors: usage errors exit 2; an image that is not indexed names its build-id.
 run "$SYMDB" query --db "$db" --obj "$cpp" --bogus-option 0x10
 expect_error "unknown option" "--bogus-option"
 ((RC == 2)) || fail "unknown option: exit $RC, expected 2"
-run "$SYMDB" query --db "$db" 0x10
-expect_error "no --obj" "--obj"
-((RC == 2)) || fail "no --obj: exit $RC, expected 2"
+run "$SYMDB" query --db "$db" --obj "$cpp" --uuid "$id" 0x10
+expect_error "--obj and --uuid" "--obj"
+((RC == 2)) || fail "--obj and --uuid: exit $RC, expected 2"
 run "$SYMDB" query --db "$db" --obj "$cpp" --output-style=XML 0x10
 expect_error "bad style" "XML"
 ((RC == 2)) || fail "bad style: exit $RC, expected 2"
