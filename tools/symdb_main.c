@@ -39,12 +39,14 @@ static const struct subcommand commands[] = {
 	  "  --no-dwarf       index symbol tables only\n"
 	  "  -q, --quiet      no per-file lines on stdout\n" },
 	{ "query", cli_cmd_query, "resolve addresses like llvm-symbolizer --obj",
-	  "usage: symdb query [--db DIR] (--obj FILE | --uuid HEX) [options] [ADDR...]\n"
+	  "usage: symdb query [--db DIR] [--obj FILE | --uuid HEX] [options] [ADDR...]\n"
 	  "\n"
 	  "Resolve addresses of one indexed image and print what `llvm-symbolizer-14\n"
 	  "--obj FILE` prints, byte for byte.  Addresses come from the arguments, else\n"
 	  "one per line from stdin (llvm-symbolizer's batch syntax: 0x hex, 0 octal,\n"
 	  "decimal; optional CODE/DATA/FRAME prefix; unparsable lines are echoed).\n"
+	  "Without --obj and --uuid each request names its binary first, as for\n"
+	  "llvm-symbolizer: 'FILE ADDR' or '\"FILE\" ADDR' (the sanitizers' protocol).\n"
 	  "FILE is not indexed implicitly: run 'symdb build FILE' first.\n"
 	  "\n"
 	  "  --obj FILE, --exe FILE, -e FILE\n"
