@@ -593,7 +593,9 @@ int rd_catalog_del(rd_catalog *c, const uint8_t *uuid, size_t uuid_len)
 }
 
 /* Strings of a listed entry go to a scratch buffer big enough for any value
- * (two u16-length strings), allocated once per call. */
+ * (two u16-length strings), allocated once per call.  fn runs inside a read
+ * transaction that holds `resize` shared, so it must not write through the
+ * same handle: a map resize would wait for the listing forever. */
 #define CAT_SCRATCH (2 * (FMT_CV_STR_MAX + 1))
 
 static int cat_list_cursor(rd_catalog *c, MDB_txn *txn, char *scratch,
