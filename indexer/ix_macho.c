@@ -604,7 +604,15 @@ static int mo_file_open(mo_file *f, const char *path, char *eb, size_t ebsz)
 		return n;
 	}
 	for (int i = 0; i < n; i++) {
-		rc = mo_parse(&f->s[i], f->map.p + sl[i].offset, sl[i].size, path, eb, ebsz);
+		const char *arch = fmt_mo_arch_name(sl[i].cputype, sl[i].cpusubtype);
+		char label[4200];
+		/* Errors in a universal file name the slice. */
+		if (fmt_mo_kind(f->map.p, f->map.n) == 2)
+			snprintf(label, sizeof label, "%s (slice %d, %s)", path, i,
+			         arch ? arch : "unknown arch");
+		else
+			snprintf(label, sizeof label, "%s", path);
+		rc = mo_parse(&f->s[i], f->map.p + sl[i].offset, sl[i].size, label, eb, ebsz);
 		f->n = i + 1;
 		if (rc == 0 && (f->s[i].h.cputype != sl[i].cputype))
 			rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: MIT
+"""Hostile Mach-O inputs for `symdb build` (imported by macho_test.py).
+
+Each case damages a copy of a fixture in one way and requires: a non-zero
+exit, one line on stderr naming the file and the reason, nothing on stdout
+about it, and the database exactly as before (same `symdb list`, same index
+files, byte for byte).
+"""
+import hashlib
+import os
+import struct
+
+import macho_test as mt
+
+LC_SYMTAB = 2
+
+
+def load_cmds(b):
+    """(offset, cmd, cmdsize) of every load command of a thin 64-bit image."""
+    magic, _ct, _cs, _ft, ncmds, _sz, _fl, _r = struct.unpack_from("<8I", b, 0)
+    assert magic == 0xfeedfacf
+    off, out = 32, []
+    for _ in range(ncmds):
+        cmd, size = struct.unpack_from("<2I", b, off)
+        out.append((off, cmd, size))
+        off += size
+    return out
+
+
+def symtab(b):
+    for off, cmd, _s in load_cmds(b):
+        if cmd == LC_SYMTAB:
+            return off, struct.unpack_from("<4I", b, off + 8)
+    raise AssertionError("no LC_SYMTAB")
+
+
+def thin(c):
+    with open(os.path.join(c.fx, "nodsym", "app_arm64"), "rb") as f:
+        return bytearray(f.read())
+
+
+def fat(c):
+    with open(os.path.join(c.fx, "app_fat"), "rb") as f:
+        return bytearray(f.read())
+
+
+def case_fat_overlap(c):
+    b = fat(c)
+    # Slice 1 starts inside slice 0.
+    off0, size0 = struct.unpack_from(">2I", b, 8 + 8)
+    struct.pack_into(">I", b, 8 + 20 + 8, off0 + size0 // 2)
+    return b, "overlap"
+
+
+def case_fat_past_end(c):
+    b = fat(c)
+    struct.pack_into(">I", b, 8 + 20 + 12, len(b))  # size of slice 1 = whole file
+    return b, "outside the file"
+
+
+def case_fat_millions(c):
+    b = fat(c)
+    struct.pack_into(">I", b, 4, 5_000_000)
+    return b, "5000000 slices"
+
+
+def case_fat_bad_second(c):
+    """Slice 0 is fine, slice 1 is damaged: slice 0 must not be published."""
+    b = fat(c)
+    off1 = struct.unpack_from(">I", b, 8 + 20 + 8)[0]
+    struct.pack_into("<I", b, off1 + 20, 0xffff0)  # sizeofcmds of slice 1
+    return b, "sizeofcmds"
+
+
+def case_cmdsize(c):
+    b = thin(c)
+    off, _cmd, _size = load_cmds(b)[2]
+    sizeofcmds = struct.unpack_from("<I", b, 20)[0]
+    struct.pack_into("<I", b, off + 4, sizeofcmds)  # runs past the end of the commands
+    return b, "cmdsize .* runs past sizeofcmds"
+
+
+def case_symtab_outside(c):
+    b = thin(c)
+    off, (symoff, nsyms, stroff, strsize) = symtab(b)
+    struct.pack_into("<I", b, off + 8, len(b) - 8)
+    return b, "LC_SYMTAB: .* outside"
+
+
+def case_strtab_outside(c):
+    b = thin(c)
+    off, (symoff, nsyms, stroff, strsize) = symtab(b)
+    struct.pack_into("<I", b, off + 20, len(b))
+    return b, "string table .* outside"
+
+
+def case_strx(c):
+    b = thin(c)
+    off, (symoff, nsyms, stroff, strsize) = symtab(b)
+    for i in range(nsyms):
+        e = symoff + 16 * i
+        n_type = b[e + 4]
+        if not (n_type & 0xe0) and (n_type & 0x0e) == 0x0e:
+            struct.pack_into("<I", b, e, strsize + 100)
+            break
+    return b, "string index .* past the string table"
+
+
+def case_truncated(c):
+    return thin(c)[:200], "Mach-O"
+
+
+def case_no_uuid(c):
+    b = thin(c)
+    for off, cmd, _s in load_cmds(b):
+        if cmd == 0x1b:
+            struct.pack_into("<I", b, off, 0x7fff0001)  # an unknown command
+    return b, "without LC_UUID"
+
+
+CASES = {
+    "fat_overlap": case_fat_overlap, "fat_past_end": case_fat_past_end,
+    "fat_millions": case_fat_millions, "fat_bad_second": case_fat_bad_second,
+    "cmdsize": case_cmdsize, "symtab_outside": case_symtab_outside,
+    "strtab_outside": case_strtab_outside, "strx": case_strx, "truncated": case_truncated,
+    "no_uuid": case_no_uuid, "dsym_empty": None,
+}
+
+
+def snapshot(c, db):
+    listing = c.sym(db, "list").stdout
+    files = {}
+    for root, _d, names in os.walk(os.path.join(db, "images")):
+        for n in names:
+            with open(os.path.join(root, n), "rb") as f:
+                files[n] = hashlib.sha256(f.read()).hexdigest()
+    return listing, files
+
+
+def run_case(c, name):
+    import re
+    import shutil
+    if name not in CASES:
+        mt.die("unknown bad case %r" % name)
+    db = c.db("bad-" + name)
+    shutil.rmtree(db, ignore_errors=True)
+    c.sym(db, "build", os.path.join(c.fx, "libmo_arm64.dylib.dSYM"))
+    before = snapshot(c, db)
+    if name == "dsym_empty":
+        path = os.path.join(c.scratch, "Empty.dSYM")
+        os.makedirs(os.path.join(path, "Contents", "Resources", "DWARF"), exist_ok=True)
+        want = "no DWARF file"
+    else:
+        data, want = CASES[name](c)
+        path = os.path.join(c.scratch, "bad_" + name)
+        with open(path, "wb") as f:
+            f.write(data)
+    p = c.sym(db, "build", path, check=False)
+    err = p.stderr.strip()
+    if p.returncode == 0:
+        mt.die("%s: build succeeded (stdout %r)" % (name, p.stdout))
+    if len(err.splitlines()) != 1 or path not in err or not re.search(want, err):
+        mt.die("%s: want one line naming %s and /%s/, got %r" % (name, path, want, err))
+    if snapshot(c, db) != before:
+        mt.die("%s: the database changed" % name)
+    q = c.sym(db, "query", "--obj", path, "0x100000000", check=False)
+    if q.returncode == 0:
+        mt.die("%s: query on a bad input succeeded" % name)
+    print("bad %s: exit %d, %s" % (name, p.returncode, err))
