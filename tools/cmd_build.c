@@ -103,6 +103,25 @@ static void flush_ready(struct build_run *r)
 		draw_progress(r);
 }
 
+/* Mach-O inputs (universal files, dSYM bundles): one line per image,
+ * "indexed UUID FILE (ARCH)". */
+static char *macho_lines(const char *path, const symdb_build_result *res)
+{
+	char *acc = NULL;
+	for (unsigned k = 0; k < res->nimages; k++) {
+		const symdb_build_image *im = &res->images[k];
+		char hex[2 * SYMDB_UUID_MAX + 1];
+		char *next;
+		symdb_uuid_format(&im->uuid, hex);
+		next = dup_printf("%s%s %s %s (%s%s)\n", acc ? acc : "",
+		                  im->skipped ? "skipped" : "indexed", hex, path, im->arch,
+		                  im->skipped ? ", already indexed" : "");
+		free(acc);
+		acc = next;
+	}
+	return acc;
+}
+
 static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 {
 	const char *path = r->files[i];
@@ -113,7 +132,9 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	int rc = symdb_builder_add(r->b, path, &o, res);
 	char hex[2 * SYMDB_UUID_MAX + 1];
 	char *out = NULL, *errl = NULL;
-	if (rc == 0) {
+	if (rc == 0 && res->nimages > 0) {
+		out = macho_lines(path, res);
+	} else if (rc == 0) {
 		symdb_uuid_format(&res->uuid, hex);
 		if (res->skipped)
 			out = dup_printf("skipped %s %s (already indexed)\n", hex, path);
