@@ -48,7 +48,7 @@ typedef struct fmt_wtable {
 } fmt_wtable;
 
 /* A laid-out file: header + directory bytes, and the tables in kind order at
- * their offsets.  Large (~2.7 KiB): allocate or keep off hot stacks. */
+ * their offsets.  About 6 KiB: allocate it, or keep it off hot stacks. */
 typedef struct fmt_wplan {
 	uint8_t head[FMT_HEADER_SIZE + FMT_MAX_TABLES * FMT_DIR_ENTRY_SIZE];
 	uint64_t head_len;

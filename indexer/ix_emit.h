@@ -19,7 +19,7 @@
  * SYMDB_E_BAD_OBJECT with "PATH: reason" in errbuf. */
 IX_HIDDEN int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz);
 
-/* The encoded file of one image.  Allocate with calloc (the plan is ~2.7 KiB);
+/* The encoded file of one image.  Allocate with calloc (the plan is about 6 KiB);
  * release with ix_output_free. */
 typedef struct ix_output {
 	fmt_wplan plan;
