@@ -138,6 +138,9 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 		symdb_uuid_format(&res->uuid, hex);
 		if (res->skipped)
 			out = dup_printf("skipped %s %s (already indexed)\n", hex, path);
+		else if (res->debug_path[0])
+			out = dup_printf("indexed %s %s (debug file %s)\n", hex, path,
+			                 res->debug_path);
 		else
 			out = dup_printf("indexed %s %s\n", hex, path);
 	} else {

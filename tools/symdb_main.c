@@ -26,7 +26,7 @@ static const struct subcommand commands[] = {
 	  "Index each FILE (ELF executable, shared object or .debug file) and publish\n"
 	  "its index file in the database.  An image already indexed (same UUID) is\n"
 	  "skipped unless --force.  One line per file on stdout, in argument order:\n"
-	  "  indexed UUID FILE\n"
+	  "  indexed UUID FILE [(debug file PATH)]\n"
 	  "  skipped UUID FILE (already indexed)\n"
 	  "A Mach-O FILE (thin or universal, or a .dSYM bundle) gives one image per\n"
 	  "architecture, keyed by its LC_UUID, one line each:\n"
