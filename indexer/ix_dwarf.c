@@ -380,7 +380,7 @@ static int die_ranges(uctx *u, Dwarf_Die d, rangeset *rs)
 /* ---- function records (LLVM's findRecursively) ---------------------------- */
 
 typedef struct fnames {
-	int have_link, have_name, have_line, have_file;
+	int have_link, have_name, have_line, have_file, file_ok;
 	const char *link, *name;
 	uint64_t line, file;
 } fnames;
@@ -413,7 +413,14 @@ static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t
 				f->have_line = 1;
 				f->line = form_unsigned(x, list[i], &v) ? v : 0;
 			} else if (at == DW_AT_decl_file && !f->have_file) {
-				f->have_file = form_unsigned(x, list[i], &v);
+				/* LLVM 14 (DWARFFormValue::getAsFile) cannot
+				 * name a file given as DW_FORM_implicit_const:
+				 * the value has no unit, StartFileName is "". */
+				Dwarf_Half form = 0;
+				f->have_file = 1;
+				f->file_ok = dwarf_whatform(list[i], &form, &e) == DW_DLV_OK &&
+					     form != DW_FORM_implicit_const &&
+					     form_unsigned(x, list[i], &v);
 				f->file = v;
 			} else if (at == DW_AT_abstract_origin || at == DW_AT_specification) {
 				if (dwarf_global_formref(list[i], &o, &e) == DW_DLV_OK)
@@ -468,8 +475,9 @@ static void resolve_names(dwx *x, Dwarf_Die start, fnames *f)
 	}
 }
 
-/* The FUNCTIONS record for DIE `d` at `off`, created on first use.  decl_file
- * is read in the referring unit's line table, as LLVM's getDeclFile does. */
+/* The FUNCTIONS record for DIE `d` at `off`, created on first use.  The
+ * decl_file index is read in the current unit's line table (LLVM uses the
+ * unit of the DIE holding the attribute; they differ only across units). */
 static uint32_t function_for(uctx *u, Dwarf_Die d, uint64_t off)
 {
 	dwx *x = u->x;
@@ -485,7 +493,7 @@ static uint32_t function_for(uctx *u, Dwarf_Die d, uint64_t off)
 	const char *ln = f.link ? f.link : f.name;
 	fn->linkage_name = ln ? ix_str_addz(x->img->strings, ln) : 0;
 	fn->name = f.name ? ix_str_addz(x->img->strings, f.name) : 0;
-	fn->decl_file = f.have_file ? ix_line_file(&u->lt, f.file) : FMT_NONE;
+	fn->decl_file = f.file_ok ? ix_line_file(&u->lt, f.file) : FMT_NONE;
 	fn->decl_line = (uint32_t)f.line;
 	fi = (uint32_t)(x->img->functions.n - 1);
 	if (ix_u64map_put(&x->fn_idx, off, fi))

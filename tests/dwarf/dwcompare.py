@@ -105,8 +105,14 @@ def split_blocks(text):
 FILE_ONLY = re.compile(r"^(.*?)(:0(:0)?)$")
 
 
+JSON_STT_FILE = re.compile(r'"FileName":"[^"]+"(,"FunctionName":"[^"]*","Line":0,)')
+
+
 def stt_file_only(w, g):
-    """llvm printed NAME:0[:0] where symdb printed ??:0[:0], nothing else."""
+    """llvm printed NAME:0[:0] where symdb printed ??:0[:0], nothing else
+    (JSON: "FileName":"NAME" against "FileName":"" on a line-0 frame)."""
+    if w.startswith("{") and w != g:
+        return JSON_STT_FILE.sub(r'"FileName":""\1', w) == g
     wl, gl = w.split("\n"), g.split("\n")
     if len(wl) != len(gl):
         return False
@@ -157,6 +163,8 @@ def main():
     addrs = pick_addresses(a.obj, a.sample, a.seed)
     style = ["--output-style=" + a.style, "--print-address"]
     want = run([LLVM, "--obj", a.oracle_obj or a.obj] + style + a.llvm_arg, addrs)
+    if a.oracle_obj:  # JSON names the module: it is the file symdb was given
+        want = want.replace('"ModuleName":"%s"' % a.oracle_obj, '"ModuleName":"%s"' % a.obj)
     got = run([a.symdb, "--db", a.db, "query", "--obj", a.obj] + style + a.query_arg, addrs)
     wb, gb = split_blocks(want), split_blocks(got)
     if len(wb) != len(gb):

@@ -3,7 +3,7 @@
 #
 # fixtures.sh SYMDB SCRATCH GROUP: builds the DWARF fixtures of GROUP at test
 # time and compares `symdb query` with llvm-symbolizer-14 on EVERY address of
-# every executable section, in LLVM and GNU output styles.  Groups:
+# every executable section, in LLVM, GNU and JSON output styles.  Groups:
 #   matrix    dw_inline.c and dw_cxx.cpp with gcc and clang, -O0/-O2/-O3,
 #             -gdwarf-4 and -gdwarf-5
 #   compress  -gz=zlib, objcopy zlib-gnu (.zdebug_*) and zstd (compared with
@@ -29,7 +29,7 @@ fail=0
 compare() { # BIN [extra dwcompare args...]
 	local bin=$1
 	shift
-	for style in LLVM GNU; do
+	for style in LLVM GNU JSON; do
 		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
 			--style "$style" --ignore-stt-file "$@" || fail=1
 	done
