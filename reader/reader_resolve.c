@@ -189,7 +189,9 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, symdb_frame *
 	while (n != FMT_NONE) {
 		const uint8_t *node;
 		uint32_t parent;
-		if (n >= img->nnodes)
+		/* Depth is a u16 (SPEC §7.5), so no valid chain is longer than
+		 * 65536: a longer one is damage, not a reason to ask for more room. */
+		if (n >= img->nnodes || m > UINT16_MAX)
 			return -1;
 		if (m >= room)
 			return -2;
