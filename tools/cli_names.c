@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-#define _POSIX_C_SOURCE 200809L
 /*
  * Human-readable names for the numbers `symdb list` and `symdb info` print:
  * machine types (ELF e_machine, Mach-O cputype) and timestamps.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <time.h>
 

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#define _POSIX_C_SOURCE 200809L
 /*
  * `symdb build`: index many files with one symdb_builder shared by N worker
  * threads.  Workers take the next file from an atomic counter; results are
@@ -8,6 +7,7 @@
  * when stderr is a terminal.  A failing file is reported and skipped; the
  * others are still indexed.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#define _POSIX_C_SOURCE 200809L
 /*
  * `symdb query`: a drop-in for `llvm-symbolizer-14 --obj FILE`.
  *
@@ -15,8 +14,14 @@
  * lines have arrived, so an interactive client that writes one line and
  * waits for the answer still gets it at once.
  *
+ * Without --obj/--uuid each request names its module first ("FILE ADDR", as
+ * llvm-symbolizer and the sanitizers speak it); a batch is then grouped by
+ * module (a stable counting sort) and each group resolved against its image,
+ * opened on first use.
+ *
  * Memory grows per batch, never per address.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
