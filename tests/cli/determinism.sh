@@ -4,7 +4,8 @@
 # determinism.sh: indexing the same input twice, into two databases and with
 # --force into one, gives byte-identical index files (SPEC §14: no
 # timestamps, pointers or hash order in the file) -- for C, C++, big-endian,
-# far-apart and real-library inputs.
+# far-apart and real-library inputs; symbol tables only, then with DWARF
+# (-g fixtures, libpython, libc with its libc6-dbg debug file) built -j 2.
 source "$(dirname "$0")/lib.sh"
 
 inputs=("$BIN/c_gcc_O2_pie.symtab" "$BIN/cpp_g++_O2_rdyn.dynsym" "$BIN/cpp_clang++_O0_pie.symtab"
@@ -27,4 +28,22 @@ done < <(index_files "$SCRATCH/a")
 run "$SYMDB" build --db "$SCRATCH/a" --no-dwarf --force "${inputs[@]}"
 expect_ok "build --force"
 (cd "$SCRATCH/a" && sha256sum -c --quiet "$SCRATCH/sums") || fail "--force rebuild changed bytes"
-echo "PASS determinism: $n index files identical across builds"
+
+note "with DWARF, -j 1 vs -j 2"
+dw=("$FIXTURES/full/c_gcc_O2_pie" "$FIXTURES/full/cpp_g++_O2_pie" "$FIXTURES/full/cpp_clang++_O0_pie"
+	"$FIXTURES/full/nostd_ppc64.so" "$FIXTURES/full/lib_clang_O2.so")
+pylib=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')/libpython3.11.so.1.0
+[[ -f $pylib ]] && dw+=("$pylib")
+[[ -f /lib/x86_64-linux-gnu/libc.so.6 ]] && dw+=(/lib/x86_64-linux-gnu/libc.so.6)
+run "$SYMDB" build --db "$SCRATCH/c" "${dw[@]}"
+expect_ok "build with DWARF into c"
+run "$SYMDB" build --db "$SCRATCH/d" -j 2 "${dw[@]}"
+expect_ok "build -j 2 with DWARF into d"
+m=0
+while read -r f; do
+	rel=${f#"$SCRATCH/c/"}
+	cmp "$f" "$SCRATCH/d/$rel" || fail "$rel (with DWARF) differs between two builds"
+	m=$((m + 1))
+done < <(index_files "$SCRATCH/c")
+((m == ${#dw[@]})) || fail "expected ${#dw[@]} index files with DWARF, got $m"
+echo "PASS determinism: $n symbol-table and $m DWARF index files identical across builds"
