@@ -16,4 +16,6 @@ jobs=${JOBS:-2}
 cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON ${SYMDB_CMAKE_ARGS:-}
 cmake --build "$build" -j"$jobs"
 cd "$build"
-exec ctest --output-on-failure -j"$jobs" "$@"
+# no label summary, so the output ends with ctest's "N% tests passed" line
+# (and the list of failures, if any)
+exec ctest --output-on-failure --no-label-summary -j"$jobs" "$@"

@@ -6,12 +6,14 @@
 # the system C library into the default database ($SYMDB_DIR, else
 # $XDG_CACHE_HOME/symdb, else ~/.cache/symdb) and symbolizes one address in
 # it, next to llvm-symbolizer-14's answer for the same address.
+#   SYMDB_BUILD_DIR  build directory (default: build/ at the top level)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+build=${SYMDB_BUILD_DIR:-$root/build}
 "$root/tests/install-deps.sh"
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release
-cmake --build "$root/build" -j"${JOBS:-2}"
-symdb=$root/build/tools/symdb
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j"${JOBS:-2}"
+symdb=$build/tools/symdb
 lib=/lib/x86_64-linux-gnu/libc.so.6
 "$symdb" build "$lib"
 "$symdb" list
