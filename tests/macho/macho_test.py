@@ -12,7 +12,7 @@ llvm-symbolizer-14 (FILE:ARCH for universal files) and llvm-dwarfdump-14
 
 usage: macho_test.py --symdb BIN --scratch DIR CASE [ARG]
 cases: fixtures, uuid, oracle, fat, runtime, symtab, atos, symbolicate,
-       bad NAME
+       synth32, bad NAME
 Exit status 0 pass, 1 fail, 77 skip (tools missing).
 """
 import argparse
@@ -394,6 +394,10 @@ def main():
     if a.case == "bad":
         import macho_bad
         macho_bad.run_case(c, a.arg)
+        return
+    if a.case == "synth32":
+        import macho_synth
+        macho_synth.run_case(c, a.arg)
         return
     if a.case == "symbolicate":
         import macho_crash
