@@ -301,9 +301,12 @@ static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, char *st
 		return rc;
 	img = cache_find(db, id);
 	if (img && img->v.size == e.file_size && img->v.header_checksum == e.header_sum) {
-		if ((flags & SYMDB_OPEN_VERIFY_CHECKSUMS) &&
-		    (rc = fmt_view_check_sums(&img->v, eb, ebsz)) != 0)
-			return rc;
+		if (flags & SYMDB_OPEN_VERIFY_CHECKSUMS) {
+			char why[200] = "";
+			rc = fmt_view_check_sums(&img->v, why, sizeof why);
+			if (rc)
+				return fmt_err(eb, ebsz, rc, "%s: %s", path, why);
+		}
 		__atomic_add_fetch(&img->refs, 1, __ATOMIC_RELAXED);
 		*out = img;
 		return 0;
@@ -346,13 +349,14 @@ int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "invalid database handle or UUID");
 	pthread_mutex_lock(&db->lock);
 	rc = open_locked(db, id, flags, small, sizeof small, out, eb, ebsz);
-	if (rc == -ENAMETOOLONG && (big = malloc(BIG)) != NULL) {
-		rc = open_locked(db, id, flags, big, BIG, out, eb, ebsz);
+	if (rc == -ENAMETOOLONG) {
+		big = malloc(BIG);
+		rc = big ? open_locked(db, id, flags, big, BIG, out, eb, ebsz) : -ENOMEM;
 		free(big);
+		if (rc == -ENAMETOOLONG || rc == -ENOMEM)
+			fmt_err(eb, ebsz, rc, "%s: catalog entry: %s", db->dir, symdb_strerror(rc));
 	}
 	pthread_mutex_unlock(&db->lock);
-	if (rc == -ENAMETOOLONG)
-		fmt_err(eb, ebsz, rc, "%s: catalog entry too long", db->dir);
 	return rc;
 }
 
