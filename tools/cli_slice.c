@@ -47,8 +47,11 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 		obj = file;
 	}
 	n = symdb_file_uuids(obj, NULL, im, sizeof im / sizeof im[0]);
-	if (n <= 0 || (n == 1 && !im[0].arch[0] && !arch))
-		return 1; /* ELF or an error: the caller's path reports it */
+	/* ELF, or an error the caller's path reports.  An ELF file has one
+	 * image: llvm-symbolizer ignores --default-arch for it, and the
+	 * sanitizers always pass --default-arch=<host arch>. */
+	if (n <= 0 || (n == 1 && !im[0].arch[0]))
+		return 1;
 	if (n > (int)(sizeof im / sizeof im[0]))
 		n = (int)(sizeof im / sizeof im[0]);
 	for (int i = 0; i < n; i++)
