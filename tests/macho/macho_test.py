@@ -223,9 +223,18 @@ def case_fat(c):
         obj = c.dwarf(name)
         for arch in ARCHES:
             inp = lines_of(addresses(obj, arch))
+            for st in STYLES:
+                exp = run(["llvm-symbolizer-14", "--obj", obj + ":" + arch] + st,
+                          inp=inp).stdout
+                got = c.sym(db, "query", "--obj", obj + ":" + arch, *st, inp=inp).stdout
+                bad += compare(exp, got, "%s:%s %s" % (name, arch, " ".join(st)))
+                n += inp.count("\n")
+            exp = run(["llvm-symbolizer-14", "--obj", obj, "--default-arch", arch,
+                       "--output-style=JSON"], inp=inp).stdout
+            got = c.sym(db, "query", "--obj", obj, "--default-arch", arch,
+                        "--output-style=JSON", inp=inp).stdout
+            bad += compare(exp, got, "%s --default-arch %s" % (name, arch))
             exp = run(["llvm-symbolizer-14", "--obj", obj + ":" + arch], inp=inp).stdout
-            got = c.sym(db, "query", "--obj", obj + ":" + arch, inp=inp).stdout
-            bad += compare(exp, got, "%s:%s" % (name, arch))
             got = c.sym(db, "query", "--obj", os.path.join(c.fx, name + ".dSYM"),
                         "--arch", arch, inp=inp).stdout
             bad += compare(exp, got, "%s.dSYM --arch %s" % (name, arch))
