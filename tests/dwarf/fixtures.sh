@@ -8,6 +8,9 @@
 #             -gdwarf-4 and -gdwarf-5
 #   compress  -gz=zlib, objcopy zlib-gnu (.zdebug_*) and zstd (compared with
 #             llvm-symbolizer on the uncompressed copy: it cannot read zstd)
+#   options   sources compiled by relative path (so comp_dir and include
+#             directories matter), compared with --relativenames,
+#             --basenames, --functions=short and --no-inlines
 #   cross     dw_nostd.c with clang for powerpc64, powerpc (big-endian),
 #             i386 and aarch64, DWARF 4 and 5, linked by ld.lld
 #   split     -ffunction-sections + --gc-sections; stripped binary + separate
@@ -25,11 +28,12 @@ rm -rf "$work"
 mkdir -p "$work"
 db="$work/db"
 fail=0
+styles="LLVM GNU JSON"
 
 compare() { # BIN [extra dwcompare args...]
 	local bin=$1
 	shift
-	for style in LLVM GNU JSON; do
+	for style in $styles; do
 		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
 			--style "$style" --ignore-stt-file "$@" || fail=1
 	done
@@ -50,6 +54,28 @@ matrix() {
 				b="$work/cxx-$cc$opt-v$dw"
 				$cxx $opt -g -gdwarf-$dw "$here/dw_cxx.cpp" -o "$b"
 				compare "$b"
+			done
+		done
+	done
+}
+
+options() {
+	# JSON's StartAddress under --functions=short is the reader's business
+	# (symbol-table override), compared in the cli oracle tests.
+	styles="LLVM GNU"
+	mkdir -p "$work/src"
+	cp "$here/dw_inline.c" "$here/dw_cxx.cpp" "$work/src/"
+	for cc in gcc clang; do
+		have $cc || continue
+		local cxx=g++
+		[[ $cc == clang ]] && cxx=clang++
+		for dw in 4 5; do
+			(cd "$work" && $cc -O2 -g -gdwarf-$dw src/dw_inline.c -o "rel-$cc-v$dw" &&
+				$cxx -O2 -g -gdwarf-$dw src/dw_cxx.cpp -o "relxx-$cc-v$dw")
+			for b in "$work/rel-$cc-v$dw" "$work/relxx-$cc-v$dw"; do
+				for o in --relativenames --basenames --functions=short --no-inlines; do
+					compare "$b" --llvm-arg=$o --query-arg=$o
+				done
 			done
 		done
 	done
@@ -130,6 +156,7 @@ split() {
 case $group in
 matrix) matrix ;;
 cross) cross ;;
+options) options ;;
 compress) compress ;;
 split) split ;;
 *) echo "fixtures.sh: unknown group $group" >&2; exit 2 ;;
