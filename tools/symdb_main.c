@@ -129,7 +129,10 @@ static void main_usage(FILE *f)
 	      "\n",
 	      f);
 	fputs(exit_codes, f);
-	fputs("Errors are one line on stderr: 'symdb: <path>: <reason>'.\n", f);
+	fputs("Errors are one line on stderr: 'symdb: <path>: <reason>'.\n"
+	      "Run under the name llvm-symbolizer (a symlink), symdb acts as\n"
+	      "'symdb query' on the default database.\n",
+	      f);
 }
 
 static const struct subcommand *find_command(const char *name)
@@ -178,10 +181,22 @@ static int help_command(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* Installed (or symlinked) under the name llvm-symbolizer, symdb is `symdb
+ * query` on the default database ($SYMDB_DIR...), so that tools which run
+ * "llvm-symbolizer" by name (the sanitizers' ASAN_SYMBOLIZER_PATH) use it. */
+static int called_as_llvm_symbolizer(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+	base = base ? base + 1 : argv0;
+	return strncmp(base, "llvm-symbolizer", 15) == 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_global g = { .db_dir = NULL };
 	int i = 1;
+	if (argc > 0 && called_as_llvm_symbolizer(argv[0]))
+		return cli_cmd_query(&g, argc, argv);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *v;
 		int m = cli_opt_value(argc, argv, &i, "--db", &v);

@@ -47,6 +47,12 @@ report() {
 }
 report "$(command -v llvm-symbolizer-14)" >"$SCRATCH/expect"
 report "$SCRATCH/wrap/llvm-symbolizer" >"$SCRATCH/got"
+# The same through a symlink named llvm-symbolizer (symdb then acts as
+# `symdb query` on $SYMDB_DIR).
+mkdir -p "$SCRATCH/link"
+ln -sf "$SYMDB" "$SCRATCH/link/llvm-symbolizer"
+SYMDB_DIR=$db report "$SCRATCH/link/llvm-symbolizer" >"$SCRATCH/got.link"
+cmp -s "$SCRATCH/got.link" "$SCRATCH/got" || fail "symdb run as llvm-symbolizer (symlink) differs"
 [[ -s $SCRATCH/expect ]] || fail "the ASan report has no frames"
 grep -q ' in reader ' "$SCRATCH/expect" || fail "llvm-symbolizer-14 did not symbolize the report"
 if ! cmp -s "$SCRATCH/got" "$SCRATCH/expect"; then
