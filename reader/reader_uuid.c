@@ -260,6 +260,9 @@ static int macho_uuid(const uint8_t *b, size_t n, symdb_uuid *out, const char *p
 	return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: Mach-O image without LC_UUID", path);
 }
 
+static int file_images(const char *path, symdb_file_image *out, size_t max, char *eb,
+                       size_t ebsz);
+
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
 static unsigned elf_ok;
 
@@ -280,6 +283,14 @@ static int file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, siz
 	if (got < 0)
 		return fmt_err(eb, ebsz, -errno, "%s: %s", path, symdb_strerror(-errno));
 	rc = macho_uuid(head, (size_t)got, out, path, eb, ebsz);
+	if (rc == SYMDB_E_NO_UUID && fmt_mo_kind(head, (size_t)got) == 1) {
+		/* Load commands past the first 4 KiB: read the whole image. */
+		symdb_file_image im;
+		rc = file_images(path, &im, 1, eb, ebsz);
+		if (rc == 1)
+			*out = im.uuid;
+		return rc == 1 ? 0 : rc;
+	}
 	if (rc)
 		return rc < 0 ? rc : 0;
 	pthread_once(&elf_once, elf_init);

@@ -35,7 +35,10 @@ SYMS = [  # name, n_type, n_sect, value
 ]
 
 
-def image(endian, cputype, cpusub, uuid):
+def image(endian, cputype, cpusub, uuid, pad=0):
+    """pad: bytes of an unknown load command before LC_UUID (file data moves
+    by 0x2000 to stay past the headers)."""
+    sh = 0x2000 if pad else 0
     e = endian
     strtab = b"\0"
     strx = []
@@ -54,14 +57,16 @@ def image(endian, cputype, cpusub, uuid):
         return struct.pack(e + "2I", 1, 8 + len(body)) + body
 
     cmds = [seg(b"__PAGEZERO", 0, TEXT, 0, 0, 0, []),
-            seg(b"__TEXT", TEXT, 0x1000, 0, 0x1000, 5,
-                [(b"__text", 0x4200, 0x100, 0x200, 0x80000400)]),
-            seg(b"__DATA", DATA, 0x1000, 0x1000, 0x100, 3,
-                [(b"__data", DATA, 0x40, 0x1000, 0), (b"__bss", 0x5040, 0x40, 0, 1)])]
-    symoff = 0x1100
+            seg(b"__TEXT", TEXT, 0x1000 + sh, 0, 0x1000 + sh, 5,
+                [(b"__text", 0x4200, 0x100, 0x200 + sh, 0x80000400)]),
+            seg(b"__DATA", DATA, 0x1000, 0x1000 + sh, 0x100, 3,
+                [(b"__data", DATA, 0x40, 0x1000 + sh, 0), (b"__bss", 0x5040, 0x40, 0, 1)])]
+    symoff = 0x1100 + sh
     nsyms = len(SYMS)
     stroff = symoff + 12 * nsyms
     cmds.append(struct.pack(e + "6I", 2, 24, symoff, nsyms, stroff, len(strtab)))
+    if pad:
+        cmds.append(struct.pack(e + "2I", 0x7fff0042, pad) + b"\0" * (pad - 8))
     cmds.append(struct.pack(e + "2I", 0x1b, 24) + uuid)
     lc = b"".join(cmds)
     hdr = struct.pack(e + "7I", 0xfeedface, cputype, cpusub, 2, len(cmds), len(lc), 0)
@@ -80,15 +85,19 @@ def run_case(c, _arg):
     addrs = list(range(0x3ff0, 0x4320, 2)) + list(range(0x4ff0, 0x50a0, 2))
     inp = mt.lines_of(addrs)
     bad = n = 0
-    for tag, endian, cpu, sub in (("armv7", "<", 12, 9), ("ppc", ">", 18, 0)):
+    for tag, endian, cpu, sub, pad in (("armv7", "<", 12, 9, 0), ("ppc", ">", 18, 0, 0),
+                                       ("armv7_far_uuid", "<", 12, 9, 6000)):
         path = os.path.join(c.scratch, "synth_" + tag)
-        uuid = bytes(range(16)) if tag == "armv7" else bytes(range(16, 32))
+        uuid = bytes((i + 16 * len(tag)) & 0xff for i in range(16))
         with open(path, "wb") as f:
-            f.write(image(endian, cpu, sub, uuid))
+            f.write(image(endian, cpu, sub, uuid, pad))
         c.sym(db, "build", path)
         listing = c.sym(db, "list").stdout
         if uuid.hex() not in listing:
             mt.die("%s: UUID %s not listed: %s" % (tag, uuid.hex(), listing))
+        info = c.sym(db, "info", path).stdout  # symdb_file_uuid, LC_UUID past 4 KiB too
+        if uuid.hex() not in info:
+            mt.die("%s: symdb info FILE does not find UUID %s" % (tag, uuid.hex()))
         for st in ([], ["--output-style=JSON"], ["--output-style=GNU"]):
             exp = mt.run(["llvm-symbolizer-14", "--obj", path] + st, inp=inp).stdout
             got = c.sym(db, "query", "--obj", path, *st, inp=inp).stdout
@@ -100,4 +109,5 @@ def run_case(c, _arg):
         bad += mt.compare(exp, got, "%s DATA" % tag)
     if bad:
         mt.die("%d comparisons differ" % bad)
-    print("synth32: armv7 (LE) and ppc (BE) 32-bit images, %d lookups identical" % n)
+    print("synth32: armv7 (LE), ppc (BE) and LC_UUID-past-4-KiB 32-bit images, %d lookups "
+          "identical" % n)
