@@ -34,6 +34,7 @@ void cli_printer_init(struct cli_printer *p, struct cli_out *out)
 void cli_printer_fini(struct cli_printer *p)
 {
 	cli_demangler_fini(&p->dm);
+	cli_source_fini(&p->src);
 }
 
 static const char *display_name(struct cli_printer *p, const char *name)
@@ -376,6 +377,11 @@ static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, i
 		cli_out_chr(o, ')');
 	}
 	cli_out_chr(o, '\n');
+	if (p->src.lines > 0) {
+		/* llvm reads the name as printed: "??" included. */
+		cli_source_format(&p->src, file, li->line);
+		cli_out_mem(o, p->src.out, p->src.out_len);
+	}
 }
 
 /* ---- requests -------------------------------------------------------- */
@@ -407,9 +413,18 @@ static void json_frame(struct cli_printer *p, const struct cli_line_info *li)
 	j_open(p, '{');
 	j_kv_u64(p, "Column", li->column);
 	j_kv_u64(p, "Discriminator", li->discriminator);
-	j_kv_str(p, "FileName", display_path(p, li->file, li->file_rel));
+	const char *file = display_path(p, li->file, li->file_rel);
+	j_kv_str(p, "FileName", file);
 	j_kv_str(p, "FunctionName", display_name(p, li->name));
 	j_kv_u64(p, "Line", li->line);
+	if (p->src.lines > 0) {
+		/* An unknown file is DILineInfo::BadString to llvm. */
+		cli_source_format(&p->src, file ? file : "<invalid>", li->line);
+		if (p->src.out_len) {
+			j_key(p, "Source");
+			cli_json_string(p->out, p->src.out, p->src.out_len);
+		}
+	}
 	if (li->has_start)
 		j_kv_hex(p, "StartAddress", li->start);
 	else

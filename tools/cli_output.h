@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cli_demangle.h"
+#include "cli_source.h"
 #include "cli_util.h"
 
 enum cli_style { CLI_STYLE_LLVM, CLI_STYLE_GNU, CLI_STYLE_JSON, CLI_STYLE_ATOS /* cli_atos.c */ };
@@ -42,6 +43,7 @@ struct cli_printer {
 	/* JSON writer state (llvm::json::OStream's): a has-value flag per level */
 	unsigned jdepth;
 	unsigned char jhas[16];
+	struct cli_source src; /* --print-source-context-lines */
 };
 
 CLI_HIDDEN void cli_printer_init(struct cli_printer *p, struct cli_out *out);

@@ -690,13 +690,25 @@ static int query_short_flags(struct query *q, const char *a)
 	return 1;
 }
 
+/* A signed int like StringRef::getAsInteger: "-N" is accepted (and, being
+ * <= 0, turns the context off). */
+static int parse_context_lines(const char *v, int *out)
+{
+	int neg = v[0] == '-';
+	uint64_t n;
+	if (cli_parse_u64(v + neg, strlen(v + neg), &n) < 0 || n > 1000000)
+		return -1;
+	*out = neg ? -(int)n : (int)n;
+	return 0;
+}
+
 static int bad_value(const char *opt, const char *v)
 {
 	cli_err(NULL, "invalid value '%s' for %s (see 'symdb help query')", v, opt);
 	return CLI_EXIT_USAGE;
 }
 
-enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA, V_ARCH };
+enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA, V_ARCH, V_CONTEXT };
 
 static const struct {
 	const char *name;
@@ -706,6 +718,7 @@ static const struct {
 	{ "--uuid", V_UUID },     { "--db", V_DB },           { "--output-style", V_STYLE },
 	{ "--addr-kind", V_KIND }, { "--load-address", V_LOAD }, { "--adjust-vma", V_VMA },
 	{ "--arch", V_ARCH },     { "--default-arch", V_ARCH },
+	{ "--print-source-context-lines", V_CONTEXT },
 };
 
 static int apply_value_opt(struct query *q, struct cli_global *g, int id, const char *name,
@@ -720,6 +733,7 @@ static int apply_value_opt(struct query *q, struct cli_global *g, int id, const 
 	case V_KIND: bad = parse_addr_kind(v, &q->kind); break;
 	case V_LOAD: bad = cli_parse_u64(v, strlen(v), &q->load_address); break;
 	case V_ARCH: q->arch = v; break;
+	case V_CONTEXT: bad = parse_context_lines(v, &q->pr.src.lines); break;
 	default: bad = cli_parse_u64(v, strlen(v), &q->adjust_vma); break;
 	}
 	return bad ? -bad_value(name, v) : 1;

@@ -72,6 +72,7 @@ static const struct subcommand commands[] = {
 	  "  --addresses, --print-address, -a      print the address first\n"
 	  "  --pretty-print, -p                     one line per frame\n"
 	  "  --verbose                              llvm-symbolizer's verbose form\n"
+	  "  --print-source-context-lines=N         N lines of source around each line\n"
 	  "DATA requests print the covering symbol; FRAME requests always print the\n"
 	  "'no locals' answer (symdb stores no variable information).\n" },
 	{ "list", cli_cmd_list, "list the indexed images",
