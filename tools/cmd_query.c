@@ -708,7 +708,7 @@ static int bad_value(const char *opt, const char *v)
 	return CLI_EXIT_USAGE;
 }
 
-enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA, V_ARCH, V_CONTEXT };
+enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA, V_ARCH, V_CONTEXT, V_IGNORED };
 
 static const struct {
 	const char *name;
@@ -719,6 +719,11 @@ static const struct {
 	{ "--addr-kind", V_KIND }, { "--load-address", V_LOAD }, { "--adjust-vma", V_VMA },
 	{ "--arch", V_ARCH },     { "--default-arch", V_ARCH },
 	{ "--print-source-context-lines", V_CONTEXT },
+	/* Where llvm-symbolizer looks for debug info: symdb decides that when
+	 * indexing (symdb build --debug-dir), so at query time they are
+	 * accepted and have no effect. */
+	{ "--debug-file-directory", V_IGNORED }, { "--dwp", V_IGNORED },
+	{ "--fallback-debug-path", V_IGNORED },  { "--dsym-hint", V_IGNORED },
 };
 
 static int apply_value_opt(struct query *q, struct cli_global *g, int id, const char *name,
@@ -734,6 +739,7 @@ static int apply_value_opt(struct query *q, struct cli_global *g, int id, const 
 	case V_LOAD: bad = cli_parse_u64(v, strlen(v), &q->load_address); break;
 	case V_ARCH: q->arch = v; break;
 	case V_CONTEXT: bad = parse_context_lines(v, &q->pr.src.lines); break;
+	case V_IGNORED: break;
 	default: bad = cli_parse_u64(v, strlen(v), &q->adjust_vma); break;
 	}
 	return bad ? -bad_value(name, v) : 1;

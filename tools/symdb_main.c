@@ -73,6 +73,8 @@ static const struct subcommand commands[] = {
 	  "  --pretty-print, -p                     one line per frame\n"
 	  "  --verbose                              llvm-symbolizer's verbose form\n"
 	  "  --print-source-context-lines=N         N lines of source around each line\n"
+	  "  --debug-file-directory, --dwp, --fallback-debug-path, --dsym-hint\n"
+	  "                   accepted, no effect: debug files are chosen by symdb build\n"
 	  "DATA requests print the covering symbol; FRAME requests always print the\n"
 	  "'no locals' answer (symdb stores no variable information).\n" },
 	{ "list", cli_cmd_list, "list the indexed images",
