@@ -36,7 +36,8 @@ def die(msg):
 
 
 def run(cmd, inp=None, env=None, check=True):
-    p = subprocess.run(cmd, input=inp, capture_output=True, text=True, env=env)
+    p = subprocess.run(cmd, input=inp, capture_output=True, text=True, errors="replace",
+                       env=env)
     if check and p.returncode != 0:
         die("%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[:500]))
     return p
