@@ -45,6 +45,9 @@ typedef struct dwx {
 	Dwarf_Debug dbg;
 	ix_u64map files_idx; /* path string ref -> FILES index */
 	ix_u64map fn_idx;    /* DIE offset -> functions index */
+	ix_u64map lt_idx;    /* CU DIE offset -> foreign[] slot */
+	ix_line_table *foreign; /* file tables of units met through references */
+	size_t nforeign, capforeign;
 	unit *units;
 	size_t nunits, capunits;
 	ix_urange *ur; /* DIE ranges of unit DIEs */
@@ -55,6 +58,7 @@ typedef struct dwx {
 typedef struct uctx {
 	dwx *x;
 	uint32_t unit;
+	uint64_t cu_die_off;
 	uint16_t version;
 	uint8_t addr_size;
 	uint64_t base;
@@ -383,6 +387,7 @@ typedef struct fnames {
 	int have_link, have_name, have_line, have_file, file_ok;
 	const char *link, *name;
 	uint64_t line, file;
+	uint64_t file_cu; /* CU DIE offset of the DIE holding decl_file */
 } fnames;
 
 /* Checks one DIE's attributes, in their order, for the ones still missing,
@@ -422,6 +427,10 @@ static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t
 					     form != DW_FORM_implicit_const &&
 					     form_unsigned(x, list[i], &v);
 				f->file = v;
+				Dwarf_Off cu = 0;
+				if (dwarf_CU_dieoffset_given_die(d, &cu, &e) != DW_DLV_OK)
+					f->file_ok = 0;
+				f->file_cu = cu;
 			} else if (at == DW_AT_abstract_origin || at == DW_AT_specification) {
 				if (dwarf_global_formref(list[i], &o, &e) == DW_DLV_OK)
 					*(at == DW_AT_abstract_origin ? orig : spec) = o;
@@ -475,9 +484,12 @@ static void resolve_names(dwx *x, Dwarf_Die start, fnames *f)
 	}
 }
 
+static uint32_t foreign_file(dwx *x, uint64_t cu_off, uint64_t idx);
+
 /* The FUNCTIONS record for DIE `d` at `off`, created on first use.  The
- * decl_file index is read in the current unit's line table (LLVM uses the
- * unit of the DIE holding the attribute; they differ only across units). */
+ * decl_file index is read in the line table of the unit holding the
+ * attribute, as LLVM's DWARFFormValue::getAsFile does (LTO and dwz refer
+ * across units). */
 static uint32_t function_for(uctx *u, Dwarf_Die d, uint64_t off)
 {
 	dwx *x = u->x;
@@ -493,7 +505,11 @@ static uint32_t function_for(uctx *u, Dwarf_Die d, uint64_t off)
 	const char *ln = f.link ? f.link : f.name;
 	fn->linkage_name = ln ? ix_str_addz(x->img->strings, ln) : 0;
 	fn->name = f.name ? ix_str_addz(x->img->strings, f.name) : 0;
-	fn->decl_file = f.file_ok ? ix_line_file(&u->lt, f.file) : FMT_NONE;
+	fn->decl_file = FMT_NONE;
+	if (f.file_ok && f.file_cu == u->cu_die_off)
+		fn->decl_file = ix_line_file(&u->lt, f.file);
+	else if (f.file_ok)
+		fn->decl_file = foreign_file(x, f.file_cu, f.file);
 	fn->decl_line = (uint32_t)f.line;
 	fi = (uint32_t)(x->img->functions.n - 1);
 	if (ix_u64map_put(&x->fn_idx, off, fi))
@@ -702,10 +718,13 @@ static int add_unit_ranges(uctx *u, Dwarf_Die cu_die)
 	return rc;
 }
 
-static int read_unit_lines(uctx *u, Dwarf_Die cu_die)
+/* Parses the line table of the unit whose DIE is cu_die into t.  Returns 0,
+ * or 1 when it is malformed (t is then empty). */
+static int parse_lines(dwx *x, Dwarf_Die cu_die, uint8_t addr_size, ix_line_table *t)
 {
-	dwx *x = u->x;
 	uint64_t stmt;
+	memset(t, 0, sizeof(*t));
+	ix_vec_init(&t->pieces, sizeof(ix_piece));
 	if (!attr_secoff(x, cu_die, DW_AT_stmt_list, &stmt, NULL))
 		return 0;
 	ix_line_ctx lc = {
@@ -713,20 +732,61 @@ static int read_unit_lines(uctx *u, Dwarf_Die cu_die)
 		.str = ix_sections_find(x->secs, ".debug_str"),
 		.line_str = ix_sections_find(x->secs, ".debug_line_str"),
 		.offset = stmt,
-		.addr_size = u->addr_size,
+		.addr_size = addr_size,
 		.little = x->secs->little,
 		.comp_dir = attr_string(x, cu_die, DW_AT_comp_dir),
 		.img = x->img,
 		.files_index = &x->files_idx,
 	};
 	char why[200];
-	/* A broken line table loses the unit's lines, not its frames
-	 * (llvm-symbolizer prints ??:0 there too). */
-	if (ix_line_parse(&lc, &u->lt, why, sizeof(why))) {
-		ix_line_free(&u->lt);
+	if (ix_line_parse(&lc, t, why, sizeof(why))) {
+		ix_line_free(t);
+		ix_vec_init(&t->pieces, sizeof(ix_piece));
 		return 1;
 	}
 	return 0;
+}
+
+/* A broken line table loses the unit's lines, not its frames
+ * (llvm-symbolizer prints ??:0 there too). */
+static int read_unit_lines(uctx *u, Dwarf_Die cu_die)
+{
+	return parse_lines(u->x, cu_die, u->addr_size, &u->lt);
+}
+
+/* FILES index of file `idx` of the unit whose DIE is at cu_off, parsing
+ * (once) the file table of a unit other than the one being walked. */
+static uint32_t foreign_file(dwx *x, uint64_t cu_off, uint64_t idx)
+{
+	uint32_t slot = ix_u64map_get(&x->lt_idx, cu_off);
+	if (slot == FMT_NONE) {
+		if (x->nforeign == x->capforeign) {
+			size_t cap = x->capforeign ? 2 * x->capforeign : 16;
+			ix_line_table *n = realloc(x->foreign, cap * sizeof(*n));
+			if (!n)
+				return FMT_NONE;
+			x->foreign = n;
+			x->capforeign = cap;
+		}
+		ix_line_table *t = &x->foreign[x->nforeign];
+		Dwarf_Die cu = NULL;
+		Dwarf_Error e = NULL;
+		Dwarf_Half asz = 8;
+		memset(t, 0, sizeof(*t));
+		ix_vec_init(&t->pieces, sizeof(ix_piece));
+		if (dwarf_offdie_b(x->dbg, cu_off, 1, &cu, &e) == DW_DLV_OK) {
+			if (dwarf_get_die_address_size(cu, &asz, &e) != DW_DLV_OK)
+				drop_err(x, &e);
+			parse_lines(x, cu, (uint8_t)asz, t);
+			dwarf_dealloc_die(cu);
+		}
+		drop_err(x, &e);
+		ix_vec_free(&t->pieces); /* only the file table is wanted */
+		slot = (uint32_t)x->nforeign++;
+		if (ix_u64map_put(&x->lt_idx, cu_off, slot))
+			return FMT_NONE;
+	}
+	return ix_line_file(&x->foreign[slot], idx);
 }
 
 static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint32_t idx)
@@ -737,6 +797,10 @@ static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint32_t idx
 	if (dwarf_get_die_address_size(cu_die, &asz, &e) != DW_DLV_OK)
 		drop_err(x, &e);
 	u.addr_size = (uint8_t)asz;
+	Dwarf_Off cuo = 0;
+	if (dwarf_dieoffset(cu_die, &cuo, &e) != DW_DLV_OK)
+		drop_err(x, &e);
+	u.cu_die_off = cuo;
 	Dwarf_Addr base;
 	if (dwarf_lowpc(cu_die, &base, &e) == DW_DLV_OK) {
 		u.base = base;
@@ -1063,6 +1127,10 @@ static void dwx_free(dwx *x)
 	}
 	free(x->units);
 	free(x->ur);
+	for (size_t i = 0; i < x->nforeign; i++)
+		ix_line_free(&x->foreign[i]);
+	free(x->foreign);
+	ix_u64map_free(&x->lt_idx);
 	ix_u64map_free(&x->files_idx);
 	ix_u64map_free(&x->fn_idx);
 }

@@ -5,7 +5,7 @@
 # time and compares `symdb query` with llvm-symbolizer-14 on EVERY address of
 # every executable section, in LLVM, GNU and JSON output styles.  Groups:
 #   matrix    dw_inline.c and dw_cxx.cpp with gcc and clang, -O0/-O2/-O3,
-#             -gdwarf-4 and -gdwarf-5
+#             -gdwarf-4 and -gdwarf-5; gcc -flto (cross-unit references)
 #   compress  -gz=zlib, objcopy zlib-gnu (.zdebug_*) and zstd (compared with
 #             llvm-symbolizer on the uncompressed copy: it cannot read zstd)
 #   options   sources compiled by relative path (so comp_dir and include
@@ -56,6 +56,13 @@ matrix() {
 				compare "$b"
 			done
 		done
+	done
+	# LTO: concrete DIEs refer to the early-debug unit (DW_FORM_ref_addr)
+	for dw in 4 5; do
+		gcc -O2 -g -gdwarf-$dw -flto "$here/dw_inline.c" -o "$work/lto-v$dw"
+		compare "$work/lto-v$dw"
+		g++ -O2 -g -gdwarf-$dw -flto "$here/dw_cxx.cpp" -o "$work/ltoxx-v$dw"
+		compare "$work/ltoxx-v$dw"
 	done
 }
 
