@@ -106,9 +106,9 @@ static int ex_open(struct ex *x)
 
 	x->fd = open(x->path, O_RDONLY | O_CLOEXEC);
 	if (x->fd < 0)
-		return ex_fail(x, -errno, "%s", strerror(errno));
+		return ex_fail(x, -errno, "%s", symdb_strerror(-errno));
 	if (fstat(x->fd, &st) < 0)
-		return ex_fail(x, -errno, "%s", strerror(errno));
+		return ex_fail(x, -errno, "%s", symdb_strerror(-errno));
 	if (S_ISDIR(st.st_mode))
 		return ex_fail(x, -EISDIR, "is a directory");
 	if (!S_ISREG(st.st_mode))
@@ -120,7 +120,7 @@ static int ex_open(struct ex *x)
 		r = pread(x->fd, id, sizeof id, 0);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return ex_fail(x, -errno, "%s", strerror(errno));
+		return ex_fail(x, -errno, "%s", symdb_strerror(-errno));
 	if (r < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0)
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not an ELF file");
 	if (r < (ssize_t)sizeof id)

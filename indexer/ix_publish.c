@@ -40,7 +40,7 @@ struct pub {
 
 static int pub_fail(struct pub *p, int rc, const char *path, const char *what)
 {
-	return fmt_err(p->eb, p->ebsz, rc, "%s: %s: %s", path, what, strerror(-rc));
+	return fmt_err(p->eb, p->ebsz, rc, "%s: %s: %s", path, what, symdb_strerror(rc));
 }
 
 static int pub_paths(struct pub *p, const ix_image *img)
