@@ -69,12 +69,15 @@ static int cat_err(int rc)
 	}
 }
 
-/* One line naming the path; rc is a raw LMDB code or a positive errno. */
+/* One line naming the path; rc is a raw LMDB code or a positive errno
+ * (worded by symdb_strerror: mdb_strerror would call the non-thread-safe
+ * strerror(3)). */
 static void cat_msg(char *errbuf, size_t errbuf_sz, const char *path, const char *what,
                     int rc)
 {
 	if (errbuf && errbuf_sz)
-		snprintf(errbuf, errbuf_sz, "%s: %s: %s", path, what, mdb_strerror(rc));
+		snprintf(errbuf, errbuf_sz, "%s: %s: %s", path, what,
+		         rc > 0 ? symdb_strerror(-rc) : mdb_strerror(rc));
 }
 
 /* ---- transactions with map growth --------------------------------------- */
