@@ -261,7 +261,10 @@ static int mo_ent_cmp(const void *a, const void *b)
 
 /* LLVM's computeSymbolSizes() for non-ELF objects (see the file comment),
  * including its quirk of looking for the next greater address across a
- * section boundary. */
+ * section boundary.  When that next entry lies lower (a symbol at the end of
+ * its section, followed by a section at lower addresses), LLVM's size wraps
+ * and its lookup then matches no address at all; size 1 is the nearest
+ * representable answer (SPEC §7.2 has no "covers nothing"). */
 static void mo_sizes(mo_ent *e, size_t n)
 {
 	qsort(e, n, sizeof *e, mo_ent_cmp);
@@ -271,7 +274,7 @@ static void mo_sizes(mo_ent *e, size_t n)
 			continue;
 		while (j < n - 1 && e[j].addr == e[i].addr)
 			j++;
-		e[i].size = e[j].addr - e[i].addr;
+		e[i].size = e[j].addr >= e[i].addr ? e[j].addr - e[i].addr : 1;
 	}
 }
 
