@@ -63,7 +63,7 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 		return -CLI_EXIT_USAGE;
 	}
 	if (pick < 0) {
-		cli_err(obj, "universal file: choose one of %s with --arch", names);
+		cli_err(obj, "universal file: choose one of %s with --arch or FILE:ARCH", names);
 		return -CLI_EXIT_USAGE;
 	}
 	rc = symdb_image_open_uuid(db, &im[pick].uuid, o, out);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_slice.h"
 #include "cli_util.h"
 #include "symdb.h"
 
@@ -95,7 +96,9 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 			cli_err_lib(target, rc, err);
 		return rc < 0 ? -cli_exit_for(rc) : 0;
 	}
-	if (!is_file && symdb_uuid_parse(target, &id) < 0) {
+	/* "FILE:ARCH" picks a slice of a universal Mach-O file (cli_slice.c). */
+	int slice = is_file || strchr(target, ':') != NULL;
+	if (!slice && symdb_uuid_parse(target, &id) < 0) {
 		cli_err(target, "no such file, and not a UUID");
 		return -CLI_EXIT_FAILED;
 	}
@@ -109,6 +112,12 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 		return -CLI_EXIT_DATABASE;
 	}
 	err[0] = '\0';
+	if (slice && (rc = cli_open_slice(*db, target, NULL, &o, img)) <= 0)
+		return rc;
+	if (slice && !is_file) {
+		cli_err(target, "no such file, and not a UUID");
+		return -CLI_EXIT_FAILED;
+	}
 	rc = is_file ? symdb_image_open_binary(*db, target, &o, img)
 	             : symdb_image_open_uuid(*db, &id, &o, img);
 	if (rc == SYMDB_E_NOT_INDEXED)
