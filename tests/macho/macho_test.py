@@ -190,6 +190,9 @@ def case_uuid(c):
             want += 1
             if hexid not in listed:
                 die("%s %s (%s) not in symdb list:\n%s" % (f, hexid, m.group(2), listed))
+            info = c.sym(db, "info", "%s:%s" % (f, m.group(2))).stdout
+            if hexid not in info:
+                die("symdb info %s:%s does not show %s" % (f, m.group(2), hexid))
     if want != 4:
         die("expected 4 slices from llvm-dwarfdump, saw %d" % want)
     print("uuid: 4 slices indexed under their llvm-dwarfdump UUIDs")
