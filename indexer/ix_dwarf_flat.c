@@ -69,94 +69,181 @@ static int cmp_u64(const void *a, const void *b)
 
 /* ---- AddrDieMap ------------------------------------------------------------ */
 
-/* upper_bound on keys. */
-static size_t dm_upper(const ix_diemap *m, uint64_t key)
+#define IX_DM_BLOCK 256
+
+struct ix_dm_block {
+	size_t n;
+	struct ix_dm_entry e[IX_DM_BLOCK];
+};
+
+/* A position: block and index inside it. */
+typedef struct dm_pos {
+	size_t b, i;
+} dm_pos;
+
+/* upper_bound(key): the first entry whose key is greater than key. */
+static dm_pos dm_upper(const ix_diemap *m, uint64_t key)
 {
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
+	size_t lo = 0, hi = m->nb;
+	while (lo < hi) { /* first block whose first key > key */
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->e[mid].key <= key)
+		if (m->b[mid]->e[0].key <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	if (lo == 0)
+		return (dm_pos){ 0, 0 };
+	const struct ix_dm_block *blk = m->b[lo - 1];
+	size_t a = 0, z = blk->n;
+	while (a < z) {
+		size_t mid = a + (z - a) / 2;
+		if (blk->e[mid].key <= key)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	return (dm_pos){ lo - 1, a };
+}
+
+/* The entry just before position p, or NULL. */
+static struct ix_dm_entry *dm_prev(const ix_diemap *m, dm_pos p)
+{
+	if (p.i > 0)
+		return &m->b[p.b]->e[p.i - 1];
+	if (p.b > 0)
+		return &m->b[p.b - 1]->e[m->b[p.b - 1]->n - 1];
+	return NULL;
+}
+
+static int dm_insert_at(ix_diemap *m, dm_pos p, struct ix_dm_entry v)
+{
+	if (m->nb == 0 || m->b[p.b]->n == IX_DM_BLOCK) {
+		if (m->nb == m->capb) {
+			size_t cap = m->capb ? 2 * m->capb : 16;
+			struct ix_dm_block **nb = realloc(m->b, cap * sizeof(*nb));
+			if (!nb)
+				return -1;
+			m->b = nb;
+			m->capb = cap;
+		}
+		struct ix_dm_block *fresh = malloc(sizeof(*fresh));
+		if (!fresh)
+			return -1;
+		fresh->n = 0;
+		if (m->nb == 0) {
+			m->b[m->nb++] = fresh;
+		} else { /* split the full block in two halves */
+			struct ix_dm_block *full = m->b[p.b];
+			size_t half = IX_DM_BLOCK / 2;
+			memcpy(fresh->e, full->e + half, (IX_DM_BLOCK - half) * sizeof(*fresh->e));
+			fresh->n = IX_DM_BLOCK - half;
+			full->n = half;
+			memmove(&m->b[p.b + 2], &m->b[p.b + 1], (m->nb - p.b - 1) * sizeof(*m->b));
+			m->b[p.b + 1] = fresh;
+			m->nb++;
+			if (p.i > half) {
+				p.b++;
+				p.i -= half;
+			}
+		}
+	}
+	struct ix_dm_block *blk = m->b[p.b];
+	memmove(&blk->e[p.i + 1], &blk->e[p.i], (blk->n - p.i) * sizeof(*blk->e));
+	blk->e[p.i] = v;
+	blk->n++;
+	return 0;
 }
 
 /* map[key] = (end, node) */
 static int dm_set(ix_diemap *m, uint64_t key, uint64_t end, uint32_t node)
 {
-	size_t i = dm_upper(m, key);
-	if (i > 0 && m->e[i - 1].key == key) {
-		m->e[i - 1].end = end;
-		m->e[i - 1].node = node;
+	dm_pos p = dm_upper(m, key);
+	struct ix_dm_entry *prev = dm_prev(m, p);
+	if (prev && prev->key == key) {
+		prev->end = end;
+		prev->node = node;
 		return 0;
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct ix_dm_entry *n = realloc(m->e, cap * sizeof(*n));
-		if (!n)
-			return -1;
-		m->e = n;
-		m->cap = cap;
+	if (m->nb && p.i == m->b[p.b]->n && p.b + 1 < m->nb) {
+		/* past the end of a block: the start of the next is the same
+		 * place, and keeps first keys valid for dm_upper */
+		p.b++;
+		p.i = 0;
 	}
-	memmove(&m->e[i + 1], &m->e[i], (m->n - i) * sizeof(*m->e));
-	m->e[i] = (struct ix_dm_entry){ key, end, node };
-	m->n++;
-	return 0;
+	return dm_insert_at(m, p, (struct ix_dm_entry){ key, end, node });
 }
 
 int ix_diemap_add(ix_diemap *m, uint64_t lo, uint64_t hi, uint32_t node)
 {
 	if (lo == hi)
 		return 0; /* LLVM ignores 0-sized ranges */
-	size_t b = dm_upper(m, lo);
-	if (b > 0 && lo < m->e[b - 1].end) {
+	struct ix_dm_entry *b = dm_prev(m, dm_upper(m, lo));
+	if (b && lo < b->end) {
 		/* The range starts inside an earlier one: split it. */
-		struct ix_dm_entry old = m->e[b - 1];
+		struct ix_dm_entry old = *b;
 		if (hi < old.end && dm_set(m, hi, old.end, old.node))
 			return -1;
-		if (lo > old.key) {
-			size_t k = dm_upper(m, old.key) - 1;
-			m->e[k].end = lo;
-		}
+		if (lo > old.key)
+			dm_prev(m, dm_upper(m, old.key))->end = lo;
 	}
 	return dm_set(m, lo, hi, node);
 }
 
-static uint32_t dm_lookup(const ix_diemap *m, uint64_t a)
+static uint32_t dm_lookup(const struct ix_dm_entry *e, size_t n, uint64_t a)
 {
-	size_t i = dm_upper(m, a);
-	if (i == 0 || a >= m->e[i - 1].end)
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e[mid].key <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || a >= e[lo - 1].end)
 		return FMT_NONE;
-	return m->e[i - 1].node;
+	return e[lo - 1].node;
 }
 
 int ix_diemap_flatten(const ix_diemap *m, ix_vec *pieces)
 {
-	uint64_t *pts = malloc((2 * m->n + 1) * sizeof(*pts));
-	if (!pts)
-		return -1;
 	size_t n = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		pts[n++] = m->e[i].key;
-		pts[n++] = m->e[i].end;
+	for (size_t i = 0; i < m->nb; i++)
+		n += m->b[i]->n;
+	struct ix_dm_entry *e = malloc((n + 1) * sizeof(*e));
+	uint64_t *pts = malloc((2 * n + 1) * sizeof(*pts));
+	if (!e || !pts) {
+		free(e);
+		free(pts);
+		return -1;
 	}
-	qsort(pts, n, sizeof(*pts), cmp_u64);
+	size_t k = 0, np = 0;
+	for (size_t i = 0; i < m->nb; i++)
+		for (size_t j = 0; j < m->b[i]->n; j++)
+			e[k++] = m->b[i]->e[j];
+	for (size_t i = 0; i < n; i++) {
+		pts[np++] = e[i].key;
+		pts[np++] = e[i].end;
+	}
+	if (np)
+		qsort(pts, np, sizeof(*pts), cmp_u64);
 	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
+	for (size_t i = 0; i < np && !rc; i++) {
 		if (i && pts[i] == pts[i - 1])
 			continue;
-		uint32_t v[4] = { dm_lookup(m, pts[i]), 0, 0, 0 };
+		uint32_t v[4] = { dm_lookup(e, n, pts[i]), 0, 0, 0 };
 		rc = ix_piece_push(pieces, pts[i], v);
 	}
+	free(e);
 	free(pts);
 	return rc;
 }
 
 void ix_diemap_free(ix_diemap *m)
 {
-	free(m->e);
+	for (size_t i = 0; i < m->nb; i++)
+		free(m->b[i]);
+	free(m->b);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -119,9 +119,13 @@ IX_HIDDEN uint32_t ix_file_intern(ix_image *img, void *files_index,
 /* ---- flattening (ix_dwarf_flat.c) --------------------------------------- */
 
 /* LLVM's per-unit AddrDieMap, fed ranges in DIE order. */
+/* An ordered map kept as a list of sorted blocks of at most IX_DM_BLOCK
+ * entries, so that an insertion moves at most one block: DIE order is not
+ * address order (cold partitions, hostile files), and one flat sorted
+ * array would make that quadratic. */
 typedef struct ix_diemap {
-	struct ix_dm_entry *e;
-	size_t n, cap;
+	struct ix_dm_block **b;
+	size_t nb, capb;
 } ix_diemap;
 
 IX_HIDDEN int ix_diemap_add(ix_diemap *m, uint64_t lo, uint64_t hi, uint32_t node);
