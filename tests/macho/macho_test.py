@@ -387,7 +387,26 @@ def case_atos(c):
     print("atos: %d golden lines, %d addresses in the documented format" % (len(golden) + 1, n))
 
 
-CASES = {"uuid": case_uuid, "oracle": case_oracle, "fat": case_fat, "runtime": case_runtime,
+def case_api(c):
+    """tests/macho/test_macho_api.c against the universal fixtures."""
+    exe = os.environ.get("SYMDB_MACHO_API")
+    if not exe:
+        die("SYMDB_MACHO_API is not set")
+    fat = c.dwarf("app_fat")
+    ids = {}
+    for line in run(["llvm-dwarfdump-14", "--uuid", fat]).stdout.splitlines():
+        m = re.match(r"UUID: ([0-9A-F-]+) \((\w+)\)", line)
+        ids[m.group(2)] = m.group(1).replace("-", "").lower()
+    db = c.db("api")
+    p = run([exe, db, fat, os.path.join(c.fx, "app_fat.dSYM"),
+             os.path.join(c.fx, "libmo_arm64.dylib"), ids["x86_64"], ids["arm64"]],
+            check=False)
+    if p.returncode != 0:
+        die("test_macho_api: %s" % p.stderr)
+    print("api: symdb_file_uuids, builder nimages, resolve per slice")
+
+
+CASES = {"api": case_api, "uuid": case_uuid, "oracle": case_oracle, "fat": case_fat, "runtime": case_runtime,
          "symtab": case_symtab, "atos": case_atos}
 
 
