@@ -358,6 +358,23 @@ def case_atos(c):
         want = want.replace("0x10", "0x%x" % rt) if want == "0x10" else want
         if got != want:
             die("atos golden 0x%x: want %r got %r" % (addr, want, got))
+    # Golden inline chain (atos -i): mix() inlined into compute() at mo_c.c:22,
+    # its body at mo_c.c:8; plain atos prints only the outermost frame.
+    lo, size = text_range(obj)
+    hit = None
+    for a, (frames, _s) in zip(range(sym["_compute"], sym["_compute"] + 0x80, 4),
+                               llvm_frames(obj, range(sym["_compute"], sym["_compute"] + 0x80, 4))):
+        if [f[0] for f in frames] == ["mix", "compute"]:
+            hit = a
+            break
+    if hit is None:
+        die("no address of compute() with mix() inlined")
+    got = c.sym(db, "query", "--obj", obj, "--output-style=atos", "-i", "0x%x" % hit).stdout
+    if got != "mix (in app_arm64) (mo_c.c:8)\ncompute (in app_arm64) (mo_c.c:22)\n":
+        die("atos -i golden: %r" % got)
+    got = c.sym(db, "query", "--obj", obj, "--output-style=atos", "0x%x" % hit).stdout
+    if got != "compute (in app_arm64) (mo_c.c:22)\n":
+        die("atos golden (outermost only): %r" % got)
     # Symbol-table fallback: "+ offset" from the binary without its dSYM.
     stripped = os.path.join(c.fx, "nodsym", "app_arm64")
     dbs = c.db("atos-symtab")
@@ -384,7 +401,7 @@ def case_atos(c):
             n += len(addrs)
     if bad:
         die("%d atos comparisons differ" % bad)
-    print("atos: %d golden lines, %d addresses in the documented format" % (len(golden) + 1, n))
+    print("atos: %d golden lines, %d addresses in the documented format" % (len(golden) + 4, n))
 
 
 def case_api(c):
