@@ -530,16 +530,21 @@ static void ex_image_name(ix_image *img, const char *path)
 	img->image_name = ix_str_addz(img->strings, b ? b + 1 : path);
 }
 
+static void ex_init(struct ex *x, const char *path, char *errbuf, size_t errbuf_sz)
+{
+	memset(x, 0, sizeof *x);
+	x->path = path;
+	x->fd = -1;
+	x->eb = errbuf;
+	x->ebsz = errbuf_sz;
+}
+
 int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz)
 {
 	struct ex x;
 	int rc;
 
-	memset(&x, 0, sizeof x);
-	x.path = path;
-	x.fd = -1;
-	x.eb = errbuf;
-	x.ebsz = errbuf_sz;
+	ex_init(&x, path, errbuf, errbuf_sz);
 	rc = ex_open(&x);
 	if (x.fd >= 0)
 		close(x.fd);
@@ -551,11 +556,7 @@ int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz)
 	struct ex x;
 	int rc;
 
-	memset(&x, 0, sizeof x);
-	x.path = path;
-	x.fd = -1;
-	x.eb = errbuf;
-	x.ebsz = errbuf_sz;
+	ex_init(&x, path, errbuf, errbuf_sz);
 	pthread_once(&ex_once, ex_libelf_init);
 	rc = ex_open(&x);
 	if (rc == 0)

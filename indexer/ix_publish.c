@@ -45,16 +45,9 @@ static int pub_fail(struct pub *p, int rc, const char *path, const char *what)
 
 static int pub_paths(struct pub *p, const ix_image *img)
 {
-	static const char digits[] = "0123456789abcdef";
-	unsigned i;
-
 	if (img->uuid.len == 0 || img->uuid.len > FMT_UUID_MAX)
 		return fmt_err(p->eb, p->ebsz, SYMDB_E_INVAL, "image has no UUID");
-	for (i = 0; i < img->uuid.len; i++) {
-		p->hex[2 * i] = digits[img->uuid.bytes[i] >> 4];
-		p->hex[2 * i + 1] = digits[img->uuid.bytes[i] & 15];
-	}
-	p->hex[2 * i] = 0;
+	symdb_uuid_format(&img->uuid, p->hex); /* SPEC §12.1: lowercase hex */
 	snprintf(p->rel, sizeof p->rel, "images/%.2s/%s.symdb", p->hex, p->hex);
 	if ((size_t)snprintf(p->subdir, sizeof p->subdir, "%s/images/%.2s", p->dir, p->hex) >=
 	            sizeof p->subdir ||
