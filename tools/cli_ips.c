@@ -242,14 +242,19 @@ static int ips_images(struct crash *c, struct ips *x, const char *what)
 	}
 	for (size_t e = p->v[arr].child; e != SIZE_MAX; e = p->v[e].next) {
 		struct crash_image *m = crash_add_image(c);
+		size_t base = jget(p, e, "base"), uuid = jget(p, e, "uuid");
 		char hex[80] = "";
-		if (jnum(p, jget(p, e, "base"), &m->load) < 0 ||
-		    (jstr(p, jget(p, e, "uuid"), hex, sizeof hex) == 0 &&
-		     symdb_uuid_parse(hex, &m->uuid) < 0)) {
+		/* An entry without base or uuid (Apple writes some for unknown
+		 * images) is kept, never resolved; a wrong one is an error. */
+		if ((base != SIZE_MAX && jnum(p, base, &m->load) < 0) ||
+		    (uuid != SIZE_MAX && (jstr(p, uuid, hex, sizeof hex) < 0 ||
+		                          symdb_uuid_parse(hex, &m->uuid) < 0))) {
 			cli_err(what, "line %zu: usedImages entry without a valid base or uuid",
 			        line_of(p->s, p->v[e].b));
 			return -1;
 		}
+		if (base == SIZE_MAX)
+			memset(&m->uuid, 0, sizeof m->uuid);
 		if (jstr(p, jget(p, e, "name"), m->name, sizeof m->name) < 0)
 			snprintf(m->name, sizeof m->name, "???");
 		jstr(p, jget(p, e, "arch"), m->arch, sizeof m->arch);

@@ -215,5 +215,8 @@ def run_case(c, arg):
     bad_report(c, db, "truncated_json", ips[:len(ips) * 2 // 3], r"line \d+: unexpected end")
     bad_report(c, db, "json_no_images", ips.replace('"usedImages"', '"usedImagez"'),
                "usedImages")
+    bad_report(c, db, "json_bad_base", ips.replace('"base": %d' % rep.images[0][2],
+                                                   '"base": "0x%x"' % rep.images[0][2]),
+               r"line \d+: usedImages entry without a valid base")
     print("symbolicate: %d .crash frames, %d .ips frames, %d stack lines identical; "
-          "missing image untouched; 5 malformed reports refused" % (nframes, nips, len(lines)))
+          "missing image untouched; 6 malformed reports refused" % (nframes, nips, len(lines)))
