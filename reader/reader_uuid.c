@@ -10,8 +10,8 @@
  * PT_LOAD's vaddr, filesz and file bytes.  Input files are untrusted: every
  * range is checked against the raw file size before it is read, and libelf's
  * note iterator does its own bounds checks.  Mach-O: the LC_UUID load command
- * of a thin image (SPEC §5 UUID_Kind 2), read from the first 4 KiB;
- * symdb_file_uuids() lists every slice of a universal file (fmt_macho.c).
+ * of a thin image (SPEC §5 UUID_Kind 2), found by the same fmt_macho.c walk
+ * the indexer uses; symdb_file_uuids() lists every slice of a universal file.
  */
 #define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
 #include <ctype.h>
@@ -205,61 +205,6 @@ static int elf_uuid(Elf *e, const char *path, symdb_uuid *out, char *eb, size_t 
 	return fallback_uuid(e, raw, raw_size, out, path, eb, ebsz);
 }
 
-/* Mach-O (mach-o/loader.h): the 16-byte LC_UUID of a thin image.  `b` is
- * the first `n` bytes of the file; every load command is bounds-checked
- * against both sizeofcmds and n.  Returns 1 found, 0 not Mach-O, or an error. */
-#define RD_MH_MAGIC    0xfeedfaceu
-#define RD_MH_MAGIC_64 0xfeedfacfu
-#define RD_FAT_MAGIC   0xcafebabeu
-#define RD_LC_UUID     0x1bu
-
-static uint32_t mh32(const uint8_t *p, int swap)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return swap ? __builtin_bswap32(v) : v;
-}
-
-static int macho_uuid(const uint8_t *b, size_t n, symdb_uuid *out, const char *path, char *eb,
-                      size_t ebsz)
-{
-	uint32_t magic, ncmds, sizeofcmds, i;
-	size_t hdr, off;
-	int swap;
-
-	if (n < 28)
-		return 0;
-	memcpy(&magic, b, 4);
-	swap = magic == __builtin_bswap32(RD_MH_MAGIC) || magic == __builtin_bswap32(RD_MH_MAGIC_64);
-	magic = swap ? __builtin_bswap32(magic) : magic;
-	if (magic == RD_FAT_MAGIC || fmt_be32(b) == RD_FAT_MAGIC)
-		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
-		               "%s: universal Mach-O: index each architecture's thin slice", path);
-	if (magic != RD_MH_MAGIC && magic != RD_MH_MAGIC_64)
-		return 0;
-	hdr = magic == RD_MH_MAGIC_64 ? 32 : 28;
-	ncmds = mh32(b + 16, swap);
-	sizeofcmds = mh32(b + 20, swap);
-	for (i = 0, off = hdr; i < ncmds; i++) {
-		uint32_t cmd, size;
-		if (off + 8 > n || off + 8 > hdr + (size_t)sizeofcmds)
-			break;
-		cmd = mh32(b + off, swap);
-		size = mh32(b + off + 4, swap);
-		if (size < 8 || size > n - off)
-			break;
-		if (cmd == RD_LC_UUID && size >= 24) {
-			memset(out, 0, sizeof *out);
-			memcpy(out->bytes, b + off + 8, 16);
-			out->len = 16;
-			out->kind = SYMDB_UUID_MACHO;
-			return 1;
-		}
-		off += size;
-	}
-	return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: Mach-O image without LC_UUID", path);
-}
-
 static int file_images(const char *path, symdb_file_image *out, size_t max, char *eb,
                        size_t ebsz);
 
@@ -274,7 +219,7 @@ static void elf_init(void)
 
 static int file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, size_t ebsz)
 {
-	uint8_t head[4096];
+	uint8_t head[8];
 	ssize_t got;
 	Elf *e;
 	int rc;
@@ -282,17 +227,19 @@ static int file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, siz
 	got = pread(fd, head, sizeof head, 0);
 	if (got < 0)
 		return fmt_err(eb, ebsz, -errno, "%s: %s", path, symdb_strerror(-errno));
-	rc = macho_uuid(head, (size_t)got, out, path, eb, ebsz);
-	if (rc == SYMDB_E_NO_UUID && fmt_mo_kind(head, (size_t)got) == 1) {
-		/* Load commands past the first 4 KiB: read the whole image. */
-		symdb_file_image im;
+	switch (fmt_mo_kind(head, (size_t)got)) {
+	case 2:
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: universal Mach-O: name one architecture (FILE:ARCH, "
+		               "symdb_file_uuids)", path);
+	case 1: {
+		symdb_file_image im; /* thin: LC_UUID, read with fmt_macho.c */
 		rc = file_images(path, &im, 1, eb, ebsz);
 		if (rc == 1)
 			*out = im.uuid;
 		return rc == 1 ? 0 : rc;
 	}
-	if (rc)
-		return rc < 0 ? rc : 0;
+	}
 	pthread_once(&elf_once, elf_init);
 	if (!elf_ok)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: libelf unusable", path);
