@@ -134,6 +134,12 @@ static size_t scan_hex(const char *s, size_t i, size_t n, uint64_t *v)
 
 /* ---- classic .crash ------------------------------------------------------- */
 
+static int bad_line(char *why, size_t why_sz, const char *reason)
+{
+	snprintf(why, why_sz, "%s", reason);
+	return -1;
+}
+
 /* "0xLOAD - 0xEND [+]NAME ARCH <UUID> PATH".  Returns 1 parsed, 0 not an
  * image line (blank), -1 malformed (reason in why). */
 static int parse_image_line(const struct sym_line *l, struct crash_image *m, char *why,
@@ -146,10 +152,10 @@ static int parse_image_line(const struct sym_line *l, struct crash_image *m, cha
 	if (i == n)
 		return 0;
 	if (!(j = scan_hex(s, i, n, &m->load)))
-		return snprintf(why, why_sz, "bad load address in Binary Images"), -1;
+		return bad_line(why, why_sz, "bad load address in Binary Images");
 	i = skip_ws(s, j, n);
 	if (i >= n || s[i] != '-')
-		return snprintf(why, why_sz, "expected '-' after the load address"), -1;
+		return bad_line(why, why_sz, "expected '-' after the load address");
 	i = skip_ws(s, i + 1, n);
 	if ((j = scan_hex(s, i, n, &m->end)) == 0) {
 		while (i < n && s[i] != ' ' && s[i] != '\t') /* "???" */
@@ -159,11 +165,13 @@ static int parse_image_line(const struct sym_line *l, struct crash_image *m, cha
 	lt = memchr(s + j, '<', n - j);
 	gt = lt ? memchr(lt, '>', (size_t)(s + n - lt)) : NULL;
 	if (!lt || !gt || gt - lt - 1 >= (ptrdiff_t)sizeof hex)
-		return snprintf(why, why_sz, "no <UUID> in Binary Images line"), -1;
+		return bad_line(why, why_sz, "no <UUID> in Binary Images line");
 	memcpy(hex, lt + 1, (size_t)(gt - lt - 1));
 	hex[gt - lt - 1] = 0;
-	if (symdb_uuid_parse(hex, &m->uuid) < 0)
-		return snprintf(why, why_sz, "bad UUID <%s>", hex), -1;
+	if (symdb_uuid_parse(hex, &m->uuid) < 0) {
+		snprintf(why, why_sz, "bad UUID <%s>", hex);
+		return -1;
+	}
 	/* NAME ARCH between the end address and '<': ARCH is the last word. */
 	i = skip_ws(s, j, n);
 	a = (size_t)(lt - s);
