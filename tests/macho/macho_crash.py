@@ -184,6 +184,19 @@ def run_case(c, arg):
         mt.die("classic report differs")
     if MISSING[0] not in p.stderr or MISSING[1] not in p.stderr:
         mt.die("missing image not listed on stderr: %r" % p.stderr)
+    # macOS 12+ text reports: "(version)" instead of the arch, dashed UUIDs.
+    new_style = rep.crash_text()
+    for _n, u, *_r in rep.images:
+        new_style = new_style.replace(" arm64  <%s>" % u, " (1.0) <%s>" % dashed(u).upper())
+    with open(path, "w") as f:
+        f.write(new_style)
+    p = c.sym(db, "symbolicate", path)
+    want = rep.expected_crash()
+    for _n, u, *_r in rep.images:
+        want = want.replace(" arm64  <%s>" % u, " (1.0) <%s>" % dashed(u).upper())
+    if p.stdout != want:
+        mt.compare(want, p.stdout, "crash report (new style)")
+        mt.die("classic report (macOS 12 style) differs")
     nframes = sum(1 for fr in rep.threads for k, _ in fr if k != 2)
     # JSON .ips
     ips = rep.ips()
