@@ -134,10 +134,10 @@ compare_out() {
 	[ "$TIMED_FAILED" = 0 ] || same=error
 	echo "identical $* same=$same lines=$(wc -l < "$WORK/out.llvm")" | tee -a "$RAW" >&2
 	if [ "$same" = 0 ]; then
-		ln=$(cmp "$WORK/out.llvm" "$WORK/out.symdb" 2>/dev/null | sed -n 's/.* line \([0-9]*\).*/\1/p')
+		ln=$(cmp "$WORK/out.llvm" "$WORK/out.symdb" 2>/dev/null | sed -n 's/.* line \([0-9]*\).*/\1/p' || true)
 		ln=${ln:-1}
 		printf 'mismatch %s line=%s differing_lines=%s llvm=%q symdb=%q\n' "$*" "$ln" \
-			"$(diff "$WORK/out.llvm" "$WORK/out.symdb" | grep -c '^<')" \
+			"$( (diff "$WORK/out.llvm" "$WORK/out.symdb" || true) | grep -c '^<' || true)" \
 			"$(sed -n "${ln}p" "$WORK/out.llvm" | cut -c1-300)" \
 			"$(sed -n "${ln}p" "$WORK/out.symdb" | cut -c1-300)" | tee -a "$RAW" >&2
 	fi
@@ -169,7 +169,8 @@ for spec in "${BINS[@]}"; do
 	size_mt=$(stat -c %s "$WORK/$name.gsym")
 	PRE_CMD="rm -f '$WORK/$name.gsym'" timed "$RUNS" build bin="$name" tool=gsymutil threads=1 -- \
 		llvm-gsymutil-14 --convert "$dwarf" --out-file "$WORK/$name.gsym" --num-threads=1
-	idx=$(find "$db/images" -name '*.symdb' | head -1)
+	idx=$(find "$db/images" -name '*.symdb' 2>/dev/null | head -1 || true)
+	idx=${idx:-/dev/null}
 	read -r dstored dinfl < <(python3 "$HERE/elfinfo.py" dwarf-bytes "$dwarf")
 	echo "size bin=$name symdb_bytes=$(stat -c %s "$idx") gsym_bytes=$(stat -c %s "$WORK/$name.gsym") gsym_mt_bytes=$size_mt dwarf_stored_bytes=$dstored dwarf_bytes=$dinfl binary_bytes=$(stat -c %s "$bin")" | tee -a "$RAW" >&2
 
@@ -208,7 +209,7 @@ for spec in "${BINS[@]}"; do
 				cmd=("$GL" cg "$WORK/$name.gsym" "$f"); fn=bench_gsym_loop
 			fi
 			ir=$(valgrind --tool=callgrind --toggle-collect=$fn --callgrind-out-file=/dev/null \
-				"${cmd[@]}" 2>&1 >/dev/null | sed -n 's/.*Collected : *//p')
+				"${cmd[@]}" 2>&1 >/dev/null | sed -n 's/.*Collected : *//p' || true)
 			echo "callgrind bin=$name kind=$kind tool=$tool n=$cgn ir=$ir" | tee -a "$RAW" >&2
 		done
 	done
@@ -247,7 +248,7 @@ for n in "$MID" "$BIG"; do
 done
 f=$(addrs libpython profile "$MID" sorted)
 ir=$(valgrind --tool=callgrind --toggle-collect=bench_loop_floor --callgrind-out-file=/dev/null \
-	"$BR" cg-floor "$f" 2>&1 >/dev/null | sed -n 's/.*Collected : *//p')
+	"$BR" cg-floor "$f" 2>&1 >/dev/null | sed -n 's/.*Collected : *//p' || true)
 echo "callgrind bin=any kind=profile tool=floor n=$MID ir=$ir" | tee -a "$RAW" >&2
 echo "machine loadavg_end=\"$(cut -d' ' -f1-3 /proc/loadavg)\"" | tee -a "$RAW" >&2
 
