@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SYMDB_BUILD_DIR:-$root/build}
 jobs=${JOBS:-2}
 # shellcheck disable=SC2086 # SYMDB_CMAKE_ARGS is a list of words on purpose
-cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON ${SYMDB_CMAKE_ARGS:-}
+cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON -DSYMDB_BUILD_TESTS=ON ${SYMDB_CMAKE_ARGS:-}
 cmake --build "$build" -j"$jobs"
 cd "$build"
 # no label summary, so the output ends with ctest's "N% tests passed" line
