@@ -20,7 +20,6 @@ void cli_demangler_init(struct cli_demangler *d)
 	d->buf = malloc(d->cap);
 	if (!d->buf)
 		d->cap = 0;
-	d->aux = NULL;
 }
 
 void cli_demangler_fini(struct cli_demangler *d)

@@ -22,7 +22,6 @@
 struct cli_demangler {
 	char *buf;  /* malloc'd; realloc'd by the demanglers */
 	size_t cap; /* a lower bound of buf's size */
-	void *aux;  /* the LLVM shim's state, or NULL */
 };
 
 CLI_HIDDEN void cli_demangler_init(struct cli_demangler *d);

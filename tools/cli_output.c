@@ -260,10 +260,8 @@ static void j_kv_hex(struct cli_printer *p, const char *key, uint64_t v)
 /* Start one request object: a list element, or a top-level value. */
 static void j_request_begin(struct cli_printer *p)
 {
-	if (p->json_list) {
+	if (p->json_list)
 		j_value_begin(p, 1);
-		p->json_items++;
-	}
 	j_open(p, '{');
 }
 

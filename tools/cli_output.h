@@ -39,7 +39,6 @@ struct cli_printer {
 	int demangle, print_address, pretty, verbose;
 	const char *module;   /* JSON ModuleName */
 	int json_list;        /* addresses from argv: one JSON array at the end */
-	size_t json_items;    /* elements printed into that array */
 	/* JSON writer state (llvm::json::OStream's): a has-value flag per level */
 	unsigned jdepth;
 	unsigned char jhas[16];
