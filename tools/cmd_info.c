@@ -82,6 +82,20 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* The index file shown: the path given, or DB/<file> from the catalog. */
+static const char *index_path(symdb *db, const symdb_image_info *in, const char *target,
+                              char *buf, size_t bufsz)
+{
+	symdb_entry e;
+	char names[4096];
+	if (!db)
+		return target;
+	if (symdb_lookup(db, &in->uuid, &e, names, sizeof(names)) < 0 || !e.file)
+		return NULL;
+	snprintf(buf, bufsz, "%s/%s", symdb_dir(db), e.file);
+	return buf;
+}
+
 /* Open the image named by `target`; returns 0 or minus an exit code. */
 static int open_target(const struct cli_global *g, const char *target, symdb **db,
                        symdb_image **img)
@@ -167,7 +181,8 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 	struct cli_out out;
 	int ex = CLI_EXIT_OK;
 	if (cli_out_init(&out, stdout, 16 * 1024) == 0) {
-		print_info(&out, &info, ends_with(target, ".symdb") ? target : NULL);
+		char path[8192];
+		print_info(&out, &info, index_path(db, &info, target, path, sizeof(path)));
 		char err[512] = "";
 		rc = symdb_image_verify(img, err, sizeof(err));
 		if (rc == 0) {
