@@ -116,6 +116,28 @@ IX_HIDDEN uint32_t ix_file_intern(ix_image *img, void *files_index,
 				  const char *comp_dir, const char *dir,
 				  int dir_is_compdir, const char *name);
 
+/* ---- range lists (ix_dwarf_ranges.c) ------------------------------------ */
+
+/* What a DW_AT_ranges value needs from its unit. */
+typedef struct ix_rng_ctx {
+	const ix_dsec *ranges, *rnglists, *addr;
+	int little;
+	uint8_t addr_size, offset_size;
+	uint16_t version;
+	uint64_t base;          /* the unit's DW_AT_low_pc, valid with has_base */
+	uint64_t rnglists_base; /* DW_AT_rnglists_base */
+	uint64_t addr_base;     /* DW_AT_addr_base */
+	int has_base, has_rnglists_base, has_addr_base;
+} ix_rng_ctx;
+
+typedef int (*ix_range_cb)(void *arg, uint64_t lo, uint64_t hi);
+
+/* Calls add(lo, hi) for each range of the list DW_AT_ranges names
+ * (`rnglistx`: the value is a DW_FORM_rnglistx index).  Returns 0, or -1
+ * for a malformed list (ranges before the damage were delivered). */
+IX_HIDDEN int ix_ranges_read(const ix_rng_ctx *c, uint64_t value, int rnglistx,
+			     ix_range_cb add, void *arg);
+
 /* ---- flattening (ix_dwarf_flat.c) --------------------------------------- */
 
 /* LLVM's per-unit AddrDieMap, fed ranges in DIE order. */
