@@ -38,10 +38,13 @@
 #define CAT_MAP_INITIAL  (1u << 20) /* 1 MiB: thousands of entries, grows on demand */
 #define CAT_SCHEMA_KEY   "schema"
 #define CAT_MAX_RETRIES  64         /* map doublings / resize adoptions per call */
+#define CAT_DB_USED      "used"     /* UUID -> u64 last-query time (SPEC §12.6) */
 
 struct rd_catalog {
 	MDB_env *env;
 	MDB_dbi images, names, meta;
+	MDB_dbi used;            /* last-query times (SPEC §12.6) */
+	int has_used;            /* `used` exists (absent in catalogs never written since) */
 	unsigned flags;
 	pthread_rwlock_t resize; /* held shared by every txn, exclusive to resize */
 	char dir[];
@@ -254,6 +257,8 @@ static int cat_init_write(rd_catalog *c, MDB_txn *txn, void *arg)
 		rc = mdb_dbi_open(txn, FMT_CAT_DB_IMAGES, MDB_CREATE, &c->images);
 	if (rc == 0)
 		rc = mdb_dbi_open(txn, FMT_CAT_DB_NAMES, MDB_CREATE, &c->names);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, CAT_DB_USED, MDB_CREATE, &c->used);
 	if (rc)
 		return rc;
 	rc = mdb_get(txn, c->meta, &k, &v);
@@ -298,6 +303,9 @@ static int cat_init(rd_catalog *c, const char *envdir, char *errbuf, size_t errb
 		return rc > 0 ? -rc : SYMDB_E_CATALOG;
 	}
 	schema = v.mv_size == 4 ? fmt_be32(v.mv_data) : 0;
+	/* Last: a catalog no writer opened since `used` was added lacks it, and
+	 * a failed mdb_dbi_open leaves the transaction usable. */
+	c->has_used = mdb_dbi_open(txn, CAT_DB_USED, 0, &c->used) == 0;
 	/* Committing a read txn keeps the dbi handles open for the env's life. */
 	rc = cat_txn_commit(c, txn);
 	if (rc == 0 && schema != FMT_CAT_SCHEMA_VERSION) {
@@ -583,6 +591,11 @@ static int cat_del_txn(rd_catalog *c, MDB_txn *txn, void *argp)
 		rc = cat_del_name(c, txn, &k, &v);
 	if (rc == 0)
 		rc = mdb_del(txn, c->images, &k, NULL);
+	if (rc == 0 && c->has_used) {
+		rc = mdb_del(txn, c->used, &k, NULL);
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+	}
 	return rc;
 }
 
@@ -647,4 +660,69 @@ int rd_catalog_list(rd_catalog *c, int (*fn)(const rd_cat_entry *e, void *arg), 
 	}
 	free(scratch);
 	return rc;
+}
+
+/* ---- last-query times (SPEC §12.6) --------------------------------------- */
+
+int rd_catalog_get_used(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, uint64_t *out)
+{
+	MDB_val k = { uuid_len, (void *)uuid }, v;
+	MDB_txn *txn;
+	int rc;
+
+	if (!c || !uuid || uuid_len == 0 || uuid_len > FMT_UUID_MAX || !out)
+		return SYMDB_E_INVAL;
+	if (!c->has_used)
+		return SYMDB_E_NOT_INDEXED;
+	rc = cat_txn_begin(c, MDB_RDONLY, &txn);
+	if (rc)
+		return cat_err(rc);
+	rc = cat_err(mdb_get(txn, c->used, &k, &v));
+	if (rc == 0 && v.mv_size != 8)
+		rc = SYMDB_E_CATALOG;
+	if (rc == 0)
+		*out = fmt_be64(v.mv_data);
+	cat_txn_abort(c, txn);
+	return rc;
+}
+
+struct cat_used_arg {
+	const uint8_t *uuid;
+	size_t uuid_len;
+	uint64_t when;
+};
+
+/* Record only for an image the catalog has, and never move a time back
+ * (two query runs may commit out of order). */
+static int cat_used_txn(rd_catalog *c, MDB_txn *txn, void *argp)
+{
+	struct cat_used_arg *a = argp;
+	MDB_val k = { a->uuid_len, (void *)a->uuid }, v;
+	uint8_t buf[8];
+	int rc;
+
+	rc = mdb_get(txn, c->images, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return SYMDB_E_NOT_INDEXED;
+	if (rc == 0)
+		rc = mdb_get(txn, c->used, &k, &v);
+	if (rc == 0 && v.mv_size == 8 && fmt_be64(v.mv_data) >= a->when)
+		return 0;
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	fmt_put64(buf, a->when);
+	v.mv_size = sizeof buf;
+	v.mv_data = buf;
+	return mdb_put(txn, c->used, &k, &v, 0);
+}
+
+int rd_catalog_set_used(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, uint64_t when)
+{
+	struct cat_used_arg a = { uuid, uuid_len, when };
+
+	if (!c || !uuid || uuid_len == 0 || uuid_len > FMT_UUID_MAX)
+		return SYMDB_E_INVAL;
+	if (!c->has_used && (c->flags & RD_CAT_WRITE))
+		return SYMDB_E_CATALOG; /* a writer's open always creates it */
+	return cat_write(c, cat_used_txn, &a);
 }

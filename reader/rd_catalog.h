@@ -58,4 +58,14 @@ RD_HIDDEN int rd_catalog_del(rd_catalog *c, const uint8_t *uuid, size_t uuid_len
 RD_HIDDEN int rd_catalog_list(rd_catalog *c, int (*fn)(const rd_cat_entry *e, void *arg),
                               void *arg);
 
+/* Last-query time of one UUID (SPEC §12.6), unix seconds.  Returns 0,
+ * SYMDB_E_NOT_INDEXED when none is recorded, or an error. */
+RD_HIDDEN int rd_catalog_get_used(rd_catalog *c, const uint8_t *uuid, size_t uuid_len,
+                                  uint64_t *out);
+/* Record `when` as the last-query time of an indexed UUID (one write
+ * transaction; a later time already stored is kept).  SYMDB_E_NOT_INDEXED
+ * when the catalog has no such image. */
+RD_HIDDEN int rd_catalog_set_used(rd_catalog *c, const uint8_t *uuid, size_t uuid_len,
+                                  uint64_t when);
+
 #endif /* SYMDB_RD_CATALOG_H */

@@ -391,6 +391,40 @@ SYMDB_API int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), 
 SYMDB_API int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out,
                            char *namebuf, size_t namebuf_sz);
 
+/* ---- database life cycle (SPEC §12.6) ---------------------------------- */
+
+/**
+ * @brief symdb_now() is the clock of the life-cycle functions: $SYMDB_NOW
+ *        (decimal unix seconds, for tests and replays) when set, else time(2).
+ */
+SYMDB_API uint64_t symdb_now(void);
+
+/**
+ * @brief symdb_last_used() reads when an image was last queried.
+ * @return 0 with *out in unix seconds; SYMDB_E_NOT_FOUND when no query was
+ *         ever recorded for it; another negative error.
+ */
+SYMDB_API int symdb_last_used(symdb *db, const symdb_uuid *id, uint64_t *out);
+
+/**
+ * @brief symdb_mark_used() records `when` as an image's last-query time (one
+ *        catalog write transaction; a later time already stored is kept).
+ * @return 0; SYMDB_E_READONLY unless db was opened with SYMDB_OPEN_WRITE;
+ *         SYMDB_E_NOT_INDEXED when the catalog has no such image.
+ * @note Callers batch: `symdb query` reads the stored time while it runs and
+ *       writes once at exit, only for images whose stored day differs.
+ */
+SYMDB_API int symdb_mark_used(symdb *db, const symdb_uuid *id, uint64_t when);
+
+/**
+ * @brief symdb_remove() deletes an image: its catalog entry first (so no
+ *        entry ever names a missing file), then its index file.
+ * @return 0; SYMDB_E_NOT_INDEXED; SYMDB_E_READONLY without SYMDB_OPEN_WRITE;
+ *         -errno when the file could not be removed (the entry is gone).
+ * @note Readers that mapped the file keep a valid mapping.
+ */
+SYMDB_API int symdb_remove(symdb *db, const symdb_uuid *id, char *errbuf, size_t errbuf_sz);
+
 #ifdef __cplusplus
 }
 #endif
