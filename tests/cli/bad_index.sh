@@ -6,7 +6,8 @@
 # sanitizer report), `symdb info` must show it (non-zero exit), and the
 # catalog and the other image must be untouched and still answer correctly.
 # Cases: truncated truncated_header empty flip_magic flip_uuid flip_directory
-# flip_symbols flip_strings flip_last appended.
+# flip_symbols flip_strings flip_last appended, and a damaged catalog
+# (catalog_garbage catalog_truncated).
 source "$(dirname "$0")/lib.sh"
 
 case=${1:?usage: bad_index.sh CASE}
@@ -44,6 +45,26 @@ with open(p, "r+b") as fh:
     fh.seek(o); b = fh.read(1); fh.seek(o); fh.write(bytes([b[0] ^ 0xFF]))
 PY
 }
+
+if [[ $case == catalog_garbage || $case == catalog_truncated ]]; then
+	# a damaged catalog: every command reports it in one line, exit 3
+	cat=$db/catalog/data.mdb
+	if [[ $case == catalog_garbage ]]; then
+		head -c 65536 /dev/urandom >"$cat"
+	else
+		truncate -s 100 "$cat"
+	fi
+	run "$SYMDB" query --db "$db" --obj "$victim" 0x1000
+	expect_error "query with a damaged catalog ($case)" "$db"
+	((RC == 3)) || fail "query with a damaged catalog: exit $RC, expected 3"
+	run "$SYMDB" list --db "$db"
+	expect_error "list with a damaged catalog ($case)" "$db"
+	run "$SYMDB" build --db "$db" "$BIN/c_gcc_O0_pie.symtab"
+	expect_error "build into a damaged catalog ($case)" "$db"
+	[[ $(sha256sum <"$other_file") == "$other_sum" ]] || fail "an index file changed"
+	echo "PASS bad_index $case"
+	exit 0
+fi
 
 chmod u+w "$f"
 case $case in
