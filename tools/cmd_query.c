@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli_atos.h"
+#include "cli_maint.h"
 #include "cli_output.h"
 #include "cli_slice.h"
 #include "cli_util.h"
@@ -919,7 +920,11 @@ static symdb_image *module_image(struct query *q, struct module *m)
 
 static void query_free(struct query *q)
 {
+	struct cli_used used; /* last-query times, written once at exit (cli_maint.c) */
+	cli_used_init(&used, q->db);
+	cli_used_add(&used, q->db, q->img);
 	for (size_t i = 0; i < q->nmods; i++) {
+		cli_used_add(&used, q->db, q->mods[i].img);
 		if (q->mods[i].img != q->img)
 			symdb_image_close(q->mods[i].img);
 		free(q->mods[i].name);
@@ -928,6 +933,7 @@ static void query_free(struct query *q)
 	free(q->mods);
 	symdb_image_close(q->img);
 	symdb_close(q->db);
+	cli_used_commit(&used);
 	free(q->req);
 	free(q->ord);
 	free(q->ord_tmp);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli_demangle.h"
+#include "cli_maint.h"
 #include "cli_util.h"
 #include "symdb.h"
 
@@ -103,6 +104,41 @@ static const struct subcommand commands[] = {
 	  "  --stack   input lines 'IMAGE UUID LOAD-ADDRESS ADDRESS'; output in atos\n"
 	  "            format, one line per address\n"
 	  "  -i        with --stack: inlined frames too, innermost first (atos -i)\n" },
+	{ "verify", cli_cmd_verify, "check every image, orphan and leftover; --repair",
+	  "usage: symdb verify [--db DIR] [--repair] [--grace AGE]\n"
+	  "\n"
+	  "Check the whole database: every catalog entry against its index file\n"
+	  "(exists, size and header checksum as recorded, every table checksum,\n"
+	  "sort order and references), every file under DB/images/ against the\n"
+	  "catalog (orphans) and DB/tmp/ for leftovers of builds that died.  One\n"
+	  "line per finding ('damaged UUID FILE: reason', 'orphan FILE', 'leftover\n"
+	  "FILE'), then a summary line ending in clean, repaired or damaged.\n"
+	  "\n"
+	  "  --repair     remove what is damaged, orphaned or left over (never a\n"
+	  "               valid image); a damaged image loses its entry and file\n"
+	  "  --grace AGE  orphans and temp files younger than AGE (default 1h; 90m,\n"
+	  "               2h, 3600) may belong to a build in progress: only listed\n"
+	  "\n"
+	  "verify exits 0 when clean, 5 when it found damage and repaired all of\n"
+	  "it, 4 when damage remains.\n" },
+	{ "rm", cli_cmd_rm, "remove images from the database",
+	  "usage: symdb rm [--db DIR] UUID...\n"
+	  "\n"
+	  "Remove each image: its catalog entry, then its index file.  Processes\n"
+	  "that have the file mapped keep using it.  'removed UUID' per image.\n" },
+	{ "gc", cli_cmd_gc, "expire unused images, trim to a size, clean leftovers",
+	  "usage: symdb gc [--db DIR] [--unused-for AGE] [--max-size SIZE] [--grace AGE] [-n]\n"
+	  "\n"
+	  "Remove leftovers of builds that died and orphan index files (older than\n"
+	  "--grace), then expire images.  An image's last use is the last time\n"
+	  "'symdb query' resolved it (recorded at most once a day), else when it\n"
+	  "was built.  The clock is $SYMDB_NOW (unix seconds) when set.\n"
+	  "\n"
+	  "  --unused-for AGE  remove images not used for AGE (45d, 12h, 2w, 3600)\n"
+	  "  --max-size SIZE   then remove least recently used images until the index\n"
+	  "                    files total at most SIZE (50G, 512M, 64K, bytes)\n"
+	  "  --grace AGE       leave stray files younger than AGE (default 1h)\n"
+	  "  -n, --dry-run     only print what would be removed\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_maint.c - helpers shared by `symdb verify` and `symdb gc`: walking the
+ * files a database directory holds (DB/images/XX/ and DB/tmp/, SPEC §12.1),
+ * the set of files the catalog names (to tell orphans), duration and size
+ * parsing, and the batched last-query bookkeeping of `symdb query`.
+ */
+#define _POSIX_C_SOURCE 200809L /* fstatat, dirfd */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli_maint.h"
+
+void cli_db_name(const struct cli_global *g, char *buf, size_t bufsz)
+{
+	if (g->db_dir)
+		snprintf(buf, bufsz, "%s", g->db_dir);
+	else if (symdb_default_dir(buf, bufsz) < 0)
+		snprintf(buf, bufsz, "(default database)");
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+/* Visit the regular files of DB/<sub> (one level).  Names starting with '.'
+ * are skipped. */
+static int walk_one(const char *dir, const char *sub, int is_tmp,
+                    int (*fn)(const struct cli_fs_visit *v, void *arg), void *arg)
+{
+	char path[4096], rel[4096];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/%s", dir, sub);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		struct cli_fs_visit v = { rel, path, (uint64_t)st.st_mtime, is_tmp };
+		if ((size_t)snprintf(rel, sizeof rel, "%s/%s", sub, de->d_name) >= sizeof rel ||
+		    (size_t)snprintf(path, sizeof path, "%s/%s", dir, rel) >= sizeof path)
+			continue;
+		rc = fn(&v, arg);
+	}
+	closedir(d);
+	return rc;
+}
+
+int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg), void *arg)
+{
+	char path[4096], sub[64];
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/images", dir);
+	d = opendir(path);
+	if (!d && errno != ENOENT)
+		return -errno;
+	while (d && rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) > 32)
+			continue;
+		snprintf(sub, sizeof sub, "images/%s", de->d_name);
+		rc = walk_one(dir, sub, 0, fn, arg);
+	}
+	if (d)
+		closedir(d);
+	return rc ? rc : walk_one(dir, "tmp", 1, fn, arg);
+}
+
+/* ---- the catalog's files -------------------------------------------------- */
+
+static int add_file(const symdb_entry *e, void *arg)
+{
+	struct cli_catfiles *cf = arg;
+
+	if (cf->n == cf->cap) {
+		size_t cap = cf->cap ? 2 * cf->cap : 256;
+		char **p = realloc(cf->files, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		cf->files = p;
+		cf->cap = cap;
+	}
+	cf->files[cf->n] = strdup(e->file);
+	return cf->files[cf->n++] ? 0 : -ENOMEM;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_catfiles_load(symdb *db, struct cli_catfiles *cf)
+{
+	int rc;
+
+	memset(cf, 0, sizeof *cf);
+	rc = symdb_list(db, add_file, cf);
+	if (rc == 0 && cf->n)
+		qsort(cf->files, cf->n, sizeof *cf->files, cmp_str);
+	return rc;
+}
+
+int cli_catfiles_has(const struct cli_catfiles *cf, const char *rel)
+{
+	return cf->n && bsearch(&rel, cf->files, cf->n, sizeof *cf->files, cmp_str) != NULL;
+}
+
+void cli_catfiles_free(struct cli_catfiles *cf)
+{
+	for (size_t i = 0; i < cf->n; i++)
+		free(cf->files[i]);
+	free(cf->files);
+	memset(cf, 0, sizeof *cf);
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+static int parse_scaled(const char *s, const char *units, const uint64_t *mult, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t m = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end) {
+		const char *u = strchr(units, *end);
+		if (!u || end[1])
+			return -1;
+		m = mult[u - units];
+	}
+	if (m && v > UINT64_MAX / m)
+		return -1;
+	*out = (uint64_t)v * m;
+	return 0;
+}
+
+int cli_parse_duration(const char *s, uint64_t *out)
+{
+	static const uint64_t mult[] = { 1, 60, 3600, 86400, 7 * 86400 };
+	return parse_scaled(s, "smhdw", mult, out);
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	static const uint64_t mult[] = { 1, 1ull << 10, 1ull << 20, 1ull << 30, 1ull << 40,
+	                                 1ull << 10, 1ull << 20, 1ull << 30, 1ull << 40 };
+	return parse_scaled(s, "BKMGTkmgt", mult, out);
+}
+
+/* ---- last-query times ----------------------------------------------------- */
+
+void cli_used_init(struct cli_used *u, symdb *db)
+{
+	memset(u, 0, sizeof *u);
+	u->now = symdb_now();
+	if (db)
+		snprintf(u->dir, sizeof u->dir, "%s", symdb_dir(db));
+}
+
+void cli_used_add(struct cli_used *u, symdb *db, const symdb_image *img)
+{
+	symdb_image_info info;
+	uint64_t t;
+
+	if (!db || !img || u->n == CLI_USED_MAX)
+		return;
+	symdb_image_get_info(img, &info);
+	for (size_t i = 0; i < u->n; i++)
+		if (u->ids[i].len == info.uuid.len &&
+		    !memcmp(u->ids[i].bytes, info.uuid.bytes, info.uuid.len))
+			return;
+	/* Day granularity: at most one catalog write per image per day. */
+	if (symdb_last_used(db, &info.uuid, &t) == 0 && t / 86400 >= u->now / 86400)
+		return;
+	u->ids[u->n++] = info.uuid;
+}
+
+void cli_used_commit(struct cli_used *u)
+{
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_WRITE);
+	symdb *db;
+
+	if (!u->n || !u->dir[0] || symdb_open(u->dir, &o, &db) < 0)
+		return;
+	for (size_t i = 0; i < u->n; i++)
+		symdb_mark_used(db, &u->ids[i], u->now);
+	symdb_close(db);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_maint.h - the maintenance subcommands (`verify`, `rm`, `gc`) and the
+ * batched last-query bookkeeping `symdb query` does at exit (SPEC §12.6).
+ * Kept apart from cli_util.h so the maintenance code has one owner.
+ */
+#ifndef SYMDB_CLI_MAINT_H
+#define SYMDB_CLI_MAINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli_util.h"
+#include "symdb.h"
+
+/* Exit status of `symdb verify --repair` when it found damage and removed
+ * all of it (0 = clean, CLI_EXIT_DAMAGED = damage left). */
+#define CLI_EXIT_REPAIRED 5
+
+/* Default age below which an orphan or temp file may belong to a build in
+ * progress (renamed but not yet committed) and is left alone. */
+#define CLI_GRACE_DEFAULT 3600u
+
+CLI_HIDDEN int cli_cmd_verify(const struct cli_global *g, int argc, char **argv);
+CLI_HIDDEN int cli_cmd_rm(const struct cli_global *g, int argc, char **argv);
+CLI_HIDDEN int cli_cmd_gc(const struct cli_global *g, int argc, char **argv);
+
+/* Last-query times, batched: `add` (while db is open) notes an image whose
+ * stored day differs from today's; `commit` (after db is closed: LMDB
+ * forbids two handles on one environment in a process) opens the catalog
+ * for writing once and records them.  Failures are silent: a read-only
+ * database simply keeps no times. */
+#define CLI_USED_MAX 64
+struct cli_used {
+	symdb_uuid ids[CLI_USED_MAX];
+	size_t n;
+	uint64_t now;
+	char dir[4096];
+};
+CLI_HIDDEN void cli_used_init(struct cli_used *u, symdb *db);
+CLI_HIDDEN void cli_used_add(struct cli_used *u, symdb *db, const symdb_image *img);
+CLI_HIDDEN void cli_used_commit(struct cli_used *u);
+
+/* Shared by verify and gc: walk DB/images/XX/ and DB/tmp/ (maint_fs.c). */
+struct cli_fs_visit {
+	const char *rel;   /* "images/XX/NAME" or "tmp/NAME" */
+	const char *path;  /* DB/rel */
+	uint64_t mtime;    /* unix seconds */
+	int is_tmp;
+};
+CLI_HIDDEN int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg),
+                           void *arg);
+/* Sorted set of the file paths the catalog names, for orphan checks. */
+struct cli_catfiles {
+	char **files;
+	size_t n, cap;
+};
+CLI_HIDDEN int cli_catfiles_load(symdb *db, struct cli_catfiles *cf);
+CLI_HIDDEN int cli_catfiles_has(const struct cli_catfiles *cf, const char *rel);
+CLI_HIDDEN void cli_catfiles_free(struct cli_catfiles *cf);
+/* "30d", "12h", "90m", "45s", "2w" or plain seconds. Returns 0 or -1. */
+CLI_HIDDEN int cli_parse_duration(const char *s, uint64_t *out);
+/* "50G", "512M", "64K", "1T" (powers of 1024) or plain bytes. */
+CLI_HIDDEN int cli_parse_size(const char *s, uint64_t *out);
+/* The database directory the commands name in messages. */
+CLI_HIDDEN void cli_db_name(const struct cli_global *g, char *buf, size_t bufsz);
+
+#endif /* SYMDB_CLI_MAINT_H */

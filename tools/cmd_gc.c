@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb rm UUID...` and `symdb gc [--unused-for D] [--max-size S]`.
+ *
+ * gc always removes leftovers of builds that died (DB/tmp/ files) and orphan
+ * index files (under DB/images/ but named by no catalog entry), once they
+ * are older than --grace: younger ones may belong to a build in progress
+ * (SPEC §12.5).  Images are then expired by last use, which is the
+ * last-query time recorded in the catalog (SPEC §12.6), else the build time:
+ * --unused-for removes those unused for longer than D, and --max-size then
+ * removes the least recently used until the index files total at most S.
+ * Every removal goes through symdb_remove() (entry first, then file), so a
+ * gc killed at any point leaves at most an orphan for the next gc.  The
+ * clock is symdb_now(): $SYMDB_NOW in tests.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_maint.h"
+
+/* ---- rm ------------------------------------------------------------------- */
+
+static int open_write(const struct cli_global *g, symdb **db)
+{
+	char err[1024] = "", dir[4096];
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_WRITE, .errbuf = err,
+	           .errbuf_sz = sizeof err);
+	int rc = symdb_open(g->db_dir, &o, db);
+
+	if (rc < 0) {
+		cli_db_name(g, dir, sizeof dir);
+		if (rc == -ENOENT)
+			cli_err(dir, "no symdb database here");
+		else
+			cli_err_lib(dir, rc, err);
+	}
+	return rc;
+}
+
+static int rm_one(symdb *db, const char *hex)
+{
+	symdb_uuid id;
+	char eb[1024] = "";
+	int rc;
+
+	if (symdb_uuid_parse(hex, &id) < 0) {
+		cli_err(hex, "not a UUID (2 to 64 hex digits)");
+		return CLI_EXIT_USAGE;
+	}
+	rc = symdb_remove(db, &id, eb, sizeof eb);
+	if (rc == SYMDB_E_NOT_INDEXED) {
+		cli_err(hex, "not in the database");
+		return CLI_EXIT_FAILED;
+	}
+	if (rc < 0) {
+		cli_err_lib(hex, rc, eb);
+		return CLI_EXIT_FAILED;
+	}
+	printf("removed %s\n", hex);
+	return CLI_EXIT_OK;
+}
+
+int cli_cmd_rm(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	int i = 1, ex = CLI_EXIT_OK, nargs = 0;
+	symdb *db;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *v;
+		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		if (m < 0)
+			return CLI_EXIT_USAGE;
+		if (m > 0) {
+			g.db_dir = v;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(stdout, "rm");
+			return CLI_EXIT_OK;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else {
+			cli_err(NULL, "rm: unknown option '%s' (see 'symdb help rm')", argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	nargs = argc - i;
+	if (nargs == 0) {
+		cli_err(NULL, "rm: no UUID given (see 'symdb help rm')");
+		return CLI_EXIT_USAGE;
+	}
+	if (open_write(&g, &db) < 0)
+		return CLI_EXIT_DATABASE;
+	for (; i < argc; i++) {
+		int r = rm_one(db, argv[i]);
+		if (r > ex)
+			ex = r;
+	}
+	symdb_close(db);
+	return ex;
+}
+
+/* ---- gc ------------------------------------------------------------------- */
+
+struct gc_image {
+	symdb_uuid uuid;
+	uint64_t last_use, size;
+	char *name;
+};
+
+struct gc {
+	symdb *db;
+	uint64_t now, grace, unused_for, max_size;
+	int have_unused, have_max, dry_run;
+	struct gc_image *img;
+	size_t n, cap;
+	struct cli_catfiles cf;
+	size_t files_removed, images_removed;
+	uint64_t bytes_removed;
+	int failed;
+};
+
+static int gc_collect(const symdb_entry *e, void *arg)
+{
+	struct gc *gc = arg;
+
+	if (gc->n == gc->cap) {
+		size_t cap = gc->cap ? 2 * gc->cap : 256;
+		struct gc_image *p = realloc(gc->img, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		gc->img = p;
+		gc->cap = cap;
+	}
+	struct gc_image *im = &gc->img[gc->n];
+	im->uuid = e->uuid;
+	im->size = e->file_size;
+	im->last_use = e->built_at;
+	im->name = strdup(e->image_name ? e->image_name : "");
+	if (!im->name)
+		return -ENOMEM;
+	gc->n++;
+	return 0;
+}
+
+/* Oldest last use first; UUID order among equals keeps gc deterministic. */
+static int cmp_lru(const void *a, const void *b)
+{
+	const struct gc_image *x = a, *y = b;
+
+	if (x->last_use != y->last_use)
+		return x->last_use < y->last_use ? -1 : 1;
+	if (x->uuid.len != y->uuid.len)
+		return x->uuid.len < y->uuid.len ? -1 : 1;
+	return memcmp(x->uuid.bytes, y->uuid.bytes, x->uuid.len);
+}
+
+static void gc_remove_image(struct gc *gc, struct gc_image *im, const char *why)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1], tb[64], eb[1024] = "";
+	int rc = 0;
+
+	symdb_uuid_format(&im->uuid, hex);
+	if (!gc->dry_run)
+		rc = symdb_remove(gc->db, &im->uuid, eb, sizeof eb);
+	if (rc < 0 && rc != SYMDB_E_NOT_INDEXED) {
+		cli_err_lib(hex, rc, eb);
+		gc->failed = 1;
+		return;
+	}
+	printf("%s %s %s (%s, last used %s)\n", gc->dry_run ? "would remove" : "removed", hex,
+	       im->name, why, cli_time_name(im->last_use, tb, sizeof tb));
+	gc->images_removed++;
+	gc->bytes_removed += im->size;
+	im->size = 0;
+}
+
+static void gc_expire(struct gc *gc)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < gc->n; i++) {
+		uint64_t t;
+		if (symdb_last_used(gc->db, &gc->img[i].uuid, &t) == 0 && t > gc->img[i].last_use)
+			gc->img[i].last_use = t;
+	}
+	if (gc->n)
+		qsort(gc->img, gc->n, sizeof *gc->img, cmp_lru);
+	for (i = 0; i < gc->n; i++) {
+		struct gc_image *im = &gc->img[i];
+		if (gc->have_unused && im->last_use + gc->unused_for < gc->now)
+			gc_remove_image(gc, im, "unused");
+		total += im->size;
+	}
+	for (i = 0; gc->have_max && total > gc->max_size && i < gc->n; i++) {
+		struct gc_image *im = &gc->img[i];
+		uint64_t sz = im->size;
+		if (sz == 0)
+			continue;
+		gc_remove_image(gc, im, "over --max-size");
+		if (im->size == 0)
+			total -= sz;
+	}
+}
+
+static int gc_visit(const struct cli_fs_visit *f, void *arg)
+{
+	struct gc *gc = arg;
+
+	if (!f->is_tmp && cli_catfiles_has(&gc->cf, f->rel))
+		return 0;
+	if (f->mtime + gc->grace > gc->now)
+		return 0;
+	if (!gc->dry_run && unlink(f->path) < 0 && errno != ENOENT) {
+		cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
+		gc->failed = 1;
+		return 0;
+	}
+	printf("%s %s (%s)\n", gc->dry_run ? "would remove" : "removed", f->rel,
+	       f->is_tmp ? "leftover of a build" : "orphan");
+	gc->files_removed++;
+	return 0;
+}
+
+static int gc_args(struct gc *gc, struct cli_global *g, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int m;
+		if ((m = cli_opt_value(argc, argv, &i, "--db", &v)) != 0) {
+			if (m < 0)
+				return -1;
+			g->db_dir = v;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--unused-for", &v)) != 0) {
+			if (m < 0 || cli_parse_duration(v, &gc->unused_for) < 0)
+				goto bad;
+			gc->have_unused = 1;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--max-size", &v)) != 0) {
+			if (m < 0 || cli_parse_size(v, &gc->max_size) < 0)
+				goto bad;
+			gc->have_max = 1;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--grace", &v)) != 0) {
+			if (m < 0 || cli_parse_duration(v, &gc->grace) < 0)
+				goto bad;
+		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--dry-run")) {
+			gc->dry_run = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(stdout, "gc");
+			return 1;
+		} else {
+			cli_err(NULL, "gc: unexpected argument '%s' (see 'symdb help gc')", argv[i]);
+			return -1;
+		}
+		continue;
+bad:
+		if (m > 0)
+			cli_err(NULL, "gc: bad value '%s' for %s (see 'symdb help gc')", v, argv[i]);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	struct gc gc = { .grace = CLI_GRACE_DEFAULT };
+	int rc = gc_args(&gc, &g, argc, argv);
+
+	if (rc)
+		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	if (open_write(&g, &gc.db) < 0)
+		return CLI_EXIT_DATABASE;
+	gc.now = symdb_now();
+	rc = symdb_list(gc.db, gc_collect, &gc);
+	if (rc == 0)
+		gc_expire(&gc);
+	if (rc == 0)
+		rc = cli_catfiles_load(gc.db, &gc.cf);
+	if (rc == 0)
+		rc = cli_fs_walk(symdb_dir(gc.db), gc_visit, &gc);
+	if (rc < 0)
+		cli_err(symdb_dir(gc.db), "cannot read the catalog: %s", symdb_strerror(rc));
+	else
+		printf("%zu images (%llu bytes) and %zu stray files %s\n", gc.images_removed,
+		       (unsigned long long)gc.bytes_removed, gc.files_removed,
+		       gc.dry_run ? "would be removed" : "removed");
+	for (size_t i = 0; i < gc.n; i++)
+		free(gc.img[i].name);
+	free(gc.img);
+	cli_catfiles_free(&gc.cf);
+	symdb_close(gc.db);
+	return rc < 0 ? CLI_EXIT_DATABASE : gc.failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}

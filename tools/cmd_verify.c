@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb verify [--repair]`: check a whole database.
+ *
+ * Every catalog entry is opened the way a reader opens it (file exists,
+ * File_Size and Header_Checksum equal the catalog's, header and directory
+ * valid, SPEC §12.3) with every table checksum verified, then
+ * symdb_image_verify() checks sort order and references of every table, and
+ * the header's UUID must be the catalog key.  Every file under DB/images/ the
+ * catalog does not name is an orphan, every file in DB/tmp/ a leftover of a
+ * build that died; both only when older than --grace, since a build in
+ * progress owns a fresh temp file and, between its rename and its commit
+ * (SPEC §12.5), a fresh unreferenced file.
+ *
+ * --repair removes exactly what was reported: a damaged image through
+ * symdb_remove() (entry, then file), an orphan or leftover by unlink.  A
+ * valid image is never touched.  Exit: 0 clean, 5 everything found was
+ * repaired, 4 damage remains, 3 the catalog cannot be read.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_maint.h"
+
+struct verify {
+	symdb *db;
+	int repair;
+	uint64_t now, grace;
+	struct cli_catfiles cf;
+	struct cli_out *out;
+	size_t images, damaged, orphans, leftovers, repaired, failed;
+};
+
+struct entry_list {
+	symdb_entry *e;
+	char **files;
+	size_t n, cap;
+};
+
+static int collect(const symdb_entry *e, void *arg)
+{
+	struct entry_list *l = arg;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		symdb_entry *ne = realloc(l->e, cap * sizeof *ne);
+		if (!ne)
+			return -ENOMEM;
+		l->e = ne;
+		char **nf = realloc(l->files, cap * sizeof *nf);
+		if (!nf)
+			return -ENOMEM;
+		l->files = nf;
+		l->cap = cap;
+	}
+	l->e[l->n] = *e;
+	l->e[l->n].image_name = NULL;
+	l->files[l->n] = strdup(e->file);
+	if (!l->files[l->n])
+		return -ENOMEM;
+	l->e[l->n].file = l->files[l->n];
+	l->n++;
+	return 0;
+}
+
+static void entry_list_free(struct entry_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->files[i]);
+	free(l->files);
+	free(l->e);
+}
+
+/* Open and fully check one image; reason into eb on failure. */
+static int check_image(struct verify *v, const symdb_entry *e, char *eb, size_t ebsz)
+{
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS, .errbuf = eb,
+	           .errbuf_sz = ebsz);
+	symdb_image *img;
+	symdb_image_info info;
+	int rc;
+
+	eb[0] = 0;
+	rc = symdb_image_open_uuid(v->db, &e->uuid, &o, &img);
+	if (rc < 0)
+		return rc;
+	rc = symdb_image_verify(img, eb, ebsz);
+	if (rc == 0) {
+		symdb_image_get_info(img, &info);
+		if (info.uuid.len != e->uuid.len ||
+		    memcmp(info.uuid.bytes, e->uuid.bytes, e->uuid.len) != 0) {
+			snprintf(eb, ebsz, "header UUID differs from the catalog key");
+			rc = SYMDB_E_CORRUPT;
+		}
+	}
+	symdb_image_close(img);
+	return rc;
+}
+
+static void report_image(struct verify *v, const symdb_entry *e, int rc, const char *eb)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1];
+
+	symdb_uuid_format(&e->uuid, hex);
+	v->damaged++;
+	cli_out_fmt(v->out, "damaged %s %s: %s\n", hex, e->file,
+	            eb[0] ? eb : symdb_strerror(rc));
+	if (!v->repair)
+		return;
+	char rb[1024] = "";
+	int r = symdb_remove(v->db, &e->uuid, rb, sizeof rb);
+	if (r == 0 || r == SYMDB_E_NOT_INDEXED) {
+		v->repaired++;
+		cli_out_fmt(v->out, "removed %s\n", hex);
+	} else {
+		v->failed++;
+		cli_err(hex, "cannot remove: %s", rb[0] ? rb : symdb_strerror(r));
+	}
+}
+
+static int visit_file(const struct cli_fs_visit *f, void *arg)
+{
+	struct verify *v = arg;
+
+	if (!f->is_tmp && cli_catfiles_has(&v->cf, f->rel))
+		return 0;
+	if (f->mtime + v->grace > v->now) {
+		cli_out_fmt(v->out, "young %s (may belong to a build in progress)\n", f->rel);
+		return 0;
+	}
+	if (f->is_tmp)
+		v->leftovers++;
+	else
+		v->orphans++;
+	cli_out_fmt(v->out, "%s %s\n", f->is_tmp ? "leftover" : "orphan", f->rel);
+	if (!v->repair)
+		return 0;
+	if (unlink(f->path) == 0 || errno == ENOENT) {
+		v->repaired++;
+		cli_out_fmt(v->out, "removed %s\n", f->rel);
+	} else {
+		v->failed++;
+		cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
+	}
+	return 0;
+}
+
+static int verify_entries(struct verify *v)
+{
+	struct entry_list l = { 0 };
+	char eb[1024];
+	int rc = symdb_list(v->db, collect, &l);
+
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		int r = check_image(v, &l.e[i], eb, sizeof eb);
+		v->images++;
+		if (r < 0)
+			report_image(v, &l.e[i], r, eb);
+	}
+	entry_list_free(&l);
+	return rc;
+}
+
+/* Parse the options; returns 0, or -(exit code) to stop (help: -VERIFY_HELP). */
+#define VERIFY_HELP 100
+static int verify_args(struct verify *v, struct cli_global *g, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *val;
+		int m;
+		if ((m = cli_opt_value(argc, argv, &i, "--db", &val)) != 0) {
+			if (m < 0)
+				return -CLI_EXIT_USAGE;
+			g->db_dir = val;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--grace", &val)) != 0) {
+			if (m < 0)
+				return -CLI_EXIT_USAGE;
+			if (cli_parse_duration(val, &v->grace) < 0) {
+				cli_err(NULL, "verify: bad --grace '%s' (e.g. 3600, 90m, 1h)", val);
+				return -CLI_EXIT_USAGE;
+			}
+		} else if (!strcmp(argv[i], "--repair")) {
+			v->repair = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(stdout, "verify");
+			return -VERIFY_HELP;
+		} else {
+			cli_err(NULL, "verify: unexpected argument '%s' (see 'symdb help verify')",
+			        argv[i]);
+			return -CLI_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static int verify_exit(const struct verify *v)
+{
+	size_t found = v->damaged + v->orphans + v->leftovers;
+
+	cli_out_fmt(v->out, "%zu images checked, %zu damaged, %zu orphans, %zu leftovers",
+	            v->images, v->damaged, v->orphans, v->leftovers);
+	if (v->repair)
+		cli_out_fmt(v->out, ", %zu removed", v->repaired);
+	cli_out_str(v->out, found == 0 ? ": clean\n"
+	                    : v->repair && !v->failed ? ": repaired\n" : ": damaged\n");
+	if (found == 0)
+		return CLI_EXIT_OK;
+	return v->repair && !v->failed ? CLI_EXIT_REPAIRED : CLI_EXIT_DAMAGED;
+}
+
+int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	struct verify v = { .grace = CLI_GRACE_DEFAULT };
+	char err[1024] = "", dir[4096];
+	struct cli_out out;
+	int rc = verify_args(&v, &g, argc, argv);
+
+	if (rc < 0)
+		return rc == -VERIFY_HELP ? CLI_EXIT_OK : -rc;
+	cli_db_name(&g, dir, sizeof dir);
+	SYMDB_OPTS(symdb_open_opts, o, .flags = v.repair ? SYMDB_OPEN_WRITE : 0, .errbuf = err,
+	           .errbuf_sz = sizeof err);
+	rc = symdb_open(g.db_dir, &o, &v.db);
+	if (rc < 0) {
+		cli_err_lib(dir, rc, err);
+		return CLI_EXIT_DATABASE;
+	}
+	if (cli_out_init(&out, stdout, 64 * 1024) < 0) {
+		symdb_close(v.db);
+		return CLI_EXIT_FAILED;
+	}
+	v.out = &out;
+	v.now = symdb_now();
+	rc = verify_entries(&v);
+	/* The file set is read after the repairs, so removed images' files are
+	 * not counted again as orphans. */
+	if (rc == 0)
+		rc = cli_catfiles_load(v.db, &v.cf);
+	if (rc == 0)
+		rc = cli_fs_walk(symdb_dir(v.db), visit_file, &v);
+	int ex = rc < 0 ? CLI_EXIT_DATABASE : verify_exit(&v);
+	if (cli_out_fini(&out) < 0 && ex == CLI_EXIT_OK)
+		ex = CLI_EXIT_FAILED;
+	if (rc < 0)
+		cli_err(dir, "cannot read the catalog: %s", symdb_strerror(rc));
+	cli_catfiles_free(&v.cf);
+	symdb_close(v.db);
+	return ex;
+}
