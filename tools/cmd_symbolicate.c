@@ -7,7 +7,8 @@
  *    section ("0xLOAD - 0xEND NAME ARCH <UUID> PATH"), frames are the lines
  *    "N  IMAGE  0xADDR tail" of every thread; a frame of a known image gets
  *    its tail replaced by "func + offset (file:line)", every other line is
- *    copied byte for byte;
+ *    copied byte for byte, except that an iOS "Last Exception Backtrace:"
+ *    address list "(0xA 0xB ...)" is expanded into frame lines;
  *  - the JSON report (.ips, cli_ips.c): a header line, then one JSON object
  *    whose usedImages give UUID and base and whose threads[].frames[] give
  *    imageIndex and imageOffset; symbolicated frames gain "symbol",
@@ -262,61 +263,131 @@ static uint32_t image_by_name(const struct crash *c, const char *s, size_t n)
 	return CRASH_NO_IMAGE;
 }
 
-/* frame_of[i]: the crash frame of line i, or SIZE_MAX. */
-static size_t *classic_frames(struct crash *c, const struct sym_line *l, size_t n, size_t bi,
-                              size_t *tails)
-{
-	size_t *frame_of = malloc((n + 1) * sizeof *frame_of);
+/* What one line of a classic report holds: a frame (frame: its index, tail:
+ * where the text to replace starts), or an expanded "Last Exception
+ * Backtrace" address list (nexp frames from frame), or nothing. */
+struct cl_line {
+	size_t frame, tail, nexp;
+};
 
-	for (size_t i = 0; frame_of && i < n; i++) {
+static struct crash_frame *add_frame(struct crash *c, uint32_t im, uint64_t addr)
+{
+	struct crash_frame *f = crash_add_frame(c);
+	f->image = im;
+	f->addr = addr;
+	return f;
+}
+
+/* "(0xA 0xB ...)" right after "Last Exception Backtrace:" (iOS reports):
+ * every address becomes a frame.  Returns how many, 0 if not such a line. */
+static size_t leb_line(struct crash *c, const struct sym_line *l, int after_header)
+{
+	const char *s = l->p;
+	size_t n = l->len, i = skip_ws(s, 0, n), k = 0, j;
+	uint64_t a;
+
+	while (n > i && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (!after_header || i == n || s[i] != '(' || s[n - 1] != ')')
+		return 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (j = skip_ws(s, i + 1, n), k = 0; j < n - 1; j = skip_ws(s, j, n - 1), k++) {
+			size_t e = scan_hex(s, j, n - 1, &a);
+			if (!e)
+				return 0;
+			if (pass)
+				add_frame(c, crash_image_of(c, a), a);
+			j = e;
+		}
+	return k;
+}
+
+static struct cl_line *classic_frames(struct crash *c, const struct sym_line *l, size_t n,
+                                      size_t bi)
+{
+	struct cl_line *cl = calloc(n + 1, sizeof *cl);
+
+	for (size_t i = 0; cl && i < n && i < bi; i++) {
 		size_t nb, ne;
 		uint64_t addr;
 		uint32_t im;
-		frame_of[i] = SIZE_MAX;
-		if (i >= bi || !parse_frame_line(&l[i], &addr, &tails[i], &nb, &ne))
+		cl[i].frame = c->nfr;
+		if ((cl[i].nexp = leb_line(c, &l[i], i > 0 && l[i - 1].len >= 25 &&
+		                           !memcmp(l[i - 1].p, "Last Exception Backtrace:", 25))))
+			continue;
+		cl[i].frame = SIZE_MAX;
+		if (!parse_frame_line(&l[i], &addr, &cl[i].tail, &nb, &ne))
 			continue;
 		im = image_by_name(c, l[i].p + nb, ne - nb);
 		if (im == CRASH_NO_IMAGE)
 			im = crash_image_of(c, addr);
 		if (im == CRASH_NO_IMAGE)
 			continue;
-		struct crash_frame *f = crash_add_frame(c);
-		f->image = im;
-		f->addr = addr;
-		frame_of[i] = c->nfr - 1;
+		add_frame(c, im, addr);
+		cl[i].frame = c->nfr - 1;
 	}
-	return frame_of;
+	return cl;
+}
+
+/* One expanded exception frame, in the thread frames' layout:
+ * "N   IMAGE<pad>\t0xADDR func + off (file:line)" (unknown: "0xLOAD + off"). */
+static void leb_print(const struct crash *c, const struct crash_frame *f, size_t k,
+                      struct cli_demangler *dm, struct cli_out *o)
+{
+	const struct crash_image *m = f->image == CRASH_NO_IMAGE ? NULL : &c->im[f->image];
+	struct crash_text t;
+
+	cli_out_fmt(o, "%-4zu%-30s\t0x%016llx ", k, m ? m->name : "???",
+	            (unsigned long long)f->addr);
+	if (crash_known(c, f)) {
+		crash_text(c, f, dm, &t);
+		crash_print_text(o, &t);
+	} else {
+		cli_out_fmt(o, "0x%llx + %llu", (unsigned long long)(m ? m->load : 0),
+		            (unsigned long long)(f->addr - (m ? m->load : 0)));
+	}
+	cli_out_chr(o, '\n');
+}
+
+static void classic_line(const struct crash *c, const struct sym_line *l,
+                         const struct cl_line *cl, struct cli_demangler *dm, struct cli_out *o)
+{
+	const struct crash_frame *f = cl->frame == SIZE_MAX ? NULL : &c->fr[cl->frame];
+	struct crash_text t;
+
+	if (cl->nexp) {
+		for (size_t k = 0; k < cl->nexp; k++)
+			leb_print(c, &c->fr[cl->frame + k], k, dm, o);
+	} else if (f && crash_known(c, f)) {
+		crash_text(c, f, dm, &t);
+		cli_out_mem(o, l->p, cl->tail);
+		crash_print_text(o, &t);
+		cli_out_mem(o, l->p + l->len, l->end);
+	} else {
+		cli_out_mem(o, l->p, l->len + l->end);
+	}
 }
 
 static int run_classic(struct crash *c, symdb *db, const struct sym_line *l, size_t n,
                        struct cli_out *o, const char *what)
 {
 	struct cli_demangler dm;
-	size_t bi, *tails, *frame_of;
+	struct cl_line *cl;
+	size_t bi;
 	int rc = -1;
 
 	if (classic_images(c, l, n, &bi, what) < 0)
 		return -1;
-	tails = calloc(n + 1, sizeof *tails);
-	frame_of = tails ? classic_frames(c, l, n, bi, tails) : NULL;
-	if (frame_of && crash_resolve(c, db, what) == 0)
+	cl = classic_frames(c, l, n, bi);
+	if (!cl)
+		cli_err(what, "out of memory");
+	else if (crash_resolve(c, db, what) == 0)
 		rc = 0;
 	cli_demangler_init(&dm);
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const struct crash_frame *f = frame_of[i] == SIZE_MAX ? NULL : &c->fr[frame_of[i]];
-		if (f && crash_known(c, f)) {
-			struct crash_text t;
-			crash_text(c, f, &dm, &t);
-			cli_out_mem(o, l[i].p, tails[i]);
-			crash_print_text(o, &t);
-			cli_out_mem(o, l[i].p + l[i].len, l[i].end);
-		} else {
-			cli_out_mem(o, l[i].p, l[i].len + l[i].end);
-		}
-	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		classic_line(c, &l[i], &cl[i], &dm, o);
 	cli_demangler_fini(&dm);
-	free(tails);
-	free(frame_of);
+	free(cl);
 	return rc;
 }
 

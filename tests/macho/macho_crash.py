@@ -77,7 +77,9 @@ class Report:
         out = ["Incident Identifier: 6B1C2D3E-0000-4000-8000-000000000001",
                "Process:             app_arm64 [4242]",
                "Code Type:           ARM-64 (Native)",
-               "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)", ""]
+               "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)", "",
+               "Last Exception Backtrace:",
+               "(%s)" % " ".join("0x%x" % a for _k, a in self.threads[1]), ""]
         for t, frames in enumerate(self.threads):
             out.append("Thread %d%s:" % (t, " Crashed" if t == 0 else ""))
             for i, (k, addr) in enumerate(frames):
@@ -100,6 +102,13 @@ class Report:
 
     def expected_crash(self):
         text = self.crash_text().split("\n")
+        i = text.index("Last Exception Backtrace:") + 1
+        exp = []
+        for k, (img, addr) in enumerate(self.threads[1]):
+            tail = ("0x%x + %d" % (self.load_of(img), addr - self.load_of(img)) if img == 2
+                    else self.images[img][5][addr][0])
+            exp.append("%-4d%-30s\t0x%016x %s" % (k, self.name_of(img), addr, tail))
+        text[i:i + 1] = exp
         n = 0
         for t, frames in enumerate(self.threads):
             while not text[n].startswith("Thread %d" % t):
