@@ -111,3 +111,69 @@ def run_case(c, _arg):
         mt.die("%d comparisons differ" % bad)
     print("synth32: armv7 (LE), ppc (BE) and LC_UUID-past-4-KiB 32-bit images, %d lookups "
           "identical" % n)
+
+
+def fat_file(slices, magic64):
+    """A universal file (FAT_MAGIC or FAT_MAGIC_64) of (cputype, cpusubtype,
+    bytes) slices, each aligned to 2^14 as lipo does."""
+    n = len(slices)
+    rec = 32 if magic64 else 20
+    out = bytearray(struct.pack(">2I", 0xcafebabf if magic64 else 0xcafebabe, n))
+    off = 0x4000
+    layout = []
+    for cpu, sub, data in slices:
+        layout.append((cpu, sub, off, len(data)))
+        off = (off + len(data) + 0x3fff) & ~0x3fff
+    for cpu, sub, o, size in layout:
+        if magic64:
+            out += struct.pack(">2I2Q2I", cpu, sub, o, size, 14, 0)
+        else:
+            out += struct.pack(">5I", cpu, sub, o, size, 14)
+    assert len(out) == 8 + n * rec
+    for (cpu, sub, o, size), (_c, _s, data) in zip(layout, slices):
+        out += b"\0" * (o - len(out))
+        out += data
+    return bytes(out)
+
+
+def run_fat64(c, _arg):
+    """arm64 + arm64e (ptrauth subtype 0x80000002) slices of the same code
+    with different UUIDs, in FAT_MAGIC and FAT_MAGIC_64 files."""
+    import shutil
+    db = c.db("fat64")
+    shutil.rmtree(db, ignore_errors=True)
+    with open(os.path.join(c.fx, "nodsym", "app_arm64"), "rb") as f:
+        a = bytearray(f.read())
+    e = bytearray(a)
+    struct.pack_into("<I", e, 8, 0x80000002)  # cpusubtype: arm64e, ptrauth ABI
+    off = 32
+    for _ in range(struct.unpack_from("<I", e, 16)[0]):
+        cmd, size = struct.unpack_from("<2I", e, off)
+        if cmd == 0x1b:
+            e[off + 8 + 15] ^= 0x5a  # a different LC_UUID
+        off += size
+    bad = n = 0
+    lo, size = mt.text_range(os.path.join(c.fx, "nodsym", "app_arm64"))
+    inp = mt.lines_of(range(lo - 4, lo + size + 8))
+    for magic64 in (False, True):
+        path = os.path.join(c.scratch, "fat%s_arm64e" % ("64" if magic64 else ""))
+        with open(path, "wb") as f:
+            f.write(fat_file([(0x0100000c, 0, bytes(a)), (0x0100000c, 0x80000002, bytes(e))],
+                             magic64))
+        out = c.sym(db, "build", "--force", path).stdout
+        if "(arm64)" not in out or "(arm64e)" not in out:
+            mt.die("fat64: build lines %r" % out)
+        for arch in ("arm64", "arm64e"):
+            for st in ([], ["--output-style=JSON"]):
+                exp = mt.run(["llvm-symbolizer-14", "--obj", "%s:%s" % (path, arch)] + st,
+                             inp=inp).stdout
+                got = c.sym(db, "query", "--obj", "%s:%s" % (path, arch), *st, inp=inp).stdout
+                bad += mt.compare(exp, got, "%s:%s" % (path, arch))
+                got = c.sym(db, "query", "--obj", path, "--arch", arch, *st, inp=inp).stdout
+                bad += mt.compare(exp.replace(path + ":" + arch, path), got,
+                                  "%s --arch %s" % (path, arch))
+                n += 2 * inp.count("\n")
+    if bad:
+        mt.die("%d comparisons differ" % bad)
+    print("fat64: FAT_MAGIC and FAT_MAGIC_64 files with arm64 + arm64e slices, %d lookups "
+          "identical" % n)

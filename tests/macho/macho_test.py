@@ -12,7 +12,7 @@ llvm-symbolizer-14 (FILE:ARCH for universal files) and llvm-dwarfdump-14
 
 usage: macho_test.py --symdb BIN --scratch DIR CASE [ARG]
 cases: fixtures, uuid, oracle, fat, runtime, symtab, atos, symbolicate,
-       synth32, scale, bad NAME
+       synth32, fat64, scale, bad NAME
 Exit status 0 pass, 1 fail, 77 skip (tools missing).
 """
 import argparse
@@ -447,6 +447,10 @@ def main():
     if a.case == "scale":
         import macho_scale
         macho_scale.run_case(c, a.arg)
+        return
+    if a.case == "fat64":
+        import macho_synth
+        macho_synth.run_fat64(c, a.arg)
         return
     if a.case == "synth32":
         import macho_synth
