@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "libdwarf.h"
 #include "dwarf.h"
@@ -1113,6 +1114,14 @@ int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, char *errbuf,
 	return index_dwarf(img, s, errbuf, errbuf_sz);
 }
 
+/* A .debug file indexed on its own finds itself by build-id. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 int ix_dwarf_attach(ix_image *img, const char *binary_path, const symdb_build_opts *opts,
 		    char *debug_path_out, size_t debug_path_sz, char *errbuf, size_t errbuf_sz)
 {
@@ -1127,7 +1136,8 @@ int ix_dwarf_attach(ix_image *img, const char *binary_path, const symdb_build_op
 	char path[4096];
 	const ix_sections *use = &bin;
 	/* llvm-symbolizer prefers a separate debug file when it finds one. */
-	if (ix_debugfile_find(&bin, binary_path, opts ? opts->debug_dir : NULL, path, sizeof(path))) {
+	if (ix_debugfile_find(&bin, binary_path, opts ? opts->debug_dir : NULL, path, sizeof(path)) &&
+	    !same_file(path, binary_path)) {
 		char why[512];
 		if (ix_sections_open(&dbg, path, why, sizeof(why)) == 0) {
 			if (ix_sections_find(&dbg, ".debug_info")) {
