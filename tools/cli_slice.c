@@ -42,8 +42,8 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 	const char *suffix = split_arch(obj, file, sizeof file);
 	int n, pick = -1, rc;
 
-	if (suffix) {
-		arch = arch ? arch : suffix;
+	if (suffix) { /* FILE:ARCH wins over --default-arch, as in llvm-symbolizer */
+		arch = suffix;
 		obj = file;
 	}
 	n = symdb_file_uuids(obj, NULL, im, sizeof im / sizeof im[0]);
@@ -54,8 +54,10 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 		return 1;
 	if (n > (int)(sizeof im / sizeof im[0]))
 		n = (int)(sizeof im / sizeof im[0]);
+	/* A thin file is its own only image whatever the arch asked for
+	 * (llvm-symbolizer applies the arch to universal files only). */
 	for (int i = 0; i < n; i++)
-		if (arch ? !strcmp(im[i].arch, arch) : n == 1)
+		if (n == 1 || (arch && !strcmp(im[i].arch, arch)))
 			pick = i;
 	list_arches(im, n, names, sizeof names);
 	if (pick < 0 && arch) {

@@ -238,11 +238,26 @@ def case_fat(c):
             got = c.sym(db, "query", "--obj", obj, "--default-arch", arch,
                         "--output-style=JSON", inp=inp).stdout
             bad += compare(exp, got, "%s --default-arch %s" % (name, arch))
+            other = [a for a in ARCHES if a != arch][0]
+            exp = run(["llvm-symbolizer-14", "--obj", obj + ":" + arch, "--default-arch", other],
+                      inp=inp).stdout
+            got = c.sym(db, "query", "--obj", obj + ":" + arch, "--default-arch", other,
+                        inp=inp).stdout
+            bad += compare(exp, got, "%s:%s beats --default-arch %s" % (name, arch, other))
             exp = run(["llvm-symbolizer-14", "--obj", obj + ":" + arch], inp=inp).stdout
             got = c.sym(db, "query", "--obj", os.path.join(c.fx, name + ".dSYM"),
                         "--arch", arch, inp=inp).stdout
             bad += compare(exp, got, "%s.dSYM --arch %s" % (name, arch))
             n += 2 * inp.count("\n")
+    # A thin file ignores --default-arch, as llvm-symbolizer does (sanitizers
+    # always pass one).
+    c.sym(db, "build", os.path.join(c.fx, "app_arm64.dSYM"))
+    obj = c.dwarf("app_arm64")
+    inp = lines_of(addresses(obj)[:200])
+    bad += compare(run(["llvm-symbolizer-14", "--obj", obj, "--default-arch", "x86_64"],
+                       inp=inp).stdout,
+                   c.sym(db, "query", "--obj", obj, "--default-arch", "x86_64", inp=inp).stdout,
+                   "thin app_arm64 --default-arch x86_64")
     p = c.sym(db, "query", "--obj", c.dwarf("app_fat"), "0x100000000", check=False)
     if p.returncode == 0 or "--arch" not in p.stderr:
         die("a universal file without --arch must ask for one: %r" % p.stderr)
