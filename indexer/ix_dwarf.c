@@ -64,6 +64,7 @@ typedef struct uctx {
 	uint8_t addr_size;
 	uint64_t base;
 	int has_base;
+	int bad; /* malformed parts were dropped: count the unit as partial */
 	ix_rng_ctx rng;
 	ix_line_table lt;
 	ix_diemap dm;
@@ -543,7 +544,13 @@ static int visit_die(uctx *u, sframe *st, int k)
 	st[k].sub = 1;
 	st[k].inlined = tag == DW_TAG_inlined_subroutine;
 	rangeset rs = { .n = 0 };
-	int rc = die_ranges(u, st[k].die, &rs);
+	int rc = 0;
+	if (die_ranges(u, st[k].die, &rs)) {
+		/* LLVM drops the ranges of a DIE whose list is malformed and
+		 * keeps the rest of the unit; so do we (counted as partial). */
+		rs.n = 0;
+		u->bad = 1;
+	}
 	for (size_t i = 0; i < rs.n && !rc; i++) {
 		uint64_t lo, hi;
 		rs_get(&rs, i, &lo, &hi);
@@ -621,7 +628,11 @@ static int add_unit_ranges(uctx *u, Dwarf_Die cu_die)
 {
 	dwx *x = u->x;
 	rangeset rs = { .n = 0 };
-	int rc = die_ranges(u, cu_die, &rs);
+	int rc = 0;
+	if (die_ranges(u, cu_die, &rs)) { /* as DWARFDebugAranges: no ranges */
+		rs.n = 0;
+		u->bad = 1;
+	}
 	for (size_t i = 0; i < rs.n && !rc; i++) {
 		if (x->nur == x->capur) {
 			size_t cap = x->capur ? 2 * x->capur : 256;
@@ -744,7 +755,7 @@ static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint8_t offs
 	};
 	u.rng.has_rnglists_base = attr_secoff(x, cu_die, DW_AT_rnglists_base, &u.rng.rnglists_base, NULL);
 	u.rng.has_addr_base = attr_secoff(x, cu_die, DW_AT_addr_base, &u.rng.addr_base, NULL);
-	int bad = read_unit_lines(&u, cu_die);
+	u.bad = read_unit_lines(&u, cu_die);
 	int rc = add_unit_ranges(&u, cu_die);
 	if (!rc)
 		rc = walk_dies(&u, cu_die) < 0 ? -1 : 0;
@@ -757,7 +768,7 @@ static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint8_t offs
 	}
 	ix_line_free(&u.lt);
 	ix_diemap_free(&u.dm);
-	return rc ? -1 : bad;
+	return rc ? -1 : u.bad;
 }
 
 static unit *new_unit(dwx *x, uint64_t off)
