@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Damage sweeps over one published index file (SQLite-style).
+
+The binary is indexed into a scratch database.  Then this script damages its
+index file in place, one way at a time, restoring it after each:
+
+  prefix   the file cut to N bytes, for every N below its size (or every
+           --step-th N): `symdb query` must reject it with exit 4 and one line
+           on stderr;
+  flip     byte K inverted, for every K (or every --step-th K, always every
+           byte of the header and directory): with checksum verification on
+           (the default) the query must exit 4 or print exactly the undamaged
+           output; with --no-verify it may print anything but must not crash
+           (exit < 128, no sanitizer report), because the reader bounds-checks
+           every index it reads from the file (SPEC §11).
+
+Python standard library only.  Usage:
+  sweep.py --symdb SYMDB --scratch DIR [--step N] BINARY
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+SANITIZER_MARKS = (b"AddressSanitizer", b"LeakSanitizer", b"runtime error:",
+                   b"UndefinedBehaviorSanitizer")
+
+
+def run(cmd, stdin, env):
+    p = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def crashed(rc, err):
+    return rc < 0 or rc >= 128 or any(m in err for m in SANITIZER_MARKS)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--symdb", required=True)
+    ap.add_argument("--scratch", required=True)
+    ap.add_argument("--step", type=int, default=1, help="test every N-th offset")
+    ap.add_argument("binary")
+    args = ap.parse_args()
+
+    shutil.rmtree(args.scratch, ignore_errors=True)
+    os.makedirs(args.scratch)
+    env = dict(os.environ, SYMDB_DIR=os.path.join(args.scratch, "db"))
+    rc, out, err = run([args.symdb, "build", args.binary], b"", env)
+    if rc != 0:
+        print("FAIL: symdb build exited %d: %s" % (rc, err.decode(errors="replace")))
+        return 1
+    images = os.path.join(env["SYMDB_DIR"], "images")
+    index = [os.path.join(d, f) for d, _, fs in os.walk(images) for f in fs][0]
+    good = open(index, "rb").read()
+    size = len(good)
+    # every symbol start and a spread of other addresses, via llvm-nm
+    nm = subprocess.run(["llvm-nm-14", "--defined-only", args.binary],
+                        stdout=subprocess.PIPE, check=True).stdout.decode()
+    addrs = sorted({int(line.split()[0], 16) for line in nm.splitlines()
+                    if line and line[0] in "0123456789abcdef"})
+    addrs += [a + 3 for a in addrs] + [0, 1 << 40]
+    stdin = "".join("0x%x\n" % a for a in addrs).encode()
+    query = [args.symdb, "query", "--obj", args.binary]
+    rc, want, err = run(query, stdin, env)
+    if rc != 0:
+        print("FAIL: query on the undamaged file exited %d: %s" % (rc, err.decode()))
+        return 1
+    # header (128) + directory: every byte; the tables: every step-th byte
+    dir_end = 128 + 40 * int.from_bytes(good[88:92], "big")
+    offsets = list(range(min(dir_end, size))) + list(range(dir_end, size, args.step))
+    failures = []
+    counts = {"prefix": 0, "flip": 0, "caught": 0, "unchanged": 0}
+
+    def damage(data):
+        with open(index, "wb") as f:
+            f.write(data)
+
+    try:
+        for n in range(0, size, args.step):
+            damage(good[:n])
+            counts["prefix"] += 1
+            rc, out, err = run(query, stdin, env)
+            if crashed(rc, err) or rc != 4 or len(err.splitlines()) != 1:
+                failures.append("prefix %d: exit %d, stderr %r" % (n, rc, err[:200]))
+        for k in offsets:
+            b = bytearray(good)
+            b[k] ^= 0xFF
+            damage(bytes(b))
+            counts["flip"] += 1
+            rc, out, err = run(query, stdin, env)
+            if crashed(rc, err):
+                failures.append("flip %d (verify): crash, exit %d, %r" % (k, rc, err[:300]))
+            elif rc == 4 and len(err.splitlines()) == 1:
+                counts["caught"] += 1
+            elif rc == 0 and out == want:
+                counts["unchanged"] += 1
+            else:
+                failures.append("flip %d (verify): exit %d, output %s, stderr %r"
+                                % (k, rc, "same" if out == want else "different", err[:200]))
+            rc, out, err = run(query + ["--no-verify"], stdin, env)
+            if crashed(rc, err):
+                failures.append("flip %d (--no-verify): crash, exit %d, %r" % (k, rc, err[:300]))
+    finally:
+        damage(good)
+    print("%s: %d-byte index; %d prefixes rejected; %d flips: %d caught, %d harmless"
+          % (args.binary, size, counts["prefix"] - sum(f.startswith("prefix") for f in failures),
+             counts["flip"], counts["caught"], counts["unchanged"]))
+    for f in failures[:30]:
+        print("FAIL " + f)
+    if len(failures) > 30:
+        print("... and %d more" % (len(failures) - 30))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
