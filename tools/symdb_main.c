@@ -98,11 +98,13 @@ static const struct subcommand commands[] = {
 	  "usedImages entry and its frames are resolved at its load address.\n"
 	  ".crash frames become 'N IMAGE 0xADDR func + offset (file:line)'; .ips\n"
 	  "frames gain \"symbol\", \"symbolLocation\", \"sourceFile\", \"sourceLine\".\n"
-	  "Every other byte is copied; images not in the database are left as they\n"
-	  "were and listed on stderr.\n"
+	  "An iOS 'Last Exception Backtrace:' address list is expanded into frame\n"
+	  "lines.  Every other byte is copied; images not in the database are left\n"
+	  "as they were and listed on stderr.\n"
 	  "\n"
 	  "  --stack   input lines 'IMAGE UUID LOAD-ADDRESS ADDRESS'; output in atos\n"
-	  "            format, one line per address\n"
+	  "            format, one line per address (a line of an image not in the\n"
+	  "            database is echoed)\n"
 	  "  -i        with --stack: inlined frames too, innermost first (atos -i)\n" },
 	{ "verify", cli_cmd_verify, "check every image, orphan and leftover; --repair",
 	  "usage: symdb verify [--db DIR] [--repair] [--grace AGE]\n"
