@@ -39,6 +39,7 @@ const char *fmt_table_name(uint32_t kind)
 		[FMT_T_INLINE_ADDRS] = "INLINE_ADDRS", [FMT_T_INLINE_MAP] = "INLINE_MAP",
 		[FMT_T_INLINE_NODES] = "INLINE_NODES", [FMT_T_LINE_ADDRS] = "LINE_ADDRS",
 		[FMT_T_LINE_ROWS] = "LINE_ROWS",       [FMT_T_BUILD_INFO] = "BUILD_INFO",
+		[FMT_T_SYMBOL_FILES] = "SYMBOL_FILES",
 	};
 
 	if (kind == 0 || kind > FMT_T_KIND_MAX)
@@ -61,6 +62,7 @@ int fmt_record_size(uint32_t kind, unsigned address_size)
 	case FMT_T_INLINE_NODES: return FMT_NODE_SIZE;
 	case FMT_T_LINE_ROWS: return FMT_ROW_SIZE;
 	case FMT_T_BUILD_INFO: return FMT_BI_SIZE;
+	case FMT_T_SYMBOL_FILES: return FMT_SYMFILE_SIZE;
 	default: return -1;
 	}
 }
@@ -287,7 +289,9 @@ static int check_kinds(fmt_view *v, char *eb, size_t ebsz)
 	v->has_dwarf = ndwarf != 0;
 	if ((rc = check_parallel(v, FMT_T_SYMBOL_ADDRS, FMT_T_SYMBOLS, eb, ebsz)) ||
 	    (rc = check_parallel(v, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP, eb, ebsz)) ||
-	    (rc = check_parallel(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)))
+	    (rc = check_parallel(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)) ||
+	    (v->t[FMT_T_SYMBOL_FILES].p &&
+	     (rc = check_parallel(v, FMT_T_SYMBOLS, FMT_T_SYMBOL_FILES, eb, ebsz))))
 		return rc;
 	if (s->length == 0 || s->p[0] != 0 || s->p[s->length - 1] != 0)
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,

@@ -96,6 +96,12 @@ static inline void fmt_enc_symbol(uint8_t *r, uint64_t size, uint32_t name, uint
 	fmt_put32(r + FMT_SYM_FLAGS, flags);
 }
 
+/* §7.2.1: one SYMBOL_FILES record, the STT_FILE name of symbol i (0 = none). */
+static inline void fmt_enc_symbol_file(uint8_t *r, uint32_t file)
+{
+	fmt_put32(r, file);
+}
+
 static inline void fmt_enc_file(uint8_t *r, uint32_t path, uint32_t relative, uint32_t base)
 {
 	fmt_put32(r + FMT_FILE_PATH, path);

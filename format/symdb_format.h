@@ -26,7 +26,8 @@ extern "C" {
 #define FMT_MAGIC            "\x89SYMDB\r\n"
 #define FMT_MAGIC_LEN        8
 #define FMT_VERSION_MAJOR    1   /* a reader rejects any other major */
-#define FMT_VERSION_MINOR    0   /* a reader accepts any minor of its major */
+#define FMT_VERSION_MINOR    1   /* a reader accepts any minor of its major;
+                                     1.1 added SYMBOL_FILES (kind 13) */
 #define FMT_HEADER_SIZE      128
 
 /* Field offsets inside the header (SPEC §5). */
@@ -101,7 +102,8 @@ enum fmt_table_kind {
 	FMT_T_LINE_ADDRS    = 10, /* §7.6 line interval starts */
 	FMT_T_LINE_ROWS     = 11, /* §7.6 interval -> file, line, column */
 	FMT_T_BUILD_INFO    = 12, /* §7.7 counters about the build, optional */
-	FMT_T_KIND_MAX      = 12
+	FMT_T_SYMBOL_FILES  = 13, /* §7.2.1 STT_FILE name per symbol, optional (1.1) */
+	FMT_T_KIND_MAX      = 13
 };
 
 /* "No entry" in any u32 index column. */
@@ -132,6 +134,10 @@ enum fmt_table_kind {
 #define FMT_SYMF_WEAK        0x20u /* STB_WEAK */
 #define FMT_SYMF_DYNSYM      0x40u /* taken from .dynsym */
 #define FMT_SYMF_KNOWN       0x7Fu
+
+/* §7.2.1 SYMBOL_FILES record (parallel to SYMBOLS): u32 string reference of
+ * the STT_FILE symbol preceding an ELF local symbol, 0 = none. */
+#define FMT_SYMFILE_SIZE     4
 
 /* §7.3 FILES record. */
 #define FMT_FILE_SIZE        12
