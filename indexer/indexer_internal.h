@@ -53,6 +53,7 @@ typedef struct ix_symbol {
 	uint32_t name;  /* string ref */
 	uint32_t flags; /* FMT_SYMF_* */
 	uint64_t order; /* position in the symbol table, for llvm's stable tie-break */
+	uint32_t file;  /* string ref of the preceding STT_FILE name (ELF locals), 0 = none */
 } ix_symbol;
 
 typedef struct ix_file {

@@ -19,6 +19,8 @@
  * index); types FUNC, OBJECT, GNU_IFUNC and NOTYPE; ARM and MIPS clear bit 0
  * of STT_FUNC values (Thumb / microMIPS); big-endian PowerPC64 ELFv1 symbols
  * that point into .opd are moved to the code address in their descriptor.
+ * Each STB_LOCAL symbol also records the STT_FILE name in force before it
+ * (SPEC §7.2.1), which llvm-symbolizer prints when DWARF gives no file.
  * Sorting and alias resolution happen in ix_tables.c.
  */
 #define _POSIX_C_SOURCE 200809L /* open flags, pread, fstat */
@@ -441,9 +443,47 @@ static uint32_t ex_sym_flags(const GElf_Sym *s, int dynsym)
 	return f | (dynsym ? FMT_SYMF_DYNSYM : 0);
 }
 
-/* One symbol-table entry: keep it (push), skip it, or fail. */
+/*
+ * The STT_FILE symbol in force while walking a symbol table (SPEC §7.2.1).
+ * LLVM 14's SymbolizableObjectFile::addSymbol remembers every section-less
+ * STT_FILE entry by symbol index, and getNameFromSymbolTable gives an
+ * STB_LOCAL symbol the name of the one with the greatest index below its own
+ * (gABI: "if present, it precedes the other STB_LOCAL symbols for the file"),
+ * used only when that name is not empty.  The name enters the string pool
+ * only once a local symbol takes it.
+ */
+struct stt_file {
+	const char *name; /* NULL or "" = none */
+	uint32_t ref;     /* its string ref once interned, else 0 */
+};
+
+/* A section-less STT_FILE entry: it becomes the file in force.  A name that
+ * lies outside the string table ends the previous file's reach. */
+static void ex_file_symbol(struct stt_file *f, const struct symtab *t, const GElf_Sym *s)
+{
+	const char *name = NULL;
+
+	if (s->st_name < t->strs_size && memchr(t->strs + s->st_name, 0, t->strs_size - s->st_name))
+		name = t->strs + s->st_name;
+	f->name = name;
+	f->ref = 0;
+}
+
+/* The file string ref for a kept symbol: 0 unless it is local and a
+ * non-empty STT_FILE name is in force.  FMT_NONE when the pool is full. */
+static uint32_t ex_symbol_file(ix_image *img, struct stt_file *f, const GElf_Sym *s)
+{
+	if (GELF_ST_BIND(s->st_info) != STB_LOCAL || !f->name || !f->name[0])
+		return 0;
+	if (f->ref == 0)
+		f->ref = ix_str_addz(img->strings, f->name);
+	return f->ref;
+}
+
+/* One symbol-table entry: keep it (push), note it as the file in force, skip
+ * it, or fail. */
 static int ex_symbol(struct ex *x, ix_image *img, const struct symtab *t,
-                     const struct opd *o, uint64_t i)
+                     const struct opd *o, struct stt_file *f, uint64_t i)
 {
 	GElf_Sym s;
 	const char *name;
@@ -455,6 +495,8 @@ static int ex_symbol(struct ex *x, ix_image *img, const struct symtab *t,
 		return ex_fail(x, SYMDB_E_BAD_OBJECT, "cannot read symbol %llu",
 		               (unsigned long long)i);
 	type = GELF_ST_TYPE(s.st_info);
+	if (type == STT_FILE && ex_sym_section(x, t, &s, i) == 0)
+		ex_file_symbol(f, t, &s);
 	if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 		return 0;
 	if (ex_sym_section(x, t, &s, i) == 0)
@@ -484,7 +526,8 @@ static int ex_symbol(struct ex *x, ix_image *img, const struct symtab *t,
 	out->flags = ex_sym_flags(&s, t->dynsym);
 	out->order = i;
 	out->name = ix_str_addz(img->strings, name);
-	if (out->name == FMT_NONE)
+	out->file = ex_symbol_file(img, f, &s);
+	if (out->name == FMT_NONE || out->file == FMT_NONE)
 		return ex_fail(x, SYMDB_E_TOO_BIG, "string pool full or out of memory");
 	return 0;
 }
@@ -495,6 +538,7 @@ static int ex_symbols(struct ex *x, ix_image *img)
 	Elf_Scn *scn;
 	struct symtab t;
 	struct opd o;
+	struct stt_file f = { NULL, 0 };
 	uint64_t i;
 	int rc;
 
@@ -514,7 +558,7 @@ static int ex_symbols(struct ex *x, ix_image *img)
 	ex_find_opd(x, &o);
 	img->build_info[FMT_BI_SYMBOLS_SEEN] = t.n - 1;
 	for (i = 1; i < t.n; i++) {
-		rc = ex_symbol(x, img, &t, &o, i);
+		rc = ex_symbol(x, img, &t, &o, &f, i);
 		if (rc)
 			return rc;
 	}

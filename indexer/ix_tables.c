@@ -11,8 +11,12 @@
  * Sorting by (address, size, table position) with qsort gives the same order
  * deterministically.
  *
+ * Each symbol's STT_FILE name (ix_symbol.file) travels with it through the
+ * sort, so the survivor of an address keeps its own.
+ *
  * The DWARF tables (kinds 5-11) are written exactly when FMT_FLAG_HAS_DWARF
- * is set; BUILD_INFO always, marked OPTIONAL.
+ * is set; BUILD_INFO always, marked OPTIONAL; SYMBOL_FILES (OPTIONAL) when a
+ * symbol has a file.
  */
 #include "ix_emit.h"
 
@@ -200,6 +204,26 @@ static int tb_symbols(struct tb *b, unsigned as)
 	return 0;
 }
 
+/* SPEC §7.2.1: written only when some kept symbol has an STT_FILE name, so an
+ * image without any (stripped, Mach-O, .dynsym only) is unchanged. */
+static int tb_symbol_files(struct tb *b)
+{
+	const ix_symbol *s = b->img->symbols.p;
+	size_t n = b->img->symbols.n, i;
+	uint8_t *r;
+
+	for (i = 0; i < n && s[i].file == 0; i++)
+		;
+	if (i == n)
+		return 0;
+	r = tb_alloc(b, FMT_T_SYMBOL_FILES, FMT_TABLE_OPTIONAL, n, FMT_SYMFILE_SIZE);
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		fmt_enc_symbol_file(r + i * FMT_SYMFILE_SIZE, s[i].file);
+	return 0;
+}
+
 static int tb_segments(struct tb *b)
 {
 	const ix_segment *s = b->img->segments.p;
@@ -348,6 +372,8 @@ static int tb_encode(struct tb *b, unsigned as)
 		rc = tb_segments(b);
 	if (rc == 0)
 		rc = tb_symbols(b, as);
+	if (rc == 0)
+		rc = tb_symbol_files(b);
 	if (rc == 0 && b->dwarf)
 		rc = tb_files_functions(b);
 	if (rc == 0 && b->dwarf)
