@@ -111,6 +111,8 @@ static int check_symbols(const symdb_image *img, char *eb, size_t ebsz)
 			return BAD(FMT_T_SYMBOLS, i, "Name past the string pool");
 		if (fmt_be32(s + FMT_SYM_FLAGS) & ~FMT_SYMF_KNOWN)
 			return BAD(FMT_T_SYMBOLS, i, "unknown Flags bits");
+		if (img->sfiles && !ref_ok(img, fmt_be32(img->sfiles + i * FMT_SYMFILE_SIZE)))
+			return BAD(FMT_T_SYMBOL_FILES, i, "File past the string pool");
 	}
 	return ascending(img, FMT_T_SYMBOL_ADDRS, img->saddr, img->nsyms, eb, ebsz);
 }

@@ -46,6 +46,7 @@ struct symdb_image {
 	const uint8_t *nodes;  uint64_t nnodes;
 	const uint8_t *laddr;  const uint8_t *rows;  uint64_t nrows;
 	const uint8_t *binfo;  uint64_t nbinfo;
+	const uint8_t *sfiles;                /* SYMBOL_FILES, parallel to syms, or NULL */
 };
 
 /* Map and validate an index file; `path` is only for messages.  The image

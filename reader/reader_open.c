@@ -54,6 +54,8 @@ static void hoist_tables(symdb_image *img)
 	img->nrows = v->t[FMT_T_LINE_ROWS].count;
 	img->binfo = v->t[FMT_T_BUILD_INFO].p;
 	img->nbinfo = v->t[FMT_T_BUILD_INFO].count;
+	/* format_header.c checked its Count against SYMBOLS. */
+	img->sfiles = v->t[FMT_T_SYMBOL_FILES].p;
 }
 
 /* The address columns are what every lookup binary-searches: ask for them

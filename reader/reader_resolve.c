@@ -210,6 +210,28 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, symdb_frame *
 	return (int64_t)m;
 }
 
+/* An outermost frame without a file takes its symbol's STT_FILE name (SPEC
+ * §7.2.1, §11.6), verbatim in every path form: llvm-symbolizer 14 puts it in
+ * FileName after --basenames/--relativenames were applied to DWARF paths.
+ * Line, column and HAS_LINE stay unset.  Returns 0, or -1 when corrupt. */
+static int symbol_file(const symdb_image *img, int64_t sym, symdb_frame *outer)
+{
+	const char *file;
+	uint32_t ref;
+
+	if (!img->sfiles)
+		return 0;
+	ref = fmt_be32(img->sfiles + (uint64_t)sym * FMT_SYMFILE_SIZE);
+	if (ref == 0)
+		return 0;
+	file = rd_str(img, ref);
+	if (!file)
+		return -1;
+	outer->file = outer->file_rel = file;
+	outer->flags |= SYMDB_FRAME_FILE_FROM_SYMTAB;
+	return 0;
+}
+
 /* The symbol-table part of the result, and the override of the outermost
  * frame (SPEC §11.2, §11.6). */
 static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer, symdb_result *r)
@@ -225,7 +247,7 @@ static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer,
 	outer->name = name;
 	outer->start_addr = r->sym_addr;
 	outer->flags |= SYMDB_FRAME_FROM_SYMTAB | SYMDB_FRAME_HAS_START;
-	return 0;
+	return outer->file ? 0 : symbol_file(img, sym, outer);
 }
 
 /* Resolve one address into fr[0..room).  Returns 0, or -2 when it needs more

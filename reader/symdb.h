@@ -298,6 +298,11 @@ SYMDB_API int symdb_image_translate(const symdb_image *img, enum symdb_addr_kind
 #define SYMDB_FRAME_HAS_LINE    0x08u /**< file/line/column/discriminator are valid */
 /** dwarf_start_addr is valid: the frame's DIE has DW_AT_low_pc. */
 #define SYMDB_FRAME_HAS_DWARF_START 0x10u
+/** file and file_rel are the covering ELF local symbol's STT_FILE name (the
+ *  outermost frame had no line info; SPEC §7.2.1, §11.6): llvm-symbolizer
+ *  prints it verbatim, even with --basenames, and only with
+ *  --functions=linkage (it comes with the symbol-table override). */
+#define SYMDB_FRAME_FILE_FROM_SYMTAB 0x20u
 
 /**
  * One frame of a resolved address.  All strings point into the image mapping.
@@ -305,7 +310,8 @@ SYMDB_API int symdb_image_translate(const symdb_image *img, enum symdb_addr_kind
  * first; the innermost frame's file/line from the line table; each outer
  * frame's file/line from the call site of the frame inside it; and the
  * outermost frame's name and start taken from the symbol table when a symbol
- * covers the address.
+ * covers the address (and its file, when it had none, from the symbol's
+ * STT_FILE: SYMDB_FRAME_FILE_FROM_SYMTAB).
  */
 typedef struct symdb_frame {
 	const char *name;        /**< linkage name, else DW_AT_name, else symbol; NULL = unknown
@@ -313,7 +319,8 @@ typedef struct symdb_frame {
 	const char *short_name;  /**< DW_AT_name (llvm --functions=short); NULL = unknown.
 	                              Never replaced by the symbol table: llvm-symbolizer
 	                              overrides only linkage names (SPEC §11.6) */
-	const char *file;        /**< full path; NULL = unknown */
+	const char *file;        /**< full path; NULL = unknown.  On the outermost frame
+	                              it may be an STT_FILE name (FILE_FROM_SYMTAB) */
 	const char *file_rel;    /**< path relative to the compilation dir; NULL = unknown */
 	const char *decl_file;   /**< full path of the function's DW_AT_decl_file; NULL */
 	const char *decl_file_rel; /**< relative form of decl_file; NULL */
