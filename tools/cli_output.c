@@ -69,6 +69,13 @@ static const char *display_path(const struct cli_printer *p, const char *abs, co
 	}
 }
 
+/* The file a frame prints.  An STT_FILE name goes out as the symbol table
+ * spells it: llvm-symbolizer 14 applies the path options to DWARF names only. */
+static const char *line_path(const struct cli_printer *p, const struct cli_line_info *li)
+{
+	return li->file_verbatim ? li->file : display_path(p, li->file, li->file_rel);
+}
+
 /* ---- UTF-8 repair and JSON strings ---------------------------------- */
 
 /*
@@ -356,7 +363,7 @@ static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, i
 {
 	struct cli_out *o = p->out;
 	plain_function(p, display_name(p, li->name), inlined);
-	const char *file = display_path(p, li->file, li->file_rel);
+	const char *file = line_path(p, li);
 	if (!file)
 		file = "??";
 	if (p->verbose) {
@@ -411,7 +418,7 @@ static void json_frame(struct cli_printer *p, const struct cli_line_info *li)
 	j_open(p, '{');
 	j_kv_u64(p, "Column", li->column);
 	j_kv_u64(p, "Discriminator", li->discriminator);
-	const char *file = display_path(p, li->file, li->file_rel);
+	const char *file = line_path(p, li);
 	j_kv_str(p, "FileName", file);
 	j_kv_str(p, "FunctionName", display_name(p, li->name));
 	j_kv_u64(p, "Line", li->line);

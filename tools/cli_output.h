@@ -28,6 +28,7 @@ struct cli_line_info {
 	uint32_t line, column, discriminator, decl_line;
 	uint64_t start;
 	int has_start;
+	int file_verbatim; /* file is an STT_FILE name: no --basenames/--relativenames */
 };
 
 struct cli_printer {

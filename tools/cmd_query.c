@@ -416,6 +416,14 @@ static void line_info_from(const struct query *q, const symdb_frame *f,
 	if (q->pr.fn_kind != CLI_FN_LINKAGE && (f->flags & SYMDB_FRAME_FROM_SYMTAB) &&
 	    !f->short_name)
 		li->has_start = 0;
+	/* The STT_FILE name comes with the symbol-table override, which
+	 * llvm-symbolizer applies only for --functions=linkage. */
+	if (f->flags & SYMDB_FRAME_FILE_FROM_SYMTAB) {
+		if (q->pr.fn_kind == CLI_FN_LINKAGE)
+			li->file_verbatim = 1;
+		else
+			li->file = li->file_rel = NULL;
+	}
 }
 
 /*
@@ -443,9 +451,16 @@ static size_t select_frames(struct query *q, const symdb_result *r)
 	}
 	line_info_from(q, &f[0], &q->li[0]);
 	if (q->pr.style != CLI_STYLE_GNU && q->pr.fn_kind == CLI_FN_LINKAGE && r->sym_name) {
+		const symdb_frame *outer = &f[r->count - 1];
 		q->li[0].name = r->sym_name;
 		q->li[0].start = r->sym_addr;
 		q->li[0].has_start = 1;
+		/* symbolizeCode: an innermost frame without a file takes the
+		 * symbol's STT_FILE name too. */
+		if (!q->li[0].file && (outer->flags & SYMDB_FRAME_FILE_FROM_SYMTAB)) {
+			q->li[0].file = q->li[0].file_rel = outer->file;
+			q->li[0].file_verbatim = 1;
+		}
 	}
 	return 1;
 }
