@@ -267,7 +267,8 @@ static int mo_ent_cmp(const void *a, const void *b)
  * representable answer (SPEC §7.2 has no "covers nothing"). */
 static void mo_sizes(mo_ent *e, size_t n)
 {
-	qsort(e, n, sizeof *e, mo_ent_cmp);
+	if (n > 1) /* qsort(NULL, 0, ...) is undefined (C11 7.22.5) */
+		qsort(e, n, sizeof *e, mo_ent_cmp);
 	for (size_t i = 0; i + 1 < n; i++) {
 		size_t j = i + 1;
 		if (e[i].sym == UINT32_MAX)
@@ -411,7 +412,8 @@ static int mo_load(ix_image *img, const mo_slice *s, const char *path, char *eb,
 			return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 		*d = *g;
 	}
-	qsort(img->segments.p, img->segments.n, sizeof(ix_segment), mo_seg_cmp);
+	if (img->segments.n > 1) /* p is NULL when every segment was skipped */
+		qsort(img->segments.p, img->segments.n, sizeof(ix_segment), mo_seg_cmp);
 	return mo_symbols(img, s, path, eb, ebsz);
 }
 
