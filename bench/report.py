@@ -108,8 +108,8 @@ class Report:
         m = self.m
         self.p("# symdb benchmark results")
         self.p()
-        self.p(f"Produced by `{self.cmd}` (method: [README.md](README.md)); raw numbers in the "
-               "run's `raw.txt`.")
+        self.p(f"Produced by `{self.cmd}` (method: [README.md](README.md)); every raw number is in "
+               "[results-raw.txt](results-raw.txt), the run's `WORK/raw.txt`.")
         self.p()
         self.p(f"- date: {m.get('date')}, commit `{m.get('commit')}`, quick={m.get('quick')}, "
                f"{m.get('runs')} timed runs per figure (medians)")

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # bench/run.sh - the symdb benchmark, in one command (method: bench/README.md).
 #
-#   bench/run.sh            full run (~20 min on 2 cores), writes bench/RESULTS.md
+#   bench/run.sh            full run (~15 min on 2 cores), writes bench/RESULTS.md
+#                           (+ bench/results-raw.txt; bench/results-notes.md, the
+#                           hand-written analysis, is appended when present)
 #   bench/run.sh --quick    libpython only, small sets, 3 runs (~3 min), writes
 #                           $WORK/RESULTS-quick.md
 # Options:
@@ -22,6 +24,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+CMDLINE="bench/run.sh${*:+ $*}"
 SRC=$(cd "$HERE/.." && pwd)
 WORK=/tmp/symdb-bench
 BUILD=
@@ -255,8 +258,9 @@ echo "machine loadavg_end=\"$(cut -d' ' -f1-3 /proc/loadavg)\"" | tee -a "$RAW" 
 if [ -z "$OUT" ]; then
 	if [ "$QUICK" = 1 ]; then OUT=$WORK/RESULTS-quick.md; else OUT=$HERE/RESULTS.md; fi
 fi
-CMDLINE="bench/run.sh $( [ "$QUICK" = 1 ] && echo --quick )"
 NOTES=()
 [ "$QUICK" = 1 ] || [ ! -f "$HERE/results-notes.md" ] || NOTES=(--notes "$HERE/results-notes.md")
 python3 "$HERE/report.py" "$RAW" --command "$CMDLINE" "${NOTES[@]}" > "$OUT"
+# A full run keeps its raw numbers next to the report it produced.
+[ "$QUICK" = 1 ] || [ "$OUT" != "$HERE/RESULTS.md" ] || cp "$RAW" "$HERE/results-raw.txt"
 log "report: $OUT (raw numbers: $RAW)"
