@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--rev) REV=$2; shift ;;
 	--out) OUT=$2; shift ;;
 	--runs) RUNS=$2; shift ;;
-	-h|--help) sed -n '3,21p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,/^set -euo/p' "$0" | grep '^#' | cut -c3-; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
