@@ -5,7 +5,8 @@
 # time and compares `symdb query` with llvm-symbolizer-14 on EVERY address of
 # every executable section, in LLVM, GNU and JSON output styles.  Groups:
 #   matrix    dw_inline.c and dw_cxx.cpp with gcc and clang, -O0/-O2/-O3,
-#             -gdwarf-4 and -gdwarf-5; gcc -flto (cross-unit references)
+#             -gdwarf-4 and -gdwarf-5; gcc -flto (cross-unit references);
+#             -no-pie and -shared
 #   compress  -gz=zlib, objcopy zlib-gnu (.zdebug_*) and zstd (compared with
 #             llvm-symbolizer on the uncompressed copy: it cannot read zstd)
 #   options   sources compiled by relative path (so comp_dir and include
@@ -64,6 +65,15 @@ matrix() {
 		g++ -O2 -g -gdwarf-$dw -flto "$here/dw_cxx.cpp" -o "$work/ltoxx-v$dw"
 		compare "$work/ltoxx-v$dw"
 	done
+	# non-PIE (Base_Address 0x400000) and a shared object
+	gcc -O2 -g -no-pie "$here/dw_inline.c" -o "$work/nopie"
+	compare "$work/nopie"
+	g++ -O2 -g -gdwarf-4 -shared -fPIC "$here/dw_cxx.cpp" -o "$work/libxx.so"
+	compare "$work/libxx.so"
+	# i386 with glibc, when gcc-multilib is there
+	if gcc -m32 -O2 -g "$here/dw_inline.c" -o "$work/m32" 2>/dev/null; then
+		compare "$work/m32"
+	fi
 }
 
 options() {
