@@ -410,12 +410,13 @@ static void line_info_from(const struct query *q, const symdb_frame *f,
 	li->has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0;
 	li->start = f->start_addr;
 	/* Without --functions=linkage llvm-symbolizer does not consult the
-	 * symbol table at all, so a start that only the symbol table gave
-	 * (no DWARF function here) is unknown.  When DWARF describes the
-	 * function, its low_pc is the symbol's start in practice. */
-	if (q->pr.fn_kind != CLI_FN_LINKAGE && (f->flags & SYMDB_FRAME_FROM_SYMTAB) &&
-	    !f->short_name)
-		li->has_start = 0;
+	 * symbol table at all: the start is the DIE's DW_AT_low_pc, unknown
+	 * for a DIE with DW_AT_ranges (a function split into hot and .cold
+	 * parts) or without a DIE. */
+	if (q->pr.fn_kind != CLI_FN_LINKAGE) {
+		li->has_start = (f->flags & SYMDB_FRAME_HAS_DWARF_START) != 0;
+		li->start = f->dwarf_start_addr;
+	}
 	/* The STT_FILE name comes with the symbol-table override, which
 	 * llvm-symbolizer applies only for --functions=linkage. */
 	if (f->flags & SYMDB_FRAME_FILE_FROM_SYMTAB) {
