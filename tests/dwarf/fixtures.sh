@@ -17,8 +17,6 @@
 #   split     -ffunction-sections + --gc-sections; stripped binary + separate
 #             debug file found by build-id (--debug-dir) and by .gnu_debuglink;
 #             a debuglink whose CRC does not match is not used (both sides)
-# Differences that are only llvm-symbolizer's STT_FILE file-name fallback for
-# symbol-table frames are not DWARF and are reported, not counted.
 set -euo pipefail
 symdb=${1:?usage: fixtures.sh SYMDB SCRATCH GROUP}
 scratch=${2:?}
@@ -36,7 +34,7 @@ compare() { # BIN [extra dwcompare args...]
 	shift
 	for style in $styles; do
 		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
-			--style "$style" --ignore-stt-file "$@" || fail=1
+			--style "$style" "$@" || fail=1
 	done
 }
 

@@ -41,4 +41,4 @@ if [[ $name == libc ]]; then
 	fi
 fi
 exec python3 "$here/dwcompare.py" --symdb "$symdb" --db "$scratch/db" --obj "$bin" \
-	--sample "$sample" --seed 20261122 --min-rate 0.999 --ignore-stt-file --show 10
+	--sample "$sample" --seed 20261122 --min-rate 0.999 --show 10
