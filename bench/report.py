@@ -222,7 +222,7 @@ class Report:
                     g = pick(self.r, "gsymloop", bin=b, kind=kind, order=order, n=self.mid)
                     share = ratio(f(lb, "sort_median_s"), f(lb, "median_s"))
                     self.p(f"| {b} | {kind} | {order} | {fmt(f(lb, 'frames_per_addr'))} | {cw(lm)} | "
-                           f"{cw(lb)} | {fmt(share * 100 if share else None, '%', 0)} | "
+                           f"{cw(lb)} | {'—' if order == 'sorted' else fmt(share * 100 if share else None, '%', 0)} | "
                            f"{cw(g)} | {fmt(ratio(cpu_ns(g), cpu_ns(lm)))}× | "
                            f"{fmt(ratio(cpu_ns(lb), cpu_ns(fl[self.big])))}× |")
         g1 = pick(self.r, "gsymloop", bin="libpython", kind="profile", order="sorted", n=self.big)
