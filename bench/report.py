@@ -251,8 +251,8 @@ class Report:
         self.p("## End to end: `symdb query` vs `llvm-symbolizer-14` vs `addr2line -i -f -e`")
         self.p()
         self.p("Unsorted addresses on stdin, LLVM output style, output to a file. Wall seconds "
-               "(user+sys CPU seconds). llvm-symbolizer-14 and addr2line run once on "
-               f"{self.small} and {self.mid} addresses; their {self.big} figure is extrapolated "
+               "(user+sys CPU seconds). llvm-symbolizer-14 and addr2line run on "
+               f"{self.small} (median of 3) and {self.mid} (once) addresses; their {self.big} figure is extrapolated "
                f"linearly (t({self.small}) + slope × ({self.big} − {self.small})), which keeps "
                "their start-up cost once. symdb is measured on all sizes.")
         self.p()
