@@ -12,6 +12,10 @@
  * progress owns a fresh temp file and, between its rename and its commit
  * (SPEC §12.5), a fresh unreferenced file.
  *
+ * An entry whose file is younger than --grace and valid on its own is a
+ * --force rebuild between its rename and its commit: reported as young, not
+ * damaged.
+ *
  * --repair removes exactly what was reported: a damaged image through
  * symdb_remove() (entry, then file), an orphan or leftover by unlink.  A
  * valid image is never touched.  Exit: 0 clean, 5 everything found was
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_maint.h"
@@ -101,6 +106,33 @@ static int check_image(struct verify *v, const symdb_entry *e, char *eb, size_t 
 	return rc;
 }
 
+/* A --force rebuild renames its new file over the old one before it
+ * commits the new entry (SPEC §12.5): for that moment the file differs from
+ * the entry.  A file younger than the grace period that is valid on its own
+ * is such a build in progress, not damage. */
+static int replaced_in_progress(const struct verify *v, const symdb_entry *e)
+{
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS);
+	char path[4096], eb[256];
+	struct stat st;
+	symdb_image *img;
+	symdb_image_info info;
+	int ok;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", symdb_dir(v->db), e->file) >=
+	            sizeof path ||
+	    stat(path, &st) < 0 || (uint64_t)st.st_mtime + v->grace <= v->now)
+		return 0;
+	if (symdb_image_open_file(path, &o, &img) < 0)
+		return 0;
+	ok = symdb_image_verify(img, eb, sizeof eb) == 0;
+	symdb_image_get_info(img, &info);
+	ok = ok && info.uuid.len == e->uuid.len &&
+	     memcmp(info.uuid.bytes, e->uuid.bytes, e->uuid.len) == 0;
+	symdb_image_close(img);
+	return ok;
+}
+
 static void report_image(struct verify *v, const symdb_entry *e, int rc, const char *eb)
 {
 	char hex[2 * SYMDB_UUID_MAX + 1];
@@ -158,7 +190,10 @@ static int verify_entries(struct verify *v)
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		int r = check_image(v, &l.e[i], eb, sizeof eb);
 		v->images++;
-		if (r < 0)
+		if (r < 0 && replaced_in_progress(v, &l.e[i]))
+			cli_out_fmt(v->out, "young %s (replaced by a build in progress?)\n",
+			            l.e[i].file);
+		else if (r < 0)
 			report_image(v, &l.e[i], r, eb);
 	}
 	entry_list_free(&l);

@@ -9,6 +9,8 @@
  *   rel_patch FILE unsort KIND      swap the first two records of address
  *                                   table KIND, then fix its checksum and the
  *                                   header checksum (only sortedness is wrong)
+ *   rel_patch FILE reseal KIND      flip one byte in table KIND and fix the
+ *                                   checksums (BUILD_INFO: a valid, different file)
  *   rel_patch FILE badstr           point SYMBOLS[0].Name past the string
  *                                   pool, checksums fixed (only a bound is wrong)
  *
@@ -178,6 +180,12 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[2], "unsort") && argc == 4) {
 		rc = do_unsort((uint32_t)atoi(argv[3]));
+	} else if (!strcmp(argv[2], "reseal") && argc == 4) {
+		if (find((uint32_t)atoi(argv[3]), &t) == 0 && t.len) {
+			base[t.off + t.len / 2] ^= 0x5a;
+			fix_sums(&t);
+			rc = 0;
+		}
 	} else if (!strcmp(argv[2], "badstr")) {
 		rc = do_badstr();
 	}

@@ -121,6 +121,23 @@ grep -q '^young images/ff/ff02.symdb' "$OUT" || fail "young orphan not mentioned
 run "$SYMDB" --db "$DB" verify --grace 0
 ((RC == 4)) || fail "--grace 0: exit $RC, expected 4"
 
+# An index file replaced behind the catalog by another image's file.  Young,
+# a valid file of the same UUID would be a --force rebuild between rename and
+# commit, but another UUID's file never is: damaged either way.
+fresh
+cp "$DB/images/${U_CPP:0:2}/$U_CPP.symdb" "$DB/$F_DW"
+check_case "replaced by another image's file" "differ from the catalog" "$U_DW"
+
+# The same UUID's file, valid on its own but not what the entry records: a
+# --force rebuild between rename and commit while young, damage when old.
+fresh
+"$REL_PATCH" "$DB/$F_DW" reseal 12 || fail "rel_patch reseal"
+run "$SYMDB" --db "$DB" verify --repair
+((RC == 0)) || fail "young replaced file: verify --repair exit $RC, expected 0"
+grep -q "^young $F_DW" "$OUT" || fail "young replaced file not mentioned"
+touch -d "@$HOUR_AGO" "$DB/$F_DW"
+check_case "replaced file, old" "differ from the catalog" "$U_DW"
+
 # A leftover temp file of a build that died.
 fresh
 echo partial >"$DB/tmp/$U_DW.AbCdEf"
