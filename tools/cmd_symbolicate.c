@@ -307,6 +307,10 @@ static struct cl_line *classic_frames(struct crash *c, const struct sym_line *l,
 {
 	struct cl_line *cl = calloc(n + 1, sizeof *cl);
 
+	/* Lines from "Binary Images:" on are no frames: without this they
+	 * kept frame 0 from calloc and were printed as frame 0's symbol. */
+	for (size_t i = 0; cl && i <= n; i++)
+		cl[i].frame = SIZE_MAX;
 	for (size_t i = 0; cl && i < n && i < bi; i++) {
 		size_t nb, ne;
 		uint64_t addr;
