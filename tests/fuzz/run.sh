@@ -18,7 +18,7 @@ if [[ -z $CLANG ]]; then
 	exit 0
 fi
 CLANGXX=$(command -v clang++-14 || command -v clang++ || echo "$CLANG")
-TARGETS=(image_open elf macho)
+TARGETS=(image_open elf macho crashreport)
 
 CC=$CLANG CXX=$CLANGXX cmake -S . -B "$BUILD" -DSYMDB_BUILD_FUZZERS=ON \
 	-DSYMDB_SANITIZE=address,undefined >/dev/null
@@ -33,7 +33,9 @@ for t in "${TARGETS[@]}"; do
 	corpus=$BUILD/fuzz-corpus/$t
 	mkdir -p "$corpus"
 	echo "=== fuzz_$t: ${SECS}s"
-	if ! TMPDIR=$scratch "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECS" \
+	mask=0
+	[[ $t == crashreport ]] && mask=3 # symbolicate's own output and messages
+	if ! TMPDIR=$scratch "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECS" -close_fd_mask=$mask \
 		-artifact_prefix="$BUILD/fuzz-artifacts/$t-" -print_final_stats=1 \
 		"$corpus" "tests/fuzz/corpus/$t" >"$BUILD/fuzz-$t.log" 2>&1; then
 		echo "fuzz_$t: FAILED, see $BUILD/fuzz-$t.log and $BUILD/fuzz-artifacts/"
