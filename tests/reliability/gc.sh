@@ -68,6 +68,7 @@ run "${S[@]}" build -q "$A" "$B" "$C"
 for x in "B:$B:10" "C:$C:20" "A:$A:30"; do
 	IFS=: read -r _ bin d <<<"$x"
 	SYMDB_NOW=$((T0 + d * DAY)) run "${S[@]}" query --obj "$bin" 0x0
+	no_crash "query on day $d"
 done
 total=$("${S[@]}" list | awk '{s += $3} END {print s}')
 size_b=$("${S[@]}" list | awk -v u="$UB" '$1 == u {print $3}')
