@@ -9,6 +9,7 @@
 # period) removes the leftovers, `verify --grace 0` is clean, and a final
 # build resolves every image like llvm-symbolizer-14.
 #
+# Every tenth run also kills a `gc --max-size 1` (removing every image).
 # Builds alternate between --force (every image republished: a kill lands
 # in write, fsync, rename or commit) and plain builds after an `rm` of one
 # image (first publication: a kill between rename and commit leaves an
@@ -29,6 +30,7 @@ for f in "${FILES[@]}"; do UUIDS+=("$(build_id "$f")"); done
 run "${S[@]}" build -q "${FILES[@]}"
 expect_ok "first build"
 killed=0
+gc_killed=0
 for ((i = 0; i < RUNS; i++)); do
 	force=--force
 	if ((i % 2)); then
@@ -49,8 +51,19 @@ for ((i = 0; i < RUNS; i++)); do
 	run "${S[@]}" verify --grace 1000000d
 	no_crash "run $i: verify"
 	((RC == 0)) || fail "run $i: an entry is half-visible after the kill"
+	# Every tenth run also kills a gc that removes every image (entry first,
+	# then file: a kill in between leaves an orphan, never a dangling entry).
+	if ((i % 10 == 5)); then
+		"${S[@]}" gc --max-size 1 >/dev/null 2>&1 &
+		pid=$!
+		sleep "$(printf '0.%03d' $((RANDOM % 40)))"
+		kill -KILL "$pid" 2>/dev/null && gc_killed=$((gc_killed + 1))
+		wait "$pid" 2>/dev/null || true
+		run "${S[@]}" verify --grace 1000000d
+		((RC == 0)) || fail "run $i: an entry names a missing file after a killed gc"
+	fi
 done
-note "$RUNS runs, $killed builds killed mid-way; every catalog entry valid after each"
+note "$RUNS runs, $killed builds and $gc_killed gc runs killed mid-way; every catalog entry valid after each"
 
 # Clean up what the kills left, then everything must be clean.
 SYMDB_NOW=$(($(date +%s) + 7200)) run "${S[@]}" gc
