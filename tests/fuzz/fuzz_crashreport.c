@@ -9,7 +9,6 @@
  * /dev/null.  Contract: no crash, no sanitizer report, whatever the input.
  */
 #define _GNU_SOURCE /* memfd_create, nftw */
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,16 +29,9 @@ void cli_usage(FILE *f, const char *cmd)
 	(void)f, (void)cmd;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st, (void)flag, (void)f;
-	return remove(p);
-}
-
 static void cleanup(void)
 {
-	if (scratch[0])
-		nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fz_rmtree(scratch);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

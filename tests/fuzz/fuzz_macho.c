@@ -14,7 +14,6 @@
  * (with fsync).
  */
 #define _GNU_SOURCE /* memfd_create, nftw */
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,18 +24,11 @@
 static char scratch[4096];
 static symdb_builder *builder;
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st, (void)flag, (void)f;
-	return remove(p);
-}
-
 static void cleanup(void)
 {
 	symdb_builder_close(builder);
 	builder = NULL;
-	if (scratch[0])
-		nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fz_rmtree(scratch);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

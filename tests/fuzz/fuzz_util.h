@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_util.h - what the fuzz targets share: the libFuzzer entry point
- * declarations, and turning the input bytes into a file path, since the
- * reader and the indexer take paths.  A memfd (no disk I/O, gone at close)
+ * declarations, turning the input bytes into a file path (the reader and
+ * the indexer take paths), and removing a scratch database.  A memfd (no disk I/O, gone at close)
  * is opened again through /proc/self/fd/N.
  */
 #ifndef SYMDB_FUZZ_UTIL_H
 #define SYMDB_FUZZ_UTIL_H
 
+#include <ftw.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,19 @@ static inline int fz_file(const uint8_t *data, size_t size, char *path, size_t p
 	}
 	snprintf(path, path_sz, "/proc/self/fd/%d", fd);
 	return fd;
+}
+
+static inline int fz_rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	return remove(p);
+}
+
+/* rm -rf dir: the scratch databases of the targets that publish. */
+static inline void fz_rmtree(const char *dir)
+{
+	if (dir && dir[0])
+		nftw(dir, fz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif /* SYMDB_FUZZ_UTIL_H */
