@@ -8,7 +8,8 @@
  * previous address's search ended and gallops forward (1, 2, 4, ... records,
  * then bisects the last step), so a dense batch costs O(1) per address per
  * table and a sparse one O(log gap).  An address equal to its predecessor
- * copies the predecessor's frames instead of searching again.
+ * gets the predecessor's result, pointing at the same frames: no search, no
+ * copy (profile batches are mostly such repeats).
  *
  * Open validated only the directory: record contents are untrusted.  Every
  * index read from a record (string reference, FILES, FUNCTIONS, node,
@@ -289,16 +290,6 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_f
 	return 0;
 }
 
-static int sorted(const uint64_t *a, size_t n)
-{
-	size_t i;
-
-	for (i = 1; i < n; i++)
-		if (a[i] < a[i - 1])
-			return 0;
-	return 1;
-}
-
 ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, size_t naddrs,
                               symdb_frame *frames, size_t frames_cap, symdb_result *results)
 {
@@ -307,29 +298,27 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 
 	if (!img || (naddrs && (!addrs || !results)) || (frames_cap && !frames))
 		return SYMDB_E_INVAL;
-	if (!sorted(addrs, naddrs))
-		return SYMDB_E_UNSORTED;
 	if (!frames)
 		frames_cap = 0;
 	if (frames_cap > UINT32_MAX)
 		frames_cap = UINT32_MAX; /* symdb_result.first is a u32 */
 	for (i = 0; i < naddrs; i++) {
 		symdb_result *r = &results[i];
-		if (i > 0 && addrs[i] == addrs[i - 1]) {
-			/* Same address: same answer, no search. */
-			const symdb_result *p = r - 1;
-			if (p->count > frames_cap - used)
-				break;
-			*r = *p;
-			r->first = (uint32_t)used;
-			if (p->count)
-				memcpy(frames + used, frames + p->first, p->count * sizeof *frames);
-		} else {
-			r->first = (uint32_t)used;
-			if (resolve_one(img, &c, addrs[i], frames ? frames + used : NULL,
-			                frames_cap - used, r))
-				break;
+		if (i > 0 && addrs[i] <= addrs[i - 1]) {
+			/* Checked here rather than in a pass of its own: the
+			 * comparison is needed anyway, and symdb.h leaves frames
+			 * and results unspecified on SYMDB_E_UNSORTED. */
+			if (addrs[i] < addrs[i - 1])
+				return SYMDB_E_UNSORTED;
+			/* Same address: the same result, sharing the
+			 * predecessor's frames (symdb.h allows it). */
+			*r = r[-1];
+			continue;
 		}
+		r->first = (uint32_t)used;
+		if (resolve_one(img, &c, addrs[i], frames ? frames + used : NULL,
+		                frames_cap - used, r))
+			break;
 		used += r->count;
 	}
 	if (i == 0 && naddrs > 0)

@@ -336,7 +336,10 @@ typedef struct symdb_frame {
 	uint64_t dwarf_start_addr;
 } symdb_frame;
 
-/** Per-address result: frames[first .. first+count), innermost first. */
+/** Per-address result: frames[first .. first+count), innermost first.
+ *  Results of equal addresses may share frames (the same first and count):
+ *  ranges of different results are not necessarily disjoint, so the frames
+ *  a batch used end at the largest first+count, not at the sum of counts. */
 typedef struct symdb_result {
 	uint32_t first, count;   /**< count == 0 when nothing is known */
 	int status;              /**< 0, or SYMDB_E_NOT_FOUND (also for SYMDB_ADDR_INVALID),
@@ -357,8 +360,13 @@ typedef struct symdb_result {
  * @param results caller-owned array of naddrs results.
  * @return the number of addresses fully resolved: naddrs, or fewer when
  *         frames_cap ran out (call again with addrs + ret and results + ret);
- *         SYMDB_E_UNSORTED if addrs is not ascending; SYMDB_E_INVAL for a
- *         NULL argument or a frames_cap too small for even one address.
+ *         SYMDB_E_UNSORTED if addrs is not ascending (frames and results
+ *         are then unspecified); SYMDB_E_INVAL for a NULL argument or a
+ *         frames_cap too small for even one address.
+ * @note An address equal to its predecessor in the same call gets a copy of
+ *       the predecessor's result: same first and count, i.e. the same frames,
+ *       not a copy of them.  Never write through one result's frames when
+ *       another result may share them.
  * @note No allocation, no locking, no copying: every string is a pointer into
  *       the mapping, valid until the last symdb_image_close() of img.  Index
  *       files are immutable and replaced only by rename, so a re-index never
