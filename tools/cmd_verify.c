@@ -80,13 +80,21 @@ static void entry_list_free(struct entry_list *l)
 	free(l->e);
 }
 
+/* The header's UUID is the catalog key (SPEC §12.3, §12.6). */
+static int same_uuid(const symdb_image *img, const symdb_uuid *key)
+{
+	symdb_image_info info;
+
+	symdb_image_get_info(img, &info);
+	return info.uuid.len == key->len && memcmp(info.uuid.bytes, key->bytes, key->len) == 0;
+}
+
 /* Open and fully check one image; reason into eb on failure. */
 static int check_image(struct verify *v, const symdb_entry *e, char *eb, size_t ebsz)
 {
 	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS, .errbuf = eb,
 	           .errbuf_sz = ebsz);
 	symdb_image *img;
-	symdb_image_info info;
 	int rc;
 
 	eb[0] = 0;
@@ -94,13 +102,9 @@ static int check_image(struct verify *v, const symdb_entry *e, char *eb, size_t 
 	if (rc < 0)
 		return rc;
 	rc = symdb_image_verify(img, eb, ebsz);
-	if (rc == 0) {
-		symdb_image_get_info(img, &info);
-		if (info.uuid.len != e->uuid.len ||
-		    memcmp(info.uuid.bytes, e->uuid.bytes, e->uuid.len) != 0) {
-			snprintf(eb, ebsz, "header UUID differs from the catalog key");
-			rc = SYMDB_E_CORRUPT;
-		}
+	if (rc == 0 && !same_uuid(img, &e->uuid)) {
+		snprintf(eb, ebsz, "header UUID differs from the catalog key");
+		rc = SYMDB_E_CORRUPT;
 	}
 	symdb_image_close(img);
 	return rc;
@@ -116,7 +120,6 @@ static int replaced_in_progress(const struct verify *v, const symdb_entry *e)
 	char path[4096], eb[256];
 	struct stat st;
 	symdb_image *img;
-	symdb_image_info info;
 	int ok;
 
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", symdb_dir(v->db), e->file) >=
@@ -125,10 +128,7 @@ static int replaced_in_progress(const struct verify *v, const symdb_entry *e)
 		return 0;
 	if (symdb_image_open_file(path, &o, &img) < 0)
 		return 0;
-	ok = symdb_image_verify(img, eb, sizeof eb) == 0;
-	symdb_image_get_info(img, &info);
-	ok = ok && info.uuid.len == e->uuid.len &&
-	     memcmp(info.uuid.bytes, e->uuid.bytes, e->uuid.len) == 0;
+	ok = symdb_image_verify(img, eb, sizeof eb) == 0 && same_uuid(img, &e->uuid);
 	symdb_image_close(img);
 	return ok;
 }
