@@ -62,6 +62,12 @@ CLI_HIDDEN void cli_catfiles_free(struct cli_catfiles *cf);
 CLI_HIDDEN int cli_parse_duration(const char *s, uint64_t *out);
 /* "50G", "512M", "64K", "1T" (powers of 1024) or plain bytes. */
 CLI_HIDDEN int cli_parse_size(const char *s, uint64_t *out);
+/* Whether something dated t is less than age old at now (no overflow for a
+ * huge age; a date in the future counts as young). */
+static inline int cli_younger(uint64_t t, uint64_t now, uint64_t age)
+{
+	return now < t || now - t < age;
+}
 /* The database directory the commands name in messages. */
 CLI_HIDDEN void cli_db_name(const struct cli_global *g, char *buf, size_t bufsz);
 

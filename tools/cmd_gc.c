@@ -193,7 +193,8 @@ static void gc_expire(struct gc *gc)
 		qsort(gc->img, gc->n, sizeof *gc->img, cmp_lru);
 	for (i = 0; i < gc->n; i++) {
 		struct gc_image *im = &gc->img[i];
-		if (gc->have_unused && im->last_use + gc->unused_for < gc->now)
+		if (gc->have_unused && gc->now > im->last_use &&
+		    gc->now - im->last_use > gc->unused_for)
 			gc_remove_image(gc, im, "unused");
 		total += im->size;
 	}
@@ -214,7 +215,7 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 
 	if (!f->is_tmp && cli_catfiles_has(&gc->cf, f->rel))
 		return 0;
-	if (f->mtime + gc->grace > gc->now)
+	if (cli_younger(f->mtime, gc->now, gc->grace))
 		return 0;
 	if (!gc->dry_run && unlink(f->path) < 0 && errno != ENOENT) {
 		cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));

@@ -124,7 +124,7 @@ static int replaced_in_progress(const struct verify *v, const symdb_entry *e)
 
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", symdb_dir(v->db), e->file) >=
 	            sizeof path ||
-	    stat(path, &st) < 0 || (uint64_t)st.st_mtime + v->grace <= v->now)
+	    stat(path, &st) < 0 || !cli_younger((uint64_t)st.st_mtime, v->now, v->grace))
 		return 0;
 	if (symdb_image_open_file(path, &o, &img) < 0)
 		return 0;
@@ -160,7 +160,7 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 
 	if (!f->is_tmp && cli_catfiles_has(&v->cf, f->rel))
 		return 0;
-	if (f->mtime + v->grace > v->now) {
+	if (cli_younger(f->mtime, v->now, v->grace)) {
 		cli_out_fmt(v->out, "young %s (may belong to a build in progress)\n", f->rel);
 		return 0;
 	}
