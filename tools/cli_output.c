@@ -18,7 +18,12 @@
  */
 #include "cli_output.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#define CLI_NAME_SLOTS 16384u             /* power of two; cleared at half full */
+#define CLI_NAME_ARENA_MAX (8u << 20)     /* demangled bytes kept at most */
+#define CLI_MEMO_MAX (16u << 20)          /* memorised request text per batch */
 
 void cli_printer_init(struct cli_printer *p, struct cli_out *out)
 {
@@ -35,13 +40,78 @@ void cli_printer_fini(struct cli_printer *p)
 {
 	cli_demangler_fini(&p->dm);
 	cli_source_fini(&p->src);
+	free(p->names.slot);
+	free(p->names.arena);
+	free(p->memo.off);
+	free(p->memo.len);
+	free(p->memo.buf);
+	memset(&p->names, 0, sizeof(p->names));
+	memset(&p->memo, 0, sizeof(p->memo));
+}
+
+/* ---- demangling, cached by name pointer ------------------------------ */
+
+static size_t name_hash(const char *name)
+{
+	return (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 32) &
+	       (CLI_NAME_SLOTS - 1);
+}
+
+/* Store d, the demangling of name, under slot h; 0, or -1 without memory. */
+static int name_store(struct cli_name_cache *c, size_t h, const char *name, const char *d)
+{
+	size_t len = d == name ? 0 : strlen(d) + 1;
+	if (len > c->acap - c->alen) {
+		size_t cap = c->acap ? c->acap : 64 * 1024;
+		while (cap < c->alen + len)
+			cap *= 2;
+		char *na = realloc(c->arena, cap);
+		if (!na)
+			return -1;
+		c->arena = na;
+		c->acap = cap;
+	}
+	c->slot[h].key = name;
+	c->slot[h].off = len ? (uint32_t)c->alen : UINT32_MAX;
+	if (len)
+		memcpy(c->arena + c->alen, d, len);
+	c->alen += len;
+	c->used++;
+	return 0;
+}
+
+/* cli_demangle(), remembered per name pointer (p->stable_names only). */
+static const char *cached_demangle(struct cli_printer *p, const char *name)
+{
+	struct cli_name_cache *c = &p->names;
+	if (!c->slot && !(c->slot = calloc(CLI_NAME_SLOTS, sizeof(*c->slot))))
+		return cli_demangle(&p->dm, name);
+	size_t h0 = name_hash(name), h = h0;
+	for (; c->slot[h].key; h = (h + 1) & (CLI_NAME_SLOTS - 1))
+		if (c->slot[h].key == name)
+			return c->slot[h].off == UINT32_MAX ? name : c->arena + c->slot[h].off;
+	const char *d = cli_demangle(&p->dm, name);
+	if (c->used >= CLI_NAME_SLOTS / 2 || c->alen + strlen(d) + 1 > CLI_NAME_ARENA_MAX) {
+		/* Full: start over rather than grow (bounded memory). */
+		memset(c->slot, 0, CLI_NAME_SLOTS * sizeof(*c->slot));
+		c->used = c->alen = 0;
+		h = h0;
+	}
+	if (name_store(c, h, name, d) < 0)
+		return d;
+	/* The arena copy, since d may be the demangler's buffer. */
+	return c->slot[h].off == UINT32_MAX ? name : c->arena + c->slot[h].off;
 }
 
 static const char *display_name(struct cli_printer *p, const char *name)
 {
-	if (!name)
-		return NULL;
-	return p->demangle ? cli_demangle(&p->dm, name) : name;
+	if (!name || !p->demangle)
+		return name;
+	/* Only '_' and '?' names can demangle (cli_demangle's own cheap
+	 * exit): C names skip the cache too. */
+	if (p->stable_names && (name[0] == '_' || name[0] == '?'))
+		return cached_demangle(p, name);
+	return cli_demangle(&p->dm, name);
 }
 
 /* The last path component, like llvm::sys::path::filename (posix). */
@@ -439,12 +509,21 @@ static void json_frame(struct cli_printer *p, const struct cli_line_info *li)
 	j_close(p, '}');
 }
 
-void cli_print_code(struct cli_printer *p, uint64_t addr, const struct cli_line_info *frames,
-                    size_t n)
+/* A CODE request is a header, which shows the address, and a body, which
+ * depends on the frames only (and on the module, for JSON). */
+static void code_header(struct cli_printer *p, uint64_t addr)
 {
 	if (p->style == CLI_STYLE_JSON) {
 		j_request_begin(p);
 		j_kv_hex(p, "Address", addr);
+	} else {
+		plain_header(p, addr);
+	}
+}
+
+static void code_body(struct cli_printer *p, const struct cli_line_info *frames, size_t n)
+{
+	if (p->style == CLI_STYLE_JSON) {
 		j_kv_str(p, "ModuleName", p->module);
 		j_key(p, "Symbol");
 		j_open(p, '[');
@@ -454,10 +533,93 @@ void cli_print_code(struct cli_printer *p, uint64_t addr, const struct cli_line_
 		j_request_end(p);
 		return;
 	}
-	plain_header(p, addr);
 	for (size_t i = 0; i < n; i++)
 		plain_frame(p, &frames[i], i > 0);
 	plain_footer(p);
+}
+
+void cli_print_code(struct cli_printer *p, uint64_t addr, const struct cli_line_info *frames,
+                    size_t n)
+{
+	code_header(p, addr);
+	code_body(p, frames, n);
+}
+
+/* ---- memo of printed CODE requests ------------------------------------ */
+
+void cli_print_memo_reset(struct cli_printer *p, size_t nkeys)
+{
+	struct cli_code_memo *m = &p->memo;
+	m->nkeys = 0;
+	m->blen = 0;
+	if (nkeys > UINT32_MAX)
+		return;
+	if (nkeys > m->keys_cap) {
+		size_t cap = m->keys_cap ? m->keys_cap : 1024;
+		while (cap < nkeys)
+			cap *= 2;
+		uint32_t *off = realloc(m->off, cap * sizeof(*off));
+		if (off)
+			m->off = off;
+		uint32_t *len = off ? realloc(m->len, cap * sizeof(*len)) : NULL;
+		if (len)
+			m->len = len;
+		if (!off || !len)
+			return; /* no memo for this batch */
+		m->keys_cap = cap;
+	}
+	memset(m->off, 0xff, nkeys * sizeof(*m->off));
+	m->nkeys = nkeys;
+}
+
+/* In a JSON list a request's text depends on its place (separators). */
+static int memo_usable(const struct cli_printer *p)
+{
+	return p->style == CLI_STYLE_LLVM || p->style == CLI_STYLE_GNU ||
+	       (p->style == CLI_STYLE_JSON && !p->json_list);
+}
+
+int cli_print_code_again(struct cli_printer *p, uint64_t addr, uint32_t key)
+{
+	struct cli_code_memo *m = &p->memo;
+	if (key >= m->nkeys || m->off[key] == UINT32_MAX || !memo_usable(p))
+		return 0;
+	unsigned depth = p->jdepth;
+	code_header(p, addr);
+	cli_out_mem(p->out, m->buf + m->off[key], m->len[key]);
+	p->jdepth = depth; /* where the body left it the first time */
+	return 1;
+}
+
+void cli_print_code_keyed(struct cli_printer *p, uint64_t addr, uint32_t key,
+                          const struct cli_line_info *frames, size_t n)
+{
+	struct cli_code_memo *m = &p->memo;
+	struct cli_out *o = p->out;
+	unsigned depth = p->jdepth;
+	code_header(p, addr);
+	uint64_t flushed = o->flushed;
+	size_t from = o->len;
+	code_body(p, frames, n);
+	size_t len = o->len - from;
+	/* Remembered only when the whole body is still in the buffer. */
+	if (key >= m->nkeys || !memo_usable(p) || o->flushed != flushed ||
+	    p->jdepth != depth || len > CLI_MEMO_MAX - m->blen)
+		return;
+	if (len > m->bcap - m->blen) {
+		size_t cap = m->bcap ? m->bcap : 64 * 1024;
+		while (cap < m->blen + len)
+			cap *= 2;
+		char *nb = realloc(m->buf, cap);
+		if (!nb)
+			return;
+		m->buf = nb;
+		m->bcap = cap;
+	}
+	memcpy(m->buf + m->blen, o->buf + from, len);
+	m->off[key] = (uint32_t)m->blen;
+	m->len[key] = (uint32_t)len;
+	m->blen += len;
 }
 
 void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name, uint64_t start,

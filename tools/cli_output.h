@@ -31,6 +31,39 @@ struct cli_line_info {
 	int file_verbatim; /* file is an STT_FILE name: no --basenames/--relativenames */
 };
 
+/*
+ * Demangled names by name pointer, for names that live as long as the
+ * printer and never change (strings in an index mapping, which symdb query
+ * keeps open for the whole run): one demangling per distinct name instead
+ * of one per printed frame.  Open addressing over a fixed table, the
+ * results in one arena; both bounded (cleared when full), so memory does
+ * not grow with the input.
+ */
+struct cli_name_slot {
+	const char *key; /* NULL = empty */
+	uint32_t off;    /* into arena, or UINT32_MAX: prints as key itself */
+};
+
+struct cli_name_cache {
+	struct cli_name_slot *slot; /* CLI_NAME_SLOTS entries, NULL until used */
+	size_t used;
+	char *arena;
+	size_t alen, acap;
+};
+
+/*
+ * Text of CODE requests already printed in this batch, keyed by a number
+ * the caller chooses (symdb query: the index of the request's first frame,
+ * which equal addresses share): everything after the address, which
+ * depends on the frames alone.  Reset per batch.
+ */
+struct cli_code_memo {
+	uint32_t *off, *len; /* by key; off == UINT32_MAX: not printed yet */
+	size_t nkeys, keys_cap;
+	char *buf;
+	size_t blen, bcap;
+};
+
 struct cli_printer {
 	struct cli_out *out;
 	struct cli_demangler dm;
@@ -44,6 +77,9 @@ struct cli_printer {
 	unsigned jdepth;
 	unsigned char jhas[16];
 	struct cli_source src; /* --print-source-context-lines */
+	int stable_names;      /* names outlive the printer: cache demangling */
+	struct cli_name_cache names;
+	struct cli_code_memo memo;
 };
 
 CLI_HIDDEN void cli_printer_init(struct cli_printer *p, struct cli_out *out);
@@ -59,6 +95,18 @@ CLI_HIDDEN void cli_print_invalid(struct cli_printer *p, const char *line, size_
 /* A CODE request: frames innermost first, n >= 1. */
 CLI_HIDDEN void cli_print_code(struct cli_printer *p, uint64_t addr,
                                const struct cli_line_info *frames, size_t n);
+
+/* Forget the memo and make room for keys 0..nkeys-1. */
+CLI_HIDDEN void cli_print_memo_reset(struct cli_printer *p, size_t nkeys);
+
+/* A CODE request whose key was printed before in this batch: prints it
+ * (header, then the memorised text) and returns 1; else returns 0. */
+CLI_HIDDEN int cli_print_code_again(struct cli_printer *p, uint64_t addr, uint32_t key);
+
+/* cli_print_code, remembering the text under key (< nkeys) when the style
+ * allows (not JSON lists, where a request's text depends on its place). */
+CLI_HIDDEN void cli_print_code_keyed(struct cli_printer *p, uint64_t addr, uint32_t key,
+                                     const struct cli_line_info *frames, size_t n);
 
 /* A DATA request: the symbol covering addr (name NULL when none). */
 CLI_HIDDEN void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name,

@@ -20,6 +20,7 @@ int cli_out_init(struct cli_out *o, FILE *f, size_t cap)
 	o->cap = o->buf ? cap : 0;
 	o->f = f;
 	o->failed = 0;
+	o->flushed = 0;
 	return o->buf ? 0 : -ENOMEM;
 }
 
@@ -27,6 +28,7 @@ void cli_out_flush(struct cli_out *o)
 {
 	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
 		o->failed = 1;
+	o->flushed += o->len;
 	o->len = 0;
 	if (fflush(o->f) != 0)
 		o->failed = 1;
@@ -49,6 +51,7 @@ void cli_out_grow(struct cli_out *o, size_t need)
 {
 	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
 		o->failed = 1;
+	o->flushed += o->len;
 	o->len = 0;
 	if (need <= o->cap)
 		return;
@@ -66,13 +69,31 @@ void cli_out_grow(struct cli_out *o, size_t need)
 
 void cli_out_u64(struct cli_out *o, uint64_t v)
 {
-	char tmp[24];
-	size_t n = sizeof(tmp);
-	do {
-		tmp[--n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	cli_out_mem(o, tmp + n, sizeof(tmp) - n);
+	/* Written in place, two digits at a time from a table: line and
+	 * column numbers are most of what the printers format. */
+	static const char pairs[201] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	size_t n = 1;
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	if (o->cap - o->len < n)
+		cli_out_grow(o, n);
+	char *d = o->buf + o->len + n;
+	o->len += n;
+	while (v >= 100) {
+		unsigned k = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--d = pairs[k + 1];
+		*--d = pairs[k];
+	}
+	if (v >= 10) {
+		*--d = pairs[2 * v + 1];
+		*--d = pairs[2 * v];
+	} else {
+		*--d = (char)('0' + v);
+	}
 }
 
 void cli_out_hex(struct cli_out *o, uint64_t v)

@@ -42,6 +42,9 @@ struct cli_out {
 	size_t len, cap;
 	FILE *f;
 	int failed; /* a write error happened (EPIPE, ENOSPC) */
+	uint64_t flushed; /* bytes handed to f so far: flushed + len is the
+	                     stream position, which lets a caller tell whether
+	                     text it just wrote is still all in buf */
 };
 
 CLI_HIDDEN int cli_out_init(struct cli_out *o, FILE *f, size_t cap);

@@ -90,6 +90,7 @@ struct query {
 	size_t arr_cap;
 	symdb_frame *frames;
 	size_t frames_cap;
+	size_t frames_used; /* by the last batch: keys of the printer's memo */
 	struct cli_line_info *li;
 	size_t li_cap;
 };
@@ -207,10 +208,14 @@ static struct request *new_request(struct query *q)
 /* ---- resolving a batch ----------------------------------------------- */
 
 /*
- * Stable LSD radix sort of (addr, idx) by addr, 8 bits per pass, skipping
- * the passes whose byte is equal in every key (usually the high bytes).
- * Ties keep input order.  Sorted input (a common case) costs one scan.
+ * Stable LSD radix sort of (addr, idx) by addr over the bits that differ
+ * between keys (usually 20-odd low bits of a library's text), in as few
+ * passes of at most RADIX_BITS bits as cover them: two passes for a 4 MiB
+ * image instead of three bytes.  Ties keep input order.  Sorted input (a
+ * common case) costs one scan.
  */
+#define RADIX_BITS 11
+
 static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, size_t n)
 {
 	uint64_t any = 0, all = UINT64_MAX;
@@ -223,22 +228,26 @@ static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, size_t n)
 	}
 	if (sorted)
 		return;
-	uint64_t differ = any ^ all;
+	uint64_t differ = any ^ all; /* non-zero: the input is not sorted */
+	unsigned lo = (unsigned)__builtin_ctzll(differ), hi = 64 - (unsigned)__builtin_clzll(differ);
+	unsigned passes = (hi - lo + RADIX_BITS - 1) / RADIX_BITS;
+	unsigned width = (hi - lo + passes - 1) / passes;
+	uint64_t mask = ((uint64_t)1 << width) - 1;
 	struct sort_ent *src = a, *dst = tmp;
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		if (!((differ >> shift) & 0xff))
-			continue;
-		size_t count[256] = { 0 };
+	for (unsigned p = 0; p < passes; p++) {
+		unsigned shift = lo + p * width;
+		size_t count[(size_t)1 << RADIX_BITS];
+		memset(count, 0, (mask + 1) * sizeof(count[0]));
 		for (size_t i = 0; i < n; i++)
-			count[(src[i].addr >> shift) & 0xff]++;
+			count[(src[i].addr >> shift) & mask]++;
 		size_t sum = 0;
-		for (unsigned b = 0; b < 256; b++) {
+		for (size_t b = 0; b <= mask; b++) {
 			size_t c = count[b];
 			count[b] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
+			dst[count[(src[i].addr >> shift) & mask]++] = src[i];
 		struct sort_ent *t = src;
 		src = dst;
 		dst = t;
@@ -386,6 +395,7 @@ static int resolve_batch(struct query *q, size_t *out_m)
 			return rc;
 		g = e;
 	}
+	q->frames_used = used;
 	return 0;
 }
 
@@ -466,8 +476,26 @@ static size_t select_frames(struct query *q, const symdb_result *r)
 	return 1;
 }
 
+/*
+ * A CODE request.  Equal addresses of a batch share their frames (symdb.h),
+ * so the index of the first frame identifies what the request prints after
+ * its address, and a repeated address reprints that text instead of
+ * selecting, demangling and formatting its frames again.
+ */
+static void print_code(struct query *q, const struct request *rq, const symdb_result *r)
+{
+	if (r->count && cli_print_code_again(&q->pr, rq->addr, r->first))
+		return;
+	size_t n = select_frames(q, r);
+	if (r->count)
+		cli_print_code_keyed(&q->pr, rq->addr, r->first, q->li, n);
+	else
+		cli_print_code(&q->pr, rq->addr, q->li, n);
+}
+
 static void print_batch(struct query *q)
 {
+	cli_print_memo_reset(&q->pr, q->frames_used);
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
 		const symdb_result *r = rq->kind == REQ_CODE || rq->kind == REQ_DATA
@@ -502,10 +530,8 @@ static void print_batch(struct query *q)
 			else
 				cli_print_data(&q->pr, rq->addr, NULL, 0, 0);
 			break;
-		default: {
-			size_t n = select_frames(q, r);
-			cli_print_code(&q->pr, rq->addr, q->li, n);
-		}
+		default:
+			print_code(q, rq, r);
 		}
 	}
 }
@@ -520,10 +546,60 @@ static int run_batch(struct query *q)
 	}
 	print_batch(q);
 	q->nreq = 0;
+	q->frames_used = 0;
 	return 0;
 }
 
 /* ---- input ------------------------------------------------------------- */
+
+/* Hex digit values plus one; 0 for every other byte. */
+#define HX(c, v) [c] = (v) + 1
+static const unsigned char hex_value1[256] = {
+	HX('0', 0), HX('1', 1), HX('2', 2), HX('3', 3), HX('4', 4), HX('5', 5), HX('6', 6),
+	HX('7', 7), HX('8', 8), HX('9', 9), HX('a', 10), HX('b', 11), HX('c', 12),
+	HX('d', 13), HX('e', 14), HX('f', 15), HX('A', 10), HX('B', 11), HX('C', 12),
+	HX('D', 13), HX('E', 14), HX('F', 15),
+};
+#undef HX
+
+/*
+ * The common line, "0x" and 1 to 16 hex digits then "\n" (or the end of
+ * input), at buf[0..avail): found and parsed in one pass, without the
+ * newline search and the in-place erase of the general path.  What
+ * split_pieces, add_piece and parse_request would make of it is the same:
+ * one piece (far below LLVM_LINE_MAX), no NUL, nothing to erase but the
+ * newline, no prefix or module, one token in radix 16 that cannot overflow.
+ * Returns the bytes taken, or 0 for any other line (the general path).
+ */
+static size_t add_hex_line(struct query *q, const char *s, size_t avail, int eof)
+{
+	if (q->per_line || avail < 3 || s[0] != '0' || (s[1] | 0x20) != 'x')
+		return 0;
+	size_t lim = avail < 19 ? avail : 19, i = 2;
+	uint64_t v = 0;
+	for (; i < lim; i++) {
+		unsigned d = hex_value1[(unsigned char)s[i]];
+		if (!d)
+			break;
+		v = v << 4 | (d - 1);
+	}
+	size_t take;
+	if (i == 2 || i > 18)
+		return 0;
+	if (i < avail && s[i] == '\n')
+		take = i + 1;
+	else if (i == avail && eof)
+		take = i;
+	else
+		return 0;
+	struct request *r = new_request(q);
+	r->text = s;
+	r->len = i;
+	r->kind = REQ_CODE;
+	r->addr = v;
+	r->mod = 0;
+	return take;
+}
 
 /*
  * Turn one fgets()-sized piece into a request: the C string ends at the first
@@ -548,6 +624,11 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 	size_t off = 0;
 	while (off < len) {
 		size_t avail = len - off;
+		size_t fast = add_hex_line(q, buf + off, avail, eof);
+		if (fast) {
+			off += fast;
+			continue;
+		}
 		size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX;
 		char *nl = memchr(buf + off, '\n', lim);
 		size_t take;
@@ -970,6 +1051,8 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 	if (cli_out_init(&out, stdout, 256 * 1024) < 0)
 		return CLI_EXIT_FAILED;
 	cli_printer_init(&q.pr, &out);
+	/* Names point into index mappings, open until the end of the run. */
+	q.pr.stable_names = 1;
 
 	int naddr = 0, ex = CLI_EXIT_OK;
 	int rc = parse_query_args(&q, &g, argc, argv, &naddr);
