@@ -91,6 +91,7 @@ struct query {
 	symdb_frame *frames;
 	size_t frames_cap;
 	size_t frames_used; /* by the last batch: keys of the printer's memo */
+	size_t nsorted;     /* res[0..nsorted) hold the last batch's results */
 	struct cli_line_info *li;
 	size_t li_cap;
 };
@@ -378,6 +379,7 @@ static int resolve_batch(struct query *q, size_t *out_m)
 		m++;
 	}
 	*out_m = m;
+	q->nsorted = m;
 	if (!m)
 		return 0;
 	if (q->nmods > 1)
@@ -482,12 +484,16 @@ static size_t select_frames(struct query *q, const symdb_result *r)
  * its address, and a repeated address reprints that text instead of
  * selecting, demangling and formatting its frames again.
  */
-static void print_code(struct query *q, const struct request *rq, const symdb_result *r)
+static void print_code(struct query *q, const struct request *rq, size_t pos)
 {
+	const symdb_result *r = &q->res[pos];
 	if (r->count && cli_print_code_again(&q->pr, rq->addr, r->first))
 		return;
 	size_t n = select_frames(q, r);
-	if (r->count)
+	/* Worth remembering only when a neighbour in sorted order shares the
+	 * frames (most addresses of a uniform set are unique). */
+	if (r->count && ((pos > 0 && r[-1].first == r->first && r[-1].count) ||
+	                 (pos + 1 < q->nsorted && r[1].first == r->first && r[1].count)))
 		cli_print_code_keyed(&q->pr, rq->addr, r->first, q->li, n);
 	else
 		cli_print_code(&q->pr, rq->addr, q->li, n);
@@ -531,7 +537,7 @@ static void print_batch(struct query *q)
 				cli_print_data(&q->pr, rq->addr, NULL, 0, 0);
 			break;
 		default:
-			print_code(q, rq, r);
+			print_code(q, rq, q->pos[i]);
 		}
 	}
 }
