@@ -122,10 +122,16 @@ static void mo_slice_free(mo_slice *s)
 
 /* ---- load commands -------------------------------------------------------- */
 
+/* A 16-byte segment or section name.  Control bytes become '?': the name
+ * may end up in an error message, which must stay one line; no real name
+ * (__TEXT, __debug_info, ...) has any. */
 static void mo_name16(char *dst, const uint8_t *src)
 {
 	memcpy(dst, src, 16);
 	dst[16] = 0;
+	for (char *p = dst; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 }
 
 static int mo_add_segment(mo_slice *s, const uint8_t *c, const char *path, char *eb,
