@@ -329,7 +329,7 @@ static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t
 	for (Dwarf_Signed i = 0; i < n; i++) {
 		Dwarf_Half at = 0;
 		Dwarf_Off o;
-		Dwarf_Unsigned v;
+		Dwarf_Unsigned v = 0;
 		char *s;
 		if (dwarf_whatattr(list[i], &at, &e) == DW_DLV_OK) {
 			if ((at == DW_AT_linkage_name || at == DW_AT_MIPS_linkage_name) && !f->have_link) {
@@ -350,7 +350,7 @@ static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t
 				f->file_ok = dwarf_whatform(list[i], &form, &e) == DW_DLV_OK &&
 					     form != DW_FORM_implicit_const &&
 					     form_unsigned(x, list[i], &v);
-				f->file = v;
+				f->file = f->file_ok ? v : 0;
 				Dwarf_Off cu = 0;
 				if (dwarf_CU_dieoffset_given_die(d, &cu, &e) != DW_DLV_OK)
 					f->file_ok = 0;
