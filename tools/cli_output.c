@@ -552,8 +552,8 @@ void cli_print_memo_reset(struct cli_printer *p, size_t nkeys)
 	struct cli_code_memo *m = &p->memo;
 	m->nkeys = 0;
 	m->blen = 0;
-	if (nkeys > UINT32_MAX)
-		return;
+	if (nkeys == 0 || nkeys > UINT32_MAX)
+		return; /* (off may still be NULL: no memset of it) */
 	if (nkeys > m->keys_cap) {
 		size_t cap = m->keys_cap ? m->keys_cap : 1024;
 		while (cap < nkeys)
@@ -603,7 +603,7 @@ void cli_print_code_keyed(struct cli_printer *p, uint64_t addr, uint32_t key,
 	code_body(p, frames, n);
 	size_t len = o->len - from;
 	/* Remembered only when the whole body is still in the buffer. */
-	if (key >= m->nkeys || !memo_usable(p) || o->flushed != flushed ||
+	if (len == 0 || key >= m->nkeys || !memo_usable(p) || o->flushed != flushed ||
 	    p->jdepth != depth || len > CLI_MEMO_MAX - m->blen)
 		return;
 	if (len > m->bcap - m->blen) {
