@@ -19,6 +19,11 @@
  * module (a stable counting sort) and each group resolved against its image,
  * opened on first use.
  *
+ * Equal addresses of a batch share their frames (symdb.h), so a repeated
+ * address reprints the text of its first occurrence (cli_print_code_again),
+ * and names are demangled once per run (the printer's cache keyed by name
+ * pointer: names live in mappings that stay open until exit).
+ *
  * Memory grows per batch, never per address.
  */
 #define _POSIX_C_SOURCE 200809L
