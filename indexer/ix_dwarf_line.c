@@ -19,78 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ix_dwarf_cursor.h"
 #include "ix_dwarf_internal.h"
 
 /* DWARF 5 §7.22 line number header entry formats. */
 #define LNCT_PATH 1
 #define LNCT_DIR_INDEX 2
-
-typedef struct cur {
-	const uint8_t *p, *end;
-	int little, bad;
-} cur;
-
-static uint64_t get_n(cur *c, unsigned n)
-{
-	if (c->bad || (size_t)(c->end - c->p) < n) {
-		c->bad = 1;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * (c->little ? i : n - 1 - i));
-	c->p += n;
-	return v;
-}
-
-static uint64_t get_uleb(cur *c)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-}
-
-static int64_t get_sleb(cur *c)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-	do {
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
-}
-
-static const char *get_cstr(cur *c)
-{
-	const uint8_t *s = c->p;
-	while (c->p < c->end && *c->p)
-		c->p++;
-	if (c->p >= c->end) {
-		c->bad = 1;
-		return NULL;
-	}
-	c->p++;
-	return (const char *)s;
-}
 
 static const char *str_at(const ix_dsec *sec, uint64_t off)
 {
@@ -187,34 +121,34 @@ typedef struct hdr {
 
 /* Skips or reads one attribute value of a DWARF 5 entry-format pair.  Sets
  * *s for string forms (NULL if unreadable) and *u for constants. */
-static int read_form(const ix_line_ctx *lc, cur *c, uint64_t form, uint8_t offsz,
+static int read_form(const ix_line_ctx *lc, ix_dcur *c, uint64_t form, uint8_t offsz,
 		     const char **s, uint64_t *u)
 {
 	*s = NULL;
 	*u = 0;
 	switch (form) {
-	case 0x08: *s = get_cstr(c); break;                                /* string */
-	case 0x1f: *s = str_at(lc->line_str, get_n(c, offsz)); break;      /* line_strp */
-	case 0x0e: *s = str_at(lc->str, get_n(c, offsz)); break;           /* strp */
-	case 0x0b: *u = get_n(c, 1); break;                                /* data1 */
-	case 0x05: *u = get_n(c, 2); break;                                /* data2 */
-	case 0x06: *u = get_n(c, 4); break;                                /* data4 */
-	case 0x07: *u = get_n(c, 8); break;                                /* data8 */
-	case 0x1e: get_n(c, 8); get_n(c, 8); break;                        /* data16 */
-	case 0x0f: *u = get_uleb(c); break;                                /* udata */
+	case 0x08: *s = ix_dcur_cstr(c); break;                                /* string */
+	case 0x1f: *s = str_at(lc->line_str, ix_dcur_n(c, offsz)); break;      /* line_strp */
+	case 0x0e: *s = str_at(lc->str, ix_dcur_n(c, offsz)); break;           /* strp */
+	case 0x0b: *u = ix_dcur_n(c, 1); break;                                /* data1 */
+	case 0x05: *u = ix_dcur_n(c, 2); break;                                /* data2 */
+	case 0x06: *u = ix_dcur_n(c, 4); break;                                /* data4 */
+	case 0x07: *u = ix_dcur_n(c, 8); break;                                /* data8 */
+	case 0x1e: ix_dcur_n(c, 8); ix_dcur_n(c, 8); break;                        /* data16 */
+	case 0x0f: *u = ix_dcur_uleb(c); break;                                /* udata */
 	case 0x09: {                                                       /* block */
-		uint64_t n = get_uleb(c);
+		uint64_t n = ix_dcur_uleb(c);
 		if (n > (uint64_t)(c->end - c->p))
 			c->bad = 1;
 		else
 			c->p += n;
 		break;
 	}
-	case 0x1a: get_uleb(c); break;                                     /* strx: unsupported */
-	case 0x25: get_n(c, 1); break;
-	case 0x26: get_n(c, 2); break;
-	case 0x27: get_n(c, 3); break;
-	case 0x28: get_n(c, 4); break;
+	case 0x1a: ix_dcur_uleb(c); break;                                     /* strx: unsupported */
+	case 0x25: ix_dcur_n(c, 1); break;
+	case 0x26: ix_dcur_n(c, 2); break;
+	case 0x27: ix_dcur_n(c, 3); break;
+	case 0x28: ix_dcur_n(c, 4); break;
 	default: return -1;
 	}
 	return c->bad ? -1 : 0;
@@ -222,16 +156,16 @@ static int read_form(const ix_line_ctx *lc, cur *c, uint64_t form, uint8_t offsz
 
 /* Reads a DWARF 5 entry-format list and its entries.  For directories only
  * names are kept; for files, names and directory indexes. */
-static int read_v5_entries(const ix_line_ctx *lc, cur *c, uint8_t offsz,
+static int read_v5_entries(const ix_line_ctx *lc, ix_dcur *c, uint8_t offsz,
 			   const char ***names, uint64_t **dirs, size_t *n)
 {
-	uint8_t nfmt = (uint8_t)get_n(c, 1);
+	uint8_t nfmt = (uint8_t)ix_dcur_n(c, 1);
 	uint64_t fmt[2 * 255];
 	for (unsigned i = 0; i < nfmt; i++) {
-		fmt[2 * i] = get_uleb(c);
-		fmt[2 * i + 1] = get_uleb(c);
+		fmt[2 * i] = ix_dcur_uleb(c);
+		fmt[2 * i + 1] = ix_dcur_uleb(c);
 	}
-	uint64_t count = get_uleb(c);
+	uint64_t count = ix_dcur_uleb(c);
 	if (c->bad || count > (uint64_t)(c->end - c->p))
 		return -1;
 	*names = calloc(count + 1, sizeof(**names));
@@ -281,11 +215,11 @@ static int fent_add(fent *f, const char *name, uint64_t dir)
 	return 0;
 }
 
-static int read_v4_tables(cur *c, hdr *h, fent *f)
+static int read_v4_tables(ix_dcur *c, hdr *h, fent *f)
 {
 	size_t cap = 0;
 	for (;;) {
-		const char *d = get_cstr(c);
+		const char *d = ix_dcur_cstr(c);
 		if (!d || !*d)
 			break;
 		if (h->ndirs == cap) {
@@ -298,19 +232,19 @@ static int read_v4_tables(cur *c, hdr *h, fent *f)
 		h->dirs[h->ndirs++] = d;
 	}
 	for (;;) {
-		const char *name = get_cstr(c);
+		const char *name = ix_dcur_cstr(c);
 		if (!name || !*name)
 			break;
-		uint64_t dir = get_uleb(c);
-		get_uleb(c);
-		get_uleb(c);
+		uint64_t dir = ix_dcur_uleb(c);
+		ix_dcur_uleb(c);
+		ix_dcur_uleb(c);
 		if (c->bad || fent_add(f, name, dir))
 			return -1;
 	}
 	return c->bad ? -1 : 0;
 }
 
-static int read_v5_tables(const ix_line_ctx *lc, cur *c, hdr *h, fent *f)
+static int read_v5_tables(const ix_line_ctx *lc, ix_dcur *c, hdr *h, fent *f)
 {
 	const char **fn = NULL;
 	uint64_t *fd = NULL;
@@ -329,12 +263,12 @@ static int read_v5_tables(const ix_line_ctx *lc, cur *c, hdr *h, fent *f)
 	return rc;
 }
 
-static int read_header(const ix_line_ctx *lc, cur *c, hdr *h, fent *f)
+static int read_header(const ix_line_ctx *lc, ix_dcur *c, hdr *h, fent *f)
 {
-	uint64_t len = get_n(c, 4);
+	uint64_t len = ix_dcur_n(c, 4);
 	h->offset_size = 4;
 	if (len == 0xffffffffu) {
-		len = get_n(c, 8);
+		len = ix_dcur_n(c, 8);
 		h->offset_size = 8;
 	} else if (len >= 0xfffffff0u) {
 		return -1;
@@ -342,32 +276,32 @@ static int read_header(const ix_line_ctx *lc, cur *c, hdr *h, fent *f)
 	if (c->bad || len > (uint64_t)(c->end - c->p))
 		return -1;
 	c->end = c->p + len;
-	h->version = (uint16_t)get_n(c, 2);
+	h->version = (uint16_t)ix_dcur_n(c, 2);
 	if (h->version < 2 || h->version > 5)
 		return -1;
 	h->addr_size = lc->addr_size;
 	if (h->version >= 5) {
-		h->addr_size = (uint8_t)get_n(c, 1);
-		get_n(c, 1); /* segment selector size */
+		h->addr_size = (uint8_t)ix_dcur_n(c, 1);
+		ix_dcur_n(c, 1); /* segment selector size */
 	}
-	uint64_t hlen = get_n(c, h->offset_size);
+	uint64_t hlen = ix_dcur_n(c, h->offset_size);
 	if (c->bad || hlen > (uint64_t)(c->end - c->p))
 		return -1;
 	h->prog = c->p + hlen;
 	h->prog_end = c->end;
-	h->min_inst = (uint8_t)get_n(c, 1);
+	h->min_inst = (uint8_t)ix_dcur_n(c, 1);
 	if (h->version >= 4)
-		get_n(c, 1); /* maximum_operations_per_instruction: VLIW only */
-	h->default_stmt = (uint8_t)get_n(c, 1);
-	h->line_base = (int8_t)get_n(c, 1);
-	h->line_range = (uint8_t)get_n(c, 1);
-	h->opcode_base = (uint8_t)get_n(c, 1);
+		ix_dcur_n(c, 1); /* maximum_operations_per_instruction: VLIW only */
+	h->default_stmt = (uint8_t)ix_dcur_n(c, 1);
+	h->line_base = (int8_t)ix_dcur_n(c, 1);
+	h->line_range = (uint8_t)ix_dcur_n(c, 1);
+	h->opcode_base = (uint8_t)ix_dcur_n(c, 1);
 	h->std_lens = c->p;
 	if (c->bad || h->opcode_base == 0 ||
 	    (size_t)(c->end - c->p) < (size_t)h->opcode_base - 1)
 		return -1;
 	c->p += h->opcode_base - 1;
-	cur hc = *c;
+	ix_dcur hc = *c;
 	hc.end = h->prog; /* the tables must lie inside header_length */
 	return h->version >= 5 ? read_v5_tables(lc, &hc, h, f) : read_v4_tables(&hc, h, f);
 }
@@ -468,14 +402,14 @@ static void reset_row(lrow *r)
 	r->line = 1;
 }
 
-static int run_extended(const ix_line_ctx *lc, cur *c, prog *p, lrow *r, fent *f,
+static int run_extended(const ix_line_ctx *lc, ix_dcur *c, prog *p, lrow *r, fent *f,
 			hdr *h, int *changed_files)
 {
-	uint64_t len = get_uleb(c);
+	uint64_t len = ix_dcur_uleb(c);
 	if (c->bad || len == 0 || len > (uint64_t)(c->end - c->p))
 		return -1;
 	const uint8_t *next = c->p + len;
-	uint8_t op = (uint8_t)get_n(c, 1);
+	uint8_t op = (uint8_t)ix_dcur_n(c, 1);
 	int rc = 0;
 	switch (op) {
 	case 1: /* DW_LNE_end_sequence */
@@ -484,18 +418,18 @@ static int run_extended(const ix_line_ctx *lc, cur *c, prog *p, lrow *r, fent *f
 		break;
 	case 2: /* DW_LNE_set_address */
 		if (len - 1 == 1 || len - 1 == 2 || len - 1 == 4 || len - 1 == 8)
-			r->addr = get_n(c, (unsigned)(len - 1));
+			r->addr = ix_dcur_n(c, (unsigned)(len - 1));
 		break;
 	case 3: { /* DW_LNE_define_file (DWARF 2-4) */
-		cur fc = { c->p, next, c->little, 0 };
-		const char *name = get_cstr(&fc);
-		uint64_t dir = get_uleb(&fc);
+		ix_dcur fc = { c->p, next, c->little, 0 };
+		const char *name = ix_dcur_cstr(&fc);
+		uint64_t dir = ix_dcur_uleb(&fc);
 		if (!fc.bad && h->version < 5 && fent_add(f, name, dir) == 0)
 			*changed_files = 1;
 		break;
 	}
 	case 4: /* DW_LNE_set_discriminator */
-		r->discr = (uint32_t)get_uleb(c);
+		r->discr = (uint32_t)ix_dcur_uleb(c);
 		break;
 	default:
 		break;
@@ -505,7 +439,7 @@ static int run_extended(const ix_line_ctx *lc, cur *c, prog *p, lrow *r, fent *f
 	return rc;
 }
 
-static int run_standard(cur *c, const hdr *h, uint8_t op, prog *p, lrow *r)
+static int run_standard(ix_dcur *c, const hdr *h, uint8_t op, prog *p, lrow *r)
 {
 	switch (op) {
 	case 1: /* DW_LNS_copy */
@@ -513,17 +447,17 @@ static int run_standard(cur *c, const hdr *h, uint8_t op, prog *p, lrow *r)
 			return -1;
 		r->discr = 0;
 		break;
-	case 2: r->addr += get_uleb(c) * h->min_inst; break;
-	case 3: r->line = (uint32_t)((int64_t)r->line + get_sleb(c)); break;
-	case 4: r->file = get_uleb(c); break;
-	case 5: r->col = (uint32_t)get_uleb(c); break;
+	case 2: r->addr += ix_dcur_uleb(c) * h->min_inst; break;
+	case 3: r->line = (uint32_t)((int64_t)r->line + ix_dcur_sleb(c)); break;
+	case 4: r->file = ix_dcur_uleb(c); break;
+	case 5: r->col = (uint32_t)ix_dcur_uleb(c); break;
 	case 6: case 7: case 10: case 11: break;
 	case 8: r->addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst; break;
-	case 9: r->addr += get_n(c, 2); break;
-	case 12: get_uleb(c); break;
+	case 9: r->addr += ix_dcur_n(c, 2); break;
+	case 12: ix_dcur_uleb(c); break;
 	default:
 		for (unsigned i = 0; i < h->std_lens[op - 1]; i++)
-			get_uleb(c);
+			ix_dcur_uleb(c);
 		break;
 	}
 	return c->bad ? -1 : 0;
@@ -532,14 +466,14 @@ static int run_standard(cur *c, const hdr *h, uint8_t op, prog *p, lrow *r)
 static int run_program(const ix_line_ctx *lc, hdr *h, fent *f, prog *p,
 		       ix_line_table *t)
 {
-	cur c = { h->prog, h->prog_end, lc->little, 0 };
+	ix_dcur c = { h->prog, h->prog_end, lc->little, 0 };
 	lrow r;
 	reset_row(&r);
 	p->seq_empty = 1;
 	if (h->line_range == 0)
 		return -1;
 	while (c.p < c.end) {
-		uint8_t op = (uint8_t)get_n(&c, 1);
+		uint8_t op = (uint8_t)ix_dcur_n(&c, 1);
 		int changed = 0;
 		if (op >= h->opcode_base) {
 			unsigned adj = op - h->opcode_base;
@@ -654,7 +588,7 @@ int ix_line_parse(const ix_line_ctx *lc, ix_line_table *t, char *why, size_t why
 			 (unsigned long long)lc->offset);
 		return -1;
 	}
-	cur c = { lc->line->data + lc->offset, lc->line->data + lc->line->size, lc->little, 0 };
+	ix_dcur c = { lc->line->data + lc->offset, lc->line->data + lc->line->size, lc->little, 0 };
 	hdr h;
 	memset(&h, 0, sizeof(h));
 	fent f = { 0 };

@@ -15,43 +15,10 @@
  */
 #include <string.h>
 
+#include "ix_dwarf_cursor.h"
 #include "ix_dwarf_internal.h"
 
-typedef struct rcur {
-	const uint8_t *p, *end;
-	int little, bad;
-} rcur;
-
-static uint64_t get_n(rcur *c, unsigned n)
-{
-	if (c->bad || n > 8 || (size_t)(c->end - c->p) < n) {
-		c->bad = 1;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * (c->little ? i : n - 1 - i));
-	c->p += n;
-	return v;
-}
-
-static uint64_t get_uleb(rcur *c)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-}
-
-static int cur_at(rcur *c, const ix_dsec *s, uint64_t off, int little)
+static int cur_at(ix_dcur *c, const ix_dsec *s, uint64_t off, int little)
 {
 	if (!s || off >= s->size)
 		return -1;
@@ -66,26 +33,26 @@ static int cur_at(rcur *c, const ix_dsec *s, uint64_t off, int little)
  * LookupPooledAddress failing). */
 static uint64_t pooled(const ix_rng_ctx *c, uint64_t idx, int *ok)
 {
-	rcur r;
+	ix_dcur r;
 	uint64_t off = c->addr_base + idx * c->addr_size;
 	*ok = 0;
 	if (!c->has_addr_base || idx > UINT64_MAX / 16 || cur_at(&r, c->addr, off, c->little))
 		return 0;
-	uint64_t v = get_n(&r, c->addr_size);
+	uint64_t v = ix_dcur_n(&r, c->addr_size);
 	*ok = !r.bad;
 	return r.bad ? 0 : v;
 }
 
 static int ranges_v4(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *arg)
 {
-	rcur r;
+	ix_dcur r;
 	if (cur_at(&r, c->ranges, off, c->little))
 		return -1;
 	uint64_t all = c->addr_size == 4 ? 0xffffffffu : UINT64_MAX;
 	uint64_t base = c->base;
 	int has_base = c->has_base;
 	for (;;) {
-		uint64_t lo = get_n(&r, c->addr_size), hi = get_n(&r, c->addr_size);
+		uint64_t lo = ix_dcur_n(&r, c->addr_size), hi = ix_dcur_n(&r, c->addr_size);
 		if (r.bad)
 			return -1;
 		if (lo == 0 && hi == 0)
@@ -108,11 +75,11 @@ static int ranges_v4(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *a
  * DW_AT_rnglists_base (DWARF 5 §7.28). */
 static int rnglistx_offset(const ix_rng_ctx *c, uint64_t idx, uint64_t *off)
 {
-	rcur r;
+	ix_dcur r;
 	uint64_t base = c->has_rnglists_base ? c->rnglists_base : 12;
 	if (idx > UINT64_MAX / 16 || cur_at(&r, c->rnglists, base + idx * c->offset_size, c->little))
 		return -1;
-	uint64_t rel = get_n(&r, c->offset_size);
+	uint64_t rel = ix_dcur_n(&r, c->offset_size);
 	if (r.bad)
 		return -1;
 	*off = base + rel;
@@ -121,14 +88,14 @@ static int rnglistx_offset(const ix_rng_ctx *c, uint64_t idx, uint64_t *off)
 
 static int ranges_v5(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *arg)
 {
-	rcur r;
+	ix_dcur r;
 	if (cur_at(&r, c->rnglists, off, c->little))
 		return -1;
 	uint64_t tomb = c->addr_size == 4 ? 0xffffffffu : UINT64_MAX;
 	uint64_t base = c->base;
 	int has_base = c->has_base, ok;
 	for (;;) {
-		uint8_t kind = (uint8_t)get_n(&r, 1);
+		uint8_t kind = (uint8_t)ix_dcur_n(&r, 1);
 		uint64_t lo = 0, hi = 0, a, b;
 		if (r.bad)
 			return -1;
@@ -136,43 +103,43 @@ static int ranges_v5(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *a
 		case 0: /* DW_RLE_end_of_list */
 			return 0;
 		case 1: /* DW_RLE_base_addressx */
-			a = get_uleb(&r);
+			a = ix_dcur_uleb(&r);
 			base = pooled(c, a, &ok);
 			if (!ok)
 				base = a; /* as LLVM: the index itself */
 			has_base = 1;
 			continue;
 		case 2: /* DW_RLE_startx_endx */
-			a = get_uleb(&r);
-			b = get_uleb(&r);
+			a = ix_dcur_uleb(&r);
+			b = ix_dcur_uleb(&r);
 			lo = pooled(c, a, &ok);
 			hi = pooled(c, b, &ok);
 			break;
 		case 3: /* DW_RLE_startx_length */
-			a = get_uleb(&r);
-			b = get_uleb(&r);
+			a = ix_dcur_uleb(&r);
+			b = ix_dcur_uleb(&r);
 			lo = pooled(c, a, &ok);
 			hi = lo + b;
 			break;
 		case 4: /* DW_RLE_offset_pair */
-			lo = get_uleb(&r);
-			hi = get_uleb(&r);
+			lo = ix_dcur_uleb(&r);
+			hi = ix_dcur_uleb(&r);
 			if (has_base) {
 				lo += base;
 				hi += base;
 			}
 			break;
 		case 5: /* DW_RLE_base_address */
-			base = get_n(&r, c->addr_size);
+			base = ix_dcur_n(&r, c->addr_size);
 			has_base = 1;
 			continue;
 		case 6: /* DW_RLE_start_end */
-			lo = get_n(&r, c->addr_size);
-			hi = get_n(&r, c->addr_size);
+			lo = ix_dcur_n(&r, c->addr_size);
+			hi = ix_dcur_n(&r, c->addr_size);
 			break;
 		case 7: /* DW_RLE_start_length */
-			lo = get_n(&r, c->addr_size);
-			hi = lo + get_uleb(&r);
+			lo = ix_dcur_n(&r, c->addr_size);
+			hi = lo + ix_dcur_uleb(&r);
 			break;
 		default:
 			return -1;
