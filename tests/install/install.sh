@@ -47,7 +47,7 @@ done | sort >"$SCRATCH/expect"
 
 note "pkg-config"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
-flags=$(pkg-config --define-prefix --cflags --libs symdb)
+flags=$(pkg-config --cflags --libs symdb)
 run gcc -std=c11 -Wall -Werror "${sanflags[@]}" "$here/example.c" -o "$SCRATCH/ex-pc" $flags -Wl,-rpath,"$libdir"
 expect_ok "build example.c with pkg-config ($flags)"
 run "$SCRATCH/ex-pc" "$bin" $addrs
