@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The golden compatibility check: checked-in index files must stay readable
+and the indexer must keep writing them byte for byte.
+
+For each golden pair (NAME.elf, NAME.symdb) in this directory:
+ 1. `symdb info NAME.symdb` must accept the checked-in file (a reader of
+    today opening a file written by the format it pins);
+ 2. `symdb build` of NAME.elf into a scratch database must write exactly the
+    checked-in bytes; any difference means the indexer's output changed and
+    SPEC.md's version (§1, §15) must be considered before regenerating;
+ 3. for every address from 16 below the first symbol to 16 past the end of
+    the last one, `symdb query --obj NAME.elf`, spec_reader.py (written from
+    SPEC.md alone) on the checked-in file and `llvm-symbolizer-14 --obj
+    NAME.elf` must print the same bytes.
+
+usage: check.py --symdb PATH --scratch DIR [--symbolizer PATH]
+"""
+
+import argparse
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import spec_reader  # noqa: E402
+
+# name, extra `symdb build` arguments
+GOLDEN = (("minimal", ["--no-dwarf"]), ("dwarf", []))
+
+
+def run(cmd, stdin=None):
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode,
+                                                      p.stderr.strip()))
+    return p.stdout
+
+
+def first_difference(a, b):
+    al, bl = a.split("\n"), b.split("\n")
+    for i, (x, y) in enumerate(zip(al, bl)):
+        if x != y:
+            return "line %d: %r vs %r" % (i + 1, x, y)
+    return "lengths %d vs %d lines" % (len(al), len(bl))
+
+
+def check_one(args, name, build_args):
+    elf = os.path.join(HERE, name + ".elf")
+    golden = os.path.join(HERE, name + ".symdb")
+    db = os.path.join(args.scratch, name + "-db")
+    shutil.rmtree(db, ignore_errors=True)
+
+    run([args.symdb, "info", golden])
+
+    run([args.symdb, "--db", db, "build"] + build_args + [elf])
+    ix = spec_reader.Index(golden)
+    uuid = ix.uuid.hex()
+    built = os.path.join(db, "images", uuid[:2], uuid + ".symdb")
+    if not filecmp.cmp(built, golden, shallow=False):
+        raise SystemExit(
+            "FAIL: %s: the indexer no longer writes the checked-in bytes of %s "
+            "(fresh build: %s). The format output changed: consider SPEC.md's "
+            "version (§1, §15) and read tests/golden/README.md before "
+            "regenerating." % (name, golden, built))
+
+    lo = max(ix.sym_addrs[0] + ix.base - 16, 0)
+    hi = ix.sym_addrs[-1] + ix.base + max(ix.symbols[-1][0], 1) + 16
+    addrs = ["0x%x" % a for a in range(lo, hi)]
+    stdin = "\n".join(addrs) + "\n"
+    ours = run([args.symdb, "--db", db, "query", "--obj", elf], stdin)
+    spec = "".join(spec_reader.format_llvm(ix.lookup(int(a, 16))) for a in addrs)
+    oracle = run([args.symbolizer, "--obj", elf], stdin)
+    for label, text in (("symdb query", ours), ("spec_reader.py", spec)):
+        if text != oracle:
+            raise SystemExit("FAIL: %s: %s differs from %s: %s" % (
+                name, label, args.symbolizer, first_difference(text, oracle)))
+    print("ok %s: format %d.%d, %d bytes, %d addresses 0x%x..0x%x identical "
+          "(symdb query, spec_reader.py, llvm-symbolizer), checksums %s" % (
+              name, ix.major, ix.minor, len(ix.data), len(addrs), lo, hi - 1,
+              "verified" if ix.checksums_verified else "NOT verified"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--symdb", required=True)
+    ap.add_argument("--scratch", required=True)
+    ap.add_argument("--symbolizer", default="llvm-symbolizer-14")
+    args = ap.parse_args()
+    os.makedirs(args.scratch, exist_ok=True)
+    for name, build_args in GOLDEN:
+        if os.path.exists(os.path.join(HERE, name + ".elf")):
+            check_one(args, name, build_args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
