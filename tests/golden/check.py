@@ -19,6 +19,7 @@ usage: check.py --symdb PATH --scratch DIR [--symbolizer PATH]
 
 import argparse
 import filecmp
+import glob
 import os
 import shutil
 import subprocess
@@ -58,8 +59,11 @@ def check_one(args, name, build_args):
 
     run([args.symdb, "--db", db, "build"] + build_args + [elf])
     ix = spec_reader.Index(golden)
-    uuid = ix.uuid.hex()
-    built = os.path.join(db, "images", uuid[:2], uuid + ".symdb")
+    built = glob.glob(os.path.join(db, "images", "*", "*.symdb"))
+    if len(built) != 1:
+        raise SystemExit("FAIL: %s: expected one index file in %s, found %d"
+                         % (name, db, len(built)))
+    built = built[0]
     if not filecmp.cmp(built, golden, shallow=False):
         raise SystemExit(
             "FAIL: %s: the indexer no longer writes the checked-in bytes of %s "
