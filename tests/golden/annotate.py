@@ -12,6 +12,7 @@ import os
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spec_reader  # noqa: E402
 
