@@ -90,6 +90,17 @@ int symdb_builder_open(const char *dir, const symdb_build_opts *opts, symdb_buil
 	return 0;
 }
 
+/* For ix_import.c, which publishes through the same catalog and options. */
+rd_catalog *ix_builder_catalog(symdb_builder *b)
+{
+	return b->cat;
+}
+
+int ix_builder_opts(const symdb_build_opts *in, symdb_build_opts *o)
+{
+	return ix_opts(in, o);
+}
+
 void symdb_builder_close(symdb_builder *b)
 {
 	if (!b)

@@ -47,4 +47,14 @@ IX_HIDDEN int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *
                          int only_if_absent, int *raced, char *index_path,
                          size_t index_path_sz, char *errbuf, size_t errbuf_sz);
 
+/* The same, steps 3-5 only, for a validated index file already written and
+ * fsynced at tmp_path in DB/tmp (ix_import.c); sets e->file. */
+IX_HIDDEN int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path,
+                             int only_if_absent, int *raced, char *index_path,
+                             size_t index_path_sz, char *errbuf, size_t errbuf_sz);
+
+/* ix_build.c, for ix_import.c: the builder's catalog; option checking. */
+IX_HIDDEN rd_catalog *ix_builder_catalog(symdb_builder *b);
+IX_HIDDEN int ix_builder_opts(const symdb_build_opts *in, symdb_build_opts *o);
+
 #endif /* SYMDB_IX_EMIT_H */

@@ -43,11 +43,11 @@ static int pub_fail(struct pub *p, int rc, const char *path, const char *what)
 	return fmt_err(p->eb, p->ebsz, rc, "%s: %s: %s", path, what, symdb_strerror(rc));
 }
 
-static int pub_paths(struct pub *p, const ix_image *img)
+static int pub_paths(struct pub *p, const symdb_uuid *id)
 {
-	if (img->uuid.len == 0 || img->uuid.len > FMT_UUID_MAX)
+	if (id->len == 0 || id->len > FMT_UUID_MAX)
 		return fmt_err(p->eb, p->ebsz, SYMDB_E_INVAL, "image has no UUID");
-	symdb_uuid_format(&img->uuid, p->hex); /* SPEC §12.1: lowercase hex */
+	symdb_uuid_format(id, p->hex); /* SPEC §12.1: lowercase hex */
 	snprintf(p->rel, sizeof p->rel, "images/%.2s/%s.symdb", p->hex, p->hex);
 	if ((size_t)snprintf(p->subdir, sizeof p->subdir, "%s/images/%.2s", p->dir, p->hex) >=
 	            sizeof p->subdir ||
@@ -140,12 +140,12 @@ static void pub_entry(const struct pub *p, const ix_image *img, const ix_output 
 
 /* The catalog commit failed: if no entry refers to our file, unlink it so that
  * the failed build leaves nothing behind. */
-static void pub_unpublish(struct pub *p, rd_catalog *cat, const ix_image *img)
+static void pub_unpublish(struct pub *p, rd_catalog *cat, const symdb_uuid *id)
 {
 	rd_cat_entry e;
 	char buf[512];
 
-	if (rd_catalog_get(cat, img->uuid.bytes, img->uuid.len, &e, buf, sizeof buf) ==
+	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) ==
 	    SYMDB_E_NOT_INDEXED) {
 		char *eb = p->eb; /* keep the caller's reason for the first failure */
 
@@ -172,14 +172,14 @@ int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int o
 	*raced = 0;
 	if (img->image_name >= nlen)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "internal error: bad image name");
-	rc = pub_paths(&p, img);
+	rc = pub_paths(&p, &img->uuid);
 	if (rc == 0)
 		rc = pub_write_tmp(&p, out);
 	if (rc == 0)
 		rc = pub_rename(&p);
 	if (rc) {
 		if (p.renamed)
-			pub_unpublish(&p, cat, img);
+			pub_unpublish(&p, cat, &img->uuid);
 		return rc;
 	}
 	pub_entry(&p, img, out, &e, (const char *)pool + img->image_name);
@@ -188,9 +188,56 @@ int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int o
 		*raced = 1; /* another builder committed first; same bytes */
 		rc = 0;
 	} else if (rc) {
-		pub_unpublish(&p, cat, img);
+		pub_unpublish(&p, cat, &img->uuid);
 		return fmt_err(eb, ebsz, rc, "%s/catalog: cannot commit entry for %s: %s", p.dir,
 		               p.rel, symdb_strerror(rc));
+	}
+	if (index_path && index_path_sz)
+		snprintf(index_path, index_path_sz, "%s", p.final);
+	return 0;
+}
+
+/* Steps 3-5 of SPEC §12.5 for a file someone else wrote and fsynced into
+ * DB/tmp (ix_import.c: an imported index file, already validated).  e->file
+ * is filled in here; the temp file is gone on return, renamed or removed. */
+int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only_if_absent,
+                   int *raced, char *index_path, size_t index_path_sz, char *eb, size_t ebsz)
+{
+	struct pub p;
+	symdb_uuid id;
+	int rc;
+
+	memset(&p, 0, sizeof p);
+	p.dir = rd_catalog_dir(cat);
+	p.eb = eb;
+	p.ebsz = ebsz;
+	*raced = 0;
+	memset(&id, 0, sizeof id);
+	id.len = e->uuid_len <= sizeof id.bytes ? e->uuid_len : 0;
+	memcpy(id.bytes, e->uuid, id.len);
+	rc = pub_paths(&p, &id);
+	if (rc == 0 && (size_t)snprintf(p.tmp, sizeof p.tmp, "%s", tmp_path) >= sizeof p.tmp)
+		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", tmp_path);
+	if (rc) {
+		unlink(tmp_path);
+		return rc;
+	}
+	rc = pub_rename(&p);
+	if (rc == 0) {
+		e->file = p.rel;
+		rc = rd_catalog_put(cat, e, only_if_absent);
+		if (rc == SYMDB_E_EXISTS && only_if_absent) {
+			*raced = 1;
+			rc = 0;
+		} else if (rc) {
+			rc = fmt_err(eb, ebsz, rc, "%s/catalog: cannot commit entry for %s: %s",
+			             p.dir, p.rel, symdb_strerror(rc));
+		}
+	}
+	if (rc) {
+		if (p.renamed)
+			pub_unpublish(&p, cat, &id);
+		return rc;
 	}
 	if (index_path && index_path_sz)
 		snprintf(index_path, index_path_sz, "%s", p.final);

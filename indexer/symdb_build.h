@@ -91,6 +91,25 @@ SYMDB_API void symdb_builder_close(symdb_builder *b);
 SYMDB_API int symdb_builder_add(symdb_builder *b, const char *path,
                                 const symdb_build_opts *opts, symdb_build_result *out);
 
+/**
+ * @brief symdb_builder_import_file() publishes an existing index file (one
+ *        image of an export bundle, SPEC §13) as if it had been built here.
+ *
+ * The file is copied to a new temporary file in DB/tmp and fsynced; the copy
+ * is opened with every table checksum verified and every invariant checked
+ * (symdb_image_verify), its header UUID compared with *expect (when not
+ * NULL); only then is it renamed into DB/images and committed (SPEC §12.5).
+ * An image already indexed with its file intact is skipped (out->skipped = 1)
+ * unless SYMDB_BUILD_FORCE.
+ * @return 0; SYMDB_E_CHECKSUM/_CORRUPT/_FORMAT/_VERSION for a damaged file,
+ *         SYMDB_E_INVAL when the UUID differs, -errno for I/O errors.  On
+ *         error nothing is published.
+ */
+SYMDB_API int symdb_builder_import_file(symdb_builder *b, const char *index_path,
+                                        const symdb_uuid *expect,
+                                        const symdb_build_opts *opts,
+                                        symdb_build_result *out);
+
 #ifdef __cplusplus
 }
 #endif

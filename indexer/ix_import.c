@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_import.c - symdb_builder_import_file(): publish an index file that was
+ * built elsewhere (one image of an export bundle, SPEC §12.7).
+ *
+ * An imported file is untrusted input, so it is never published as given:
+ * it is copied into a fresh temporary file in DB/tmp and fsynced, and the
+ * copy - the bytes that will actually be renamed into DB/images - is opened
+ * with every table checksum verified (§9) and every table's order and
+ * references checked, and its header UUID compared with the one the caller
+ * expects.  Only then does it take the same rename + directory fsync +
+ * catalog commit path as a build (ix_publish_tmp, §12.5), so a reader can
+ * never tell an imported image from a locally built one.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fsync, pread */
+#include "ix_emit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format_header.h"
+
+#define IMP_COPY_BUF (256u * 1024u)
+
+/* Copy src into the open temp file, then make it durable. */
+static int imp_copy(int in, int out, uint64_t *size)
+{
+	char *buf = malloc(IMP_COPY_BUF);
+	ssize_t n = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	*size = 0;
+	while ((n = read(in, buf, IMP_COPY_BUF)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				free(buf);
+				return -errno;
+			}
+			off += w;
+		}
+		*size += (uint64_t)n;
+	}
+	free(buf);
+	if (n < 0)
+		return -errno;
+	if (fchmod(out, 0644) < 0 || fsync(out) < 0) /* index files are public */
+		return -errno;
+	return 0;
+}
+
+/* Copy index_path to a new DB/tmp/import.XXXXXX (path in tmp). */
+static int imp_stage(rd_catalog *cat, const char *index_path, char *tmp, size_t tmpsz,
+                     uint64_t *size, const symdb_build_opts *o)
+{
+	int in, out, rc;
+
+	if ((size_t)snprintf(tmp, tmpsz, "%s/tmp/import.XXXXXX", rd_catalog_dir(cat)) >= tmpsz)
+		return fmt_err(o->errbuf, o->errbuf_sz, -ENAMETOOLONG, "%s: path too long",
+		               rd_catalog_dir(cat));
+	in = open(index_path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return fmt_err(o->errbuf, o->errbuf_sz, -errno, "%s: cannot open: %s", index_path,
+		               symdb_strerror(-errno));
+	out = mkstemp(tmp);
+	if (out < 0) {
+		rc = -errno;
+		close(in);
+		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: cannot create temporary file: %s",
+		               tmp, symdb_strerror(rc));
+	}
+	rc = imp_copy(in, out, size);
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: cannot copy %s: %s", tmp, index_path,
+		               symdb_strerror(rc));
+	}
+	return 0;
+}
+
+/* Open the staged copy as a reader would, everything verified. */
+static int imp_validate(const char *tmp, const char *src, const symdb_uuid *expect,
+                        symdb_image **img, symdb_image_info *info, const symdb_build_opts *o)
+{
+	SYMDB_OPTS(symdb_open_opts, oo, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS,
+	           .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
+	char why[256] = "";
+	int rc = symdb_image_open_file(tmp, &oo, img);
+
+	if (rc == 0)
+		rc = symdb_image_verify(*img, why, sizeof why);
+	else
+		snprintf(why, sizeof why, "%s", o->errbuf_sz ? o->errbuf : symdb_strerror(rc));
+	if (rc)
+		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: invalid index file: %s", src, why);
+	symdb_image_get_info(*img, info);
+	if (expect && (expect->len != info->uuid.len ||
+	               memcmp(expect->bytes, info->uuid.bytes, expect->len) != 0))
+		return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL,
+		               "%s: header UUID differs from the expected one", src);
+	return 0;
+}
+
+/* 1: the catalog has this UUID and its file is there with the recorded size. */
+static int imp_is_indexed(rd_catalog *cat, const symdb_uuid *id, symdb_build_result *res)
+{
+	rd_cat_entry e;
+	char buf[1024];
+	struct stat st;
+
+	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
+		return 0;
+	snprintf(res->index_path, sizeof res->index_path, "%s/%s", rd_catalog_dir(cat), e.file);
+	if (stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) {
+		res->index_path[0] = 0;
+		return 0;
+	}
+	return 1;
+}
+
+/* The catalog entry of a validated file: header facts plus its checksum. */
+static int imp_entry(const char *tmp, const symdb_image_info *info, rd_cat_entry *e)
+{
+	uint8_t h[FMT_HEADER_SIZE];
+	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, h, sizeof h, 0);
+	close(fd);
+	if (n != (ssize_t)sizeof h)
+		return SYMDB_E_CORRUPT;
+	memset(e, 0, sizeof *e);
+	memcpy(e->uuid, info->uuid.bytes, info->uuid.len);
+	e->uuid_len = info->uuid.len;
+	e->uuid_kind = h[FMT_H_UUID_KIND];
+	e->object_format = h[FMT_H_OBJECT_FORMAT];
+	e->flags = info->flags;
+	e->machine = info->machine;
+	e->machine_sub = info->machine_sub;
+	e->file_size = info->file_size;
+	e->header_sum = fmt_be64(h + FMT_H_CHECKSUM);
+	e->built_at = (uint64_t)time(NULL);
+	e->image_name = info->image_name;
+	return 0;
+}
+
+static void imp_result(const symdb_image_info *info, symdb_build_result *out)
+{
+	out->uuid = info->uuid;
+	out->file_size = info->file_size;
+	out->nsymbols = info->nsymbols;
+	out->nline_rows = info->nline_rows;
+	out->ninline_nodes = info->ninline_nodes;
+}
+
+int symdb_builder_import_file(symdb_builder *b, const char *index_path,
+                              const symdb_uuid *expect, const symdb_build_opts *opts,
+                              symdb_build_result *out)
+{
+	symdb_build_opts o;
+	symdb_image *img = NULL;
+	symdb_image_info info;
+	rd_cat_entry e;
+	rd_catalog *cat;
+	char tmp[4096];
+	uint64_t size = 0;
+	int rc, raced = 0;
+
+	if (!b || !index_path || !out)
+		return SYMDB_E_INVAL;
+	rc = ix_builder_opts(opts, &o);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof *out);
+	cat = ix_builder_catalog(b);
+	rc = imp_stage(cat, index_path, tmp, sizeof tmp, &size, &o);
+	if (rc)
+		return rc;
+	rc = imp_validate(tmp, index_path, expect, &img, &info, &o);
+	if (rc == 0 && info.file_size != size)
+		rc = fmt_err(o.errbuf, o.errbuf_sz, SYMDB_E_CORRUPT,
+		             "%s: %llu bytes, the header says %llu", index_path,
+		             (unsigned long long)size, (unsigned long long)info.file_size);
+	if (rc == 0)
+		imp_result(&info, out);
+	if (rc == 0 && !(o.flags & SYMDB_BUILD_FORCE) && imp_is_indexed(cat, &info.uuid, out)) {
+		out->skipped = 1;
+		symdb_image_close(img);
+		unlink(tmp);
+		return 0;
+	}
+	if (rc == 0 && (rc = imp_entry(tmp, &info, &e)) != 0)
+		rc = fmt_err(o.errbuf, o.errbuf_sz, rc, "%s: cannot read header: %s", tmp,
+		             symdb_strerror(rc));
+	if (rc) {
+		symdb_image_close(img);
+		unlink(tmp);
+		return rc;
+	}
+	/* ix_publish_tmp renames or removes tmp; img's mapping survives either. */
+	rc = ix_publish_tmp(cat, &e, tmp, !(o.flags & SYMDB_BUILD_FORCE), &raced,
+	                    out->index_path, sizeof out->index_path, o.errbuf, o.errbuf_sz);
+	symdb_image_close(img);
+	out->skipped = raced;
+	return rc;
+}
