@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "format_catalog.h"
@@ -39,6 +40,14 @@
 #define CAT_SCHEMA_KEY   "schema"
 #define CAT_MAX_RETRIES  64         /* map doublings / resize adoptions per call */
 #define CAT_DB_USED      "used"     /* UUID -> u64 last-query time (SPEC §12.6) */
+
+/* statfs(2) f_type magics of network filesystems (linux/magic.h and the
+ * kernel's fs/smb): LMDB's locks and shared mapping are not coherent across
+ * clients there, so a catalog on one would corrupt silently. */
+#define CAT_FS_NFS  0x6969L
+#define CAT_FS_SMB  0x517BL
+#define CAT_FS_CIFS 0xFF534D42L
+#define CAT_FS_SMB2 0xFE534D42L
 
 struct rd_catalog {
 	MDB_env *env;
@@ -360,6 +369,51 @@ static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t 
 	return 0;
 }
 
+int rd_fs_is_network(long f_type)
+{
+	/* f_type is a signed word on some ABIs: compare the low 32 bits. */
+	switch ((unsigned long)f_type & 0xFFFFFFFFUL) {
+	case CAT_FS_NFS:
+	case CAT_FS_SMB:
+	case CAT_FS_CIFS:
+	case CAT_FS_SMB2:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Refuse a database on a network filesystem (SPEC §12.1).  A directory that
+ * does not exist yet (CREATE) is judged by its nearest existing ancestor, so
+ * nothing is created there either.  statfs failures are left to the open. */
+static int cat_check_fs(const char *dir, char *errbuf, size_t errbuf_sz)
+{
+	char path[4096];
+	struct statfs sf;
+	size_t len = strlen(dir);
+
+	if (len >= sizeof path)
+		return 0;
+	memcpy(path, dir, len + 1);
+	while (statfs(path, &sf) < 0) {
+		char *slash = strrchr(path, '/');
+
+		if (errno != ENOENT || !slash)
+			return 0;
+		if (slash == path)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (!rd_fs_is_network((long)sf.f_type))
+		return 0;
+	if (errbuf && errbuf_sz)
+		snprintf(errbuf, errbuf_sz,
+		         "%s: database is on a network filesystem (f_type 0x%lx); LMDB needs a local one",
+		         dir, (unsigned long)sf.f_type & 0xFFFFFFFFUL);
+	return SYMDB_E_NETFS;
+}
+
 int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *errbuf,
                     size_t errbuf_sz)
 {
@@ -386,7 +440,9 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	pthread_rwlock_init(&c->resize, NULL);
 	snprintf(envdir, sizeof envdir, "%s/catalog", c->dir);
 
-	rc = (flags & RD_CAT_CREATE) ? cat_create_dirs(c->dir, errbuf, errbuf_sz) : 0;
+	rc = cat_check_fs(c->dir, errbuf, errbuf_sz);
+	if (rc == 0 && (flags & RD_CAT_CREATE))
+		rc = cat_create_dirs(c->dir, errbuf, errbuf_sz);
 	if (rc == 0)
 		rc = cat_check_dir(envdir, flags, errbuf, errbuf_sz);
 	if (rc == 0)

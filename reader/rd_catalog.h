@@ -33,11 +33,14 @@ typedef struct rd_cat_entry {
 } rd_cat_entry;
 
 /* Open the catalog of database directory `dir`.  Returns 0, -ENOENT (no
- * database and no CREATE), -EACCES/-EROFS, or SYMDB_E_CATALOG (damaged or
- * other schema).  errbuf gets a one-line reason naming the path. */
+ * database and no CREATE), -EACCES/-EROFS, SYMDB_E_CATALOG (damaged or
+ * other schema), or SYMDB_E_NETFS (on a network filesystem).  errbuf gets a one-line reason naming the path. */
 RD_HIDDEN int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out,
                               char *errbuf, size_t errbuf_sz);
 RD_HIDDEN void rd_catalog_close(rd_catalog *c);
+/* Whether a statfs(2) f_type is a network filesystem (NFS, SMB, CIFS, SMB2)
+ * on which rd_catalog_open refuses a database (SYMDB_E_NETFS, SPEC §12.1). */
+RD_HIDDEN int rd_fs_is_network(long f_type);
 RD_HIDDEN const char *rd_catalog_dir(const rd_catalog *c);
 
 /* Look one UUID up.  Returns 0, SYMDB_E_NOT_INDEXED, or an error.  The

@@ -26,8 +26,8 @@
  * @endcode
  *
  * Caveats:
- * - The catalog is LMDB: do not put a database on NFS or another network
- *   filesystem (LMDB's locking does not work there).
+ * - The catalog is LMDB: a database on NFS, SMB or CIFS is refused
+ *   (SYMDB_E_NETFS), since LMDB's locking does not work there.
  * - Index files are mapped with mmap(2).  A file is validated against fstat at
  *   open, so a truncated file is rejected instead of raising SIGBUS; a file
  *   truncated *after* it was opened (by something other than symdb, which
@@ -84,10 +84,11 @@ extern "C" {
 	X(SYMDB_E_TOO_BIG,   -4011, "SYMDB_E_TOO_BIG: exceeds a format limit")         \
 	X(SYMDB_E_NOT_INDEXED,-4012, "SYMDB_E_NOT_INDEXED: image is not in the database") \
 	X(SYMDB_E_EXISTS,    -4013, "SYMDB_E_EXISTS: image is already indexed")        \
-	X(SYMDB_E_READONLY,  -4014, "SYMDB_E_READONLY: database opened read-only")
+	X(SYMDB_E_READONLY,  -4014, "SYMDB_E_READONLY: database opened read-only") \
+	X(SYMDB_E_NETFS,     -4015, "SYMDB_E_NETFS: database is on a network filesystem")
 
 #define SYMDB_ERR_ENUM_(name, value, str) name = value,
-enum symdb_error { SYMDB_LIST_ERRORS(SYMDB_ERR_ENUM_) SYMDB_E_LAST_ = -4015 };
+enum symdb_error { SYMDB_LIST_ERRORS(SYMDB_ERR_ENUM_) SYMDB_E_LAST_ = -4016 };
 #undef SYMDB_ERR_ENUM_
 
 /**
@@ -139,7 +140,9 @@ SYMDB_API int symdb_default_dir(char *buf, size_t bufsz);
  * @param out  receives the handle.
  * @return 0; -ENOENT if the database does not exist (and CREATE was not
  *         given); -EACCES/-EROFS if it cannot be opened as asked;
- *         SYMDB_E_CATALOG if the catalog is damaged or of another schema.
+ *         SYMDB_E_CATALOG if the catalog is damaged or of another schema;
+ *         SYMDB_E_NETFS if the directory is on NFS, SMB or CIFS (LMDB's
+ *         locking does not work there; SPEC §12.1).
  * @note A read-only open needs no write access to the directory.  The handle
  *       may be shared by threads; close it once, after all images are closed.
  */

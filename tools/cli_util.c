@@ -169,6 +169,7 @@ int cli_exit_for(int rc)
 		return CLI_EXIT_DAMAGED;
 	case SYMDB_E_CATALOG:
 	case SYMDB_E_READONLY:
+	case SYMDB_E_NETFS:
 		return CLI_EXIT_DATABASE;
 	case SYMDB_E_INVAL:
 		return CLI_EXIT_USAGE;

@@ -343,6 +343,30 @@ static void test_permissions(const char *dir)
 	chmod(path, 0755);
 }
 
+/* The network-filesystem refusal (SPEC §12.1), with injected statfs f_types:
+ * no NFS mount is available to a test. */
+static void test_netfs(const char *dir)
+{
+	char err[512] = "";
+	rd_catalog *c = NULL;
+
+	CHECK(rd_fs_is_network(0x6969L));              /* NFS */
+	CHECK(rd_fs_is_network(0x517BL));              /* SMB */
+	CHECK(rd_fs_is_network((long)0xFF534D42UL));   /* CIFS */
+	CHECK(rd_fs_is_network((long)0xFE534D42UL));   /* SMB2 */
+	CHECK(rd_fs_is_network((long)(int)0xFF534D42U)); /* sign-extended f_type */
+	CHECK(!rd_fs_is_network(0xEF53L));             /* ext4 */
+	CHECK(!rd_fs_is_network(0x01021994L));         /* tmpfs */
+	CHECK(!rd_fs_is_network(0x9123683EL));         /* btrfs */
+	CHECK(!rd_fs_is_network(0x65735546L));         /* fuse: not refused */
+	CHECK(!rd_fs_is_network(0));
+	/* A local directory, existing or not yet created, is accepted. */
+	CHECK(rd_catalog_open(dir, RD_CAT_CREATE, &c, err, sizeof err) == 0);
+	rd_catalog_close(c);
+	CHECK(strcmp(symdb_strerror(SYMDB_E_NETFS),
+	             "SYMDB_E_NETFS: database is on a network filesystem") == 0);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/symdb-test-catalog-XXXXXX", sub[4096], cmd[4200];
@@ -357,6 +381,8 @@ int main(void)
 	test_growth(sub);
 	snprintf(sub, sizeof sub, "%s/db3", tmpl);
 	test_permissions(sub);
+	snprintf(sub, sizeof sub, "%s/db4/not/yet", tmpl);
+	test_netfs(sub);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpl);
