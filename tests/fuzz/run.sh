@@ -7,7 +7,10 @@
 # a scratch corpus (build-fuzz/fuzz-corpus/<target>), never into the source
 # tree; a crash leaves its input in build-fuzz/fuzz-artifacts/ and fails the
 # run.  Skips (exit 0, with a note) when clang is not installed.
-# Environment: SYMDB_FUZZ_BUILD_DIR (default build-fuzz), SYMDB_FUZZ_JOBS.
+# Environment: SYMDB_FUZZ_BUILD_DIR (default build-fuzz), SYMDB_FUZZ_JOBS;
+# SYMDB_FUZZ_SEED and SYMDB_FUZZ_RUNS make a run reproducible: a fixed seed
+# and a fixed number of inputs (SECONDS then only caps the time), which is
+# what CI uses, so that CI's verdict does not depend on luck or machine speed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-60}
@@ -35,7 +38,11 @@ for t in "${TARGETS[@]}"; do
 	echo "=== fuzz_$t: ${SECS}s"
 	mask=0
 	[[ $t == crashreport ]] && mask=3 # symbolicate's own output and messages
+	repro=()
+	[[ -n ${SYMDB_FUZZ_SEED:-} ]] && repro+=(-seed="$SYMDB_FUZZ_SEED")
+	[[ -n ${SYMDB_FUZZ_RUNS:-} ]] && repro+=(-runs="$SYMDB_FUZZ_RUNS")
 	if ! TMPDIR=$scratch "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECS" -close_fd_mask=$mask \
+		"${repro[@]}" \
 		-artifact_prefix="$BUILD/fuzz-artifacts/$t-" -print_final_stats=1 \
 		"$corpus" "tests/fuzz/corpus/$t" >"$BUILD/fuzz-$t.log" 2>&1; then
 		echo "fuzz_$t: FAILED, see $BUILD/fuzz-$t.log and $BUILD/fuzz-artifacts/"
