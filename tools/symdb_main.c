@@ -141,6 +141,26 @@ static const struct subcommand commands[] = {
 	  "                    files total at most SIZE (50G, 512M, 64K, bytes)\n"
 	  "  --grace AGE       leave stray files younger than AGE (default 1h)\n"
 	  "  -n, --dry-run     only print what would be removed\n" },
+	{ "export", cli_cmd_export, "write indexed images as a bundle to stdout",
+	  "usage: symdb export [--db DIR] UUID... > BUNDLE\n"
+	  "\n"
+	  "Write the index files of the images as one LZ4 frame with content and\n"
+	  "block checksums (SPEC §12.7), for 'symdb import' on another machine.\n"
+	  "Every image is verified first; nothing is written if one is missing or\n"
+	  "damaged.  Refuses to write to a terminal.\n" },
+	{ "import", cli_cmd_import, "publish the images of a bundle",
+	  "usage: symdb import [--db DIR] [--force] [-q] [BUNDLE|-] < BUNDLE\n"
+	  "\n"
+	  "Read a bundle written by 'symdb export' (from BUNDLE or stdin), check\n"
+	  "its checksums and verify every image fully, and only then publish each\n"
+	  "one as 'symdb build' does.  One line per image:\n"
+	  "  imported UUID\n"
+	  "  skipped UUID (already indexed)\n"
+	  "A damaged or truncated bundle is rejected with one line on stderr and\n"
+	  "nothing is imported (exit status 4).\n"
+	  "\n"
+	  "  --force      replace images that are already indexed\n"
+	  "  -q, --quiet  no per-image lines on stdout\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
