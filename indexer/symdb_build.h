@@ -110,6 +110,25 @@ SYMDB_API int symdb_builder_import_file(symdb_builder *b, const char *index_path
                                         const symdb_build_opts *opts,
                                         symdb_build_result *out);
 
+/** Called by symdb_builder_reindex() for each index file it skips: path
+ *  relative to the database directory, and a one-line reason. */
+typedef void (*symdb_reindex_fn)(const char *rel_path, const char *why, void *arg);
+
+/**
+ * @brief symdb_builder_reindex() rebuilds the catalog from the index files
+ *        under DB/images (SPEC §12.6): each DB/images/XX/UUIDHEX.symdb is
+ *        opened with every checksum verified and checked by
+ *        symdb_image_verify(); a damaged file, or one not named for its
+ *        header's UUID, is reported through skipped (may be NULL) and left
+ *        alone.  The valid ones replace the catalog's entries in one write
+ *        transaction; `used` times of images still present are kept.
+ *        Built_At becomes each file's mtime.
+ * @return the number of images in the new catalog, or a negative error
+ *         (errbuf names the directory) with the catalog unchanged.
+ */
+SYMDB_API int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
+                                    char *errbuf, size_t errbuf_sz);
+
 #ifdef __cplusplus
 }
 #endif

@@ -587,13 +587,13 @@ static int cat_put_txn(rd_catalog *c, MDB_txn *txn, void *argp)
 	return mdb_put(txn, c->names, &nkv, &empty, 0);
 }
 
-int rd_catalog_put(rd_catalog *c, const rd_cat_entry *e, int only_if_absent)
+/* Encode e as an `images` value into a->val (malloc'd; the caller frees),
+ * refusing what a reader would reject. */
+static int cat_encode(rd_catalog *c, const rd_cat_entry *e, struct cat_put_arg *a)
 {
 	fmt_cat_value cv;
-	struct cat_put_arg a = { e, only_if_absent, NULL, 0 };
 	uint8_t *val;
 	const char *why;
-	int rc;
 
 	if (!c || !e || !e->file || !e->image_name || e->uuid_len == 0 ||
 	    e->uuid_len > FMT_UUID_MAX)
@@ -615,17 +615,80 @@ int rd_catalog_put(rd_catalog *c, const rd_cat_entry *e, int only_if_absent)
 	if (cv.name_len + 1 + e->uuid_len > (size_t)mdb_env_get_maxkeysize(c->env) ||
 	    cv.file_len > FMT_CV_STR_MAX)
 		return -ENAMETOOLONG;
-	a.val_len = fmt_cat_value_size(&cv);
-	val = malloc(a.val_len);
+	a->e = e;
+	a->val_len = fmt_cat_value_size(&cv);
+	val = malloc(a->val_len);
 	if (!val)
 		return -ENOMEM;
-	fmt_cat_value_encode(&cv, val, a.val_len);
+	fmt_cat_value_encode(&cv, val, a->val_len);
+	a->val = val;
 	/* Never store what a reader would reject. */
-	rc = fmt_cat_value_decode(val, a.val_len, &cv, &why) < 0 ? SYMDB_E_INVAL : 0;
-	a.val = val;
+	return fmt_cat_value_decode(val, a->val_len, &cv, &why) < 0 ? SYMDB_E_INVAL : 0;
+}
+
+int rd_catalog_put(rd_catalog *c, const rd_cat_entry *e, int only_if_absent)
+{
+	struct cat_put_arg a = { e, only_if_absent, NULL, 0 };
+	int rc = cat_encode(c, e, &a);
+
 	if (rc == 0)
 		rc = cat_write(c, cat_put_txn, &a);
-	free(val);
+	free((void *)a.val);
+	return rc;
+}
+
+struct cat_replace_arg {
+	struct cat_put_arg *puts;
+	size_t n;
+};
+
+/* Drop `used` records of UUIDs that `images` no longer has. */
+static int cat_prune_used(rd_catalog *c, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, v, iv;
+	int rc;
+
+	if (!c->has_used)
+		return 0;
+	rc = mdb_cursor_open(txn, c->used, &cur);
+	if (rc)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (mdb_get(txn, c->images, &k, &iv) == MDB_NOTFOUND)
+			rc = mdb_cursor_del(cur, 0);
+		if (rc)
+			break;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int cat_replace_txn(rd_catalog *c, MDB_txn *txn, void *argp)
+{
+	struct cat_replace_arg *a = argp;
+	int rc = mdb_drop(txn, c->images, 0);
+
+	if (rc == 0)
+		rc = mdb_drop(txn, c->names, 0);
+	for (size_t i = 0; i < a->n && rc == 0; i++)
+		rc = cat_put_txn(c, txn, &a->puts[i]);
+	return rc ? rc : cat_prune_used(c, txn);
+}
+
+int rd_catalog_replace_all(rd_catalog *c, const rd_cat_entry *e, size_t n)
+{
+	struct cat_replace_arg a = { calloc(n ? n : 1, sizeof *a.puts), n };
+	int rc = a.puts ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = cat_encode(c, &e[i], &a.puts[i]);
+	if (rc == 0)
+		rc = cat_write(c, cat_replace_txn, &a);
+	for (size_t i = 0; a.puts && i < n; i++)
+		free((void *)a.puts[i].val);
+	free(a.puts);
 	return rc;
 }
 

@@ -55,6 +55,11 @@ RD_HIDDEN int rd_catalog_put(rd_catalog *c, const rd_cat_entry *e, int only_if_a
 
 /* Remove one entry (images + names).  Returns 0 or SYMDB_E_NOT_INDEXED. */
 RD_HIDDEN int rd_catalog_del(rd_catalog *c, const uint8_t *uuid, size_t uuid_len);
+/* Replace the whole catalog by entries e[0..n) in one write transaction:
+ * `images` and `names` hold exactly those afterwards (a repeated UUID keeps
+ * the last), `used` keeps the records of UUIDs still present (symdb
+ * reindex, SPEC §12.7). */
+RD_HIDDEN int rd_catalog_replace_all(rd_catalog *c, const rd_cat_entry *e, size_t n);
 
 /* Call fn for every entry in UUID byte order; stops at the first non-zero
  * return and returns it. */

@@ -27,6 +27,8 @@ CLI_HIDDEN int cli_cmd_gc(const struct cli_global *g, int argc, char **argv);
 /* cmd_export.c: export bundles (SPEC §12.7). */
 CLI_HIDDEN int cli_cmd_export(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_import(const struct cli_global *g, int argc, char **argv);
+/* cmd_reindex.c: rebuild the catalog from the index files (SPEC §12.6). */
+CLI_HIDDEN int cli_cmd_reindex(const struct cli_global *g, int argc, char **argv);
 
 /* Last-query times, batched: `add` (while db is open) notes an image whose
  * stored day differs from today's; `commit` (after db is closed: LMDB

@@ -161,6 +161,17 @@ static const struct subcommand commands[] = {
 	  "\n"
 	  "  --force      replace images that are already indexed\n"
 	  "  -q, --quiet  no per-image lines on stdout\n" },
+	{ "reindex", cli_cmd_reindex, "rebuild the catalog from the index files",
+	  "usage: symdb reindex [--db DIR] [-q]\n"
+	  "\n"
+	  "Rebuild the catalog (DB/catalog) from the index files under DB/images,\n"
+	  "after it was lost or deleted (SPEC §12.6).  Every file is verified as\n"
+	  "'symdb verify' does; a damaged one is skipped with one line on stderr\n"
+	  "and left for 'verify --repair'.  The valid ones replace the catalog's\n"
+	  "entries in one transaction; their build time becomes the file's mtime.\n"
+	  "A damaged catalog must be deleted first.\n"
+	  "\n"
+	  "reindex exits 0 when every file was valid, 4 when some were skipped.\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_reindex.c - symdb_builder_reindex(): rebuild the catalog from the index
+ * files under DB/images (SPEC §12.6, "Reindex").  The catalog is derived
+ * data: every published file carries its UUID, image name, machine and flags
+ * in its header, so a lost or damaged catalog can be rebuilt from the files.
+ *
+ * Each DB/images/XX/NAME.symdb is opened with every table checksum verified
+ * and every invariant checked (symdb_image_verify), exactly as `symdb verify`
+ * does; a file that fails, or whose name is not its header's UUID, is
+ * skipped and reported, never removed.  The valid ones replace the whole
+ * catalog in one write transaction, so readers see the old catalog or the
+ * new one, nothing in between.  Built_At becomes the file's mtime (the
+ * original time lived only in the lost catalog).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "ix_emit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format_header.h"
+#include "symdb_endian.h"
+#include "symdb_format.h"
+
+struct rx_state {
+	rd_catalog *cat;
+	rd_cat_entry *e;
+	size_t n, cap;
+	symdb_reindex_fn skipped;
+	void *arg;
+};
+
+static void rx_free(struct rx_state *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free((void *)s->e[i].file);
+		free((void *)s->e[i].image_name);
+	}
+	free(s->e);
+}
+
+/* Header bytes the image info does not carry: UUID kind, object format and
+ * the header checksum the catalog pins (SPEC §12.3). */
+static int rx_header(const char *path, rd_cat_entry *e, struct stat *st)
+{
+	uint8_t h[FMT_HEADER_SIZE];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, h, sizeof h, 0);
+	if (fstat(fd, st) < 0)
+		n = -1;
+	close(fd);
+	if (n != (ssize_t)sizeof h)
+		return SYMDB_E_CORRUPT;
+	e->uuid_kind = h[FMT_H_UUID_KIND];
+	e->object_format = h[FMT_H_OBJECT_FORMAT];
+	e->header_sum = fmt_be64(h + FMT_H_CHECKSUM);
+	return 0;
+}
+
+/* Validate one file; 0 fills e, else why says what is wrong with it. */
+static int rx_check(const char *path, const char *rel, rd_cat_entry *e, char *why,
+                    size_t why_sz)
+{
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS, .errbuf = why,
+	           .errbuf_sz = why_sz);
+	symdb_image *img = NULL;
+	symdb_image_info info;
+	char hex[2 * SYMDB_UUID_MAX + 1], want[4096];
+	struct stat st;
+	int rc = symdb_image_open_file(path, &o, &img);
+
+	if (rc == 0)
+		rc = symdb_image_verify(img, why, why_sz);
+	if (rc)
+		goto out;
+	symdb_image_get_info(img, &info);
+	symdb_uuid_format(&info.uuid, hex);
+	snprintf(want, sizeof want, "images/%.2s/%s.symdb", hex, hex);
+	if (strcmp(want, rel) != 0) {
+		snprintf(why, why_sz, "named for another UUID: its header says %s", hex);
+		rc = SYMDB_E_CORRUPT;
+		goto out;
+	}
+	memset(e, 0, sizeof *e);
+	rc = rx_header(path, e, &st);
+	if (rc || (uint64_t)st.st_size != info.file_size) {
+		snprintf(why, why_sz, "changed while being read");
+		rc = rc ? rc : SYMDB_E_CORRUPT;
+		goto out;
+	}
+	memcpy(e->uuid, info.uuid.bytes, info.uuid.len);
+	e->uuid_len = info.uuid.len;
+	e->flags = info.flags;
+	e->machine = info.machine;
+	e->machine_sub = info.machine_sub;
+	e->file_size = info.file_size;
+	e->built_at = (uint64_t)st.st_mtime;
+	e->file = strdup(rel);
+	e->image_name = strdup(info.image_name ? info.image_name : "");
+	if (!e->file || !e->image_name) {
+		free((void *)e->file);
+		free((void *)e->image_name);
+		rc = -ENOMEM;
+	}
+out:
+	symdb_image_close(img);
+	return rc;
+}
+
+static int rx_file(struct rx_state *s, const char *sub, const char *name)
+{
+	char path[4096], rel[4096], why[512] = "";
+	size_t len = strlen(name);
+	int rc;
+
+	if (len <= 6 || strcmp(name + len - 6, ".symdb") != 0)
+		return 0;
+	if (snprintf(rel, sizeof rel, "images/%s/%s", sub, name) >= (int)sizeof rel ||
+	    snprintf(path, sizeof path, "%s/%s", rd_catalog_dir(s->cat), rel) >= (int)sizeof path)
+		return -ENAMETOOLONG;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		rd_cat_entry *p = realloc(s->e, cap * sizeof *p);
+
+		if (!p)
+			return -ENOMEM;
+		s->e = p;
+		s->cap = cap;
+	}
+	rc = rx_check(path, rel, &s->e[s->n], why, sizeof why);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc == 0)
+		s->n++;
+	else if (s->skipped)
+		s->skipped(rel, why[0] ? why : symdb_strerror(rc), s->arg);
+	return 0;
+}
+
+static int rx_subdir(struct rx_state *s, const char *images, const char *sub)
+{
+	char path[4096];
+	struct dirent *d;
+	DIR *dir;
+	int rc = 0;
+
+	if (snprintf(path, sizeof path, "%s/%s", images, sub) >= (int)sizeof path)
+		return -ENAMETOOLONG;
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOTDIR ? 0 : -errno;
+	while (rc == 0 && (d = readdir(dir)) != NULL)
+		if (d->d_name[0] != '.')
+			rc = rx_file(s, sub, d->d_name);
+	closedir(dir);
+	return rc;
+}
+
+int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
+                          char *errbuf, size_t errbuf_sz)
+{
+	struct rx_state s = { 0 };
+	char images[4096];
+	struct dirent *d;
+	DIR *dir;
+	int rc = 0;
+
+	if (!b)
+		return SYMDB_E_INVAL;
+	s.cat = ix_builder_catalog(b);
+	s.skipped = skipped;
+	s.arg = arg;
+	snprintf(images, sizeof images, "%s/images", rd_catalog_dir(s.cat));
+	dir = opendir(images);
+	if (!dir) {
+		rc = -errno;
+		return fmt_err(errbuf, errbuf_sz, rc, "%s: %s", images, symdb_strerror(rc));
+	}
+	while (rc == 0 && (d = readdir(dir)) != NULL)
+		if (strlen(d->d_name) == 2 && d->d_name[0] != '.')
+			rc = rx_subdir(&s, images, d->d_name);
+	closedir(dir);
+	if (rc == 0)
+		rc = rd_catalog_replace_all(s.cat, s.e, s.n);
+	if (rc)
+		fmt_err(errbuf, errbuf_sz, rc, "%s: cannot rebuild the catalog: %s",
+		        rd_catalog_dir(s.cat), symdb_strerror(rc));
+	else
+		rc = (int)s.n;
+	rx_free(&s);
+	return rc;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_reindex.c - `symdb reindex`: rebuild the catalog from the index files
+ * (SPEC §12.6, "Reindex").  The catalog is derived data; when it is lost or
+ * damaged (`catalog/data.mdb` garbage, deleted, from another machine),
+ * symdb_builder_reindex() verifies every DB/images/XX/UUIDHEX.symdb and
+ * writes one entry per valid file in one transaction.  Damaged files are
+ * reported one line each on stderr and left for `symdb verify --repair`.
+ *
+ * Exit status: 0 when every file was valid, 4 when some were skipped, 3 when
+ * the catalog could not be written.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli_maint.h"
+#include "cli_util.h"
+#include "symdb.h"
+#include "symdb_build.h"
+
+static void reindex_skipped(const char *rel, const char *why, void *arg)
+{
+	unsigned *n = arg;
+
+	cli_err(NULL, "reindex: skipped damaged %s: %s", rel, why);
+	(*n)++;
+}
+
+/* A missing catalog is what reindex repairs; a missing DB/images means
+ * there is no database to rebuild from (the builder would create one). */
+static int reindex_has_images(const char *dir)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/images", dir);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	cli_err(dir, "no symdb database here (no images/ directory)");
+	return 0;
+}
+
+static int reindex_args(struct cli_global *g, int argc, char **argv, int *quiet)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		if (m < 0)
+			return -1;
+		if (m > 0) {
+			g->db_dir = v;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			*quiet = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(stdout, "reindex");
+			return 1;
+		} else {
+			cli_err(NULL, "reindex: unexpected argument '%s' (see 'symdb help reindex')",
+			        argv[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cli_cmd_reindex(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	char dir[4096], err[1024] = "";
+	SYMDB_OPTS(symdb_build_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
+	symdb_builder *b;
+	unsigned skipped = 0;
+	int quiet = 0, rc = reindex_args(&g, argc, argv, &quiet);
+
+	if (rc)
+		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	if (g.db_dir)
+		snprintf(dir, sizeof(dir), "%s", g.db_dir);
+	else if (symdb_default_dir(dir, sizeof(dir)) < 0)
+		snprintf(dir, sizeof(dir), "(default database)");
+	if (!reindex_has_images(dir))
+		return CLI_EXIT_DATABASE;
+	rc = symdb_builder_open(dir, &o, &b);
+	if (rc) {
+		cli_err_lib(dir, rc, err);
+		return CLI_EXIT_DATABASE;
+	}
+	rc = symdb_builder_reindex(b, reindex_skipped, &skipped, err, sizeof(err));
+	symdb_builder_close(b);
+	if (rc < 0) {
+		cli_err_lib(dir, rc, err);
+		return CLI_EXIT_DATABASE;
+	}
+	if (!quiet)
+		printf("reindexed %d images, skipped %u damaged files\n", rc, skipped);
+	return skipped ? CLI_EXIT_DAMAGED : CLI_EXIT_OK;
+}
