@@ -260,6 +260,8 @@ struct bn_reader {
 	struct bn_staged *img;
 	size_t n, cap;
 	char why[256];
+	uint8_t hdr[5];     /* the frame's magic and FLG byte */
+	size_t nhdr;
 };
 
 static void bn_expect(struct bn_reader *r, enum bn_state st, size_t need)
@@ -397,6 +399,8 @@ static int bn_read(struct bn_reader *r, int in)
 			rc = bn_bad(r, "data after the end of the LZ4 frame");
 			break;
 		}
+		for (size_t i = 0; r->nhdr < sizeof r->hdr && i < (size_t)got; i++)
+			r->hdr[r->nhdr++] = ibuf[i];
 		for (size_t off = 0; rc == 0 && off < (size_t)got;) {
 			size_t isz = (size_t)got - off, osz = BN_CHUNK;
 			ret = LZ4F_decompress(d, obuf, &osz, ibuf + off, &isz, NULL);
@@ -409,8 +413,8 @@ static int bn_read(struct bn_reader *r, int in)
 			rc = bn_feed(r, obuf, osz);
 			if (rc == 0 && ret == 0 && off < (size_t)got)
 				rc = bn_bad(r, "data after the end of the LZ4 frame");
-			if (isz == 0 && osz == 0 && ret != 0)
-				break; /* needs more input */
+			if (rc == 0 && isz == 0 && osz == 0 && ret != 0)
+				rc = bn_bad(r, "LZ4 frame: the decoder made no progress");
 		}
 		if (rc)
 			break;
@@ -427,6 +431,9 @@ static int bn_read(struct bn_reader *r, int in)
 		rc = bn_bad(r, "truncated (the LZ4 frame does not end)");
 	if (rc == 0 && r->st != BN_END)
 		rc = bn_bad(r, "truncated (no end record)");
+	/* LZ4 frame FLG byte: Block_Checksum 0x10, Content_Checksum 0x04 (§12.7). */
+	if (rc == 0 && (r->hdr[4] & 0x14) != 0x14)
+		rc = bn_bad(r, "LZ4 frame without block and content checksums");
 	LZ4F_freeDecompressionContext(d);
 	free(ibuf);
 	free(obuf);

@@ -136,6 +136,9 @@ reject "declared size of 1 TiB" "$SCRATCH/raw.big.lz4" "16 GiB"
 head -c $(($(stat -c %s "$SCRATCH/raw") - 1)) "$SCRATCH/raw" >"$SCRATCH/raw.noend"
 reframe "$SCRATCH/raw.noend"
 reject "no end record" "$SCRATCH/raw.noend.lz4" "no end record"
+# (f) a frame without checksums
+lz4 -q --no-frame-crc -c "$SCRATCH/raw" >"$SCRATCH/raw.nocrc.lz4"
+reject "frame without checksums" "$SCRATCH/raw.nocrc.lz4" "without block and content checksums"
 # The intact raw stream re-framed by the lz4 CLI imports fine.
 reframe "$SCRATCH/raw"
 run_in "$SCRATCH/raw.lz4" "$SYMDB" --db "$DST" import
