@@ -181,62 +181,112 @@ static int bn_export(symdb *db, const symdb_uuid *ids, int n, char **hex)
 	return rc;
 }
 
+/* The images to export, in order; hex[i] names ids[i] in messages. */
+struct bn_ids {
+	symdb_uuid *ids;
+	char **hex;
+	int n, cap;
+};
+
+static int bn_add(struct bn_ids *l, const symdb_uuid *id)
+{
+	if (l->n == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 16;
+		symdb_uuid *ids = realloc(l->ids, (size_t)cap * sizeof *ids);
+		char **hex = ids ? realloc(l->hex, (size_t)cap * sizeof *hex) : NULL;
+		if (ids)
+			l->ids = ids;
+		if (!hex)
+			return -ENOMEM;
+		l->hex = hex;
+		l->cap = cap;
+	}
+	l->hex[l->n] = malloc(2 * SYMDB_UUID_MAX + 1);
+	if (!l->hex[l->n])
+		return -ENOMEM;
+	l->ids[l->n] = *id;
+	symdb_uuid_format(id, l->hex[l->n++]);
+	return 0;
+}
+
+static int bn_add_entry(const symdb_entry *e, void *arg)
+{
+	return bn_add(arg, &e->uuid);
+}
+
+static void bn_ids_free(struct bn_ids *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->hex[i]);
+	free(l->hex);
+	free(l->ids);
+}
+
+/* Export the listed images (or every image with --all) from db. */
+static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all)
+{
+	char err[512] = "", dir[4096];
+	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
+	symdb *db;
+	int rc;
+
+	cli_db_name(g, dir, sizeof dir);
+	rc = symdb_open(g->db_dir, &o, &db);
+	if (rc < 0) {
+		cli_err_lib(dir, rc, err);
+		return CLI_EXIT_DATABASE;
+	}
+	rc = all ? symdb_list(db, bn_add_entry, l) : 0;
+	if (rc < 0) {
+		cli_err(dir, "%s", symdb_strerror(rc));
+		rc = CLI_EXIT_DATABASE;
+	}
+	if (rc == 0)
+		rc = bn_check(db, l->ids, l->n, l->hex);
+	if (rc == 0 && bn_export(db, l->ids, l->n, l->hex) < 0)
+		rc = CLI_EXIT_FAILED;
+	symdb_close(db);
+	return rc;
+}
+
 int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
-	symdb_uuid *ids = calloc((size_t)argc, sizeof *ids);
-	char **hex = calloc((size_t)argc, sizeof *hex);
-	int n = 0, rc;
+	struct bn_ids l = { 0 };
+	symdb_uuid id;
+	int all = 0, rc = -1;
 
-	if (!ids || !hex) {
-		free(ids);
-		free(hex);
-		return CLI_EXIT_FAILED;
-	}
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; rc < 0 && i < argc; i++) {
 		const char *v;
 		int m = cli_opt_value(argc, argv, &i, "--db", &v);
 		if (m < 0) {
 			rc = CLI_EXIT_USAGE;
-			goto out;
-		}
-		if (m > 0) {
+		} else if (m > 0) {
 			g.db_dir = v;
+		} else if (!strcmp(argv[i], "--all")) {
+			all = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			cli_usage(stdout, "export");
 			rc = CLI_EXIT_OK;
-			goto out;
-		} else if (symdb_uuid_parse(argv[i], &ids[n]) < 0) {
+		} else if (symdb_uuid_parse(argv[i], &id) < 0) {
 			cli_err(NULL, "export: '%s' is not a UUID (see 'symdb help export')", argv[i]);
 			rc = CLI_EXIT_USAGE;
-			goto out;
-		} else {
-			hex[n++] = argv[i];
+		} else if (bn_add(&l, &id) < 0) {
+			rc = CLI_EXIT_FAILED;
 		}
 	}
-	if (n == 0 || isatty(1)) {
-		cli_err(NULL, n ? "export: refusing to write a bundle to a terminal"
-		                : "export: no UUID given (see 'symdb help export')");
+	if (rc < 0 && (l.n == 0) == !all) {
+		cli_err(NULL, all ? "export: --all takes no UUID (see 'symdb help export')"
+		                  : "export: no UUID given (see 'symdb help export')");
 		rc = CLI_EXIT_USAGE;
-		goto out;
 	}
-	char err[512] = "", dir[4096];
-	cli_db_name(&g, dir, sizeof dir);
-	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
-	symdb *db;
-	rc = symdb_open(g.db_dir, &o, &db);
-	if (rc < 0) {
-		cli_err_lib(dir, rc, err);
-		rc = CLI_EXIT_DATABASE;
-		goto out;
+	if (rc < 0 && isatty(1)) {
+		cli_err(NULL, "export: refusing to write a bundle to a terminal");
+		rc = CLI_EXIT_USAGE;
 	}
-	rc = bn_check(db, ids, n, hex);
-	if (rc == 0 && bn_export(db, ids, n, hex) < 0)
-		rc = CLI_EXIT_FAILED;
-	symdb_close(db);
-out:
-	free(ids);
-	free(hex);
+	if (rc < 0)
+		rc = bn_export_db(&g, &l, all);
+	bn_ids_free(&l);
 	return rc;
 }
 

@@ -142,10 +142,11 @@ static const struct subcommand commands[] = {
 	  "  --grace AGE       leave stray files younger than AGE (default 1h)\n"
 	  "  -n, --dry-run     only print what would be removed\n" },
 	{ "export", cli_cmd_export, "write indexed images as a bundle to stdout",
-	  "usage: symdb export [--db DIR] UUID... > BUNDLE\n"
+	  "usage: symdb export [--db DIR] UUID...|--all > BUNDLE\n"
 	  "\n"
-	  "Write the index files of the images as one LZ4 frame with content and\n"
-	  "block checksums (SPEC §12.7), for 'symdb import' on another machine.\n"
+	  "Write the index files of the images (--all: every indexed image) as one\n"
+	  "LZ4 frame with content and block checksums (SPEC §12.7), for 'symdb\n"
+	  "import' on another machine.\n"
 	  "Every image is verified first; nothing is written if one is missing or\n"
 	  "damaged.  Refuses to write to a terminal.\n" },
 	{ "import", cli_cmd_import, "publish the images of a bundle",

@@ -70,6 +70,18 @@ for l in sys.stdin:
 	note "$(basename "$f"): $n addresses, LLVM and JSON identical to source and oracle"
 done
 
+# export --all carries every image; no UUID at all is a usage error.
+run "$SYMDB" --db "$SRC" export --all
+expect_ok "export --all"
+cp "$OUT" "$SCRATCH/all.bundle"
+run_in "$SCRATCH/all.bundle" "$SYMDB" --db "$SCRATCH/all" import -q
+expect_ok "import of export --all"
+diff <("$SYMDB" --db "$SRC" list | awk '{print $1, $3}') \
+	<("$SYMDB" --db "$SCRATCH/all" list | awk '{print $1, $3}') || fail "export --all lost images"
+run "$SYMDB" --db "$SRC" export
+((RC == 2)) || fail "export without UUIDs: exit $RC, expected 2"
+note "export --all"
+
 # Importing again skips; --force replaces (same bytes).
 run_in "$SCRATCH/good.bundle" "$SYMDB" --db "$DST" import
 expect_ok "import again"
