@@ -53,8 +53,62 @@ struct symdb_image {
  * returned has refs = 1 and no db. */
 RD_HIDDEN int rd_image_map(const char *path, unsigned flags, symdb_image **out,
                            char *errbuf, size_t errbuf_sz);
+/* Validate a mapping of len bytes (read-only, owned: unmapped on failure)
+ * and wrap it in an image, as rd_image_map does after mmap. */
+RD_HIDDEN int rd_image_from_map(void *map, size_t len, const char *path, unsigned flags,
+                                symdb_image **out, char *errbuf, size_t errbuf_sz);
 /* Unmap and free (no reference counting). */
 RD_HIDDEN void rd_image_free(symdb_image *img);
+
+/* ---- cold storage (SPEC §12.8; reader_cold.c, reader_lz4.c) ---- */
+
+/* LZ4HC level of compacted files: cold files are written once and read
+ * rarely, so ratio wins over compression speed. */
+#define RD_LZ4_LEVEL 9
+/* A cold file opened without a catalog (symdb_image_open_file, reindex)
+ * may declare at most this much (the import bundle's limit, SPEC §12.7). */
+#define RD_COLD_MAX_FILE (16ull << 30)
+
+/* A streaming LZ4 frame reader: begin() gets the declared Content_Size
+ * before any data, sink() every decoded chunk at its offset.  Either may set
+ * `why` before returning an error. */
+typedef struct rd_lz4_reader {
+	uint64_t max;      /* a frame declaring more is refused unread */
+	uint64_t declared; /* out: the frame's Content_Size */
+	int (*begin)(void *arg, uint64_t size);
+	int (*sink)(void *arg, const void *p, size_t n, uint64_t off);
+	void *arg;
+	const char *why;
+} rd_lz4_reader;
+
+/* Write [p, p+n) to fd as one LZ4 frame with Content_Size, content and block
+ * checksums; *written gets the frame's size.  path is for messages. */
+RD_HIDDEN int rd_lz4_write_frame(int fd, const void *p, size_t n, uint64_t *written,
+                                 const char *path, char *errbuf, size_t errbuf_sz);
+/* Decode the LZ4 frame that fd holds from its offset to EOF.  Refuses a
+ * frame without both checksums or Content_Size, one declaring more than
+ * r->max, a bad checksum, a short or long content, and bytes after it. */
+RD_HIDDEN int rd_lz4_read_frame(int fd, rd_lz4_reader *r, const char *path, char *errbuf,
+                                size_t errbuf_sz);
+
+/* Open the cold form `path`.lz4 of the index file `path` that the catalog
+ * describes (file_size, header_sum): thaw it into `path` once, under the
+ * directory lock, or decompress it into memory when the database cannot be
+ * written or flags has SYMDB_OPEN_NO_THAW.  Returns -ENOENT when neither form
+ * exists (errbuf names path). */
+RD_HIDDEN int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size,
+                           uint64_t header_sum, unsigned flags, symdb_image **out,
+                           char *errbuf, size_t errbuf_sz);
+/* Decompress a cold file named directly (no catalog) into memory. */
+RD_HIDDEN int rd_cold_open_file(const char *lz4path, unsigned flags, symdb_image **out,
+                                char *errbuf, size_t errbuf_sz);
+/* Take the per-directory lock that serializes compaction, thawing and
+ * removal of the images in DB/images/XX/ (the directory of path): returns an
+ * fd to close, or -errno. */
+RD_HIDDEN int rd_dir_lock(const char *path);
+RD_HIDDEN void rd_dir_unlock(int fd);
+/* fsync the directory holding path (after a rename or unlink in it). */
+RD_HIDDEN void rd_sync_parent(const char *path);
 
 /* Validate an options struct: sz sane, no unknown flag bits.  Returns 0 or
  * SYMDB_E_INVAL.  *flags, *errbuf, *errbuf_sz are filled either way. */

@@ -7,7 +7,7 @@
  * Removal order matters for crash safety: the catalog entry goes first, in
  * its own transaction, then the file.  A crash in between leaves an orphan
  * file (invisible to readers, removed by `symdb gc`), never an entry naming
- * a missing file.
+ * a missing file.  Both forms of a compacted image (SPEC §12.8) go.
  */
 #define _POSIX_C_SOURCE 200809L /* O_DIRECTORY, fsync */
 #include <errno.h>
@@ -56,22 +56,27 @@ int symdb_mark_used(symdb *db, const symdb_uuid *id, uint64_t when)
 	return rd_catalog_set_used(db->cat, id->bytes, id->len, when);
 }
 
-/* fsync the directory holding `path`, so the unlink survives a crash. */
-static void sync_parent(const char *path)
+/* Unlink both forms of an index file (SPEC §12.8) under the directory lock,
+ * so a thaw in progress finishes first instead of publishing afterwards. */
+static int remove_forms(const char *path, char *errbuf, size_t errbuf_sz)
 {
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	int fd;
+	char lz[4096 + 4];
+	int lock = rd_dir_lock(path), rc = 0;
 
-	if (!slash || (size_t)(slash - path) >= sizeof dir)
-		return;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = 0;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
+	snprintf(lz, sizeof lz, "%s.lz4", path);
+	if (unlink(path) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && unlink(lz) < 0 && errno != ENOENT) {
+		rc = -errno;
+		path = lz;
 	}
+	if (rc == 0) {
+		rd_sync_parent(path);
+	} else if (errbuf && errbuf_sz) {
+		snprintf(errbuf, errbuf_sz, "%s: cannot remove: %s", path, symdb_strerror(rc));
+	}
+	rd_dir_unlock(lock);
+	return rc;
 }
 
 int symdb_remove(symdb *db, const symdb_uuid *id, char *errbuf, size_t errbuf_sz)
@@ -97,12 +102,5 @@ int symdb_remove(symdb *db, const symdb_uuid *id, char *errbuf, size_t errbuf_sz
 			snprintf(errbuf, errbuf_sz, "%s/catalog: %s", db->dir, symdb_strerror(rc));
 		return rc;
 	}
-	if (unlink(path) < 0 && errno != ENOENT) {
-		rc = -errno;
-		if (errbuf && errbuf_sz)
-			snprintf(errbuf, errbuf_sz, "%s: cannot remove: %s", path, symdb_strerror(rc));
-		return rc;
-	}
-	sync_parent(path);
-	return 0;
+	return remove_forms(path, errbuf, errbuf_sz);
 }

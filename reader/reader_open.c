@@ -7,7 +7,10 @@
  * directory against the fstat size (SPEC §5 File_Size: a truncated file is an
  * error, not a SIGBUS).  Through a database, the file must also match the
  * catalog's File_Size and Header_Checksum (SPEC §12.3), which catches a file
- * replaced behind the catalog's back.  Each db keeps a reference-counted list
+ * replaced behind the catalog's back.  When the file is missing, its cold
+ * form (`.symdb.lz4`, SPEC §12.8) is thawed by reader_cold.c and mapped the
+ * same way, so every caller, including open by binary path, gets it
+ * transparently.  Each db keeps a reference-counted list
  * of its mapped images under one mutex, so threads opening the same UUID
  * share one mapping; resolving never takes the lock.
  */
@@ -24,7 +27,8 @@
 
 #include "reader_internal.h"
 
-#define RD_OPEN_KNOWN (SYMDB_OPEN_WRITE | SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_CREATE)
+#define RD_OPEN_KNOWN \
+	(SYMDB_OPEN_WRITE | SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_CREATE | SYMDB_OPEN_NO_THAW)
 
 /* Point the hoisted table fields at the view's tables. */
 static void hoist_tables(symdb_image *img)
@@ -117,25 +121,20 @@ static int validate(symdb_image *img, const char *path, unsigned flags, char *eb
 	return 0;
 }
 
-int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+int rd_image_from_map(void *map, size_t len, const char *path, unsigned flags,
+                      symdb_image **out, char *eb, size_t ebsz)
 {
-	symdb_image *img;
-	int fd, rc;
+	symdb_image *img = calloc(1, sizeof *img);
+	int rc;
 
 	*out = NULL;
-	img = calloc(1, sizeof *img);
-	if (!img)
+	if (!img) {
+		munmap(map, len);
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		free(img);
-		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
 	}
-	rc = map_fd(fd, path, &img->map, &img->map_len, eb, ebsz);
-	close(fd); /* the mapping keeps the file alive */
-	if (rc == 0)
-		rc = validate(img, path, flags, eb, ebsz);
+	img->map = map;
+	img->map_len = len;
+	rc = validate(img, path, flags, eb, ebsz);
 	if (rc) {
 		rd_image_free(img);
 		return rc;
@@ -145,6 +144,25 @@ int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, 
 	img->refs = 1;
 	*out = img;
 	return 0;
+}
+
+int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+{
+	void *map = NULL;
+	size_t len = 0;
+	int fd, rc;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+	}
+	rc = map_fd(fd, path, &map, &len, eb, ebsz);
+	close(fd); /* the mapping keeps the file alive */
+	if (rc)
+		return rc;
+	return rd_image_from_map(map, len, path, flags, out, eb, ebsz);
 }
 
 void rd_image_free(symdb_image *img)
@@ -314,6 +332,8 @@ static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, char *st
 		return 0;
 	}
 	rc = rd_image_map(path, flags, out, eb, ebsz);
+	if (rc == -ENOENT) /* cold storage, SPEC §12.8 */
+		rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum, flags, out, eb, ebsz);
 	if (rc == 0 && (rc = match_catalog(*out, &e, id, path, eb, ebsz)) != 0) {
 		rd_image_free(*out);
 		*out = NULL;
@@ -381,7 +401,7 @@ int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, s
 {
 	unsigned flags;
 	char *eb;
-	size_t ebsz;
+	size_t ebsz, n;
 	int rc;
 
 	if (!out)
@@ -392,7 +412,19 @@ int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, s
 		return rc;
 	if (!index_path)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no index file path");
+	n = strlen(index_path);
+	if (n > 4 && strcmp(index_path + n - 4, ".lz4") == 0)
+		return rd_cold_open_file(index_path, flags, out, eb, ebsz);
 	return rd_image_map(index_path, flags, out, eb, ebsz);
+}
+
+int symdb_image_data(const symdb_image *img, const void **data, size_t *size)
+{
+	if (!img || !data || !size)
+		return SYMDB_E_INVAL;
+	*data = img->map;
+	*size = img->map_len;
+	return 0;
 }
 
 void symdb_image_close(symdb_image *img)

@@ -122,6 +122,10 @@ typedef struct symdb_open_opts {
 #define SYMDB_OPEN_VERIFY_CHECKSUMS 0x2u
 /** Create the database directory if it does not exist (implies WRITE). */
 #define SYMDB_OPEN_CREATE           0x4u
+/** Never write a compacted image back to the database (SPEC §12.8):
+ *  decompress it into private memory for this handle only (verify, export,
+ *  info).  Without it, the first open of a cold image thaws it on disk. */
+#define SYMDB_OPEN_NO_THAW          0x8u
 
 /** Declare and initialise an options struct: SYMDB_OPTS(symdb_open_opts, o, .flags = 0); */
 #define SYMDB_OPTS(TYPE, NAME, ...) TYPE NAME = { .sz = sizeof(TYPE), __VA_ARGS__ }
@@ -216,6 +220,16 @@ SYMDB_API void symdb_uuid_format(const symdb_uuid *id, char *buf);
  * @return 0; SYMDB_E_NOT_INDEXED if the catalog has no such image;
  *         SYMDB_E_FORMAT/_VERSION/_CORRUPT/_CHECKSUM if its file is damaged
  *         (errbuf names the field: "table 4 ends past EOF (0x1200 > 0x1000)").
+ * @note Cold storage (SPEC §12.8): when the index file is missing and its
+ *       LZ4 form `FILE.lz4` exists, the first open decompresses it once
+ *       (serialized per image across threads and processes by a flock on
+ *       its directory), verifies it (LZ4 content checksum, File_Size and
+ *       Header_Checksum against the catalog, every table checksum), renames
+ *       it into place and removes the `.lz4`; later opens map it as usual.
+ *       A database this process cannot write, or SYMDB_OPEN_NO_THAW, gets
+ *       the decompressed bytes in anonymous memory and nothing is written.
+ *       A damaged `.lz4` gives SYMDB_E_CHECKSUM or SYMDB_E_CORRUPT with
+ *       errbuf naming it, and is left in place.
  * @note The same image opened twice on one db shares one mapping (reference
  *       counted) as long as the catalog lists the same file; after a re-index
  *       the next open maps the new file while earlier handles keep the old
@@ -232,7 +246,9 @@ SYMDB_API int symdb_image_open_binary(symdb *db, const char *binary_path,
 
 /**
  * @brief symdb_image_open_file() maps an index file directly, without a
- *        catalog (for tools, tests and `symdb info FILE.symdb`).
+ *        catalog (for tools, tests and `symdb info FILE.symdb`).  A path
+ *        ending in `.lz4` is a cold file (SPEC §12.8): it is decompressed
+ *        into memory (at most 16 GiB) and never written anywhere.
  */
 SYMDB_API int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts,
                                     symdb_image **out);
@@ -240,6 +256,14 @@ SYMDB_API int symdb_image_open_file(const char *index_path, const symdb_open_opt
 /** @brief symdb_image_close() drops a reference; the last one unmaps.  NULL-safe.
  *  @note Must not race with symdb_resolve_batch() on the same handle. */
 SYMDB_API void symdb_image_close(symdb_image *img);
+
+/**
+ * @brief symdb_image_data() gives the bytes of the index file behind img.
+ * @return 0, or SYMDB_E_INVAL for a NULL argument.
+ * @note *data points into the image's read-only mapping (or its private
+ *       decompressed copy) and is valid until the last symdb_image_close().
+ */
+SYMDB_API int symdb_image_data(const symdb_image *img, const void **data, size_t *size);
 
 /** Facts about an image, from its header (SPEC §5). Strings point into the mapping. */
 typedef struct symdb_image_info {
@@ -442,6 +466,51 @@ SYMDB_API int symdb_mark_used(symdb *db, const symdb_uuid *id, uint64_t when);
  * @note Readers that mapped the file keep a valid mapping.
  */
 SYMDB_API int symdb_remove(symdb *db, const symdb_uuid *id, char *errbuf, size_t errbuf_sz);
+
+/* ---- cold storage (SPEC §12.8) ------------------------------------------ */
+
+/** What symdb_image_compact() did. */
+typedef struct symdb_compact_stats {
+	uint64_t bytes_before; /**< the index file's size (File_Size) */
+	uint64_t bytes_after;  /**< its cold form's size on disk */
+} symdb_compact_stats;
+
+/**
+ * @brief symdb_image_compact() replaces an image's index file by its LZ4
+ *        form `FILE.lz4` (one LZ4 frame: Content_Size, content and block
+ *        checksums).  The file is first checked (every table checksum, size
+ *        and Header_Checksum against the catalog); the frame is written to
+ *        DB/tmp, fsynced, decoded again and compared with the file, renamed
+ *        into place (directory fsynced), and only then is the `.symdb`
+ *        unlinked.  The catalog is not changed.
+ * @param st   NULL, or receives the sizes before and after.
+ * @return 0 when compacted; 1 when the image was already cold (nothing
+ *         done); SYMDB_E_NOT_INDEXED; SYMDB_E_CHECKSUM / SYMDB_E_CORRUPT when
+ *         the file is damaged (not compacted); -errno for I/O errors.
+ * @note Serialized with thawing and removal of the same image by a flock on
+ *       its directory.  Readers that mapped the file keep a valid mapping.
+ *       Needs write access to the database directory, not to the catalog.
+ */
+SYMDB_API int symdb_image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *st,
+                                  char *errbuf, size_t errbuf_sz);
+
+#define SYMDB_STORED_FILE 0x1u /**< the index file (`FILE`) exists */
+#define SYMDB_STORED_COLD 0x2u /**< its cold form (`FILE.lz4`) exists */
+
+/** Which forms of an entry's index file are on disk. */
+typedef struct symdb_storage {
+	unsigned forms;       /**< SYMDB_STORED_* bits; 0 = neither (missing) */
+	uint64_t disk_bytes;  /**< bytes on disk, both forms together */
+	uint64_t cold_bytes;  /**< size of the cold form, 0 if absent */
+} symdb_storage;
+
+/**
+ * @brief symdb_entry_storage() stats both forms of the index file `file`
+ *        (symdb_entry.file, relative to the database directory).
+ * @return 0, SYMDB_E_INVAL or -ENAMETOOLONG.
+ * @note Two stat(2) calls; thread-safe.
+ */
+SYMDB_API int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out);
 
 #ifdef __cplusplus
 }

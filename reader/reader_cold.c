@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_cold.c - cold storage (SPEC §12.8): compacting an index file into
+ * its LZ4 form `images/XX/UUIDHEX.symdb.lz4`, and thawing it back when a
+ * reader asks for the image.
+ *
+ * The catalog entry never changes: it keeps naming `…/UUIDHEX.symdb` with
+ * the uncompressed File_Size and Header_Checksum, and an entry is present
+ * when either form exists.  Both directions keep one valid form on disk at
+ * every instant - the new form is written to DB/tmp, fsynced, checked and
+ * renamed into place before the old one is unlinked - and both run under
+ * one flock(2) on the image's directory DB/images/XX/, which never goes
+ * away (unlike the files themselves), so a compaction, a thaw and a
+ * removal of one image never interleave.  A thawer re-checks for the
+ * `.symdb` after taking the lock: of 8 threads or processes asking at
+ * once, the first decompresses and the others map its file.
+ *
+ * A database the process cannot write (no permission, read-only mount), or
+ * an open with SYMDB_OPEN_NO_THAW (verify, export, info), decompresses into
+ * anonymous memory instead and changes nothing on disk.
+ *
+ * $SYMDB_THAW_LOG, when set, names a file to which every decompression
+ * appends one line ("thawed UUIDHEX" or "memory UUIDHEX"): tests count
+ * decompressions with it; it is never needed otherwise.
+ */
+#define _GNU_SOURCE /* O_CLOEXEC, O_DIRECTORY, mkstemp, PATH_MAX */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader_internal.h"
+
+/* ---- directory lock and durability ---------------------------------------- */
+
+/* Copy the directory part of path into dir (PATH_MAX bytes). */
+static int parent_of(const char *path, char *dir)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash || n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = 0;
+	return 0;
+}
+
+int rd_dir_lock(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd, rc;
+
+	if ((rc = parent_of(path, dir)) != 0)
+		return rc;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			rc = -errno;
+			close(fd);
+			return rc;
+		}
+	}
+	return fd;
+}
+
+void rd_dir_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* drops the flock */
+}
+
+void rd_sync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	if (parent_of(path, dir) != 0)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* The test-visible decompression counter (see the file comment). */
+static void note_decompression(const char *what, const char *path)
+{
+	const char *log = getenv("SYMDB_THAW_LOG");
+	const char *base = strrchr(path, '/');
+	char line[PATH_MAX + 32];
+	int fd, n;
+
+	if (!log || !*log)
+		return;
+	n = snprintf(line, sizeof line, "%s %s\n", what, base ? base + 1 : path);
+	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || n <= 0)
+		goto out;
+	if (write(fd, line, (size_t)n) < 0) { /* one O_APPEND write: lines never mix */
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* ---- decoding targets ----------------------------------------------------- */
+
+struct target {
+	int fd;            /* a temporary file, or -1: anonymous memory */
+	char *mem;
+	uint64_t size;     /* declared Content_Size */
+	uint64_t expect;   /* the catalog's File_Size, 0 when there is no catalog */
+	char why[160];
+};
+
+static int target_begin(void *arg, uint64_t size)
+{
+	struct target *t = arg;
+
+	if (t->expect && size != t->expect) {
+		snprintf(t->why, sizeof t->why,
+		         "LZ4 frame declares %llu bytes, the catalog's File_Size is %llu",
+		         (unsigned long long)size, (unsigned long long)t->expect);
+		return SYMDB_E_CORRUPT;
+	}
+	if (size > SIZE_MAX) {
+		snprintf(t->why, sizeof t->why, "too big to map");
+		return SYMDB_E_TOO_BIG;
+	}
+	t->size = size;
+	if (t->fd >= 0)
+		return 0;
+	t->mem = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	              -1, 0);
+	if (t->mem == MAP_FAILED) {
+		t->mem = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int target_sink(void *arg, const void *p, size_t n, uint64_t off)
+{
+	struct target *t = arg;
+
+	if (t->fd >= 0)
+		return write_all(t->fd, p, n);
+	memcpy(t->mem + off, p, n); /* off + n <= size: rd_lz4_read_frame checks */
+	return 0;
+}
+
+static int decode(int lzfd, struct target *t, const char *lz, char *eb, size_t ebsz)
+{
+	rd_lz4_reader r = { .max = t->expect ? t->expect : RD_COLD_MAX_FILE,
+	                    .begin = target_begin, .sink = target_sink, .arg = t };
+	int rc;
+
+	t->why[0] = 0;
+	rc = rd_lz4_read_frame(lzfd, &r, lz, eb, ebsz);
+	if (rc && t->why[0])
+		fmt_err(eb, ebsz, rc, "%s: %s", lz, t->why);
+	return rc;
+}
+
+/* The thawed bytes must be the file the catalog describes (SPEC §12.3). */
+static int match_expected(const symdb_image *img, uint64_t size, uint64_t hsum, const char *lz,
+                          char *eb, size_t ebsz)
+{
+	if (img->v.size == size && img->v.header_checksum == hsum)
+		return 0;
+	return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+	               "%s: decompressed File_Size/Header_Checksum (0x%llx/0x%016llx) differ "
+	               "from the catalog's (0x%llx/0x%016llx)",
+	               lz, (unsigned long long)img->v.size,
+	               (unsigned long long)img->v.header_checksum, (unsigned long long)size,
+	               (unsigned long long)hsum);
+}
+
+/* Decompress into anonymous memory and validate: nothing touches the disk. */
+static int thaw_memory(int lzfd, const char *lz, uint64_t size, uint64_t hsum, unsigned flags,
+                       symdb_image **out, char *eb, size_t ebsz)
+{
+	struct target t = { .fd = -1, .expect = size };
+	int rc = decode(lzfd, &t, lz, eb, ebsz);
+
+	if (rc) {
+		if (t.mem)
+			munmap(t.mem, (size_t)t.size);
+		return rc;
+	}
+	if (mprotect(t.mem, (size_t)t.size, PROT_READ) < 0) {
+		rc = -errno;
+		munmap(t.mem, (size_t)t.size);
+		return fmt_err(eb, ebsz, rc, "%s: mprotect: %s", lz, symdb_strerror(rc));
+	}
+	rc = rd_image_from_map(t.mem, (size_t)t.size, lz, flags | SYMDB_OPEN_VERIFY_CHECKSUMS, out,
+	                       eb, ebsz);
+	if (rc == 0 && size && (rc = match_expected(*out, size, hsum, lz, eb, ebsz)) != 0) {
+		rd_image_free(*out);
+		*out = NULL;
+	}
+	if (rc == 0)
+		note_decompression("memory", lz);
+	return rc;
+}
+
+/* DB/tmp/UUIDHEX.<what>.XXXXXX for the index file path (PATH_MAX bytes). */
+static int tmp_name(const char *dbdir, const char *path, const char *what, char *tmp)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strcspn(base, ".");
+	if ((size_t)snprintf(tmp, PATH_MAX, "%s/tmp/%.*s.%s.XXXXXX", dbdir, (int)n, base, what) >=
+	    PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Map the decoded temp file and check it as a reader would, every table
+ * checksum included, before it may be renamed into DB/images. */
+static int thaw_check(int tfd, const char *tmp, const char *lz, uint64_t size, uint64_t hsum,
+                      unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+{
+	void *map;
+	int rc;
+
+	if (fchmod(tfd, 0644) < 0 || fsync(tfd) < 0) { /* index files are public */
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", tmp, symdb_strerror(rc));
+	}
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, tfd, 0);
+	if (map == MAP_FAILED) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: mmap: %s", tmp, symdb_strerror(rc));
+	}
+	rc = rd_image_from_map(map, (size_t)size, lz, flags | SYMDB_OPEN_VERIFY_CHECKSUMS, out, eb,
+	                       ebsz);
+	if (rc == 0 && (rc = match_expected(*out, size, hsum, lz, eb, ebsz)) != 0) {
+		rd_image_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* Thaw into DB/tmp, then publish: rename over `path`, fsync, unlink the
+ * .lz4, fsync (both forms exist in between, never neither).  Returns 1
+ * without touching anything when DB/tmp cannot be written. */
+static int thaw_publish(const char *dbdir, const char *path, const char *lz, int lzfd,
+                        uint64_t size, uint64_t hsum, unsigned flags, symdb_image **out,
+                        char *eb, size_t ebsz)
+{
+	char tmp[PATH_MAX];
+	struct target t = { .expect = size };
+	int rc;
+
+	if (tmp_name(dbdir, path, "thaw", tmp) != 0 || (t.fd = mkstemp(tmp)) < 0)
+		return 1;
+	rc = decode(lzfd, &t, lz, eb, ebsz);
+	if (rc == 0)
+		rc = thaw_check(t.fd, tmp, lz, size, hsum, flags, out, eb, ebsz);
+	close(t.fd); /* the mapping keeps the file alive */
+	if (rc) {
+		unlink(tmp);
+		return rc;
+	}
+	if (rename(tmp, path) < 0) {
+		/* Keep serving the mapping: it is valid, just not published. */
+		unlink(tmp);
+		note_decompression("memory", lz);
+		return 0;
+	}
+	rd_sync_parent(path);
+	if (unlink(lz) == 0)
+		rd_sync_parent(lz);
+	note_decompression("thawed", lz);
+	return 0;
+}
+
+int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64_t header_sum,
+                 unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+{
+	char lz[PATH_MAX];
+	int lock, lzfd, rc;
+
+	*out = NULL;
+	if ((size_t)snprintf(lz, sizeof lz, "%s.lz4", path) >= sizeof lz)
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", path);
+	lock = rd_dir_lock(path);
+	if (lock == -ENOENT)
+		return fmt_err(eb, ebsz, -ENOENT, "%s: %s", path, symdb_strerror(-ENOENT));
+	/* Another thread or process may have thawed it while we waited. */
+	rc = rd_image_map(path, flags, out, eb, ebsz);
+	if (rc != -ENOENT) {
+		rd_dir_unlock(lock);
+		return rc;
+	}
+	lzfd = open(lz, O_RDONLY | O_CLOEXEC);
+	if (lzfd < 0) {
+		rc = -errno;
+		rd_dir_unlock(lock);
+		if (rc == -ENOENT) /* neither form: report the file the catalog names */
+			return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+		return fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
+	}
+	rc = 1;
+	if (lock >= 0 && !(flags & SYMDB_OPEN_NO_THAW))
+		rc = thaw_publish(dbdir, path, lz, lzfd, file_size, header_sum, flags, out, eb, ebsz);
+	if (rc == 1) /* read-only: the same bytes, in memory */
+		rc = thaw_memory(lzfd, lz, file_size, header_sum, flags, out, eb, ebsz);
+	close(lzfd);
+	rd_dir_unlock(lock);
+	return rc;
+}
+
+int rd_cold_open_file(const char *lz, unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+{
+	int fd = open(lz, O_RDONLY | O_CLOEXEC), rc;
+
+	*out = NULL;
+	if (fd < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
+	}
+	rc = thaw_memory(fd, lz, 0, 0, flags, out, eb, ebsz);
+	close(fd);
+	return rc;
+}
+
+/* ---- compaction ----------------------------------------------------------- */
+
+struct same_bytes {
+	const uint8_t *orig;
+	uint64_t len;
+};
+
+static int same_begin(void *arg, uint64_t size)
+{
+	const struct same_bytes *s = arg;
+
+	return size == s->len ? 0 : SYMDB_E_CORRUPT;
+}
+
+static int same_sink(void *arg, const void *p, size_t n, uint64_t off)
+{
+	const struct same_bytes *s = arg;
+
+	return memcmp(s->orig + off, p, n) == 0 ? 0 : SYMDB_E_CORRUPT;
+}
+
+/* Write the frame of img to a new temp file and read it back: the .symdb
+ * is unlinked only after its cold form is known to decode to its bytes. */
+static int compact_write(const char *dbdir, const char *path, const symdb_image *img,
+                         char *tmp, uint64_t *written, char *eb, size_t ebsz)
+{
+	struct same_bytes s = { img->map, img->map_len };
+	rd_lz4_reader r = { .max = img->map_len, .begin = same_begin, .sink = same_sink,
+	                    .arg = &s, .why = "the LZ4 frame does not decode to the index file" };
+	int fd, rc;
+
+	if ((rc = tmp_name(dbdir, path, "lz4", tmp)) != 0)
+		return fmt_err(eb, ebsz, rc, "%s: path too long", dbdir);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: cannot create: %s", tmp, symdb_strerror(rc));
+	}
+	rc = rd_lz4_write_frame(fd, img->map, img->map_len, written, tmp, eb, ebsz);
+	if (rc == 0 && (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || lseek(fd, 0, SEEK_SET) < 0))
+		rc = fmt_err(eb, ebsz, -errno, "%s: %s", tmp, symdb_strerror(-errno));
+	if (rc == 0)
+		rc = rd_lz4_read_frame(fd, &r, tmp, eb, ebsz);
+	close(fd);
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* Compact the file at path (entry e) under the directory lock. */
+static int compact_locked(const char *dbdir, const char *path, const rd_cat_entry *e,
+                          symdb_compact_stats *st, char *eb, size_t ebsz)
+{
+	char lz[PATH_MAX], tmp[PATH_MAX];
+	struct stat sb;
+	symdb_image *img;
+	int rc;
+
+	if ((size_t)snprintf(lz, sizeof lz, "%s.lz4", path) >= sizeof lz)
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", path);
+	rc = rd_image_map(path, SYMDB_OPEN_VERIFY_CHECKSUMS, &img, eb, ebsz);
+	if (rc == -ENOENT && stat(lz, &sb) == 0) {
+		st->bytes_before = e->file_size;
+		st->bytes_after = (uint64_t)sb.st_size;
+		return 1; /* already cold */
+	}
+	if (rc)
+		return rc;
+	if (img->v.size != e->file_size || img->v.header_checksum != e->header_sum) {
+		rd_image_free(img);
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "%s: File_Size/Header_Checksum differ from the catalog's: "
+		               "not compacted (run 'symdb verify')", path);
+	}
+	rc = compact_write(dbdir, path, img, tmp, &st->bytes_after, eb, ebsz);
+	st->bytes_before = img->map_len;
+	rd_image_free(img);
+	if (rc)
+		return rc;
+	if (rename(tmp, lz) < 0) {
+		rc = -errno;
+		unlink(tmp);
+		return fmt_err(eb, ebsz, rc, "%s: rename: %s", lz, symdb_strerror(rc));
+	}
+	rd_sync_parent(lz);
+	if (unlink(path) < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: cannot remove: %s", path, symdb_strerror(rc));
+	}
+	rd_sync_parent(path);
+	return 0;
+}
+
+int symdb_image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *st,
+                        char *eb, size_t ebsz)
+{
+	const size_t names_sz = 2 * 65536 + 4; /* two u16-length strings */
+	char *names, path[PATH_MAX];
+	symdb_compact_stats dummy;
+	rd_cat_entry e;
+	int rc, lock;
+
+	if (!db || !id || id->len < 1 || id->len > SYMDB_UUID_MAX)
+		return SYMDB_E_INVAL;
+	if (!st)
+		st = &dummy;
+	memset(st, 0, sizeof *st);
+	names = malloc(names_sz);
+	if (!names)
+		return -ENOMEM;
+	rc = rd_catalog_get(db->cat, id->bytes, id->len, &e, names, names_sz);
+	if (rc == 0 && (size_t)snprintf(path, sizeof path, "%s/%s", db->dir, e.file) >= sizeof path)
+		rc = -ENAMETOOLONG;
+	if (rc) {
+		free(names);
+		if (rc == SYMDB_E_NOT_INDEXED)
+			return rc;
+		return fmt_err(eb, ebsz, rc, "%s/catalog: %s", db->dir, symdb_strerror(rc));
+	}
+	lock = rd_dir_lock(path);
+	if (lock < 0)
+		rc = fmt_err(eb, ebsz, lock, "%s: cannot lock its directory: %s", path,
+		             symdb_strerror(lock));
+	else
+		rc = compact_locked(db->dir, path, &e, st, eb, ebsz);
+	rd_dir_unlock(lock);
+	free(names);
+	return rc;
+}
+
+int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	if (!db || !file || !out)
+		return SYMDB_E_INVAL;
+	memset(out, 0, sizeof *out);
+	if ((size_t)snprintf(path, sizeof path, "%s/%s.lz4", db->dir, file) >= sizeof path)
+		return -ENAMETOOLONG;
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		out->forms |= SYMDB_STORED_COLD;
+		out->cold_bytes = (uint64_t)sb.st_size;
+		out->disk_bytes += (uint64_t)sb.st_size;
+	}
+	path[strlen(path) - 4] = 0;
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		out->forms |= SYMDB_STORED_FILE;
+		out->disk_bytes += (uint64_t)sb.st_size;
+	}
+	return 0;
+}
