@@ -122,7 +122,8 @@ static int ix_is_indexed(symdb_builder *b, const symdb_uuid *id, symdb_build_res
 		return 0;
 	snprintf(res->index_path, sizeof res->index_path, "%s/%s", rd_catalog_dir(b->cat),
 	         e.file);
-	if (stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) {
+	if ((stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) &&
+	    !ix_cold_indexed(res->index_path, e.file_size)) { /* compacted: §12.8 */
 		res->index_path[0] = 0;
 		return 2;
 	}

@@ -56,5 +56,8 @@ IX_HIDDEN int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_p
 /* ix_build.c, for ix_import.c: the builder's catalog; option checking. */
 IX_HIDDEN rd_catalog *ix_builder_catalog(symdb_builder *b);
 IX_HIDDEN int ix_builder_opts(const symdb_build_opts *in, symdb_build_opts *o);
+/* ix_cold.c: 1 when index_path's cold form (index_path + ".lz4", SPEC
+ * §12.8) exists and its LZ4 frame declares file_size bytes, else 0. */
+IX_HIDDEN int ix_cold_indexed(const char *index_path, uint64_t file_size);
 
 #endif /* SYMDB_IX_EMIT_H */

@@ -5,7 +5,8 @@
  * data: every published file carries its UUID, image name, machine and flags
  * in its header, so a lost or damaged catalog can be rebuilt from the files.
  *
- * Each DB/images/XX/NAME.symdb is opened with every table checksum verified
+ * Each DB/images/XX/NAME.symdb, and each cold NAME.symdb.lz4 without its
+ * .symdb (decompressed in memory, SPEC §12.8), is opened with every table checksum verified
  * and every invariant checked (symdb_image_verify), exactly as `symdb verify`
  * does; a file that fails, or whose name is not its header's UUID, is
  * skipped and reported, never removed.  The valid ones replace the whole
@@ -68,8 +69,28 @@ static int rx_header(const char *path, rd_cat_entry *e, struct stat *st)
 	return 0;
 }
 
+/* The same from a cold file's decompressed bytes (SPEC §12.8); Built_At
+ * then comes from the .lz4's mtime. */
+static int rx_header_cold(const symdb_image *img, const char *lzpath, rd_cat_entry *e,
+                          struct stat *st)
+{
+	const uint8_t *h;
+	const void *data;
+	size_t size;
+
+	if (symdb_image_data(img, &data, &size) < 0 || size < FMT_HEADER_SIZE)
+		return SYMDB_E_CORRUPT;
+	if (stat(lzpath, st) < 0)
+		return -errno;
+	h = data;
+	e->uuid_kind = h[FMT_H_UUID_KIND];
+	e->object_format = h[FMT_H_OBJECT_FORMAT];
+	e->header_sum = fmt_be64(h + FMT_H_CHECKSUM);
+	return 0;
+}
+
 /* Validate one file; 0 fills e, else why says what is wrong with it. */
-static int rx_check(const char *path, const char *rel, rd_cat_entry *e, char *why,
+static int rx_check(const char *path, const char *rel, int cold, rd_cat_entry *e, char *why,
                     size_t why_sz)
 {
 	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS, .errbuf = why,
@@ -93,8 +114,8 @@ static int rx_check(const char *path, const char *rel, rd_cat_entry *e, char *wh
 		goto out;
 	}
 	memset(e, 0, sizeof *e);
-	rc = rx_header(path, e, &st);
-	if (rc || (uint64_t)st.st_size != info.file_size) {
+	rc = cold ? rx_header_cold(img, path, e, &st) : rx_header(path, e, &st);
+	if (rc || (!cold && (uint64_t)st.st_size != info.file_size)) {
 		snprintf(why, why_sz, "changed while being read");
 		rc = rc ? rc : SYMDB_E_CORRUPT;
 		goto out;
@@ -120,15 +141,28 @@ out:
 
 static int rx_file(struct rx_state *s, const char *sub, const char *name)
 {
-	char path[4096], rel[4096], why[512] = "";
+	char path[4096], rel[4096], shown[4096], why[512] = "";
 	size_t len = strlen(name);
 	int rc;
 
-	if (len <= 6 || strcmp(name + len - 6, ".symdb") != 0)
+	int cold = len > 10 && strcmp(name + len - 10, ".symdb.lz4") == 0;
+	struct stat st;
+
+	if (!cold && (len <= 6 || strcmp(name + len - 6, ".symdb") != 0))
 		return 0;
 	if (snprintf(rel, sizeof rel, "images/%s/%s", sub, name) >= (int)sizeof rel ||
 	    snprintf(path, sizeof path, "%s/%s", rd_catalog_dir(s->cat), rel) >= (int)sizeof path)
 		return -ENAMETOOLONG;
+	if (cold) {
+		/* The entry names the .symdb either way (SPEC §12.8); a cold
+		 * form next to its .symdb is a leftover, not a second image. */
+		snprintf(shown, sizeof shown, "%s", rel);
+		rel[strlen(rel) - 4] = 0;
+		path[strlen(path) - 4] = 0;
+		if (stat(path, &st) == 0)
+			return 0;
+		strcat(path, ".lz4");
+	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
 		rd_cat_entry *p = realloc(s->e, cap * sizeof *p);
@@ -138,13 +172,13 @@ static int rx_file(struct rx_state *s, const char *sub, const char *name)
 		s->e = p;
 		s->cap = cap;
 	}
-	rc = rx_check(path, rel, &s->e[s->n], why, sizeof why);
+	rc = rx_check(path, rel, cold, &s->e[s->n], why, sizeof why);
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc == 0)
 		s->n++;
 	else if (s->skipped)
-		s->skipped(rel, why[0] ? why : symdb_strerror(rc), s->arg);
+		s->skipped(cold ? shown : rel, why[0] ? why : symdb_strerror(rc), s->arg);
 	return 0;
 }
 

@@ -118,6 +118,25 @@ int cli_catfiles_has(const struct cli_catfiles *cf, const char *rel)
 	return cf->n && bsearch(&rel, cf->files, cf->n, sizeof *cf->files, cmp_str) != NULL;
 }
 
+enum cli_file_role cli_catfiles_role(const struct cli_catfiles *cf, const struct cli_fs_visit *f)
+{
+	char base[4096];
+	size_t n = strlen(f->rel);
+	struct stat st;
+
+	if (cli_catfiles_has(cf, f->rel))
+		return CLI_FILE_INDEX;
+	if (n <= 4 || strcmp(f->rel + n - 4, ".lz4") != 0 || n - 4 >= sizeof base)
+		return CLI_FILE_STRAY;
+	memcpy(base, f->rel, n - 4);
+	base[n - 4] = 0;
+	if (!cli_catfiles_has(cf, base))
+		return CLI_FILE_STRAY;
+	/* f->path is DB/rel: its .symdb sibling is f->path minus ".lz4". */
+	snprintf(base, sizeof base, "%.*s", (int)(strlen(f->path) - 4), f->path);
+	return stat(base, &st) == 0 ? CLI_FILE_REDUNDANT : CLI_FILE_INDEX;
+}
+
 void cli_catfiles_free(struct cli_catfiles *cf)
 {
 	for (size_t i = 0; i < cf->n; i++)

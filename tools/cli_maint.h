@@ -27,6 +27,8 @@ CLI_HIDDEN int cli_cmd_gc(const struct cli_global *g, int argc, char **argv);
 /* cmd_export.c: export bundles (SPEC §12.7). */
 CLI_HIDDEN int cli_cmd_export(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_import(const struct cli_global *g, int argc, char **argv);
+/* cmd_compact.c: cold storage (SPEC §12.8). */
+CLI_HIDDEN int cli_cmd_compact(const struct cli_global *g, int argc, char **argv);
 /* cmd_reindex.c: rebuild the catalog from the index files (SPEC §12.6). */
 CLI_HIDDEN int cli_cmd_reindex(const struct cli_global *g, int argc, char **argv);
 
@@ -62,6 +64,15 @@ struct cli_catfiles {
 };
 CLI_HIDDEN int cli_catfiles_load(symdb *db, struct cli_catfiles *cf);
 CLI_HIDDEN int cli_catfiles_has(const struct cli_catfiles *cf, const char *rel);
+/* What a file under DB/images/ is to the catalog (SPEC §12.8): */
+enum cli_file_role {
+	CLI_FILE_STRAY,     /* named by no entry: an orphan */
+	CLI_FILE_INDEX,     /* an entry's index file, or its cold form alone */
+	CLI_FILE_REDUNDANT  /* a cold form whose .symdb exists too: the leftover
+	                       of a compaction or thaw that died in between */
+};
+CLI_HIDDEN enum cli_file_role cli_catfiles_role(const struct cli_catfiles *cf,
+                                                const struct cli_fs_visit *f);
 CLI_HIDDEN void cli_catfiles_free(struct cli_catfiles *cf);
 /* "30d", "12h", "90m", "45s", "2w" or plain seconds. Returns 0 or -1. */
 CLI_HIDDEN int cli_parse_duration(const char *s, uint64_t *out);

@@ -77,49 +77,34 @@ static int bn_put_u64(struct bn_writer *w, uint64_t v)
 	return bn_put(w, b, 8);
 }
 
-/* One image record: the file must still have the size the catalog says. */
-static int bn_put_image(struct bn_writer *w, symdb *db, const symdb_uuid *id, char *buf,
-                        const char *hex)
+/* One image record, from the image as a reader maps it: its index file, or
+ * a compacted image's .lz4 decompressed in memory (SYMDB_OPEN_NO_THAW, SPEC
+ * §12.8: exporting never thaws).  It must still be the file the catalog
+ * describes, which open checks. */
+static int bn_put_image(struct bn_writer *w, symdb *db, const symdb_uuid *id, const char *hex)
 {
-	char names[8192], path[8192];
-	symdb_entry e;
-	struct stat st;
-	uint64_t left;
-	int fd, rc = symdb_lookup(db, id, &e, names, sizeof names);
+	char err[512] = "";
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_NO_THAW, .errbuf = err,
+	           .errbuf_sz = sizeof err);
+	symdb_image *img;
+	const void *data;
+	size_t size, off;
+	int rc = symdb_image_open_uuid(db, id, &o, &img);
 
 	if (rc < 0) {
-		cli_err(hex, "%s", symdb_strerror(rc));
+		cli_err_lib(hex, rc, err);
 		return rc;
 	}
-	snprintf(path, sizeof path, "%s/%s", symdb_dir(db), e.file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_size != e.file_size) {
-		rc = fd < 0 ? -errno : -EIO;
-		cli_err(path, "cannot read the index file: %s",
-		        rc == -EIO ? "size differs from the catalog" : strerror(-rc));
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
+	symdb_image_data(img, &data, &size);
 	uint8_t ulen = id->len;
 	rc = bn_put(w, &ulen, 1);
 	if (rc == 0)
 		rc = bn_put(w, id->bytes, id->len);
 	if (rc == 0)
-		rc = bn_put_u64(w, e.file_size);
-	for (left = e.file_size; rc == 0 && left;) {
-		ssize_t n = read(fd, buf, left < BN_CHUNK ? left : BN_CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			cli_err(path, "read failed");
-			break;
-		}
-		rc = bn_put(w, buf, (size_t)n);
-		left -= (uint64_t)n;
-	}
-	close(fd);
+		rc = bn_put_u64(w, size);
+	for (off = 0; rc == 0 && off < size; off += BN_CHUNK)
+		rc = bn_put(w, (const char *)data + off, size - off < BN_CHUNK ? size - off : BN_CHUNK);
+	symdb_image_close(img);
 	return rc;
 }
 
@@ -128,7 +113,8 @@ static int bn_check(symdb *db, const symdb_uuid *ids, int n, char **hex)
 {
 	for (int i = 0; i < n; i++) {
 		char err[512] = "";
-		SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS,
+		SYMDB_OPTS(symdb_open_opts, o,
+		           .flags = SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW,
 		           .errbuf = err, .errbuf_sz = sizeof err);
 		symdb_image *img;
 		int rc = symdb_image_open_uuid(db, &ids[i], &o, &img);
@@ -148,7 +134,6 @@ static int bn_export(symdb *db, const symdb_uuid *ids, int n, char **hex)
 {
 	LZ4F_preferences_t prefs;
 	struct bn_writer w = { 0 };
-	char *buf = malloc(BN_CHUNK);
 	int rc = 0;
 
 	memset(&prefs, 0, sizeof prefs);
@@ -157,7 +142,7 @@ static int bn_export(symdb *db, const symdb_uuid *ids, int n, char **hex)
 	prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
 	w.out_cap = LZ4F_compressBound(BN_CHUNK, &prefs) + LZ4F_HEADER_SIZE_MAX;
 	w.out = malloc(w.out_cap);
-	if (!buf || !w.out || LZ4F_isError(LZ4F_createCompressionContext(&w.cctx, LZ4F_VERSION)))
+	if (!w.out || LZ4F_isError(LZ4F_createCompressionContext(&w.cctx, LZ4F_VERSION)))
 		rc = -ENOMEM;
 	if (rc == 0) {
 		size_t r = LZ4F_compressBegin(w.cctx, w.out, w.out_cap, &prefs);
@@ -166,7 +151,7 @@ static int bn_export(symdb *db, const symdb_uuid *ids, int n, char **hex)
 	if (rc == 0)
 		rc = bn_put(&w, BN_MAGIC, 8);
 	for (int i = 0; rc == 0 && i < n; i++)
-		rc = bn_put_image(&w, db, &ids[i], buf, hex[i]);
+		rc = bn_put_image(&w, db, &ids[i], hex[i]);
 	if (rc == 0) {
 		uint8_t end = 0;
 		rc = bn_put(&w, &end, 1);
@@ -177,7 +162,6 @@ static int bn_export(symdb *db, const symdb_uuid *ids, int n, char **hex)
 	}
 	LZ4F_freeCompressionContext(w.cctx);
 	free(w.out);
-	free(buf);
 	return rc;
 }
 
@@ -496,7 +480,8 @@ static int bn_validate(const struct bn_reader *r, const char *what)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		char err[512] = "", hex[2 * SYMDB_UUID_MAX + 1];
-		SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS,
+		SYMDB_OPTS(symdb_open_opts, o,
+		           .flags = SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW,
 		           .errbuf = err, .errbuf_sz = sizeof err);
 		symdb_image *img;
 		symdb_image_info info;

@@ -8,7 +8,8 @@
  * (SPEC §12.5).  Images are then expired by last use, which is the
  * last-query time recorded in the catalog (SPEC §12.6), else the build time:
  * --unused-for removes those unused for longer than D, and --max-size then
- * removes the least recently used until the index files total at most S.
+ * removes the least recently used until the index files total at most S
+ * bytes on disk (a compacted image counts its .lz4, SPEC §12.8).
  * Every removal goes through symdb_remove() (entry first, then file), so a
  * gc killed at any point leaves at most an orphan for the next gc.  The
  * clock is symdb_now(): $SYMDB_NOW in tests.
@@ -137,8 +138,11 @@ static int gc_collect(const symdb_entry *e, void *arg)
 		gc->cap = cap;
 	}
 	struct gc_image *im = &gc->img[gc->n];
+	symdb_storage sg;
 	im->uuid = e->uuid;
-	im->size = e->file_size;
+	/* --max-size counts bytes on disk: a cold image's .lz4 (SPEC §12.8). */
+	im->size = symdb_entry_storage(gc->db, e->file, &sg) == 0 && sg.forms ? sg.disk_bytes
+	                                                                      : e->file_size;
 	im->last_use = e->built_at;
 	im->name = strdup(e->image_name ? e->image_name : "");
 	if (!im->name)
@@ -213,7 +217,9 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 {
 	struct gc *gc = arg;
 
-	if (!f->is_tmp && cli_catfiles_has(&gc->cf, f->rel))
+	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&gc->cf, f);
+
+	if (role == CLI_FILE_INDEX)
 		return 0;
 	if (cli_younger(f->mtime, gc->now, gc->grace))
 		return 0;
@@ -223,7 +229,9 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 		return 0;
 	}
 	printf("%s %s (%s)\n", gc->dry_run ? "would remove" : "removed", f->rel,
-	       f->is_tmp ? "leftover of a build" : "orphan");
+	       f->is_tmp                   ? "leftover of a build"
+	       : role == CLI_FILE_REDUNDANT ? "redundant cold copy"
+	                                    : "orphan");
 	gc->files_removed++;
 	return 0;
 }

@@ -50,7 +50,8 @@ static void print_build_info(struct cli_out *o, const symdb_image_info *in)
 	}
 }
 
-static void print_info(struct cli_out *o, const symdb_image_info *in, const char *index_path)
+static void print_info(struct cli_out *o, const symdb_image_info *in, const char *index_path,
+                       const char *storage)
 {
 	char hex[2 * SYMDB_UUID_MAX + 1], mbuf[32];
 	symdb_uuid_format(&in->uuid, hex);
@@ -58,6 +59,8 @@ static void print_info(struct cli_out *o, const symdb_image_info *in, const char
 	cli_out_fmt(o, "%-20s %s\n", "image name", in->image_name ? in->image_name : "");
 	if (index_path)
 		cli_out_fmt(o, "%-20s %s\n", "index file", index_path);
+	if (storage[0])
+		cli_out_fmt(o, "%-20s %s\n", "storage", storage);
 	cli_out_fmt(o, "%-20s %u.%u\n", "format version", in->format_major, in->format_minor);
 	cli_out_fmt(o, "%-20s %s%u %s-endian, type %u, machine %s\n", "object",
 	            in->object_format == 2 ? "Mach-O " : "ELF", in->object_class,
@@ -82,16 +85,34 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* Which forms are on disk (SPEC §12.8): "file", "cold" or both, and the
+ * bytes they take. */
+static void describe_storage(const symdb_storage *sg, char *buf, size_t bufsz)
+{
+	const char *what = sg->forms == SYMDB_STORED_COLD ? "cold (LZ4, thawed on the next query)"
+	                   : sg->forms == SYMDB_STORED_FILE ? "file"
+	                   : sg->forms ? "file, and a redundant cold copy"
+	                               : "missing";
+	snprintf(buf, bufsz, "%s, %llu bytes on disk", what, (unsigned long long)sg->disk_bytes);
+}
+
 /* The index file shown: the path given, or DB/<file> from the catalog. */
 static const char *index_path(symdb *db, const symdb_image_info *in, const char *target,
-                              char *buf, size_t bufsz)
+                              char *buf, size_t bufsz, char *storage, size_t storage_sz)
 {
 	symdb_entry e;
+	symdb_storage sg;
 	char names[4096];
-	if (!db)
+	storage[0] = 0;
+	if (!db) {
+		if (ends_with(target, ".lz4"))
+			snprintf(storage, storage_sz, "cold (LZ4), decompressed in memory");
 		return target;
+	}
 	if (symdb_lookup(db, &in->uuid, &e, names, sizeof(names)) < 0 || !e.file)
 		return NULL;
+	if (symdb_entry_storage(db, e.file, &sg) == 0)
+		describe_storage(&sg, storage, storage_sz);
 	snprintf(buf, bufsz, "%s/%s", symdb_dir(db), e.file);
 	return buf;
 }
@@ -101,10 +122,12 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
                        symdb_image **img)
 {
 	char err[512] = "";
-	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
+	/* info looks, it never thaws a cold image (SPEC §12.8) */
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_NO_THAW, .errbuf = err,
+	           .errbuf_sz = sizeof(err));
 	symdb_uuid id;
 	int rc, is_file = access(target, F_OK) == 0;
-	if (is_file && ends_with(target, ".symdb")) {
+	if (is_file && (ends_with(target, ".symdb") || ends_with(target, ".symdb.lz4"))) {
 		rc = symdb_image_open_file(target, &o, img);
 		if (rc < 0)
 			cli_err_lib(target, rc, err);
@@ -181,8 +204,10 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 	struct cli_out out;
 	int ex = CLI_EXIT_OK;
 	if (cli_out_init(&out, stdout, 16 * 1024) == 0) {
-		char path[8192];
-		print_info(&out, &info, index_path(db, &info, target, path, sizeof(path)));
+		char path[8192], storage[128];
+		const char *ip = index_path(db, &info, target, path, sizeof(path), storage,
+		                            sizeof(storage));
+		print_info(&out, &info, ip, storage);
 		char err[512] = "";
 		rc = symdb_image_verify(img, err, sizeof(err));
 		if (rc == 0) {

@@ -12,6 +12,12 @@
  * progress owns a fresh temp file and, between its rename and its commit
  * (SPEC §12.5), a fresh unreferenced file.
  *
+ * A compacted entry (SPEC §12.8) is checked the same way on its cold form,
+ * decompressed in memory (SYMDB_OPEN_NO_THAW): verify never thaws.  A cold
+ * form next to its entry's .symdb is the leftover of a compaction or thaw
+ * that died between its rename and its unlink: redundant, removed by
+ * --repair once older than --grace.
+ *
  * An entry whose file is younger than --grace and valid on its own is a
  * --force rebuild between its rename and its commit: reported as young, not
  * damaged.
@@ -92,8 +98,9 @@ static int same_uuid(const symdb_image *img, const symdb_uuid *key)
 /* Open and fully check one image; reason into eb on failure. */
 static int check_image(struct verify *v, const symdb_entry *e, char *eb, size_t ebsz)
 {
-	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS, .errbuf = eb,
-	           .errbuf_sz = ebsz);
+	/* NO_THAW: a cold image is checked in memory, and stays cold. */
+	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW,
+	           .errbuf = eb, .errbuf_sz = ebsz);
 	symdb_image *img;
 	int rc;
 
@@ -158,17 +165,23 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 {
 	struct verify *v = arg;
 
-	if (!f->is_tmp && cli_catfiles_has(&v->cf, f->rel))
+	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&v->cf, f);
+
+	if (role == CLI_FILE_INDEX)
 		return 0;
 	if (cli_younger(f->mtime, v->now, v->grace)) {
 		cli_out_fmt(v->out, "young %s (may belong to a build in progress)\n", f->rel);
 		return 0;
 	}
-	if (f->is_tmp)
+	if (f->is_tmp || role == CLI_FILE_REDUNDANT)
 		v->leftovers++;
 	else
 		v->orphans++;
-	cli_out_fmt(v->out, "%s %s\n", f->is_tmp ? "leftover" : "orphan", f->rel);
+	if (role == CLI_FILE_REDUNDANT)
+		cli_out_fmt(v->out, "leftover %s (its .symdb exists: redundant cold copy)\n",
+		            f->rel);
+	else
+		cli_out_fmt(v->out, "%s %s\n", f->is_tmp ? "leftover" : "orphan", f->rel);
 	if (!v->repair)
 		return 0;
 	if (unlink(f->path) == 0 || errno == ENOENT) {

@@ -141,6 +141,19 @@ static const struct subcommand commands[] = {
 	  "                    files total at most SIZE (50G, 512M, 64K, bytes)\n"
 	  "  --grace AGE       leave stray files younger than AGE (default 1h)\n"
 	  "  -n, --dry-run     only print what would be removed\n" },
+	{ "compact", cli_cmd_compact, "move images unused for a while into cold storage (LZ4)",
+	  "usage: symdb compact [--db DIR] --unused-for AGE [-n]\n"
+	  "\n"
+	  "Replace the index file of every image not queried for AGE (else not\n"
+	  "rebuilt for AGE: the same last use as 'symdb gc') by its LZ4 form\n"
+	  "images/XX/UUID.symdb.lz4 (SPEC §12.8).  The catalog is unchanged; the\n"
+	  "first query of a compacted image decompresses it back, once.  Images\n"
+	  "already compact are skipped.  One line per image:\n"
+	  "  compacted UUID NAME (BEFORE -> AFTER bytes, PERCENT, last used TIME)\n"
+	  "then the totals.  The clock is $SYMDB_NOW (unix seconds) when set.\n"
+	  "\n"
+	  "  --unused-for AGE  compact images not used for AGE (45d, 12h, 2w, 3600)\n"
+	  "  -n, --dry-run     only print what would be compacted\n" },
 	{ "export", cli_cmd_export, "write indexed images as a bundle to stdout",
 	  "usage: symdb export [--db DIR] UUID...|--all > BUNDLE\n"
 	  "\n"

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb compact --unused-for D [--dry-run]`: move images nobody queried
+ * for D into cold storage (SPEC §12.8): each index file is replaced by its
+ * LZ4 form `UUIDHEX.symdb.lz4` through symdb_image_compact(), and the next
+ * query thaws it transparently.  Selection is gc's (SPEC §12.6): last use is
+ * the last-query time recorded in the catalog, else the build time, and the
+ * clock is symdb_now() ($SYMDB_NOW in tests).  Images already cold are
+ * skipped.  One line per image and a total; a progress line on a terminal.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_maint.h"
+
+struct cp_image {
+	symdb_uuid uuid;
+	uint64_t last_use, size;
+	char *name, *file;
+};
+
+struct compact {
+	symdb *db;
+	uint64_t now, unused_for;
+	int have_unused, dry_run, tty;
+	struct cp_image *img;
+	size_t n, cap;
+	size_t done, cold, failed_n;
+	uint64_t before, after;
+	int exit;
+};
+
+static int cp_collect(const symdb_entry *e, void *arg)
+{
+	struct compact *c = arg;
+	struct cp_image *im;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct cp_image *p = realloc(c->img, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		c->img = p;
+		c->cap = cap;
+	}
+	im = &c->img[c->n];
+	im->uuid = e->uuid;
+	im->size = e->file_size;
+	im->last_use = e->built_at;
+	im->name = strdup(e->image_name ? e->image_name : "");
+	im->file = strdup(e->file);
+	if (!im->name || !im->file) {
+		free(im->name);
+		free(im->file);
+		return -ENOMEM;
+	}
+	c->n++;
+	return 0;
+}
+
+static void cp_progress(const struct compact *c, size_t i, const char *name)
+{
+	if (!c->tty)
+		return;
+	fprintf(stderr, "\r\033[K[%zu/%zu] compacting %s...", i + 1, c->n, name);
+	fflush(stderr);
+}
+
+static void cp_clear(const struct compact *c)
+{
+	if (c->tty) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+}
+
+static double cp_pct(uint64_t after, uint64_t before)
+{
+	return before ? 100.0 * (double)after / (double)before : 0.0;
+}
+
+static void cp_one(struct compact *c, struct cp_image *im)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1], tb[64], eb[1024] = "";
+	symdb_compact_stats st;
+	symdb_storage sg;
+	int rc;
+
+	symdb_uuid_format(&im->uuid, hex);
+	if (symdb_entry_storage(c->db, im->file, &sg) == 0 && sg.forms == SYMDB_STORED_COLD) {
+		c->cold++;
+		return;
+	}
+	if (c->dry_run) {
+		printf("would compact %s %s (%llu bytes, last used %s)\n", hex, im->name,
+		       (unsigned long long)im->size, cli_time_name(im->last_use, tb, sizeof tb));
+		c->done++;
+		c->before += im->size;
+		return;
+	}
+	rc = symdb_image_compact(c->db, &im->uuid, &st, eb, sizeof eb);
+	cp_clear(c);
+	if (rc == 1) {
+		c->cold++;
+		return;
+	}
+	if (rc < 0) {
+		cli_err_lib(hex, rc, eb);
+		c->failed_n++;
+		if (cli_exit_for(rc) > c->exit)
+			c->exit = cli_exit_for(rc);
+		return;
+	}
+	printf("compacted %s %s (%llu -> %llu bytes, %.1f%%, last used %s)\n", hex, im->name,
+	       (unsigned long long)st.bytes_before, (unsigned long long)st.bytes_after,
+	       cp_pct(st.bytes_after, st.bytes_before), cli_time_name(im->last_use, tb, sizeof tb));
+	fflush(stdout);
+	c->done++;
+	c->before += st.bytes_before;
+	c->after += st.bytes_after;
+}
+
+static void cp_run(struct compact *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct cp_image *im = &c->img[i];
+		uint64_t t;
+		if (symdb_last_used(c->db, &im->uuid, &t) == 0 && t > im->last_use)
+			im->last_use = t;
+		if (!(c->now > im->last_use && c->now - im->last_use > c->unused_for))
+			continue;
+		cp_progress(c, i, im->name);
+		cp_one(c, im);
+	}
+	cp_clear(c);
+	if (c->dry_run)
+		printf("%zu images (%llu bytes) would be compacted, %zu already cold\n", c->done,
+		       (unsigned long long)c->before, c->cold);
+	else
+		printf("%zu images compacted: %llu -> %llu bytes (%.1f%%), %zu already cold, "
+		       "%zu failed\n",
+		       c->done, (unsigned long long)c->before, (unsigned long long)c->after,
+		       cp_pct(c->after, c->before), c->cold, c->failed_n);
+}
+
+static int cp_args(struct compact *c, struct cli_global *g, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+		int m;
+		if ((m = cli_opt_value(argc, argv, &i, "--db", &v)) != 0) {
+			if (m < 0)
+				return -1;
+			g->db_dir = v;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--unused-for", &v)) != 0) {
+			if (m < 0)
+				return -1;
+			if (cli_parse_duration(v, &c->unused_for) < 0) {
+				cli_err(NULL, "compact: bad value '%s' for --unused-for (e.g. 30d, 12h)",
+				        v);
+				return -1;
+			}
+			c->have_unused = 1;
+		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--dry-run")) {
+			c->dry_run = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(stdout, "compact");
+			return 1;
+		} else {
+			cli_err(NULL, "compact: unexpected argument '%s' (see 'symdb help compact')",
+			        argv[i]);
+			return -1;
+		}
+	}
+	if (!c->have_unused) {
+		cli_err(NULL, "compact: --unused-for AGE is required (see 'symdb help compact')");
+		return -1;
+	}
+	return 0;
+}
+
+int cli_cmd_compact(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	struct compact c = { 0 };
+	char err[1024] = "", dir[4096];
+	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
+	int rc = cp_args(&c, &g, argc, argv);
+
+	if (rc)
+		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	cli_db_name(&g, dir, sizeof dir);
+	/* The catalog is only read: compaction changes files, not entries. */
+	rc = symdb_open(g.db_dir, &o, &c.db);
+	if (rc < 0) {
+		if (rc == -ENOENT)
+			cli_err(dir, "no symdb database here");
+		else
+			cli_err_lib(dir, rc, err);
+		return CLI_EXIT_DATABASE;
+	}
+	c.now = symdb_now();
+	c.tty = isatty(STDERR_FILENO);
+	rc = symdb_list(c.db, cp_collect, &c);
+	if (rc < 0)
+		cli_err(dir, "cannot read the catalog: %s", symdb_strerror(rc));
+	else
+		cp_run(&c);
+	for (size_t i = 0; i < c.n; i++) {
+		free(c.img[i].name);
+		free(c.img[i].file);
+	}
+	free(c.img);
+	symdb_close(c.db);
+	return rc < 0 ? CLI_EXIT_DATABASE : c.exit;
+}
