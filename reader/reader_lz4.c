@@ -14,7 +14,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <lz4frame.h>
-#include <lz4hc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
