@@ -96,6 +96,7 @@ static void cp_one(struct compact *c, struct cp_image *im)
 		return;
 	}
 	if (c->dry_run) {
+		cp_clear(c);
 		printf("would compact %s %s (%llu bytes, last used %s)\n", hex, im->name,
 		       (unsigned long long)im->size, cli_time_name(im->last_use, tb, sizeof tb));
 		c->done++;
