@@ -245,6 +245,30 @@ run "${S[@]}" build -q "$C"
 expect_ok "rebuild C"
 note "damaged .lz4 (flipped, truncated, wrong content size): one error line, exit 4, nothing changed; --repair removed it"
 
+# ---- stray cold files ------------------------------------------------------------
+# An orphan .lz4 (no entry) and a redundant one (its .symdb exists too, as a
+# compaction killed between rename and unlink leaves it), both older than
+# the grace period: verify lists them, gc removes them, the image stays.
+cold_all 450
+orphan=$DB/images/00/00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff.symdb.lz4
+mkdir -p "$DB/images/00"
+cp "$(lz "$UB")" "$orphan"
+cp "$SCRATCH/orig/$UB.symdb" "$(sy "$UB")"
+touch -d @$((T0 - 7200)) "$orphan" "$(lz "$UB")"
+run "${S[@]}" verify
+((RC == 4)) || fail "verify with stray cold files: exit $RC, expected 4"
+grep -q "^orphan images/00/00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff.symdb.lz4$" "$OUT" ||
+	fail "verify does not list the orphan .lz4"
+grep -q "^leftover images/${UB:0:2}/$UB.symdb.lz4 (its .symdb exists" "$OUT" ||
+	fail "verify does not list the redundant .lz4"
+run "${S[@]}" gc
+expect_ok "gc of stray cold files"
+[[ ! -e $orphan && $(forms "$UB") == symdb ]] || fail "gc left $(forms "$UB") / the orphan"
+run "${S[@]}" verify --grace 0
+expect_ok "verify after gc of stray cold files"
+query_matches "$B"
+note "orphan and redundant .lz4: listed by verify, removed by gc, the image intact"
+
 # ---- SIGKILL during compact and during thaw ----------------------------------
 killed=0
 for ((i = 0; i < KILL_RUNS; i++)); do
