@@ -63,6 +63,17 @@ RD_HIDDEN int rd_catalog_replace_all(rd_catalog *c, const rd_cat_entry *e, size_
 
 /* Call fn for every entry in UUID byte order; stops at the first non-zero
  * return and returns it. */
+/* rd_catalog_check(): the catalog's own consistency (SPEC §12.6): every
+ * `images` value decodes, every `names` key belongs to a valid image of that
+ * name and every valid image has one, every `used` record is a u64 of an
+ * image.  fn (may be NULL) gets each problem once: its kind, the LMDB key and
+ * a reason.  With repair, one write transaction deletes undecodable entries,
+ * dangling names and stale use records and adds missing names.  Returns the
+ * number of problems found, or a negative error. */
+enum { RD_CHK_BAD_VALUE = 1, RD_CHK_DANGLING_NAME, RD_CHK_MISSING_NAME, RD_CHK_BAD_USED };
+typedef void (*rd_check_fn)(int kind, const uint8_t *key, size_t key_len, const char *why,
+                            void *arg);
+RD_HIDDEN int rd_catalog_check(rd_catalog *c, int repair, rd_check_fn fn, void *arg);
 RD_HIDDEN int rd_catalog_list(rd_catalog *c, int (*fn)(const rd_cat_entry *e, void *arg),
                               void *arg);
 

@@ -48,6 +48,37 @@ int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg)
 	return rd_catalog_list(db->cat, list_one, &ctx);
 }
 
+_Static_assert((int)RD_CHK_BAD_VALUE == (int)SYMDB_CAT_BAD_VALUE &&
+                       (int)RD_CHK_DANGLING_NAME == (int)SYMDB_CAT_DANGLING_NAME &&
+                       (int)RD_CHK_MISSING_NAME == (int)SYMDB_CAT_MISSING_NAME &&
+                       (int)RD_CHK_BAD_USED == (int)SYMDB_CAT_BAD_USED,
+               "rd_catalog.h and symdb.h agree on problem kinds");
+
+struct check_ctx {
+	void (*fn)(symdb_catalog_problem, const uint8_t *, size_t, const char *, void *);
+	void *arg;
+};
+
+static void check_one(int kind, const uint8_t *key, size_t key_len, const char *why, void *arg)
+{
+	const struct check_ctx *ctx = arg;
+
+	ctx->fn((symdb_catalog_problem)kind, key, key_len, why, ctx->arg);
+}
+
+int symdb_catalog_check(symdb *db, unsigned flags,
+                        void (*fn)(symdb_catalog_problem kind, const uint8_t *key,
+                                   size_t key_len, const char *why, void *arg),
+                        void *arg)
+{
+	struct check_ctx ctx = { fn, arg };
+
+	if (!db || (flags & ~SYMDB_CHECK_REPAIR))
+		return SYMDB_E_INVAL;
+	return rd_catalog_check(db->cat, (flags & SYMDB_CHECK_REPAIR) != 0,
+	                        fn ? check_one : NULL, &ctx);
+}
+
 int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out, char *namebuf,
                  size_t namebuf_sz)
 {

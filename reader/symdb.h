@@ -419,11 +419,43 @@ typedef struct symdb_entry {
 
 /**
  * @brief symdb_list() calls fn for every catalog entry, in UUID byte order.
- * @return 0, the first non-zero value fn returned, or a negative error.
+ * @return 0, the first non-zero value fn returned, or a negative error;
+ *         SYMDB_E_CATALOG after every readable entry was listed when some
+ *         entry's value could not be decoded (symdb_catalog_check() names it).
  * @note fn runs inside one catalog read transaction (a consistent snapshot)
  *       and may itself open images on db.
  */
 SYMDB_API int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg);
+
+/** What symdb_catalog_check() reports (SPEC §12.6). */
+typedef enum symdb_catalog_problem {
+	SYMDB_CAT_BAD_VALUE = 1,    /**< an `images` value that cannot be decoded */
+	SYMDB_CAT_DANGLING_NAME,    /**< a `names` key without its image */
+	SYMDB_CAT_MISSING_NAME,     /**< an image without its `names` key */
+	SYMDB_CAT_BAD_USED          /**< a `used` record that is malformed or stale */
+} symdb_catalog_problem;
+
+/** Repair what symdb_catalog_check() finds. */
+#define SYMDB_CHECK_REPAIR 0x1u
+
+/**
+ * @brief symdb_catalog_check() checks the catalog's own records: every
+ *        `images` value decodes, `names` and `images` agree both ways, every
+ *        `used` record is a u64 of an indexed image.  Index files are not
+ *        opened (symdb verify does that per entry).
+ * @param fn  NULL or called once per problem with its kind, the LMDB key
+ *            (a UUID; for names problems the `names` key: name, 0x00, UUID)
+ *            and a reason.
+ * @param flags SYMDB_CHECK_REPAIR: delete undecodable entries (their index
+ *            files become orphans), dangling names and stale use records, add
+ *            missing names, all in one write transaction.
+ * @return the number of problems found (0: consistent), SYMDB_E_READONLY for
+ *         a repair without SYMDB_OPEN_WRITE, or another negative error.
+ */
+SYMDB_API int symdb_catalog_check(symdb *db, unsigned flags,
+                                  void (*fn)(symdb_catalog_problem kind, const uint8_t *key,
+                                             size_t key_len, const char *why, void *arg),
+                                  void *arg);
 
 /**
  * @brief symdb_lookup() fetches the catalog entry of one UUID.

@@ -108,7 +108,8 @@ int cli_catfiles_load(symdb *db, struct cli_catfiles *cf)
 
 	memset(cf, 0, sizeof *cf);
 	rc = symdb_list(db, add_file, cf);
-	if (rc == 0 && cf->n)
+	/* SYMDB_E_CATALOG: every readable entry was listed (verify goes on). */
+	if ((rc == 0 || rc == SYMDB_E_CATALOG) && cf->n)
 		qsort(cf->files, cf->n, sizeof *cf->files, cmp_str);
 	return rc;
 }

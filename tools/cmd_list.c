@@ -64,6 +64,11 @@ int cli_cmd_list(const struct cli_global *g0, int argc, char **argv)
 	rc = symdb_list(db, print_entry, &out);
 	int werr = cli_out_fini(&out);
 	symdb_close(db);
+	if (rc == SYMDB_E_CATALOG) {
+		cli_err(dir, "some catalog entries cannot be decoded and were not listed "
+		             "(see 'symdb verify'; 'symdb verify --repair' or 'symdb reindex' fixes them)");
+		return CLI_EXIT_DATABASE;
+	}
 	if (rc < 0) {
 		cli_err(dir, "%s", symdb_strerror(rc));
 		return CLI_EXIT_DATABASE;

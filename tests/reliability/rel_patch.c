@@ -13,6 +13,10 @@
  *                                   checksums (BUILD_INFO: a valid, different file)
  *   rel_patch FILE badstr           point SYMBOLS[0].Name past the string
  *                                   pool, checksums fixed (only a bound is wrong)
+ *   rel_patch DB catput NAME KEY VAL   raw LMDB put into named database NAME of
+ *   rel_patch DB catdel NAME KEY       DB's catalog (KEY, VAL in hex; "" empty),
+ *                                   or delete KEY: damage the catalog's own
+ *                                   records (SPEC §12.2) behind symdb's back
  *
  * With $REL_PATCH_DB set to the database directory, unsort and badstr also
  * store the new Header_Checksum in the file's catalog entry (SPEC §12.3), so
@@ -145,6 +149,58 @@ static int do_badstr(void)
 	return recatalog();
 }
 
+static int unhex(const char *s, uint8_t *out, size_t cap, size_t *n)
+{
+	size_t len = strlen(s);
+
+	if (len % 2 || len / 2 > cap)
+		return -1;
+	for (size_t i = 0; i < len / 2; i++) {
+		unsigned b;
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
+			return -1;
+		out[i] = (uint8_t)b;
+	}
+	*n = len / 2;
+	return 0;
+}
+
+/* catput / catdel: one raw write to the catalog, as a damaged or foreign
+ * writer would leave it. */
+static int do_catalog(int argc, char **argv)
+{
+	uint8_t key[512], val[4096];
+	size_t klen, vlen = 0;
+	char env_dir[4096];
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	int put = !strcmp(argv[2], "catput"), rc;
+
+	if (argc != (put ? 6 : 5) || unhex(argv[4], key, sizeof key, &klen) < 0 ||
+	    (put && unhex(argv[5], val, sizeof val, &vlen) < 0)) {
+		fprintf(stderr, "usage: rel_patch DB catput NAME KEYHEX VALHEX | catdel NAME KEYHEX\n");
+		return 2;
+	}
+	MDB_val k = { klen, key }, v = { vlen, val };
+	snprintf(env_dir, sizeof env_dir, "%s/catalog", argv[1]);
+	rc = mdb_env_create(&env);
+	if (rc == 0)
+		rc = mdb_env_set_maxdbs(env, 8);
+	if (rc == 0)
+		rc = mdb_env_open(env, env_dir, 0, 0644);
+	if (rc == 0)
+		rc = mdb_txn_begin(env, NULL, 0, &txn);
+	if (rc == 0 && (rc = mdb_dbi_open(txn, argv[3], 0, &dbi)) == 0)
+		rc = put ? mdb_put(txn, dbi, &k, &v, 0) : mdb_del(txn, dbi, &k, NULL);
+	if (rc == 0)
+		rc = mdb_txn_commit(txn);
+	mdb_env_close(env);
+	if (rc)
+		fprintf(stderr, "rel_patch: %s: %s\n", env_dir, mdb_strerror(rc));
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct stat st;
@@ -155,6 +211,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rel_patch FILE kinds|flip KIND|unsort KIND|badstr\n");
 		return 2;
 	}
+	if (!strcmp(argv[2], "catput") || !strcmp(argv[2], "catdel"))
+		return do_catalog(argc, argv);
 	fd = open(argv[1], O_RDWR);
 	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < FMT_HEADER_SIZE) {
 		perror(argv[1]);

@@ -145,6 +145,39 @@ touch -d "@$HOUR_AGO" "$DB/tmp/$U_DW.AbCdEf"
 check_case leftover "leftover tmp/$U_DW.AbCdEf" none
 [[ -e $DB/tmp/$U_DW.AbCdEf ]] && fail "leftover not removed"
 
+# The catalog's own records (SPEC §12.2, §12.6), damaged behind symdb's back
+# with raw LMDB writes: verify names each one, --repair fixes exactly it.
+hexs() { printf %s "$1" | od -An -tx1 | tr -d ' \n'; }
+N_CPP=$(hexs "$(basename "$CPP")")00$U_CPP
+
+fresh
+"$REL_PATCH" "$DB" catput images "$U_DW" 01ff || fail "catput images"
+run "$SYMDB" --db "$DB" list
+((RC != 0)) || fail "list with an undecodable entry exited 0"
+{ grep -q "^$U_CPP " "$OUT" && grep -q "^$U_LIB " "$OUT"; } ||
+	fail "list did not list the readable entries after the damaged one"
+grep -q "cannot be decoded" "$ERR" || fail "list: no message about the undecodable entry"
+run "$SYMDB" --db "$DB" verify
+grep -q '^2 images checked' "$OUT" || fail "verify did not check the 2 readable entries"
+check_case "undecodable catalog value" "catalog images $U_DW" "$U_DW"
+
+fresh
+"$REL_PATCH" "$DB" catdel names "$N_CPP" || fail "catdel names"
+check_case "missing names record" "catalog names $(basename "$CPP")/$U_CPP: no names record" none
+
+fresh
+"$REL_PATCH" "$DB" catput names "$(hexs ghost)00$(printf 'ab%.0s' {1..20})" "" ||
+	fail "catput names"
+check_case "dangling names record" "catalog names ghost/$(printf 'ab%.0s' {1..20}): no image" none
+
+fresh
+"$REL_PATCH" "$DB" catput used "$(printf 'cd%.0s' {1..20})" 0000000000000001 || fail "catput used"
+check_case "stale used record" "catalog used $(printf 'cd%.0s' {1..20}): no image" none
+
+fresh
+"$REL_PATCH" "$DB" catput used "$U_CPP" 000001 || fail "catput used"
+check_case "malformed used record" "catalog used $U_CPP: value is not a u64" none
+
 # Usage and a missing database.
 run "$SYMDB" --db "$SCRATCH/nothing" verify
 ((RC == 3)) || fail "verify on a missing database: exit $RC, expected 3"
