@@ -187,7 +187,9 @@ enum fmt_table_kind {
 #define FMT_BI_UNITS                3  /* DWARF units indexed */
 #define FMT_BI_UNITS_SKIPPED        4  /* DWARF units skipped as malformed */
 #define FMT_BI_DWARF_VERSIONS       5  /* bit N set: a unit of DWARF version N was seen */
-#define FMT_BI_COUNT                6
+#define FMT_BI_SOURCE_XXH3          6  /* XXH3-64 (seed 0) of the input's bytes (§12.5) */
+#define FMT_BI_DEBUG_XXH3           7  /* XXH3-64 of the separate debug file used, 0 = none */
+#define FMT_BI_COUNT                8
 
 /* ---- SPEC §12 Catalog --------------------------------------------------- */
 

@@ -15,19 +15,23 @@
  * threads and processes), so add() is thread-safe.
  */
 #define _POSIX_C_SOURCE 200809L /* stat */
-#include "ix_emit.h"
+#include "ix_cage.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "format_header.h"
+#include "fmt_macho.h"
 #include "ix_macho.h"
 
-#define IX_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF)
+#define IX_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE)
 
 struct symdb_builder {
 	rd_catalog *cat;
@@ -109,46 +113,33 @@ void symdb_builder_close(symdb_builder *b)
 	free(b);
 }
 
-/* Is the UUID in the catalog?  0: no; 1: yes and the file it names is there
- * with the recorded size; 2: yes, but the file is missing or replaced, so it
- * must be rebuilt and the entry replaced. */
-static int ix_is_indexed(symdb_builder *b, const symdb_uuid *id, symdb_build_result *res)
+/* Parse and build one ELF image whose UUID is known, and stage it. */
+static int ix_elf_stage(ix_stager *st, const char *path, const symdb_build_opts *o)
 {
-	rd_cat_entry e;
-	char buf[1024];
-	struct stat st;
-
-	if (rd_catalog_get(b->cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
-		return 0;
-	snprintf(res->index_path, sizeof res->index_path, "%s/%s", rd_catalog_dir(b->cat),
-	         e.file);
-	if ((stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) &&
-	    !ix_cold_indexed(res->index_path, e.file_size)) { /* compacted: §12.8 */
-		res->index_path[0] = 0;
-		return 2;
-	}
-	res->file_size = e.file_size;
-	return 1;
-}
-
-/* Parse, build and publish one image whose UUID is known. */
-static int ix_build_one(symdb_builder *b, const char *path, const symdb_build_opts *o,
-                        int replace, symdb_build_result *res)
-{
+	char debug_path[4096] = "";
+	symdb_uuid id;
 	ix_image img;
 	ix_output *out;
-	int rc, raced = 0;
+	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
+	int rc;
 
+	rc = ix_elf_precheck(path, o->errbuf, o->errbuf_sz);
+	if (rc == 0)
+		rc = symdb_file_uuid(path, &uo, &id);
+	if (rc)
+		return rc;
 	out = calloc(1, sizeof *out);
 	if (!out || ix_image_init(&img) < 0) {
 		free(out);
 		return fmt_err(o->errbuf, o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	}
 	rc = ix_elf_load(&img, path, o->errbuf, o->errbuf_sz);
-	img.uuid = res->uuid;
+	img.uuid = id;
+	if (rc == 0 && ix_file_xxh3(path, NULL, &img.build_info[FMT_BI_SOURCE_XXH3]) < 0)
+		rc = fmt_err(o->errbuf, o->errbuf_sz, -EIO, "%s: cannot read it again", path);
 	if (rc == 0 && !(o->flags & SYMDB_BUILD_NO_DWARF))
-		rc = ix_dwarf_attach(&img, path, o, res->debug_path, sizeof res->debug_path,
-		                     o->errbuf, o->errbuf_sz);
+		rc = ix_dwarf_attach(&img, path, o, debug_path, sizeof debug_path, o->errbuf,
+		                     o->errbuf_sz);
 	/* Nothing to resolve: refuse rather than publish an empty index. */
 	if (rc == 0 && img.symbols.n == 0 && !(img.header_flags & FMT_FLAG_HAS_DWARF))
 		rc = fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_BAD_OBJECT,
@@ -156,18 +147,106 @@ static int ix_build_one(symdb_builder *b, const char *path, const symdb_build_op
 	if (rc == 0)
 		rc = ix_tables_build(&img, out, o->errbuf, o->errbuf_sz);
 	if (rc == 0)
-		rc = ix_publish(b->cat, &img, out, !replace, &raced,
-		                res->index_path, sizeof res->index_path, o->errbuf, o->errbuf_sz);
-	if (rc == 0) {
-		res->skipped = raced;
-		res->file_size = out->plan.file_size;
-		res->nsymbols = out->nsymbols;
-		res->nline_rows = out->nline_rows;
-		res->ninline_nodes = out->ninline_nodes;
-	}
+		rc = ix_stage_image(st, &img, out, "", debug_path, o->errbuf, o->errbuf_sz);
 	ix_output_free(out);
 	free(out);
 	ix_image_free(&img);
+	return rc;
+}
+
+int ix_stage_input(ix_stager *st, const char *path, const symdb_build_opts *o)
+{
+	/* Mach-O, universal files and .dSYM bundles: every slice is an image. */
+	int rc = ix_macho_stage(st, path, o);
+
+	return rc != 1 ? rc : ix_elf_stage(st, path, o);
+}
+
+/* Is path a Mach-O file or a .dSYM bundle (1), or anything else (0)? */
+static int ix_is_macho(const char *path, int *is_dir)
+{
+	uint8_t head[8];
+	struct stat st;
+	ssize_t got;
+	int fd;
+
+	*is_dir = 0;
+	if (stat(path, &st) != 0)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		char sub[4096];
+		struct stat ds;
+		*is_dir = 1;
+		return (size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", path) <
+		               sizeof sub &&
+		       stat(sub, &ds) == 0 && S_ISDIR(ds.st_mode);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = pread(fd, head, sizeof head, 0);
+	close(fd);
+	return got == (ssize_t)sizeof head && fmt_mo_kind(head, sizeof head);
+}
+
+/* Add the UUIDs of one Mach-O file to ex (reader code: symdb_file_uuids). */
+static int ix_expect_add(ix_expect *ex, const char *path, const symdb_build_opts *o)
+{
+	symdb_file_image fi[SYMDB_BUILD_MAX_IMAGES];
+	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
+	int n = symdb_file_uuids(path, &uo, fi, SYMDB_BUILD_MAX_IMAGES);
+
+	for (int i = 0; i < n && i < SYMDB_BUILD_MAX_IMAGES; i++)
+		if (ex->n < SYMDB_BUILD_MAX_IMAGES) {
+			memcpy(ex->arch[ex->n], fi[i].arch, sizeof ex->arch[0]);
+			ex->uuid[ex->n++] = fi[i].uuid;
+		}
+	return n < 0 ? n : 0;
+}
+
+/* Every file of a .dSYM bundle's Contents/Resources/DWARF/. */
+static int ix_expect_dsym(ix_expect *ex, const char *dir, const symdb_build_opts *o)
+{
+	char sub[4096], file[4096 + 260];
+	struct dirent *de;
+	DIR *dp;
+	int rc = 0;
+
+	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", dir) >= sizeof sub)
+		return fmt_err(o->errbuf, o->errbuf_sz, -ENAMETOOLONG, "%s: path too long", dir);
+	dp = opendir(sub);
+	while (dp && rc == 0 && (de = readdir(dp)) != NULL) {
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof file, "%s/%s", sub, de->d_name);
+		if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
+			rc = ix_expect_add(ex, file, o);
+	}
+	if (dp)
+		closedir(dp);
+	(void)rc; /* a bad file is reported by the stage itself */
+	return 0;
+}
+
+/* The UUIDs of path's images, computed by the parent with the reader's code
+ * (fuzzed), before any DWARF or symbol table is parsed. */
+static int ix_expect_input(ix_expect *ex, const char *path, const symdb_build_opts *o)
+{
+	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
+	int is_dir, rc;
+
+	memset(ex, 0, sizeof *ex);
+	if (ix_is_macho(path, &is_dir)) {
+		ex->is_macho = 1;
+		ex->is_dsym = is_dir;
+		return is_dir ? ix_expect_dsym(ex, path, o) : ix_expect_add(ex, path, o);
+	}
+	rc = ix_elf_precheck(path, o->errbuf, o->errbuf_sz);
+	if (rc == 0)
+		rc = symdb_file_uuid(path, &uo, &ex->uuid[0]);
+	if (rc == 0)
+		ex->n = 1;
 	return rc;
 }
 
@@ -176,8 +255,9 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 {
 	symdb_build_opts o;
 	symdb_build_result local;
-	SYMDB_OPTS(symdb_open_opts, uo, .flags = 0);
-	int rc, state;
+	ix_expect ex;
+	ix_stager *st;
+	int rc;
 
 	rc = ix_opts(opts, &o);
 	if (rc)
@@ -187,22 +267,27 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	if (!out)
 		out = &local;
 	memset(out, 0, sizeof *out);
-	/* Mach-O, universal files and .dSYM bundles: every slice is an image. */
-	rc = ix_macho_add(b->cat, path, &o, out);
-	if (rc != 1)
-		return rc;
-	rc = ix_elf_precheck(path, o.errbuf, o.errbuf_sz);
+	rc = ix_expect_input(&ex, path, &o);
 	if (rc)
 		return rc;
-	uo.errbuf = o.errbuf;
-	uo.errbuf_sz = o.errbuf_sz;
-	rc = symdb_file_uuid(path, &uo, &out->uuid);
-	if (rc)
-		return rc;
-	state = (o.flags & SYMDB_BUILD_FORCE) ? 2 : ix_is_indexed(b, &out->uuid, out);
-	if (state == 1) {
-		out->skipped = 1;
+	if (!(o.flags & SYMDB_BUILD_FORCE) && ix_stage_unchanged(b->cat, path, &ex, out))
 		return 0;
-	}
-	return ix_build_one(b, path, &o, state == 2, out);
+	st = calloc(1, sizeof *st);
+	if (!st)
+		return fmt_err(o.errbuf, o.errbuf_sz, -ENOMEM, "%s: out of memory", path);
+	st->dir = rd_catalog_dir(b->cat);
+	st->fd = -1;
+	/* The cage's output is untrusted: verify every checksum before publishing
+	 * it.  In-process output comes from this very code, as before. */
+	if (o.flags & SYMDB_BUILD_ISOLATE)
+		rc = ix_cage_run(st, path, &o);
+	else
+		rc = ix_stage_input(st, path, &o);
+	if (rc == 0)
+		rc = ix_stage_commit(b->cat, st, path, &ex, &o, (o.flags & SYMDB_BUILD_ISOLATE) != 0,
+		                     out);
+	else
+		ix_stage_discard(st);
+	free(st);
+	return rc;
 }

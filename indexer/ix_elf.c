@@ -24,7 +24,7 @@
  * Sorting and alias resolution happen in ix_tables.c.
  */
 #define _POSIX_C_SOURCE 200809L /* open flags, pread, fstat */
-#include "ix_emit.h"
+#include "ix_cage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +83,11 @@ static pthread_once_t ex_once = PTHREAD_ONCE_INIT;
 static void ex_libelf_init(void)
 {
 	elf_version(EV_CURRENT);
+}
+
+void ix_elf_init(void)
+{
+	pthread_once(&ex_once, ex_libelf_init);
 }
 
 /* ---- the file and its headers ------------------------------------------ */

@@ -53,6 +53,18 @@ IX_HIDDEN int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_p
                              int only_if_absent, int *raced, char *index_path,
                              size_t index_path_sz, char *errbuf, size_t errbuf_sz);
 
+/* Steps 1-2 only: write and fsync the index file as DB/tmp/UUIDHEX<tag>.XXXXXX
+ * (dir is the database directory); tmp receives the name.  On error no temp
+ * file is left. */
+IX_HIDDEN int ix_write_tmp(const char *dir, const symdb_uuid *id, const char *tag,
+                           const ix_output *out, char *tmp, size_t tmp_sz, char *errbuf,
+                           size_t errbuf_sz);
+
+/* ix_import.c: the catalog entry of a validated index file at tmp (header
+ * facts from info plus the header checksum read from the file). */
+IX_HIDDEN int ix_entry_from_file(const char *tmp, const symdb_image_info *info,
+                                 rd_cat_entry *e);
+
 /* ix_build.c, for ix_import.c: the builder's catalog; option checking. */
 IX_HIDDEN rd_catalog *ix_builder_catalog(symdb_builder *b);
 IX_HIDDEN int ix_builder_opts(const symdb_build_opts *in, symdb_build_opts *o);

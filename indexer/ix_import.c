@@ -135,7 +135,7 @@ static int imp_is_indexed(rd_catalog *cat, const symdb_uuid *id, symdb_build_res
 }
 
 /* The catalog entry of a validated file: header facts plus its checksum. */
-static int imp_entry(const char *tmp, const symdb_image_info *info, rd_cat_entry *e)
+int ix_entry_from_file(const char *tmp, const symdb_image_info *info, rd_cat_entry *e)
 {
 	uint8_t h[FMT_HEADER_SIZE];
 	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
@@ -207,7 +207,7 @@ int symdb_builder_import_file(symdb_builder *b, const char *index_path,
 		unlink(tmp);
 		return 0;
 	}
-	if (rc == 0 && (rc = imp_entry(tmp, &info, &e)) != 0)
+	if (rc == 0 && (rc = ix_entry_from_file(tmp, &info, &e)) != 0)
 		rc = fmt_err(o.errbuf, o.errbuf_sz, rc, "%s: cannot read header: %s", tmp,
 		             symdb_strerror(rc));
 	if (rc) {

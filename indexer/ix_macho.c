@@ -41,6 +41,8 @@
 #include "format_header.h"
 #include "ix_dwarf_internal.h"
 
+#include <xxhash.h>
+
 #define MO_N_STAB 0xe0u
 #define MO_N_TYPE 0x0eu
 #define MO_N_SECT 0x0eu
@@ -400,6 +402,7 @@ static int mo_load(ix_image *img, const mo_slice *s, const char *path, char *eb,
 	img->machine_sub = s->h.cpusubtype;
 	img->base_address = s->has_text ? s->text_vmaddr : 0;
 	img->build_info[FMT_BI_SOURCE_SIZE] = s->n;
+	img->build_info[FMT_BI_SOURCE_XXH3] = XXH3_64bits(s->p, (size_t)s->n);
 	memset(&img->uuid, 0, sizeof img->uuid);
 	memcpy(img->uuid.bytes, s->uuid, 16);
 	img->uuid.len = 16;
@@ -471,35 +474,11 @@ static int mo_sections(ix_sections *d, const mo_slice *s, const char *path, char
 
 /* ---- building and publishing ---------------------------------------------- */
 
-/* One add() call: where results go. */
+/* One add() call: where staged images go (ix_cage.h). */
 typedef struct mo_job {
-	rd_catalog *cat;
+	ix_stager *st;
 	const symdb_build_opts *o;
-	symdb_build_result *res;
 } mo_job;
-
-/* 1: indexed and intact, nothing to do; 0: absent, build; -1: indexed
- * without DWARF while we now have it, rebuild over it (a dSYM indexed after
- * its stripped binary). */
-static int mo_indexed(const mo_job *j, const uint8_t *uuid, int with_dwarf, char *ipath,
-                      size_t ipath_sz, uint64_t *fsize)
-{
-	rd_cat_entry e;
-	char buf[1024];
-	struct stat st;
-
-	if (j->o->flags & SYMDB_BUILD_FORCE)
-		return -1;
-	if (rd_catalog_get(j->cat, uuid, 16, &e, buf, sizeof buf) != 0)
-		return 0;
-	snprintf(ipath, ipath_sz, "%s/%s", rd_catalog_dir(j->cat), e.file);
-	if (stat(ipath, &st) < 0 || (uint64_t)st.st_size != e.file_size)
-		return -1;
-	if (with_dwarf && !(e.flags & FMT_FLAG_HAS_DWARF))
-		return -1;
-	*fsize = e.file_size;
-	return 1;
-}
 
 static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_slice *dw,
                    const char *dw_path, const symdb_build_opts *o)
@@ -510,6 +489,8 @@ static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_
 	int rc = mo_load(img, s, path, eb, ebsz);
 
 	if (rc == 0 && dw && dw->has_dwarf && !(o->flags & SYMDB_BUILD_NO_DWARF)) {
+		if (dw != s) /* a companion dSYM's slice (§12.5: same-contents test) */
+			img->build_info[FMT_BI_DEBUG_XXH3] = XXH3_64bits(dw->p, (size_t)dw->n);
 		rc = mo_sections(&d, dw, dw_path, eb, ebsz);
 		if (rc == 0) {
 			rc = ix_dwarf_index_sections(img, &d, eb, ebsz);
@@ -522,39 +503,17 @@ static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_
 	return rc;
 }
 
-/* Index one slice s of path; its DWARF comes from dw (s itself, a companion
- * dSYM's slice, or NULL). */
+/* Index one slice s of path into a staged temp file; its DWARF comes from
+ * dw (s itself, a companion dSYM's slice, or NULL).  Whether the image is
+ * already indexed is decided when the stage is committed (ix_cage.c). */
 static int mo_build_slice(mo_job *j, const mo_slice *s, const char *path, const mo_slice *dw,
                           const char *dw_path)
 {
-	symdb_build_result *res = j->res;
-	symdb_build_image *bi = &res->images[res->nimages];
 	const char *arch = fmt_mo_arch_name(s->h.cputype, s->h.cpusubtype);
-	const int first = res->nimages == 0;
-	char ipath[4096] = "";
-	uint64_t fsize = 0;
 	ix_output *out;
 	ix_image img;
-	int rc, raced = 0, state;
+	int rc;
 
-	memset(bi, 0, sizeof *bi);
-	memcpy(bi->uuid.bytes, s->uuid, 16);
-	bi->uuid.len = 16;
-	bi->uuid.kind = SYMDB_UUID_MACHO;
-	snprintf(bi->arch, sizeof bi->arch, "%s", arch ? arch : "unknown");
-	res->nimages++;
-	if (first)
-		res->uuid = bi->uuid;
-	state = mo_indexed(j, s->uuid, dw && dw->has_dwarf, ipath, sizeof ipath, &fsize);
-	if (state == 1) {
-		bi->skipped = 1;
-		if (first) {
-			res->skipped = 1;
-			res->file_size = fsize;
-			snprintf(res->index_path, sizeof res->index_path, "%s", ipath);
-		}
-		return 0;
-	}
 	out = calloc(1, sizeof *out);
 	if (!out || ix_image_init(&img) < 0) {
 		free(out);
@@ -564,21 +523,11 @@ static int mo_build_slice(mo_job *j, const mo_slice *s, const char *path, const 
 	if (rc == 0)
 		rc = ix_tables_build(&img, out, j->o->errbuf, j->o->errbuf_sz);
 	if (rc == 0)
-		rc = ix_publish(j->cat, &img, out, state == 0, &raced, ipath, sizeof ipath,
-		                j->o->errbuf, j->o->errbuf_sz);
-	if (rc == 0) {
-		bi->skipped = raced;
-		if (first) {
-			res->skipped = raced;
-			res->file_size = out->plan.file_size;
-			res->nsymbols = out->nsymbols;
-			res->nline_rows = out->nline_rows;
-			res->ninline_nodes = out->ninline_nodes;
-			snprintf(res->index_path, sizeof res->index_path, "%s", ipath);
-			if (dw && dw != s && (img.header_flags & FMT_FLAG_HAS_DWARF))
-				snprintf(res->debug_path, sizeof res->debug_path, "%s", dw_path);
-		}
-	}
+		rc = ix_stage_image(j->st, &img, out, arch ? arch : "unknown",
+		                    dw && dw != s && (img.header_flags & FMT_FLAG_HAS_DWARF)
+		                            ? dw_path
+		                            : "",
+		                    j->o->errbuf, j->o->errbuf_sz);
 	ix_output_free(out);
 	free(out);
 	ix_image_free(&img);
@@ -674,7 +623,7 @@ static int mo_add_file(mo_job *j, const char *path)
 		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	d = f + 1;
 	rc = mo_file_open(f, path, j->o->errbuf, j->o->errbuf_sz);
-	if (rc == 0 && f->n + j->res->nimages > SYMDB_BUILD_MAX_IMAGES)
+	if (rc == 0 && f->n + j->st->n > SYMDB_BUILD_MAX_IMAGES)
 		rc = fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_TOO_BIG,
 		             "%s: more than %d images in one input", path, SYMDB_BUILD_MAX_IMAGES);
 	if (rc == 0 && f->s[0].h.filetype != FMT_MO_MH_DSYM && !(j->o->flags & SYMDB_BUILD_NO_DWARF))
@@ -749,10 +698,9 @@ static int mo_is_dsym_dir(const char *path)
 	return stat(sub, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int ix_macho_add(rd_catalog *cat, const char *path, const symdb_build_opts *o,
-                 symdb_build_result *res)
+int ix_macho_stage(ix_stager *stg, const char *path, const symdb_build_opts *o)
 {
-	mo_job j = { cat, o, res };
+	mo_job j = { stg, o };
 	uint8_t head[8];
 	struct stat st;
 	ssize_t got;

@@ -9,14 +9,12 @@
 #ifndef SYMDB_IX_MACHO_H
 #define SYMDB_IX_MACHO_H
 
-#include "ix_emit.h"
+#include "ix_cage.h"
 
 /* Index every image of path when it is a Mach-O file (thin or universal) or
- * a .dSYM bundle directory, publishing each into cat.  Returns 1 when path
- * is neither (the caller goes on with ELF), else 0 or a negative code with
- * "PATH: reason" in o->errbuf.  res describes the first image and lists all
- * of them (res->nimages, res->images). */
-IX_HIDDEN int ix_macho_add(rd_catalog *cat, const char *path, const symdb_build_opts *o,
-                           symdb_build_result *res);
+ * a .dSYM bundle directory, staging each into st (ix_cage.h).  Returns 1
+ * when path is neither (the caller goes on with ELF), else 0 or a negative
+ * code with "PATH: reason" in o->errbuf.  Touches no catalog. */
+IX_HIDDEN int ix_macho_stage(ix_stager *st, const char *path, const symdb_build_opts *o);
 
 #endif /* SYMDB_IX_MACHO_H */

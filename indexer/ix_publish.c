@@ -43,7 +43,7 @@ static int pub_fail(struct pub *p, int rc, const char *path, const char *what)
 	return fmt_err(p->eb, p->ebsz, rc, "%s: %s: %s", path, what, symdb_strerror(rc));
 }
 
-static int pub_paths(struct pub *p, const symdb_uuid *id)
+static int pub_paths(struct pub *p, const symdb_uuid *id, const char *tag)
 {
 	if (id->len == 0 || id->len > FMT_UUID_MAX)
 		return fmt_err(p->eb, p->ebsz, SYMDB_E_INVAL, "image has no UUID");
@@ -53,7 +53,7 @@ static int pub_paths(struct pub *p, const symdb_uuid *id)
 	            sizeof p->subdir ||
 	    (size_t)snprintf(p->final, sizeof p->final, "%s/%s", p->dir, p->rel) >=
 	            sizeof p->final ||
-	    (size_t)snprintf(p->tmp, sizeof p->tmp, "%s/tmp/%s.XXXXXX", p->dir, p->hex) >=
+	    (size_t)snprintf(p->tmp, sizeof p->tmp, "%s/tmp/%s%s.XXXXXX", p->dir, p->hex, tag) >=
 	            sizeof p->tmp)
 		return fmt_err(p->eb, p->ebsz, -ENAMETOOLONG, "%s: path too long", p->dir);
 	return 0;
@@ -172,7 +172,7 @@ int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int o
 	*raced = 0;
 	if (img->image_name >= nlen)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "internal error: bad image name");
-	rc = pub_paths(&p, &img->uuid);
+	rc = pub_paths(&p, &img->uuid, "");
 	if (rc == 0)
 		rc = pub_write_tmp(&p, out);
 	if (rc == 0)
@@ -215,7 +215,7 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 	memset(&id, 0, sizeof id);
 	id.len = e->uuid_len <= sizeof id.bytes ? e->uuid_len : 0;
 	memcpy(id.bytes, e->uuid, id.len);
-	rc = pub_paths(&p, &id);
+	rc = pub_paths(&p, &id, "");
 	if (rc == 0 && (size_t)snprintf(p.tmp, sizeof p.tmp, "%s", tmp_path) >= sizeof p.tmp)
 		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", tmp_path);
 	if (rc) {
@@ -242,4 +242,27 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 	if (index_path && index_path_sz)
 		snprintf(index_path, index_path_sz, "%s", p.final);
 	return 0;
+}
+
+/* Step 1-2 of SPEC §12.5 only: the index file of one image written and
+ * fsynced as DB/tmp/UUIDHEX<tag>.XXXXXX (tag names the cage child that wrote
+ * it, so its parent can find leftovers).  Used by the stager (ix_cage.c). */
+int ix_write_tmp(const char *dir, const symdb_uuid *id, const char *tag, const ix_output *out,
+                 char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
+{
+	struct pub p;
+	int rc;
+
+	memset(&p, 0, sizeof p);
+	p.dir = dir;
+	p.eb = eb;
+	p.ebsz = ebsz;
+	rc = pub_paths(&p, id, tag);
+	if (rc == 0)
+		rc = pub_write_tmp(&p, out);
+	if (rc == 0 && (size_t)snprintf(tmp, tmp_sz, "%s", p.tmp) >= tmp_sz) {
+		unlink(p.tmp);
+		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", p.tmp);
+	}
+	return rc;
 }

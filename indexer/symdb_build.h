@@ -32,6 +32,28 @@ typedef struct symdb_builder symdb_builder;
 #define SYMDB_BUILD_FORCE    0x1u
 /** Index symbol tables only; ignore DWARF. */
 #define SYMDB_BUILD_NO_DWARF 0x2u
+/**
+ * Parse each input in a forked, resource-limited child process (the cage,
+ * SPEC §12.5).  The child parses the input, writes the index file(s) to
+ * DB/tmp and reports them over a pipe; this process never runs the ELF,
+ * Mach-O or DWARF parsers on the input, verifies every checksum of the
+ * child's files, and publishes them itself.  A crash, abort, hang or memory
+ * exhaustion of the child becomes an error for that input only
+ * ("PATH: indexer crashed: signal 11 (Segmentation fault)").
+ *
+ * What forking means for the caller: symdb_builder_add() calls fork() and
+ * waitpid() on that child only (never waitpid(-1)), so a SIGCHLD handler of
+ * the application sees it; the child inherits the caller's signal
+ * dispositions, closes every descriptor but its pipe and stdio, sets
+ * PR_SET_PDEATHSIG (it dies with the *thread* that forked it), and leaves
+ * with _exit (no atexit handlers, no stdio flush).  Forking from a threaded
+ * process is safe here because the child only uses malloc (glibc resets its
+ * locks in the child), its own file descriptors and code that takes no lock
+ * another thread could hold: libelf is initialised before the fork, and the
+ * child never touches the catalog (LMDB forbids using an environment across
+ * fork).
+ */
+#define SYMDB_BUILD_ISOLATE  0x4u
 
 typedef struct symdb_build_opts {
 	size_t sz;             /**< sizeof(symdb_build_opts) (SYMDB_OPTS) */
@@ -39,6 +61,14 @@ typedef struct symdb_build_opts {
 	const char *debug_dir; /**< extra directory searched for separate debug files, or NULL */
 	char *errbuf;          /**< optional one-line reason on failure */
 	size_t errbuf_sz;
+	/** SYMDB_BUILD_ISOLATE: wall-clock limit per input in seconds (also its
+	 *  CPU-time limit); 0 = 60 s plus 1 s per MiB of input. */
+	unsigned timeout_s;
+	/** SYMDB_BUILD_ISOLATE: the child's address-space limit (RLIMIT_AS,
+	 *  also its output-file limit RLIMIT_FSIZE) in bytes; 0 = the larger of
+	 *  8 GiB and 64 times the input size.  Not applied under
+	 *  AddressSanitizer, which reserves terabytes of address space. */
+	uint64_t memory_limit;
 } symdb_build_opts;
 
 /** At most this many images are listed per input (FMT_MO_MAX_SLICES). */
@@ -49,6 +79,7 @@ typedef struct symdb_build_opts {
 typedef struct symdb_build_image {
 	symdb_uuid uuid;
 	int skipped;  /**< 1: already indexed, nothing written */
+	int replaced; /**< 1: replaced an index without DWARF (SPEC §12.5) */
 	char arch[16]; /**< "arm64", "x86_64", ... */
 } symdb_build_image;
 
@@ -66,6 +97,9 @@ typedef struct symdb_build_result {
 	 *  describe images[0]); 0 for ELF. */
 	unsigned nimages;
 	symdb_build_image images[SYMDB_BUILD_MAX_IMAGES];
+	/** 1: the UUID was indexed from an input without DWARF; this one has
+	 *  it, so it replaced that index (SPEC §12.5). */
+	int replaced;
 } symdb_build_result;
 
 /**
@@ -82,10 +116,19 @@ SYMDB_API void symdb_builder_close(symdb_builder *b);
 
 /**
  * @brief symdb_builder_add() indexes one binary and publishes it.
+ *
+ * Same build-id, different contents (SPEC §12.5): an image already indexed
+ * from the same bytes (the input itself or the separate debug file it was
+ * indexed with) is skipped; from different bytes, the new input replaces the
+ * index when it has DWARF and the index has none (out->replaced), is skipped
+ * when the index has DWARF and it has none, and is otherwise refused with
+ * SYMDB_E_EXISTS (the existing index is kept; SYMDB_BUILD_FORCE replaces).
  * @return 0 (out->skipped says whether anything was written); -errno for I/O
  *         errors (-ENOSPC: nothing was published); SYMDB_E_BAD_OBJECT for an
- *         input that is not a supported object; SYMDB_E_TOO_BIG past a format
- *         limit.  opts->errbuf names the file and the reason.
+ *         input that is not a supported object, or whose isolated indexer
+ *         crashed; -ETIMEDOUT / -ENOMEM when it ran out of time or memory;
+ *         SYMDB_E_EXISTS for a same-build-id conflict; SYMDB_E_TOO_BIG past a
+ *         format limit.  opts->errbuf names the file and the reason.
  * @note Thread-safe on one builder.
  */
 SYMDB_API int symdb_builder_add(symdb_builder *b, const char *path,

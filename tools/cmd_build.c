@@ -32,6 +32,8 @@ struct build_run {
 	size_t nfiles;
 	unsigned flags;
 	const char *debug_dir;
+	unsigned timeout_s;    /* --timeout; 0 = the library's scaled default */
+	uint64_t memory_limit; /* --memory-limit; 0 = the library's default */
 	int quiet, tty;
 	atomic_size_t next;
 	pthread_mutex_t lock; /* guards everything below */
@@ -115,7 +117,9 @@ static char *macho_lines(const char *path, const symdb_build_result *res)
 		symdb_uuid_format(&im->uuid, hex);
 		next = dup_printf("%s%s %s %s (%s%s)\n", acc ? acc : "",
 		                  im->skipped ? "skipped" : "indexed", hex, path, im->arch,
-		                  im->skipped ? ", already indexed" : "");
+		                  im->skipped    ? ", already indexed"
+		                  : im->replaced ? ", replaced an index without DWARF"
+		                                 : "");
 		free(acc);
 		acc = next;
 	}
@@ -127,17 +131,24 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	const char *path = r->files[i];
 	char err[1024] = "";
 	SYMDB_OPTS(symdb_build_opts, o, .flags = r->flags, .debug_dir = r->debug_dir,
-	           .errbuf = err, .errbuf_sz = sizeof(err));
+	           .errbuf = err, .errbuf_sz = sizeof(err), .timeout_s = r->timeout_s,
+	           .memory_limit = r->memory_limit);
 	memset(res, 0, sizeof(*res));
 	int rc = symdb_builder_add(r->b, path, &o, res);
 	char hex[2 * SYMDB_UUID_MAX + 1];
 	char *out = NULL, *errl = NULL;
-	if (rc == 0 && res->nimages > 0) {
-		out = macho_lines(path, res);
+	if ((rc == 0 || rc == SYMDB_E_EXISTS) && res->nimages > 0)
+		out = macho_lines(path, res); /* a conflict still lists the other images */
+	if (out) {
+		if (rc)
+			errl = error_line(path, rc, err);
 	} else if (rc == 0) {
 		symdb_uuid_format(&res->uuid, hex);
 		if (res->skipped)
 			out = dup_printf("skipped %s %s (already indexed)\n", hex, path);
+		else if (res->replaced)
+			out = dup_printf("indexed %s %s (replaced an index without DWARF)\n", hex,
+			                 path);
 		else if (res->debug_path[0])
 			out = dup_printf("indexed %s %s (debug file %s)\n", hex, path,
 			                 res->debug_path);
@@ -181,6 +192,43 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* --timeout SECONDS: 1 .. 1 day. */
+static int parse_timeout(const char *v, unsigned *out)
+{
+	uint64_t n;
+	if (cli_parse_u64(v, strlen(v), &n) < 0 || n == 0 || n > 86400) {
+		cli_err(NULL, "build: invalid timeout '%s' (seconds, 1 to 86400)", v);
+		return -1;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* --memory-limit SIZE: bytes, or with a K/M/G/T suffix (powers of 1024);
+ * at least 64M, so that the indexer itself can start. */
+static int parse_memory(const char *v, uint64_t *out)
+{
+	size_t n = strlen(v);
+	unsigned shift = 0;
+	uint64_t x;
+	if (n > 1) {
+		switch (v[n - 1]) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		case 't': case 'T': shift = 40; break;
+		default: break;
+		}
+	}
+	if (cli_parse_u64(v, shift ? n - 1 : n, &x) < 0 || (shift && x > (UINT64_MAX >> shift)) ||
+	    (x << shift) < (64ull << 20) || (x << shift) > (1ull << 50)) {
+		cli_err(NULL, "build: invalid memory limit '%s' (e.g. 2G; at least 64M)", v);
+		return -1;
+	}
+	*out = x << shift;
+	return 0;
+}
+
 static int parse_jobs(const char *v, unsigned *jobs)
 {
 	uint64_t n;
@@ -219,6 +267,14 @@ static int parse_build_args(struct build_run *r, struct cli_global *g, unsigned 
 			r->flags |= SYMDB_BUILD_FORCE;
 		} else if (!strcmp(a, "--no-dwarf")) {
 			r->flags |= SYMDB_BUILD_NO_DWARF;
+		} else if (!strcmp(a, "--no-isolate")) {
+			r->flags &= ~SYMDB_BUILD_ISOLATE;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--timeout", &v)) != 0) {
+			if (m < 0 || parse_timeout(v, &r->timeout_s) < 0)
+				return -CLI_EXIT_USAGE;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
+			if (m < 0 || parse_memory(v, &r->memory_limit) < 0)
+				return -CLI_EXIT_USAGE;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			r->quiet = 1;
 		} else if ((m = cli_opt_value(argc, argv, &i, "--db", &v)) != 0) {
@@ -285,6 +341,7 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 	struct cli_global g = *g0;
 	struct build_run r;
 	memset(&r, 0, sizeof(r));
+	r.flags = SYMDB_BUILD_ISOLATE; /* the CLI parses untrusted inputs in the cage */
 	unsigned jobs = 1;
 	int nf = parse_build_args(&r, &g, &jobs, argc, argv);
 	if (nf < 0)

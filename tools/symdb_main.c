@@ -22,12 +22,18 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
 	{ "build", cli_cmd_build, "index binaries into the database",
-	  "usage: symdb build [--db DIR] [--force] [-j N] [--debug-dir DIR] [--no-dwarf] FILE...\n"
+	  "usage: symdb build [--db DIR] [--force] [-j N] [--debug-dir DIR] [--no-dwarf]\n"
+	  "                   [--no-isolate] [--timeout SECONDS] [--memory-limit SIZE] FILE...\n"
 	  "\n"
 	  "Index each FILE (ELF executable, shared object or .debug file) and publish\n"
-	  "its index file in the database.  An image already indexed (same UUID) is\n"
-	  "skipped unless --force.  One line per file on stdout, in argument order:\n"
+	  "its index file in the database.  Each FILE is parsed in a separate,\n"
+	  "resource-limited process; its output is verified before it is published.\n"
+	  "An image already indexed (same UUID) from the same contents is skipped; from\n"
+	  "different contents it is replaced when only the new input has DWARF, and is\n"
+	  "otherwise a conflict (exit status 1) unless --force.  One line per file on\n"
+	  "stdout, in argument order:\n"
 	  "  indexed UUID FILE [(debug file PATH)]\n"
+	  "  indexed UUID FILE (replaced an index without DWARF)\n"
 	  "  skipped UUID FILE (already indexed)\n"
 	  "A Mach-O FILE (thin or universal, or a .dSYM bundle) gives one image per\n"
 	  "architecture, keyed by its LC_UUID, one line each:\n"
@@ -42,6 +48,10 @@ static const struct subcommand commands[] = {
 	  "  -j N, --jobs N   index N files in parallel (default 1)\n"
 	  "  --debug-dir DIR  also look for separate debug files (by build-id) in DIR\n"
 	  "  --no-dwarf       index symbol tables only\n"
+	  "  --no-isolate     parse inputs in this process (no crash isolation)\n"
+	  "  --timeout S      give up on a FILE after S seconds (default 60 + 1 per MiB)\n"
+	  "  --memory-limit SIZE  address-space limit of the indexer process, e.g. 2G\n"
+	  "                   (default: the larger of 8G and 64 times the FILE's size)\n"
 	  "  -q, --quiet      no per-file lines on stdout\n" },
 	{ "query", cli_cmd_query, "resolve addresses like llvm-symbolizer --obj",
 	  "usage: symdb query [--db DIR] [--obj FILE | --uuid HEX] [options] [ADDR...]\n"
