@@ -554,7 +554,7 @@ static int stage_verify(const ix_staged *r, const ix_expect *ex, int verify, con
 	return 0;
 }
 
-enum stage_action { ST_PUBLISH, ST_REPLACE, ST_SAME, ST_RICHER, ST_CONFLICT };
+enum stage_action { ST_PUBLISH, ST_REPLACE, ST_UPGRADE, ST_SAME, ST_RICHER, ST_CONFLICT };
 
 static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *ni,
                                       const symdb_build_opts *o, char *ipath, size_t ipath_sz,
@@ -573,7 +573,7 @@ static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *n
 	                    ni->build_info[FMT_BI_DEBUG_XXH3]))
 		a = ST_SAME;
 	else if (nd && !(oi->flags & FMT_FLAG_HAS_DWARF))
-		a = ST_REPLACE; /* strictly more: DWARF where the index has none */
+		a = ST_UPGRADE; /* strictly more: DWARF where the index has none */
 	else if (!nd && (oi->flags & FMT_FLAG_HAS_DWARF))
 		a = ST_RICHER;  /* the index already carries more */
 	else
@@ -651,8 +651,7 @@ static int stage_publish_one(rd_catalog *cat, ix_staged *r, symdb_image *img,
 	                    o->errbuf, o->errbuf_sz);
 	r->tmp[0] = 0; /* renamed or removed */
 	if (rc == 0)
-		stage_fill(res, i, r, info, raced, a == ST_REPLACE && oi.file_size != 0, ipath, &oi,
-		           ex->is_macho);
+		stage_fill(res, i, r, info, raced, a == ST_UPGRADE, ipath, &oi, ex->is_macho);
 	return rc;
 }
 
