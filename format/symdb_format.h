@@ -189,7 +189,14 @@ enum fmt_table_kind {
 #define FMT_BI_DWARF_VERSIONS       5  /* bit N set: a unit of DWARF version N was seen */
 #define FMT_BI_SOURCE_XXH3          6  /* XXH3-64 (seed 0) of the input's bytes (§12.5) */
 #define FMT_BI_DEBUG_XXH3           7  /* XXH3-64 of the separate debug file used, 0 = none */
-#define FMT_BI_COUNT                8
+#define FMT_BI_SYMBOL_SOURCE        8  /* FMT_BI_SYMSRC_*: the symbol table indexed */
+#define FMT_BI_COUNT                9
+
+/* §7.7 BUILD_INFO index 8. */
+#define FMT_BI_SYMSRC_NONE   0u /* no symbol table */
+#define FMT_BI_SYMSRC_SYMTAB 1u /* ELF .symtab */
+#define FMT_BI_SYMSRC_DYNSYM 2u /* ELF .dynsym only (a fully stripped file) */
+#define FMT_BI_SYMSRC_NLIST  3u /* Mach-O LC_SYMTAB */
 
 /* ---- SPEC §12 Catalog --------------------------------------------------- */
 

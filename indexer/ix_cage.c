@@ -556,6 +556,19 @@ static int stage_verify(const ix_staged *r, const ix_expect *ex, int verify, con
 
 enum stage_action { ST_PUBLISH, ST_REPLACE, ST_UPGRADE, ST_SAME, ST_RICHER, ST_CONFLICT };
 
+/* How much an image carries (§12.5): 2 DWARF; 1 a full symbol table; 0 only
+ * .dynsym (a fully stripped file).  An index of an earlier writer (no
+ * Symbol_Source) without DWARF counts as 1. */
+static int stage_rank(const symdb_image_info *i)
+{
+	if (i->flags & FMT_FLAG_HAS_DWARF)
+		return 2;
+	if (i->nbuild_info > FMT_BI_SYMBOL_SOURCE &&
+	    i->build_info[FMT_BI_SYMBOL_SOURCE] == FMT_BI_SYMSRC_DYNSYM)
+		return 0;
+	return 1;
+}
+
 static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *ni,
                                       const symdb_build_opts *o, char *ipath, size_t ipath_sz,
                                       symdb_image_info *oi)
@@ -563,7 +576,7 @@ static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *n
 	symdb_image *oimg = NULL;
 	enum stage_action a;
 	int state = stage_existing(cat, &ni->uuid, &oimg, oi, ipath, ipath_sz);
-	const int nd = (ni->flags & FMT_FLAG_HAS_DWARF) != 0;
+	const int nr = stage_rank(ni);
 
 	if (state != 1)
 		a = state == 0 ? ST_PUBLISH : ST_REPLACE;
@@ -572,9 +585,9 @@ static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *n
 	else if (stage_same(oi, ni->build_info[FMT_BI_SOURCE_XXH3],
 	                    ni->build_info[FMT_BI_DEBUG_XXH3]))
 		a = ST_SAME;
-	else if (nd && !(oi->flags & FMT_FLAG_HAS_DWARF))
-		a = ST_UPGRADE; /* strictly more: DWARF where the index has none */
-	else if (!nd && (oi->flags & FMT_FLAG_HAS_DWARF))
+	else if (nr > stage_rank(oi))
+		a = ST_UPGRADE; /* strictly more: DWARF, or a full symbol table */
+	else if (nr < stage_rank(oi))
 		a = ST_RICHER;  /* the index already carries more */
 	else
 		a = ST_CONFLICT;
@@ -651,7 +664,9 @@ static int stage_publish_one(rd_catalog *cat, ix_staged *r, symdb_image *img,
 	                    o->errbuf, o->errbuf_sz);
 	r->tmp[0] = 0; /* renamed or removed */
 	if (rc == 0)
-		stage_fill(res, i, r, info, raced, a == ST_UPGRADE, ipath, &oi, ex->is_macho);
+		stage_fill(res, i, r, info, raced,
+		           a != ST_UPGRADE ? 0 : stage_rank(&oi) == 0 && stage_rank(info) == 1 ? 2 : 1,
+		           ipath, &oi, ex->is_macho);
 	return rc;
 }
 

@@ -562,6 +562,7 @@ static int ex_symbols(struct ex *x, ix_image *img)
 		return rc;
 	ex_find_opd(x, &o);
 	img->build_info[FMT_BI_SYMBOLS_SEEN] = t.n - 1;
+	img->build_info[FMT_BI_SYMBOL_SOURCE] = t.dynsym ? FMT_BI_SYMSRC_DYNSYM : FMT_BI_SYMSRC_SYMTAB;
 	for (i = 1; i < t.n; i++) {
 		rc = ex_symbol(x, img, &t, &o, &f, i);
 		if (rc)

@@ -352,6 +352,7 @@ static int mo_symbols(ix_image *img, const mo_slice *s, const char *path, char *
 	int rc = 0;
 
 	img->build_info[FMT_BI_SYMBOLS_SEEN] = s->nsyms;
+	img->build_info[FMT_BI_SYMBOL_SOURCE] = FMT_BI_SYMSRC_NLIST;
 	if (!s->has_symtab || s->nsyms == 0)
 		return 0;
 	if (!(e = calloc(n, sizeof *e)))

@@ -79,7 +79,8 @@ typedef struct symdb_build_opts {
 typedef struct symdb_build_image {
 	symdb_uuid uuid;
 	int skipped;  /**< 1: already indexed, nothing written */
-	int replaced; /**< 1: replaced an index without DWARF (SPEC §12.5) */
+	int replaced; /**< 1: replaced an index without DWARF; 2: one made from
+	                   .dynsym only, with a full symbol table (SPEC §12.5) */
 	char arch[16]; /**< "arm64", "x86_64", ... */
 } symdb_build_image;
 
@@ -97,8 +98,10 @@ typedef struct symdb_build_result {
 	 *  describe images[0]); 0 for ELF. */
 	unsigned nimages;
 	symdb_build_image images[SYMDB_BUILD_MAX_IMAGES];
-	/** 1: the UUID was indexed from an input without DWARF; this one has
-	 *  it, so it replaced that index (SPEC §12.5). */
+	/** Not 0: the UUID was indexed from an input carrying less, and this
+	 *  one replaced that index (SPEC §12.5): 1 the old one had no DWARF and
+	 *  this one has; 2 the old one had .dynsym only and this one a full
+	 *  symbol table. */
 	int replaced;
 } symdb_build_result;
 
@@ -120,9 +123,10 @@ SYMDB_API void symdb_builder_close(symdb_builder *b);
  * Same build-id, different contents (SPEC §12.5): an image already indexed
  * from the same bytes (the input itself or the separate debug file it was
  * indexed with) is skipped; from different bytes, the new input replaces the
- * index when it has DWARF and the index has none (out->replaced), is skipped
- * when the index has DWARF and it has none, and is otherwise refused with
- * SYMDB_E_EXISTS (the existing index is kept; SYMDB_BUILD_FORCE replaces).
+ * index when it carries strictly more (DWARF over none, a full symbol table
+ * over .dynsym only: out->replaced), is skipped when it carries less, and is
+ * otherwise refused with SYMDB_E_EXISTS (the existing index is kept;
+ * SYMDB_BUILD_FORCE replaces).
  * @return 0 (out->skipped says whether anything was written); -errno for I/O
  *         errors (-ENOSPC: nothing was published); SYMDB_E_BAD_OBJECT for an
  *         input that is not a supported object, or whose isolated indexer

@@ -147,8 +147,9 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 		if (res->skipped)
 			out = dup_printf("skipped %s %s (already indexed)\n", hex, path);
 		else if (res->replaced)
-			out = dup_printf("indexed %s %s (replaced an index without DWARF)\n", hex,
-			                 path);
+			out = dup_printf("indexed %s %s (replaced an index %s)\n", hex, path,
+			                 res->replaced == 2 ? "made from .dynsym only"
+			                                    : "without DWARF");
 		else if (res->debug_path[0])
 			out = dup_printf("indexed %s %s (debug file %s)\n", hex, path,
 			                 res->debug_path);

@@ -65,7 +65,8 @@ FLAG_BITS = {  # (table kind, field) -> bit names, bit 0 first
 BUILD_INFO_NAMES = ("source file size", "symbol-table entries read",
                     "symbols dropped", "DWARF units indexed",
                     "DWARF units skipped", "DWARF versions seen",
-                    "Source_XXH3 of the input", "Debug_XXH3 (0: none)")
+                    "Source_XXH3 of the input", "Debug_XXH3 (0: none)",
+                    "Symbol_Source (1 .symtab, 2 .dynsym, 3 nlist)")
 
 
 def line(off, raw, text):

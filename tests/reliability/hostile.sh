@@ -184,6 +184,21 @@ expect_ok "debian: stripped with its .debug found, then the .debug"
 grep -q "(debug file $W/deb/.build-id" "$OUT" || fail "debian: debug file not found by build-id"
 [[ $(grep -c '^skipped ' "$OUT") == 1 ]] || fail "debian: the .debug after its binary is not skipped"
 note "debian: stripped binary and its .debug file are one image in either order"
+# A `strip` copy (.dynsym only) and a `strip -g` copy (.symtab): the fuller
+# one wins in either order, without an error.
+run "$SYMDB" --db "$SCRATCH/st1" build "$BIN/c_gcc_O2_pie.dynsym" "$BIN/c_gcc_O2_pie.symtab"
+expect_ok "strip then strip -g"
+grep -q 'c_gcc_O2_pie.symtab (replaced an index made from .dynsym only)$' "$OUT" ||
+	fail "strip -g copy did not replace the strip copy: $(cat "$OUT")"
+run "$SYMDB" --db "$SCRATCH/st2" build "$BIN/c_gcc_O2_pie.symtab" "$BIN/c_gcc_O2_pie.dynsym"
+expect_ok "strip -g then strip"
+grep -q '^skipped .*c_gcc_O2_pie.dynsym (already indexed)$' "$OUT" ||
+	fail "strip copy after the strip -g copy not skipped: $(cat "$OUT")"
+a=$(fn_addr "$BIN/c_gcc_O2_pie.symtab" main)
+diff <(llvm_query "$BIN/c_gcc_O2_pie.symtab" "$a") \
+	<("$SYMDB" --db "$SCRATCH/st1" query --obj "$BIN/c_gcc_O2_pie.symtab" "$a") >&2 ||
+	fail "strip -g copy: query differs from llvm-symbolizer-14"
+note "strip / strip -g copies: the .symtab one is kept in either order"
 
 # --- 7. the cage child crashes, aborts, hangs, runs out of memory ----------------
 snapshot
