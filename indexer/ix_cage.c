@@ -67,6 +67,7 @@
 #define IX_CAGE_IMAGE 0x53594931u /* "SYI1": one staged image */
 #define IX_CAGE_END 0x53594945u   /* "SYIE": the child's status */
 #define IX_CAGE_MIN_MEMORY (8ull << 30)
+#define IX_CAGE_MIN_TIMEOUT 120u
 #define IX_CAGE_FD 3
 
 typedef struct ix_cage_msg {
@@ -415,25 +416,53 @@ static int cage_judge(struct cage_run *c, const siginfo_t *si)
 	return 0;
 }
 
-/* Limits for one input (symdb_build.h: 0 = scaled defaults). */
+/* Bytes of input: the file, or every file of a .dSYM bundle's DWARF dir. */
+static uint64_t cage_input_size(const char *path)
+{
+	char sub[4096], f[4096 + 260];
+	struct dirent *de;
+	struct stat st;
+	uint64_t size = 0;
+	DIR *dp;
+
+	if (stat(path, &st) != 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", path) >= sizeof sub)
+		return 0;
+	dp = opendir(sub);
+	while (dp && (de = readdir(dp)) != NULL) {
+		snprintf(f, sizeof f, "%s/%s", sub, de->d_name);
+		if (de->d_name[0] != '.' && stat(f, &st) == 0 && S_ISREG(st.st_mode))
+			size += (uint64_t)st.st_size;
+	}
+	if (dp)
+		closedir(dp);
+	return size;
+}
+
+/* Limits for one input (symdb_build.h: 0 = scaled defaults).  The floors
+ * leave room for a small stripped binary whose separate debug file is large
+ * (the parent does not look for it: that is parsing). */
 static void cage_limits(const char *path, const symdb_build_opts *o, uint64_t *memory,
                         unsigned *timeout)
 {
-	struct stat st;
-	uint64_t size = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	uint64_t size = cage_input_size(path);
 
 	*memory = o->memory_limit;
 	if (!*memory)
 		*memory = size > IX_CAGE_MIN_MEMORY / 64 ? size * 64 : IX_CAGE_MIN_MEMORY;
 	*timeout = o->timeout_s;
 	if (!*timeout)
-		*timeout = 60 + (unsigned)(size >> 20);
+		*timeout = IX_CAGE_MIN_TIMEOUT + (unsigned)((size >> 20) > 86400 ? 86400 : size >> 20);
 }
 
 int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 {
 	struct cage_run c;
 	siginfo_t si;
+	pid_t self = getpid();
 	int p[2], rc;
 
 	memset(&c, 0, sizeof c);
@@ -456,7 +485,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	}
 	if (c.pid == 0) {
 		close(p[0]);
-		cage_child(st, path, o, p[1], getppid(), c.memory, c.timeout);
+		cage_child(st, path, o, p[1], self, c.memory, c.timeout);
 	}
 	close(p[1]);
 	snprintf(st->tag, sizeof st->tag, ".cage-%ld", (long)c.pid);

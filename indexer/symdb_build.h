@@ -62,7 +62,7 @@ typedef struct symdb_build_opts {
 	char *errbuf;          /**< optional one-line reason on failure */
 	size_t errbuf_sz;
 	/** SYMDB_BUILD_ISOLATE: wall-clock limit per input in seconds (also its
-	 *  CPU-time limit); 0 = 60 s plus 1 s per MiB of input. */
+	 *  CPU-time limit); 0 = 120 s plus 1 s per MiB of input. */
 	unsigned timeout_s;
 	/** SYMDB_BUILD_ISOLATE: the child's address-space limit (RLIMIT_AS,
 	 *  also its output-file limit RLIMIT_FSIZE) in bytes; 0 = the larger of

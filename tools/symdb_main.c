@@ -49,7 +49,7 @@ static const struct subcommand commands[] = {
 	  "  --debug-dir DIR  also look for separate debug files (by build-id) in DIR\n"
 	  "  --no-dwarf       index symbol tables only\n"
 	  "  --no-isolate     parse inputs in this process (no crash isolation)\n"
-	  "  --timeout S      give up on a FILE after S seconds (default 60 + 1 per MiB)\n"
+	  "  --timeout S      give up on a FILE after S seconds (default 120 + 1 per MiB)\n"
 	  "  --memory-limit SIZE  address-space limit of the indexer process, e.g. 2G\n"
 	  "                   (default: the larger of 8G and 64 times the FILE's size)\n"
 	  "  -q, --quiet      no per-file lines on stdout\n" },
