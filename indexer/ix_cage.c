@@ -522,13 +522,23 @@ static int stage_existing(rd_catalog *cat, const symdb_uuid *id, symdb_image **o
 	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
 		return 0;
 	snprintf(ipath, ipath_sz, "%s/%s", rd_catalog_dir(cat), e.file);
-	if (stat(ipath, &st) < 0 || (uint64_t)st.st_size != e.file_size ||
-	    symdb_image_open_file(ipath, NULL, oimg) != 0) {
-		ipath[0] = 0;
-		return 2;
+	if (stat(ipath, &st) == 0 && (uint64_t)st.st_size == e.file_size) {
+		if (symdb_image_open_file(ipath, NULL, oimg) == 0) {
+			symdb_image_get_info(*oimg, oi);
+			return 1;
+		}
+	} else if (ix_cold_indexed(ipath, e.file_size)) {
+		/* Compacted (§12.8): its facts come from the cold form,
+		 * decompressed in memory; nothing is thawed on disk. */
+		char lz[4096 + 8];
+		snprintf(lz, sizeof lz, "%s.lz4", ipath);
+		if (symdb_image_open_file(lz, NULL, oimg) == 0) {
+			symdb_image_get_info(*oimg, oi);
+			return 1;
+		}
 	}
-	symdb_image_get_info(*oimg, oi);
-	return 1;
+	ipath[0] = 0;
+	return 2;
 }
 
 /* Was the existing index built from these bytes?  An input is identified by
