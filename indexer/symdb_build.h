@@ -51,7 +51,10 @@ typedef struct symdb_builder symdb_builder;
  * locks in the child), its own file descriptors and code that takes no lock
  * another thread could hold: libelf is initialised before the fork, and the
  * child never touches the catalog (LMDB forbids using an environment across
- * fork).
+ * fork).  That relies on glibc's malloc: an allocator that is not locked
+ * across fork (AddressSanitizer's in GCC 12) can deadlock a child forked
+ * while another thread allocates (the timeout then reports it), so under
+ * such an allocator call this from one thread at a time.
  */
 #define SYMDB_BUILD_ISOLATE  0x4u
 
