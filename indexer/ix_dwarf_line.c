@@ -556,7 +556,13 @@ static int flatten(const prog *p, ix_line_table *t)
 	for (size_t i = 0; i < p->nseqs; i++)
 		for (size_t k = p->seqs[i].first; k < p->seqs[i].last; k++)
 			pts[npts++] = p->rows[k].addr;
-	qsort(pts, npts, sizeof(*pts), cmp_u64);
+	/* Sequences are sorted by start and usually disjoint, with ascending
+	 * rows: then the points are already in order and need no sort. */
+	size_t k = 1;
+	while (k < npts && pts[k - 1] <= pts[k])
+		k++;
+	if (k < npts)
+		qsort(pts, npts, sizeof(*pts), cmp_u64);
 	int rc = 0;
 	for (size_t i = 0; i < npts && !rc; i++) {
 		if (i && pts[i] == pts[i - 1])

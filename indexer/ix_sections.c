@@ -241,6 +241,23 @@ static int add_section(ix_sections *s, const char *name, const GElf_Shdr *sh,
 	return 0;
 }
 
+/* The debug sections the indexer reads (itself or through libdwarf).  The
+ * others (.debug_loclists, .debug_loc, .debug_macro, .debug_frame, name
+ * indexes...) are neither mapped nor inflated: in libc6-dbg's .debug file
+ * .debug_loclists alone is a sixth of the compressed DWARF. */
+static int wanted(const char *name)
+{
+	static const char *const keep[] = {
+		"info", "abbrev", "str", "line_str", "str_offsets", "addr", "line",
+		"aranges", "ranges", "rnglists",
+	};
+	const char *n = name + (name[1] == 'z' ? 8 : 7);
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (strcmp(n, keep[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static int scan_sections(ix_sections *s, Elf *elf, char *why, size_t why_sz)
 {
 	size_t shstrndx;
@@ -266,6 +283,8 @@ static int scan_sections(ix_sections *s, Elf *elf, char *why, size_t why_sz)
 			continue;
 		}
 		if (strncmp(name, ".debug_", 7) != 0 && strncmp(name, ".zdebug_", 8) != 0)
+			continue;
+		if (!wanted(name))
 			continue;
 		if (ix_sections_find(s, name[1] == 'z' ? name + 1 : name))
 			continue; /* first of a duplicated name wins */
