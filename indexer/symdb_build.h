@@ -72,6 +72,11 @@ typedef struct symdb_build_opts {
 	 *  8 GiB and 64 times the input size.  Not applied under
 	 *  AddressSanitizer, which reserves terabytes of address space. */
 	uint64_t memory_limit;
+	/** Threads that read one input's DWARF: 0 = as many as there are online
+	 *  CPUs (at most 8) when the input has enough DWARF to share, else this
+	 *  many (at most one per unit).  The index is byte-identical whatever
+	 *  the value. */
+	unsigned threads;
 } symdb_build_opts;
 
 /** At most this many images are listed per input (FMT_MO_MAX_SLICES). */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ix_dwarf_par.h - the per-thread state of the DWARF walk (ix_dwarf.c) and
+ * the parallel driver that runs shards of units and merges their results
+ * (ix_dwarf_par.c).  Internal.
+ */
+#ifndef SYMDB_IX_DWARF_PAR_H
+#define SYMDB_IX_DWARF_PAR_H
+
+#include "ix_dwarf_internal.h"
+
+/* One unit's flattened pieces. */
+typedef struct ix_unit {
+	uint64_t off; /* unit header offset in .debug_info */
+	ix_vec lines; /* ix_piece: v[0] FILES index */
+	ix_vec dies;  /* ix_piece: v[0] node index */
+} ix_unit;
+
+/* One worker: the units [first, last) of the shared array `units`, and
+ * everything they add.  Shard 0 adds to the image being built; a later
+ * shard to a private image that ix_dwarf_par_run merges. */
+typedef struct ix_wk {
+	ix_image *img;
+	const ix_sections *secs;
+	void *dbg;            /* this worker's own Dwarf_Debug (one is not thread-safe) */
+	ix_unit *units;
+	size_t nunits;        /* of the image */
+	size_t first, last;
+	ix_u64map files_idx;  /* path string ref -> FILES index */
+	ix_u64map fn_idx;     /* DIE offset -> FUNCTIONS index */
+	ix_u64map lt_idx;     /* CU DIE offset -> foreign[] slot */
+	ix_line_table *foreign; /* file tables of units met through references */
+	size_t nforeign, capforeign;
+	ix_urange *ur;        /* DIE ranges of unit DIEs, in unit order */
+	size_t nur, capur;
+	uint64_t indexed, skipped;
+	int rc;               /* 0, or -1: out of memory */
+	ix_image own;         /* the private image of a shard > 0 */
+} ix_wk;
+
+/* ix_dwarf.c: walks the worker's units; sets w->rc. */
+IX_HIDDEN void ix_dwarf_walk(ix_wk *w);
+IX_HIDDEN void ix_wk_free(ix_wk *w);
+
+/* Runs w[0..n) (w[0] on the calling thread, the others on threads of their
+ * own, each with a private image) and merges w[1..n) into w[0] in order.
+ * Returns 0 or -1 (out of memory). */
+IX_HIDDEN int ix_dwarf_par_run(ix_wk *w, size_t n);
+
+/* The number of shards for a build: `threads` if the caller chose it, else
+ * the online CPUs (at most IX_MAX_THREADS) when there is enough DWARF to
+ * share; never more than units. */
+#define IX_MAX_THREADS 8
+IX_HIDDEN size_t ix_dwarf_shards(unsigned threads, size_t nunits, uint64_t info_bytes);
+
+#endif /* SYMDB_IX_DWARF_PAR_H */
