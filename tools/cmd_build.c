@@ -34,6 +34,7 @@ struct build_run {
 	const char *debug_dir;
 	unsigned timeout_s;    /* --timeout; 0 = the library's scaled default */
 	uint64_t memory_limit; /* --memory-limit; 0 = the library's default */
+	unsigned threads; /* per input's DWARF, 0 = the indexer's default */
 	int quiet, tty;
 	atomic_size_t next;
 	pthread_mutex_t lock; /* guards everything below */
@@ -132,7 +133,7 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	char err[1024] = "";
 	SYMDB_OPTS(symdb_build_opts, o, .flags = r->flags, .debug_dir = r->debug_dir,
 	           .errbuf = err, .errbuf_sz = sizeof(err), .timeout_s = r->timeout_s,
-	           .memory_limit = r->memory_limit);
+	           .memory_limit = r->memory_limit, .threads = r->threads);
 	memset(res, 0, sizeof(*res));
 	int rc = symdb_builder_add(r->b, path, &o, res);
 	char hex[2 * SYMDB_UUID_MAX + 1];
@@ -290,6 +291,9 @@ static int parse_build_args(struct build_run *r, struct cli_global *g, unsigned 
 		           (m = cli_opt_value(argc, argv, &i, "-j", &v)) != 0) {
 			if (m < 0 || parse_jobs(v, jobs) < 0)
 				return -CLI_EXIT_USAGE;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--threads", &v)) != 0) {
+			if (m < 0 || parse_jobs(v, &r->threads) < 0)
+				return -CLI_EXIT_USAGE;
 		} else {
 			cli_err(NULL, "build: unknown option '%s' (see 'symdb help build')", a);
 			return -CLI_EXIT_USAGE;
@@ -364,6 +368,13 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 		return nf == -1000 ? CLI_EXIT_OK : -nf;
 	r.files = argv;
 	r.nfiles = (size_t)nf;
+	/* -j files at once share the CPUs: without --threads, each gets its
+	 * part of them for its DWARF (never oversubscribed, at least 1). */
+	if (!r.threads && jobs > 1) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned par = jobs < r.nfiles ? jobs : (unsigned)r.nfiles;
+		r.threads = c > (long)par ? (unsigned)(c / par) : 1;
+	}
 	r.tty = isatty(STDERR_FILENO);
 	atomic_init(&r.next, 0);
 	r.st = calloc(r.nfiles, sizeof(*r.st));

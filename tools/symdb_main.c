@@ -22,7 +22,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
 	{ "build", cli_cmd_build, "index binaries into the database",
-	  "usage: symdb build [--db DIR] [--force] [-j N] [--debug-dir DIR] [--no-dwarf]\n"
+	  "usage: symdb build [--db DIR] [--force] [-j N] [--threads N] [--debug-dir DIR] [--no-dwarf]\n"
 	  "                   [--no-isolate] [--timeout SECONDS] [--memory-limit SIZE] FILE...\n"
 	  "\n"
 	  "Index each FILE (ELF executable, shared object or .debug file) and publish\n"
@@ -46,6 +46,9 @@ static const struct subcommand commands[] = {
 	  "                   $XDG_CACHE_HOME/symdb, else ~/.cache/symdb); created if needed\n"
 	  "  --force          re-index even if the UUID is already in the database\n"
 	  "  -j N, --jobs N   index N files in parallel (default 1)\n"
+	  "  --threads N      threads reading one file's DWARF (default: the online CPUs,\n"
+	  "                   at most 8, shared among the -j files); the index is\n"
+	  "                   byte-identical whatever N\n"
 	  "  --debug-dir DIR  also look for separate debug files (by build-id) in DIR\n"
 	  "  --no-dwarf       index symbol tables only\n"
 	  "  --no-isolate     parse inputs in this process (no crash isolation)\n"
