@@ -610,6 +610,52 @@ static uint32_t materialize(uctx *u, sframe *st, int k)
 	return st[k].node;
 }
 
+/* Does the DIE's abbreviation list DW_AT_low_pc or DW_AT_ranges (what
+ * dwarf_hasattr answers)?  Answered once per abbreviation: dwarf_hasattr
+ * decodes the DIE's values to find them, 15% of a libstdc++ build.
+ * Returns 0 with *yes set, or -1. */
+static int may_have_ranges(dwx *x, Dwarf_Die d, int *yes)
+{
+	Dwarf_Error e = NULL;
+	Dwarf_Off aoff = 0;
+	Dwarf_Unsigned cnt = 0;
+	if (dwarf_die_abbrev_global_offset(d, &aoff, &cnt, &e) == DW_DLV_OK) {
+		uint32_t v = ix_u64map_get(&x->ab_code, aoff);
+		if (v != FMT_NONE) {
+			*yes = (int)v;
+			return 0;
+		}
+		Dwarf_Abbrev ab = NULL;
+		Dwarf_Unsigned len = 0, n = 0;
+		if (dwarf_get_abbrev((Dwarf_Debug)x->dbg, aoff, &ab, &len, &n, &e) == DW_DLV_OK) {
+			int found = 0, ok = 1;
+			for (Dwarf_Unsigned i = 0; i < n && ok; i++) {
+				Dwarf_Unsigned at = 0, form = 0;
+				Dwarf_Signed imp = 0;
+				Dwarf_Off o = 0;
+				ok = dwarf_get_abbrev_entry_b(ab, i, 0, &at, &form, &imp, &o, &e) ==
+				     DW_DLV_OK;
+				found |= at == DW_AT_low_pc || at == DW_AT_ranges;
+			}
+			dwarf_dealloc((Dwarf_Debug)x->dbg, ab, DW_DLA_ABBREV);
+			if (ok) {
+				*yes = found;
+				return ix_u64map_put(&x->ab_code, aoff, (uint32_t)found);
+			}
+		}
+	}
+	drop_err(x, &e);
+	/* Cannot tell from the abbreviation: ask about the DIE. */
+	Dwarf_Bool lo = 0, rng = 0;
+	if (dwarf_hasattr(d, DW_AT_low_pc, &lo, &e) != DW_DLV_OK ||
+	    (!lo && dwarf_hasattr(d, DW_AT_ranges, &rng, &e) != DW_DLV_OK)) {
+		drop_err(x, &e);
+		return -1;
+	}
+	*yes = lo || rng;
+	return 0;
+}
+
 /* Handles the DIE on top of the stack (index k): a subroutine with ranges
  * goes into the unit's AddrDieMap. */
 static int visit_die(uctx *u, sframe *st, int k)
@@ -634,14 +680,11 @@ static int visit_die(uctx *u, sframe *st, int k)
 	/* Most subprogram DIEs of C++ are declarations: without DW_AT_low_pc
 	 * or DW_AT_ranges they have no ranges, and their attributes are read
 	 * only if a node is ever made for them. */
-	Dwarf_Bool has_lo = 0, has_rng = 0;
+	int may = 0;
 	st[k].have_di = 0;
-	if (dwarf_hasattr(st[k].die, DW_AT_low_pc, &has_lo, &e) != DW_DLV_OK ||
-	    (!has_lo && dwarf_hasattr(st[k].die, DW_AT_ranges, &has_rng, &e) != DW_DLV_OK)) {
-		drop_err(u->x, &e);
+	if (may_have_ranges(u->x, st[k].die, &may))
 		return -1;
-	}
-	if (!has_lo && !has_rng)
+	if (!may)
 		return 0;
 	if (read_dinfo(u->x, st[k].die, &st[k].di))
 		return -1;
@@ -1175,6 +1218,7 @@ void ix_wk_free(dwx *x)
 	free(x->foreign);
 	free(x->ur);
 	ix_u64map_free(&x->lt_idx);
+	ix_u64map_free(&x->ab_code);
 	ix_u64map_free(&x->files_idx);
 	ix_u64map_free(&x->fn_idx);
 	x->foreign = NULL;

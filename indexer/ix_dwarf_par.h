@@ -29,6 +29,8 @@ typedef struct ix_wk {
 	ix_u64map files_idx;  /* path string ref -> FILES index */
 	ix_u64map fn_idx;     /* DIE offset -> FUNCTIONS index */
 	ix_u64map lt_idx;     /* CU DIE offset -> foreign[] slot */
+	ix_u64map ab_code;    /* .debug_abbrev offset of an abbreviation -> 1 if it
+	                       * has DW_AT_low_pc or DW_AT_ranges, else 0 */
 	ix_line_table *foreign; /* file tables of units met through references */
 	size_t nforeign, capforeign;
 	ix_urange *ur;        /* DIE ranges of unit DIEs, in unit order */
