@@ -53,6 +53,7 @@
 
 #include "format_header.h"
 #include "fmt_macho.h"
+#include "ix_dwarf_par.h"
 
 #include <xxhash.h>
 
@@ -208,7 +209,7 @@ static void cage_limit(int res, uint64_t v)
 }
 
 static _Noreturn void cage_child(ix_stager *st, const char *path, const symdb_build_opts *o,
-                                 int wfd, pid_t parent, uint64_t memory, unsigned timeout)
+                                 int wfd, pid_t parent, uint64_t memory, uint64_t cpu)
 {
 	char eb[1024] = "";
 	symdb_build_opts co = *o;
@@ -228,7 +229,7 @@ static _Noreturn void cage_child(ix_stager *st, const char *path, const symdb_bu
 			close(nul);
 	}
 	cage_limit(RLIMIT_CORE, 0);
-	cage_limit(RLIMIT_CPU, timeout);
+	cage_limit(RLIMIT_CPU, cpu);
 #ifndef IX_CAGE_ASAN
 	cage_limit(RLIMIT_AS, memory);
 #endif
@@ -255,6 +256,7 @@ struct cage_run {
 	const char *path;
 	pid_t pid;
 	unsigned timeout;
+	uint64_t cpu; /* RLIMIT_CPU: the timeout times the walk's threads */
 	uint64_t memory;
 	int got_end, end_rc, timed_out, bad_report;
 	char end_msg[1024];
@@ -388,7 +390,7 @@ static int cage_judge(struct cage_run *c, const siginfo_t *si)
 		if (sig == SIGXCPU)
 			return fmt_err(c->eb, c->ebsz, -ETIMEDOUT,
 			               "%s: indexer exceeded its CPU-time limit of %u s: signal %d (%s)",
-			               p, c->timeout, sig, d);
+			               p, (unsigned)c->cpu, sig, d);
 		if (sig == SIGABRT)
 			return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
 			               "%s: indexer aborted (libdwarf abort): signal %d (%s)", p, sig, d);
@@ -471,6 +473,10 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	c.eb = o->errbuf;
 	c.ebsz = o->errbuf_sz;
 	cage_limits(path, o, &c.memory, &c.timeout);
+	/* CPU time adds up over the DWARF walk's threads (ix_dwarf_par.c): the
+	 * wall-clock deadline is the timeout; RLIMIT_CPU is only a backstop and
+	 * must not fire first on a parallel build. */
+	c.cpu = (uint64_t)c.timeout * ix_dwarf_shards(o->threads, SIZE_MAX, UINT64_MAX);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return fmt_err(c.eb, c.ebsz, -errno, "%s: cannot create a pipe: %s", path,
 		               strerror(errno));
@@ -485,7 +491,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	}
 	if (c.pid == 0) {
 		close(p[0]);
-		cage_child(st, path, o, p[1], self, c.memory, c.timeout);
+		cage_child(st, path, o, p[1], self, c.memory, c.cpu);
 	}
 	close(p[1]);
 	snprintf(st->tag, sizeof st->tag, ".cage-%ld", (long)c.pid);
