@@ -208,8 +208,24 @@ static void cage_limit(int res, uint64_t v)
 	setrlimit(res, &r);
 }
 
+/* This process's address-space size (VmSize), which a forked child
+ * inherits; 0 when /proc is not there. */
+static uint64_t cage_vm_size(void)
+{
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 static _Noreturn void cage_child(ix_stager *st, const char *path, const symdb_build_opts *o,
-                                 int wfd, pid_t parent, uint64_t memory, uint64_t cpu)
+                                 int wfd, pid_t parent, uint64_t memory, uint64_t inherited,
+                                 uint64_t cpu)
 {
 	char eb[1024] = "";
 	symdb_build_opts co = *o;
@@ -220,7 +236,13 @@ static _Noreturn void cage_child(ix_stager *st, const char *path, const symdb_bu
 		_exit(127);
 	if (wfd != IX_CAGE_FD && dup2(wfd, IX_CAGE_FD) < 0)
 		_exit(127);
-	close_range(IX_CAGE_FD + 1, ~0u, 0);
+	/* Inherited descriptors (other workers' pipes, directory locks, LMDB)
+	 * must not outlive the parse in here. */
+	if (close_range(IX_CAGE_FD + 1, ~0u, 0) < 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		for (long fd = IX_CAGE_FD + 1; fd < (max > 0 ? max : 65536); fd++)
+			close((int)fd);
+	}
 	/* libdwarf prints on stdout before it aborts: keep stdout clean. */
 	nul = open("/dev/null", O_WRONLY);
 	if (nul >= 0) {
@@ -231,7 +253,11 @@ static _Noreturn void cage_child(ix_stager *st, const char *path, const symdb_bu
 	cage_limit(RLIMIT_CORE, 0);
 	cage_limit(RLIMIT_CPU, cpu);
 #ifndef IX_CAGE_ASAN
-	cage_limit(RLIMIT_AS, memory);
+	/* The limit is for the parse: the address space inherited from the
+	 * parent (thread stacks, malloc arenas, the LMDB map) comes on top. */
+	cage_limit(RLIMIT_AS, memory + inherited);
+#else
+	(void)inherited;
 #endif
 	/* The index is built in memory before it is written, so its size is
 	 * bounded by the address-space limit: reuse it for the output. */
@@ -465,6 +491,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	struct cage_run c;
 	siginfo_t si;
 	pid_t self = getpid();
+	uint64_t inherited;
 	int p[2], rc;
 
 	memset(&c, 0, sizeof c);
@@ -481,6 +508,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 		return fmt_err(c.eb, c.ebsz, -errno, "%s: cannot create a pipe: %s", path,
 		               strerror(errno));
 	ix_elf_init();
+	inherited = cage_vm_size();
 	c.pid = fork();
 	if (c.pid < 0) {
 		rc = -errno;
@@ -491,7 +519,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	}
 	if (c.pid == 0) {
 		close(p[0]);
-		cage_child(st, path, o, p[1], self, c.memory, c.cpu);
+		cage_child(st, path, o, p[1], self, c.memory, inherited, c.cpu);
 	}
 	close(p[1]);
 	snprintf(st->tag, sizeof st->tag, ".cage-%ld", (long)c.pid);
@@ -509,6 +537,9 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 		cage_remove_tagged(st); /* written but never reported */
 	while (waitpid(c.pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	/* Reaped: the PID, and so the tag, may now name another builder's
+	 * child.  Later discards remove only the files reported to us. */
+	st->tag[0] = 0;
 	return rc;
 }
 

@@ -34,6 +34,7 @@ struct pub {
 	char rel[128];             /* images/XX/HEX.symdb */
 	char final[4096], subdir[4096], tmp[4096];
 	int renamed;               /* final now holds our bytes */
+	int lock;                  /* rd_images_dir_lock of subdir, or -1 */
 	char *eb;
 	size_t ebsz;
 };
@@ -94,30 +95,38 @@ static int pub_write_tmp(struct pub *p, const ix_output *out)
 	return 0;
 }
 
-/* Rename the temp file into DB/images/XX/ and make the rename durable. */
-static int pub_rename(struct pub *p)
+/* Create DB/images/XX/ if needed (fsyncing DB/images/ then). */
+static int pub_subdir(struct pub *p)
 {
 	char images[4096];
-	int created, rc;
+	int rc;
 
-	created = mkdir(p->subdir, 0777) == 0;
-	if (!created && errno != EEXIST) {
+	if (mkdir(p->subdir, 0777) < 0) {
+		if (errno == EEXIST)
+			return 0;
 		rc = -errno;
 		unlink(p->tmp);
 		return pub_fail(p, rc, p->subdir, "cannot create directory");
 	}
+	snprintf(images, sizeof images, "%s/images", p->dir);
+	rc = pub_fsync_dir(p, images);
+	if (rc)
+		unlink(p->tmp);
+	return rc;
+}
+
+/* Rename the temp file into DB/images/XX/ and make the rename durable. */
+static int pub_rename(struct pub *p)
+{
+	int rc;
+
 	if (rename(p->tmp, p->final) < 0) {
 		rc = -errno;
 		unlink(p->tmp);
 		return pub_fail(p, rc, p->final, "cannot rename index file into place");
 	}
 	p->renamed = 1;
-	rc = pub_fsync_dir(p, p->subdir);
-	if (rc == 0 && created) {
-		snprintf(images, sizeof images, "%s/images", p->dir);
-		rc = pub_fsync_dir(p, images);
-	}
-	return rc;
+	return pub_fsync_dir(p, p->subdir);
 }
 
 static void pub_entry(const struct pub *p, const ix_image *img, const ix_output *out,
@@ -156,6 +165,57 @@ static void pub_unpublish(struct pub *p, rd_catalog *cat, const symdb_uuid *id)
 	}
 }
 
+/* Steps 3-5 of SPEC §12.5 for p->tmp, holding the lock of DB/images/XX/
+ * from before the rename to after the commit.  The lock makes "is the UUID
+ * still absent? rename, commit" one step against every other publisher,
+ * compaction, thaw and removal in that directory (SPEC §12.8): without it a
+ * racing builder of the same UUID with other contents could rename its file
+ * over ours after our commit, or a thaw could move old bytes over new ones.
+ * e->file is set here.  The temp file is gone on return. */
+static int pub_commit(struct pub *p, rd_catalog *cat, rd_cat_entry *e, int only_if_absent,
+                      int *raced)
+{
+	symdb_uuid id;
+	rd_cat_entry cur;
+	char buf[1024];
+	int rc = pub_subdir(p);
+
+	if (rc)
+		return rc;
+	memset(&id, 0, sizeof id);
+	id.len = e->uuid_len;
+	memcpy(id.bytes, e->uuid, id.len);
+	p->lock = rd_images_dir_lock(p->subdir);
+	if (p->lock < 0) {
+		unlink(p->tmp);
+		return pub_fail(p, p->lock, p->subdir, "cannot lock directory");
+	}
+	if (only_if_absent && rd_catalog_get(cat, e->uuid, e->uuid_len, &cur, buf, sizeof buf) == 0) {
+		*raced = 1; /* another builder committed first: its file stays */
+		unlink(p->tmp);
+		rc = 0;
+	} else {
+		e->file = p->rel;
+		rc = pub_rename(p); /* its own message on failure */
+		if (rc == 0) {
+			rc = rd_catalog_put(cat, e, only_if_absent);
+			if (rc == SYMDB_E_EXISTS && only_if_absent) {
+				*raced = 1; /* a writer that does not lock; same UUID */
+				rc = 0;
+			} else if (rc) {
+				rc = fmt_err(p->eb, p->ebsz, rc,
+				             "%s/catalog: cannot commit entry for %s: %s", p->dir,
+				             p->rel, symdb_strerror(rc));
+			}
+		}
+		if (rc && p->renamed)
+			pub_unpublish(p, cat, &id);
+	}
+	rd_images_dir_unlock(p->lock);
+	p->lock = -1;
+	return rc;
+}
+
 int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int only_if_absent,
                int *raced, char *index_path, size_t index_path_sz, char *eb, size_t ebsz)
 {
@@ -166,6 +226,7 @@ int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int o
 	int rc;
 
 	memset(&p, 0, sizeof p);
+	p.lock = -1;
 	p.dir = rd_catalog_dir(cat);
 	p.eb = eb;
 	p.ebsz = ebsz;
@@ -175,31 +236,19 @@ int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int o
 	rc = pub_paths(&p, &img->uuid, "");
 	if (rc == 0)
 		rc = pub_write_tmp(&p, out);
-	if (rc == 0)
-		rc = pub_rename(&p);
-	if (rc) {
-		if (p.renamed)
-			pub_unpublish(&p, cat, &img->uuid);
+	if (rc)
 		return rc;
-	}
 	pub_entry(&p, img, out, &e, (const char *)pool + img->image_name);
-	rc = rd_catalog_put(cat, &e, only_if_absent);
-	if (rc == SYMDB_E_EXISTS && only_if_absent) {
-		*raced = 1; /* another builder committed first; same bytes */
-		rc = 0;
-	} else if (rc) {
-		pub_unpublish(&p, cat, &img->uuid);
-		return fmt_err(eb, ebsz, rc, "%s/catalog: cannot commit entry for %s: %s", p.dir,
-		               p.rel, symdb_strerror(rc));
-	}
-	if (index_path && index_path_sz)
+	rc = pub_commit(&p, cat, &e, only_if_absent, raced);
+	if (rc == 0 && index_path && index_path_sz)
 		snprintf(index_path, index_path_sz, "%s", p.final);
-	return 0;
+	return rc;
 }
 
 /* Steps 3-5 of SPEC §12.5 for a file someone else wrote and fsynced into
- * DB/tmp (ix_import.c: an imported index file, already validated).  e->file
- * is filled in here; the temp file is gone on return, renamed or removed. */
+ * DB/tmp (ix_import.c: an imported index file, already validated; the cage's
+ * staged files).  e->file is filled in here; the temp file is gone on
+ * return, renamed or removed. */
 int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only_if_absent,
                    int *raced, char *index_path, size_t index_path_sz, char *eb, size_t ebsz)
 {
@@ -208,6 +257,7 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 	int rc;
 
 	memset(&p, 0, sizeof p);
+	p.lock = -1;
 	p.dir = rd_catalog_dir(cat);
 	p.eb = eb;
 	p.ebsz = ebsz;
@@ -222,26 +272,10 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 		unlink(tmp_path);
 		return rc;
 	}
-	rc = pub_rename(&p);
-	if (rc == 0) {
-		e->file = p.rel;
-		rc = rd_catalog_put(cat, e, only_if_absent);
-		if (rc == SYMDB_E_EXISTS && only_if_absent) {
-			*raced = 1;
-			rc = 0;
-		} else if (rc) {
-			rc = fmt_err(eb, ebsz, rc, "%s/catalog: cannot commit entry for %s: %s",
-			             p.dir, p.rel, symdb_strerror(rc));
-		}
-	}
-	if (rc) {
-		if (p.renamed)
-			pub_unpublish(&p, cat, &id);
-		return rc;
-	}
-	if (index_path && index_path_sz)
+	rc = pub_commit(&p, cat, e, only_if_absent, raced);
+	if (rc == 0 && index_path && index_path_sz)
 		snprintf(index_path, index_path_sz, "%s", p.final);
-	return 0;
+	return rc;
 }
 
 /* Step 1-2 of SPEC §12.5 only: the index file of one image written and

@@ -22,11 +22,13 @@
 #include "rd_catalog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -470,6 +472,32 @@ void rd_catalog_close(rd_catalog *c)
 const char *rd_catalog_dir(const rd_catalog *c)
 {
 	return c->dir;
+}
+
+/* ---- the per-directory lock of DB/images/XX (SPEC §12.5, §12.8) ---------- */
+
+int rd_images_dir_lock(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -errno;
+	/* flock locks the open file description: a fresh open per call, so it
+	 * also excludes other threads of this process. */
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			rc = -errno;
+			close(fd);
+			return rc;
+		}
+	}
+	return fd;
+}
+
+void rd_images_dir_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* drops the flock */
 }
 
 /* ---- entries ------------------------------------------------------------ */

@@ -55,27 +55,16 @@ static int parent_of(const char *path, char *dir)
 int rd_dir_lock(const char *path)
 {
 	char dir[PATH_MAX];
-	int fd, rc;
+	int rc;
 
 	if ((rc = parent_of(path, dir)) != 0)
 		return rc;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			rc = -errno;
-			close(fd);
-			return rc;
-		}
-	}
-	return fd;
+	return rd_images_dir_lock(dir);
 }
 
 void rd_dir_unlock(int fd)
 {
-	if (fd >= 0)
-		close(fd); /* drops the flock */
+	rd_images_dir_unlock(fd);
 }
 
 void rd_sync_parent(const char *path)
@@ -270,6 +259,20 @@ static int thaw_check(int tfd, const char *tmp, const char *lz, uint64_t size, u
 	return rc;
 }
 
+/* rename(tmp, path) unless path exists; link + unlink where the filesystem
+ * has no RENAME_NOREPLACE.  -1 with errno (EEXIST: path exists). */
+static int publish_noreplace(const char *tmp, const char *path)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (link(tmp, path) < 0)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
 /* Thaw into DB/tmp, then publish: rename over `path`, fsync, unlink the
  * .lz4, fsync (both forms exist in between, never neither).  Returns 1
  * without touching anything when DB/tmp cannot be written. */
@@ -291,8 +294,10 @@ static int thaw_publish(const char *dbdir, const char *path, const char *lz, int
 		unlink(tmp);
 		return rc;
 	}
-	if (rename(tmp, path) < 0) {
-		/* Keep serving the mapping: it is valid, just not published. */
+	/* NOREPLACE: a .symdb that appeared meanwhile is newer than ours. */
+	if (publish_noreplace(tmp, path) < 0) {
+		/* Keep serving the mapping: it is valid, just not published; the
+		 * .lz4 stays for the next open. */
 		unlink(tmp);
 		note_decompression("memory", lz);
 		return 0;
@@ -477,6 +482,12 @@ int symdb_image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *st
 	if (lock < 0)
 		rc = fmt_err(eb, ebsz, lock, "%s: cannot lock its directory: %s", path,
 		             symdb_strerror(lock));
+	/* Again under the lock: a build may have replaced the image meanwhile
+	 * (publishers hold this lock from rename to commit, SPEC §12.5). */
+	else if ((rc = rd_catalog_get(db->cat, id->bytes, id->len, &e, names, names_sz)) != 0)
+		rc = rc == SYMDB_E_NOT_INDEXED
+		             ? rc
+		             : fmt_err(eb, ebsz, rc, "%s/catalog: %s", db->dir, symdb_strerror(rc));
 	else
 		rc = compact_locked(db->dir, path, &e, st, eb, ebsz);
 	rd_dir_unlock(lock);
