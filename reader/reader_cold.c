@@ -287,6 +287,15 @@ static int thaw_publish(const char *dbdir, const char *path, const char *lz, int
 	if (tmp_name(dbdir, path, "thaw", tmp) != 0 || (t.fd = mkstemp(tmp)) < 0)
 		return 1;
 	rc = decode(lzfd, &t, lz, eb, ebsz);
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG || rc == -EIO) {
+		/* DB/tmp cannot take the file (a full disk is a common reason to
+		 * compact): answer from memory, as for a read-only database. */
+		close(t.fd);
+		unlink(tmp);
+		if (eb && ebsz)
+			eb[0] = 0;
+		return lseek(lzfd, 0, SEEK_SET) == 0 ? 1 : rc;
+	}
 	if (rc == 0)
 		rc = thaw_check(t.fd, tmp, lz, size, hsum, flags, out, eb, ebsz);
 	close(t.fd); /* the mapping keeps the file alive */
