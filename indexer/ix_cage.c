@@ -283,6 +283,7 @@ struct cage_run {
 	pid_t pid;
 	unsigned timeout;
 	uint64_t cpu; /* RLIMIT_CPU: the timeout times the walk's threads */
+	int64_t deadline; /* cage_now_ms() by which the child must be done */
 	uint64_t memory;
 	int got_end, end_rc, timed_out, bad_report;
 	char end_msg[1024];
@@ -345,7 +346,7 @@ static void cage_take(struct cage_run *c, ix_cage_msg *m)
 static void cage_collect(struct cage_run *c, int fd)
 {
 	ix_cage_msg *m = malloc(sizeof *m);
-	const int64_t deadline = cage_now_ms() + (int64_t)c->timeout * 1000;
+	const int64_t deadline = c->deadline;
 	size_t have = 0;
 
 	if (!m) {
@@ -486,6 +487,33 @@ static void cage_limits(const char *path, const symdb_build_opts *o, uint64_t *m
 		*timeout = IX_CAGE_MIN_TIMEOUT + (unsigned)((size >> 20) > 86400 ? 86400 : size >> 20);
 }
 
+/* Wait for the child to end without reaping it (the tag cleanup needs its
+ * PID to stay ours).  A child that closed its pipe but keeps running is
+ * given until the deadline, then killed: EOF is not an exit. */
+static void cage_wait(struct cage_run *c, siginfo_t *si)
+{
+	long nap = 100 * 1000; /* ns; doubles up to 50 ms: a child exits right after EOF */
+
+	for (;;) {
+		memset(si, 0, sizeof *si);
+		if (waitid(P_PID, (id_t)c->pid, si, WEXITED | WNOWAIT | WNOHANG) < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* ECHILD: reaped by someone else; judged by its records */
+		}
+		if (si->si_pid == c->pid)
+			return;
+		if (!c->timed_out && cage_now_ms() >= c->deadline) {
+			c->timed_out = 1;
+			kill(c->pid, SIGKILL);
+		}
+		struct timespec ts = { 0, nap };
+		nanosleep(&ts, NULL);
+		if (nap < 50 * 1000 * 1000)
+			nap *= 2;
+	}
+}
+
 int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 {
 	struct cage_run c;
@@ -504,6 +532,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	 * wall-clock deadline is the timeout; RLIMIT_CPU is only a backstop and
 	 * must not fire first on a parallel build. */
 	c.cpu = (uint64_t)c.timeout * ix_dwarf_shards(o->threads, SIZE_MAX, UINT64_MAX);
+	c.deadline = cage_now_ms() + (int64_t)c.timeout * 1000;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return fmt_err(c.eb, c.ebsz, -errno, "%s: cannot create a pipe: %s", path,
 		               strerror(errno));
@@ -527,9 +556,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	close(p[0]);
 	if (c.timed_out || c.bad_report)
 		kill(c.pid, SIGKILL);
-	memset(&si, 0, sizeof si);
-	while (waitid(P_PID, (id_t)c.pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-		;
+	cage_wait(&c, &si);
 	rc = cage_judge(&c, &si);
 	if (rc)
 		ix_stage_discard(st);
