@@ -18,12 +18,12 @@
  */
 #include "cli_output.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CLI_NAME_SLOTS 16384u             /* power of two; cleared at half full */
 #define CLI_NAME_ARENA_MAX (8u << 20)     /* demangled bytes kept at most */
-#define CLI_MEMO_MAX (16u << 20)          /* memorised request text per batch */
 
 void cli_printer_init(struct cli_printer *p, struct cli_out *out)
 {
@@ -42,11 +42,7 @@ void cli_printer_fini(struct cli_printer *p)
 	cli_source_fini(&p->src);
 	free(p->names.slot);
 	free(p->names.arena);
-	free(p->memo.off);
-	free(p->memo.len);
-	free(p->memo.buf);
 	memset(&p->names, 0, sizeof(p->names));
-	memset(&p->memo, 0, sizeof(p->memo));
 }
 
 /* ---- demangling, cached by name pointer ------------------------------ */
@@ -545,81 +541,38 @@ void cli_print_code(struct cli_printer *p, uint64_t addr, const struct cli_line_
 	code_body(p, frames, n);
 }
 
-/* ---- memo of printed CODE requests ------------------------------------ */
+/* ---- CODE bodies formatted apart ------------------------------------- */
 
-void cli_print_memo_reset(struct cli_printer *p, size_t nkeys)
-{
-	struct cli_code_memo *m = &p->memo;
-	m->nkeys = 0;
-	m->blen = 0;
-	if (nkeys == 0 || nkeys > UINT32_MAX)
-		return; /* (off may still be NULL: no memset of it) */
-	if (nkeys > m->keys_cap) {
-		size_t cap = m->keys_cap ? m->keys_cap : 1024;
-		while (cap < nkeys)
-			cap *= 2;
-		uint32_t *off = realloc(m->off, cap * sizeof(*off));
-		if (off)
-			m->off = off;
-		uint32_t *len = off ? realloc(m->len, cap * sizeof(*len)) : NULL;
-		if (len)
-			m->len = len;
-		if (!off || !len)
-			return; /* no memo for this batch */
-		m->keys_cap = cap;
-	}
-	memset(m->off, 0xff, nkeys * sizeof(*m->off));
-	m->nkeys = nkeys;
-}
-
-/* In a JSON list a request's text depends on its place (separators). */
-static int memo_usable(const struct cli_printer *p)
+int cli_code_body_apart(const struct cli_printer *p)
 {
 	return p->style == CLI_STYLE_LLVM || p->style == CLI_STYLE_GNU ||
 	       (p->style == CLI_STYLE_JSON && !p->json_list);
 }
 
-int cli_print_code_again(struct cli_printer *p, uint64_t addr, uint32_t key)
-{
-	struct cli_code_memo *m = &p->memo;
-	if (key >= m->nkeys || m->off[key] == UINT32_MAX || !memo_usable(p))
-		return 0;
-	unsigned depth = p->jdepth;
-	code_header(p, addr);
-	cli_out_mem(p->out, m->buf + m->off[key], m->len[key]);
-	p->jdepth = depth; /* where the body left it the first time */
-	return 1;
-}
-
-void cli_print_code_keyed(struct cli_printer *p, uint64_t addr, uint32_t key,
+void cli_format_code_body(struct cli_printer *p, struct cli_out *o,
                           const struct cli_line_info *frames, size_t n)
 {
-	struct cli_code_memo *m = &p->memo;
-	struct cli_out *o = p->out;
+	assert(cli_code_body_apart(p));
+	struct cli_out *stream = p->out;
+	unsigned depth = p->jdepth;
+	/* The JSON writer as code_header leaves it: inside the request
+	 * object, which already holds "Address". */
+	if (p->style == CLI_STYLE_JSON) {
+		p->jdepth++;
+		p->jhas[p->jdepth] = 1;
+	}
+	p->out = o;
+	code_body(p, frames, n);
+	p->out = stream;
+	p->jdepth = depth;
+}
+
+void cli_print_code_body(struct cli_printer *p, uint64_t addr, const char *body, size_t len)
+{
 	unsigned depth = p->jdepth;
 	code_header(p, addr);
-	uint64_t flushed = o->flushed;
-	size_t from = o->len;
-	code_body(p, frames, n);
-	size_t len = o->len - from;
-	/* Remembered only when the whole body is still in the buffer. */
-	if (len == 0 || key >= m->nkeys || !memo_usable(p) || o->flushed != flushed ||
-	    p->jdepth != depth || len > CLI_MEMO_MAX - m->blen)
-		return;
-	if (len > m->bcap - m->blen) {
-		size_t cap = m->bcap ? m->bcap : 64 * 1024;
-		while (cap < m->blen + len)
-			cap *= 2;
-		char *nb = realloc(m->buf, cap);
-		if (!nb)
-			return;
-		m->buf = nb;
-		m->bcap = cap;
-	}
-	memcpy(m->buf + m->blen, o->buf + from, len);
-	m->off[key] = (uint32_t)m->blen;
-	m->len[key] = (uint32_t)len;
-	m->blen += len;
+	cli_out_mem(p->out, body, len);
+	p->jdepth = depth; /* where the body left it when it was formatted */
 }
 
 void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name, uint64_t start,

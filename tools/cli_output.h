@@ -51,19 +51,6 @@ struct cli_name_cache {
 	size_t alen, acap;
 };
 
-/*
- * Text of CODE requests already printed in this batch, keyed by a number
- * the caller chooses (symdb query: the index of the request's first frame,
- * which equal addresses share): everything after the address, which
- * depends on the frames alone.  Reset per batch.
- */
-struct cli_code_memo {
-	uint32_t *off, *len; /* by key; off == UINT32_MAX: not printed yet */
-	size_t nkeys, keys_cap;
-	char *buf;
-	size_t blen, bcap;
-};
-
 struct cli_printer {
 	struct cli_out *out;
 	struct cli_demangler dm;
@@ -79,7 +66,6 @@ struct cli_printer {
 	struct cli_source src; /* --print-source-context-lines */
 	int stable_names;      /* names outlive the printer: cache demangling */
 	struct cli_name_cache names;
-	struct cli_code_memo memo;
 };
 
 CLI_HIDDEN void cli_printer_init(struct cli_printer *p, struct cli_out *out);
@@ -96,17 +82,21 @@ CLI_HIDDEN void cli_print_invalid(struct cli_printer *p, const char *line, size_
 CLI_HIDDEN void cli_print_code(struct cli_printer *p, uint64_t addr,
                                const struct cli_line_info *frames, size_t n);
 
-/* Forget the memo and make room for keys 0..nkeys-1. */
-CLI_HIDDEN void cli_print_memo_reset(struct cli_printer *p, size_t nkeys);
-
-/* A CODE request whose key was printed before in this batch: prints it
- * (header, then the memorised text) and returns 1; else returns 0. */
-CLI_HIDDEN int cli_print_code_again(struct cli_printer *p, uint64_t addr, uint32_t key);
-
-/* cli_print_code, remembering the text under key (< nkeys) when the style
- * allows (not JSON lists, where a request's text depends on its place). */
-CLI_HIDDEN void cli_print_code_keyed(struct cli_printer *p, uint64_t addr, uint32_t key,
+/*
+ * A CODE request in two steps, for a caller that prints many requests with
+ * the same frames or formats them in another order than it prints them:
+ * the body (everything after the address header) depends on the frames,
+ * the module (JSON) and the options only.  cli_code_body_apart() says
+ * whether the style allows it (not a JSON list, where a request's text
+ * depends on its place); cli_format_code_body() appends the body to o (an
+ * in-memory cli_out), and cli_print_code_body() prints a request as
+ * cli_print_code would, from its address and such a body.
+ */
+CLI_HIDDEN int cli_code_body_apart(const struct cli_printer *p);
+CLI_HIDDEN void cli_format_code_body(struct cli_printer *p, struct cli_out *o,
                                      const struct cli_line_info *frames, size_t n);
+CLI_HIDDEN void cli_print_code_body(struct cli_printer *p, uint64_t addr, const char *body,
+                                    size_t len);
 
 /* A DATA request: the symbol covering addr (name NULL when none). */
 CLI_HIDDEN void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name,

@@ -26,6 +26,8 @@ int cli_out_init(struct cli_out *o, FILE *f, size_t cap)
 
 void cli_out_flush(struct cli_out *o)
 {
+	if (!o->f)
+		return;
 	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
 		o->failed = 1;
 	o->flushed += o->len;
@@ -44,19 +46,23 @@ int cli_out_fini(struct cli_out *o)
 }
 
 /*
- * Make room for `need` more bytes: flush what is buffered, and grow only when
- * a single piece is larger than the whole buffer (a huge demangled name).
+ * Make room for `need` more bytes.  A stream flushes what is buffered and
+ * grows only when a single piece is larger than the whole buffer (a huge
+ * demangled name); an in-memory buffer (f == NULL) keeps its bytes and
+ * grows by doubling.
  */
 void cli_out_grow(struct cli_out *o, size_t need)
 {
-	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
-		o->failed = 1;
-	o->flushed += o->len;
-	o->len = 0;
-	if (need <= o->cap)
+	if (o->f) {
+		if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
+			o->failed = 1;
+		o->flushed += o->len;
+		o->len = 0;
+	}
+	if (need <= o->cap - o->len)
 		return;
 	size_t cap = o->cap ? o->cap : 4096;
-	while (cap < need)
+	while (cap - o->len < need)
 		cap *= 2;
 	char *nb = realloc(o->buf, cap);
 	if (!nb) {

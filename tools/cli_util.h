@@ -36,7 +36,8 @@ struct cli_global {
 	const char *db_dir; /* --db DIR, or NULL for symdb_default_dir() */
 };
 
-/* A growable output buffer in front of one FILE. */
+/* A growable output buffer in front of one FILE, or (f == NULL) a buffer
+ * in memory that only grows, which the caller reads and empties. */
 struct cli_out {
 	char *buf;
 	size_t len, cap;

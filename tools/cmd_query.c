@@ -19,10 +19,12 @@
  * module (a stable counting sort) and each group resolved against its image,
  * opened on first use.
  *
- * Equal addresses of a batch share their frames (symdb.h), so a repeated
- * address reprints the text of its first occurrence (cli_print_code_again),
- * and names are demangled once per run (the printer's cache keyed by name
- * pointer: names live in mappings that stay open until exit).
+ * The text after each CODE request's address (its body) is formatted in
+ * sorted order into one buffer and copied out in input order
+ * (format_bodies): the index is then read in address order, and equal
+ * addresses, which share their frames (symdb.h), share one body.  Names are
+ * demangled once per run (the printer's cache keyed by name pointer: names
+ * live in mappings that stay open until exit).
  *
  * Memory grows per batch, never per address.
  */
@@ -63,6 +65,11 @@ struct module {
 	char *error;      /* why it failed (JSON Error.Message) */
 };
 
+/* A piece of query.text. */
+struct text_span {
+	size_t off, len;
+};
+
 struct sort_ent {
 	uint64_t addr;
 	uint32_t idx;
@@ -95,10 +102,12 @@ struct query {
 	size_t arr_cap;
 	symdb_frame *frames;
 	size_t frames_cap;
-	size_t frames_used; /* by the last batch: keys of the printer's memo */
 	size_t nsorted;     /* res[0..nsorted) hold the last batch's results */
 	struct cli_line_info *li;
 	size_t li_cap;
+	struct cli_out text;      /* CODE bodies of the batch (format_bodies) */
+	struct text_span *body;   /* by sorted position: its body in text */
+	size_t body_cap;
 };
 
 #define STDIN_BUF (1u << 20)
@@ -402,7 +411,6 @@ static int resolve_batch(struct query *q, size_t *out_m)
 			return rc;
 		g = e;
 	}
-	q->frames_used = used;
 	return 0;
 }
 
@@ -484,35 +492,54 @@ static size_t select_frames(struct query *q, const symdb_result *r)
 }
 
 /*
- * A CODE request.  Equal addresses of a batch share their frames (symdb.h),
- * so the index of the first frame identifies what the request prints after
- * its address, and a repeated address reprints that text instead of
- * selecting, demangling and formatting its frames again.
+ * The bodies of a batch's CODE requests (cli_format_code_body), formatted in
+ * sorted order: the frames, the index rows they came from and the strings
+ * they point to are then read in the order the library wrote or found them,
+ * instead of at random in input order.  Equal addresses share their frames
+ * (symdb.h), so a run of them shares one body: a repeated address costs one
+ * copy of its text when printed.  Also notes damaged results, for every
+ * CODE and DATA request.
  */
-static void print_code(struct query *q, const struct request *rq, size_t pos)
+static void format_bodies(struct query *q)
 {
-	const symdb_result *r = &q->res[pos];
-	if (r->count && cli_print_code_again(&q->pr, rq->addr, r->first))
-		return;
-	size_t n = select_frames(q, r);
-	/* Worth remembering only when a neighbour in sorted order shares the
-	 * frames (most addresses of a uniform set are unique). */
-	if (r->count && ((pos > 0 && r[-1].first == r->first && r[-1].count) ||
-	                 (pos + 1 < q->nsorted && r[1].first == r->first && r[1].count)))
-		cli_print_code_keyed(&q->pr, rq->addr, r->first, q->li, n);
-	else
-		cli_print_code(&q->pr, rq->addr, q->li, n);
+	q->text.len = 0;
+	q->body = grow_array(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
+	for (size_t k = 0; k < q->nsorted; k++) {
+		const symdb_result *r = &q->res[k];
+		if (r->status == SYMDB_E_CORRUPT)
+			q->damaged = 1;
+		if (k > 0 && r->count && r[-1].count && r[-1].first == r->first) {
+			q->body[k] = q->body[k - 1];
+			continue;
+		}
+		if (q->per_line)
+			q->pr.module = q->mods[q->req[q->ord[k].idx].mod].name;
+		size_t n = select_frames(q, r);
+		q->body[k].off = q->text.len;
+		cli_format_code_body(&q->pr, &q->text, q->li, n);
+		q->body[k].len = q->text.len - q->body[k].off;
+	}
 }
 
+/* Print the batch in input order.  With bodies formatted apart, a CODE
+ * request is its header and a copy of its body. */
 static void print_batch(struct query *q)
 {
-	cli_print_memo_reset(&q->pr, q->frames_used);
+	int apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr);
+	if (apart)
+		format_bodies(q);
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
+		struct module *md = &q->mods[rq->mod];
+		if (apart && rq->kind == REQ_CODE &&
+		    (md->state >= 0 || q->pr.style != CLI_STYLE_JSON)) {
+			const struct text_span *b = &q->body[q->pos[i]];
+			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
+			continue;
+		}
 		const symdb_result *r = rq->kind == REQ_CODE || rq->kind == REQ_DATA
 		                                ? &q->res[q->pos[i]]
 		                                : NULL;
-		struct module *md = &q->mods[rq->mod];
 		q->pr.module = md->name;
 		/* llvm-symbolizer prints an Error object for CODE and DATA
 		 * requests on a module it cannot read, and "Frame": [] for FRAME. */
@@ -542,7 +569,7 @@ static void print_batch(struct query *q)
 				cli_print_data(&q->pr, rq->addr, NULL, 0, 0);
 			break;
 		default:
-			print_code(q, rq, q->pos[i]);
+			cli_print_code(&q->pr, rq->addr, q->li, select_frames(q, r));
 		}
 	}
 }
@@ -557,7 +584,6 @@ static int run_batch(struct query *q)
 	}
 	print_batch(q);
 	q->nreq = 0;
-	q->frames_used = 0;
 	return 0;
 }
 
@@ -1050,6 +1076,8 @@ static void query_free(struct query *q)
 	free(q->res);
 	free(q->frames);
 	free(q->li);
+	free(q->body);
+	free(q->text.buf);
 }
 
 int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
@@ -1061,6 +1089,10 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 	q.inlines = -1; /* on, as llvm-symbolizer; atos style needs an explicit -i */
 	if (cli_out_init(&out, stdout, 256 * 1024) < 0)
 		return CLI_EXIT_FAILED;
+	if (cli_out_init(&q.text, NULL, 1 << 20) < 0) {
+		cli_out_fini(&out);
+		return CLI_EXIT_FAILED;
+	}
 	cli_printer_init(&q.pr, &out);
 	/* Names point into index mappings, open until the end of the run. */
 	q.pr.stable_names = 1;
