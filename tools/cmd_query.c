@@ -521,6 +521,8 @@ static void format_bodies(struct query *q)
 	}
 }
 
+#define PREFETCH_AHEAD 8
+
 /* Print the batch in input order.  With bodies formatted apart, a CODE
  * request is its header and a copy of its body. */
 static void print_batch(struct query *q)
@@ -531,6 +533,18 @@ static void print_batch(struct query *q)
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
 		struct module *md = &q->mods[rq->mod];
+		if (apart && i + PREFETCH_AHEAD < q->nreq &&
+		    q->req[i + PREFETCH_AHEAD].kind == REQ_CODE) {
+			/* Bodies are read at random: start loading one a few
+			 * requests ahead. */
+			const struct text_span *b = &q->body[q->pos[i + PREFETCH_AHEAD]];
+			const char *t = q->text.buf + b->off;
+			__builtin_prefetch(t);
+			if (b->len > 64)
+				__builtin_prefetch(t + 64);
+			if (b->len > 128)
+				__builtin_prefetch(t + 128);
+		}
 		if (apart && rq->kind == REQ_CODE &&
 		    (md->state >= 0 || q->pr.style != CLI_STYLE_JSON)) {
 			const struct text_span *b = &q->body[q->pos[i]];
