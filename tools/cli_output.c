@@ -425,9 +425,102 @@ static void plain_verbose(struct cli_printer *p, const char *file, const struct 
 	}
 }
 
+/* Decimal digits of v at d; returns the end.  Two digits per step from a
+ * table, the length found by comparisons: lines and columns are most of the
+ * numbers the plain styles print. */
+static char *put_u32(char *d, uint32_t v)
+{
+	static const char pairs[201] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	unsigned n = 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000);
+	if (v >= 100000)
+		n += 1 + (v >= 1000000) + (v >= 10000000) + (v >= 100000000) + (v >= 1000000000);
+	char *end = d + n;
+	d = end;
+	while (v >= 100) {
+		unsigned k = (v % 100) * 2;
+		v /= 100;
+		*--d = pairs[k + 1];
+		*--d = pairs[k];
+	}
+	if (v >= 10) {
+		*--d = pairs[2 * v + 1];
+		*--d = pairs[2 * v];
+	} else {
+		*--d = (char)('0' + v);
+	}
+	return end;
+}
+
+/* The largest number of bytes plain_frame_fast writes besides the name and
+ * the file: " (inlined by) ", " at ", ":" line, ":" column or
+ * " (discriminator " N ")", "\n". */
+#define PLAIN_FRAME_FIXED 64
+
+/*
+ * A frame in the plain styles without --verbose and source context: the
+ * function line and "file:line:column" (LLVM) or "file:line" with an
+ * optional discriminator (GNU).  The same bytes as plain_function and
+ * plain_frame's general path, written into the buffer after one capacity
+ * check instead of one per piece.
+ */
+static void plain_frame_fast(struct cli_printer *p, const struct cli_line_info *li, int inlined)
+{
+	struct cli_out *o = p->out;
+	const char *name = NULL, *file = line_path(p, li);
+	size_t nl = 0, fl;
+	if (p->fn_kind != CLI_FN_NONE) {
+		name = display_name(p, li->name);
+		if (!name)
+			name = "??";
+		nl = strlen(name);
+	}
+	if (!file)
+		file = "??";
+	fl = strlen(file);
+	size_t need = nl + fl + PLAIN_FRAME_FIXED;
+	if (o->cap - o->len < need)
+		cli_out_grow(o, need);
+	char *d = o->buf + o->len;
+	if (name) {
+		if (p->pretty && inlined) {
+			memcpy(d, " (inlined by) ", 14);
+			d += 14;
+		}
+		memcpy(d, name, nl);
+		d += nl;
+		if (p->pretty) {
+			memcpy(d, " at ", 4);
+			d += 4;
+		} else {
+			*d++ = '\n';
+		}
+	}
+	memcpy(d, file, fl);
+	d += fl;
+	*d++ = ':';
+	d = put_u32(d, li->line);
+	if (p->style == CLI_STYLE_LLVM) {
+		*d++ = ':';
+		d = put_u32(d, li->column);
+	} else if (li->discriminator) {
+		memcpy(d, " (discriminator ", 16);
+		d = put_u32(d + 16, li->discriminator);
+		*d++ = ')';
+	}
+	*d++ = '\n';
+	o->len = (size_t)(d - o->buf);
+}
+
 static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, int inlined)
 {
 	struct cli_out *o = p->out;
+	if (!p->verbose && p->src.lines <= 0) {
+		plain_frame_fast(p, li, inlined);
+		return;
+	}
 	plain_function(p, display_name(p, li->name), inlined);
 	const char *file = line_path(p, li);
 	if (!file)

@@ -41,7 +41,13 @@
 #include "cli_util.h"
 #include "symdb.h"
 
-enum req_kind { REQ_INVALID, REQ_CODE, REQ_DATA, REQ_FRAME };
+/* REQ_CACHED: a CODE request whose body the body cache held. */
+enum req_kind { REQ_INVALID, REQ_CODE, REQ_DATA, REQ_FRAME, REQ_CACHED };
+
+/* A piece of query.text (32 bits: half the cache lines when printing). */
+struct text_span {
+	uint32_t off, len;
+};
 
 struct request {
 	const char *text; /* the line as llvm-symbolizer echoes it */
@@ -49,6 +55,32 @@ struct request {
 	uint64_t addr;    /* as given (printed by --addresses) */
 	int kind;
 	uint32_t mod;     /* index into query.mods */
+	struct text_span body; /* REQ_CACHED: its body in query.text */
+};
+
+/*
+ * Bodies of earlier batches by address, for one image and a run's fixed
+ * options (--obj/--uuid, vaddr requests, a style whose bodies stand apart):
+ * a profile sends the same few thousand addresses in every batch, and a
+ * hit skips sorting, resolving and formatting.  Open addressing over a
+ * table allocated once; cleared between batches when half full or when
+ * query.text, which holds the bodies, passes CACHE_TEXT_MAX; switched off
+ * for the rest of the run when a batch hits less than a quarter of the time
+ * (a uniform set, where probing would only cost).
+ */
+#define CACHE_SLOTS (1u << 17)           /* 2 MiB of slots */
+#define CACHE_TEXT_MAX (32u << 20)
+#define CACHE_EMPTY UINT64_MAX           /* never a key: see cache_key */
+
+struct cache_slot {
+	uint64_t key;
+	struct text_span body;
+};
+
+struct body_cache {
+	struct cache_slot *slot; /* CACHE_SLOTS, NULL when off */
+	size_t used;
+	size_t lookups, hits;    /* of the current batch */
 };
 
 /*
@@ -63,11 +95,6 @@ struct module {
 	symdb_image *img; /* NULL until opened, or when opening failed */
 	int state;        /* 0 not tried, 1 open, < 0 the error */
 	char *error;      /* why it failed (JSON Error.Message) */
-};
-
-/* A piece of query.text. */
-struct text_span {
-	size_t off, len;
 };
 
 struct sort_ent {
@@ -105,7 +132,9 @@ struct query {
 	size_t nsorted;     /* res[0..nsorted) hold the last batch's results */
 	struct cli_line_info *li;
 	size_t li_cap;
-	struct cli_out text;      /* CODE bodies of the batch (format_bodies) */
+	struct cli_out text;      /* CODE bodies of the batch (format_bodies),
+	                             and of earlier ones while the cache holds them */
+	struct body_cache cache;
 	struct text_span *body;   /* by sorted position: its body in text */
 	size_t body_cap;
 };
@@ -500,9 +529,12 @@ static size_t select_frames(struct query *q, const symdb_result *r)
  * copy of its text when printed.  Also notes damaged results, for every
  * CODE and DATA request.
  */
-static void format_bodies(struct query *q)
+static void cache_insert(struct query *q, uint64_t key, struct text_span body);
+
+static int format_bodies(struct query *q)
 {
-	q->text.len = 0;
+	if (!q->cache.slot)
+		q->text.len = 0;
 	q->body = grow_array(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
 	for (size_t k = 0; k < q->nsorted; k++) {
 		const symdb_result *r = &q->res[k];
@@ -514,36 +546,60 @@ static void format_bodies(struct query *q)
 		}
 		if (q->per_line)
 			q->pr.module = q->mods[q->req[q->ord[k].idx].mod].name;
-		size_t n = select_frames(q, r);
-		q->body[k].off = q->text.len;
+		size_t n = select_frames(q, r), off = q->text.len;
 		cli_format_code_body(&q->pr, &q->text, q->li, n);
-		q->body[k].len = q->text.len - q->body[k].off;
+		if (q->text.len > UINT32_MAX)
+			return -1; /* spans are 32-bit: print this batch directly */
+		q->body[k].off = (uint32_t)off;
+		q->body[k].len = (uint32_t)(q->text.len - off);
+		if (q->cache.slot)
+			cache_insert(q, q->addrs[k], q->body[k]);
 	}
+	return 0;
 }
 
+/* Bodies are read in input order, i.e. at random: the span of request
+ * i + 2 * PREFETCH_AHEAD and the text of request i + PREFETCH_AHEAD are
+ * loaded ahead of their use. */
 #define PREFETCH_AHEAD 8
+
+static void prefetch_bodies(const struct query *q, size_t i)
+{
+	if (i + 2 * PREFETCH_AHEAD < q->nreq && q->req[i + 2 * PREFETCH_AHEAD].kind == REQ_CODE)
+		__builtin_prefetch(&q->body[q->pos[i + 2 * PREFETCH_AHEAD]]);
+	if (i + PREFETCH_AHEAD < q->nreq) {
+		const struct request *rq = &q->req[i + PREFETCH_AHEAD];
+		const struct text_span *b;
+		if (rq->kind == REQ_CACHED)
+			b = &rq->body;
+		else if (rq->kind == REQ_CODE)
+			b = &q->body[q->pos[i + PREFETCH_AHEAD]];
+		else
+			return;
+		const char *t = q->text.buf + b->off;
+		__builtin_prefetch(t);
+		if (b->len > 64)
+			__builtin_prefetch(t + 64);
+		if (b->len > 128)
+			__builtin_prefetch(t + 128);
+	}
+}
 
 /* Print the batch in input order.  With bodies formatted apart, a CODE
  * request is its header and a copy of its body. */
 static void print_batch(struct query *q)
 {
-	int apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr);
-	if (apart)
-		format_bodies(q);
+	int apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr) &&
+	            format_bodies(q) == 0;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
 		struct module *md = &q->mods[rq->mod];
-		if (apart && i + PREFETCH_AHEAD < q->nreq &&
-		    q->req[i + PREFETCH_AHEAD].kind == REQ_CODE) {
-			/* Bodies are read at random: start loading one a few
-			 * requests ahead. */
-			const struct text_span *b = &q->body[q->pos[i + PREFETCH_AHEAD]];
-			const char *t = q->text.buf + b->off;
-			__builtin_prefetch(t);
-			if (b->len > 64)
-				__builtin_prefetch(t + 64);
-			if (b->len > 128)
-				__builtin_prefetch(t + 128);
+		if (apart)
+			prefetch_bodies(q, i);
+		if (rq->kind == REQ_CACHED) {
+			cli_print_code_body(&q->pr, rq->addr, q->text.buf + rq->body.off,
+			                    rq->body.len);
+			continue;
 		}
 		if (apart && rq->kind == REQ_CODE &&
 		    (md->state >= 0 || q->pr.style != CLI_STYLE_JSON)) {
@@ -588,15 +644,110 @@ static void print_batch(struct query *q)
 	}
 }
 
+/* ---- the body cache (struct body_cache) ------------------------------ */
+
+/* What the library is asked for (resolve_batch, resolve_module with
+ * SYMDB_ADDR_VADDR): equal keys resolve, and so print, alike. */
+static uint64_t cache_key(const struct query *q, uint64_t addr)
+{
+	uint64_t k = addr - q->adjust_vma;
+	return k == SYMDB_ADDR_INVALID ? SYMDB_ADDR_INVALID - 1 : k;
+}
+
+static size_t cache_hash(uint64_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (CACHE_SLOTS - 1);
+}
+
+static void cache_clear(struct body_cache *c)
+{
+	memset(c->slot, 0xff, CACHE_SLOTS * sizeof(*c->slot)); /* CACHE_EMPTY */
+	c->used = 0;
+}
+
+/* Turn the cache on when the run's options allow it (once, at start). */
+static void cache_init(struct query *q)
+{
+	if (q->per_line || q->kind != SYMDB_ADDR_VADDR || q->pr.style == CLI_STYLE_ATOS ||
+	    !cli_code_body_apart(&q->pr))
+		return;
+	q->cache.slot = malloc(CACHE_SLOTS * sizeof(*q->cache.slot));
+	if (q->cache.slot)
+		cache_clear(&q->cache);
+}
+
+static void cache_insert(struct query *q, uint64_t key, struct text_span body)
+{
+	struct body_cache *c = &q->cache;
+	if (c->used >= CACHE_SLOTS / 2)
+		return; /* full until the next batch clears it */
+	size_t h = cache_hash(key);
+	while (c->slot[h].key != CACHE_EMPTY) {
+		if (c->slot[h].key == key)
+			return;
+		h = (h + 1) & (CACHE_SLOTS - 1);
+	}
+	c->slot[h].key = key;
+	c->slot[h].body = body;
+	c->used++;
+}
+
+/* Mark the batch's CODE requests whose body is cached as REQ_CACHED. */
+static void cache_lookup(struct query *q)
+{
+	struct body_cache *c = &q->cache;
+	c->lookups = c->hits = 0;
+	if (c->used >= CACHE_SLOTS / 2 || q->text.len > CACHE_TEXT_MAX) {
+		cache_clear(c);
+		q->text.len = 0;
+	}
+	if (!c->used)
+		return;
+	for (size_t i = 0; i < q->nreq; i++) {
+		if (i + PREFETCH_AHEAD < q->nreq)
+			__builtin_prefetch(&c->slot[cache_hash(
+				cache_key(q, q->req[i + PREFETCH_AHEAD].addr))]);
+		struct request *rq = &q->req[i];
+		if (rq->kind != REQ_CODE)
+			continue;
+		c->lookups++;
+		uint64_t key = cache_key(q, rq->addr);
+		for (size_t h = cache_hash(key); c->slot[h].key != CACHE_EMPTY;
+		     h = (h + 1) & (CACHE_SLOTS - 1)) {
+			if (c->slot[h].key == key) {
+				rq->kind = REQ_CACHED;
+				rq->body = c->slot[h].body;
+				c->hits++;
+				break;
+			}
+		}
+	}
+}
+
+/* After a batch: a cache that mostly misses costs more than it saves. */
+static void cache_review(struct query *q)
+{
+	struct body_cache *c = &q->cache;
+	if (c->lookups >= 1024 && c->hits < c->lookups / 4) {
+		free(c->slot);
+		c->slot = NULL;
+		c->used = 0;
+	}
+}
+
 static int run_batch(struct query *q)
 {
 	size_t m;
+	if (q->cache.slot)
+		cache_lookup(q);
 	int rc = resolve_batch(q, &m);
 	if (rc < 0) {
 		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));
 		return rc;
 	}
 	print_batch(q);
+	if (q->cache.slot)
+		cache_review(q);
 	q->nreq = 0;
 	return 0;
 }
@@ -1092,6 +1243,7 @@ static void query_free(struct query *q)
 	free(q->li);
 	free(q->body);
 	free(q->text.buf);
+	free(q->cache.slot);
 }
 
 int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
@@ -1136,6 +1288,7 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		q.image_name = info.image_name;
 	}
 	q.pr.json_list = naddr > 0;
+	cache_init(&q);
 	cli_print_begin(&q.pr);
 	rc = naddr > 0 ? run_args(&q, argv, naddr) : run_stdin(&q);
 	cli_print_end(&q.pr);
