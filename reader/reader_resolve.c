@@ -9,7 +9,9 @@
  * then bisects the last step), so a dense batch costs O(1) per address per
  * table and a sparse one O(log gap).  An address equal to its predecessor
  * gets the predecessor's result, pointing at the same frames: no search, no
- * copy (profile batches are mostly such repeats).
+ * copy (profile batches are mostly such repeats).  So does a different
+ * address whose three searches find what the previous search found (another
+ * instruction of the same line row): the result depends on those alone.
  *
  * Open validated only the directory: record contents are untrusted.  Every
  * index read from a record (string reference, FILES, FUNCTIONS, node,
@@ -32,11 +34,13 @@ typedef struct rd_cursor {
 
 /* The first index in [from, n] whose address exceeds key, given that every
  * address before `from` is <= key (true for a sorted batch: it was for the
- * previous, smaller key).  Gallop, then bisect. */
-static uint64_t upper_from(const uint8_t *col, unsigned aw, uint64_t n, uint64_t from,
-                           uint64_t key)
+ * previous, smaller key).  Gallop, then bisect without branches (the
+ * outcome of each step is a coin toss).  Inlined with a constant width, so
+ * each column load is one load and one byte swap. */
+static inline __attribute__((always_inline)) uint64_t
+upper_from_w(const uint8_t *col, const unsigned aw, uint64_t n, uint64_t from, uint64_t key)
 {
-	uint64_t lo, hi, step = 1;
+	uint64_t lo, len, step = 1;
 
 	if (from >= n || fmt_be_addr(col, aw, from) > key)
 		return from;
@@ -45,15 +49,20 @@ static uint64_t upper_from(const uint8_t *col, unsigned aw, uint64_t n, uint64_t
 		lo += step;
 		step <<= 1;
 	}
-	hi = step < n - lo ? lo + step : n; /* col[hi] > key, or hi == n */
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (fmt_be_addr(col, aw, mid) <= key)
-			lo = mid;
-		else
-			hi = mid;
+	/* col[lo + len] > key, or lo + len == n */
+	len = step < n - lo ? step : n - lo;
+	while (len > 1) {
+		uint64_t half = len / 2;
+		lo = fmt_be_addr(col, aw, lo + half) <= key ? lo + half : lo;
+		len -= half;
 	}
-	return hi;
+	return lo + 1;
+}
+
+static uint64_t upper_from(const uint8_t *col, unsigned aw, uint64_t n, uint64_t from,
+                           uint64_t key)
+{
+	return aw == 4 ? upper_from_w(col, 4, n, from, key) : upper_from_w(col, 8, n, from, key);
 }
 
 /* A string reference to a C string.  Reference 0 is the empty string (SPEC
@@ -252,9 +261,12 @@ static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer,
 }
 
 /* Resolve one address into fr[0..room).  Returns 0, or -2 when it needs more
- * than `room` frames (nothing is then consumed). */
+ * than `room` frames (nothing is then consumed).  *prev is what the previous
+ * search found and prev_r its result (NULL before the first): the result is
+ * a function of the hit alone, so an equal hit takes a copy of prev_r,
+ * sharing its frames, and fr is untouched. */
 static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_frame *fr,
-                       size_t room, symdb_result *r)
+                       size_t room, symdb_result *r, rd_hit *prev, const symdb_result *prev_r)
 {
 	rd_hit h;
 	int64_t m;
@@ -268,6 +280,10 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_f
 	search(img, c, a - img->base, &h);
 	if (h.sym < 0 && h.node == FMT_NONE && !h.row)
 		return 0;
+	if (prev_r && h.sym == prev->sym && h.node == prev->node && h.row == prev->row) {
+		*r = *prev_r;
+		return 0;
+	}
 	m = walk_chain(img, &h, fr, room);
 	if (m == 0) { /* no chain: one frame of unknown name (SPEC §11.5) */
 		if (room == 0)
@@ -287,6 +303,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_f
 	}
 	r->status = 0;
 	r->count = (uint32_t)m;
+	*prev = h;
 	return 0;
 }
 
@@ -294,6 +311,8 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
                               symdb_frame *frames, size_t frames_cap, symdb_result *results)
 {
 	rd_cursor c = { 0, 0, 0 };
+	rd_hit prev = { -1, FMT_NONE, NULL };
+	const symdb_result *prev_r = NULL; /* the result of prev */
 	size_t i, used = 0;
 
 	if (!img || (naddrs && (!addrs || !results)) || (frames_cap && !frames))
@@ -302,24 +321,25 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		frames_cap = 0;
 	if (frames_cap > UINT32_MAX)
 		frames_cap = UINT32_MAX; /* symdb_result.first is a u32 */
-	for (i = 0; i < naddrs; i++) {
+	for (i = 0; i < naddrs;) {
 		symdb_result *r = &results[i];
-		if (i > 0 && addrs[i] <= addrs[i - 1]) {
-			/* Checked here rather than in a pass of its own: the
-			 * comparison is needed anyway, and symdb.h leaves frames
-			 * and results unspecified on SYMDB_E_UNSORTED. */
-			if (addrs[i] < addrs[i - 1])
-				return SYMDB_E_UNSORTED;
-			/* Same address: the same result, sharing the
-			 * predecessor's frames (symdb.h allows it). */
-			*r = r[-1];
-			continue;
-		}
+		uint64_t a = addrs[i];
+		if (i > 0 && a < addrs[i - 1])
+			return SYMDB_E_UNSORTED; /* symdb.h: frames and results
+			                            are then unspecified */
 		r->first = (uint32_t)used;
-		if (resolve_one(img, &c, addrs[i], frames ? frames + used : NULL,
-		                frames_cap - used, r))
+		if (resolve_one(img, &c, a, frames ? frames + used : NULL, frames_cap - used, r,
+		                &prev, prev_r))
 			break;
-		used += r->count;
+		if (r->first == used && r->count) {
+			used += r->count;
+			prev_r = r; /* resolve_one set prev */
+		}
+		/* The run of addresses equal to this one: the same result,
+		 * sharing its frames (symdb.h), copied from registers. */
+		const symdb_result same = *r;
+		for (i++; i < naddrs && addrs[i] == a; i++)
+			results[i] = same;
 	}
 	if (i == 0 && naddrs > 0)
 		return SYMDB_E_INVAL; /* frames_cap too small for even one address */

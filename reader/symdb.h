@@ -364,9 +364,9 @@ typedef struct symdb_frame {
 } symdb_frame;
 
 /** Per-address result: frames[first .. first+count), innermost first.
- *  Results of equal addresses may share frames (the same first and count):
- *  ranges of different results are not necessarily disjoint, so the frames
- *  a batch used end at the largest first+count, not at the sum of counts. */
+ *  Equal results may share frames (the same first and count): ranges of
+ *  different results are not necessarily disjoint, so the frames a batch
+ *  used end at the largest first+count, not at the sum of counts. */
 typedef struct symdb_result {
 	uint32_t first, count;   /**< count == 0 when nothing is known */
 	int status;              /**< 0, or SYMDB_E_NOT_FOUND (also for SYMDB_ADDR_INVALID),
@@ -392,8 +392,10 @@ typedef struct symdb_result {
  *         frames_cap too small for even one address.
  * @note An address equal to its predecessor in the same call gets a copy of
  *       the predecessor's result: same first and count, i.e. the same frames,
- *       not a copy of them.  Never write through one result's frames when
- *       another result may share them.
+ *       not a copy of them.  So may a different address whose result would be
+ *       identical (another instruction of the same line row, symbol and
+ *       inline chain as the address resolved before it).  Never write through
+ *       one result's frames when another result may share them.
  * @note No allocation, no locking, no copying: every string is a pointer into
  *       the mapping, valid until the last symdb_image_close() of img.  Index
  *       files are immutable and replaced only by rename, so a re-index never

@@ -22,7 +22,8 @@
  * The text after each CODE request's address (its body) is formatted in
  * sorted order into one buffer and copied out in input order
  * (format_bodies): the index is then read in address order, and equal
- * addresses, which share their frames (symdb.h), share one body.  Names are
+ * results, which share their frames (symdb.h), share one body; a body
+ * cache keyed by address carries them across batches.  Names are
  * demangled once per run (the printer's cache keyed by name pointer: names
  * live in mappings that stay open until exit).
  *
@@ -524,10 +525,10 @@ static size_t select_frames(struct query *q, const symdb_result *r)
  * The bodies of a batch's CODE requests (cli_format_code_body), formatted in
  * sorted order: the frames, the index rows they came from and the strings
  * they point to are then read in the order the library wrote or found them,
- * instead of at random in input order.  Equal addresses share their frames
- * (symdb.h), so a run of them shares one body: a repeated address costs one
- * copy of its text when printed.  Also notes damaged results, for every
- * CODE and DATA request.
+ * instead of at random in input order.  Neighbours with equal results
+ * share their frames (symdb.h: equal addresses always do), so a run of them
+ * shares one body: a repeated address costs one copy of its text when
+ * printed.  Also notes damaged results, for every CODE and DATA request.
  */
 static void cache_insert(struct query *q, uint64_t key, struct text_span body);
 
@@ -535,6 +536,8 @@ static int format_bodies(struct query *q)
 {
 	if (!q->cache.slot)
 		q->text.len = 0;
+	if (!q->per_line)
+		q->pr.module = q->mods[0].name;
 	q->body = grow_array(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
 	for (size_t k = 0; k < q->nsorted; k++) {
 		const symdb_result *r = &q->res[k];
@@ -542,17 +545,17 @@ static int format_bodies(struct query *q)
 			q->damaged = 1;
 		if (k > 0 && r->count && r[-1].count && r[-1].first == r->first) {
 			q->body[k] = q->body[k - 1];
-			continue;
+		} else {
+			if (q->per_line)
+				q->pr.module = q->mods[q->req[q->ord[k].idx].mod].name;
+			size_t n = select_frames(q, r), off = q->text.len;
+			cli_format_code_body(&q->pr, &q->text, q->li, n);
+			if (q->text.len > UINT32_MAX)
+				return -1; /* spans are 32-bit: print this batch directly */
+			q->body[k].off = (uint32_t)off;
+			q->body[k].len = (uint32_t)(q->text.len - off);
 		}
-		if (q->per_line)
-			q->pr.module = q->mods[q->req[q->ord[k].idx].mod].name;
-		size_t n = select_frames(q, r), off = q->text.len;
-		cli_format_code_body(&q->pr, &q->text, q->li, n);
-		if (q->text.len > UINT32_MAX)
-			return -1; /* spans are 32-bit: print this batch directly */
-		q->body[k].off = (uint32_t)off;
-		q->body[k].len = (uint32_t)(q->text.len - off);
-		if (q->cache.slot)
+		if (q->cache.slot && (k == 0 || q->addrs[k] != q->addrs[k - 1]))
 			cache_insert(q, q->addrs[k], q->body[k]);
 	}
 	return 0;
