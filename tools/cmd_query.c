@@ -66,8 +66,10 @@ struct request {
  * hit skips sorting, resolving and formatting.  Open addressing over a
  * table allocated once; cleared between batches when half full or when
  * query.text, which holds the bodies, passes CACHE_TEXT_MAX; switched off
- * for the rest of the run when a batch hits less than a quarter of the time
- * (a uniform set, where probing would only cost).
+ * for the rest of the run when a batch hits less than a quarter of the time,
+ * or when a batch that began with an empty cache filled it (a uniform set
+ * of short lines: one batch fills it, the next clears it), since probing
+ * and filling would only cost.
  */
 #define CACHE_SLOTS (1u << 17)           /* 2 MiB of slots */
 #define CACHE_TEXT_MAX (32u << 20)
@@ -82,6 +84,9 @@ struct body_cache {
 	struct cache_slot *slot; /* CACHE_SLOTS, NULL when off */
 	size_t used;
 	size_t lookups, hits;    /* of the current batch */
+	int cold;                /* the current batch began with it empty */
+	int thrash;              /* ... because the one before, which also
+	                            began empty, filled it */
 };
 
 /*
@@ -700,11 +705,14 @@ static void cache_lookup(struct query *q)
 {
 	struct body_cache *c = &q->cache;
 	c->lookups = c->hits = 0;
-	if (c->used >= CACHE_SLOTS / 2 || q->text.len > CACHE_TEXT_MAX) {
+	int full = c->used >= CACHE_SLOTS / 2 || q->text.len > CACHE_TEXT_MAX;
+	c->thrash = full && c->cold;
+	if (full) {
 		cache_clear(c);
 		q->text.len = 0;
 	}
-	if (!c->used)
+	c->cold = c->used == 0;
+	if (c->cold)
 		return;
 	for (size_t i = 0; i < q->nreq; i++) {
 		if (i + PREFETCH_AHEAD < q->nreq)
@@ -731,7 +739,7 @@ static void cache_lookup(struct query *q)
 static void cache_review(struct query *q)
 {
 	struct body_cache *c = &q->cache;
-	if (c->lookups >= 1024 && c->hits < c->lookups / 4) {
+	if (c->thrash || (!c->cold && c->lookups >= 1024 && c->hits < c->lookups / 4)) {
 		free(c->slot);
 		c->slot = NULL;
 		c->used = 0;
