@@ -158,6 +158,11 @@ static int row_line(const symdb_image *img, const uint8_t *row, symdb_frame *fr)
 	return 0;
 }
 
+/* A cleared frame, copied rather than memset: for an 88-byte struct the
+ * copy is a few vector moves, where memset becomes `rep stos`, whose
+ * start-up costs more than the stores. */
+static const symdb_frame rd_zero_frame;
+
 /* What the three searches found for one offset. */
 typedef struct rd_hit {
 	int64_t sym;        /* SYMBOLS index, or -1 */
@@ -206,7 +211,7 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, symdb_frame *
 		if (m >= room)
 			return -2;
 		node = img->nodes + (uint64_t)n * FMT_NODE_SIZE;
-		memset(&fr[m], 0, sizeof fr[m]);
+		fr[m] = rd_zero_frame;
 		if (node_frame(img, node, &fr[m]) ||
 		    (inner ? call_site(img, inner, &fr[m]) : row_line(img, h->row, &fr[m])))
 			return -1;
@@ -288,7 +293,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_f
 	if (m == 0) { /* no chain: one frame of unknown name (SPEC §11.5) */
 		if (room == 0)
 			return -2;
-		memset(&fr[0], 0, sizeof fr[0]);
+		fr[0] = rd_zero_frame;
 		m = row_line(img, h.row, &fr[0]) ? -1 : 1;
 	}
 	if (m == -2)
@@ -339,7 +344,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		 * sharing its frames (symdb.h), copied from registers. */
 		const symdb_result same = *r;
 		for (i++; i < naddrs && addrs[i] == a; i++)
-			results[i] = same;
+			memcpy(&results[i], &same, sizeof same);
 	}
 	if (i == 0 && naddrs > 0)
 		return SYMDB_E_INVAL; /* frames_cap too small for even one address */
