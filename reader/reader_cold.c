@@ -526,3 +526,28 @@ int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out)
 	}
 	return 0;
 }
+
+int symdb_drop_redundant_cold(symdb *db, const char *rel)
+{
+	char lz[PATH_MAX], path[PATH_MAX];
+	size_t n;
+	struct stat sb;
+	int lock, rc;
+
+	if (!db || !rel || (n = strlen(rel)) < 5 || strcmp(rel + n - 4, ".lz4") != 0 ||
+	    (size_t)snprintf(lz, sizeof lz, "%s/%s", db->dir, rel) >= sizeof lz)
+		return SYMDB_E_INVAL;
+	memcpy(path, lz, strlen(lz) - 4);
+	path[strlen(lz) - 4] = 0;
+	lock = rd_dir_lock(lz);
+	if (lock < 0)
+		return lock;
+	if (stat(path, &sb) < 0)
+		rc = 1;
+	else
+		rc = unlink(lz) == 0 || errno == ENOENT ? 0 : -errno;
+	if (rc == 0)
+		rd_sync_parent(lz);
+	rd_dir_unlock(lock);
+	return rc;
+}

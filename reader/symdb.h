@@ -539,6 +539,16 @@ typedef struct symdb_storage {
 } symdb_storage;
 
 /**
+ * @brief symdb_drop_redundant_cold() removes DB/rel, a cold form
+ *        ("images/XX/HEX.symdb.lz4"), only if its .symdb exists: checked and
+ *        removed under the directory lock of SPEC §12.8, so a compaction
+ *        that just replaced both forms is never cut down to neither.
+ * @return 0 removed (or already gone); 1 kept: the .symdb is not there, so
+ *         the cold form is not redundant; SYMDB_E_INVAL; -errno.
+ */
+SYMDB_API int symdb_drop_redundant_cold(symdb *db, const char *rel);
+
+/**
  * @brief symdb_entry_storage() stats both forms of the index file `file`
  *        (symdb_entry.file, relative to the database directory).
  * @return 0, SYMDB_E_INVAL or -ENAMETOOLONG.

@@ -223,7 +223,16 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 		return 0;
 	if (cli_younger(f->mtime, gc->now, gc->grace))
 		return 0;
-	if (!gc->dry_run && unlink(f->path) < 0 && errno != ENOENT) {
+	if (!gc->dry_run && role == CLI_FILE_REDUNDANT) {
+		int r = symdb_drop_redundant_cold(gc->db, f->rel);
+		if (r == 1)
+			return 0; /* a compaction made it the only form meanwhile */
+		if (r < 0) {
+			cli_err(f->path, "cannot remove: %s", symdb_strerror(r));
+			gc->failed = 1;
+			return 0;
+		}
+	} else if (!gc->dry_run && unlink(f->path) < 0 && errno != ENOENT) {
 		cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
 		gc->failed = 1;
 		return 0;

@@ -186,12 +186,17 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 		cli_out_fmt(v->out, "%s %s\n", f->is_tmp ? "leftover" : "orphan", f->rel);
 	if (!v->repair)
 		return 0;
-	if (unlink(f->path) == 0 || errno == ENOENT) {
+	int r = role == CLI_FILE_REDUNDANT ? symdb_drop_redundant_cold(v->db, f->rel)
+	        : unlink(f->path) == 0 || errno == ENOENT ? 0 : -errno;
+	if (r == 1) {
+		v->repaired++; /* a compaction made it the only form: not a leftover now */
+		cli_out_fmt(v->out, "kept %s (now the image's only form)\n", f->rel);
+	} else if (r == 0) {
 		v->repaired++;
 		cli_out_fmt(v->out, "removed %s\n", f->rel);
 	} else {
 		v->failed++;
-		cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
+		cli_err(f->path, "cannot remove: %s", symdb_strerror(r));
 	}
 	return 0;
 }
