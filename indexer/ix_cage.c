@@ -574,24 +574,47 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 
 /* The existing index of id: 0 absent; 2 entry whose file is missing or of
  * another size (rebuild, replace); 1 intact, *oi filled (*oimg open). */
+static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb_image_info *oi,
+                                const char *ipath);
+
 static int stage_existing(rd_catalog *cat, const symdb_uuid *id, symdb_image **oimg,
                           symdb_image_info *oi, char *ipath, size_t ipath_sz)
 {
 	rd_cat_entry e;
-	char buf[1024];
-	struct stat st;
+	char buf[1024], dir[4096];
+	int lock, rc;
 
 	*oimg = NULL;
 	ipath[0] = 0;
 	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
 		return 0;
 	snprintf(ipath, ipath_sz, "%s/%s", rd_catalog_dir(cat), e.file);
-	if (stat(ipath, &st) == 0 && (uint64_t)st.st_size == e.file_size) {
+	/* Under the directory lock (SPEC §12.8): a compaction or thaw between
+	 * looking for one form and the other must not read as "missing",
+	 * which would replace an intact index unconditionally. */
+	snprintf(dir, sizeof dir, "%s", ipath);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = 0;
+	lock = rd_images_dir_lock(dir);
+	rc = stage_existing_forms(&e, oimg, oi, ipath);
+	rd_images_dir_unlock(lock);
+	if (rc == 2)
+		ipath[0] = 0;
+	return rc;
+}
+
+/* stage_existing's look at both forms of e's file (ipath). */
+static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb_image_info *oi,
+                                const char *ipath)
+{
+	struct stat st;
+
+	if (stat(ipath, &st) == 0 && (uint64_t)st.st_size == e->file_size) {
 		if (symdb_image_open_file(ipath, NULL, oimg) == 0) {
 			symdb_image_get_info(*oimg, oi);
 			return 1;
 		}
-	} else if (ix_cold_indexed(ipath, e.file_size)) {
+	} else if (ix_cold_indexed(ipath, e->file_size)) {
 		/* Compacted (§12.8): its facts come from the cold form,
 		 * decompressed in memory; nothing is thawed on disk. */
 		char lz[4096 + 8];
@@ -601,7 +624,6 @@ static int stage_existing(rd_catalog *cat, const symdb_uuid *id, symdb_image **o
 			return 1;
 		}
 	}
-	ipath[0] = 0;
 	return 2;
 }
 

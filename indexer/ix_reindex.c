@@ -194,9 +194,17 @@ static int rx_subdir(struct rx_state *s, const char *images, const char *sub)
 	dir = opendir(path);
 	if (!dir)
 		return errno == ENOTDIR ? 0 : -errno;
+	/* Under the directory's lock (SPEC §12.8): a compaction or thaw moving a
+	 * file between readdir and the check would drop its image. */
+	int lock = rd_images_dir_lock(path);
+	if (lock < 0) {
+		closedir(dir);
+		return lock;
+	}
 	while (rc == 0 && (d = readdir(dir)) != NULL)
 		if (d->d_name[0] != '.')
 			rc = rx_file(s, sub, d->d_name);
+	rd_images_dir_unlock(lock);
 	closedir(dir);
 	return rc;
 }

@@ -202,9 +202,10 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 }
 
 /* A catalog key for humans: a UUID in hex; a names key as NAME/UUIDHEX. */
-static void key_text(const uint8_t *key, size_t len, char *buf, size_t bufsz)
+static void key_text(const uint8_t *key, size_t len, int is_name, char *buf, size_t bufsz)
 {
-	const uint8_t *nul = memchr(key, 0, len);
+	/* A UUID may hold 0x00 bytes; a name (SPEC §12.3) never does. */
+	const uint8_t *nul = is_name ? memchr(key, 0, len) : NULL;
 	size_t at = 0, start = 0;
 
 	if (nul) {
@@ -222,7 +223,8 @@ static void catalog_problem(symdb_catalog_problem kind, const uint8_t *key, size
 	struct verify *v = arg;
 	char k[600];
 
-	key_text(key, key_len, k, sizeof k);
+	key_text(key, key_len,
+	         kind == SYMDB_CAT_DANGLING_NAME || kind == SYMDB_CAT_MISSING_NAME, k, sizeof k);
 	v->catalog++;
 	if (kind == SYMDB_CAT_BAD_VALUE)
 		v->bad_values = 1;
