@@ -102,22 +102,6 @@ out:
 		close(fd);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* ---- decoding targets ----------------------------------------------------- */
 
 struct target {
@@ -159,7 +143,7 @@ static int target_sink(void *arg, const void *p, size_t n, uint64_t off)
 	struct target *t = arg;
 
 	if (t->fd >= 0)
-		return write_all(t->fd, p, n);
+		return rd_write_all(t->fd, p, n);
 	memcpy(t->mem + off, p, n); /* off + n <= size: rd_lz4_read_frame checks */
 	return 0;
 }

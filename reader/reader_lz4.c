@@ -24,7 +24,8 @@
 #define LZ_RD_CHUNK  (64u << 10)  /* bytes read from the frame per call */
 #define LZ_OUT_CHUNK (256u << 10) /* decoded bytes handed to the sink per call */
 
-static int lz_write_all(int fd, const void *p, size_t n)
+/* write(2) all of p, across short writes and EINTR: 0 or -errno. */
+int rd_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 
@@ -49,7 +50,7 @@ static int lz_emit(int fd, const char *out, size_t r, uint64_t *written, const c
 	if (LZ4F_isError(r))
 		return fmt_err(eb, ebsz, -EIO, "%s: LZ4 compression: %s", path,
 		               LZ4F_getErrorName(r));
-	if ((rc = lz_write_all(fd, out, r)) != 0)
+	if ((rc = rd_write_all(fd, out, r)) != 0)
 		return fmt_err(eb, ebsz, rc, "%s: write: %s", path, symdb_strerror(rc));
 	*written += r;
 	return 0;
