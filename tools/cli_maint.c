@@ -102,6 +102,83 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int aged_add(const symdb_entry *e, void *arg)
+{
+	struct cli_aged *a = arg;
+	struct cli_aged_image *im;
+	symdb_storage sg;
+
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 256;
+		struct cli_aged_image *p = realloc(a->img, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		a->img = p;
+		a->cap = cap;
+	}
+	im = &a->img[a->n];
+	im->uuid = e->uuid;
+	im->last_use = e->built_at;
+	im->file_size = e->file_size;
+	im->disk_size = symdb_entry_storage(a->db, e->file, &sg) == 0 && sg.forms
+	                        ? sg.disk_bytes
+	                        : e->file_size;
+	im->name = strdup(e->image_name ? e->image_name : "");
+	im->file = strdup(e->file);
+	if (!im->name || !im->file) {
+		free(im->name);
+		free(im->file);
+		return -ENOMEM;
+	}
+	a->n++;
+	return 0;
+}
+
+static int cmp_lru(const void *pa, const void *pb)
+{
+	const struct cli_aged_image *x = pa, *y = pb;
+
+	if (x->last_use != y->last_use)
+		return x->last_use < y->last_use ? -1 : 1;
+	if (x->uuid.len != y->uuid.len)
+		return x->uuid.len < y->uuid.len ? -1 : 1;
+	return memcmp(x->uuid.bytes, y->uuid.bytes, x->uuid.len);
+}
+
+int cli_aged_load(symdb *db, struct cli_aged *a)
+{
+	int rc;
+
+	memset(a, 0, sizeof *a);
+	a->db = db;
+	rc = symdb_list(db, aged_add, a);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < a->n; i++) {
+		uint64_t t;
+		if (symdb_last_used(db, &a->img[i].uuid, &t) == 0 && t > a->img[i].last_use)
+			a->img[i].last_use = t;
+	}
+	if (a->n)
+		qsort(a->img, a->n, sizeof *a->img, cmp_lru);
+	return 0;
+}
+
+void cli_aged_free(struct cli_aged *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->img[i].name);
+		free(a->img[i].file);
+	}
+	free(a->img);
+	memset(a, 0, sizeof *a);
+}
+
+int cli_aged_unused(const struct cli_aged_image *im, uint64_t now, uint64_t age)
+{
+	return now > im->last_use && now - im->last_use > age;
+}
+
 int cli_catfiles_load(symdb *db, struct cli_catfiles *cf)
 {
 	int rc;

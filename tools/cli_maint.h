@@ -48,6 +48,26 @@ CLI_HIDDEN void cli_used_init(struct cli_used *u, symdb *db);
 CLI_HIDDEN void cli_used_add(struct cli_used *u, symdb *db, const symdb_image *img);
 CLI_HIDDEN void cli_used_commit(struct cli_used *u);
 
+/* Shared by gc and compact: every catalog entry with its last use (SPEC
+ * §12.6: the recorded query time, else Built_At) and sizes, sorted least
+ * recently used first (UUID order among equals: deterministic). */
+struct cli_aged_image {
+	symdb_uuid uuid;
+	uint64_t last_use;
+	uint64_t file_size; /* the catalog's File_Size */
+	uint64_t disk_size; /* bytes on disk: a cold image's .lz4 (SPEC §12.8) */
+	char *name, *file;
+};
+struct cli_aged {
+	struct cli_aged_image *img;
+	size_t n, cap;
+	symdb *db;
+};
+CLI_HIDDEN int cli_aged_load(symdb *db, struct cli_aged *a);
+CLI_HIDDEN void cli_aged_free(struct cli_aged *a);
+/* Was it last used more than `age` seconds before `now`? */
+CLI_HIDDEN int cli_aged_unused(const struct cli_aged_image *im, uint64_t now, uint64_t age);
+
 /* Shared by verify and gc: walk DB/images/XX/ and DB/tmp/ (maint_fs.c). */
 struct cli_fs_visit {
 	const char *rel;   /* "images/XX/NAME" or "tmp/NAME" */

@@ -17,56 +17,21 @@
 
 #include "cli_maint.h"
 
-struct cp_image {
-	symdb_uuid uuid;
-	uint64_t last_use, size;
-	char *name, *file;
-};
-
 struct compact {
 	symdb *db;
 	uint64_t now, unused_for;
 	int have_unused, dry_run, tty;
-	struct cp_image *img;
-	size_t n, cap;
+	struct cli_aged aged;
 	size_t done, cold, failed_n;
 	uint64_t before, after;
 	int exit;
 };
 
-static int cp_collect(const symdb_entry *e, void *arg)
-{
-	struct compact *c = arg;
-	struct cp_image *im;
-
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		struct cp_image *p = realloc(c->img, cap * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		c->img = p;
-		c->cap = cap;
-	}
-	im = &c->img[c->n];
-	im->uuid = e->uuid;
-	im->size = e->file_size;
-	im->last_use = e->built_at;
-	im->name = strdup(e->image_name ? e->image_name : "");
-	im->file = strdup(e->file);
-	if (!im->name || !im->file) {
-		free(im->name);
-		free(im->file);
-		return -ENOMEM;
-	}
-	c->n++;
-	return 0;
-}
-
 static void cp_progress(const struct compact *c, size_t i, const char *name)
 {
 	if (!c->tty)
 		return;
-	fprintf(stderr, "\r\033[K[%zu/%zu] compacting %s...", i + 1, c->n, name);
+	fprintf(stderr, "\r\033[K[%zu/%zu] compacting %s...", i + 1, c->aged.n, name);
 	fflush(stderr);
 }
 
@@ -83,7 +48,7 @@ static double cp_pct(uint64_t after, uint64_t before)
 	return before ? 100.0 * (double)after / (double)before : 0.0;
 }
 
-static void cp_one(struct compact *c, struct cp_image *im)
+static void cp_one(struct compact *c, struct cli_aged_image *im)
 {
 	char hex[2 * SYMDB_UUID_MAX + 1], tb[64], eb[1024] = "";
 	symdb_compact_stats st;
@@ -98,9 +63,9 @@ static void cp_one(struct compact *c, struct cp_image *im)
 	if (c->dry_run) {
 		cp_clear(c);
 		printf("would compact %s %s (%llu bytes, last used %s)\n", hex, im->name,
-		       (unsigned long long)im->size, cli_time_name(im->last_use, tb, sizeof tb));
+		       (unsigned long long)im->file_size, cli_time_name(im->last_use, tb, sizeof tb));
 		c->done++;
-		c->before += im->size;
+		c->before += im->file_size;
 		return;
 	}
 	rc = symdb_image_compact(c->db, &im->uuid, &st, eb, sizeof eb);
@@ -127,12 +92,9 @@ static void cp_one(struct compact *c, struct cp_image *im)
 
 static void cp_run(struct compact *c)
 {
-	for (size_t i = 0; i < c->n; i++) {
-		struct cp_image *im = &c->img[i];
-		uint64_t t;
-		if (symdb_last_used(c->db, &im->uuid, &t) == 0 && t > im->last_use)
-			im->last_use = t;
-		if (!(c->now > im->last_use && c->now - im->last_use > c->unused_for))
+	for (size_t i = 0; i < c->aged.n; i++) {
+		struct cli_aged_image *im = &c->aged.img[i];
+		if (!cli_aged_unused(im, c->now, c->unused_for))
 			continue;
 		cp_progress(c, i, im->name);
 		cp_one(c, im);
@@ -206,16 +168,12 @@ int cli_cmd_compact(const struct cli_global *g0, int argc, char **argv)
 	}
 	c.now = symdb_now();
 	c.tty = isatty(STDERR_FILENO);
-	rc = symdb_list(c.db, cp_collect, &c);
+	rc = cli_aged_load(c.db, &c.aged);
 	if (rc < 0)
 		cli_err(dir, "cannot read the catalog: %s", symdb_strerror(rc));
 	else
 		cp_run(&c);
-	for (size_t i = 0; i < c.n; i++) {
-		free(c.img[i].name);
-		free(c.img[i].file);
-	}
-	free(c.img);
+	cli_aged_free(&c.aged);
 	symdb_close(c.db);
 	return rc < 0 ? CLI_EXIT_DATABASE : c.exit;
 }

@@ -107,63 +107,18 @@ int cli_cmd_rm(const struct cli_global *g0, int argc, char **argv)
 
 /* ---- gc ------------------------------------------------------------------- */
 
-struct gc_image {
-	symdb_uuid uuid;
-	uint64_t last_use, size;
-	char *name;
-};
-
 struct gc {
 	symdb *db;
 	uint64_t now, grace, unused_for, max_size;
 	int have_unused, have_max, dry_run;
-	struct gc_image *img;
-	size_t n, cap;
+	struct cli_aged aged;
 	struct cli_catfiles cf;
 	size_t files_removed, images_removed;
 	uint64_t bytes_removed;
 	int failed;
 };
 
-static int gc_collect(const symdb_entry *e, void *arg)
-{
-	struct gc *gc = arg;
-
-	if (gc->n == gc->cap) {
-		size_t cap = gc->cap ? 2 * gc->cap : 256;
-		struct gc_image *p = realloc(gc->img, cap * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		gc->img = p;
-		gc->cap = cap;
-	}
-	struct gc_image *im = &gc->img[gc->n];
-	symdb_storage sg;
-	im->uuid = e->uuid;
-	/* --max-size counts bytes on disk: a cold image's .lz4 (SPEC §12.8). */
-	im->size = symdb_entry_storage(gc->db, e->file, &sg) == 0 && sg.forms ? sg.disk_bytes
-	                                                                      : e->file_size;
-	im->last_use = e->built_at;
-	im->name = strdup(e->image_name ? e->image_name : "");
-	if (!im->name)
-		return -ENOMEM;
-	gc->n++;
-	return 0;
-}
-
-/* Oldest last use first; UUID order among equals keeps gc deterministic. */
-static int cmp_lru(const void *a, const void *b)
-{
-	const struct gc_image *x = a, *y = b;
-
-	if (x->last_use != y->last_use)
-		return x->last_use < y->last_use ? -1 : 1;
-	if (x->uuid.len != y->uuid.len)
-		return x->uuid.len < y->uuid.len ? -1 : 1;
-	return memcmp(x->uuid.bytes, y->uuid.bytes, x->uuid.len);
-}
-
-static void gc_remove_image(struct gc *gc, struct gc_image *im, const char *why)
+static void gc_remove_image(struct gc *gc, struct cli_aged_image *im, const char *why)
 {
 	char hex[2 * SYMDB_UUID_MAX + 1], tb[64], eb[1024] = "";
 	int rc = 0;
@@ -179,36 +134,30 @@ static void gc_remove_image(struct gc *gc, struct gc_image *im, const char *why)
 	printf("%s %s %s (%s, last used %s)\n", gc->dry_run ? "would remove" : "removed", hex,
 	       im->name, why, cli_time_name(im->last_use, tb, sizeof tb));
 	gc->images_removed++;
-	gc->bytes_removed += im->size;
-	im->size = 0;
+	gc->bytes_removed += im->disk_size;
+	im->disk_size = 0; /* removed */
 }
 
+/* The images were loaded least recently used first (cli_aged_load). */
 static void gc_expire(struct gc *gc)
 {
+	struct cli_aged *a = &gc->aged;
 	uint64_t total = 0;
 	size_t i;
 
-	for (i = 0; i < gc->n; i++) {
-		uint64_t t;
-		if (symdb_last_used(gc->db, &gc->img[i].uuid, &t) == 0 && t > gc->img[i].last_use)
-			gc->img[i].last_use = t;
-	}
-	if (gc->n)
-		qsort(gc->img, gc->n, sizeof *gc->img, cmp_lru);
-	for (i = 0; i < gc->n; i++) {
-		struct gc_image *im = &gc->img[i];
-		if (gc->have_unused && gc->now > im->last_use &&
-		    gc->now - im->last_use > gc->unused_for)
+	for (i = 0; i < a->n; i++) {
+		struct cli_aged_image *im = &a->img[i];
+		if (gc->have_unused && cli_aged_unused(im, gc->now, gc->unused_for))
 			gc_remove_image(gc, im, "unused");
-		total += im->size;
+		total += im->disk_size;
 	}
-	for (i = 0; gc->have_max && total > gc->max_size && i < gc->n; i++) {
-		struct gc_image *im = &gc->img[i];
-		uint64_t sz = im->size;
+	for (i = 0; gc->have_max && total > gc->max_size && i < a->n; i++) {
+		struct cli_aged_image *im = &a->img[i];
+		uint64_t sz = im->disk_size;
 		if (sz == 0)
 			continue;
 		gc_remove_image(gc, im, "over --max-size");
-		if (im->size == 0)
+		if (im->disk_size == 0)
 			total -= sz;
 	}
 }
@@ -294,7 +243,7 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 	if (open_write(&g, &gc.db) < 0)
 		return CLI_EXIT_DATABASE;
 	gc.now = symdb_now();
-	rc = symdb_list(gc.db, gc_collect, &gc);
+	rc = cli_aged_load(gc.db, &gc.aged);
 	if (rc == 0)
 		gc_expire(&gc);
 	if (rc == 0)
@@ -307,9 +256,7 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 		printf("%zu images (%llu bytes) and %zu stray files %s\n", gc.images_removed,
 		       (unsigned long long)gc.bytes_removed, gc.files_removed,
 		       gc.dry_run ? "would be removed" : "removed");
-	for (size_t i = 0; i < gc.n; i++)
-		free(gc.img[i].name);
-	free(gc.img);
+	cli_aged_free(&gc.aged);
 	cli_catfiles_free(&gc.cf);
 	symdb_close(gc.db);
 	return rc < 0 ? CLI_EXIT_DATABASE : gc.failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
