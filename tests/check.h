@@ -8,6 +8,7 @@
 #ifndef SYMDB_TESTS_CHECK_H
 #define SYMDB_TESTS_CHECK_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include "symdb.h"
 
@@ -26,6 +27,22 @@ static inline int check_exit(void)
 	if (check_failures)
 		fprintf(stderr, "%d check(s) failed\n", check_failures);
 	return check_failures ? 1 : 0;
+}
+
+/* Entries of a directory other than dot files (e.g. DB/tmp left behind), or
+ * -1 when it cannot be opened. */
+static inline int check_dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 #endif /* SYMDB_TESTS_CHECK_H */

@@ -8,7 +8,6 @@
  * published and DB/tmp empty; a child out of memory gives -ENOMEM.
  */
 #define _GNU_SOURCE /* mkdtemp, setenv */
-#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,20 +19,6 @@
 #include "symdb_build.h"
 
 static symdb_build_result res; /* ~8 KiB: not on the stack */
-
-static int dir_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
 
 static long slurp(const char *path, char **out)
 {
@@ -121,7 +106,7 @@ int main(void)
 		CHECK(strstr(err, "/proc/self/exe: indexer timed out after 1 s") != NULL);
 		CHECK(strchr(err, '\n') == NULL);
 		snprintf(tmp, sizeof tmp, "%s/iso/tmp", root);
-		CHECK(dir_entries(tmp) == 0);
+		CHECK(check_dir_entries(tmp) == 0);
 		/* 4. out of memory under a 256 MiB address-space limit (not under
 		 *    ASan, which cannot run with RLIMIT_AS) */
 		if (!getenv("SYMDB_TEST_ASAN")) {
@@ -132,7 +117,7 @@ int main(void)
 			CHECK(rc == -ENOMEM);
 			CHECK(strstr(err, "indexer ran out of memory (address-space limit 256 MiB)") !=
 			      NULL);
-			CHECK(dir_entries(tmp) == 0);
+			CHECK(check_dir_entries(tmp) == 0);
 		}
 		unsetenv("SYMDB_TEST_CAGE_CRASH");
 		/* the published index is still the first build's */

@@ -7,7 +7,6 @@
  * copy are refused with nothing published and nothing left in DB/tmp.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,20 +40,6 @@ static void write_bytes(const char *path, const char *buf, long n)
 	}
 }
 
-static int dir_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* Importing path with expect must fail with rc and leave dst as it was. */
 static void refused(symdb_builder *b, const char *dst, const char *path,
                     const symdb_uuid *expect, int want)
@@ -67,7 +52,7 @@ static void refused(symdb_builder *b, const char *dst, const char *path,
 	CHECK(want == 1 ? rc < 0 : rc == want);
 	CHECK(err[0] && !strchr(err, '\n'));
 	snprintf(tmp, sizeof tmp, "%s/tmp", dst);
-	CHECK(dir_entries(tmp) == 0);
+	CHECK(check_dir_entries(tmp) == 0);
 	printf("refused (%d): %s\n", rc, err);
 }
 

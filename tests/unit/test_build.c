@@ -9,7 +9,6 @@
  * DB/tmp.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -111,20 +110,6 @@ static void test_bad_inputs(const char *db)
 	CHECK(rc == SYMDB_E_INVAL);
 }
 
-static int count_files(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static uint8_t *slurp(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");
@@ -179,7 +164,7 @@ static void test_rebuilds(const char *db)
 	free(a);
 	free(b);
 	snprintf(tmp, sizeof tmp, "%s/tmp", db);
-	CHECK(count_files(tmp) == 0);
+	CHECK(check_dir_entries(tmp) == 0);
 }
 
 struct job {
@@ -256,7 +241,7 @@ static void test_threads(const char *db)
 	symdb_builder_close(b);
 	CHECK(catalog_entries(db) == expect);
 	snprintf(path, sizeof path, "%s/tmp", db);
-	CHECK(count_files(path) == 0);
+	CHECK(check_dir_entries(path) == 0);
 }
 
 /* Two processes building the same file into one fresh database. */
@@ -281,7 +266,7 @@ static void test_processes(const char *db)
 	CHECK(ok);
 	CHECK(catalog_entries(db) == 1);
 	snprintf(path, sizeof path, "%s/tmp", db);
-	CHECK(count_files(path) == 0);
+	CHECK(check_dir_entries(path) == 0);
 }
 
 int main(int argc, char **argv)
