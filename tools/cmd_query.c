@@ -146,6 +146,7 @@ struct query {
 };
 
 #define STDIN_BUF (1u << 20)
+#define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
 #define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
 
 static void *grow_array(void *p, size_t *cap, size_t need, size_t elem)
@@ -535,6 +536,7 @@ static size_t select_frames(struct query *q, const symdb_result *r)
  * shares one body: a repeated address costs one copy of its text when
  * printed.  Also notes damaged results, for every CODE and DATA request.
  */
+static size_t cache_hash(uint64_t key);
 static void cache_insert(struct query *q, uint64_t key, struct text_span body);
 
 static int format_bodies(struct query *q)
@@ -560,36 +562,48 @@ static int format_bodies(struct query *q)
 			q->body[k].off = (uint32_t)off;
 			q->body[k].len = (uint32_t)(q->text.len - off);
 		}
+		if (q->cache.slot && k + PREFETCH_AHEAD < q->nsorted)
+			__builtin_prefetch(&q->cache.slot[cache_hash(q->addrs[k + PREFETCH_AHEAD])]);
 		if (q->cache.slot && (k == 0 || q->addrs[k] != q->addrs[k - 1]))
 			cache_insert(q, q->addrs[k], q->body[k]);
 	}
 	return 0;
 }
 
-/* Bodies are read in input order, i.e. at random: the span of request
+/*
+ * Bodies are read in input order, i.e. at random: the span of request
  * i + 2 * PREFETCH_AHEAD and the text of request i + PREFETCH_AHEAD are
- * loaded ahead of their use. */
-#define PREFETCH_AHEAD 8
+ * loaded ahead of their use.  These helpers only prefetch, so they are
+ * forced inline: GCC takes a function whose only effect is
+ * __builtin_prefetch for pure and drops the calls it does not inline
+ * (GCC 12 did so here, and nothing was prefetched).
+ */
 
-static void prefetch_bodies(const struct query *q, size_t i)
+/* Start loading [p, p + len): all of it up to 192 bytes (most bodies;
+ * four cache lines when they straddle), else the first 192 and the last. */
+static inline __attribute__((always_inline)) void prefetch_span(const char *p, size_t len)
 {
-	if (i + 2 * PREFETCH_AHEAD < q->nreq && q->req[i + 2 * PREFETCH_AHEAD].kind == REQ_CODE)
+	__builtin_prefetch(p);
+	if (len)
+		__builtin_prefetch(p + len - 1);
+	if (len > 64)
+		__builtin_prefetch(p + 64);
+	if (len > 128)
+		__builtin_prefetch(p + 128);
+}
+
+static inline __attribute__((always_inline)) void prefetch_bodies(const struct query *q, size_t i)
+{
+	if (i + 2 * PREFETCH_AHEAD >= q->nreq)
+		return; /* the last few requests of a batch go without */
+	if (q->req[i + 2 * PREFETCH_AHEAD].kind == REQ_CODE)
 		__builtin_prefetch(&q->body[q->pos[i + 2 * PREFETCH_AHEAD]]);
-	if (i + PREFETCH_AHEAD < q->nreq) {
-		const struct request *rq = &q->req[i + PREFETCH_AHEAD];
-		const struct text_span *b;
-		if (rq->kind == REQ_CACHED)
-			b = &rq->body;
-		else if (rq->kind == REQ_CODE)
-			b = &q->body[q->pos[i + PREFETCH_AHEAD]];
-		else
-			return;
-		const char *t = q->text.buf + b->off;
-		__builtin_prefetch(t);
-		if (b->len > 64)
-			__builtin_prefetch(t + 64);
-		if (b->len > 128)
-			__builtin_prefetch(t + 128);
+	const struct request *rq = &q->req[i + PREFETCH_AHEAD];
+	if (rq->kind == REQ_CACHED) {
+		prefetch_span(q->text.buf + rq->body.off, rq->body.len);
+	} else if (rq->kind == REQ_CODE) {
+		const struct text_span *b = &q->body[q->pos[i + PREFETCH_AHEAD]];
+		prefetch_span(q->text.buf + b->off, b->len);
 	}
 }
 
