@@ -67,9 +67,9 @@ struct request {
  * table allocated once; cleared between batches when half full or when
  * query.text, which holds the bodies, passes CACHE_TEXT_MAX; switched off
  * for the rest of the run when a batch hits less than a quarter of the time,
- * or when a batch that began with an empty cache filled it (a uniform set
- * of short lines: one batch fills it, the next clears it), since probing
- * and filling would only cost.
+ * or as soon as a batch that began with an empty cache filled it (a
+ * uniform set of short lines: one batch fills it, the next would clear
+ * it), since probing and filling would only cost.
  */
 #define CACHE_SLOTS (1u << 17)           /* 2 MiB of slots */
 #define CACHE_TEXT_MAX (32u << 20)
@@ -85,8 +85,6 @@ struct body_cache {
 	size_t used;
 	size_t lookups, hits;    /* of the current batch */
 	int cold;                /* the current batch began with it empty */
-	int thrash;              /* ... because the one before, which also
-	                            began empty, filled it */
 };
 
 /*
@@ -714,14 +712,17 @@ static void cache_insert(struct query *q, uint64_t key, struct text_span body)
 	c->used++;
 }
 
+static int cache_full(const struct query *q)
+{
+	return q->cache.used >= CACHE_SLOTS / 2 || q->text.len > CACHE_TEXT_MAX;
+}
+
 /* Mark the batch's CODE requests whose body is cached as REQ_CACHED. */
 static void cache_lookup(struct query *q)
 {
 	struct body_cache *c = &q->cache;
 	c->lookups = c->hits = 0;
-	int full = c->used >= CACHE_SLOTS / 2 || q->text.len > CACHE_TEXT_MAX;
-	c->thrash = full && c->cold;
-	if (full) {
+	if (cache_full(q)) {
 		cache_clear(c);
 		q->text.len = 0;
 	}
@@ -749,11 +750,13 @@ static void cache_lookup(struct query *q)
 	}
 }
 
-/* After a batch: a cache that mostly misses costs more than it saves. */
+/* After a batch: a cache that mostly misses costs more than it saves, and
+ * one that a single batch filled from empty would be cleared by the next. */
 static void cache_review(struct query *q)
 {
 	struct body_cache *c = &q->cache;
-	if (c->thrash || (!c->cold && c->lookups >= 1024 && c->hits < c->lookups / 4)) {
+	if ((c->cold && cache_full(q)) ||
+	    (!c->cold && c->lookups >= 1024 && c->hits < c->lookups / 4)) {
 		free(c->slot);
 		c->slot = NULL;
 		c->used = 0;
