@@ -127,6 +127,7 @@ struct query {
 	struct request *req;
 	size_t nreq, req_cap;
 	struct sort_ent *ord, *ord_tmp;
+	uint64_t *packed;   /* 2 * arr_cap: sort_by_addr's passes */
 	uint64_t *addrs;
 	uint32_t *pos;      /* request index -> position in ord */
 	symdb_result *res;  /* by sorted position */
@@ -261,11 +262,75 @@ static struct request *new_request(struct query *q)
  * between keys (usually 20-odd low bits of a library's text), in as few
  * passes of at most RADIX_BITS bits as cover them: two passes for a 4 MiB
  * image instead of three bytes.  Ties keep input order.  Sorted input (a
- * common case) costs one scan.
+ * common case) costs one scan.  When the differing bits fit in 32, the
+ * passes move 8-byte entries (those bits, then idx) instead of 16-byte
+ * ones: half the bytes scattered at random.
  */
 #define RADIX_BITS 11
 
-static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, size_t n)
+/* One stable counting pass: src[0..n) into dst by bits [shift, shift + width). */
+static void radix_pass_packed(const uint64_t *src, uint64_t *dst, size_t n, unsigned shift,
+                              unsigned width)
+{
+	uint64_t mask = ((uint64_t)1 << width) - 1;
+	size_t count[(size_t)1 << RADIX_BITS];
+	memset(count, 0, (mask + 1) * sizeof(count[0]));
+	for (size_t i = 0; i < n; i++)
+		count[(src[i] >> shift) & mask]++;
+	size_t sum = 0;
+	for (size_t b = 0; b <= mask; b++) {
+		size_t c = count[b];
+		count[b] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		dst[count[(src[i] >> shift) & mask]++] = src[i];
+}
+
+/* The same pass over whole entries, by bits [shift, shift + width) of addr. */
+static void radix_pass_ent(const struct sort_ent *src, struct sort_ent *dst, size_t n,
+                           unsigned shift, unsigned width)
+{
+	uint64_t mask = ((uint64_t)1 << width) - 1;
+	size_t count[(size_t)1 << RADIX_BITS];
+	memset(count, 0, (mask + 1) * sizeof(count[0]));
+	for (size_t i = 0; i < n; i++)
+		count[(src[i].addr >> shift) & mask]++;
+	size_t sum = 0;
+	for (size_t b = 0; b <= mask; b++) {
+		size_t c = count[b];
+		count[b] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		dst[count[(src[i].addr >> shift) & mask]++] = src[i];
+}
+
+/* The sort when every key differs only in bits [lo, lo + 32): those bits
+ * and idx packed into packed[0..n), sorted through packed[n..2n), and
+ * unpacked with the bits all keys share (those of all). */
+static void sort_packed(struct sort_ent *a, uint64_t *packed, size_t n, uint64_t all,
+                        unsigned lo, unsigned passes, unsigned width)
+{
+	const uint64_t window = (uint64_t)UINT32_MAX << lo;
+	uint64_t *src = packed, *dst = packed + n;
+	for (size_t i = 0; i < n; i++)
+		src[i] = ((a[i].addr & window) >> lo) << 32 | a[i].idx;
+	for (unsigned p = 0; p < passes; p++) {
+		radix_pass_packed(src, dst, n, 32 + p * width, width);
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	const uint64_t same = all & ~window;
+	for (size_t i = 0; i < n; i++) {
+		a[i].addr = same | (src[i] >> 32) << lo;
+		a[i].idx = (uint32_t)src[i];
+	}
+}
+
+/* tmp holds n entries, packed 2 * n. */
+static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, uint64_t *packed, size_t n)
 {
 	uint64_t any = 0, all = UINT64_MAX;
 	int sorted = 1;
@@ -281,22 +346,13 @@ static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, size_t n)
 	unsigned lo = (unsigned)__builtin_ctzll(differ), hi = 64 - (unsigned)__builtin_clzll(differ);
 	unsigned passes = (hi - lo + RADIX_BITS - 1) / RADIX_BITS;
 	unsigned width = (hi - lo + passes - 1) / passes;
-	uint64_t mask = ((uint64_t)1 << width) - 1;
+	if (hi - lo <= 32) {
+		sort_packed(a, packed, n, all, lo, passes, width);
+		return;
+	}
 	struct sort_ent *src = a, *dst = tmp;
 	for (unsigned p = 0; p < passes; p++) {
-		unsigned shift = lo + p * width;
-		size_t count[(size_t)1 << RADIX_BITS];
-		memset(count, 0, (mask + 1) * sizeof(count[0]));
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].addr >> shift) & mask]++;
-		size_t sum = 0;
-		for (size_t b = 0; b <= mask; b++) {
-			size_t c = count[b];
-			count[b] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].addr >> shift) & mask]++] = src[i];
+		radix_pass_ent(src, dst, n, lo + p * width, width);
 		struct sort_ent *t = src;
 		src = dst;
 		dst = t;
@@ -376,7 +432,7 @@ static int resolve_module(struct query *q, struct module *md, size_t from, size_
 	}
 	for (size_t k = 0; k < n; k++)
 		ord[k].addr = addrs[k];
-	sort_by_addr(ord, q->ord_tmp, n);
+	sort_by_addr(ord, q->ord_tmp, q->packed, n);
 	for (size_t k = 0; k < n; k++) {
 		addrs[k] = ord[k].addr;
 		q->pos[ord[k].idx] = (uint32_t)(from + k);
@@ -416,6 +472,8 @@ static int resolve_batch(struct query *q, size_t *out_m)
 	q->res = grow_array(q->res, &cap, q->nreq, sizeof(*q->res));
 	cap = q->arr_cap;
 	q->ord_tmp = grow_array(q->ord_tmp, &cap, q->nreq, sizeof(*q->ord_tmp));
+	cap = q->arr_cap;
+	q->packed = grow_array(q->packed, &cap, q->nreq, 2 * sizeof(*q->packed));
 	q->arr_cap = cap;
 
 	size_t m = 0;
@@ -1264,6 +1322,7 @@ static void query_free(struct query *q)
 	free(q->req);
 	free(q->ord);
 	free(q->ord_tmp);
+	free(q->packed);
 	free(q->addrs);
 	free(q->pos);
 	free(q->res);
