@@ -142,6 +142,9 @@ struct query {
 	struct body_cache cache;
 	struct text_span *body;   /* by sorted position: its body in text */
 	size_t body_cap;
+	int apart;                /* the batch's CODE bodies are formatted apart,
+	                             each chunk right after it is resolved */
+	int apart_failed;         /* ... and text outgrew the 32-bit spans */
 };
 
 #define STDIN_BUF (1u << 20)
@@ -362,6 +365,17 @@ static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, uint64_t *pac
 }
 
 static symdb_image *module_image(struct query *q, struct module *m);
+static void format_begin(struct query *q);
+static void format_range(struct query *q, size_t from, size_t to);
+
+/*
+ * With bodies formatted apart (q->apart) the library is asked for at most
+ * FORMAT_CHUNK addresses at a time, whose bodies are formatted at once and
+ * whose frames are then overwritten by the next chunk: the frames of a
+ * uniform batch (116k addresses, 20 MiB of frames) would go to memory and
+ * back, a chunk's stay in the cache between being written and formatted.
+ */
+#define FORMAT_CHUNK 2048
 
 /* Resolve addrs[from..to), sorted, of one image; frames are appended after
  * *used, and every result's first is made absolute. */
@@ -369,7 +383,10 @@ static int resolve_sorted(struct query *q, symdb_image *img, size_t from, size_t
 {
 	size_t done = from;
 	while (done < to) {
-		ptrdiff_t r = symdb_resolve_batch(img, q->addrs + done, to - done,
+		size_t n = to - done;
+		if (q->apart && n > FORMAT_CHUNK)
+			n = FORMAT_CHUNK;
+		ptrdiff_t r = symdb_resolve_batch(img, q->addrs + done, n,
 		                                  q->frames + *used, q->frames_cap - *used,
 		                                  q->res + done);
 		if (r == 0 || r == SYMDB_E_INVAL) {
@@ -390,6 +407,10 @@ static int resolve_sorted(struct query *q, symdb_image *img, size_t from, size_t
 				end = q->res[k].first + q->res[k].count;
 		}
 		*used = end;
+		if (q->apart) {
+			format_range(q, done, done + (size_t)r);
+			*used = 0;
+		}
 		done += (size_t)r;
 		if (done < to && q->frames_cap - *used < 64)
 			q->frames = grow_array(q->frames, &q->frames_cap,
@@ -413,6 +434,8 @@ static int resolve_module(struct query *q, struct module *md, size_t from, size_
 			q->res[from + k].status = SYMDB_E_NOT_FOUND;
 			q->pos[ord[k].idx] = (uint32_t)(from + k);
 		}
+		if (q->apart)
+			format_range(q, from, to);
 		return 0;
 	}
 	for (size_t k = 0; k < n; k++)
@@ -488,6 +511,8 @@ static int resolve_batch(struct query *q, size_t *out_m)
 	q->nsorted = m;
 	if (!m)
 		return 0;
+	if (q->apart)
+		format_begin(q);
 	if (q->nmods > 1)
 		group_by_module(q, m);
 	if (q->frames_cap < 256)
@@ -585,28 +610,37 @@ static size_t select_frames(struct query *q, const symdb_result *r)
 
 /*
  * The bodies of a batch's CODE requests (cli_format_code_body), formatted in
- * sorted order: the frames, the index rows they came from and the strings
- * they point to are then read in the order the library wrote or found them,
- * instead of at random in input order.  Neighbours with equal results
- * share their frames (symdb.h: equal addresses always do), so a run of them
- * shares one body: a repeated address costs one copy of its text when
- * printed.  Also notes damaged results, for every CODE and DATA request.
+ * sorted order, a chunk of results at a time as resolve_sorted gets them:
+ * the frames, the index rows they came from and the strings they point to
+ * are then read in the order the library wrote or found them, instead of at
+ * random in input order.  Neighbours with equal results share their frames
+ * (symdb.h: equal addresses always do, within one library call), so a run
+ * of them shares one body: a repeated address costs one copy of its text
+ * when printed.  Also notes damaged results, for every CODE and DATA
+ * request.
  */
 static size_t cache_hash(uint64_t key);
 static void cache_insert(struct query *q, uint64_t key, struct text_span body);
 
-static int format_bodies(struct query *q)
+static void format_begin(struct query *q)
 {
+	q->apart_failed = 0;
 	if (!q->cache.slot)
 		q->text.len = 0;
 	if (!q->per_line)
 		q->pr.module = q->mods[0].name;
 	q->body = grow_array(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
-	for (size_t k = 0; k < q->nsorted; k++) {
+}
+
+/* The bodies of sorted positions [from, to), the results of one library
+ * call.  Text past 4 GiB (spans are 32-bit) sets q->apart_failed. */
+static void format_range(struct query *q, size_t from, size_t to)
+{
+	for (size_t k = from; k < to && !q->apart_failed; k++) {
 		const symdb_result *r = &q->res[k];
 		if (r->status == SYMDB_E_CORRUPT)
 			q->damaged = 1;
-		if (k > 0 && r->count && r[-1].count && r[-1].first == r->first) {
+		if (k > from && r->count && r[-1].count && r[-1].first == r->first) {
 			q->body[k] = q->body[k - 1];
 		} else {
 			if (q->per_line)
@@ -614,16 +648,15 @@ static int format_bodies(struct query *q)
 			size_t n = select_frames(q, r), off = q->text.len;
 			cli_format_code_body(&q->pr, &q->text, q->li, n);
 			if (q->text.len > UINT32_MAX)
-				return -1; /* spans are 32-bit: print this batch directly */
+				q->apart_failed = 1;
 			q->body[k].off = (uint32_t)off;
 			q->body[k].len = (uint32_t)(q->text.len - off);
 		}
 		if (q->cache.slot && k + PREFETCH_AHEAD < q->nsorted)
 			__builtin_prefetch(&q->cache.slot[cache_hash(q->addrs[k + PREFETCH_AHEAD])]);
-		if (q->cache.slot && (k == 0 || q->addrs[k] != q->addrs[k - 1]))
+		if (q->cache.slot && !q->apart_failed && (k == 0 || q->addrs[k] != q->addrs[k - 1]))
 			cache_insert(q, q->addrs[k], q->body[k]);
 	}
-	return 0;
 }
 
 /*
@@ -663,12 +696,11 @@ static inline __attribute__((always_inline)) void prefetch_bodies(const struct q
 	}
 }
 
-/* Print the batch in input order.  With bodies formatted apart, a CODE
- * request is its header and a copy of its body. */
+/* Print the batch in input order.  With bodies formatted apart (while
+ * resolving), a CODE request is its header and a copy of its body. */
 static void print_batch(struct query *q)
 {
-	int apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr) &&
-	            format_bodies(q) == 0;
+	int apart = q->apart;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
 		struct module *md = &q->mods[rq->mod];
@@ -826,7 +858,13 @@ static int run_batch(struct query *q)
 	size_t m;
 	if (q->cache.slot)
 		cache_lookup(q);
+	q->apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr);
 	int rc = resolve_batch(q, &m);
+	if (rc == 0 && q->apart && q->apart_failed) {
+		/* Print this batch directly, from all its frames at once. */
+		q->apart = 0;
+		rc = resolve_batch(q, &m);
+	}
 	if (rc < 0) {
 		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));
 		return rc;
