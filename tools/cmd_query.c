@@ -438,23 +438,23 @@ static int resolve_module(struct query *q, struct module *md, size_t from, size_
 			format_range(q, from, to);
 		return 0;
 	}
-	for (size_t k = 0; k < n; k++)
-		addrs[k] = ord[k].addr;
 	if (q->kind != SYMDB_ADDR_VADDR) {
+		for (size_t k = 0; k < n; k++)
+			addrs[k] = ord[k].addr;
 		int rc = symdb_image_translate(img, q->kind, q->load_address, addrs, addrs, n);
 		if (rc < 0)
 			return rc;
+		for (size_t k = 0; k < n; k++)
+			ord[k].addr = addrs[k];
 	} else {
 		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
 		 * (it finds the last zero-size symbol, e.g. _end), but it is
 		 * SYMDB_ADDR_INVALID to the library.  UINT64_MAX - 1 lies in
 		 * exactly the same symbols unless one ends at UINT64_MAX. */
 		for (size_t k = 0; k < n; k++)
-			if (addrs[k] == SYMDB_ADDR_INVALID)
-				addrs[k] = SYMDB_ADDR_INVALID - 1;
+			if (ord[k].addr == SYMDB_ADDR_INVALID)
+				ord[k].addr = SYMDB_ADDR_INVALID - 1;
 	}
-	for (size_t k = 0; k < n; k++)
-		ord[k].addr = addrs[k];
 	sort_by_addr(ord, q->ord_tmp, q->packed, n);
 	for (size_t k = 0; k < n; k++) {
 		addrs[k] = ord[k].addr;
@@ -520,7 +520,7 @@ static int resolve_batch(struct query *q, size_t *out_m)
 	size_t used = 0;
 	for (size_t g = 0; g < m;) {
 		uint32_t mi = q->req[q->ord[g].idx].mod;
-		size_t e = g + 1;
+		size_t e = q->nmods == 1 ? m : g + 1; /* one module: no pass over req */
 		while (e < m && q->req[q->ord[e].idx].mod == mi)
 			e++;
 		int rc = resolve_module(q, &q->mods[mi], g, e, &used);
