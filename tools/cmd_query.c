@@ -20,12 +20,13 @@
  * opened on first use.
  *
  * The text after each CODE request's address (its body) is formatted in
- * sorted order into one buffer and copied out in input order
- * (format_bodies): the index is then read in address order, and equal
- * results, which share their frames (symdb.h), share one body; a body
- * cache keyed by address carries them across batches.  Names are
- * demangled once per run (the printer's cache keyed by name pointer: names
- * live in mappings that stay open until exit).
+ * sorted order into one buffer, a chunk of addresses at a time right after
+ * the library resolved it (format_range), and copied out in input order:
+ * the index is then read in address order, a chunk's frames stay in the
+ * cache, and equal results, which share their frames (symdb.h), share one
+ * body; a body cache keyed by address carries them across batches.  Names
+ * are demangled once per run (the printer's cache keyed by name pointer:
+ * names live in mappings that stay open until exit).
  *
  * Memory grows per batch, never per address.
  */
@@ -137,7 +138,7 @@ struct query {
 	size_t nsorted;     /* res[0..nsorted) hold the last batch's results */
 	struct cli_line_info *li;
 	size_t li_cap;
-	struct cli_out text;      /* CODE bodies of the batch (format_bodies),
+	struct cli_out text;      /* CODE bodies of the batch (format_range),
 	                             and of earlier ones while the cache holds them */
 	struct body_cache cache;
 	struct text_span *body;   /* by sorted position: its body in text */
