@@ -20,11 +20,12 @@
  * never aborts.  A unit libdwarf cannot read is skipped and counted
  * (FMT_FLAG_PARTIAL, BUILD_INFO index 4).
  *
- * Parallel build: the units are cut into contiguous shards, one thread and
- * one Dwarf_Debug each (a Dwarf_Debug is not thread-safe; the sections
- * are shared, read-only).  Shard 0 adds to the image, later shards to
- * private images that ix_dwarf_par.c merges so that the index is
- * byte-identical to a one-thread build.
+ * Parallel build: the units are cut into contiguous shards, several per
+ * thread, which the threads take in order as they become free, each
+ * thread with one Dwarf_Debug of its own (a Dwarf_Debug is not
+ * thread-safe; the sections are shared, read-only).  Shard 0 adds to the
+ * image, later shards to private images that ix_dwarf_par.c merges so that
+ * the index is byte-identical to a one-thread build.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -940,39 +941,31 @@ static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint8_t offs
 	return rc ? -1 : u.bad;
 }
 
-/* Walks the units [first, last) of the worker's own Dwarf_Debug. */
+/* Walks the units [first, last).  Each unit DIE is found by its offset, so
+ * a thread's Dwarf_Debug can take shards in any order. */
 void ix_dwarf_walk(dwx *x)
 {
-	for (size_t idx = 0; idx < x->last; idx++) {
-		Dwarf_Unsigned len = 0, abbr = 0, toff = 0, next = 0;
-		Dwarf_Half ver = 0, asz = 0, lsz = 0, esz = 0, utype = 0;
-		Dwarf_Sig8 sig;
-		Dwarf_Error e = NULL;
-		int r = dwarf_next_cu_header_d(((Dwarf_Debug)x->dbg), 1, &len, &ver, &abbr, &asz,
-					       &lsz, &esz, &sig, &toff, &next, &utype, &e);
-		if (r != DW_DLV_OK) { /* counted by index_dwarf's header pass */
-			drop_err(x, &e);
-			return;
-		}
-		if (idx < x->first)
-			continue;
+	for (size_t idx = x->first; idx < x->last; idx++) {
+		unit *un = &x->units[idx];
 		Dwarf_Die cu = NULL;
-		if (dwarf_siblingof_b(((Dwarf_Debug)x->dbg), NULL, 1, &cu, &e) != DW_DLV_OK) {
+		Dwarf_Error e = NULL;
+		if (!un->die || dwarf_offdie_b(((Dwarf_Debug)x->dbg), un->die, 1, &cu, &e) !=
+		                        DW_DLV_OK) {
 			drop_err(x, &e);
 			x->skipped++;
 			continue;
 		}
 		/* 1: indexed, but its line table was malformed (counted as
 		 * skipped so PARTIAL is set); -1: dropped. */
-		int rc = process_unit(x, cu, ver, (uint8_t)(lsz == 8 ? 8 : 4), (uint32_t)idx);
+		int rc = process_unit(x, cu, un->ver, un->osz, (uint32_t)idx);
 		dwarf_dealloc_die(cu);
 		if (rc)
 			x->skipped++;
 		if (rc >= 0)
 			x->indexed++;
 		if (rc < 0) {
-			ix_vec_free(&x->units[idx].lines);
-			ix_vec_free(&x->units[idx].dies);
+			ix_vec_free(&un->lines);
+			ix_vec_free(&un->dies);
 		}
 	}
 }
@@ -1254,7 +1247,26 @@ static int open_dbg(const ix_sections *s, Dwarf_Obj_Access_Interface *oai, Dwarf
  * header libdwarf refused ends it (the rest cannot be walked). */
 typedef struct uhdr {
 	uint64_t off, end;
+	uint64_t die; /* the unit DIE's offset, 0 when libdwarf cannot find it */
+	uint16_t ver;
+	uint8_t osz;
 } uhdr;
+
+/* The offset of the unit DIE of the unit whose header was just read. */
+static uint64_t unit_die_offset(Dwarf_Debug dbg)
+{
+	Dwarf_Die cu = NULL;
+	Dwarf_Off off = 0;
+	Dwarf_Error e = NULL;
+	if (dwarf_siblingof_b(dbg, NULL, 1, &cu, &e) == DW_DLV_OK) {
+		if (dwarf_dieoffset(cu, &off, &e) != DW_DLV_OK)
+			off = 0;
+		dwarf_dealloc_die(cu);
+	}
+	if (e)
+		dwarf_dealloc_error(dbg, e);
+	return off;
+}
 
 static int read_headers(Dwarf_Debug dbg, uhdr **out, size_t *n, uint64_t *versions, int *bad)
 {
@@ -1285,7 +1297,8 @@ static int read_headers(Dwarf_Debug dbg, uhdr **out, size_t *n, uint64_t *versio
 				return -1;
 			*out = h;
 		}
-		(*out)[(*n)++] = (uhdr){ off, next };
+		(*out)[(*n)++] = (uhdr){ off, next, unit_die_offset(dbg), ver,
+					 (uint8_t)(lsz == 8 ? 8 : 4) };
 		if (ver < 32)
 			*versions |= 1ull << ver;
 		off = next;
@@ -1309,6 +1322,7 @@ static void cut_shards(ix_wk *w, size_t n, const uhdr *h, size_t nh)
 				u++;
 		}
 		w[s].last = u;
+		w[s].bytes = u > w[s].first ? h[u - 1].end - h[w[s].first].off : 0;
 	}
 }
 
@@ -1329,27 +1343,33 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 	int rc = read_headers(hdbg, &h, &nh, &versions, &bad);
 	Dwarf_Error e = NULL;
 	dwarf_object_finish(hdbg, &e);
-	size_t n = ix_dwarf_shards(threads, nh, ix_sections_find(s, ".debug_info")->size);
+	size_t nt = ix_dwarf_shards(threads, nh, ix_sections_find(s, ".debug_info")->size);
+	size_t n = ix_dwarf_nshards(nt, nh);
 	ix_unit *units = rc ? NULL : calloc(nh + 1, sizeof(*units));
 	dwx *w = calloc(n, sizeof(*w));
-	if (!units || !w)
+	void **t = calloc(nt, sizeof(*t));
+	if (!units || !w || !t)
 		rc = -1;
 	for (size_t i = 0; !rc && i < nh; i++) {
 		units[i].off = h[i].off;
+		units[i].die = h[i].die;
+		units[i].ver = h[i].ver;
+		units[i].osz = h[i].osz;
 		ix_vec_init(&units[i].lines, sizeof(ix_piece));
 		ix_vec_init(&units[i].dies, sizeof(ix_piece));
 	}
-	for (size_t i = 0; !rc && i < n; i++) {
+	for (size_t i = 0; !rc && i < n; i++)
 		w[i] = (dwx){ .img = img, .secs = s, .units = units, .nunits = nh };
+	for (size_t i = 0; !rc && i < nt; i++) {
 		char why[256];
 		Dwarf_Debug dbg = NULL;
 		if (open_dbg(s, &oai, &dbg, why, sizeof(why)))
 			rc = -1; /* it opened once: only memory can fail */
-		w[i].dbg = dbg;
+		t[i] = dbg;
 	}
 	if (!rc) {
 		cut_shards(w, n, h, nh);
-		rc = ix_dwarf_par_run(w, n);
+		rc = ix_dwarf_par_run(w, n, t, nt);
 	}
 	if (!rc) {
 		rc = assemble(&w[0]);
@@ -1363,11 +1383,12 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 	}
 	if (rc)
 		snprintf(errbuf, errbuf_sz, "%s: out of memory indexing DWARF", s->path);
-	for (size_t i = 0; w && i < n; i++) {
-		if (w[i].dbg)
-			dwarf_object_finish((Dwarf_Debug)w[i].dbg, &e);
+	for (size_t i = 0; t && i < nt; i++)
+		if (t[i])
+			dwarf_object_finish((Dwarf_Debug)t[i], &e);
+	for (size_t i = 0; w && i < n; i++)
 		ix_wk_free(&w[i]);
-	}
+	free(t);
 	free(w);
 	for (size_t i = 0; units && i < nh; i++) {
 		ix_vec_free(&units[i].lines);

@@ -17,14 +17,16 @@
  *    the same pool, FILES and FUNCTIONS in the same order, and nodes (never
  *    shared) shifted by the count of the shards before.
  *
- * Memory: each extra thread holds its own copy of the strings, files and
- * functions its units use (at most the image's totals) until it is merged;
- * the sections are shared, read-only.
+ * Memory: a shard > 0 holds its own copy of the strings, files and
+ * functions its units use (at most the image's totals) from its walk until
+ * it is merged, which the calling thread does as soon as the shards before
+ * it are merged; the sections are shared, read-only.
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "ix_dwarf_par.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,12 +50,6 @@ size_t ix_dwarf_shards(unsigned threads, size_t nunits, uint64_t info_bytes)
 	if (n > nunits)
 		n = nunits;
 	return n ? n : 1;
-}
-
-static void *run_walk(void *arg)
-{
-	ix_dwarf_walk(arg);
-	return NULL;
 }
 
 /* Local string reference -> global one (0, the empty string, is 0). */
@@ -194,39 +190,156 @@ static int merge(ix_wk *g, ix_wk *l)
 	return rc;
 }
 
-int ix_dwarf_par_run(ix_wk *w, size_t n)
+/*
+ * The shared state of a run.  Free threads take order[next++]: the shards
+ * by decreasing size, so that the last ones taken are small and the threads
+ * end together (the largest unit of libpython, 10 % of .debug_info, is
+ * among its last four).  done[s] publishes a walked shard to the merging thread
+ * (release/acquire: its private image and unit pieces are complete).
+ */
+typedef struct par {
+	ix_wk *w;
+	size_t nw;
+	const size_t *order;
+	atomic_size_t next;
+	atomic_uchar *done;
+} par;
+
+typedef struct thr {
+	par *p;
+	void *dbg;
+} thr;
+
+static void walk_shard(par *p, size_t s, void *dbg)
 {
-	pthread_t *tid = calloc(n, sizeof(*tid));
-	unsigned char *started = calloc(n, 1);
-	int rc = tid && started ? 0 : -1;
-	for (size_t i = 1; i < n; i++) {
-		if (ix_image_init(&w[i].own)) {
-			w[i].rc = rc = -1;
-			continue;
+	ix_wk *w = &p->w[s];
+	if (s > 0) {
+		if (ix_image_init(&w->own)) {
+			w->rc = -1;
+			goto out;
 		}
-		w[i].img = &w[i].own;
+		w->img = &w->own;
 	}
-	/* A thread that cannot start runs its shard here, after shard 0. */
-	for (size_t i = 1; i < n && !rc; i++)
-		started[i] = pthread_create(&tid[i], NULL, run_walk, &w[i]) == 0;
+	w->dbg = dbg;
+	ix_dwarf_walk(w);
+	w->dbg = NULL;
+out:
+	atomic_store_explicit(&p->done[s], 1, memory_order_release);
+}
+
+/* Takes and walks one shard; 0 when none is left. */
+static int take_shard(par *p, void *dbg)
+{
+	size_t k = atomic_fetch_add(&p->next, 1);
+	if (k >= p->nw)
+		return 0;
+	walk_shard(p, p->order[k], dbg);
+	return 1;
+}
+
+static void *run_walker(void *arg)
+{
+	thr *a = arg;
+	while (take_shard(a->p, a->dbg))
+		;
+	return NULL;
+}
+
+static int is_done(par *p, size_t s)
+{
+	return atomic_load_explicit(&p->done[s], memory_order_acquire);
+}
+
+/* Merges shard s into shard 0 (or notes its failure) and frees its image. */
+static int merge_one(par *p, size_t s, int rc)
+{
+	ix_wk *l = &p->w[s];
 	if (!rc)
-		ix_dwarf_walk(&w[0]);
-	for (size_t i = 1; i < n; i++) {
+		rc = l->rc ? -1 : merge(&p->w[0], l);
+	if (l->img == &l->own)
+		ix_image_free(&l->own);
+	l->img = NULL;
+	return rc;
+}
+
+/* Merges the walked shards from *m on, in order, up to the first one not
+ * walked yet; nothing before shard 0 is walked (it holds the image). */
+static int merge_ready(par *p, size_t *m, int rc)
+{
+	if (!is_done(p, 0))
+		return rc;
+	while (*m < p->nw && is_done(p, *m))
+		rc = merge_one(p, (*m)++, rc);
+	return rc;
+}
+
+/* Shard indexes by decreasing number of .debug_info bytes (index order
+ * among equals: deterministic, though the result does not depend on it). */
+static size_t *by_size(const ix_wk *w, size_t nw)
+{
+	size_t *o = malloc(nw * sizeof(*o));
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < nw; i++) {
+		size_t j = i;
+		uint64_t sz = w[i].bytes;
+		for (; j > 0 && w[o[j - 1]].bytes < sz; j--)
+			o[j] = o[j - 1];
+		o[j] = i;
+	}
+	return o;
+}
+
+/*
+ * The calling thread merges what is ready before taking each next shard,
+ * so that merging overlaps the other threads' walks; a private image lives
+ * from its shard's walk to its merge.
+ */
+int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt)
+{
+	par p = { .w = w, .nw = nw, .order = by_size(w, nw) };
+	atomic_init(&p.next, 0);
+	pthread_t *tid = calloc(nt, sizeof(*tid));
+	thr *a = calloc(nt, sizeof(*a));
+	unsigned char *started = calloc(nt, 1);
+	p.done = calloc(nw, sizeof(*p.done));
+	int rc = p.order && tid && a && started && p.done ? 0 : -1;
+	for (size_t i = 0; !rc && i < nw; i++)
+		atomic_init(&p.done[i], 0);
+	/* A thread that cannot start leaves its shards to the others. */
+	for (size_t i = 1; !rc && i < nt; i++) {
+		a[i] = (thr){ &p, dbg[i] };
+		started[i] = pthread_create(&tid[i], NULL, run_walker, &a[i]) == 0;
+	}
+	size_t m = 1;
+	while (!rc && take_shard(&p, dbg[0]))
+		rc = merge_ready(&p, &m, rc);
+	for (size_t i = 1; i < nt; i++)
 		if (started[i])
 			pthread_join(tid[i], NULL);
-		else if (!rc)
-			ix_dwarf_walk(&w[i]);
-	}
-	for (size_t i = 0; i < n; i++)
-		rc |= w[i].rc;
-	for (size_t i = 1; i < n; i++) {
-		if (!rc)
-			rc = merge(&w[0], &w[i]);
-		if (w[i].img == &w[i].own)
-			ix_image_free(&w[i].own);
-		w[i].img = NULL;
-	}
+	if (!rc && w[0].rc)
+		rc = -1;
+	/* Every shard is walked now, unless rc is set: merge_one then only
+	 * frees the private images. */
+	while (m < nw)
+		rc = merge_one(&p, m++, rc);
+	free((void *)p.order);
 	free(tid);
+	free(a);
 	free(started);
-	return rc ? -1 : 0;
+	free(p.done);
+	return rc;
+}
+
+/* Enough shards that a thread which finishes early finds more work (unit
+ * sizes and costs vary by orders of magnitude), few enough that merging
+ * the strings and files several shards share stays small. */
+#define IX_SHARDS_PER_THREAD 16
+
+size_t ix_dwarf_nshards(size_t nt, size_t nunits)
+{
+	size_t n = nt > 1 ? nt * IX_SHARDS_PER_THREAD : 1;
+	if (n > nunits)
+		n = nunits;
+	return n ? n : 1;
 }

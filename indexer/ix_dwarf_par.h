@@ -12,20 +12,25 @@
 /* One unit's flattened pieces. */
 typedef struct ix_unit {
 	uint64_t off; /* unit header offset in .debug_info */
+	uint64_t die; /* its unit DIE's offset (0: libdwarf found none) */
+	uint16_t ver; /* DWARF version */
+	uint8_t osz;  /* offset size: 4 or 8 */
 	ix_vec lines; /* ix_piece: v[0] FILES index */
 	ix_vec dies;  /* ix_piece: v[0] node index */
 } ix_unit;
 
-/* One worker: the units [first, last) of the shared array `units`, and
+/* One shard: the units [first, last) of the shared array `units`, and
  * everything they add.  Shard 0 adds to the image being built; a later
  * shard to a private image that ix_dwarf_par_run merges. */
 typedef struct ix_wk {
 	ix_image *img;
 	const ix_sections *secs;
-	void *dbg;            /* this worker's own Dwarf_Debug (one is not thread-safe) */
+	void *dbg;            /* the walking thread's Dwarf_Debug (one is not
+	                       * thread-safe), while it walks the shard */
 	ix_unit *units;
 	size_t nunits;        /* of the image */
 	size_t first, last;
+	uint64_t bytes;       /* .debug_info bytes of those units */
 	ix_u64map files_idx;  /* path string ref -> FILES index */
 	ix_u64map fn_idx;     /* DIE offset -> FUNCTIONS index */
 	ix_u64map lt_idx;     /* CU DIE offset -> foreign[] slot */
@@ -40,19 +45,24 @@ typedef struct ix_wk {
 	ix_image own;         /* the private image of a shard > 0 */
 } ix_wk;
 
-/* ix_dwarf.c: walks the worker's units; sets w->rc. */
+/* ix_dwarf.c: walks the shard's units with w->dbg; sets w->rc. */
 IX_HIDDEN void ix_dwarf_walk(ix_wk *w);
 IX_HIDDEN void ix_wk_free(ix_wk *w);
 
-/* Runs w[0..n) (w[0] on the calling thread, the others on threads of their
- * own, each with a private image) and merges w[1..n) into w[0] in order.
- * Returns 0 or -1 (out of memory). */
-IX_HIDDEN int ix_dwarf_par_run(ix_wk *w, size_t n);
+/* Walks the shards w[0..nw) on nt threads, the Dwarf_Debug dbg[i] for
+ * thread i (the calling thread is thread 0): each free thread takes the
+ * largest shard left; w[0] adds to its image, the others to private ones,
+ * which are merged into w[0] in shard order as they complete.  Returns 0 or
+ * -1 (out of memory). */
+IX_HIDDEN int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt);
 
-/* The number of shards for a build: `threads` if the caller chose it, else
- * the online CPUs (at most IX_MAX_THREADS) when there is enough DWARF to
- * share; never more than units. */
+/* The number of walking threads for a build: `threads` if the caller chose
+ * it, else the online CPUs (at most IX_MAX_THREADS) when there is enough
+ * DWARF to share; never more than units. */
 #define IX_MAX_THREADS 8
 IX_HIDDEN size_t ix_dwarf_shards(unsigned threads, size_t nunits, uint64_t info_bytes);
+
+/* How many shards nt threads cut nunits units into. */
+IX_HIDDEN size_t ix_dwarf_nshards(size_t nt, size_t nunits);
 
 #endif /* SYMDB_IX_DWARF_PAR_H */
