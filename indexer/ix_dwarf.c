@@ -941,31 +941,63 @@ static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint8_t offs
 	return rc ? -1 : u.bad;
 }
 
-/* Walks the units [first, last).  Each unit DIE is found by its offset, so
- * a thread's Dwarf_Debug can take shards in any order. */
+/*
+ * Reads the next unit header with the thread's Dwarf_Debug, whose cursor
+ * counts the headers it has read: 0, or 1 when it was past the last unit
+ * (libdwarf then answers DW_DLV_NO_ENTRY and starts over at unit 0: the
+ * cursor is 0 again), or -1.  Moving through the headers, rather than
+ * finding each unit DIE by its offset, keeps libdwarf's current unit up to
+ * date: its search for the unit of a DIE offset (every DW_AT_abstract_origin
+ * followed) starts there, and at the first unit otherwise, which made the
+ * walk of libc's 2063 units quadratic.
+ */
+static int next_header(dwx *x, Dwarf_Half *ver, Dwarf_Half *lsz)
+{
+	Dwarf_Unsigned len = 0, abbr = 0, toff = 0, next = 0;
+	Dwarf_Half asz = 0, esz = 0, utype = 0;
+	Dwarf_Sig8 sig;
+	Dwarf_Error e = NULL;
+	int r = dwarf_next_cu_header_d(((Dwarf_Debug)x->dbg), 1, &len, ver, &abbr, &asz, lsz,
+				       &esz, &sig, &toff, &next, &utype, &e);
+	drop_err(x, &e);
+	if (r == DW_DLV_OK) {
+		(*x->cursor)++;
+		return 0;
+	}
+	if (r != DW_DLV_NO_ENTRY)
+		return -1; /* counted by index_dwarf's header pass */
+	*x->cursor = 0;
+	return 1;
+}
+
+/* Walks the units [first, last), moving the thread's cursor there first. */
 void ix_dwarf_walk(dwx *x)
 {
+	Dwarf_Half ver = 0, lsz = 0;
+	while (*x->cursor != x->first)
+		if (next_header(x, &ver, &lsz) < 0)
+			return;
 	for (size_t idx = x->first; idx < x->last; idx++) {
-		unit *un = &x->units[idx];
-		Dwarf_Die cu = NULL;
+		if (next_header(x, &ver, &lsz)) /* idx exists: never past the end */
+			return;
 		Dwarf_Error e = NULL;
-		if (!un->die || dwarf_offdie_b(((Dwarf_Debug)x->dbg), un->die, 1, &cu, &e) !=
-		                        DW_DLV_OK) {
+		Dwarf_Die cu = NULL;
+		if (dwarf_siblingof_b(((Dwarf_Debug)x->dbg), NULL, 1, &cu, &e) != DW_DLV_OK) {
 			drop_err(x, &e);
 			x->skipped++;
 			continue;
 		}
 		/* 1: indexed, but its line table was malformed (counted as
 		 * skipped so PARTIAL is set); -1: dropped. */
-		int rc = process_unit(x, cu, un->ver, un->osz, (uint32_t)idx);
+		int rc = process_unit(x, cu, ver, (uint8_t)(lsz == 8 ? 8 : 4), (uint32_t)idx);
 		dwarf_dealloc_die(cu);
 		if (rc)
 			x->skipped++;
 		if (rc >= 0)
 			x->indexed++;
 		if (rc < 0) {
-			ix_vec_free(&un->lines);
-			ix_vec_free(&un->dies);
+			ix_vec_free(&x->units[idx].lines);
+			ix_vec_free(&x->units[idx].dies);
 		}
 	}
 }
@@ -1247,26 +1279,7 @@ static int open_dbg(const ix_sections *s, Dwarf_Obj_Access_Interface *oai, Dwarf
  * header libdwarf refused ends it (the rest cannot be walked). */
 typedef struct uhdr {
 	uint64_t off, end;
-	uint64_t die; /* the unit DIE's offset, 0 when libdwarf cannot find it */
-	uint16_t ver;
-	uint8_t osz;
 } uhdr;
-
-/* The offset of the unit DIE of the unit whose header was just read. */
-static uint64_t unit_die_offset(Dwarf_Debug dbg)
-{
-	Dwarf_Die cu = NULL;
-	Dwarf_Off off = 0;
-	Dwarf_Error e = NULL;
-	if (dwarf_siblingof_b(dbg, NULL, 1, &cu, &e) == DW_DLV_OK) {
-		if (dwarf_dieoffset(cu, &off, &e) != DW_DLV_OK)
-			off = 0;
-		dwarf_dealloc_die(cu);
-	}
-	if (e)
-		dwarf_dealloc_error(dbg, e);
-	return off;
-}
 
 static int read_headers(Dwarf_Debug dbg, uhdr **out, size_t *n, uint64_t *versions, int *bad)
 {
@@ -1297,8 +1310,7 @@ static int read_headers(Dwarf_Debug dbg, uhdr **out, size_t *n, uint64_t *versio
 				return -1;
 			*out = h;
 		}
-		(*out)[(*n)++] = (uhdr){ off, next, unit_die_offset(dbg), ver,
-					 (uint8_t)(lsz == 8 ? 8 : 4) };
+		(*out)[(*n)++] = (uhdr){ off, next };
 		if (ver < 32)
 			*versions |= 1ull << ver;
 		off = next;
@@ -1342,7 +1354,6 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 	}
 	int rc = read_headers(hdbg, &h, &nh, &versions, &bad);
 	Dwarf_Error e = NULL;
-	dwarf_object_finish(hdbg, &e);
 	size_t nt = ix_dwarf_shards(threads, nh, ix_sections_find(s, ".debug_info")->size);
 	size_t n = ix_dwarf_nshards(nt, nh);
 	ix_unit *units = rc ? NULL : calloc(nh + 1, sizeof(*units));
@@ -1350,17 +1361,21 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 	void **t = calloc(nt, sizeof(*t));
 	if (!units || !w || !t)
 		rc = -1;
+	/* The header pass's handle, its unit contexts read, serves the calling
+	 * thread, unless a header it refused ended the list: then no handle
+	 * can start over past it, and each starts fresh at unit 0. */
+	if (t && !bad)
+		t[0] = hdbg;
+	else
+		dwarf_object_finish(hdbg, &e);
 	for (size_t i = 0; !rc && i < nh; i++) {
 		units[i].off = h[i].off;
-		units[i].die = h[i].die;
-		units[i].ver = h[i].ver;
-		units[i].osz = h[i].osz;
 		ix_vec_init(&units[i].lines, sizeof(ix_piece));
 		ix_vec_init(&units[i].dies, sizeof(ix_piece));
 	}
 	for (size_t i = 0; !rc && i < n; i++)
 		w[i] = (dwx){ .img = img, .secs = s, .units = units, .nunits = nh };
-	for (size_t i = 0; !rc && i < nt; i++) {
+	for (size_t i = t && t[0] ? 1 : 0; !rc && i < nt; i++) {
 		char why[256];
 		Dwarf_Debug dbg = NULL;
 		if (open_dbg(s, &oai, &dbg, why, sizeof(why)))
@@ -1369,7 +1384,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 	}
 	if (!rc) {
 		cut_shards(w, n, h, nh);
-		rc = ix_dwarf_par_run(w, n, t, nt);
+		rc = ix_dwarf_par_run(w, n, t, nt, !bad);
 	}
 	if (!rc) {
 		rc = assemble(&w[0]);

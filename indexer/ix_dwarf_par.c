@@ -191,8 +191,8 @@ static int merge(ix_wk *g, ix_wk *l)
 }
 
 /*
- * The shared state of a run.  Free threads take order[next++]: the shards
- * by decreasing size, so that the last ones taken are small and the threads
+ * The shared state of a run.  Free threads take order[next++]: normally the
+ * shards by decreasing size, so that the last ones taken are small and the threads
  * end together (the largest unit of libpython, 10 % of .debug_info, is
  * among its last four).  done[s] publishes a walked shard to the merging thread
  * (release/acquire: its private image and unit pieces are complete).
@@ -205,12 +205,14 @@ typedef struct par {
 	atomic_uchar *done;
 } par;
 
+/* A walking thread: its libdwarf handle and header cursor. */
 typedef struct thr {
 	par *p;
 	void *dbg;
+	size_t cursor;
 } thr;
 
-static void walk_shard(par *p, size_t s, void *dbg)
+static void walk_shard(par *p, size_t s, thr *t)
 {
 	ix_wk *w = &p->w[s];
 	if (s > 0) {
@@ -220,27 +222,29 @@ static void walk_shard(par *p, size_t s, void *dbg)
 		}
 		w->img = &w->own;
 	}
-	w->dbg = dbg;
+	w->dbg = t->dbg;
+	w->cursor = &t->cursor;
 	ix_dwarf_walk(w);
 	w->dbg = NULL;
+	w->cursor = NULL;
 out:
 	atomic_store_explicit(&p->done[s], 1, memory_order_release);
 }
 
 /* Takes and walks one shard; 0 when none is left. */
-static int take_shard(par *p, void *dbg)
+static int take_shard(par *p, thr *t)
 {
 	size_t k = atomic_fetch_add(&p->next, 1);
 	if (k >= p->nw)
 		return 0;
-	walk_shard(p, p->order[k], dbg);
+	walk_shard(p, p->order[k], t);
 	return 1;
 }
 
 static void *run_walker(void *arg)
 {
-	thr *a = arg;
-	while (take_shard(a->p, a->dbg))
+	thr *t = arg;
+	while (take_shard(t->p, t))
 		;
 	return NULL;
 }
@@ -273,9 +277,9 @@ static int merge_ready(par *p, size_t *m, int rc)
 	return rc;
 }
 
-/* Shard indexes by decreasing number of .debug_info bytes (index order
- * among equals: deterministic, though the result does not depend on it). */
-static size_t *by_size(const ix_wk *w, size_t nw)
+/* The order threads take shards in: by decreasing number of .debug_info
+ * bytes (index order among equals), or index order. */
+static size_t *take_order(const ix_wk *w, size_t nw, int by_size)
 {
 	size_t *o = malloc(nw * sizeof(*o));
 	if (!o)
@@ -283,7 +287,7 @@ static size_t *by_size(const ix_wk *w, size_t nw)
 	for (size_t i = 0; i < nw; i++) {
 		size_t j = i;
 		uint64_t sz = w[i].bytes;
-		for (; j > 0 && w[o[j - 1]].bytes < sz; j--)
+		for (; by_size && j > 0 && w[o[j - 1]].bytes < sz; j--)
 			o[j] = o[j - 1];
 		o[j] = i;
 	}
@@ -295,24 +299,24 @@ static size_t *by_size(const ix_wk *w, size_t nw)
  * so that merging overlaps the other threads' walks; a private image lives
  * from its shard's walk to its merge.
  */
-int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt)
+int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt, int by_size)
 {
-	par p = { .w = w, .nw = nw, .order = by_size(w, nw) };
+	par p = { .w = w, .nw = nw, .order = take_order(w, nw, by_size) };
 	atomic_init(&p.next, 0);
 	pthread_t *tid = calloc(nt, sizeof(*tid));
-	thr *a = calloc(nt, sizeof(*a));
+	thr *t = calloc(nt, sizeof(*t));
 	unsigned char *started = calloc(nt, 1);
 	p.done = calloc(nw, sizeof(*p.done));
-	int rc = p.order && tid && a && started && p.done ? 0 : -1;
+	int rc = p.order && tid && t && started && p.done ? 0 : -1;
 	for (size_t i = 0; !rc && i < nw; i++)
 		atomic_init(&p.done[i], 0);
+	for (size_t i = 0; !rc && i < nt; i++)
+		t[i] = (thr){ &p, dbg[i], 0 };
 	/* A thread that cannot start leaves its shards to the others. */
-	for (size_t i = 1; !rc && i < nt; i++) {
-		a[i] = (thr){ &p, dbg[i] };
-		started[i] = pthread_create(&tid[i], NULL, run_walker, &a[i]) == 0;
-	}
+	for (size_t i = 1; !rc && i < nt; i++)
+		started[i] = pthread_create(&tid[i], NULL, run_walker, &t[i]) == 0;
 	size_t m = 1;
-	while (!rc && take_shard(&p, dbg[0]))
+	while (!rc && take_shard(&p, &t[0]))
 		rc = merge_ready(&p, &m, rc);
 	for (size_t i = 1; i < nt; i++)
 		if (started[i])
@@ -325,7 +329,7 @@ int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt)
 		rc = merge_one(&p, m++, rc);
 	free((void *)p.order);
 	free(tid);
-	free(a);
+	free(t);
 	free(started);
 	free(p.done);
 	return rc;

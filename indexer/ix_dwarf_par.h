@@ -12,9 +12,6 @@
 /* One unit's flattened pieces. */
 typedef struct ix_unit {
 	uint64_t off; /* unit header offset in .debug_info */
-	uint64_t die; /* its unit DIE's offset (0: libdwarf found none) */
-	uint16_t ver; /* DWARF version */
-	uint8_t osz;  /* offset size: 4 or 8 */
 	ix_vec lines; /* ix_piece: v[0] FILES index */
 	ix_vec dies;  /* ix_piece: v[0] node index */
 } ix_unit;
@@ -27,6 +24,8 @@ typedef struct ix_wk {
 	const ix_sections *secs;
 	void *dbg;            /* the walking thread's Dwarf_Debug (one is not
 	                       * thread-safe), while it walks the shard */
+	size_t *cursor;       /* ... and how many unit headers that handle has
+	                       * read since it last started over (ix_dwarf.c) */
 	ix_unit *units;
 	size_t nunits;        /* of the image */
 	size_t first, last;
@@ -50,11 +49,12 @@ IX_HIDDEN void ix_dwarf_walk(ix_wk *w);
 IX_HIDDEN void ix_wk_free(ix_wk *w);
 
 /* Walks the shards w[0..nw) on nt threads, the Dwarf_Debug dbg[i] for
- * thread i (the calling thread is thread 0): each free thread takes the
- * largest shard left; w[0] adds to its image, the others to private ones,
- * which are merged into w[0] in shard order as they complete.  Returns 0 or
- * -1 (out of memory). */
-IX_HIDDEN int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt);
+ * thread i (the calling thread is thread 0), each with its header cursor at
+ * unit 0: a free thread takes the largest shard left (by_size) or the next
+ * in unit order; w[0] adds to its image, the others to private ones, which
+ * are merged into w[0] in shard order as they complete.  Returns 0 or -1
+ * (out of memory). */
+IX_HIDDEN int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt, int by_size);
 
 /* The number of walking threads for a build: `threads` if the caller chose
  * it, else the online CPUs (at most IX_MAX_THREADS) when there is enough
