@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
 	# build
 	cmake make gcc g++ pkg-config
-	liblmdb-dev libdwarf-dev libxxhash-dev liblz4-dev libelf-dev zlib1g-dev libzstd-dev
+	liblmdb-dev libdwarf-dev libxxhash-dev liblz4-dev libelf-dev zlib1g-dev libdeflate-dev libzstd-dev
 	llvm-14-dev # libLLVMDemangle: symdb demangles exactly like llvm-symbolizer
 	# tests: fixture compilers and linkers, the oracle, strip/objcopy
 	clang clang-14 lld lld-14 llvm-14 binutils elfutils dwarfdump
