@@ -46,6 +46,17 @@ static int is_abs(const char *p)
 	       (p[2] == '/' || p[2] == '\\');
 }
 
+/* snprintf(buf, sz, "%s", s) without the format machinery (sz > 0): file
+ * names are joined for every file entry of every line table. */
+static void put_str(char *buf, size_t sz, const char *s)
+{
+	size_t n = strlen(s);
+	if (n >= sz)
+		n = sz - 1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+}
+
 /* llvm::sys::path::append (POSIX style) of one component. */
 static void path_append(char *buf, size_t sz, const char *comp)
 {
@@ -57,7 +68,7 @@ static void path_append(char *buf, size_t sz, const char *comp)
 		if (n + 1 < sz)
 			buf[n++] = '/', buf[n] = 0;
 	}
-	snprintf(buf + n, sz - n, "%s", comp);
+	put_str(buf + n, sz - n, comp);
 }
 
 static uint32_t files_lookup(ix_image *img, ix_u64map *idx, uint32_t path,
@@ -85,8 +96,8 @@ uint32_t ix_file_intern(ix_image *img, void *files_index, const char *comp_dir,
 	const char *slash = strrchr(name, '/');
 	const char *base = slash ? slash + 1 : name;
 	if (is_abs(name)) {
-		snprintf(absb, sizeof(absb), "%s", name);
-		snprintf(relb, sizeof(relb), "%s", name);
+		put_str(absb, sizeof(absb), name);
+		put_str(relb, sizeof(relb), name);
 	} else {
 		const char *inc = dir ? dir : "";
 		absb[0] = relb[0] = 0;
@@ -504,12 +515,6 @@ static int cmp_seq(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first; /* stable */
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* LLVM 14 LineTable::lookupAddressImpl + findRowInSeq, step for step
  * (std::upper_bound's halving loop), so odd tables resolve identically. */
 static const lrow *lookup_row(const prog *p, uint64_t a)
@@ -561,9 +566,7 @@ static int flatten(const prog *p, ix_line_table *t)
 	size_t k = 1;
 	while (k < npts && pts[k - 1] <= pts[k])
 		k++;
-	if (k < npts)
-		qsort(pts, npts, sizeof(*pts), cmp_u64);
-	int rc = 0;
+	int rc = k < npts ? ix_sort_u64(pts, npts) : 0;
 	for (size_t i = 0; i < npts && !rc; i++) {
 		if (i && pts[i] == pts[i - 1])
 			continue;
