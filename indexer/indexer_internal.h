@@ -31,6 +31,9 @@ typedef struct ix_vec {
 IX_HIDDEN void ix_vec_init(ix_vec *v, size_t elem);
 IX_HIDDEN void *ix_vec_push(ix_vec *v);
 IX_HIDDEN void ix_vec_free(ix_vec *v);
+
+/* Sorts a[0..n) ascending; 0, or -1 without memory (a is then unchanged). */
+IX_HIDDEN int ix_sort_u64(uint64_t *a, size_t n);
 #define IX_AT(v, T, i) (((T *)(v)->p)[i])
 
 /* The string pool: deduplicated by XXH3-64 + exact compare.  Reference 0 is

@@ -61,12 +61,6 @@ ptrdiff_t ix_piece_find(const ix_vec *v, uint64_t addr)
 	return (ptrdiff_t)lo - 1;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* ---- AddrDieMap ------------------------------------------------------------ */
 
 #define IX_DM_BLOCK 256
@@ -225,9 +219,7 @@ int ix_diemap_flatten(const ix_diemap *m, ix_vec *pieces)
 		pts[np++] = e[i].key;
 		pts[np++] = e[i].end;
 	}
-	if (np)
-		qsort(pts, np, sizeof(*pts), cmp_u64);
-	int rc = 0;
+	int rc = ix_sort_u64(pts, np);
 	for (size_t i = 0; i < np && !rc; i++) {
 		if (i && pts[i] == pts[i - 1])
 			continue;
