@@ -191,11 +191,12 @@ static int merge(ix_wk *g, ix_wk *l)
 }
 
 /*
- * The shared state of a run.  Free threads take order[next++]: normally the
- * shards by decreasing size, so that the last ones taken are small and the threads
- * end together (the largest unit of libpython, 10 % of .debug_info, is
- * among its last four).  done[s] publishes a walked shard to the merging thread
- * (release/acquire: its private image and unit pieces are complete).
+ * The shared state of a run.  Free threads take order[next++]: normally
+ * the shards by decreasing size, so that the last ones taken are small and
+ * the threads end together (the largest unit of libpython, 10 % of
+ * .debug_info, is among its last four).  done[s] publishes a walked shard
+ * to the merging thread (release/acquire: its private image and unit
+ * pieces are complete).
  */
 typedef struct par {
 	ix_wk *w;
