@@ -19,7 +19,7 @@
 
 #include "ix_emit.h"
 
-/* One staged image: its index file, fsynced, at tmp. */
+/* One staged image: its index file at tmp (fsynced when published). */
 typedef struct ix_staged {
 	symdb_uuid uuid;
 	char arch[16];          /* Mach-O slice architecture; "" for ELF */

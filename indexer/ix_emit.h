@@ -47,18 +47,24 @@ IX_HIDDEN int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *
                          int only_if_absent, int *raced, char *index_path,
                          size_t index_path_sz, char *errbuf, size_t errbuf_sz);
 
-/* The same, steps 3-5 only, for a validated index file already written and
- * fsynced at tmp_path in DB/tmp (ix_import.c); sets e->file. */
+/* The same, steps 2-5 only (fsync, rename, commit), for a validated index
+ * file already written at tmp_path in DB/tmp (ix_import.c, ix_cage.c); sets
+ * e->file. */
 IX_HIDDEN int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path,
                              int only_if_absent, int *raced, char *index_path,
                              size_t index_path_sz, char *errbuf, size_t errbuf_sz);
 
-/* Steps 1-2 only: write and fsync the index file as DB/tmp/UUIDHEX<tag>.XXXXXX
- * (dir is the database directory); tmp receives the name.  On error no temp
- * file is left. */
+/* Step 1 only: write the index file as DB/tmp/UUIDHEX<tag>.XXXXXX (dir is
+ * the database directory) and start its writeback; ix_publish_tmp fsyncs
+ * it.  tmp receives the name.  On error no temp file is left. */
 IX_HIDDEN int ix_write_tmp(const char *dir, const symdb_uuid *id, const char *tag,
                            const ix_output *out, char *tmp, size_t tmp_sz, char *errbuf,
                            size_t errbuf_sz);
+
+/* Start writing fd's dirty pages to the device without waiting for them
+ * (sync_file_range), so that the fsync before the rename finds the work
+ * done or under way. */
+IX_HIDDEN void ix_writeback_start(int fd);
 
 /* ix_import.c: the catalog entry of a validated index file at tmp (header
  * facts from info plus the header checksum read from the file). */

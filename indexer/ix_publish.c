@@ -6,6 +6,9 @@
  * DB/images/XX/UUIDHEX.symdb, fsync that directory, and only then commit the
  * catalog entry in one LMDB transaction.
  *
+ * The fsync comes last before the rename (pub_fsync_tmp), not right after
+ * the write, so the device writes while the caller does other work.
+ *
  * A crash or error before the rename leaves at most a temp file (removed on
  * every error path we see); between the rename and the commit it leaves an
  * unreferenced file that the next build of that UUID overwrites.  When the
@@ -14,7 +17,7 @@
  * DB/images are on the same filesystem, so rename(2) is atomic, and a reader
  * that mapped an older file under the same name keeps a valid mapping.
  */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fsync, O_DIRECTORY */
+#define _GNU_SOURCE /* mkstemp, fsync, O_DIRECTORY, sync_file_range */
 #include "ix_emit.h"
 
 #include <errno.h>
@@ -72,8 +75,14 @@ static int pub_fsync_dir(struct pub *p, const char *dir)
 	return rc;
 }
 
-/* Write the plan into a new temp file and make it durable.  On error the temp
- * file is gone. */
+void ix_writeback_start(int fd)
+{
+	/* Advisory: a filesystem without it still gets the fsync. */
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+/* Write the plan into a new temp file and start its writeback; pub_commit
+ * makes it durable.  On error the temp file is gone. */
 static int pub_write_tmp(struct pub *p, const ix_output *out)
 {
 	int fd = mkstemp(p->tmp), rc;
@@ -84,10 +93,30 @@ static int pub_write_tmp(struct pub *p, const ix_output *out)
 	rc = fchmod(fd, 0644) < 0 ? -errno : 0;
 	if (rc == 0)
 		rc = fmt_wplan_write(&out->plan, fd);
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
+	if (rc == 0)
+		ix_writeback_start(fd);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
+	if (rc) {
+		unlink(p->tmp);
+		return pub_fail(p, rc, p->tmp, "cannot write index file");
+	}
+	return 0;
+}
+
+/* Step 2 of SPEC §12.5: the temp file's bytes are on disk before the rename
+ * can make them visible.  Done here, just before the rename, rather than
+ * where the file was written, so that the device works while the writer
+ * frees its memory and the cage's parent verifies the file (the writers
+ * only start the writeback).  On error the temp file is gone. */
+static int pub_fsync_tmp(struct pub *p)
+{
+	int fd = open(p->tmp, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0 || fsync(fd) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
 	if (rc) {
 		unlink(p->tmp);
 		return pub_fail(p, rc, p->tmp, "cannot write index file");
@@ -165,7 +194,7 @@ static void pub_unpublish(struct pub *p, rd_catalog *cat, const symdb_uuid *id)
 	}
 }
 
-/* Steps 3-5 of SPEC §12.5 for p->tmp, holding the lock of DB/images/XX/
+/* Steps 2-5 of SPEC §12.5 for p->tmp (2 before the lock), holding the lock of DB/images/XX/
  * from before the rename to after the commit.  The lock makes "is the UUID
  * still absent? rename, commit" one step against every other publisher,
  * compaction, thaw and removal in that directory (SPEC §12.8): without it a
@@ -178,8 +207,10 @@ static int pub_commit(struct pub *p, rd_catalog *cat, rd_cat_entry *e, int only_
 	symdb_uuid id;
 	rd_cat_entry cur;
 	char buf[1024];
-	int rc = pub_subdir(p);
+	int rc = pub_fsync_tmp(p);
 
+	if (rc == 0)
+		rc = pub_subdir(p);
 	if (rc)
 		return rc;
 	memset(&id, 0, sizeof id);
@@ -245,8 +276,8 @@ int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int o
 	return rc;
 }
 
-/* Steps 3-5 of SPEC §12.5 for a file someone else wrote and fsynced into
- * DB/tmp (ix_import.c: an imported index file, already validated; the cage's
+/* Steps 2-5 of SPEC §12.5 for a file someone else wrote into DB/tmp
+ * (ix_import.c: an imported index file, already validated; the cage's
  * staged files).  e->file is filled in here; the temp file is gone on
  * return, renamed or removed. */
 int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only_if_absent,
@@ -278,8 +309,8 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 	return rc;
 }
 
-/* Step 1-2 of SPEC §12.5 only: the index file of one image written and
- * fsynced as DB/tmp/UUIDHEX<tag>.XXXXXX (tag names the cage child that wrote
+/* Step 1 of SPEC §12.5 only: the index file of one image written, its
+ * writeback started, as DB/tmp/UUIDHEX<tag>.XXXXXX (tag names the cage child that wrote
  * it, so its parent can find leftovers).  Used by the stager (ix_cage.c). */
 int ix_write_tmp(const char *dir, const symdb_uuid *id, const char *tag, const ix_output *out,
                  char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
