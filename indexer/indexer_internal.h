@@ -105,6 +105,7 @@ typedef struct ix_image {
 	ix_strtab *strings;
 	ix_vec segments;  /* ix_segment, sorted by vaddr */
 	ix_vec symbols;   /* ix_symbol, any order: ix_tables sorts and dedups */
+	int symbols_reduced; /* symbols already sorted and deduplicated (SPEC §7.2) */
 	ix_vec files;     /* ix_file; indexes are referenced by functions/nodes/rows */
 	ix_vec functions; /* ix_function, sorted by die_offset, unique */
 	ix_vec nodes;     /* ix_node, parents first */

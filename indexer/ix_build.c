@@ -114,42 +114,71 @@ void symdb_builder_close(symdb_builder *b)
 	free(b);
 }
 
-/* Source_XXH3 (SPEC §7.7) of one input, computed beside the parse. */
-typedef struct ix_hash_job {
+/* Work beside the parse of one ELF input: the Source_XXH3 of the whole file
+ * (SPEC §7.7), then, once ix_elf_load has filled img->symbols, their
+ * reduction (§7.2).  Neither feeds the DWARF walk, yet both sat on its
+ * critical path (5-7 and 1.3 ms for libpython) while the second core idled
+ * through the symbol load and the unit header pass: they run on a thread of
+ * their own, or inline (the reduction then in ix_tables_build) when none can
+ * be started.  The parse does not touch img->symbols until the join. */
+typedef struct ix_side {
 	const char *path;
+	ix_image *img;
 	uint64_t hash;
 	int rc;
+	int symbols; /* 0 not loaded yet; 1 loaded, reduce them; -1 leave them */
 	int threaded;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
 	pthread_t tid;
-} ix_hash_job;
+} ix_side;
 
-static void *ix_hash_run(void *arg)
+static void *ix_side_run(void *arg)
 {
-	ix_hash_job *j = arg;
+	ix_side *j = arg;
+	int symbols;
 
 	j->rc = ix_file_xxh3(j->path, NULL, &j->hash);
+	pthread_mutex_lock(&j->mu);
+	while (j->symbols == 0)
+		pthread_cond_wait(&j->cv, &j->mu);
+	symbols = j->symbols;
+	pthread_mutex_unlock(&j->mu);
+	if (symbols > 0)
+		ix_symbols_reduce(j->img);
 	return NULL;
 }
 
-/* Hashing the whole input is a pass over every byte (5-7 ms for libpython's
- * 23 MB) that only the tables need, while loading the symbols and reading
- * the unit headers keep one core busy alone before the DWARF walk: run it
- * on a thread of its own, or inline when none can be started. */
-static void ix_hash_start(ix_hash_job *j, const char *path)
+static void ix_side_start(ix_side *j, const char *path, ix_image *img)
 {
 	j->path = path;
+	j->img = img;
 	j->hash = 0;
 	j->rc = 0;
-	j->threaded = pthread_create(&j->tid, NULL, ix_hash_run, j) == 0;
+	j->symbols = 0;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	j->threaded = pthread_create(&j->tid, NULL, ix_side_run, j) == 0;
 	if (!j->threaded)
-		ix_hash_run(j);
+		j->rc = ix_file_xxh3(path, NULL, &j->hash);
 }
 
-static int ix_hash_join(ix_hash_job *j)
+/* img->symbols are loaded (ok) or will not be used. */
+static void ix_side_symbols(ix_side *j, int ok)
+{
+	pthread_mutex_lock(&j->mu);
+	j->symbols = ok ? 1 : -1;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static int ix_side_join(ix_side *j)
 {
 	if (j->threaded)
 		pthread_join(j->tid, NULL);
 	j->threaded = 0;
+	pthread_cond_destroy(&j->cv);
+	pthread_mutex_destroy(&j->mu);
 	return j->rc;
 }
 
@@ -160,7 +189,7 @@ static int ix_elf_stage(ix_stager *st, const char *path, const symdb_build_opts 
 	symdb_uuid id;
 	ix_image img;
 	ix_output *out;
-	ix_hash_job hj;
+	ix_side side;
 	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
 	int rc, loaded;
 
@@ -174,17 +203,18 @@ static int ix_elf_stage(ix_stager *st, const char *path, const symdb_build_opts 
 		free(out);
 		return fmt_err(o->errbuf, o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	}
-	ix_hash_start(&hj, path);
+	ix_side_start(&side, path, &img);
 	rc = ix_elf_load(&img, path, o->errbuf, o->errbuf_sz);
 	img.uuid = id;
 	loaded = rc == 0;
+	ix_side_symbols(&side, loaded);
 	if (rc == 0 && !(o->flags & SYMDB_BUILD_NO_DWARF))
 		rc = ix_dwarf_attach(&img, path, o, debug_path, sizeof debug_path, o->errbuf,
 		                     o->errbuf_sz);
 	/* The errors rank as when the hash ran between load and DWARF. */
-	if (ix_hash_join(&hj) < 0 && loaded)
+	if (ix_side_join(&side) < 0 && loaded)
 		rc = fmt_err(o->errbuf, o->errbuf_sz, -EIO, "%s: cannot read it again", path);
-	img.build_info[FMT_BI_SOURCE_XXH3] = hj.hash;
+	img.build_info[FMT_BI_SOURCE_XXH3] = side.hash;
 	/* Nothing to resolve: refuse rather than publish an empty index. */
 	if (rc == 0 && img.symbols.n == 0 && !(img.header_flags & FMT_FLAG_HAS_DWARF))
 		rc = fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_BAD_OBJECT,

@@ -28,8 +28,13 @@ typedef struct ix_output {
 	unsigned address_size;
 } ix_output;
 
-/* Sort and reduce img->symbols (SPEC §7.2), check the DWARF tables' cross
- * references, choose Address_Size, encode every table and lay out the file.
+/* Sort img->symbols and keep the last symbol of each address (SPEC §7.2);
+ * sets img->symbols_reduced.  Touches nothing else of img, so it may run
+ * on another thread while the DWARF reader fills the rest. */
+IX_HIDDEN void ix_symbols_reduce(ix_image *img);
+
+/* Sort and reduce img->symbols (SPEC §7.2) unless that was done, check the
+ * DWARF tables' cross references, choose Address_Size, encode every table and lay out the file.
  * img->symbols is sorted and reduced in place.  Returns 0, -ENOMEM,
  * SYMDB_E_TOO_BIG or SYMDB_E_INVAL (inconsistent DWARF model), with a
  * reason in errbuf. */

@@ -40,12 +40,12 @@ static int cmp_sym(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Sort and keep the last symbol of each address (SPEC §7.2). */
-static void tb_reduce_symbols(ix_image *img)
+void ix_symbols_reduce(ix_image *img)
 {
 	ix_symbol *s = img->symbols.p;
 	size_t n = img->symbols.n, i, j = 0;
 
+	img->symbols_reduced = 1;
 	if (n == 0)
 		return;
 	qsort(s, n, sizeof *s, cmp_sym);
@@ -400,7 +400,8 @@ int ix_tables_build(ix_image *img, ix_output *out, char *eb, size_t ebsz)
 	b.dwarf = (img->header_flags & FMT_FLAG_HAS_DWARF) != 0;
 	if (!b.dwarf)
 		img->header_flags &= ~(uint32_t)FMT_FLAG_PARTIAL;
-	tb_reduce_symbols(img);
+	if (!img->symbols_reduced)
+		ix_symbols_reduce(img);
 	if (b.dwarf) {
 		rc = tb_check_dwarf(img, eb, ebsz);
 		if (rc)
