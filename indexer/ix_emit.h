@@ -33,9 +33,9 @@ typedef struct ix_output {
  * on another thread while the DWARF reader fills the rest. */
 IX_HIDDEN void ix_symbols_reduce(ix_image *img);
 
-/* Sort and reduce img->symbols (SPEC §7.2) unless that was done, check the
- * DWARF tables' cross references, choose Address_Size, encode every table and lay out the file.
- * img->symbols is sorted and reduced in place.  Returns 0, -ENOMEM,
+/* Sort and reduce img->symbols (SPEC §7.2) in place unless that was done,
+ * check the DWARF tables' cross references, choose Address_Size, encode
+ * every table and lay out the file.  Returns 0, -ENOMEM,
  * SYMDB_E_TOO_BIG or SYMDB_E_INVAL (inconsistent DWARF model), with a
  * reason in errbuf. */
 IX_HIDDEN int ix_tables_build(ix_image *img, ix_output *out, char *errbuf, size_t errbuf_sz);

@@ -8,8 +8,8 @@
  * copy - the bytes that will actually be renamed into DB/images - is opened
  * with every table checksum verified (§9) and every table's order and
  * references checked, and its header UUID compared with the one the caller
- * expects.  Only then does it take the same fsync + rename + directory fsync +
- * catalog commit path as a build (ix_publish_tmp, §12.5), so a reader can
+ * expects.  Only then does it take the same fsync + rename + directory
+ * fsync + catalog commit path as a build (ix_publish_tmp, §12.5), so a reader can
  * never tell an imported image from a locally built one.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, pread */

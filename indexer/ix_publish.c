@@ -194,12 +194,13 @@ static void pub_unpublish(struct pub *p, rd_catalog *cat, const symdb_uuid *id)
 	}
 }
 
-/* Steps 2-5 of SPEC §12.5 for p->tmp (2 before the lock), holding the lock of DB/images/XX/
- * from before the rename to after the commit.  The lock makes "is the UUID
- * still absent? rename, commit" one step against every other publisher,
- * compaction, thaw and removal in that directory (SPEC §12.8): without it a
- * racing builder of the same UUID with other contents could rename its file
- * over ours after our commit, or a thaw could move old bytes over new ones.
+/* Steps 2-5 of SPEC §12.5 for p->tmp: the fsync first, then 3-5 holding the
+ * lock of DB/images/XX/ from before the rename to after the commit.  The
+ * lock makes "is the UUID still absent? rename, commit" one step against
+ * every other publisher, compaction, thaw and removal in that directory
+ * (SPEC §12.8): without it a racing builder of the same UUID with other
+ * contents could rename its file over ours after our commit, or a thaw
+ * could move old bytes over new ones.
  * e->file is set here.  The temp file is gone on return. */
 static int pub_commit(struct pub *p, rd_catalog *cat, rd_cat_entry *e, int only_if_absent,
                       int *raced)
@@ -310,8 +311,8 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 }
 
 /* Step 1 of SPEC §12.5 only: the index file of one image written, its
- * writeback started, as DB/tmp/UUIDHEX<tag>.XXXXXX (tag names the cage child that wrote
- * it, so its parent can find leftovers).  Used by the stager (ix_cage.c). */
+ * writeback started, as DB/tmp/UUIDHEX<tag>.XXXXXX (tag names the cage
+ * child that wrote it, so its parent can find leftovers).  Used by the stager (ix_cage.c). */
 int ix_write_tmp(const char *dir, const symdb_uuid *id, const char *tag, const ix_output *out,
                  char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
 {
