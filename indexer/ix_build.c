@@ -30,6 +30,7 @@
 
 #include "format_header.h"
 #include "fmt_macho.h"
+#include "ix_dwarf_par.h"
 #include "ix_macho.h"
 
 #define IX_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE)
@@ -119,8 +120,12 @@ void symdb_builder_close(symdb_builder *b)
  * reduction (§7.2).  Neither feeds the DWARF walk, yet both sat on its
  * critical path (5-7 and 1.3 ms for libpython) while the second core idled
  * through the symbol load and the unit header pass: they run on a thread of
- * their own, or inline (the reduction then in ix_tables_build) when none can
- * be started.  The parse does not touch img->symbols until the join. */
+ * their own when the DWARF walk will be parallel anyway.  Otherwise they run
+ * inline (the reduction then in ix_tables_build), because the first thread a
+ * process creates makes every later malloc and free take the arena lock for
+ * good (glibc): with --threads 1 that cost libpython's single-threaded walk
+ * about 30 ms of CPU, more than the thread saved.  The parse does not touch
+ * img->symbols until the join. */
 typedef struct ix_side {
 	const char *path;
 	ix_image *img;
@@ -149,7 +154,18 @@ static void *ix_side_run(void *arg)
 	return NULL;
 }
 
-static void ix_side_start(ix_side *j, const char *path, ix_image *img)
+/* Will the DWARF walk of path run on threads?  The file's size bounds its
+ * .debug_info (a separate debug file is not looked at: no thread then). */
+static int ix_side_wanted(const char *path, const symdb_build_opts *o)
+{
+	struct stat st;
+
+	if ((o->flags & SYMDB_BUILD_NO_DWARF) || stat(path, &st) != 0)
+		return 0;
+	return ix_dwarf_shards(o->threads, SIZE_MAX, (uint64_t)st.st_size) > 1;
+}
+
+static void ix_side_start(ix_side *j, const char *path, ix_image *img, int threaded)
 {
 	j->path = path;
 	j->img = img;
@@ -158,7 +174,7 @@ static void ix_side_start(ix_side *j, const char *path, ix_image *img)
 	j->symbols = 0;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
-	j->threaded = pthread_create(&j->tid, NULL, ix_side_run, j) == 0;
+	j->threaded = threaded && pthread_create(&j->tid, NULL, ix_side_run, j) == 0;
 	if (!j->threaded)
 		j->rc = ix_file_xxh3(path, NULL, &j->hash);
 }
@@ -203,7 +219,7 @@ static int ix_elf_stage(ix_stager *st, const char *path, const symdb_build_opts 
 		free(out);
 		return fmt_err(o->errbuf, o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	}
-	ix_side_start(&side, path, &img);
+	ix_side_start(&side, path, &img, ix_side_wanted(path, o));
 	rc = ix_elf_load(&img, path, o->errbuf, o->errbuf_sz);
 	img.uuid = id;
 	loaded = rc == 0;
