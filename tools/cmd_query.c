@@ -272,6 +272,17 @@ static struct request *new_request(struct query *q)
  */
 #define RADIX_BITS 11
 
+/* Bucket counts count[0..nb) -> each bucket's first position. */
+static void counts_to_starts(size_t *count, size_t nb)
+{
+	size_t sum = 0;
+	for (size_t b = 0; b < nb; b++) {
+		size_t c = count[b];
+		count[b] = sum;
+		sum += c;
+	}
+}
+
 /* One stable counting pass: src[0..n) into dst by bits [shift, shift + width). */
 static void radix_pass_packed(const uint64_t *src, uint64_t *dst, size_t n, unsigned shift,
                               unsigned width)
@@ -281,12 +292,7 @@ static void radix_pass_packed(const uint64_t *src, uint64_t *dst, size_t n, unsi
 	memset(count, 0, (mask + 1) * sizeof(count[0]));
 	for (size_t i = 0; i < n; i++)
 		count[(src[i] >> shift) & mask]++;
-	size_t sum = 0;
-	for (size_t b = 0; b <= mask; b++) {
-		size_t c = count[b];
-		count[b] = sum;
-		sum += c;
-	}
+	counts_to_starts(count, (size_t)mask + 1);
 	for (size_t i = 0; i < n; i++)
 		dst[count[(src[i] >> shift) & mask]++] = src[i];
 }
@@ -300,12 +306,7 @@ static void radix_pass_ent(const struct sort_ent *src, struct sort_ent *dst, siz
 	memset(count, 0, (mask + 1) * sizeof(count[0]));
 	for (size_t i = 0; i < n; i++)
 		count[(src[i].addr >> shift) & mask]++;
-	size_t sum = 0;
-	for (size_t b = 0; b <= mask; b++) {
-		size_t c = count[b];
-		count[b] = sum;
-		sum += c;
-	}
+	counts_to_starts(count, (size_t)mask + 1);
 	for (size_t i = 0; i < n; i++)
 		dst[count[(src[i].addr >> shift) & mask]++] = src[i];
 }
