@@ -20,9 +20,9 @@
  * never aborts.  A unit libdwarf cannot read is skipped and counted
  * (FMT_FLAG_PARTIAL, BUILD_INFO index 4).
  *
- * Parallel build: the units are cut into contiguous shards, several per
- * thread, which the threads take in order as they become free, each
- * thread with one Dwarf_Debug of its own (a Dwarf_Debug is not
+ * Parallel build: the units are cut into contiguous shards, 16 per thread,
+ * which free threads take largest first, each thread with one Dwarf_Debug
+ * of its own that it moves through the unit headers (a Dwarf_Debug is not
  * thread-safe; the sections are shared, read-only).  Shard 0 adds to the
  * image, later shards to private images that ix_dwarf_par.c merges so that
  * the index is byte-identical to a one-thread build.

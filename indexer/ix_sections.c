@@ -5,9 +5,9 @@
  *
  * libelf 0.188 and libdwarf 20210528 cannot inflate zstd (ELFCOMPRESS_ZSTD),
  * so symdb does all decompression itself here: SHF_COMPRESSED sections
- * (gABI "Section Compression": an Elf32_Chdr/Elf64_Chdr, then the stream) with
- * libdeflate (zlib streams) or libzstd, and the legacy GNU ".zdebug_*" form ("ZLIB", 8-byte big-endian
- * size, zlib stream).  Declared sizes are bounded (IX_MAX_SECTION_SIZE and
+ * (gABI "Section Compression": an Elf32_Chdr/Elf64_Chdr, then the stream)
+ * with libdeflate (zlib streams) or libzstd, and the legacy GNU ".zdebug_*"
+ * form ("ZLIB", 8-byte big-endian size, zlib stream).  Declared sizes are bounded (IX_MAX_SECTION_SIZE and
  * IX_MAX_RATIO times the compressed size) so a hostile file cannot make us
  * allocate gigabytes for a few bytes.  ix_dwarf.c serves the results to
  * libdwarf through its object-access interface.
