@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "format_header.h"
-#include "symdb.h"
+#include "symdb_errors.h"
 #include "symdb_endian.h"
 
 int fmt_mo_kind(const uint8_t *p, size_t n)

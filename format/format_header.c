@@ -15,7 +15,7 @@
 
 #include <xxhash.h>
 
-#include "symdb.h"
+#include "symdb_errors.h"
 #include "symdb_endian.h"
 
 int fmt_err(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, ...)

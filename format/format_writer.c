@@ -20,7 +20,7 @@
 #include <xxhash.h>
 
 #include "format_header.h"
-#include "symdb.h"
+#include "symdb_errors.h"
 
 static int cmp_kind(const void *a, const void *b)
 {
