@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# check-layering.sh SRC_DIR [BUILD_DIR]: fail when the tree breaks DESIGN.md.
+#
+# Source rules (every #include of every .c/.h/.cpp under format/, reader/,
+# indexer/ and tools/; a header is symdb's when a file of that name exists in
+# one of those folders, and it belongs to the folder that holds it):
+#   format   includes format headers only;
+#   reader   format and reader headers, never libdwarf;
+#   indexer  format and indexer headers, never reader's (no symdb.h, no
+#            catalog) and never LMDB;
+#   tools    the public headers only (reader/symdb.h, reader/symdb_build.h,
+#            indexer/symdb_indexer.h, format/include/*) and its own; never
+#            libdwarf or LMDB.
+# Binary rules (with BUILD_DIR): the `symdb` executable defines no catalog or
+# format code of its own (it uses libsymdb.so's), and neither it nor
+# libsymdb.so depends on libdwarf.
+#
+# Prints one line per violation, "FILE: includes HEADER (FOLDER may not
+# include OWNER)", and exits 1 if there is any; 0 and one summary line if not.
+set -uo pipefail
+src=${1:?usage: check-layering.sh SRC_DIR [BUILD_DIR]}
+build=${2:-}
+bad=0
+
+# owner HEADER: the folder (format, reader, indexer, tools) holding a file of
+# that name, or "" for a header that is not symdb's.
+owner() {
+	local h=${1##*/} d
+	for d in format format/include reader indexer tools; do
+		if [ -f "$src/$d/$h" ]; then
+			echo "${d%%/*}"
+			return
+		fi
+	done
+}
+
+# public HEADER: 0 when tools may include it.
+public() {
+	case ${1##*/} in
+	symdb.h | symdb_build.h | symdb_indexer.h) return 0 ;;
+	esac
+	[ -f "$src/format/include/${1##*/}" ]
+}
+
+violation() {
+	echo "$1"
+	bad=1
+}
+
+# check_folder FOLDER ALLOWED-OWNERS FORBIDDEN-EXTERNAL-REGEX
+check_folder() {
+	local folder=$1 allowed=$2 forbidden=$3 f h o
+	while IFS= read -r f; do
+		while IFS= read -r h; do
+			if [[ $h =~ $forbidden ]]; then
+				violation "$f: includes $h ($folder may not depend on it)"
+				continue
+			fi
+			o=$(owner "$h")
+			[ -z "$o" ] && continue
+			[ "$o" = "$folder" ] && continue
+			if [ "$folder" = tools ]; then
+				public "$h" && continue
+				violation "$f: includes $h (tools may include public headers only; $h is $o's)"
+			elif [[ " $allowed " != *" $o "* ]]; then
+				violation "$f: includes $h ($folder may not include $o)"
+			fi
+		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p' "$f")
+	done < <(cd "$src" && find "$folder" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' \) | sort)
+}
+
+cd "$src" || exit 2
+check_folder format "format" '^(libdwarf|dwarf|lmdb)\.h$'
+check_folder reader "format" '^(libdwarf|dwarf)\.h$'
+check_folder indexer "format" '^lmdb\.h$'
+check_folder tools "" '^(libdwarf|dwarf|lmdb)\.h$'
+
+if [ -n "$build" ]; then
+	exe=$build/tools/symdb
+	lib=$build/reader/libsymdb.so
+	for f in "$exe" "$lib"; do
+		if [ ! -e "$f" ]; then
+			violation "$f: missing (build first)"
+		fi
+	done
+	if [ -e "$exe" ]; then
+		# defined text symbols of the catalog and format code: libsymdb.so's own
+		# are hidden, so any here is a second copy linked into the executable
+		copies=$(nm --defined-only "$exe" | awk '$2 ~ /^[Tt]$/ {print $3}' |
+			grep -E '^(rd_catalog_|catalog_|fmt_|mdb_)' | head -5 | tr '\n' ' ')
+		[ -n "$copies" ] && violation "$exe: defines catalog/format code of its own: $copies"
+		readelf -d "$exe" | grep -q 'NEEDED.*libsymdb\.so' ||
+			violation "$exe: does not link libsymdb.so"
+	fi
+	for f in "$exe" "$lib"; do
+		[ -e "$f" ] || continue
+		if readelf -d "$f" | grep -qi 'NEEDED.*dwarf'; then
+			violation "$f: depends on libdwarf"
+		fi
+	done
+fi
+
+if [ $bad -ne 0 ]; then
+	exit 1
+fi
+echo "layering: format, reader, indexer and tools follow DESIGN.md${build:+ (and the binaries in $build)}"
