@@ -17,11 +17,12 @@ set -uo pipefail
 symdb=${1:?usage: bad_dwarf.sh SYMDB SCRATCH}
 scratch=${2:?}
 here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../fixtures" && pwd)
 rm -rf "$scratch"
 mkdir -p "$scratch"
 db="$scratch/db"
 fail=0
-src="$here/dw_inline.c"
+src="$srcdir/dw_inline.c"
 
 gcc -O2 -g -gdwarf-5 "$src" -o "$scratch/base" || exit 1
 gcc -O2 -g -gdwarf-5 -gz=zlib "$src" -o "$scratch/base-gz" || exit 1

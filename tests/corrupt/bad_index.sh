@@ -8,7 +8,7 @@
 # Cases: truncated truncated_header empty flip_magic flip_uuid flip_directory
 # flip_symbols flip_strings flip_last appended, and a damaged catalog
 # (catalog_garbage catalog_truncated).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../cli/lib.sh"
 
 case=${1:?usage: bad_index.sh CASE}
 db=$SCRATCH/db

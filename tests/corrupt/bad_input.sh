@@ -7,7 +7,7 @@
 # list`, same index file bytes, nothing in DB/tmp).  Cases: not_elf empty
 # truncated_elf shdr_outside no_symbols directory missing et_rel mixed
 # readonly_db.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../cli/lib.sh"
 
 case=${1:?usage: bad_input.sh CASE}
 db=$SCRATCH/db

@@ -40,7 +40,7 @@ def main():
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 150
     rng = random.Random(int(sys.argv[4]) if len(sys.argv) > 4 else 7)
     os.makedirs(work, exist_ok=True)
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
     bases = [(b, open(b, "rb").read()) for b in build_bases(here, work)]
     db, f = os.path.join(work, "db"), os.path.join(work, "flipped")
     addrs = "".join("0x%x\n" % a for a in range(0x1000, 0x1600, 5))

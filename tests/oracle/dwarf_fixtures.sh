@@ -22,6 +22,7 @@ symdb=${1:?usage: fixtures.sh SYMDB SCRATCH GROUP}
 scratch=${2:?}
 group=${3:?}
 here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../fixtures" && pwd)
 work="$scratch/dwarf-$group"
 rm -rf "$work"
 mkdir -p "$work"
@@ -48,28 +49,28 @@ matrix() {
 		for opt in -O0 -O2 -O3; do
 			for dw in 4 5; do
 				local b="$work/in-$cc$opt-v$dw"
-				$cc $opt -g -gdwarf-$dw "$here/dw_inline.c" -o "$b"
+				$cc $opt -g -gdwarf-$dw "$srcdir/dw_inline.c" -o "$b"
 				compare "$b"
 				b="$work/cxx-$cc$opt-v$dw"
-				$cxx $opt -g -gdwarf-$dw "$here/dw_cxx.cpp" -o "$b"
+				$cxx $opt -g -gdwarf-$dw "$srcdir/dw_cxx.cpp" -o "$b"
 				compare "$b"
 			done
 		done
 	done
 	# LTO: concrete DIEs refer to the early-debug unit (DW_FORM_ref_addr)
 	for dw in 4 5; do
-		gcc -O2 -g -gdwarf-$dw -flto "$here/dw_inline.c" -o "$work/lto-v$dw"
+		gcc -O2 -g -gdwarf-$dw -flto "$srcdir/dw_inline.c" -o "$work/lto-v$dw"
 		compare "$work/lto-v$dw"
-		g++ -O2 -g -gdwarf-$dw -flto "$here/dw_cxx.cpp" -o "$work/ltoxx-v$dw"
+		g++ -O2 -g -gdwarf-$dw -flto "$srcdir/dw_cxx.cpp" -o "$work/ltoxx-v$dw"
 		compare "$work/ltoxx-v$dw"
 	done
 	# non-PIE (Base_Address 0x400000) and a shared object
-	gcc -O2 -g -no-pie "$here/dw_inline.c" -o "$work/nopie"
+	gcc -O2 -g -no-pie "$srcdir/dw_inline.c" -o "$work/nopie"
 	compare "$work/nopie"
-	g++ -O2 -g -gdwarf-4 -shared -fPIC "$here/dw_cxx.cpp" -o "$work/libxx.so"
+	g++ -O2 -g -gdwarf-4 -shared -fPIC "$srcdir/dw_cxx.cpp" -o "$work/libxx.so"
 	compare "$work/libxx.so"
 	# i386 with glibc, when gcc-multilib is there
-	if gcc -m32 -O2 -g "$here/dw_inline.c" -o "$work/m32" 2>/dev/null; then
+	if gcc -m32 -O2 -g "$srcdir/dw_inline.c" -o "$work/m32" 2>/dev/null; then
 		compare "$work/m32"
 	fi
 }
@@ -79,7 +80,7 @@ options() {
 	# (symbol-table override), compared in the cli oracle tests.
 	styles="LLVM GNU"
 	mkdir -p "$work/src"
-	cp "$here/dw_inline.c" "$here/dw_cxx.cpp" "$work/src/"
+	cp "$srcdir/dw_inline.c" "$srcdir/dw_cxx.cpp" "$work/src/"
 	for cc in gcc clang; do
 		have $cc || continue
 		local cxx=g++
@@ -102,7 +103,7 @@ cross() {
 		for dw in 4 5; do
 			local b="$work/nostd-$t-v$dw"
 			clang --target=$t -O2 -g -gdwarf-$dw -nostdlib -fuse-ld=lld -static \
-				"$here/dw_nostd.c" -o "$b"
+				"$srcdir/dw_nostd.c" -o "$b"
 			compare "$b"
 		done
 	done
@@ -110,10 +111,10 @@ cross() {
 
 compress() {
 	local plain="$work/plain"
-	gcc -O2 -g -gdwarf-5 "$here/dw_inline.c" -o "$plain"
-	gcc -O2 -g -gdwarf-5 -gz=zlib "$here/dw_inline.c" -o "$work/gz-zlib"
+	gcc -O2 -g -gdwarf-5 "$srcdir/dw_inline.c" -o "$plain"
+	gcc -O2 -g -gdwarf-5 -gz=zlib "$srcdir/dw_inline.c" -o "$work/gz-zlib"
 	compare "$work/gz-zlib"
-	g++ -O2 -g -gdwarf-4 -gz=zlib "$here/dw_cxx.cpp" -o "$work/gz-zlib-cxx"
+	g++ -O2 -g -gdwarf-4 -gz=zlib "$srcdir/dw_cxx.cpp" -o "$work/gz-zlib-cxx"
 	compare "$work/gz-zlib-cxx"
 	objcopy --compress-debug-sections=zlib-gnu "$plain" "$work/zdebug"
 	compare "$work/zdebug"
@@ -126,14 +127,14 @@ compress() {
 
 split() {
 	local b="$work/gc"
-	gcc -O2 -g -gdwarf-5 -ffunction-sections -Wl,--gc-sections "$here/dw_inline.c" -o "$b"
+	gcc -O2 -g -gdwarf-5 -ffunction-sections -Wl,--gc-sections "$srcdir/dw_inline.c" -o "$b"
 	compare "$b"
-	g++ -O2 -g -gdwarf-4 -ffunction-sections -Wl,--gc-sections "$here/dw_cxx.cpp" -o "$b-cxx"
+	g++ -O2 -g -gdwarf-4 -ffunction-sections -Wl,--gc-sections "$srcdir/dw_cxx.cpp" -o "$b-cxx"
 	compare "$b-cxx"
 
 	# by build-id, in a --debug-dir / --debug-file-directory
 	b="$work/bid"
-	g++ -O2 -g -gdwarf-5 "$here/dw_cxx.cpp" -o "$b.full"
+	g++ -O2 -g -gdwarf-5 "$srcdir/dw_cxx.cpp" -o "$b.full"
 	local id
 	id=$(readelf -n "$b.full" | awk '/Build ID/ {print $3}')
 	mkdir -p "$work/dbg/.build-id/${id:0:2}"
@@ -146,7 +147,7 @@ split() {
 	for where in . .debug; do
 		local d="$work/link-$where"
 		mkdir -p "$d/$where"
-		gcc -O2 -g -gdwarf-4 -Wl,--build-id=none "$here/dw_inline.c" -o "$d/prog.full"
+		gcc -O2 -g -gdwarf-4 -Wl,--build-id=none "$srcdir/dw_inline.c" -o "$d/prog.full"
 		objcopy --only-keep-debug "$d/prog.full" "$d/$where/prog.debug"
 		strip -g "$d/prog.full" -o "$d/prog"
 		(cd "$d/$where" && objcopy --add-gnu-debuglink=prog.debug "$d/prog")
@@ -156,7 +157,7 @@ split() {
 	# a debuglink whose CRC does not match the debug file: not used
 	d="$work/link-badcrc"
 	mkdir -p "$d"
-	gcc -O2 -g -Wl,--build-id=none "$here/dw_inline.c" -o "$d/prog.full"
+	gcc -O2 -g -Wl,--build-id=none "$srcdir/dw_inline.c" -o "$d/prog.full"
 	objcopy --only-keep-debug "$d/prog.full" "$d/prog.debug"
 	strip -g "$d/prog.full" -o "$d/prog"
 	(cd "$d" && objcopy --add-gnu-debuglink=prog.debug prog)

@@ -25,6 +25,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE_SRC = os.path.join(os.path.dirname(HERE), "fixtures")  # mo_c.c, mo_cpp.cpp, mo_objc.m
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), "corrupt"))  # macho_bad
 ARCHES = ("arm64", "x86_64")
 TOOLS = ("clang", "ld64.lld-14", "dsymutil", "llvm-lipo-14", "llvm-symbolizer-14",
          "llvm-dwarfdump-14", "llvm-otool-14")
@@ -93,7 +95,7 @@ def build_fixtures(c):
         for src, extra in srcs:
             o = os.path.join(c.fx, "%s_%s.o" % (src.split(".")[0], arch))
             run(["clang", "-target", arch + "-apple-macos11", "-g", "-O2", "-c"] + extra +
-                [os.path.join(HERE, src), "-o", o])
+                [os.path.join(FIXTURE_SRC, src), "-o", o])
             objs.append(o)
         ld = ["ld64.lld-14", "-arch", arch, "-platform_version", "macos", "11.0", "11.0",
               "-undefined", "dynamic_lookup"]
@@ -420,7 +422,7 @@ def case_atos(c):
 
 
 def case_api(c):
-    """tests/macho/test_macho_api.c against the universal fixtures."""
+    """tests/unit/test_macho_api.c against the universal fixtures."""
     exe = os.environ.get("SYMDB_MACHO_API")
     if not exe:
         die("SYMDB_MACHO_API is not set")

@@ -236,7 +236,7 @@ ALL=("${BASE[@]}" "$W/deep" "$W/self" "$W/p" "$FIXTURES/full/cpp_g++_O2_pie")
 # Mach-O too when macho.fixtures has run in this build tree (a universal
 # file and a .dSYM bundle).  No two inputs share an image: with -j 4 the
 # first to finish would name it (Image_Name), which is not what is compared.
-MO=${SYMDB_BUILD:-/nonexistent}/tests/macho/scratch
+MO=${SYMDB_BUILD:-/nonexistent}/tests/scratch/macho
 for m in "$MO/fat64_arm64e" "$MO/fixtures/app_x86_64.dSYM"; do
 	[[ -e $m ]] && ALL+=("$m")
 done
