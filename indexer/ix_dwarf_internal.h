@@ -7,8 +7,9 @@
  * a separate debug file (build-id, .gnu_debuglink); ix_dwarf_line.c runs line
  * programs and flattens them the way llvm-symbolizer looks rows up;
  * ix_dwarf_ranges.c reads DW_AT_ranges lists (.debug_ranges, .debug_rnglists);
- * ix_dwarf_flat.c flattens unit ranges and subroutine ranges; ix_dwarf.c walks
- * the DIEs with libdwarf and drives the rest (ix_dwarf_attach()).
+ * ix_dwarf_flat.c flattens unit ranges and subroutine ranges; ix_dwarf.c and
+ * the files of ix_dwarf_walk.h walk the DIEs with libdwarf and drive the rest
+ * (ix_dwarf_attach()).
  *
  * Nothing here is part of any public API.
  */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ix_dwarf_par.h - the per-thread state of the DWARF walk (ix_dwarf.c) and
- * the parallel driver that runs shards of units and merges their results
- * (ix_dwarf_par.c).  Internal.
+ * ix_dwarf_par.h - the per-thread state of the DWARF walk
+ * (ix_dwarf_units.c) and the parallel driver that runs shards of units and
+ * merges their results (ix_dwarf_par.c).  Internal.
  */
 #ifndef SYMDB_IX_DWARF_PAR_H
 #define SYMDB_IX_DWARF_PAR_H
@@ -25,7 +25,7 @@ typedef struct ix_wk {
 	void *dbg;            /* the walking thread's Dwarf_Debug (one is not
 	                       * thread-safe), while it walks the shard */
 	size_t *cursor;       /* ... and how many unit headers that handle has
-	                       * read since it last started over (ix_dwarf.c) */
+	                       * read since it last started over (ix_dwarf_units.c) */
 	ix_unit *units;
 	size_t nunits;        /* of the image */
 	size_t first, last;
@@ -44,7 +44,7 @@ typedef struct ix_wk {
 	ix_image own;         /* the private image of a shard > 0 */
 } ix_wk;
 
-/* ix_dwarf.c: walks the shard's units with w->dbg; sets w->rc. */
+/* ix_dwarf_units.c: walks the shard's units with w->dbg; sets w->rc. */
 IX_HIDDEN void ix_dwarf_walk(ix_wk *w);
 IX_HIDDEN void ix_wk_free(ix_wk *w);
 
