@@ -366,8 +366,13 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	st = calloc(1, sizeof *st);
 	if (!st)
 		return fmt_err(o.errbuf, o.errbuf_sz, -ENOMEM, "%s: out of memory", path);
-	st->dir = rd_catalog_dir(b->cat);
 	st->fd = -1;
+	if ((size_t)snprintf(st->dir, sizeof st->dir, "%s/tmp", rd_catalog_dir(b->cat)) >=
+	    sizeof st->dir) {
+		free(st);
+		return fmt_err(o.errbuf, o.errbuf_sz, -ENAMETOOLONG, "%s: path too long",
+		               rd_catalog_dir(b->cat));
+	}
 	/* The cage's output is untrusted: verify every checksum before publishing
 	 * it.  In-process output comes from this very code, as before. */
 	if (o.flags & SYMDB_BUILD_ISOLATE)

@@ -1,38 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ix_cage.c - staging, the cage, and the commit of staged images
- * (SPEC §12.5).
+ * ix_cage.c - the cage, and the commit of staged images (SPEC §12.5).
  *
  * The cage: the ELF, Mach-O and DWARF parsers (libelf, libdwarf, our own)
  * are the code that reads untrusted bytes in depth, and libdwarf may abort()
- * on an error it does not handle.  With SYMDB_BUILD_ISOLATE they run in a
- * child forked per input, under RLIMIT_AS / RLIMIT_FSIZE (memory and output),
- * RLIMIT_CPU and a wall-clock deadline, with RLIMIT_CORE 0.  The child writes
- * each image's index file to DB/tmp/UUIDHEX.cage-PID.XXXXXX and sends one
- * fixed-layout record per image over a pipe, then an end record with its
- * status.  Parent and child are the same executable image, so the records
- * are plain structs; the parent still checks every field it uses.
+ * on an error it does not handle.  With SYMDB_BUILD_ISOLATE they run in the
+ * symdb-indexer executable, started per input with posix_spawn; it sets its
+ * own RLIMIT_AS / RLIMIT_FSIZE (memory and output), RLIMIT_CPU and
+ * RLIMIT_CORE 0 from its arguments before it parses anything, and the
+ * parent enforces a wall-clock deadline.  It writes each image's index file
+ * to DB/tmp/UUIDHEX.cage-PID-N.XXXXXX and sends one record per image
+ * (format_report.h) on descriptor 3, then an end record with its status.
  *
  * The parent never trusts what it reads: a record's temp path must be the
- * name the child was told to use; the file must be a regular file with one
- * link; it is opened with every checksum verified and every invariant
+ * name the indexer was told to use; the file must be a regular file with
+ * one link; it is opened with every checksum verified and every invariant
  * checked (symdb_image_verify), its UUID must be one the parent computed
- * from the input with the reader's (fuzzed) code.  Only then is it published
- * (ix_publish_tmp), from the parent, which owns the catalog.  Whatever the
- * child left behind - a record it never sent, a crash mid-write - carries
- * its tag and is removed by name before the child is reaped (so its PID,
- * and with it the tag, cannot have been reused yet).
+ * from the input with the reader's (fuzzed) code.  Only then is it
+ * published (ix_publish_tmp), from the parent, which owns the catalog.
+ * Whatever the indexer left behind - a record it never sent, a crash
+ * mid-write - carries its tag and is removed by name.
  *
- * Forking from a threaded process: the child runs only malloc (glibc resets
- * its arenas' locks in the child), its own descriptors, snprintf, and the
- * parsers; libelf's pthread_once is run before the fork; the child never
- * touches LMDB.  It closes every inherited descriptor but stdio and its pipe,
- * so the pipes of other workers' children reach EOF when those children
- * exit, not when this one does.  PR_SET_PDEATHSIG kills it when the forking
- * thread (so the builder) dies; getppid() closes the race with a parent that
- * died before the prctl.
+ * posix_spawn (a vfork-like clone, then exec) runs no code of ours in the
+ * child, so it is safe from a threaded process whatever its allocator.  The
+ * child gets stdio with stdout on /dev/null (libdwarf prints there before
+ * it aborts), its report pipe as descriptor 3, and nothing else: other
+ * workers' pipes reach EOF when their own indexers exit.  The indexer sets
+ * PR_SET_PDEATHSIG and checks its parent, so it dies with the thread (so
+ * the builder) that started it.
  */
-#define _GNU_SOURCE /* close_range, pipe2, sigdescr_np */
+#define _GNU_SOURCE /* pipe2, sigdescr_np, posix_spawn_file_actions_addclosefrom_np */
 #include "ix_cage.h"
 
 #include <dirent.h>
@@ -40,147 +37,49 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_report.h"
 #include "fmt_macho.h"
 #include "ix_dwarf_par.h"
 
 #include <xxhash.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define IX_CAGE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define IX_CAGE_ASAN 1
-#endif
-#endif
-
-#define IX_CAGE_IMAGE 0x53594931u /* "SYI1": one staged image */
-#define IX_CAGE_END 0x53594945u   /* "SYIE": the child's status */
 #define IX_CAGE_MIN_MEMORY (8ull << 30)
 #define IX_CAGE_MIN_TIMEOUT 120u
-#define IX_CAGE_FD 3
+#define IX_CAGE_FD 3 /* the indexer's report descriptor */
 
-typedef struct ix_cage_msg {
-	uint32_t magic;
-	int32_t rc;
-	ix_staged img;
-	char msg[1024];
-} ix_cage_msg;
+extern char **environ;
 
-/* ---- staging -------------------------------------------------------------- */
+/* ---- leftovers -------------------------------------------------------------- */
 
-static int cage_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -errno;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int cage_send(int fd, uint32_t magic, int rc, const ix_staged *img, const char *msg)
-{
-	ix_cage_msg m;
-
-	memset(&m, 0, sizeof m);
-	m.magic = magic;
-	m.rc = rc;
-	if (img)
-		m.img = *img;
-	snprintf(m.msg, sizeof m.msg, "%s", msg ? msg : "");
-	return cage_write_all(fd, &m, sizeof m);
-}
-
-/* Test-only failures of the child (SYMDB_TEST_CAGE_CRASH, documented in
- * README "Tests"): fired after a temp file is written and before it is
- * reported, so the parent's cleanup by tag is exercised too. */
-static int cage_test_hook(const char *what, char *eb, size_t ebsz)
-{
-	if (!strcmp(what, "segv")) {
-		signal(SIGSEGV, SIG_DFL); /* past a sanitizer's handler */
-		raise(SIGSEGV);
-	} else if (!strcmp(what, "abort")) {
-		abort();
-	} else if (!strcmp(what, "hang")) {
-		for (;;)
-			pause();
-	} else if (!strcmp(what, "oom")) {
-		/* Reserve (never touch) address space until RLIMIT_AS says no,
-		 * as a runaway allocation in a parser would. */
-		void *chunks[4096];
-		size_t n = 0;
-		while (n < 4096 && (chunks[n] = malloc(256u << 20)) != NULL)
-			n++;
-		while (n)
-			free(chunks[--n]);
-		return fmt_err(eb, ebsz, -ENOMEM, "out of memory");
-	}
-	return 0;
-}
-
-int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output *out, const char *arch,
-                   const char *debug_path, char *eb, size_t ebsz)
-{
-	ix_staged *r;
-	int rc;
-
-	if (st->n >= SYMDB_BUILD_MAX_IMAGES)
-		return fmt_err(eb, ebsz, SYMDB_E_TOO_BIG, "more than %d images in one input",
-		               SYMDB_BUILD_MAX_IMAGES);
-	r = &st->img[st->n];
-	memset(r, 0, sizeof *r);
-	r->uuid = img->uuid;
-	snprintf(r->arch, sizeof r->arch, "%s", arch ? arch : "");
-	snprintf(r->debug_path, sizeof r->debug_path, "%s", debug_path ? debug_path : "");
-	rc = ix_write_tmp(st->dir, &img->uuid, st->tag, out, r->tmp, sizeof r->tmp, eb, ebsz);
-	if (rc)
-		return rc;
-	st->n++;
-	if (st->fd < 0)
-		return 0;
-	if (st->test_hook && (rc = cage_test_hook(st->test_hook, eb, ebsz)) != 0)
-		return rc;
-	rc = cage_send(st->fd, IX_CAGE_IMAGE, 0, r, NULL);
-	return rc ? fmt_err(eb, ebsz, rc, "cannot report to the parent: %s", symdb_strerror(rc))
-	          : 0;
-}
-
-/* Remove DB/tmp/<anything><tag>.XXXXXX (tag ".cage-PID") except the files
- * st lists. */
+/* Remove STAGING/<anything><tag>.XXXXXX except the files st lists. */
 static void cage_remove_tagged(const ix_stager *st)
 {
-	char tmpdir[4096], f[4096 + 260];
+	char f[4096 + 260];
 	const char *tag = st->tag;
 	size_t tl = strlen(tag);
 	struct dirent *de;
 	DIR *dp;
 
-	if (!tl || (size_t)snprintf(tmpdir, sizeof tmpdir, "%s/tmp", st->dir) >= sizeof tmpdir)
+	if (!tl)
 		return;
-	dp = opendir(tmpdir);
+	dp = opendir(st->dir);
 	while (dp && (de = readdir(dp)) != NULL) {
 		const char *t = strstr(de->d_name, tag);
 		if (!t || t[tl] != '.')
 			continue;
-		snprintf(f, sizeof f, "%s/%s", tmpdir, de->d_name);
+		snprintf(f, sizeof f, "%s/%s", st->dir, de->d_name);
 		unsigned i = 0;
 		while (i < st->n && strcmp(st->img[i].tmp, f) != 0)
 			i++;
@@ -200,81 +99,6 @@ void ix_stage_discard(ix_stager *st)
 	cage_remove_tagged(st);
 }
 
-/* ---- the child ------------------------------------------------------------ */
-
-static void cage_limit(int res, uint64_t v)
-{
-	struct rlimit r = { (rlim_t)v, (rlim_t)v };
-	setrlimit(res, &r);
-}
-
-/* This process's address-space size (VmSize), which a forked child
- * inherits; 0 when /proc is not there. */
-static uint64_t cage_vm_size(void)
-{
-	unsigned long long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-
-	if (f) {
-		if (fscanf(f, "%llu", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-static _Noreturn void cage_child(ix_stager *st, const char *path, const symdb_build_opts *o,
-                                 int wfd, pid_t parent, uint64_t memory, uint64_t inherited,
-                                 uint64_t cpu)
-{
-	char eb[1024] = "";
-	symdb_build_opts co = *o;
-	int nul, rc;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	if (wfd != IX_CAGE_FD && dup2(wfd, IX_CAGE_FD) < 0)
-		_exit(127);
-	/* Inherited descriptors (other workers' pipes, directory locks, LMDB)
-	 * must not outlive the parse in here. */
-	if (close_range(IX_CAGE_FD + 1, ~0u, 0) < 0) {
-		long max = sysconf(_SC_OPEN_MAX);
-		for (long fd = IX_CAGE_FD + 1; fd < (max > 0 ? max : 65536); fd++)
-			close((int)fd);
-	}
-	/* libdwarf prints on stdout before it aborts: keep stdout clean. */
-	nul = open("/dev/null", O_WRONLY);
-	if (nul >= 0) {
-		dup2(nul, STDOUT_FILENO);
-		if (nul != STDOUT_FILENO)
-			close(nul);
-	}
-	cage_limit(RLIMIT_CORE, 0);
-	cage_limit(RLIMIT_CPU, cpu);
-#ifndef IX_CAGE_ASAN
-	/* The limit is for the parse: the address space inherited from the
-	 * parent (thread stacks, malloc arenas, the LMDB map) comes on top. */
-	cage_limit(RLIMIT_AS, memory + inherited);
-#else
-	(void)inherited;
-#endif
-	/* The index is built in memory before it is written, so its size is
-	 * bounded by the address-space limit: reuse it for the output. */
-	cage_limit(RLIMIT_FSIZE, memory);
-	signal(SIGXFSZ, SIG_IGN); /* write() fails with EFBIG instead */
-	signal(SIGPIPE, SIG_IGN);
-	st->fd = IX_CAGE_FD;
-	snprintf(st->tag, sizeof st->tag, ".cage-%ld", (long)getpid());
-	st->test_hook = getenv("SYMDB_TEST_CAGE_CRASH");
-	co.errbuf = eb;
-	co.errbuf_sz = sizeof eb;
-	co.flags &= ~SYMDB_BUILD_ISOLATE;
-	rc = ix_stage_input(st, path, &co);
-	cage_send(IX_CAGE_FD, IX_CAGE_END, rc, NULL, eb);
-	_exit(0);
-}
-
 /* ---- the parent ----------------------------------------------------------- */
 
 struct cage_run {
@@ -283,10 +107,10 @@ struct cage_run {
 	pid_t pid;
 	unsigned timeout;
 	uint64_t cpu; /* RLIMIT_CPU: the timeout times the walk's threads */
-	int64_t deadline; /* cage_now_ms() by which the child must be done */
+	int64_t deadline; /* cage_now_ms() by which the indexer must be done */
 	uint64_t memory;
 	int got_end, end_rc, timed_out, bad_report;
-	char end_msg[1024];
+	char end_msg[FMT_REPORT_MSG_SZ];
 	char *eb;
 	size_t ebsz;
 };
@@ -299,44 +123,55 @@ static int64_t cage_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A record's temp path must be exactly the name the child was told to use:
- * DIR/tmp/UUIDHEX.cage-PID.XXXXXX for the record's UUID. */
-static int cage_path_ok(const struct cage_run *c, const ix_staged *r)
+/* A record's temp path must be exactly the name the indexer was told to
+ * use: STAGING/UUIDHEX<tag>.XXXXXX for the record's UUID. */
+static int cage_path_ok(const struct cage_run *c, const fmt_report *r)
 {
 	char hex[2 * FMT_UUID_MAX + 1], want[4200];
+	symdb_uuid id;
 	size_t wl;
 
-	if (r->uuid.len == 0 || r->uuid.len > FMT_UUID_MAX)
+	if (r->uuid_len == 0)
 		return 0;
-	symdb_uuid_format(&r->uuid, hex);
-	wl = (size_t)snprintf(want, sizeof want, "%s/tmp/%s%s.", c->st->dir, hex, c->st->tag);
+	memset(&id, 0, sizeof id);
+	id.len = r->uuid_len;
+	memcpy(id.bytes, r->uuid, r->uuid_len);
+	symdb_uuid_format(&id, hex);
+	wl = (size_t)snprintf(want, sizeof want, "%s/%s%s.", c->st->dir, hex, c->st->tag);
 	return wl < sizeof want && !strncmp(r->tmp, want, wl) && strlen(r->tmp) == wl + 6 &&
 	       !strchr(r->tmp + wl, '/');
 }
 
-static void cage_terminate(ix_staged *r)
+/* An image record, as the commit reads it. */
+static void cage_staged(ix_staged *s, const fmt_report *r)
 {
-	r->arch[sizeof r->arch - 1] = 0;
-	r->tmp[sizeof r->tmp - 1] = 0;
-	r->debug_path[sizeof r->debug_path - 1] = 0;
+	memset(s, 0, sizeof *s);
+	s->uuid.len = r->uuid_len;
+	s->uuid.kind = r->uuid_kind;
+	memcpy(s->uuid.bytes, r->uuid, r->uuid_len);
+	snprintf(s->arch, sizeof s->arch, "%s", r->arch);
+	snprintf(s->tmp, sizeof s->tmp, "%s", r->tmp);
+	snprintf(s->debug_path, sizeof s->debug_path, "%s", r->debug_path);
 }
 
-/* One complete record from the child. */
-static void cage_take(struct cage_run *c, ix_cage_msg *m)
+/* One complete record from the indexer. */
+static void cage_take(struct cage_run *c, const uint8_t *buf)
 {
-	cage_terminate(&m->img);
-	m->msg[sizeof m->msg - 1] = 0;
-	if (m->magic == IX_CAGE_END && !c->got_end) {
+	fmt_report m;
+
+	if (fmt_report_decode(buf, &m) != 0) {
+		c->bad_report = 1;
+	} else if (m.magic == FMT_REPORT_END && !c->got_end) {
 		c->got_end = 1;
-		c->end_rc = m->rc > 0 ? SYMDB_E_BAD_OBJECT : m->rc;
+		c->end_rc = m.status > 0 ? SYMDB_E_BAD_OBJECT : m.status;
 		/* One line: the message came from the untrusted side. */
-		for (char *p = m->msg; *p; p++)
+		for (char *p = m.msg; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = '?';
-		snprintf(c->end_msg, sizeof c->end_msg, "%s", m->msg);
-	} else if (m->magic == IX_CAGE_IMAGE && !c->got_end &&
-	           c->st->n < SYMDB_BUILD_MAX_IMAGES && cage_path_ok(c, &m->img)) {
-		c->st->img[c->st->n++] = m->img;
+		snprintf(c->end_msg, sizeof c->end_msg, "%s", m.msg);
+	} else if (m.magic == FMT_REPORT_IMAGE && !c->got_end &&
+	           c->st->n < SYMDB_BUILD_MAX_IMAGES && cage_path_ok(c, &m)) {
+		cage_staged(&c->st->img[c->st->n++], &m);
 	} else {
 		c->bad_report = 1;
 	}
@@ -345,7 +180,7 @@ static void cage_take(struct cage_run *c, ix_cage_msg *m)
 /* Read records until EOF, a bad record or the deadline. */
 static void cage_collect(struct cage_run *c, int fd)
 {
-	ix_cage_msg *m = malloc(sizeof *m);
+	uint8_t *m = malloc(FMT_REPORT_SIZE);
 	const int64_t deadline = c->deadline;
 	size_t have = 0;
 
@@ -372,7 +207,7 @@ static void cage_collect(struct cage_run *c, int fd)
 		}
 		if (pr == 0)
 			continue;
-		n = read(fd, (char *)m + have, sizeof *m - have);
+		n = read(fd, m + have, FMT_REPORT_SIZE - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -381,7 +216,7 @@ static void cage_collect(struct cage_run *c, int fd)
 			break;
 		}
 		have += (size_t)n;
-		if (have == sizeof *m) {
+		if (have == FMT_REPORT_SIZE) {
 			cage_take(c, m);
 			have = 0;
 		}
@@ -399,7 +234,31 @@ static void cage_size(char *buf, size_t sz, uint64_t v)
 		snprintf(buf, sz, "%llu bytes", (unsigned long long)v);
 }
 
-/* Map how the child ended to one line naming the input. */
+/* A killed indexer: one line naming the input and the signal. */
+static int cage_judge_signal(struct cage_run *c, int sig)
+{
+	const char *p = c->path;
+	const char *d = sigdescr_np(sig);
+
+	if (!d)
+		d = "unknown signal";
+	if (sig == SIGXCPU)
+		return fmt_err(c->eb, c->ebsz, -ETIMEDOUT,
+		               "%s: indexer exceeded its CPU-time limit of %u s: signal %d (%s)", p,
+		               (unsigned)c->cpu, sig, d);
+	if (sig == SIGABRT)
+		return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: indexer aborted (libdwarf abort): signal %d (%s)", p, sig, d);
+	if (sig == SIGKILL)
+		return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: indexer was killed: signal %d (%s)", p, sig, d);
+	return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT, "%s: indexer crashed: signal %d (%s)",
+	               p, sig, d);
+}
+
+/* Map how the indexer ended to one line naming the input.  Its exit status
+ * is the end record's code (format_report.h); any other status means it
+ * never got to report. */
 static int cage_judge(struct cage_run *c, const siginfo_t *si)
 {
 	const char *p = c->path;
@@ -409,25 +268,10 @@ static int cage_judge(struct cage_run *c, const siginfo_t *si)
 	if (c->timed_out)
 		return fmt_err(c->eb, c->ebsz, -ETIMEDOUT, "%s: indexer timed out after %u s", p,
 		               c->timeout);
-	if (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED) {
-		int sig = si->si_status;
-		const char *d = sigdescr_np(sig);
-		if (!d)
-			d = "unknown signal";
-		if (sig == SIGXCPU)
-			return fmt_err(c->eb, c->ebsz, -ETIMEDOUT,
-			               "%s: indexer exceeded its CPU-time limit of %u s: signal %d (%s)",
-			               p, (unsigned)c->cpu, sig, d);
-		if (sig == SIGABRT)
-			return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
-			               "%s: indexer aborted (libdwarf abort): signal %d (%s)", p, sig, d);
-		if (sig == SIGKILL)
-			return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
-			               "%s: indexer was killed: signal %d (%s)", p, sig, d);
-		return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
-		               "%s: indexer crashed: signal %d (%s)", p, sig, d);
-	}
-	if (si->si_code == CLD_EXITED && si->si_status != 0)
+	if (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED)
+		return cage_judge_signal(c, si->si_status);
+	if (si->si_code == CLD_EXITED && si->si_status != 0 &&
+	    !(c->got_end && si->si_status == fmt_report_exit_status(c->end_rc)))
 		return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
 		               "%s: indexer exited with status %d", p, si->si_status);
 	if (c->bad_report || !c->got_end)
@@ -487,12 +331,12 @@ static void cage_limits(const char *path, const symdb_build_opts *o, uint64_t *m
 		*timeout = IX_CAGE_MIN_TIMEOUT + (unsigned)((size >> 20) > 86400 ? 86400 : size >> 20);
 }
 
-/* Wait for the child to end without reaping it (the tag cleanup needs its
- * PID to stay ours).  A child that closed its pipe but keeps running is
- * given until the deadline, then killed: EOF is not an exit. */
+/* Wait for the indexer to end without reaping it (the tag cleanup runs
+ * first).  One that closed its pipe but keeps running is given until the
+ * deadline, then killed: EOF is not an exit. */
 static void cage_wait(struct cage_run *c, siginfo_t *si)
 {
-	long nap = 100 * 1000; /* ns; doubles up to 50 ms: a child exits right after EOF */
+	long nap = 100 * 1000; /* ns; doubles up to 50 ms: it exits right after EOF */
 
 	for (;;) {
 		memset(si, 0, sizeof *si);
@@ -514,12 +358,132 @@ static void cage_wait(struct cage_run *c, siginfo_t *si)
 	}
 }
 
+/* The indexer executable: the caller's, else the installed one. */
+static const char *cage_exe(const symdb_build_opts *o)
+{
+	return o->indexer_path && o->indexer_path[0] ? o->indexer_path : SYMDB_INDEXER_DEFAULT;
+}
+
+/* symdb-indexer's command line (SPEC §12.5); strings live in num and
+ * input. */
+struct cage_argv {
+	char *v[32];
+	char num[8][32];
+	char input[4096];
+	unsigned n, k;
+};
+
+/* The input as the indexer must name it: /proc/self/ is this process in
+ * here and the indexer in there, so it becomes /proc/PID/ (same file, same
+ * basename, so the same Image_Name). */
+static const char *cage_input(struct cage_argv *a, const char *path)
+{
+	static const char self[] = "/proc/self/";
+
+	if (strncmp(path, self, sizeof self - 1) != 0 ||
+	    (size_t)snprintf(a->input, sizeof a->input, "/proc/%ld/%s", (long)getpid(),
+	                     path + sizeof self - 1) >= sizeof a->input)
+		return path;
+	return a->input;
+}
+
+static void cage_arg(struct cage_argv *a, const char *s)
+{
+	a->v[a->n++] = (char *)s;
+}
+
+static void cage_arg_num(struct cage_argv *a, const char *opt, unsigned long long v)
+{
+	snprintf(a->num[a->k], sizeof a->num[0], "%llu", v);
+	cage_arg(a, opt);
+	cage_arg(a, a->num[a->k++]);
+}
+
+static void cage_argv_build(struct cage_argv *a, const struct cage_run *c,
+                            const symdb_build_opts *o)
+{
+	memset(a, 0, sizeof *a);
+	cage_arg(a, cage_exe(o));
+	cage_arg_num(a, "--report-fd", IX_CAGE_FD);
+	cage_arg(a, "--tag");
+	cage_arg(a, c->st->tag);
+	cage_arg_num(a, "--parent", (unsigned long long)getpid());
+	cage_arg_num(a, "--cpu-limit", c->cpu);
+	cage_arg_num(a, "--memory-limit", c->memory);
+	if (o->threads)
+		cage_arg_num(a, "--threads", o->threads);
+	if (o->flags & SYMDB_BUILD_NO_DWARF)
+		cage_arg(a, "--no-dwarf");
+	if (o->debug_dir) {
+		cage_arg(a, "--debug-dir");
+		cage_arg(a, o->debug_dir);
+	}
+	cage_arg(a, "--");
+	cage_arg(a, cage_input(a, c->path));
+	cage_arg(a, c->st->dir);
+	a->v[a->n] = NULL;
+}
+
+/* Start symdb-indexer with wfd as its descriptor 3, stdout on /dev/null
+ * and no other descriptor of ours.  Returns 0 or -errno. */
+static int cage_spawn(struct cage_run *c, const symdb_build_opts *o, int wfd)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	struct cage_argv a;
+	sigset_t none;
+	int rc;
+
+	cage_argv_build(&a, c, o);
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_adddup2(&fa, wfd, IX_CAGE_FD);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addclosefrom_np(&fa, IX_CAGE_FD + 1);
+	/* The calling thread may block signals the indexer must not. */
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+	rc = -posix_spawn(&c->pid, a.v[0], &fa, &at, a.v, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+/* A tag no other indexer of any live process uses: this process's PID and
+ * a counter. */
+static void cage_tag(ix_stager *st)
+{
+	static atomic_uint seq;
+
+	snprintf(st->tag, sizeof st->tag, ".cage-%ld-%u", (long)getpid(),
+	         atomic_fetch_add(&seq, 1) + 1);
+}
+
+/* The pipe, its write end above descriptor 3 (a dup2 onto itself would
+ * keep close-on-exec). */
+static int cage_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	if (p[1] <= IX_CAGE_FD) {
+		int w = fcntl(p[1], F_DUPFD_CLOEXEC, IX_CAGE_FD + 1);
+		if (w < 0) {
+			int rc = -errno;
+			close(p[0]);
+			close(p[1]);
+			return rc;
+		}
+		close(p[1]);
+		p[1] = w;
+	}
+	return 0;
+}
+
 int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 {
 	struct cage_run c;
 	siginfo_t si;
-	pid_t self = getpid();
-	uint64_t inherited;
 	int p[2], rc;
 
 	memset(&c, 0, sizeof c);
@@ -533,25 +497,19 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 	 * must not fire first on a parallel build. */
 	c.cpu = (uint64_t)c.timeout * ix_dwarf_shards(o->threads, SIZE_MAX, UINT64_MAX);
 	c.deadline = cage_now_ms() + (int64_t)c.timeout * 1000;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return fmt_err(c.eb, c.ebsz, -errno, "%s: cannot create a pipe: %s", path,
-		               strerror(errno));
-	ix_elf_init();
-	inherited = cage_vm_size();
-	c.pid = fork();
-	if (c.pid < 0) {
-		rc = -errno;
-		close(p[0]);
-		close(p[1]);
-		return fmt_err(c.eb, c.ebsz, rc, "%s: cannot fork the indexer: %s", path,
+	cage_tag(st);
+	rc = cage_pipe(p);
+	if (rc)
+		return fmt_err(c.eb, c.ebsz, rc, "%s: cannot create a pipe: %s", path,
 		               strerror(-rc));
-	}
-	if (c.pid == 0) {
-		close(p[0]);
-		cage_child(st, path, o, p[1], self, c.memory, inherited, c.cpu);
-	}
+	rc = cage_spawn(&c, o, p[1]);
 	close(p[1]);
-	snprintf(st->tag, sizeof st->tag, ".cage-%ld", (long)c.pid);
+	if (rc) {
+		close(p[0]);
+		st->tag[0] = 0;
+		return fmt_err(c.eb, c.ebsz, rc, "%s: cannot start the indexer %s: %s", path,
+		               cage_exe(o), strerror(-rc));
+	}
 	cage_collect(&c, p[0]);
 	close(p[0]);
 	if (c.timed_out || c.bad_report)
@@ -564,8 +522,7 @@ int ix_cage_run(ix_stager *st, const char *path, const symdb_build_opts *o)
 		cage_remove_tagged(st); /* written but never reported */
 	while (waitpid(c.pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	/* Reaped: the PID, and so the tag, may now name another builder's
-	 * child.  Later discards remove only the files reported to us. */
+	/* Later discards remove only the files reported to us. */
 	st->tag[0] = 0;
 	return rc;
 }

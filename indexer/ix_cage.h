@@ -4,9 +4,9 @@
  *
  * An input is indexed in two halves.  The first half parses it and writes
  * each image's index file to a temp file in DB/tmp ("staging"); it touches no
- * catalog, so it can run in a forked, resource-limited child process (the
- * cage, SYMDB_BUILD_ISOLATE) that reports what it staged over a pipe as
- * fixed-layout records.  The second half runs in the caller's process: it
+ * catalog, so it can run in a separate, resource-limited process (the
+ * symdb-indexer executable, SYMDB_BUILD_ISOLATE) that reports what it staged
+ * over a pipe as the fixed records of format_report.h.  The second half runs in the caller's process: it
  * checks every staged file as untrusted (checksums, invariants, the UUID the
  * parent computed itself), applies the same-build-id policy, and publishes
  * through ix_publish_tmp.  Without isolation both halves run in-process, on
@@ -29,16 +29,16 @@ typedef struct ix_staged {
 
 /* Where staged images go. */
 typedef struct ix_stager {
-	const char *dir;  /* database directory */
-	char tag[32];     /* "" in-process; ".cage-PID" in a cage child */
-	int fd;           /* a cage child's pipe to its parent, or -1 */
-	const char *test_hook; /* SYMDB_TEST_CAGE_CRASH in a cage child, else NULL */
+	char dir[4096];   /* the staging directory: DB/tmp */
+	char tag[32];     /* "" in-process; ".cage-PID-N" for symdb-indexer */
+	int fd;           /* symdb-indexer's report descriptor, or -1 */
+	const char *test_hook; /* symdb_indexer_job.test_hook, else NULL */
 	unsigned n;
 	ix_staged img[SYMDB_BUILD_MAX_IMAGES];
 } ix_stager;
 
-/* ix_cage.c: write img's index file as a temp file and record it (and, in a
- * cage child, send the record to the parent).  Returns 0 or a negative code
+/* ix_stage.c: write img's index file as a temp file and record it (and, in
+ * symdb-indexer, report it to the parent).  Returns 0 or a negative code
  * with a reason in errbuf; on error nothing of this image is left. */
 IX_HIDDEN int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output *out,
                              const char *arch, const char *debug_path, char *errbuf,
@@ -47,12 +47,11 @@ IX_HIDDEN int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output
 /* ix_build.c: parse path (ELF or Mach-O / dSYM) and stage every image. */
 IX_HIDDEN int ix_stage_input(ix_stager *st, const char *path, const symdb_build_opts *o);
 
-/* ix_elf.c: run libelf's one-time initialisation now (before a fork, so a
- * cage child never finds a pthread_once in progress in another thread). */
+/* ix_elf.c: run libelf's one-time initialisation now. */
 IX_HIDDEN void ix_elf_init(void);
 
-/* ix_cage.c: stage path in a forked child under the limits of o (SPEC
- * §12.5).  On return the child is gone and st lists the temp files it
+/* ix_cage.c: stage path in the symdb-indexer executable under the limits
+ * of o (SPEC §12.5).  On return the child is gone and st lists the temp files it
  * reported.  Returns 0 or a negative code with one line in o->errbuf
  * ("PATH: indexer crashed: signal 11 (Segmentation fault)"); on error
  * every temp file the child wrote is removed. */

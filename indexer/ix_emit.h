@@ -59,10 +59,10 @@ IX_HIDDEN int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_p
                              int only_if_absent, int *raced, char *index_path,
                              size_t index_path_sz, char *errbuf, size_t errbuf_sz);
 
-/* Step 1 only: write the index file as DB/tmp/UUIDHEX<tag>.XXXXXX (dir is
- * the database directory) and start its writeback; ix_publish_tmp fsyncs
- * it.  tmp receives the name.  On error no temp file is left. */
-IX_HIDDEN int ix_write_tmp(const char *dir, const symdb_uuid *id, const char *tag,
+/* Step 1 only: write the index file as STAGING/UUIDHEX<tag>.XXXXXX
+ * (staging is DB/tmp) and start its writeback; ix_publish_tmp fsyncs it.
+ * tmp receives the name.  On error no temp file is left. */
+IX_HIDDEN int ix_write_tmp(const char *staging, const symdb_uuid *id, const char *tag,
                            const ix_output *out, char *tmp, size_t tmp_sz, char *errbuf,
                            size_t errbuf_sz);
 

@@ -311,19 +311,25 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 }
 
 /* Step 1 of SPEC §12.5 only: the index file of one image written, its
- * writeback started, as DB/tmp/UUIDHEX<tag>.XXXXXX (tag names the cage
- * child that wrote it, so its parent can find leftovers).  Used by the stager (ix_cage.c). */
-int ix_write_tmp(const char *dir, const symdb_uuid *id, const char *tag, const ix_output *out,
-                 char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
+ * writeback started, as STAGING/UUIDHEX<tag>.XXXXXX (tag names the indexer
+ * that wrote it, so its parent can find leftovers).  Used by the stager
+ * (ix_stage.c). */
+int ix_write_tmp(const char *staging, const symdb_uuid *id, const char *tag,
+                 const ix_output *out, char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
 {
 	struct pub p;
-	int rc;
+	int rc = 0;
 
 	memset(&p, 0, sizeof p);
-	p.dir = dir;
+	p.dir = staging;
 	p.eb = eb;
 	p.ebsz = ebsz;
-	rc = pub_paths(&p, id, tag);
+	if (id->len == 0 || id->len > FMT_UUID_MAX)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "image has no UUID");
+	symdb_uuid_format(id, p.hex);
+	if ((size_t)snprintf(p.tmp, sizeof p.tmp, "%s/%s%s.XXXXXX", staging, p.hex, tag) >=
+	    sizeof p.tmp)
+		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", staging);
 	if (rc == 0)
 		rc = pub_write_tmp(&p, out);
 	if (rc == 0 && (size_t)snprintf(tmp, tmp_sz, "%s", p.tmp) >= tmp_sz) {

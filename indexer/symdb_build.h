@@ -33,28 +33,22 @@ typedef struct symdb_builder symdb_builder;
 /** Index symbol tables only; ignore DWARF. */
 #define SYMDB_BUILD_NO_DWARF 0x2u
 /**
- * Parse each input in a forked, resource-limited child process (the cage,
- * SPEC §12.5).  The child parses the input, writes the index file(s) to
- * DB/tmp and reports them over a pipe; this process never runs the ELF,
+ * Parse each input in a separate, resource-limited process: the
+ * symdb-indexer executable (symdb_build_opts.indexer_path), started with
+ * posix_spawn (SPEC §12.5).  It parses the input, writes the index file(s)
+ * to DB/tmp and reports them over a pipe; this process never runs the ELF,
  * Mach-O or DWARF parsers on the input, verifies every checksum of the
- * child's files, and publishes them itself.  A crash, abort, hang or memory
- * exhaustion of the child becomes an error for that input only
+ * indexer's files, and publishes them itself.  A crash, abort, hang or
+ * memory exhaustion of the indexer becomes an error for that input only
  * ("PATH: indexer crashed: signal 11 (Segmentation fault)").
  *
- * What forking means for the caller: symdb_builder_add() calls fork() and
- * waitpid() on that child only (never waitpid(-1)), so a SIGCHLD handler of
- * the application sees it; the child inherits the caller's signal
- * dispositions, closes every descriptor but its pipe and stdio, sets
- * PR_SET_PDEATHSIG (it dies with the *thread* that forked it), and leaves
- * with _exit (no atexit handlers, no stdio flush).  Forking from a threaded
- * process is safe here because the child only uses malloc (glibc resets its
- * locks in the child), its own file descriptors and code that takes no lock
- * another thread could hold: libelf is initialised before the fork, and the
- * child never touches the catalog (LMDB forbids using an environment across
- * fork).  That relies on glibc's malloc: an allocator that is not locked
- * across fork (AddressSanitizer's in GCC 12) can deadlock a child forked
- * while another thread allocates (the timeout then reports it), so under
- * such an allocator call this from one thread at a time.
+ * What spawning means for the caller: symdb_builder_add() waits for that
+ * child only (waitid/waitpid on its PID, never waitpid(-1)), so a SIGCHLD
+ * handler of the application sees it; the child gets the caller's
+ * environment, ignored signals and stdio (stdout on /dev/null), no other
+ * descriptor, and dies with the *thread* that started it
+ * (PR_SET_PDEATHSIG).  posix_spawn runs no code of this library between
+ * fork and exec, so any thread may call this at any time.
  */
 #define SYMDB_BUILD_ISOLATE  0x4u
 
@@ -77,6 +71,9 @@ typedef struct symdb_build_opts {
 	 *  many (at most one per unit).  The index is byte-identical whatever
 	 *  the value. */
 	unsigned threads;
+	/** SYMDB_BUILD_ISOLATE: the symdb-indexer executable to run, or NULL
+	 *  for the installed one (BINDIR/symdb-indexer). */
+	const char *indexer_path;
 } symdb_build_opts;
 
 /** At most this many images are listed per input (FMT_MO_MAX_SLICES). */

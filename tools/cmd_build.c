@@ -35,6 +35,7 @@ struct build_run {
 	unsigned timeout_s;    /* --timeout; 0 = the library's scaled default */
 	uint64_t memory_limit; /* --memory-limit; 0 = the library's default */
 	unsigned threads; /* per input's DWARF, 0 = the indexer's default */
+	const char *indexer; /* symdb-indexer beside this executable, or NULL */
 	int quiet, tty;
 	atomic_size_t next;
 	pthread_mutex_t lock; /* guards everything below */
@@ -133,7 +134,8 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	char err[1024] = "";
 	SYMDB_OPTS(symdb_build_opts, o, .flags = r->flags, .debug_dir = r->debug_dir,
 	           .errbuf = err, .errbuf_sz = sizeof(err), .timeout_s = r->timeout_s,
-	           .memory_limit = r->memory_limit, .threads = r->threads);
+	           .memory_limit = r->memory_limit, .threads = r->threads,
+	           .indexer_path = r->indexer);
 	memset(res, 0, sizeof(*res));
 	int rc = symdb_builder_add(r->b, path, &o, res);
 	char hex[2 * SYMDB_UUID_MAX + 1];
@@ -306,6 +308,24 @@ static int parse_build_args(struct build_run *r, struct cli_global *g, unsigned 
 	return nf;
 }
 
+/* symdb-indexer of the same build as this symdb: beside it (so a build
+ * tree or a moved install runs its own), else NULL for the library's
+ * installed default. */
+static const char *find_indexer(char *buf, size_t sz)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, sz - 1);
+	char *slash;
+
+	if (n <= 0 || (size_t)n >= sz - 1)
+		return NULL;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash || (size_t)(slash - buf) + sizeof "/symdb-indexer" > sz)
+		return NULL;
+	memcpy(slash, "/symdb-indexer", sizeof "/symdb-indexer");
+	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
 static int open_builder(struct build_run *r, const struct cli_global *g)
 {
 	char err[1024] = "";
@@ -361,7 +381,9 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 	struct cli_global g = *g0;
 	struct build_run r;
 	memset(&r, 0, sizeof(r));
+	static char indexer[4096];
 	r.flags = SYMDB_BUILD_ISOLATE; /* the CLI parses untrusted inputs in the cage */
+	r.indexer = find_indexer(indexer, sizeof(indexer));
 	unsigned jobs = 1;
 	int nf = parse_build_args(&r, &g, &jobs, argc, argv);
 	if (nf < 0)

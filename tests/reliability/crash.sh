@@ -48,12 +48,14 @@ for ((i = 0; i < RUNS; i++)); do
 	rc=$?
 	set -e
 	((rc == 0 || rc == 137)) || fail "run $i: build exit $rc: $(cat "$ERR")"
-	# The cage child (PR_SET_PDEATHSIG) dies with the killed builder.
+	# symdb-indexer (PR_SET_PDEATHSIG) dies with the killed builder; its
+	# command line ends with the staging directory DB/tmp.
 	for ((t = 0; t < 50; t++)); do
-		pgrep -f -- "--db $DB build" >/dev/null || break
+		pgrep -f -- "--db $DB build|symdb-indexer .* $DB/tmp\$" >/dev/null || break
 		sleep 0.02
 	done
-	! pgrep -af -- "--db $DB build" >&2 || fail "run $i: an indexer child survived its builder"
+	! pgrep -af -- "--db $DB build|symdb-indexer .* $DB/tmp\$" >&2 ||
+		fail "run $i: an indexer child survived its builder"
 	run "${S[@]}" verify --grace 1000000d
 	no_crash "run $i: verify"
 	((RC == 0)) || fail "run $i: an entry is half-visible after the kill"

@@ -42,7 +42,8 @@ static long slurp(const char *path, char **out)
 static int build_one(const char *root, const char *name, unsigned flags, char *idx, size_t isz)
 {
 	char dir[4096], err[1024] = "";
-	SYMDB_OPTS(symdb_build_opts, o, .flags = flags, .errbuf = err, .errbuf_sz = sizeof err);
+	SYMDB_OPTS(symdb_build_opts, o, .flags = flags, .errbuf = err, .errbuf_sz = sizeof err,
+	           .indexer_path = SYMDB_TEST_INDEXER);
 	symdb_builder *b = NULL;
 	int rc;
 
@@ -99,7 +100,8 @@ int main(void)
 	/* 3. a hanging child: -ETIMEDOUT after timeout_s, nothing left */
 	{
 		SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_ISOLATE | SYMDB_BUILD_FORCE,
-		           .errbuf = err, .errbuf_sz = sizeof err, .timeout_s = 1);
+		           .errbuf = err, .errbuf_sz = sizeof err, .timeout_s = 1,
+		           .indexer_path = SYMDB_TEST_INDEXER);
 		setenv("SYMDB_TEST_CAGE_CRASH", "hang", 1);
 		rc = symdb_builder_add(b, "/proc/self/exe", &o, &res);
 		CHECK(rc == -ETIMEDOUT);
