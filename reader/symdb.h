@@ -384,6 +384,178 @@ SYMDB_API ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *
                                         size_t naddrs, symdb_frame *frames, size_t frames_cap,
                                         symdb_result *results);
 
+/* ---- symbolize: unsorted batches over many images ---------------------- */
+
+/**
+ * A reusable symbolization context: the query pipeline of `symdb query` as a
+ * library call.  It owns every buffer a batch needs (sort keys, frames,
+ * demangled names) and the images its requests named, and keeps them between
+ * calls, so a steady state of similar batches allocates nothing.
+ * @note One context per thread: a context is not thread-safe.  Any number of
+ *       contexts may share one db; images opened by several contexts on one
+ *       db share one mapping (symdb_image_open_uuid()).
+ */
+typedef struct symdb_symbolizer symdb_symbolizer;
+
+/** Options for symdb_symbolizer_create(): the leading fields are those of
+ *  symdb_open_opts and mean the same. */
+typedef struct symdb_symbolizer_opts {
+	size_t sz;          /**< sizeof(symdb_symbolizer_opts): set by SYMDB_OPTS() */
+	unsigned flags;     /**< SYMDB_OPEN_VERIFY_CHECKSUMS, SYMDB_OPEN_NO_THAW: how
+	                         the context opens images; other bits: SYMDB_E_INVAL */
+	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;   /**< size of errbuf */
+} symdb_symbolizer_opts;
+
+/**
+ * @brief symdb_symbolizer_create() makes a context for symdb_symbolize().
+ * @param db   an open database; it must outlive the context.
+ * @param opts NULL or options (errbuf, image open flags).
+ * @param out  receives the context (free it with symdb_symbolizer_free()).
+ * @return 0; SYMDB_E_INVAL for a NULL argument or bad opts; -ENOMEM.
+ * @note Thread-safe (each call makes its own context).  Opens nothing yet.
+ */
+SYMDB_API int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *opts,
+                                      symdb_symbolizer **out);
+
+/**
+ * @brief symdb_symbolizer_free() closes the images the context opened and
+ *        frees its buffers.  NULL-safe.
+ * @note Every pointer a symdb_symbolize() call returned becomes invalid
+ *       (frames, demangled names; names in an image's mapping stay valid
+ *       while another handle keeps that image open).
+ */
+SYMDB_API void symdb_symbolizer_free(symdb_symbolizer *s);
+
+/** How a request names its image. */
+enum symdb_image_ref {
+	SYMDB_IMAGE_UUID = 0,   /**< image.uuid: the UUID bytes (kind ignored) */
+	SYMDB_IMAGE_HEX = 1,    /**< image.hex: a build-id / UUID in hex (symdb_uuid_parse) */
+	SYMDB_IMAGE_PATH = 2,   /**< image.path: a binary, identified by its build-id,
+	                             LC_UUID or fallback id (symdb_file_uuids(): a file
+	                             holding several images gives SYMDB_SYM_NO_IMAGE) */
+	SYMDB_IMAGE_HANDLE = 3  /**< image.handle: an image the caller opened and keeps
+	                             open during the call; NULL gives SYMDB_SYM_NO_IMAGE */
+};
+
+/** Request flags. */
+#define SYMDB_REQ_DEMANGLE 0x1u /**< demangle this request's names (C++, Rust, D, MS) */
+
+/** One address to symbolize.  Zero-initialise it: reserved fields must be 0. */
+typedef struct symdb_request {
+	uint8_t image_ref;  /**< enum symdb_image_ref */
+	uint8_t addr_kind;  /**< enum symdb_addr_kind of addr */
+	uint16_t flags;     /**< SYMDB_REQ_* */
+	uint32_t reserved_;
+	union {
+		const symdb_uuid *uuid;
+		const char *hex;
+		const char *path;
+		const symdb_image *handle;
+	} image;            /**< the image, as image_ref says */
+	uint64_t addr;      /**< the address, of kind addr_kind */
+	uint64_t load_address; /**< SYMDB_ADDR_RUNTIME only: where the image base was mapped */
+} symdb_request;
+
+/** What became of a request. */
+enum symdb_sym_status {
+	SYMDB_SYM_OK = 0,           /**< resolved: frames and/or sym_name are known */
+	SYMDB_SYM_NOT_INDEXED = 1,  /**< the image is not in the database */
+	SYMDB_SYM_NO_SYMBOL = 2,    /**< the image is indexed; nothing covers the address */
+	SYMDB_SYM_OUT_OF_RANGE = 3, /**< the address maps to no virtual address of the
+	                                 image (a file offset outside every segment, a
+	                                 runtime address below load_address, ...) */
+	SYMDB_SYM_DAMAGED = 4,      /**< the index file, or the record the address
+	                                 led to, is damaged (error says which) */
+	SYMDB_SYM_NO_IMAGE = 5      /**< the image reference is unusable: unreadable
+	                                 path, bad hex, NULL handle, bad addr_kind */
+};
+
+/** The answer to one request.  Strings point into the image's mapping or
+ *  into the context; frames into the context. */
+typedef struct symdb_symbolized {
+	int status;                /**< enum symdb_sym_status */
+	int error;                 /**< 0, or the SYMDB_E_* / -errno behind status */
+	uint32_t nframes;          /**< frames known, innermost first; 0 when none */
+	uint32_t reserved_;
+	const symdb_frame *frames; /**< nframes frames of frame_sz bytes each (the
+	                                inline chain, as symdb_resolve_batch() gives
+	                                it); equal requests may share them */
+	const char *sym_name;      /**< the symbol-table name covering the address, or NULL */
+	uint64_t sym_addr;         /**< its start (vaddr) */
+	uint64_t sym_size;         /**< its size; 0 = extends to the next symbol */
+	uint64_t vaddr;            /**< the address as a vaddr, or SYMDB_ADDR_INVALID */
+	const symdb_image *image;  /**< the image resolved against, or NULL; owned by the
+	                                context (or the caller for SYMDB_IMAGE_HANDLE) */
+} symdb_symbolized;
+
+/** Options for one symdb_symbolize() call. */
+typedef struct symdb_symbolize_opts {
+	size_t sz;          /**< sizeof(symdb_symbolize_opts): set by SYMDB_OPTS() */
+	unsigned flags;     /**< SYMDB_SYMBOLIZE_*; unknown bits give SYMDB_E_INVAL */
+	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;   /**< size of errbuf */
+	size_t req_sz;      /**< sizeof(symdb_request) the caller uses; 0 = this header's */
+	size_t result_sz;   /**< sizeof(symdb_symbolized) the caller uses; 0 = this header's */
+	size_t frame_sz;    /**< sizeof(symdb_frame) the caller uses; 0 = this header's */
+} symdb_symbolize_opts;
+
+/** Demangle the names of every request, as if each had SYMDB_REQ_DEMANGLE. */
+#define SYMDB_SYMBOLIZE_DEMANGLE 0x1u
+
+/**
+ * @brief symdb_symbolize() resolves a batch of requests in any order, over
+ *        any number of images, into one result per request, in input order.
+ *
+ * Each request's image is looked up (and opened once per context), its
+ * address translated to a virtual address (symdb_image_translate()), the
+ * batch grouped by image and sorted, resolved with symdb_resolve_batch()
+ * in as many passes as the frames need, and the results put back in input
+ * order; with SYMDB_REQ_DEMANGLE (or SYMDB_SYMBOLIZE_DEMANGLE) the names of
+ * the frames (name, short_name) and sym_name are demangled as
+ * llvm-symbolizer-14 demangles them (symdb_demangle()).
+ *
+ * @param s       a context of this thread.
+ * @param reqs    n requests of opts->req_sz bytes each.
+ * @param n       number of requests (at most UINT32_MAX).
+ * @param results receives n results of opts->result_sz bytes each; each
+ *                result has a status: a request that cannot be answered is
+ *                not an error of the call.
+ * @param opts    NULL or options (errbuf, element sizes, per-call demangling).
+ * @return 0; SYMDB_E_INVAL for a NULL argument, bad opts or element sizes,
+ *         or non-zero reserved fields; -ENOMEM (results are then unspecified).
+ * @note Frames, demangled names and every other string that does not point
+ *       into a mapping live in buffers of the context: valid until the next
+ *       symdb_symbolize() or symdb_symbolizer_free() on it.  Images the
+ *       context opened stay open until symdb_symbolizer_free().
+ * @note Paths are cached by (device, inode, size, mtime): a rebuilt binary at
+ *       the same path is identified again.  An image found not indexed is
+ *       looked up again by the next call, so one indexed meanwhile is seen.
+ * @note Memory grows with the largest batch and is reused: once warm, a
+ *       batch no larger and over the same images allocates nothing.
+ * @note A vaddr of SYMDB_ADDR_INVALID (UINT64_MAX) is out of range.
+ */
+SYMDB_API int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
+                              symdb_symbolized *results, const symdb_symbolize_opts *opts);
+
+/**
+ * @brief symdb_demangle() demangles one linkage name exactly as
+ *        llvm-symbolizer-14 does (LLVM's Itanium, Rust v0 and legacy, D and
+ *        Microsoft demanglers) when the library was built with LLVM's
+ *        demangler, else with the C++ runtime's __cxa_demangle (Itanium only).
+ * @param name a NUL-terminated name.
+ * @param buf  in/out: a malloc'd buffer or NULL; realloc'd as needed (the
+ *             caller frees it).
+ * @param cap  in/out: the size of *buf.
+ * @return 1 with the demangled name in *buf; 0 when name is not a mangled
+ *         name the demangler accepts (print it as it is); -ENOMEM.
+ * @note Thread-safe: no state besides the caller's buffer.
+ */
+SYMDB_API int symdb_demangle(const char *name, char **buf, size_t *cap);
+
+/** @return which demangler symdb_demangle() uses: "llvm" or "cxxabi". */
+SYMDB_API const char *symdb_demangler_kind(void);
+
 /** One catalog entry, for symdb_list(). Strings are valid only during the callback. */
 typedef struct symdb_entry {
 	symdb_uuid uuid;

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Output-time demangling for `symdb query`.  The index stores linkage names;
- * they are demangled only when printed, with the same demangler and the same
- * policy as llvm-symbolizer-14 (LLVM's own Itanium/Rust/D demanglers, then
- * Microsoft names starting with '?'), so that output is byte-identical.  When
- * symdb is built without libLLVMDemangle (SYMDB_LLVM_DEMANGLE=OFF), the C++
- * runtime's __cxa_demangle is used for "_Z" names instead; it differs from
- * LLVM's on lambdas and clone suffixes, see /work/shared/README.md.
+ * Output-time demangling for the CLI's printers.  The index stores linkage
+ * names; they are demangled only when printed, by the library's
+ * symdb_demangle() (llvm-symbolizer-14's demanglers and policy, or the C++
+ * runtime's __cxa_demangle when libsymdb is built without libLLVMDemangle).
  *
  * One demangler owns one reusable output buffer, so demangling a stream of
  * names does not allocate per name (beyond what the demangler itself does).
@@ -36,17 +33,5 @@ CLI_HIDDEN const char *cli_demangle(struct cli_demangler *d, const char *name);
 
 /* Which demangler was compiled in: "llvm" or "cxxabi" (for --version). */
 CLI_HIDDEN const char *cli_demangler_kind(void);
-
-#ifdef SYMDB_HAVE_LLVM_DEMANGLE
-/* tools/cli_demangle_llvm.cpp.  Returns 1 and the result in *buf (realloc'd,
- * *cap a lower bound of its size) when name demangles, else 0. */
-#ifdef __cplusplus
-extern "C" {
-#endif
-CLI_HIDDEN int cli_llvm_demangle(const char *name, char **buf, size_t *cap);
-#ifdef __cplusplus
-}
-#endif
-#endif
 
 #endif /* SYMDB_CLI_DEMANGLE_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * C shim over LLVM's demangler library (libLLVMDemangle from llvm-14-dev), so
- * that `symdb query` demangles exactly like llvm-symbolizer-14, whose
- * LLVMSymbolizer::DemangleName tries llvm::nonMicrosoftDemangle (Itanium
+ * that symdb_demangle() and symdb_symbolize() demangle exactly like
+ * llvm-symbolizer-14, whose LLVMSymbolizer::DemangleName tries llvm::nonMicrosoftDemangle (Itanium
  * "_Z"/"___Z", Rust "_R", D "_D") and then, for names starting with '?', the
  * Microsoft demangler with access specifiers, calling conventions, member
  * types and return types left out.  Only compiled with SYMDB_LLVM_DEMANGLE.
@@ -13,7 +13,7 @@
 
 #include <llvm/Demangle/Demangle.h>
 
-#include "cli_demangle.h"
+#include "reader_demangle.h"
 
 /* Copy s into the caller's buffer, growing it. */
 static int store(const char *s, char **buf, size_t *cap)
@@ -51,7 +51,7 @@ static int demangle_itanium(const char *name, char **buf, size_t *cap)
 	return 1;
 }
 
-extern "C" int cli_llvm_demangle(const char *name, char **buf, size_t *cap)
+extern "C" int rd_llvm_demangle(const char *name, char **buf, size_t *cap)
 {
 	if (!*buf)
 		return 0;

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_symbolize_alloc DB BINARY... NOT_INDEXED: after warm-up, symdb_symbolize()
+ * allocates nothing.  malloc, calloc, realloc, free and the aligned
+ * allocators are interposed here (forwarding to glibc's __libc_*), so every
+ * allocation of the process, the library's and the demangler's included,
+ * is counted.  The batch mixes the indexed binaries given (by path and by
+ * build-id hex), every address kind, demangling on and off per request,
+ * repeated addresses, a binary that is not indexed (looked up again by
+ * every call), a path that does not exist and out-of-range file offsets; it is reshuffled before every call.  Warm-up: three calls; then
+ * twenty calls must allocate nothing.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symdb.h"
+
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t m);
+void *__libc_realloc(void *p, size_t n);
+void *__libc_memalign(size_t a, size_t n);
+void __libc_free(void *p);
+
+static volatile size_t allocs;
+
+void *malloc(size_t n)
+{
+	allocs++;
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t m)
+{
+	allocs++;
+	return __libc_calloc(n, m);
+}
+
+void *realloc(void *p, size_t n)
+{
+	allocs++;
+	return __libc_realloc(p, n);
+}
+
+void free(void *p)
+{
+	__libc_free(p);
+}
+
+void *memalign(size_t a, size_t n)
+{
+	allocs++;
+	return __libc_memalign(a, n);
+}
+
+void *aligned_alloc(size_t a, size_t n)
+{
+	allocs++;
+	return __libc_memalign(a, n);
+}
+
+int posix_memalign(void **out, size_t a, size_t n)
+{
+	allocs++;
+	*out = __libc_memalign(a, n);
+	return *out ? 0 : 12;
+}
+
+#define PER_IMAGE 3000
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: test_symbolize_alloc DB BINARY... NOT_INDEXED\n");
+		return 2;
+	}
+	symdb *db;
+	char err[512] = "";
+	SYMDB_OPTS(symdb_open_opts, oo, .errbuf = err, .errbuf_sz = sizeof err);
+	if (symdb_open(argv[1], &oo, &db)) {
+		fprintf(stderr, "open %s: %s\n", argv[1], err);
+		return 1;
+	}
+	int nbin = argc - 3;
+	const char *not_indexed = argv[argc - 1];
+	size_t n = (size_t)nbin * PER_IMAGE + 64;
+	symdb_request *reqs = calloc(n, sizeof(*reqs));
+	symdb_symbolized *res = calloc(n, sizeof(*res));
+	static char hex[16][2 * SYMDB_UUID_MAX + 1];
+	size_t k = 0;
+	for (int b = 0; b < nbin && b < 16; b++) {
+		const char *bin = argv[2 + b];
+		symdb_image *img;
+		symdb_image_info info;
+		if (symdb_image_open_binary(db, bin, NULL, &img)) {
+			fprintf(stderr, "%s is not indexed in %s\n", bin, argv[1]);
+			return 1;
+		}
+		symdb_image_get_info(img, &info);
+		symdb_uuid_format(&info.uuid, hex[b]);
+		/* Addresses over the symbols' span, some repeated. */
+		uint64_t lo = info.base_address, span = 0x20000;
+		symdb_image_close(img);
+		for (int i = 0; i < PER_IMAGE; i++, k++) {
+			symdb_request *r = &reqs[k];
+			r->image_ref = (rnd() & 3) == 0 ? SYMDB_IMAGE_HEX : SYMDB_IMAGE_PATH;
+			if (r->image_ref == SYMDB_IMAGE_HEX)
+				r->image.hex = hex[b];
+			else
+				r->image.path = bin;
+			r->addr_kind = (uint8_t)(rnd() % 4);
+			uint64_t off = i % 7 == 0 ? 0x1000 : rnd() % span;
+			r->addr = r->addr_kind == SYMDB_ADDR_VADDR ? lo + off
+			        : r->addr_kind == SYMDB_ADDR_RUNTIME ? 0x7f0000000000 + off
+			        : off;
+			r->load_address = r->addr_kind == SYMDB_ADDR_RUNTIME ? 0x7f0000000000 : 0;
+			r->flags = (rnd() & 1) ? SYMDB_REQ_DEMANGLE : 0;
+		}
+	}
+	for (int i = 0; i < 32; i++, k++) {
+		reqs[k].image_ref = SYMDB_IMAGE_PATH;
+		reqs[k].image.path = i % 3 == 0 ? "/nonexistent/binary"
+		                     : i % 3 == 1 ? not_indexed : argv[2];
+		reqs[k].addr_kind = SYMDB_ADDR_FILEOFF;
+		reqs[k].addr = 0x7fff00000000ull + (uint64_t)i;
+	}
+	n = k;
+	symdb_symbolizer *s;
+	if (symdb_symbolizer_create(db, NULL, &s)) {
+		fprintf(stderr, "symdb_symbolizer_create failed\n");
+		return 1;
+	}
+	SYMDB_OPTS(symdb_symbolize_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
+	size_t counted = 0, frames = 0, ok = 0;
+	for (int call = 0; call < 23; call++) {
+		for (size_t i = n - 1; i > 0; i--) { /* reshuffle */
+			size_t j = (size_t)(rnd() % (i + 1));
+			symdb_request t = reqs[i];
+			reqs[i] = reqs[j];
+			reqs[j] = t;
+		}
+		size_t before = allocs;
+		int rc = symdb_symbolize(s, reqs, n, res, &o);
+		size_t used = allocs - before;
+		if (rc) {
+			fprintf(stderr, "symdb_symbolize: %s\n", err);
+			return 1;
+		}
+		if (call >= 3)
+			counted += used;
+		else
+			printf("warm-up call %d: %zu allocations\n", call, used);
+		if (call == 3) {
+			for (size_t i = 0; i < n; i++) {
+				frames += res[i].nframes;
+				ok += res[i].status == SYMDB_SYM_OK;
+			}
+		}
+	}
+	printf("%zu requests per call (%zu resolved, %zu frames); 20 calls after warm-up: "
+	       "%zu allocations\n", n, ok, frames, counted);
+	if (!ok || !frames) {
+		fprintf(stderr, "nothing resolved: the test proves nothing\n");
+		return 1;
+	}
+	symdb_symbolizer_free(s);
+	symdb_close(db);
+	free(reqs);
+	free(res);
+	return counted ? 1 : 0;
+}
