@@ -80,6 +80,8 @@ struct symdb_symbolizer {
 	size_t arr_cap;
 	size_t *gstart;                 /* groups + 1 counters */
 	size_t gstart_cap;
+	uint32_t *order;                /* SYMDB_SYMBOLIZE_ORDER: ord's indices */
+	size_t order_cap, norder;
 	symdb_frame *frames;            /* everything the library wrote */
 	size_t frames_cap;
 	unsigned char *out_frames;      /* frames repacked for a caller's frame_sz */
@@ -208,6 +210,7 @@ void symdb_symbolizer_free(symdb_symbolizer *s)
 	free(s->packed);
 	free(s->addrs);
 	free(s->res);
+	free(s->order);
 	free(s->gstart);
 	free(s->frames);
 	free(s->out_frames);
@@ -749,8 +752,8 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 	char *eb;
 	size_t ebsz, req_sz = sizeof(symdb_request), result_sz = sizeof(symdb_symbolized),
 	             frame_sz = sizeof(symdb_frame);
-	int rc = rd_opts((const symdb_open_opts *)opts, SYMDB_SYMBOLIZE_DEMANGLE, &flags, &eb,
-	                 &ebsz);
+	int rc = rd_opts((const symdb_open_opts *)opts,
+	                 SYMDB_SYMBOLIZE_DEMANGLE | SYMDB_SYMBOLIZE_ORDER, &flags, &eb, &ebsz);
 	if (rc)
 		return rc;
 	if (opts) {
@@ -778,6 +781,7 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 		return fmt_err(eb, ebsz, rc, "symdb_symbolize: a request has unknown fields set");
 	s->call++;
 	s->ngroups = 0;
+	s->norder = 0;
 	rd_names_begin(&s->names);
 	size_t m = 0, used = 0;
 	if ((rc = reserve_arrays(s, n)) < 0 ||
@@ -791,8 +795,22 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 		goto fail;
 	if ((rc = repack_frames(s, used, frame_sz)) < 0)
 		goto fail;
+	if ((flags & SYMDB_SYMBOLIZE_ORDER) &&
+	    (rc = grow(&s->order, &s->order_cap, m, sizeof(*s->order))) < 0)
+		goto fail;
 	write_results(s, m, results, result_sz, frame_sz);
+	if (flags & SYMDB_SYMBOLIZE_ORDER) {
+		for (size_t k = 0; k < m; k++)
+			s->order[k] = s->ord[k].idx;
+		s->norder = m;
+	}
 	return 0;
 fail:
 	return fmt_err(eb, ebsz, rc, "symdb_symbolize: %s", symdb_strerror(rc));
+}
+
+const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size_t *n)
+{
+	*n = s && s->norder ? s->norder : 0;
+	return *n ? s->order : NULL;
 }

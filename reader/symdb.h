@@ -468,7 +468,7 @@ enum symdb_sym_status {
 	SYMDB_SYM_DAMAGED = 4,      /**< the index file, or the record the address
 	                                 led to, is damaged (error says which) */
 	SYMDB_SYM_NO_IMAGE = 5      /**< the image reference is unusable: unreadable
-	                                 path, bad hex, NULL handle, bad addr_kind */
+	                                 path, bad hex, NULL handle */
 };
 
 /** The answer to one request.  Strings point into the image's mapping or
@@ -502,6 +502,8 @@ typedef struct symdb_symbolize_opts {
 
 /** Demangle the names of every request, as if each had SYMDB_REQ_DEMANGLE. */
 #define SYMDB_SYMBOLIZE_DEMANGLE 0x1u
+/** Record the order the requests were resolved in: symdb_symbolizer_order(). */
+#define SYMDB_SYMBOLIZE_ORDER 0x2u
 
 /**
  * @brief symdb_symbolize() resolves a batch of requests in any order, over
@@ -523,7 +525,8 @@ typedef struct symdb_symbolize_opts {
  *                not an error of the call.
  * @param opts    NULL or options (errbuf, element sizes, per-call demangling).
  * @return 0; SYMDB_E_INVAL for a NULL argument, bad opts or element sizes,
- *         or non-zero reserved fields; -ENOMEM (results are then unspecified).
+ *         an unknown image_ref, addr_kind or flag, or non-zero reserved
+ *         fields; -ENOMEM (results are then unspecified).
  * @note Frames, demangled names and every other string that does not point
  *       into a mapping live in buffers of the context: valid until the next
  *       symdb_symbolize() or symdb_symbolizer_free() on it.  Images the
@@ -537,6 +540,21 @@ typedef struct symdb_symbolize_opts {
  */
 SYMDB_API int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
                               symdb_symbolized *results, const symdb_symbolize_opts *opts);
+
+/**
+ * @brief symdb_symbolizer_order() gives the order in which the last
+ *        symdb_symbolize() call with SYMDB_SYMBOLIZE_ORDER resolved its
+ *        requests: grouped by image, by ascending vaddr within an image.
+ * @param s the context.
+ * @param n receives the number of indices: the requests whose image was
+ *          found (the others have no frames).
+ * @return request indices, owned by s and valid until its next call; NULL
+ *         (*n = 0) when the last call did not ask for them.
+ * @note Frames are laid out in this order: a caller that formats results
+ *       in it reads the frames and the mapping's strings sequentially, and
+ *       results that share frames are neighbours.
+ */
+SYMDB_API const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size_t *n);
 
 /**
  * @brief symdb_demangle() demangles one linkage name exactly as

@@ -7,26 +7,25 @@
  * split every 1023 bytes; every \r and \n removed; an optional "CODE ",
  * "DATA " or "FRAME " prefix; spaces skipped; the address token read by
  * StringRef::getAsInteger with radix auto-detection; anything unparsable
- * echoed back).  Instead of one lookup per line, a batch of requests is
- * translated to virtual addresses, sorted through an index array, resolved in
- * one symdb_resolve_batch() pass per chunk of frames, and printed in input
- * order.  stdin is read with read(2) and each batch is whatever complete
- * lines have arrived, so an interactive client that writes one line and
- * waits for the answer still gets it at once.
+ * echoed back).  Instead of one lookup per line, a batch of requests goes
+ * to the library in one symdb_symbolize() call, which translates, groups by
+ * image, sorts, resolves and demangles, and answers in input order.  stdin
+ * is read with read(2) and each batch is whatever complete lines have
+ * arrived, so an interactive client that writes one line and waits for the
+ * answer still gets it at once.
  *
  * Without --obj/--uuid each request names its module first ("FILE ADDR", as
- * llvm-symbolizer and the sanitizers speak it); a batch is then grouped by
- * module (a stable counting sort) and each group resolved against its image,
- * opened on first use.
+ * llvm-symbolizer and the sanitizers speak it); each module is opened on
+ * first use (here, so that failures are reported the CLI's way) and handed
+ * to the library as an image handle.
  *
- * The text after each CODE request's address (its body) is formatted in
- * sorted order into one buffer, a chunk of addresses at a time right after
- * the library resolved it (format_range), and copied out in input order:
- * the index is then read in address order, a chunk's frames stay in the
- * cache, and equal results, which share their frames (symdb.h), share one
- * body; a body cache keyed by address carries them across batches.  Names
- * are demangled once per run (the printer's cache keyed by name pointer:
- * names live in mappings that stay open until exit).
+ * The text after each CODE request's address (its body) is formatted in the
+ * order the library resolved the batch (symdb_symbolizer_order: by image and
+ * address) into one buffer, and copied out in input order: frames are then
+ * read in the order the library wrote them, and equal results, which share
+ * their frames (symdb.h), share one body; a body cache keyed by address
+ * carries them across batches.  Names are demangled by the library, once
+ * per name while its context's name cache holds it.
  *
  * Memory grows per batch, never per address.
  */
@@ -102,11 +101,6 @@ struct module {
 	char *error;      /* why it failed (JSON Error.Message) */
 };
 
-struct sort_ent {
-	uint64_t addr;
-	uint32_t idx;
-};
-
 struct query {
 	const char *obj, *uuid_hex;
 	const char *arch;       /* --arch: a slice of a universal Mach-O file */
@@ -115,36 +109,35 @@ struct query {
 	uint64_t load_address, adjust_vma;
 	int inlines;
 	int no_verify;  /* --no-verify: skip table checksums at open */
+	int lib_demangle; /* the library demangles (the printer then does not) */
 	symdb_image *img;
 	struct cli_printer pr;
 	int damaged; /* some address hit a damaged record */
 	int per_line;       /* no --obj/--uuid: each line names its module */
 	int module_failed;  /* some module could not be opened */
 	symdb *db;
+	symdb_symbolizer *sym;
 	struct module *mods;
 	size_t nmods, mods_cap, last_mod;
 
 	/* per-batch arrays, grown as needed and reused */
 	struct request *req;
 	size_t nreq, req_cap;
-	struct sort_ent *ord, *ord_tmp;
-	uint64_t *packed;   /* 2 * arr_cap: sort_by_addr's passes */
-	uint64_t *addrs;
-	uint32_t *pos;      /* request index -> position in ord */
-	symdb_result *res;  /* by sorted position */
+	symdb_request *sreq;     /* the CODE/DATA requests, for the library */
+	uint32_t *pos;           /* request index -> its index in sreq and res */
+	uint32_t *spos;          /* ... and back */
+	symdb_symbolized *res;   /* the library's answers, by sreq index */
 	size_t arr_cap;
-	symdb_frame *frames;
-	size_t frames_cap;
-	size_t nsorted;     /* res[0..nsorted) hold the last batch's results */
+	size_t nsorted;          /* sreq[0..nsorted) is the last batch's */
 	struct cli_line_info *li;
 	size_t li_cap;
-	struct cli_out text;      /* CODE bodies of the batch (format_range),
+	struct cli_out text;      /* CODE bodies of the batch (format_bodies),
 	                             and of earlier ones while the cache holds them */
 	struct body_cache cache;
-	struct text_span *body;   /* by sorted position: its body in text */
+	struct text_span *body;   /* by sreq index: its body in text */
 	size_t body_cap;
 	int apart;                /* the batch's CODE bodies are formatted apart,
-	                             each chunk right after it is resolved */
+	                             in the library's order, then printed */
 	int apart_failed;         /* ... and text outgrew the 32-bit spans */
 };
 
@@ -261,276 +254,60 @@ static struct request *new_request(struct query *q)
 
 /* ---- resolving a batch ----------------------------------------------- */
 
-/*
- * Stable LSD radix sort of (addr, idx) by addr over the bits that differ
- * between keys (usually 20-odd low bits of a library's text), in as few
- * passes of at most RADIX_BITS bits as cover them: two passes for a 4 MiB
- * image instead of three bytes.  Ties keep input order.  Sorted input (a
- * common case) costs one scan.  When the differing bits fit in 32, the
- * passes move 8-byte entries (those bits, then idx) instead of 16-byte
- * ones: half the bytes scattered at random.
- */
-#define RADIX_BITS 11
-
-/* Bucket counts count[0..nb) -> each bucket's first position. */
-static void counts_to_starts(size_t *count, size_t nb)
-{
-	size_t sum = 0;
-	for (size_t b = 0; b < nb; b++) {
-		size_t c = count[b];
-		count[b] = sum;
-		sum += c;
-	}
-}
-
-/* One stable counting pass: src[0..n) into dst by bits [shift, shift + width). */
-static void radix_pass_packed(const uint64_t *src, uint64_t *dst, size_t n, unsigned shift,
-                              unsigned width)
-{
-	uint64_t mask = ((uint64_t)1 << width) - 1;
-	size_t count[(size_t)1 << RADIX_BITS];
-	memset(count, 0, (mask + 1) * sizeof(count[0]));
-	for (size_t i = 0; i < n; i++)
-		count[(src[i] >> shift) & mask]++;
-	counts_to_starts(count, (size_t)mask + 1);
-	for (size_t i = 0; i < n; i++)
-		dst[count[(src[i] >> shift) & mask]++] = src[i];
-}
-
-/* The same pass over whole entries, by bits [shift, shift + width) of addr. */
-static void radix_pass_ent(const struct sort_ent *src, struct sort_ent *dst, size_t n,
-                           unsigned shift, unsigned width)
-{
-	uint64_t mask = ((uint64_t)1 << width) - 1;
-	size_t count[(size_t)1 << RADIX_BITS];
-	memset(count, 0, (mask + 1) * sizeof(count[0]));
-	for (size_t i = 0; i < n; i++)
-		count[(src[i].addr >> shift) & mask]++;
-	counts_to_starts(count, (size_t)mask + 1);
-	for (size_t i = 0; i < n; i++)
-		dst[count[(src[i].addr >> shift) & mask]++] = src[i];
-}
-
-/* The sort when every key differs only in bits [lo, lo + 32): those bits
- * and idx packed into packed[0..n), sorted through packed[n..2n), and
- * unpacked with the bits all keys share (those of all). */
-static void sort_packed(struct sort_ent *a, uint64_t *packed, size_t n, uint64_t all,
-                        unsigned lo, unsigned passes, unsigned width)
-{
-	const uint64_t window = (uint64_t)UINT32_MAX << lo;
-	uint64_t *src = packed, *dst = packed + n;
-	for (size_t i = 0; i < n; i++)
-		src[i] = ((a[i].addr & window) >> lo) << 32 | a[i].idx;
-	for (unsigned p = 0; p < passes; p++) {
-		radix_pass_packed(src, dst, n, 32 + p * width, width);
-		uint64_t *t = src;
-		src = dst;
-		dst = t;
-	}
-	const uint64_t same = all & ~window;
-	for (size_t i = 0; i < n; i++) {
-		a[i].addr = same | (src[i] >> 32) << lo;
-		a[i].idx = (uint32_t)src[i];
-	}
-}
-
-/* tmp holds n entries, packed 2 * n. */
-static void sort_by_addr(struct sort_ent *a, struct sort_ent *tmp, uint64_t *packed, size_t n)
-{
-	uint64_t any = 0, all = UINT64_MAX;
-	int sorted = 1;
-	for (size_t i = 0; i < n; i++) {
-		any |= a[i].addr;
-		all &= a[i].addr;
-		if (i && a[i].addr < a[i - 1].addr)
-			sorted = 0;
-	}
-	if (sorted)
-		return;
-	uint64_t differ = any ^ all; /* non-zero: the input is not sorted */
-	unsigned lo = (unsigned)__builtin_ctzll(differ), hi = 64 - (unsigned)__builtin_clzll(differ);
-	unsigned passes = (hi - lo + RADIX_BITS - 1) / RADIX_BITS;
-	unsigned width = (hi - lo + passes - 1) / passes;
-	if (hi - lo <= 32) {
-		sort_packed(a, packed, n, all, lo, passes, width);
-		return;
-	}
-	struct sort_ent *src = a, *dst = tmp;
-	for (unsigned p = 0; p < passes; p++) {
-		radix_pass_ent(src, dst, n, lo + p * width, width);
-		struct sort_ent *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
-}
-
 static symdb_image *module_image(struct query *q, struct module *m);
-static void format_begin(struct query *q);
-static void format_range(struct query *q, size_t from, size_t to);
+static size_t cache_hash(uint64_t key);
+static void cache_insert(struct query *q, uint64_t key, struct text_span body);
 
 /*
- * With bodies formatted apart (q->apart) the library is asked for at most
- * FORMAT_CHUNK addresses at a time, whose bodies are formatted at once and
- * whose frames are then overwritten by the next chunk: the frames of a
- * uniform batch (116k addresses, 20 MiB of frames) would go to memory and
- * back, a chunk's stay in the cache between being written and formatted.
+ * Resolve every CODE/DATA request of the batch with one symdb_symbolize()
+ * call: the library translates, groups by image, sorts, resolves and
+ * demangles, and answers in input order (res[pos[i]] for request i).
+ * Requests name their module's image by handle: modules are opened here, on
+ * first use, so that a failure is reported the CLI's way (a module that
+ * could not be opened is a NULL handle, and prints as nothing found).
  */
-#define FORMAT_CHUNK 2048
-
-/* Resolve addrs[from..to), sorted, of one image; frames are appended after
- * *used, and every result's first is made absolute. */
-static int resolve_sorted(struct query *q, symdb_image *img, size_t from, size_t to, size_t *used)
-{
-	size_t done = from;
-	while (done < to) {
-		size_t n = to - done;
-		if (q->apart && n > FORMAT_CHUNK)
-			n = FORMAT_CHUNK;
-		ptrdiff_t r = symdb_resolve_batch(img, q->addrs + done, n,
-		                                  q->frames + *used, q->frames_cap - *used,
-		                                  q->res + done);
-		if (r == 0 || r == SYMDB_E_INVAL) {
-			/* Not even one address fits: more frames, unless the
-			 * array is already absurdly large. */
-			if (q->frames_cap - *used > ((size_t)1 << 24))
-				return r ? (int)r : SYMDB_E_CORRUPT;
-			q->frames = grow_array(q->frames, &q->frames_cap,
-			                       q->frames_cap * 2, sizeof(*q->frames));
-			continue;
-		}
-		if (r < 0)
-			return (int)r;
-		size_t end = *used;
-		for (size_t k = done; k < done + (size_t)r; k++) {
-			q->res[k].first += (uint32_t)*used;
-			if (q->res[k].first + q->res[k].count > end)
-				end = q->res[k].first + q->res[k].count;
-		}
-		*used = end;
-		if (q->apart) {
-			format_range(q, done, done + (size_t)r);
-			*used = 0;
-		}
-		done += (size_t)r;
-		if (done < to && q->frames_cap - *used < 64)
-			q->frames = grow_array(q->frames, &q->frames_cap,
-			                       q->frames_cap * 2, sizeof(*q->frames));
-	}
-	return 0;
-}
-
-/* Translate, sort and resolve ord[from..to), the requests of one module. */
-static int resolve_module(struct query *q, struct module *md, size_t from, size_t to,
-                          size_t *used)
-{
-	size_t n = to - from;
-	uint64_t *addrs = q->addrs + from;
-	struct sort_ent *ord = q->ord + from;
-	symdb_image *img = module_image(q, md);
-	if (!img) {
-		/* Printed as llvm-symbolizer prints an unreadable module. */
-		for (size_t k = 0; k < n; k++) {
-			memset(&q->res[from + k], 0, sizeof(q->res[0]));
-			q->res[from + k].status = SYMDB_E_NOT_FOUND;
-			q->pos[ord[k].idx] = (uint32_t)(from + k);
-		}
-		if (q->apart)
-			format_range(q, from, to);
-		return 0;
-	}
-	if (q->kind != SYMDB_ADDR_VADDR) {
-		for (size_t k = 0; k < n; k++)
-			addrs[k] = ord[k].addr;
-		int rc = symdb_image_translate(img, q->kind, q->load_address, addrs, addrs, n);
-		if (rc < 0)
-			return rc;
-		for (size_t k = 0; k < n; k++)
-			ord[k].addr = addrs[k];
-	} else {
-		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
-		 * (it finds the last zero-size symbol, e.g. _end), but it is
-		 * SYMDB_ADDR_INVALID to the library.  UINT64_MAX - 1 lies in
-		 * exactly the same symbols unless one ends at UINT64_MAX. */
-		for (size_t k = 0; k < n; k++)
-			if (ord[k].addr == SYMDB_ADDR_INVALID)
-				ord[k].addr = SYMDB_ADDR_INVALID - 1;
-	}
-	sort_by_addr(ord, q->ord_tmp, q->packed, n);
-	for (size_t k = 0; k < n; k++) {
-		addrs[k] = ord[k].addr;
-		q->pos[ord[k].idx] = (uint32_t)(from + k);
-	}
-	return resolve_sorted(q, img, from, to, used);
-}
-
-/* Stable counting sort of ord[0..m) by module, so each module's requests
- * are contiguous (input order within a module is kept). */
-static void group_by_module(struct query *q, size_t m)
-{
-	size_t *start = calloc(q->nmods + 1, sizeof(*start));
-	if (!start) {
-		fputs("symdb: out of memory\n", stderr);
-		exit(CLI_EXIT_FAILED);
-	}
-	for (size_t k = 0; k < m; k++)
-		start[q->req[q->ord[k].idx].mod + 1]++;
-	for (size_t i = 1; i <= q->nmods; i++)
-		start[i] += start[i - 1];
-	for (size_t k = 0; k < m; k++)
-		q->ord_tmp[start[q->req[q->ord[k].idx].mod]++] = q->ord[k];
-	memcpy(q->ord, q->ord_tmp, m * sizeof(*q->ord));
-	free(start);
-}
-
-/* Translate, sort and resolve every CODE/DATA request; returns 0 or an error. */
-static int resolve_batch(struct query *q, size_t *out_m)
+static int resolve_batch(struct query *q)
 {
 	size_t cap = q->arr_cap;
-	q->ord = grow_array(q->ord, &cap, q->nreq, sizeof(*q->ord));
-	cap = q->arr_cap;
-	q->addrs = grow_array(q->addrs, &cap, q->nreq, sizeof(*q->addrs));
+	q->sreq = grow_array(q->sreq, &cap, q->nreq, sizeof(*q->sreq));
 	cap = q->arr_cap;
 	q->pos = grow_array(q->pos, &cap, q->nreq, sizeof(*q->pos));
 	cap = q->arr_cap;
+	q->spos = grow_array(q->spos, &cap, q->nreq, sizeof(*q->spos));
+	cap = q->arr_cap;
 	q->res = grow_array(q->res, &cap, q->nreq, sizeof(*q->res));
-	cap = q->arr_cap;
-	q->ord_tmp = grow_array(q->ord_tmp, &cap, q->nreq, sizeof(*q->ord_tmp));
-	cap = q->arr_cap;
-	q->packed = grow_array(q->packed, &cap, q->nreq, 2 * sizeof(*q->packed));
 	q->arr_cap = cap;
 
 	size_t m = 0;
 	for (size_t i = 0; i < q->nreq; i++) {
-		if (q->req[i].kind != REQ_CODE && q->req[i].kind != REQ_DATA)
+		const struct request *rq = &q->req[i];
+		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA)
 			continue;
-		q->ord[m].addr = q->req[i].addr - q->adjust_vma;
-		q->ord[m].idx = (uint32_t)i;
-		m++;
+		symdb_request *sr = &q->sreq[m];
+		memset(sr, 0, sizeof(*sr));
+		sr->image_ref = SYMDB_IMAGE_HANDLE;
+		sr->image.handle = module_image(q, &q->mods[rq->mod]);
+		sr->addr_kind = (uint8_t)q->kind;
+		sr->addr = rq->addr - q->adjust_vma;
+		sr->load_address = q->load_address;
+		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
+		 * (it finds the last zero-size symbol, e.g. _end), but it is
+		 * SYMDB_ADDR_INVALID to the library.  UINT64_MAX - 1 lies in
+		 * exactly the same symbols unless one ends at UINT64_MAX. */
+		if (q->kind == SYMDB_ADDR_VADDR && sr->addr == SYMDB_ADDR_INVALID)
+			sr->addr = SYMDB_ADDR_INVALID - 1;
+		q->spos[m] = (uint32_t)i;
+		q->pos[i] = (uint32_t)m++;
 	}
-	*out_m = m;
 	q->nsorted = m;
 	if (!m)
 		return 0;
-	if (q->apart)
-		format_begin(q);
-	if (q->nmods > 1)
-		group_by_module(q, m);
-	if (q->frames_cap < 256)
-		q->frames = grow_array(q->frames, &q->frames_cap, 256, sizeof(*q->frames));
-	size_t used = 0;
-	for (size_t g = 0; g < m;) {
-		uint32_t mi = q->req[q->ord[g].idx].mod;
-		size_t e = q->nmods == 1 ? m : g + 1; /* one module: no pass over req */
-		while (e < m && q->req[q->ord[e].idx].mod == mi)
-			e++;
-		int rc = resolve_module(q, &q->mods[mi], g, e, &used);
-		if (rc < 0)
-			return rc;
-		g = e;
-	}
-	return 0;
+	char err[256] = "";
+	SYMDB_OPTS(symdb_symbolize_opts, o,
+	           .flags = (q->lib_demangle ? SYMDB_SYMBOLIZE_DEMANGLE : 0u) |
+	                    (q->apart ? SYMDB_SYMBOLIZE_ORDER : 0u),
+	           .errbuf = err, .errbuf_sz = sizeof(err));
+	return symdb_symbolize(q->sym, q->sreq, m, q->res, &o);
 }
 
 /* ---- choosing what each frame shows ---------------------------------- */
@@ -580,15 +357,15 @@ static void line_info_from(const struct query *q, const symdb_frame *f,
  *   and DWARF name, with the name and start replaced by the symbol covering
  *   the address when --functions=linkage.
  */
-static size_t select_frames(struct query *q, const symdb_result *r)
+static size_t select_frames(struct query *q, const symdb_symbolized *r)
 {
-	size_t n = r->count ? r->count : 1;
+	size_t n = r->nframes ? r->nframes : 1;
 	q->li = grow_array(q->li, &q->li_cap, n, sizeof(*q->li));
-	if (!r->count) {
+	if (!r->nframes) {
 		memset(q->li, 0, sizeof(*q->li));
 		return 1;
 	}
-	const symdb_frame *f = q->frames + r->first;
+	const symdb_frame *f = r->frames;
 	if (q->inlines) {
 		for (size_t i = 0; i < n; i++)
 			line_info_from(q, &f[i], &q->li[i]);
@@ -596,7 +373,7 @@ static size_t select_frames(struct query *q, const symdb_result *r)
 	}
 	line_info_from(q, &f[0], &q->li[0]);
 	if (q->pr.style != CLI_STYLE_GNU && q->pr.fn_kind == CLI_FN_LINKAGE && r->sym_name) {
-		const symdb_frame *outer = &f[r->count - 1];
+		const symdb_frame *outer = &f[r->nframes - 1];
 		q->li[0].name = r->sym_name;
 		q->li[0].start = r->sym_addr;
 		q->li[0].has_start = 1;
@@ -612,19 +389,16 @@ static size_t select_frames(struct query *q, const symdb_result *r)
 
 /*
  * The bodies of a batch's CODE requests (cli_format_code_body), formatted in
- * sorted order, a chunk of results at a time as resolve_sorted gets them:
- * the frames, the index rows they came from and the strings they point to
- * are then read in the order the library wrote or found them, instead of at
- * random in input order.  Neighbours with equal results share their frames
- * (symdb.h: equal addresses always do, within one library call), so a run
- * of them shares one body: a repeated address costs one copy of its text
- * when printed.  Also notes damaged results, for every CODE and DATA
- * request.
+ * the order the library resolved them (symdb_symbolizer_order: by image and
+ * address): the frames, the index rows they came from and the strings they
+ * point to are then read in the order the library wrote or found them,
+ * instead of at random in input order.  Neighbours with equal results share
+ * their frames (symdb.h), so a run of them shares one body: a repeated
+ * address costs one copy of its text when printed.  Also notes damaged
+ * results, for every CODE and DATA request.  Text past 4 GiB (spans are
+ * 32-bit) sets q->apart_failed.
  */
-static size_t cache_hash(uint64_t key);
-static void cache_insert(struct query *q, uint64_t key, struct text_span body);
-
-static void format_begin(struct query *q)
+static void format_bodies(struct query *q)
 {
 	q->apart_failed = 0;
 	if (!q->cache.slot)
@@ -632,32 +406,46 @@ static void format_begin(struct query *q)
 	if (!q->per_line)
 		q->pr.module = q->mods[0].name;
 	q->body = grow_array(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
-}
-
-/* The bodies of sorted positions [from, to), the results of one library
- * call.  Text past 4 GiB (spans are 32-bit) sets q->apart_failed. */
-static void format_range(struct query *q, size_t from, size_t to)
-{
-	for (size_t k = from; k < to && !q->apart_failed; k++) {
-		const symdb_result *r = &q->res[k];
-		if (r->status == SYMDB_E_CORRUPT)
+	size_t n;
+	const uint32_t *order = symdb_symbolizer_order(q->sym, &n);
+	const symdb_symbolized *prev = NULL;
+	for (size_t k = 0; k < n && !q->apart_failed; k++) {
+		uint32_t j = order[k];
+		const symdb_symbolized *r = &q->res[j];
+		if (r->status == SYMDB_SYM_DAMAGED)
 			q->damaged = 1;
-		if (k > from && r->count && r[-1].count && r[-1].first == r->first) {
-			q->body[k] = q->body[k - 1];
+		if (prev && r->nframes && prev->frames == r->frames) {
+			q->body[j] = q->body[prev - q->res];
 		} else {
 			if (q->per_line)
-				q->pr.module = q->mods[q->req[q->ord[k].idx].mod].name;
-			size_t n = select_frames(q, r), off = q->text.len;
-			cli_format_code_body(&q->pr, &q->text, q->li, n);
+				q->pr.module = q->mods[q->req[q->spos[j]].mod].name;
+			size_t nf = select_frames(q, r), off = q->text.len;
+			cli_format_code_body(&q->pr, &q->text, q->li, nf);
 			if (q->text.len > UINT32_MAX)
 				q->apart_failed = 1;
-			q->body[k].off = (uint32_t)off;
-			q->body[k].len = (uint32_t)(q->text.len - off);
+			q->body[j].off = (uint32_t)off;
+			q->body[j].len = (uint32_t)(q->text.len - off);
 		}
-		if (q->cache.slot && k + PREFETCH_AHEAD < q->nsorted)
-			__builtin_prefetch(&q->cache.slot[cache_hash(q->addrs[k + PREFETCH_AHEAD])]);
-		if (q->cache.slot && !q->apart_failed && (k == 0 || q->addrs[k] != q->addrs[k - 1]))
-			cache_insert(q, q->addrs[k], q->body[k]);
+		prev = r;
+		if (q->cache.slot && k + PREFETCH_AHEAD < n)
+			__builtin_prefetch(
+				&q->cache.slot[cache_hash(q->res[order[k + PREFETCH_AHEAD]].vaddr)]);
+		if (q->cache.slot && !q->apart_failed && (k == 0 || r->vaddr != q->res[order[k - 1]].vaddr))
+			cache_insert(q, r->vaddr, q->body[j]);
+	}
+	/* Requests whose module could not be opened are not in the order. */
+	for (size_t i = 0; i < q->nreq && n < q->nsorted && !q->apart_failed; i++) {
+		const struct request *rq = &q->req[i];
+		if ((rq->kind != REQ_CODE && rq->kind != REQ_DATA) || q->mods[rq->mod].state > 0)
+			continue;
+		const symdb_symbolized *r = &q->res[q->pos[i]];
+		q->pr.module = q->mods[rq->mod].name;
+		size_t nf = select_frames(q, r), off = q->text.len;
+		cli_format_code_body(&q->pr, &q->text, q->li, nf);
+		if (q->text.len > UINT32_MAX)
+			q->apart_failed = 1;
+		q->body[q->pos[i]].off = (uint32_t)off;
+		q->body[q->pos[i]].len = (uint32_t)(q->text.len - off);
 	}
 }
 
@@ -698,8 +486,8 @@ static inline __attribute__((always_inline)) void prefetch_bodies(const struct q
 	}
 }
 
-/* Print the batch in input order.  With bodies formatted apart (while
- * resolving), a CODE request is its header and a copy of its body. */
+/* Print the batch in input order.  With bodies formatted apart, a CODE
+ * request is its header and a copy of its body. */
 static void print_batch(struct query *q)
 {
 	int apart = q->apart;
@@ -719,9 +507,9 @@ static void print_batch(struct query *q)
 			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
 			continue;
 		}
-		const symdb_result *r = rq->kind == REQ_CODE || rq->kind == REQ_DATA
-		                                ? &q->res[q->pos[i]]
-		                                : NULL;
+		const symdb_symbolized *r = rq->kind == REQ_CODE || rq->kind == REQ_DATA
+		                                    ? &q->res[q->pos[i]]
+		                                    : NULL;
 		q->pr.module = md->name;
 		/* llvm-symbolizer prints an Error object for CODE and DATA
 		 * requests on a module it cannot read, and "Frame": [] for FRAME. */
@@ -729,11 +517,13 @@ static void print_batch(struct query *q)
 			cli_print_error(&q->pr, rq->addr, md->error);
 			continue;
 		}
-		if (r && r->status == SYMDB_E_CORRUPT)
+		if (r && r->status == SYMDB_SYM_DAMAGED)
 			q->damaged = 1;
 		if (r && q->pr.style == CLI_STYLE_ATOS) {
-			cli_atos_print(q->pr.out, &q->pr.dm, q->image_name, rq->addr,
-			               q->addrs[q->pos[i]], r, q->frames + r->first, q->inlines > 0);
+			symdb_result lr = { .count = r->nframes, .sym_name = r->sym_name,
+				            .sym_addr = r->sym_addr, .sym_size = r->sym_size };
+			cli_atos_print(q->pr.out, &q->pr.dm, q->image_name, rq->addr, r->vaddr, &lr,
+			               r->frames, q->inlines > 0);
 			continue;
 		}
 		switch (rq->kind) {
@@ -857,19 +647,18 @@ static void cache_review(struct query *q)
 
 static int run_batch(struct query *q)
 {
-	size_t m;
 	if (q->cache.slot)
 		cache_lookup(q);
 	q->apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr);
-	int rc = resolve_batch(q, &m);
-	if (rc == 0 && q->apart && q->apart_failed) {
-		/* Print this batch directly, from all its frames at once. */
-		q->apart = 0;
-		rc = resolve_batch(q, &m);
-	}
+	int rc = resolve_batch(q);
 	if (rc < 0) {
 		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));
 		return rc;
+	}
+	if (q->apart) {
+		format_bodies(q);
+		if (q->apart_failed)
+			q->apart = 0; /* print this batch directly, from the results */
 	}
 	print_batch(q);
 	if (q->cache.slot)
@@ -1357,16 +1146,14 @@ static void query_free(struct query *q)
 	}
 	free(q->mods);
 	symdb_image_close(q->img);
+	symdb_symbolizer_free(q->sym);
 	symdb_close(q->db);
 	cli_used_commit(&used);
 	free(q->req);
-	free(q->ord);
-	free(q->ord_tmp);
-	free(q->packed);
-	free(q->addrs);
+	free(q->sreq);
 	free(q->pos);
+	free(q->spos);
 	free(q->res);
-	free(q->frames);
 	free(q->li);
 	free(q->body);
 	free(q->text.buf);
@@ -1387,8 +1174,6 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		return CLI_EXIT_FAILED;
 	}
 	cli_printer_init(&q.pr, &out);
-	/* Names point into index mappings, open until the end of the run. */
-	q.pr.stable_names = 1;
 
 	int naddr = 0, ex = CLI_EXIT_OK;
 	int rc = parse_query_args(&q, &g, argc, argv, &naddr);
@@ -1400,6 +1185,16 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		ex = -rc;
 		goto out;
 	}
+	if ((rc = symdb_symbolizer_create(q.db, NULL, &q.sym)) < 0) {
+		cli_err(NULL, "%s", symdb_strerror(rc));
+		ex = CLI_EXIT_FAILED;
+		goto out;
+	}
+	/* Names are demangled by the library, once per name; atos style
+	 * demangles its own way (cli_atos.c). */
+	q.lib_demangle = q.pr.demangle && q.pr.style != CLI_STYLE_ATOS;
+	if (q.lib_demangle)
+		q.pr.demangle = 0;
 	if (!q.per_line) {
 		char msg[1024];
 		const char *name = q.obj ? q.obj : q.uuid_hex;
