@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "reader_symbolize.h"
@@ -32,6 +33,10 @@ struct sym_image {
 	int status, error; /* when img is NULL: SYMDB_SYM_* and the code */
 	uint64_t call;     /* the call that failed to open it (retried after) */
 };
+
+/* A chunk of addresses per library call: its frames, the rows and strings
+ * they came from are still in the cache when the chunk is finished. */
+#define RESOLVE_CHUNK 2048
 
 /* A file identity (stat) and the image of that file. */
 struct sym_path {
@@ -48,6 +53,12 @@ struct sym_group_slot {
 	const symdb_image *img;
 	uint64_t call;
 	uint32_t group;
+};
+
+/* A request whose image was not found. */
+struct sym_fail {
+	uint32_t idx;
+	int status, error;
 };
 
 /* An open-addressing table of indices + 1 (0 = empty); power-of-two size. */
@@ -74,22 +85,30 @@ struct symdb_symbolizer {
 
 	/* per-call arrays: arr_cap entries each (packed twice that) */
 	uint32_t *gid;                  /* request -> group, or UINT32_MAX when failed */
+	struct sym_fail *fail;          /* requests whose image was not found */
 	struct rd_sort_ent *ord, *tmp;
 	uint64_t *packed, *addrs;
-	symdb_result *res;              /* by sorted position */
+	symdb_result *res;              /* by sorted position (late results only) */
+	size_t res_cap;
+	symdb_result cres[RESOLVE_CHUNK]; /* one chunk's results */
 	size_t arr_cap;
 	size_t *gstart;                 /* groups + 1 counters */
 	size_t gstart_cap;
+	uint32_t *dm_copy;              /* demangle_mixed: frame -> its demangled copy */
+	size_t dm_copy_cap;
 	uint32_t *order;                /* SYMDB_SYMBOLIZE_ORDER: ord's indices */
 	size_t order_cap, norder;
 	symdb_frame *frames;            /* everything the library wrote */
 	size_t frames_cap;
+	size_t frames_bytes;            /* its mapping's size, 0 when malloc'd */
 	unsigned char *out_frames;      /* frames repacked for a caller's frame_sz */
 	size_t out_frames_cap;
 	struct rd_names names;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
+
+static void frames_free(symdb_frame *f, size_t bytes);
 
 /* Grow *p (of *cap elements of elem bytes) to hold need; 0 or -ENOMEM. */
 static int grow(void *pp, size_t *cap, size_t need, size_t elem)
@@ -205,14 +224,16 @@ void symdb_symbolizer_free(symdb_symbolizer *s)
 	free(s->groups);
 	free(s->group_img);
 	free(s->gid);
+	free(s->fail);
 	free(s->ord);
 	free(s->tmp);
 	free(s->packed);
 	free(s->addrs);
 	free(s->res);
 	free(s->order);
+	free(s->dm_copy);
 	free(s->gstart);
-	free(s->frames);
+	frames_free(s->frames, s->frames_bytes);
 	free(s->out_frames);
 	rd_names_fini(&s->names);
 	free(s);
@@ -436,20 +457,6 @@ static int all_zero(const void *p, size_t n)
 	return 1;
 }
 
-/* Validate requests: known refs, kinds and flags, zero reserved bytes. */
-static int check_requests(const symdb_request *reqs, size_t n, size_t req_sz)
-{
-	for (size_t i = 0; i < n; i++) {
-		const symdb_request *rq = req_at(reqs, req_sz, i);
-		if (rq->image_ref > SYMDB_IMAGE_HANDLE || rq->addr_kind > SYMDB_ADDR_RUNTIME ||
-		    (rq->flags & ~SYMDB_REQ_DEMANGLE) || rq->reserved_)
-			return SYMDB_E_INVAL;
-		if (req_sz > sizeof(*rq) && !all_zero(rq + 1, req_sz - sizeof(*rq)))
-			return SYMDB_E_INVAL;
-	}
-	return 0;
-}
-
 /* Grow every per-request array to n entries. */
 static int reserve_arrays(symdb_symbolizer *s, size_t n)
 {
@@ -464,10 +471,10 @@ static int reserve_arrays(symdb_symbolizer *s, size_t n)
 		cap = c;                                                       \
 	} while (0)
 	GROW_ONE(gid);
+	GROW_ONE(fail);
 	GROW_ONE(ord);
 	GROW_ONE(tmp);
 	GROW_ONE(addrs);
-	GROW_ONE(res);
 	c = s->arr_cap;
 	if (grow(&s->packed, &c, n, 2 * sizeof(*s->packed)) < 0)
 		return -ENOMEM;
@@ -476,19 +483,50 @@ static int reserve_arrays(symdb_symbolizer *s, size_t n)
 	return 0;
 }
 
-/* Step 1: each request's group (or its failure, written to its result). */
-static int assign_groups(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
-                         size_t req_sz, symdb_symbolized *results, size_t result_sz,
-                         size_t *m)
+/* One call's arguments and progress. */
+struct sym_call {
+	const symdb_request *reqs;
+	size_t n, req_sz;
+	symdb_symbolized *results;
+	size_t result_sz, frame_sz;
+	unsigned flags;
+	int ordered;   /* SYMDB_SYMBOLIZE_ORDER: results in resolution order */
+	int dm;        /* every request demangles (1), none does (0), mixed (-1) */
+	int late;      /* results written after everything (mixed, repacked) */
+	size_t m;      /* requests whose image was found: ord[0..m) */
+	size_t nfail;  /* the others: fail[0..nfail) */
+	size_t done;   /* ord[0..done) have their results written */
+	int all_vaddr; /* every request is a SYMDB_ADDR_VADDR: nothing to translate */
+	void (*on_results)(void *arg, const symdb_symbolized *results, const uint32_t *order,
+	                   size_t first, size_t count);
+	void *on_results_arg;
+};
+
+/* Where the result of ord[k] goes. */
+static symdb_symbolized *out_of(symdb_symbolizer *s, const struct sym_call *c, size_t k)
+{
+	return res_at(c->results, c->result_sz, c->ordered ? k : s->ord[k].idx);
+}
+
+/* Step 1: each request's group (or its failure, noted in fail[]). */
+static int assign_groups(symdb_symbolizer *s, struct sym_call *c)
 {
 	const symdb_request *prev = NULL;
 	const symdb_image *img = NULL;
 	int status = 0, err = 0, rc;
 	uint32_t g = UINT32_MAX;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const symdb_request *rq = req_at(reqs, req_sz, i);
-		if (!prev || !same_ref(rq, prev)) {
+	size_t k = 0, f = 0;
+	unsigned kinds = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const symdb_request *rq = req_at(c->reqs, c->req_sz, i);
+		if (rq->image_ref > SYMDB_IMAGE_HANDLE || rq->addr_kind > SYMDB_ADDR_RUNTIME ||
+		    (rq->flags & ~SYMDB_REQ_DEMANGLE) || rq->reserved_ ||
+		    (c->req_sz > sizeof(*rq) && !all_zero(rq + 1, c->req_sz - sizeof(*rq))))
+			return SYMDB_E_INVAL;
+		kinds |= 1u << rq->addr_kind;
+		/* The same reference as the previous request (pointers first). */
+		if (!prev || ((rq->image_ref != prev->image_ref ||
+		               rq->image.handle != prev->image.handle) && !same_ref(rq, prev))) {
 			if ((rc = find_image(s, rq, &img, &status, &err)) < 0)
 				return rc;
 			g = UINT32_MAX;
@@ -498,19 +536,33 @@ static int assign_groups(symdb_symbolizer *s, const symdb_request *reqs, size_t 
 		}
 		s->gid[i] = g;
 		if (!img) {
-			symdb_symbolized *r = res_at(results, result_sz, i);
-			memset(r, 0, result_sz);
-			r->status = status;
-			r->error = err;
-			r->vaddr = SYMDB_ADDR_INVALID;
+			s->fail[f++] = (struct sym_fail){ (uint32_t)i, status, err };
 			continue;
 		}
 		s->ord[k].addr = rq->addr;
 		s->ord[k].idx = (uint32_t)i;
 		k++;
 	}
-	*m = k;
+	c->m = k;
+	c->nfail = f;
+	c->all_vaddr = kinds == 1u << SYMDB_ADDR_VADDR;
 	return 0;
+}
+
+/* The results of requests whose image was not found: in input order, after
+ * the others when ordered. */
+static void write_failures(symdb_symbolizer *s, const struct sym_call *c)
+{
+	for (size_t f = 0; f < c->nfail; f++) {
+		size_t at = c->ordered ? c->m + f : s->fail[f].idx;
+		symdb_symbolized *r = res_at(c->results, c->result_sz, at);
+		memset(r, 0, c->result_sz);
+		r->status = s->fail[f].status;
+		r->error = s->fail[f].error;
+		r->vaddr = SYMDB_ADDR_INVALID;
+		if (c->ordered)
+			s->order[at] = s->fail[f].idx;
+	}
 }
 
 /* Step 2a: put ord[0..m) in group order, stably. */
@@ -532,20 +584,21 @@ static int sort_by_group(symdb_symbolizer *s, size_t m)
 
 /* Step 2b: translate ord[from..to) of one image to vaddrs, in runs of one
  * (kind, load address). */
-static int translate_group(symdb_symbolizer *s, const symdb_image *img, const symdb_request *reqs,
-                           size_t req_sz, size_t from, size_t to)
+static int translate_group(symdb_symbolizer *s, const struct sym_call *c,
+                           const symdb_image *img, size_t from, size_t to)
 {
 	for (size_t k = from; k < to;) {
-		const symdb_request *rq = req_at(reqs, req_sz, s->ord[k].idx);
+		const symdb_request *rq = req_at(c->reqs, c->req_sz, s->ord[k].idx);
 		size_t e = k + 1;
 		if (rq->addr_kind == SYMDB_ADDR_VADDR) {
-			while (e < to && req_at(reqs, req_sz, s->ord[e].idx)->addr_kind == SYMDB_ADDR_VADDR)
+			while (e < to &&
+			       req_at(c->reqs, c->req_sz, s->ord[e].idx)->addr_kind == SYMDB_ADDR_VADDR)
 				e++;
 			k = e;
 			continue;
 		}
 		while (e < to) {
-			const symdb_request *q = req_at(reqs, req_sz, s->ord[e].idx);
+			const symdb_request *q = req_at(c->reqs, c->req_sz, s->ord[e].idx);
 			if (q->addr_kind != rq->addr_kind || q->load_address != rq->load_address)
 				break;
 			e++;
@@ -563,49 +616,192 @@ static int translate_group(symdb_symbolizer *s, const symdb_image *img, const sy
 	return 0;
 }
 
+/* Write the result of ord[k] (its frames at s->frames + res[k].first). */
+static void write_one(symdb_symbolizer *s, const struct sym_call *c, size_t k,
+                      const symdb_result *r, const unsigned char *fbase, const symdb_image *img)
+{
+	uint32_t idx = s->ord[k].idx;
+	symdb_symbolized *o = out_of(s, c, k);
+	if (c->result_sz > sizeof(*o))
+		memset(o + 1, 0, c->result_sz - sizeof(*o));
+	o->error = r->status;
+	o->nframes = r->count;
+	o->reserved_ = 0;
+	o->frames = r->count ? (const symdb_frame *)(fbase + r->first * c->frame_sz) : NULL;
+	o->sym_name = r->sym_name;
+	o->sym_addr = r->sym_addr;
+	o->sym_size = r->sym_size;
+	o->vaddr = s->addrs[k];
+	o->image = img;
+	if (s->addrs[k] == SYMDB_ADDR_INVALID)
+		o->status = SYMDB_SYM_OUT_OF_RANGE;
+	else if (r->status == SYMDB_E_CORRUPT)
+		o->status = SYMDB_SYM_DAMAGED;
+	else if (r->count || r->sym_name)
+		o->status = SYMDB_SYM_OK;
+	else
+		o->status = SYMDB_SYM_NO_SYMBOL;
+	if (o->status == SYMDB_SYM_OK)
+		o->error = 0;
+	if (c->ordered)
+		s->order[k] = idx;
+}
+
+/* Frames arrays of at least this many bytes are anonymous mappings asking
+ * for transparent huge pages: a batch's frames are written once and read
+ * once, and with 4 KiB pages faulting them in costs as much as writing them. */
+#define FRAMES_MAP_MIN ((size_t)4 << 20)
+#define FRAMES_MAP_ALIGN ((size_t)2 << 20)
+
+static symdb_frame *frames_alloc(size_t cap, size_t *bytes)
+{
+	size_t b = cap * sizeof(symdb_frame);
+	if (b < FRAMES_MAP_MIN) {
+		*bytes = 0;
+		return malloc(b);
+	}
+	b = (b + FRAMES_MAP_ALIGN - 1) & ~(FRAMES_MAP_ALIGN - 1);
+	void *p = mmap(NULL, b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, b, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+#endif
+	*bytes = b;
+	return p;
+}
+
+static void frames_free(symdb_frame *f, size_t bytes)
+{
+	if (bytes)
+		munmap(f, bytes);
+	else
+		free(f);
+}
+
+/* Grow the frames array to hold need frames, keeping frames[0..used) and
+ * the written results valid: a new array, the results' pointers moved to
+ * it, then the old one freed. */
+static int grow_frames(symdb_symbolizer *s, struct sym_call *c, size_t need, size_t used)
+{
+	if (need <= s->frames_cap)
+		return 0;
+	size_t cap = s->frames_cap ? s->frames_cap : 256;
+	while (cap < need)
+		cap *= 2;
+	size_t bytes;
+	symdb_frame *nf = frames_alloc(cap, &bytes);
+	if (!nf)
+		return -ENOMEM;
+	if (used)
+		memcpy(nf, s->frames, used * sizeof(*nf));
+	for (size_t k = 0; k < c->done; k++) {
+		symdb_symbolized *o = out_of(s, c, k);
+		if (o->frames)
+			o->frames = nf + (o->frames - s->frames);
+	}
+	frames_free(s->frames, s->frames_bytes);
+	s->frames = nf;
+	s->frames_cap = bytes ? bytes / sizeof(*nf) : cap;
+	s->frames_bytes = bytes;
+	return 0;
+}
+
+/* Only names starting with '_' or '?' can demangle (C names skip the call). */
+static inline int may_demangle(const char *name)
+{
+	return name && (name[0] == '_' || name[0] == '?');
+}
+
+/* Demangle the names of frames[first, first + count) in place. */
+static int demangle_frames(symdb_symbolizer *s, size_t first, size_t count)
+{
+	for (size_t f = first; f < first + count; f++) {
+		symdb_frame *fr = &s->frames[f];
+		if (may_demangle(fr->name) && !(fr->name = rd_names_demangle(&s->names, fr->name)))
+			return -ENOMEM;
+		if (may_demangle(fr->short_name) &&
+		    !(fr->short_name = rd_names_demangle(&s->names, fr->short_name)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * What a chunk just resolved (ord[from..to), frames [f0, f1)) gets while it
+ * is in the cache: when every request wants the same, its names demangled
+ * and its results written.
+ */
+static int finish_chunk(symdb_symbolizer *s, struct sym_call *c, const symdb_image *img,
+                        symdb_result *res, size_t from, size_t to, size_t f0, size_t f1)
+{
+	if (c->late)
+		return 0;
+	if (c->dm == 1) {
+		if (demangle_frames(s, f0, f1 - f0) < 0)
+			return -ENOMEM;
+		for (size_t k = 0; k < to - from; k++)
+			if (may_demangle(res[k].sym_name) &&
+			    !(res[k].sym_name = rd_names_demangle(&s->names, res[k].sym_name)))
+				return -ENOMEM;
+	}
+	for (size_t k = from; k < to; k++)
+		write_one(s, c, k, &res[k - from], (const unsigned char *)s->frames, img);
+	c->done = to;
+	if (c->on_results)
+		c->on_results(c->on_results_arg, c->results, s->order, from, to - from);
+	return 0;
+}
+
+
 /* Step 3: resolve addrs[from..to), sorted, of one image; frames go after
  * *used, and every result's first is made absolute. */
-static int resolve_sorted(symdb_symbolizer *s, const symdb_image *img, size_t from, size_t to,
-                          size_t *used)
+static int resolve_sorted(symdb_symbolizer *s, struct sym_call *c, const symdb_image *img,
+                          size_t from, size_t to, size_t *used)
 {
 	size_t done = from;
 	while (done < to) {
-		if (s->frames_cap - *used < 64 &&
-		    grow(&s->frames, &s->frames_cap, s->frames_cap + 64, sizeof(*s->frames)) < 0)
+		if (s->frames_cap - *used < 256 && grow_frames(s, c, *used + 256, *used) < 0)
 			return -ENOMEM;
-		ptrdiff_t r = symdb_resolve_batch(img, s->addrs + done, to - done, s->frames + *used,
-		                                  s->frames_cap - *used, s->res + done);
+		size_t n = to - done < RESOLVE_CHUNK ? to - done : RESOLVE_CHUNK;
+		/* Results go where they stay (late), else to a chunk buffer:
+		 * they are written out as soon as the chunk is done. */
+		symdb_result *res = c->late ? s->res + done : s->cres;
+		ptrdiff_t r = symdb_resolve_batch(img, s->addrs + done, n, s->frames + *used,
+		                                  s->frames_cap - *used, res);
 		if (r == 0 || r == SYMDB_E_INVAL) {
 			/* Not even one address fits: more frames, unless the
 			 * array is already absurdly large. */
 			if (s->frames_cap - *used > ((size_t)1 << 24))
 				return r ? (int)r : SYMDB_E_CORRUPT;
-			if (grow(&s->frames, &s->frames_cap, s->frames_cap * 2, sizeof(*s->frames)) < 0)
+			if (grow_frames(s, c, s->frames_cap * 2, *used) < 0)
 				return -ENOMEM;
 			continue;
 		}
 		if (r < 0)
 			return (int)r;
-		size_t end = *used;
-		for (size_t k = done; k < done + (size_t)r; k++) {
-			s->res[k].first += (uint32_t)*used;
-			if (s->res[k].first + s->res[k].count > end)
-				end = s->res[k].first + s->res[k].count;
+		size_t f0 = *used, end = *used;
+		for (size_t k = 0; k < (size_t)r; k++) {
+			res[k].first += (uint32_t)*used;
+			if (res[k].first + res[k].count > end)
+				end = res[k].first + res[k].count;
 		}
 		*used = end;
+		int rc = finish_chunk(s, c, img, res, done, done + (size_t)r, f0, end);
+		if (rc < 0)
+			return rc;
 		done += (size_t)r;
-		if (done < to &&
-		    grow(&s->frames, &s->frames_cap, s->frames_cap * 2, sizeof(*s->frames)) < 0)
+		if (done < to && (size_t)r < n && grow_frames(s, c, s->frames_cap * 2, *used) < 0)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
 /* Steps 2 and 3 for every group. */
-static int resolve_groups(symdb_symbolizer *s, const symdb_request *reqs, size_t req_sz,
-                          size_t m, size_t *used)
+static int resolve_groups(symdb_symbolizer *s, struct sym_call *c, size_t *used)
 {
 	int rc;
+	size_t m = c->m;
 	if (s->ngroups > 1 && (rc = sort_by_group(s, m)) < 0)
 		return rc;
 	for (size_t from = 0; from < m;) {
@@ -617,80 +813,61 @@ static int resolve_groups(symdb_symbolizer *s, const symdb_request *reqs, size_t
 			while (to < m && s->gid[s->ord[to].idx] == g)
 				to++;
 		const symdb_image *img = s->group_img[g];
-		if ((rc = translate_group(s, img, reqs, req_sz, from, to)) < 0)
+		if (!c->all_vaddr && (rc = translate_group(s, c, img, from, to)) < 0)
 			return rc;
 		rd_sort_by_addr(s->ord + from, s->tmp, s->packed, to - from);
 		for (size_t k = from; k < to; k++)
 			s->addrs[k] = s->ord[k].addr;
-		if ((rc = resolve_sorted(s, img, from, to, used)) < 0)
+		if ((rc = resolve_sorted(s, c, img, from, to, used)) < 0)
 			return rc;
 		from = to;
 	}
 	return 0;
 }
 
-static int want_demangle(const symdb_request *reqs, size_t req_sz, uint32_t idx, unsigned flags)
+static int want_demangle(const struct sym_call *c, uint32_t idx)
 {
-	return (flags & SYMDB_SYMBOLIZE_DEMANGLE) ||
-	       (req_at(reqs, req_sz, idx)->flags & SYMDB_REQ_DEMANGLE);
-}
-
-/* Demangle the names of frames[first, first + count) in place. */
-static int demangle_frames(symdb_symbolizer *s, size_t first, size_t count)
-{
-	for (size_t f = first; f < first + count; f++) {
-		symdb_frame *fr = &s->frames[f];
-		if (fr->name && !(fr->name = rd_names_demangle(&s->names, fr->name)))
-			return -ENOMEM;
-		if (fr->short_name &&
-		    !(fr->short_name = rd_names_demangle(&s->names, fr->short_name)))
-			return -ENOMEM;
-	}
-	return 0;
+	return (c->flags & SYMDB_SYMBOLIZE_DEMANGLE) ||
+	       (req_at(c->reqs, c->req_sz, idx)->flags & SYMDB_REQ_DEMANGLE);
 }
 
 /*
- * Step 4a: demangle where asked.  Results that share frames are neighbours
- * in sorted order (one library call gives equal results the same frames);
- * a run of them whose requests disagree about demangling gets a copy of the
- * frames for those that want it.
+ * Step 4, when requests disagree about demangling.  Results may share
+ * frames (symdb_resolve_batch gives an equal hit a copy of the result
+ * before it, also across results with nothing found in between), so frames
+ * are never demangled in place here: each range a demangling request uses
+ * is copied once (dm_copy: frame index -> its copy) and the copy demangled.
  */
-static int demangle_results(symdb_symbolizer *s, const symdb_request *reqs, size_t req_sz,
-                            size_t m, unsigned flags, size_t *used)
+static int demangle_mixed(symdb_symbolizer *s, struct sym_call *c, size_t *used)
 {
-	for (size_t k = 0; k < m;) {
+	size_t raw = *used, cap = s->dm_copy_cap;
+	if (grow(&s->dm_copy, &cap, raw ? raw : 1, sizeof(*s->dm_copy)) < 0)
+		return -ENOMEM;
+	s->dm_copy_cap = cap;
+	memset(s->dm_copy, 0xff, raw * sizeof(*s->dm_copy));
+	for (size_t k = 0; k < c->m; k++) {
 		symdb_result *r = &s->res[k];
-		size_t e = k + 1;
-		while (e < m && r->count && s->res[e].first == r->first && s->res[e].count == r->count)
-			e++;
-		size_t want = 0;
-		for (size_t j = k; j < e; j++)
-			want += (size_t)want_demangle(reqs, req_sz, s->ord[j].idx, flags);
-		if (want && r->count) {
-			uint32_t first = r->first;
-			if (want < e - k) {
-				/* Mixed: the demangling ones get their own frames. */
-				if (grow(&s->frames, &s->frames_cap, *used + r->count,
-				         sizeof(*s->frames)) < 0)
-					return -ENOMEM;
-				memcpy(s->frames + *used, s->frames + r->first,
-				       r->count * sizeof(*s->frames));
-				first = (uint32_t)*used;
-				*used += r->count;
-				for (size_t j = k; j < e; j++)
-					if (want_demangle(reqs, req_sz, s->ord[j].idx, flags))
-						s->res[j].first = first;
-			}
-			if (demangle_frames(s, first, r->count) < 0)
-				return -ENOMEM;
+		if (!want_demangle(c, s->ord[k].idx))
+			continue;
+		if (r->sym_name && !(r->sym_name = rd_names_demangle(&s->names, r->sym_name)))
+			return -ENOMEM;
+		if (!r->count)
+			continue;
+		if (s->dm_copy[r->first] != UINT32_MAX && r->first + r->count <= raw) {
+			/* The same range copied before (equal results share all of
+			 * it: same first, same count). */
+			r->first = s->dm_copy[r->first];
+			continue;
 		}
-		for (size_t j = k; j < e && want; j++) {
-			if (s->res[j].sym_name &&
-			    want_demangle(reqs, req_sz, s->ord[j].idx, flags) &&
-			    !(s->res[j].sym_name = rd_names_demangle(&s->names, s->res[j].sym_name)))
-				return -ENOMEM;
-		}
-		k = e;
+		uint32_t first = r->first, count = r->count;
+		if (grow_frames(s, c, *used + count, *used) < 0)
+			return -ENOMEM;
+		memcpy(s->frames + *used, s->frames + first, count * sizeof(*s->frames));
+		if (demangle_frames(s, *used, count) < 0)
+			return -ENOMEM;
+		s->dm_copy[first] = (uint32_t)*used;
+		r->first = (uint32_t)*used;
+		*used += count;
 	}
 	return 0;
 }
@@ -710,100 +887,100 @@ static int repack_frames(symdb_symbolizer *s, size_t used, size_t frame_sz)
 	return 0;
 }
 
-/* Step 4b: every resolved result, at its request's index. */
-static void write_results(symdb_symbolizer *s, size_t m, symdb_symbolized *results,
-                          size_t result_sz, size_t frame_sz)
+/* Read the options; fills c's sizes and flags. */
+static int read_opts(const symdb_symbolize_opts *opts, struct sym_call *c, char **eb,
+                     size_t *ebsz)
 {
-	const unsigned char *fbase = frame_sz == sizeof(symdb_frame)
-	                                     ? (const unsigned char *)s->frames
-	                                     : s->out_frames;
-	for (size_t k = 0; k < m; k++) {
-		const symdb_result *r = &s->res[k];
-		uint32_t idx = s->ord[k].idx;
-		symdb_symbolized *o = res_at(results, result_sz, idx);
-		if (result_sz > sizeof(*o))
-			memset(o + 1, 0, result_sz - sizeof(*o));
-		o->error = r->status;
-		o->nframes = r->count;
-		o->reserved_ = 0;
-		o->frames = r->count ? (const symdb_frame *)(fbase + r->first * frame_sz) : NULL;
-		o->sym_name = r->sym_name;
-		o->sym_addr = r->sym_addr;
-		o->sym_size = r->sym_size;
-		o->vaddr = s->addrs[k];
-		o->image = s->group_img[s->gid[idx]];
-		if (s->addrs[k] == SYMDB_ADDR_INVALID)
-			o->status = SYMDB_SYM_OUT_OF_RANGE;
-		else if (r->status == SYMDB_E_CORRUPT)
-			o->status = SYMDB_SYM_DAMAGED;
-		else if (r->count || r->sym_name)
-			o->status = SYMDB_SYM_OK;
-		else
-			o->status = SYMDB_SYM_NO_SYMBOL;
-		if (o->status == SYMDB_SYM_OK)
-			o->error = 0;
+	int rc = rd_opts((const symdb_open_opts *)opts,
+	                 SYMDB_SYMBOLIZE_DEMANGLE | SYMDB_SYMBOLIZE_ORDER, &c->flags, eb, ebsz);
+	if (rc)
+		return rc;
+	c->req_sz = sizeof(symdb_request);
+	c->result_sz = sizeof(symdb_symbolized);
+	c->frame_sz = sizeof(symdb_frame);
+	if (opts) {
+		/* Fields past the common head, when the caller's struct has them. */
+#define HAS(f) (opts->sz >= offsetof(symdb_symbolize_opts, f) + sizeof(opts->f))
+		if (HAS(req_sz) && opts->req_sz)
+			c->req_sz = opts->req_sz;
+		if (HAS(result_sz) && opts->result_sz)
+			c->result_sz = opts->result_sz;
+		if (HAS(frame_sz) && opts->frame_sz)
+			c->frame_sz = opts->frame_sz;
+		if (HAS(on_results_arg) && (c->flags & SYMDB_SYMBOLIZE_ORDER)) {
+			c->on_results = opts->on_results;
+			c->on_results_arg = opts->on_results_arg;
+		}
+#undef HAS
+		if (opts->sz > sizeof(*opts) && !all_zero(opts + 1, opts->sz - sizeof(*opts)))
+			return fmt_err(*eb, *ebsz, SYMDB_E_INVAL,
+			               "symdb_symbolize: unknown non-zero option fields");
 	}
+	if (c->req_sz < sizeof(symdb_request) || c->result_sz < sizeof(symdb_symbolized) ||
+	    c->frame_sz < sizeof(symdb_frame) || c->req_sz % 8 || c->result_sz % 8 ||
+	    c->frame_sz % 8)
+		return fmt_err(*eb, *ebsz, SYMDB_E_INVAL,
+		               "symdb_symbolize: element sizes %zu/%zu/%zu unsupported", c->req_sz,
+		               c->result_sz, c->frame_sz);
+	return 0;
 }
 
 int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
                     symdb_symbolized *results, const symdb_symbolize_opts *opts)
 {
-	unsigned flags;
 	char *eb;
-	size_t ebsz, req_sz = sizeof(symdb_request), result_sz = sizeof(symdb_symbolized),
-	             frame_sz = sizeof(symdb_frame);
-	int rc = rd_opts((const symdb_open_opts *)opts,
-	                 SYMDB_SYMBOLIZE_DEMANGLE | SYMDB_SYMBOLIZE_ORDER, &flags, &eb, &ebsz);
+	size_t ebsz;
+	struct sym_call c = { .reqs = reqs, .n = n, .results = results };
+	int rc = read_opts(opts, &c, &eb, &ebsz);
 	if (rc)
 		return rc;
-	if (opts) {
-		/* Fields past the common head, when the caller's struct has them. */
-#define HAS(f) (opts->sz >= offsetof(symdb_symbolize_opts, f) + sizeof(opts->f))
-		if (HAS(req_sz) && opts->req_sz)
-			req_sz = opts->req_sz;
-		if (HAS(result_sz) && opts->result_sz)
-			result_sz = opts->result_sz;
-		if (HAS(frame_sz) && opts->frame_sz)
-			frame_sz = opts->frame_sz;
-#undef HAS
-		if (opts->sz > sizeof(*opts) && !all_zero(opts + 1, opts->sz - sizeof(*opts)))
-			return fmt_err(eb, ebsz, SYMDB_E_INVAL,
-			               "symdb_symbolize: unknown non-zero option fields");
-	}
 	if (!s || (n && (!reqs || !results)) || n > UINT32_MAX)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "symdb_symbolize: NULL argument or batch too big");
-	if (req_sz < sizeof(symdb_request) || result_sz < sizeof(symdb_symbolized) ||
-	    frame_sz < sizeof(symdb_frame) || req_sz % 8 || result_sz % 8 || frame_sz % 8)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL,
-		               "symdb_symbolize: element sizes %zu/%zu/%zu unsupported", req_sz,
-		               result_sz, frame_sz);
-	if ((rc = check_requests(reqs, n, req_sz)) < 0)
-		return fmt_err(eb, ebsz, rc, "symdb_symbolize: a request has unknown fields set");
+	c.ordered = (c.flags & SYMDB_SYMBOLIZE_ORDER) != 0;
+	if (c.flags & SYMDB_SYMBOLIZE_DEMANGLE) {
+		c.dm = 1;
+	} else {
+		size_t want = 0;
+		for (size_t i = 0; i < n; i++)
+			want += (req_at(reqs, c.req_sz, i)->flags & SYMDB_REQ_DEMANGLE) != 0;
+		c.dm = want == 0 ? 0 : want == n ? 1 : -1;
+	}
+	c.late = c.dm < 0 || c.frame_sz != sizeof(symdb_frame);
 	s->call++;
 	s->ngroups = 0;
 	s->norder = 0;
 	rd_names_begin(&s->names);
-	size_t m = 0, used = 0;
-	if ((rc = reserve_arrays(s, n)) < 0 ||
-	    (rc = assign_groups(s, reqs, n, req_sz, results, result_sz, &m)) < 0 ||
-	    (rc = resolve_groups(s, reqs, req_sz, m, &used)) < 0)
+	size_t used = 0;
+	if ((rc = reserve_arrays(s, n)) < 0)
 		goto fail;
-	int any = (flags & SYMDB_SYMBOLIZE_DEMANGLE) != 0;
-	for (size_t i = 0; i < n && !any; i++)
-		any = (req_at(reqs, req_sz, i)->flags & SYMDB_REQ_DEMANGLE) != 0;
-	if (any && (rc = demangle_results(s, reqs, req_sz, m, flags, &used)) < 0)
+	if ((rc = assign_groups(s, &c)) < 0) {
+		if (rc == SYMDB_E_INVAL)
+			return fmt_err(eb, ebsz, rc, "symdb_symbolize: a request has unknown fields set");
 		goto fail;
-	if ((rc = repack_frames(s, used, frame_sz)) < 0)
-		goto fail;
-	if ((flags & SYMDB_SYMBOLIZE_ORDER) &&
-	    (rc = grow(&s->order, &s->order_cap, m, sizeof(*s->order))) < 0)
-		goto fail;
-	write_results(s, m, results, result_sz, frame_sz);
-	if (flags & SYMDB_SYMBOLIZE_ORDER) {
-		for (size_t k = 0; k < m; k++)
-			s->order[k] = s->ord[k].idx;
-		s->norder = m;
 	}
+	if (c.ordered && (rc = grow(&s->order, &s->order_cap, n, sizeof(*s->order))) < 0)
+		goto fail;
+	if (c.late && (rc = grow(&s->res, &s->res_cap, n, sizeof(*s->res))) < 0)
+		goto fail;
+	if ((rc = resolve_groups(s, &c, &used)) < 0)
+		goto fail;
+	if (c.late) {
+		if ((c.dm < 0 && (rc = demangle_mixed(s, &c, &used)) < 0) ||
+		    (rc = repack_frames(s, used, c.frame_sz)) < 0)
+			goto fail;
+		const unsigned char *fbase = c.frame_sz == sizeof(symdb_frame)
+		                                     ? (const unsigned char *)s->frames
+		                                     : s->out_frames;
+		for (size_t k = 0; k < c.m; k++)
+			write_one(s, &c, k, &s->res[k], fbase, s->group_img[s->gid[s->ord[k].idx]]);
+		if (c.on_results && c.m)
+			c.on_results(c.on_results_arg, c.results, s->order, 0, c.m);
+	}
+	write_failures(s, &c);
+	if (c.on_results && c.nfail)
+		c.on_results(c.on_results_arg, c.results, s->order, c.m, c.nfail);
+	if (c.ordered)
+		s->norder = n;
 	return 0;
 fail:
 	return fmt_err(eb, ebsz, rc, "symdb_symbolize: %s", symdb_strerror(rc));

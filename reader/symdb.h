@@ -498,11 +498,20 @@ typedef struct symdb_symbolize_opts {
 	size_t req_sz;      /**< sizeof(symdb_request) the caller uses; 0 = this header's */
 	size_t result_sz;   /**< sizeof(symdb_symbolized) the caller uses; 0 = this header's */
 	size_t frame_sz;    /**< sizeof(symdb_frame) the caller uses; 0 = this header's */
+	/** Optional, with SYMDB_SYMBOLIZE_ORDER: called on the calling thread as
+	 *  results become final, in order, so that a caller can consume them
+	 *  while their frames are still in the cache: results[first, first +
+	 *  count) answer requests order[first, first + count).  Both stay valid
+	 *  until the next call on the context, which the callback must not make. */
+	void (*on_results)(void *arg, const symdb_symbolized *results, const uint32_t *order,
+	                   size_t first, size_t count);
+	void *on_results_arg; /**< its first argument */
 } symdb_symbolize_opts;
 
 /** Demangle the names of every request, as if each had SYMDB_REQ_DEMANGLE. */
 #define SYMDB_SYMBOLIZE_DEMANGLE 0x1u
-/** Record the order the requests were resolved in: symdb_symbolizer_order(). */
+/** Write results in the order the requests were resolved in, not in input
+ *  order: results[k] answers request symdb_symbolizer_order()[k]. */
 #define SYMDB_SYMBOLIZE_ORDER 0x2u
 
 /**
@@ -520,8 +529,9 @@ typedef struct symdb_symbolize_opts {
  * @param s       a context of this thread.
  * @param reqs    n requests of opts->req_sz bytes each.
  * @param n       number of requests (at most UINT32_MAX).
- * @param results receives n results of opts->result_sz bytes each; each
- *                result has a status: a request that cannot be answered is
+ * @param results receives n results of opts->result_sz bytes each, in
+ *                input order (SYMDB_SYMBOLIZE_ORDER: in resolution order);
+ *                each has a status: a request that cannot be answered is
  *                not an error of the call.
  * @param opts    NULL or options (errbuf, element sizes, per-call demangling).
  * @return 0; SYMDB_E_INVAL for a NULL argument, bad opts or element sizes,
@@ -544,15 +554,19 @@ SYMDB_API int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, si
 /**
  * @brief symdb_symbolizer_order() gives the order in which the last
  *        symdb_symbolize() call with SYMDB_SYMBOLIZE_ORDER resolved its
- *        requests: grouped by image, by ascending vaddr within an image.
+ *        requests, which is the order of its results: first the requests
+ *        whose image was found, grouped by image and by ascending vaddr
+ *        within an image (ties in input order), then the others in input
+ *        order.
  * @param s the context.
- * @param n receives the number of indices: the requests whose image was
- *          found (the others have no frames).
- * @return request indices, owned by s and valid until its next call; NULL
- *         (*n = 0) when the last call did not ask for them.
- * @note Frames are laid out in this order: a caller that formats results
- *       in it reads the frames and the mapping's strings sequentially, and
- *       results that share frames are neighbours.
+ * @param n receives the number of indices: the call's n.
+ * @return request indices (a permutation of 0..n-1), owned by s and valid
+ *         until its next call; NULL (*n = 0) when the last call did not ask
+ *         for them.
+ * @note For callers that format many results: in this order the results,
+ *       their frames and the mapping's strings are read sequentially, and
+ *       results that share frames are neighbours.  Without the flag the
+ *       same work lands in input order.
  */
 SYMDB_API const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size_t *n);
 

@@ -124,17 +124,19 @@ struct query {
 	struct request *req;
 	size_t nreq, req_cap;
 	symdb_request *sreq;     /* the CODE/DATA requests, for the library */
-	uint32_t *pos;           /* request index -> its index in sreq and res */
-	uint32_t *spos;          /* ... and back */
-	symdb_symbolized *res;   /* the library's answers, by sreq index */
-	size_t arr_cap;
+	uint32_t *pos;           /* request index -> its index in res */
+	uint32_t *spos;          /* sreq index -> request index */
+	symdb_symbolized *res;   /* the library's answers: by sreq index, or in
+	                            its order (q->apart: res[k] answers sreq[order[k]]) */
+	const uint32_t *order;   /* symdb_symbolizer_order(), owned by sym */
+	size_t arr_cap, res_cap;
 	size_t nsorted;          /* sreq[0..nsorted) is the last batch's */
 	struct cli_line_info *li;
 	size_t li_cap;
 	struct cli_out text;      /* CODE bodies of the batch (format_bodies),
 	                             and of earlier ones while the cache holds them */
 	struct body_cache cache;
-	struct text_span *body;   /* by sreq index: its body in text */
+	struct text_span *body;   /* by res index: its body in text */
 	size_t body_cap;
 	int apart;                /* the batch's CODE bodies are formatted apart,
 	                             in the library's order, then printed */
@@ -257,6 +259,9 @@ static struct request *new_request(struct query *q)
 static symdb_image *module_image(struct query *q, struct module *m);
 static size_t cache_hash(uint64_t key);
 static void cache_insert(struct query *q, uint64_t key, struct text_span body);
+static void format_begin(struct query *q);
+static void format_results(void *arg, const symdb_symbolized *res, const uint32_t *order,
+                           size_t first, size_t count);
 
 /*
  * Resolve every CODE/DATA request of the batch with one symdb_symbolize()
@@ -274,22 +279,25 @@ static int resolve_batch(struct query *q)
 	q->pos = grow_array(q->pos, &cap, q->nreq, sizeof(*q->pos));
 	cap = q->arr_cap;
 	q->spos = grow_array(q->spos, &cap, q->nreq, sizeof(*q->spos));
-	cap = q->arr_cap;
-	q->res = grow_array(q->res, &cap, q->nreq, sizeof(*q->res));
 	q->arr_cap = cap;
-
 	size_t m = 0;
+
+	uint32_t last = UINT32_MAX;
+	const symdb_image *img = NULL;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
 		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA)
 			continue;
+		if (rq->mod != last) {
+			img = module_image(q, &q->mods[rq->mod]);
+			last = rq->mod;
+		}
 		symdb_request *sr = &q->sreq[m];
-		memset(sr, 0, sizeof(*sr));
-		sr->image_ref = SYMDB_IMAGE_HANDLE;
-		sr->image.handle = module_image(q, &q->mods[rq->mod]);
-		sr->addr_kind = (uint8_t)q->kind;
-		sr->addr = rq->addr - q->adjust_vma;
-		sr->load_address = q->load_address;
+		*sr = (symdb_request){ .image_ref = SYMDB_IMAGE_HANDLE,
+			               .addr_kind = (uint8_t)q->kind,
+			               .image.handle = img,
+			               .addr = rq->addr - q->adjust_vma,
+			               .load_address = q->load_address };
 		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
 		 * (it finds the last zero-size symbol, e.g. _end), but it is
 		 * SYMDB_ADDR_INVALID to the library.  UINT64_MAX - 1 lies in
@@ -299,14 +307,20 @@ static int resolve_batch(struct query *q)
 		q->spos[m] = (uint32_t)i;
 		q->pos[i] = (uint32_t)m++;
 	}
+	size_t rcap = q->res_cap;
+	q->res = grow_array(q->res, &rcap, m, sizeof(*q->res));
+	q->res_cap = rcap;
 	q->nsorted = m;
 	if (!m)
 		return 0;
+	if (q->apart)
+		format_begin(q);
 	char err[256] = "";
 	SYMDB_OPTS(symdb_symbolize_opts, o,
 	           .flags = (q->lib_demangle ? SYMDB_SYMBOLIZE_DEMANGLE : 0u) |
 	                    (q->apart ? SYMDB_SYMBOLIZE_ORDER : 0u),
-	           .errbuf = err, .errbuf_sz = sizeof(err));
+	           .errbuf = err, .errbuf_sz = sizeof(err),
+	           .on_results = q->apart ? format_results : NULL, .on_results_arg = q);
 	return symdb_symbolize(q->sym, q->sreq, m, q->res, &o);
 }
 
@@ -398,7 +412,7 @@ static size_t select_frames(struct query *q, const symdb_symbolized *r)
  * results, for every CODE and DATA request.  Text past 4 GiB (spans are
  * 32-bit) sets q->apart_failed.
  */
-static void format_bodies(struct query *q)
+static void format_begin(struct query *q)
 {
 	q->apart_failed = 0;
 	if (!q->cache.slot)
@@ -406,46 +420,43 @@ static void format_bodies(struct query *q)
 	if (!q->per_line)
 		q->pr.module = q->mods[0].name;
 	q->body = grow_array(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
-	size_t n;
-	const uint32_t *order = symdb_symbolizer_order(q->sym, &n);
-	const symdb_symbolized *prev = NULL;
-	for (size_t k = 0; k < n && !q->apart_failed; k++) {
-		uint32_t j = order[k];
-		const symdb_symbolized *r = &q->res[j];
+}
+
+/* The bodies of res[first, first + count), which answer sreq[order[...]]:
+ * called by the library as results become final (on_results), while their
+ * frames are still in the cache. */
+static void format_results(void *arg, const symdb_symbolized *res, const uint32_t *order,
+                           size_t first, size_t count)
+{
+	struct query *q = arg;
+	q->order = order;
+	if (q->nsorted == q->nreq) /* every request resolved: spos is the identity */
+		for (size_t k = first; k < first + count; k++)
+			q->pos[order[k]] = (uint32_t)k;
+	else
+		for (size_t k = first; k < first + count; k++)
+			q->pos[q->spos[order[k]]] = (uint32_t)k;
+	for (size_t k = first; k < first + count && !q->apart_failed; k++) {
+		const symdb_symbolized *r = &res[k];
 		if (r->status == SYMDB_SYM_DAMAGED)
 			q->damaged = 1;
-		if (prev && r->nframes && prev->frames == r->frames) {
-			q->body[j] = q->body[prev - q->res];
+		if (k > first && r->nframes && r[-1].frames == r->frames) {
+			q->body[k] = q->body[k - 1];
 		} else {
 			if (q->per_line)
-				q->pr.module = q->mods[q->req[q->spos[j]].mod].name;
+				q->pr.module = q->mods[q->req[q->spos[order[k]]].mod].name;
 			size_t nf = select_frames(q, r), off = q->text.len;
 			cli_format_code_body(&q->pr, &q->text, q->li, nf);
 			if (q->text.len > UINT32_MAX)
 				q->apart_failed = 1;
-			q->body[j].off = (uint32_t)off;
-			q->body[j].len = (uint32_t)(q->text.len - off);
+			q->body[k].off = (uint32_t)off;
+			q->body[k].len = (uint32_t)(q->text.len - off);
 		}
-		prev = r;
-		if (q->cache.slot && k + PREFETCH_AHEAD < n)
-			__builtin_prefetch(
-				&q->cache.slot[cache_hash(q->res[order[k + PREFETCH_AHEAD]].vaddr)]);
-		if (q->cache.slot && !q->apart_failed && (k == 0 || r->vaddr != q->res[order[k - 1]].vaddr))
-			cache_insert(q, r->vaddr, q->body[j]);
-	}
-	/* Requests whose module could not be opened are not in the order. */
-	for (size_t i = 0; i < q->nreq && n < q->nsorted && !q->apart_failed; i++) {
-		const struct request *rq = &q->req[i];
-		if ((rq->kind != REQ_CODE && rq->kind != REQ_DATA) || q->mods[rq->mod].state > 0)
-			continue;
-		const symdb_symbolized *r = &q->res[q->pos[i]];
-		q->pr.module = q->mods[rq->mod].name;
-		size_t nf = select_frames(q, r), off = q->text.len;
-		cli_format_code_body(&q->pr, &q->text, q->li, nf);
-		if (q->text.len > UINT32_MAX)
-			q->apart_failed = 1;
-		q->body[q->pos[i]].off = (uint32_t)off;
-		q->body[q->pos[i]].len = (uint32_t)(q->text.len - off);
+		if (q->cache.slot && k + PREFETCH_AHEAD < first + count)
+			__builtin_prefetch(&q->cache.slot[cache_hash(r[PREFETCH_AHEAD].vaddr)]);
+		if (q->cache.slot && !q->apart_failed && r->image &&
+		    (k == first || r->vaddr != r[-1].vaddr))
+			cache_insert(q, r->vaddr, q->body[k]);
 	}
 }
 
@@ -507,16 +518,15 @@ static void print_batch(struct query *q)
 			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
 			continue;
 		}
-		const symdb_symbolized *r = rq->kind == REQ_CODE || rq->kind == REQ_DATA
-		                                    ? &q->res[q->pos[i]]
-		                                    : NULL;
+		int resolved = rq->kind == REQ_CODE || rq->kind == REQ_DATA;
 		q->pr.module = md->name;
 		/* llvm-symbolizer prints an Error object for CODE and DATA
 		 * requests on a module it cannot read, and "Frame": [] for FRAME. */
-		if (r && md->state < 0 && q->pr.style == CLI_STYLE_JSON) {
+		if (resolved && md->state < 0 && q->pr.style == CLI_STYLE_JSON) {
 			cli_print_error(&q->pr, rq->addr, md->error);
 			continue;
 		}
+		const symdb_symbolized *r = resolved ? &q->res[q->pos[i]] : NULL;
 		if (r && r->status == SYMDB_SYM_DAMAGED)
 			q->damaged = 1;
 		if (r && q->pr.style == CLI_STYLE_ATOS) {
@@ -651,14 +661,14 @@ static int run_batch(struct query *q)
 		cache_lookup(q);
 	q->apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr);
 	int rc = resolve_batch(q);
+	if (rc == 0 && q->apart && q->apart_failed) {
+		/* Print this batch directly, from all its results at once. */
+		q->apart = 0;
+		rc = resolve_batch(q);
+	}
 	if (rc < 0) {
 		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));
 		return rc;
-	}
-	if (q->apart) {
-		format_bodies(q);
-		if (q->apart_failed)
-			q->apart = 0; /* print this batch directly, from the results */
 	}
 	print_batch(q);
 	if (q->cache.slot)

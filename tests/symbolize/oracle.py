@@ -144,9 +144,14 @@ def main():
         reqs.append(("hex %s vaddr 0x%x" % ("ab" * 20, 0x1000 + k), img, None, "NOT_INDEXED"))
     rng.shuffle(reqs)
 
-    got = split_chunks(run([a.driver, db], "".join(r[0] + "\n" for r in reqs)))
+    batch = "".join(r[0] + "\n" for r in reqs)
+    got = split_chunks(run([a.driver, db], batch))
     if len(got) != len(reqs):
         sys.exit("oracle.py: %d results for %d requests" % (len(got), len(reqs)))
+    # The same batch with results in resolution order, put back by the driver.
+    if split_chunks(run([a.driver, db, "--order"], batch)) != got:
+        print("results in resolution order (SYMDB_SYMBOLIZE_ORDER) differ from input order")
+        return 1
     asked = [r for r in reqs if r[3] is None]
     want = split_chunks(run([LLVM], "".join("%s 0x%x\n" % (r[1], r[2]) for r in asked)))
     if len(want) != len(asked):

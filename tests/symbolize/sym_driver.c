@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sym_driver DB [--no-demangle] < BATCH: one symdb_symbolize() call over a
- * batch read from stdin, printed in llvm-symbolizer-14's default LLVM style
- * (every inlined frame: name, then file:line:column; a blank line after
- * each request), in input order.  A request that llvm-symbolizer would
+ * sym_driver DB [--no-demangle] [--order] < BATCH: one symdb_symbolize()
+ * call over a batch read from stdin, printed in llvm-symbolizer-14's default
+ * LLVM style (every inlined frame: name, then file:line:column; a blank line
+ * after each request), in input order.  --order asks for the results in
+ * resolution order (SYMDB_SYMBOLIZE_ORDER) and puts them back in input
+ * order with symdb_symbolizer_order().  A request that llvm-symbolizer would
  * answer from the binary itself but symdb cannot (image not indexed, no
  * image, address out of range, damaged) prints its status name instead.
  *
@@ -45,7 +47,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sym_driver DB [--no-demangle] < BATCH\n");
 		return 2;
 	}
-	int demangle = !(argc > 2 && strcmp(argv[2], "--no-demangle") == 0);
+	int demangle = 1, ordered = 0;
+	for (int a = 2; a < argc; a++) {
+		if (strcmp(argv[a], "--no-demangle") == 0)
+			demangle = 0;
+		else if (strcmp(argv[a], "--order") == 0)
+			ordered = 1;
+	}
 	size_t n = 0, cap = 1024;
 	symdb_request *reqs = calloc(cap, sizeof(*reqs));
 	char **refs = calloc(cap, sizeof(*refs));
@@ -94,13 +102,27 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	symdb_symbolized *res = calloc(n ? n : 1, sizeof(*res));
-	SYMDB_OPTS(symdb_symbolize_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
+	size_t *at = calloc(n ? n : 1, sizeof(*at)); /* request -> its result */
+	SYMDB_OPTS(symdb_symbolize_opts, o, .flags = ordered ? SYMDB_SYMBOLIZE_ORDER : 0,
+	           .errbuf = err, .errbuf_sz = sizeof err);
 	if ((rc = symdb_symbolize(s, reqs, n, res, &o)) != 0) {
 		fprintf(stderr, "sym_driver: symdb_symbolize: %s\n", err);
 		return 1;
 	}
+	for (size_t i = 0; i < n; i++)
+		at[i] = i;
+	if (ordered) {
+		size_t norder;
+		const uint32_t *order = symdb_symbolizer_order(s, &norder);
+		if (norder != n) {
+			fprintf(stderr, "sym_driver: order has %zu entries for %zu\n", norder, n);
+			return 1;
+		}
+		for (size_t k = 0; k < n; k++)
+			at[order[k]] = k;
+	}
 	for (size_t i = 0; i < n; i++) {
-		const symdb_symbolized *r = &res[i];
+		const symdb_symbolized *r = &res[at[i]];
 		if (r->status != SYMDB_SYM_OK && r->status != SYMDB_SYM_NO_SYMBOL) {
 			printf("%s\n\n", status_name(r->status));
 			continue;
@@ -115,6 +137,7 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	free(res);
+	free(at);
 	symdb_symbolizer_free(s);
 	symdb_close(db);
 	for (size_t i = 0; i < n; i++)

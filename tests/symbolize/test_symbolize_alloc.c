@@ -142,7 +142,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	SYMDB_OPTS(symdb_symbolize_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
-	size_t counted = 0, frames = 0, ok = 0;
+	size_t counted = 0, frames = 0, ok = 0, dcap = 0;
+	char *dbuf = NULL;
 	for (int call = 0; call < 23; call++) {
 		for (size_t i = n - 1; i > 0; i--) { /* reshuffle */
 			size_t j = (size_t)(rnd() % (i + 1));
@@ -150,6 +151,7 @@ int main(int argc, char **argv)
 			reqs[i] = reqs[j];
 			reqs[j] = t;
 		}
+		o.flags = call & 1 ? SYMDB_SYMBOLIZE_ORDER : 0; /* both orders */
 		size_t before = allocs;
 		int rc = symdb_symbolize(s, reqs, n, res, &o);
 		size_t used = allocs - before;
@@ -157,14 +159,36 @@ int main(int argc, char **argv)
 			fprintf(stderr, "symdb_symbolize: %s\n", err);
 			return 1;
 		}
+		if (call >= 3 && used)
+			printf("call %d (%s order): %zu allocations\n", call,
+			       call & 1 ? "resolution" : "input", used);
 		if (call >= 3)
 			counted += used;
 		else
 			printf("warm-up call %d: %zu allocations\n", call, used);
-		if (call == 3) {
+		if (call == 4) { /* input order: check what each request asked for */
+			size_t mangled_raw = 0;
 			for (size_t i = 0; i < n; i++) {
 				frames += res[i].nframes;
 				ok += res[i].status == SYMDB_SYM_OK;
+				for (uint32_t f = 0; f < res[i].nframes; f++) {
+					const char *nm = res[i].frames[f].name;
+					/* (Names LLVM cannot demangle stay as they are.) */
+					if (!nm || strncmp(nm, "_Z", 2) != 0 ||
+					    symdb_demangle(nm, &dbuf, &dcap) != 1)
+						continue;
+					if (reqs[i].flags & SYMDB_REQ_DEMANGLE) {
+						fprintf(stderr, "request %zu wants demangling, got %s\n",
+						        i, nm);
+						return 1;
+					}
+					mangled_raw++;
+				}
+			}
+			if (!mangled_raw) {
+				fprintf(stderr, "no mangled name left as asked: the C++ binary "
+				                "proves nothing\n");
+				return 1;
 			}
 		}
 	}
@@ -178,5 +202,6 @@ int main(int argc, char **argv)
 	symdb_close(db);
 	free(reqs);
 	free(res);
+	free(dbuf);
 	return counted ? 1 : 0;
 }
