@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""oracle.py - symdb_symbolize() against llvm-symbolizer-14 on one unsorted
+"""symbolize_oracle.py - symdb_symbolize() against llvm-symbolizer-14 on one unsorted
 batch over many images.
 
 The batch mixes fixture binaries (with DWARF: inline chains), the system
@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
+sys.path.insert(0, HERE)
 from compare import Elf, pick_addresses, translate, LOAD_ADDRESS  # noqa: E402
 
 LLVM = "llvm-symbolizer-14"
@@ -50,11 +50,11 @@ def real_libraries():
     libpy = os.path.join(d, "libpython3.11.so.1.0")
     for p in (libc, libpy):
         if not os.path.isfile(p):
-            print("oracle.py: %s not found; skipping" % p)
+            print("symbolize_oracle.py: %s not found; skipping" % p)
             sys.exit(77)
     bid = build_id(libc) or ""
     if not os.path.isfile("/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])):
-        print("oracle.py: libc6-dbg is not installed; skipping")
+        print("symbolize_oracle.py: libc6-dbg is not installed; skipping")
         sys.exit(77)
     return [libc, libpy]
 
@@ -75,7 +75,7 @@ def split_chunks(text):
 def run(cmd, data):
     p = subprocess.run(cmd, input=data.encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
-        sys.exit("oracle.py: %s failed (%d): %s" % (cmd[0], p.returncode,
+        sys.exit("symbolize_oracle.py: %s failed (%d): %s" % (cmd[0], p.returncode,
                                                     p.stderr.decode(errors="replace")))
     return p.stdout.decode("utf-8", "replace")
 
@@ -93,14 +93,14 @@ def main():
     ap.add_argument("--seed", type=int, default=20261125)
     a = ap.parse_args()
     if not shutil.which(LLVM):
-        print("oracle.py: %s not found; skipping" % LLVM)
+        print("symbolize_oracle.py: %s not found; skipping" % LLVM)
         sys.exit(77)
     real = real_libraries()
     fixtures = [os.path.join(a.fixtures, n) for n in
                 ("c_gcc_O2_pie", "cpp_g++_O2_rdyn", "lib_gcc_O2.so", "c_clang_O2_nopie")]
     missing = [f for f in fixtures if not os.path.isfile(f)]
     if missing:
-        sys.exit("oracle.py: fixtures missing: %s" % missing)
+        sys.exit("symbolize_oracle.py: fixtures missing: %s" % missing)
     not_indexed = os.path.join(a.fixtures, "c_gcc_O0_pie")
     indexed = fixtures + real
 
@@ -111,7 +111,7 @@ def main():
         p = subprocess.run([a.symdb, "--db", db, "build", img], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
         if p.returncode != 0:
-            sys.exit("oracle.py: symdb build %s failed:\n%s" % (img, p.stdout.decode()))
+            sys.exit("symbolize_oracle.py: symdb build %s failed:\n%s" % (img, p.stdout.decode()))
 
     rng = random.Random(a.seed)
     reqs = []  # (driver line, image, vaddr or None, expected marker or None)
@@ -147,7 +147,7 @@ def main():
     batch = "".join(r[0] + "\n" for r in reqs)
     got = split_chunks(run([a.driver, db], batch))
     if len(got) != len(reqs):
-        sys.exit("oracle.py: %d results for %d requests" % (len(got), len(reqs)))
+        sys.exit("symbolize_oracle.py: %d results for %d requests" % (len(got), len(reqs)))
     # The same batch with results in resolution order, put back by the driver.
     if split_chunks(run([a.driver, db, "--order"], batch)) != got:
         print("results in resolution order (SYMDB_SYMBOLIZE_ORDER) differ from input order")
@@ -155,7 +155,7 @@ def main():
     asked = [r for r in reqs if r[3] is None]
     want = split_chunks(run([LLVM], "".join("%s 0x%x\n" % (r[1], r[2]) for r in asked)))
     if len(want) != len(asked):
-        sys.exit("oracle.py: llvm-symbolizer gave %d answers for %d" % (len(want), len(asked)))
+        sys.exit("symbolize_oracle.py: llvm-symbolizer gave %d answers for %d" % (len(want), len(asked)))
     # The CLI on each image alone, for the differences of the index.
     cli = {}
     for img in indexed:
