@@ -146,3 +146,16 @@ size_t fmt_cat_name_key(const char *name, size_t name_len, const uint8_t *uuid,
 	memcpy(buf + name_len + 1, uuid, uuid_len);
 	return need;
 }
+
+void fmt_cat_used_encode(uint64_t when, uint8_t buf[FMT_CAT_USED_SIZE])
+{
+	fmt_put64(buf, when);
+}
+
+int fmt_cat_used_decode(const void *val, size_t n, uint64_t *when)
+{
+	if (n != FMT_CAT_USED_SIZE)
+		return -1;
+	*when = fmt_be64(val);
+	return 0;
+}

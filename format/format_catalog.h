@@ -2,8 +2,8 @@
 /*
  * format_catalog.h - encode and decode the catalog's LMDB keys and values
  * (SPEC §12.2, §12.3).  Like the rest of format/, this is the only place that
- * knows where a catalog byte lives; rd_catalog.c moves the bytes in and out of
- * LMDB and never looks inside them.
+ * knows where a catalog byte lives; reader/catalog_*.c move the bytes in and
+ * out of LMDB and never look inside them.
  *
  * Internal: not installed.
  */
@@ -16,6 +16,15 @@
 #define FMT_HIDDEN __attribute__((visibility("hidden")))
 
 #define FMT_CV_VALUE_VERSION 1      /* SPEC §12.3 Value_Version */
+
+/* The `meta` record holding the schema version, a u32 big-endian
+ * (FMT_CAT_SCHEMA_VERSION), SPEC §12.2. */
+#define FMT_CAT_SCHEMA_KEY   "schema"
+#define FMT_CAT_SCHEMA_SIZE  4
+/* The `used` database: UUID -> last-query time, unix seconds as a u64
+ * big-endian (SPEC §12.6). */
+#define FMT_CAT_DB_USED      "used"
+#define FMT_CAT_USED_SIZE    8
 #define FMT_CV_STR_MAX       65535u /* u16 length prefix */
 
 /* One decoded `images` value.  The strings point into the value bytes and are
@@ -50,5 +59,10 @@ FMT_HIDDEN int fmt_cat_value_decode(const uint8_t *val, size_t n, fmt_cat_value 
  * length, or 0 if buf_sz is too small. */
 FMT_HIDDEN size_t fmt_cat_name_key(const char *name, size_t name_len, const uint8_t *uuid,
                                    size_t uuid_len, uint8_t *buf, size_t buf_sz);
+
+/* A `used` value: encode when into buf; decode n bytes (0, or -1 unless
+ * they are one u64). */
+FMT_HIDDEN void fmt_cat_used_encode(uint64_t when, uint8_t buf[FMT_CAT_USED_SIZE]);
+FMT_HIDDEN int fmt_cat_used_decode(const void *val, size_t n, uint64_t *when);
 
 #endif /* SYMDB_FORMAT_CATALOG_H */

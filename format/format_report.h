@@ -35,6 +35,8 @@
 #define FMT_REPORT_PATH_SZ 4096
 #define FMT_REPORT_MSG_SZ 1024
 #define FMT_REPORT_SIZE (60 + 2 * FMT_REPORT_PATH_SZ + FMT_REPORT_MSG_SZ)
+/* At most this many image records in one report (FMT_MO_MAX_SLICES). */
+#define FMT_REPORT_MAX_IMAGES 64
 
 /* A record, decoded. */
 typedef struct fmt_report {

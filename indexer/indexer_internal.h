@@ -4,8 +4,8 @@
  *
  * The object readers (ix_elf.c, later ix_macho.c) and the DWARF reader
  * (ix_dwarf.c) fill an ix_image; ix_tables.c sorts, deduplicates and emits it
- * through format/ as SPEC.md lays it out; ix_publish.c writes the bytes to a
- * temporary file, renames it into place and commits the catalog entry.
+ * through format/ as SPEC.md lays it out; ix_stage.c writes the bytes to a
+ * temp file in the staging directory for the builder to publish.
  *
  * All addresses here are absolute virtual addresses (as in the object file);
  * ix_tables.c subtracts Base_Address when it emits them.
@@ -16,10 +16,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symdb_build.h"
+#include "format_report.h"
+#include "symdb_errors.h"
 #include "symdb_format.h"
+#include "symdb_indexer.h"
 
 #define IX_HIDDEN __attribute__((visibility("hidden")))
+
+/* An image's identity (SPEC §5.2), as its header and the catalog key hold
+ * it. */
+typedef struct ix_uuid {
+	uint8_t bytes[FMT_UUID_MAX];
+	uint8_t len;  /* 1..32 */
+	uint8_t kind; /* FMT_UUID_* */
+} ix_uuid;
+
+/* At most this many images per input: a universal file's slices, a
+ * .dSYM's files (the records of one report). */
+#define IX_MAX_IMAGES FMT_REPORT_MAX_IMAGES
+
+/* What a job asks of the parsers (symdb_indexer_job), plus where the
+ * one-line reason of a failure goes. */
+typedef struct ix_opts {
+	unsigned flags;        /* SYMDB_INDEXER_* */
+	unsigned threads;      /* DWARF walk threads; 0 = automatic */
+	const char *debug_dir; /* extra directory for separate debug files, or NULL */
+	char *errbuf;
+	size_t errbuf_sz;
+} ix_opts;
 
 /* A growable array.  IX_PUSH returns a pointer to the new zeroed slot, or NULL
  * when memory runs out. */
@@ -94,7 +118,7 @@ typedef struct ix_row {
 /* One image being indexed. */
 typedef struct ix_image {
 	/* header (SPEC §5) */
-	symdb_uuid uuid;
+	ix_uuid uuid;
 	uint32_t header_flags; /* FMT_FLAG_* */
 	uint8_t object_format, object_class, object_endian;
 	uint16_t object_type;
@@ -139,7 +163,7 @@ IX_HIDDEN int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t 
  * a negative code with a reason in errbuf.  ix_build.c has a weak fallback
  * that does nothing, so the tree links without the DWARF reader. */
 IX_HIDDEN int ix_dwarf_attach(ix_image *img, const char *binary_path,
-                              const symdb_build_opts *opts, char *debug_path_out,
+                              const ix_opts *opts, char *debug_path_out,
                               size_t debug_path_sz, char *errbuf, size_t errbuf_sz);
 
 #endif /* SYMDB_INDEXER_INTERNAL_H */

@@ -297,12 +297,12 @@ static int same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
-int ix_dwarf_attach(ix_image *img, const char *binary_path, const symdb_build_opts *opts,
+int ix_dwarf_attach(ix_image *img, const char *binary_path, const ix_opts *opts,
 		    char *debug_path_out, size_t debug_path_sz, char *errbuf, size_t errbuf_sz)
 {
 	if (debug_path_sz)
 		debug_path_out[0] = 0;
-	if (opts && (opts->flags & SYMDB_BUILD_NO_DWARF))
+	if (opts && (opts->flags & SYMDB_INDEXER_NO_DWARF))
 		return 0;
 	ix_sections bin, dbg;
 	int rc = ix_sections_open(&bin, binary_path, errbuf, errbuf_sz);

@@ -24,7 +24,8 @@
  * Sorting and alias resolution happen in ix_tables.c.
  */
 #define _POSIX_C_SOURCE 200809L /* open flags, pread, fstat */
-#include "ix_cage.h"
+#include "ix_stage.h"
+#include "format_elf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,30 +93,20 @@ void ix_elf_init(void)
 
 /* ---- the file and its headers ------------------------------------------ */
 
-static const char *ex_type_name(unsigned t)
-{
-	switch (t) {
-	case ET_NONE: return "ET_NONE";
-	case ET_REL: return "ET_REL (relocatable object)";
-	case ET_CORE: return "ET_CORE (core dump)";
-	default: return "unknown e_type";
-	}
-}
-
 /* Open the file and judge it by its first bytes: magic, class, data
  * encoding and e_type (ET_EXEC or ET_DYN only), before any parsing. */
 static int ex_open(struct ex *x)
 {
 	struct stat st;
-	unsigned char id[EI_NIDENT + 2];
-	unsigned type;
+	uint8_t id[FMT_ELF_IDENT_SIZE];
+	char why[256];
 	ssize_t r;
 
 	x->fd = open(x->path, O_RDONLY | O_CLOEXEC);
 	if (x->fd < 0)
-		return ex_fail(x, -errno, "%s", symdb_strerror(-errno));
+		return ex_fail(x, -errno, "%s", strerror(errno));
 	if (fstat(x->fd, &st) < 0)
-		return ex_fail(x, -errno, "%s", symdb_strerror(-errno));
+		return ex_fail(x, -errno, "%s", strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return ex_fail(x, -EISDIR, "is a directory");
 	if (!S_ISREG(st.st_mode))
@@ -127,20 +118,9 @@ static int ex_open(struct ex *x)
 		r = pread(x->fd, id, sizeof id, 0);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return ex_fail(x, -errno, "%s", symdb_strerror(-errno));
-	if (r < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not an ELF file");
-	if (r < (ssize_t)sizeof id)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "truncated ELF header");
-	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad EI_CLASS %u", (unsigned)id[EI_CLASS]);
-	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad EI_DATA %u", (unsigned)id[EI_DATA]);
-	type = id[EI_DATA] == ELFDATA2LSB ? (unsigned)(id[16] | id[17] << 8)
-	                                  : (unsigned)(id[16] << 8 | id[17]);
-	if (type != ET_EXEC && type != ET_DYN)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "%s is not supported, only ET_EXEC and ET_DYN",
-		               ex_type_name(type));
+		return ex_fail(x, -errno, "%s", strerror(errno));
+	if (fmt_elf_ident(id, (size_t)r, why, sizeof why) != 0)
+		return ex_fail(x, SYMDB_E_BAD_OBJECT, "%s", why);
 	return 0;
 }
 

@@ -407,7 +407,7 @@ static int mo_load(ix_image *img, const mo_slice *s, const char *path, char *eb,
 	memset(&img->uuid, 0, sizeof img->uuid);
 	memcpy(img->uuid.bytes, s->uuid, 16);
 	img->uuid.len = 16;
-	img->uuid.kind = SYMDB_UUID_MACHO;
+	img->uuid.kind = FMT_UUID_MACHO;
 	img->image_name = ix_str_addz(img->strings, mo_basename(path));
 	if (img->image_name == FMT_NONE)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
@@ -475,21 +475,21 @@ static int mo_sections(ix_sections *d, const mo_slice *s, const char *path, char
 
 /* ---- building and publishing ---------------------------------------------- */
 
-/* One add() call: where staged images go (ix_cage.h). */
+/* One input: where staged images go (ix_stage.h). */
 typedef struct mo_job {
 	ix_stager *st;
-	const symdb_build_opts *o;
+	const ix_opts *o;
 } mo_job;
 
 static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_slice *dw,
-                   const char *dw_path, const symdb_build_opts *o)
+                   const char *dw_path, const ix_opts *o)
 {
 	char *eb = o->errbuf;
 	size_t ebsz = o->errbuf_sz;
 	ix_sections d;
 	int rc = mo_load(img, s, path, eb, ebsz);
 
-	if (rc == 0 && dw && dw->has_dwarf && !(o->flags & SYMDB_BUILD_NO_DWARF)) {
+	if (rc == 0 && dw && dw->has_dwarf && !(o->flags & SYMDB_INDEXER_NO_DWARF)) {
 		if (dw != s) /* a companion dSYM's slice (§12.5: same-contents test) */
 			img->build_info[FMT_BI_DEBUG_XXH3] = XXH3_64bits(dw->p, (size_t)dw->n);
 		rc = mo_sections(&d, dw, dw_path, eb, ebsz);
@@ -506,7 +506,7 @@ static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_
 
 /* Index one slice s of path into a staged temp file; its DWARF comes from
  * dw (s itself, a companion dSYM's slice, or NULL).  Whether the image is
- * already indexed is decided when the stage is committed (ix_cage.c). */
+ * already indexed is decided by the builder when it publishes (libsymdb). */
 static int mo_build_slice(mo_job *j, const mo_slice *s, const char *path, const mo_slice *dw,
                           const char *dw_path)
 {
@@ -624,10 +624,10 @@ static int mo_add_file(mo_job *j, const char *path)
 		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	d = f + 1;
 	rc = mo_file_open(f, path, j->o->errbuf, j->o->errbuf_sz);
-	if (rc == 0 && f->n + j->st->n > SYMDB_BUILD_MAX_IMAGES)
+	if (rc == 0 && f->n + j->st->n > IX_MAX_IMAGES)
 		rc = fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_TOO_BIG,
-		             "%s: more than %d images in one input", path, SYMDB_BUILD_MAX_IMAGES);
-	if (rc == 0 && f->s[0].h.filetype != FMT_MO_MH_DSYM && !(j->o->flags & SYMDB_BUILD_NO_DWARF))
+		             "%s: more than %d images in one input", path, IX_MAX_IMAGES);
+	if (rc == 0 && f->s[0].h.filetype != FMT_MO_MH_DSYM && !(j->o->flags & SYMDB_INDEXER_NO_DWARF))
 		have_d = mo_companion(path, d, dpath, sizeof dpath);
 	for (int i = 0; rc == 0 && i < f->n; i++) {
 		const mo_slice *s = &f->s[i], *dw = s;
@@ -699,7 +699,7 @@ static int mo_is_dsym_dir(const char *path)
 	return stat(sub, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int ix_macho_stage(ix_stager *stg, const char *path, const symdb_build_opts *o)
+int ix_macho_stage(ix_stager *stg, const char *path, const ix_opts *o)
 {
 	mo_job j = { stg, o };
 	uint8_t head[8];

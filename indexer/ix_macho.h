@@ -9,12 +9,12 @@
 #ifndef SYMDB_IX_MACHO_H
 #define SYMDB_IX_MACHO_H
 
-#include "ix_cage.h"
+#include "ix_stage.h"
 
 /* Index every image of path when it is a Mach-O file (thin or universal) or
- * a .dSYM bundle directory, staging each into st (ix_cage.h).  Returns 1
+ * a .dSYM bundle directory, staging each into st (ix_stage.h).  Returns 1
  * when path is neither (the caller goes on with ELF), else 0 or a negative
  * code with "PATH: reason" in o->errbuf.  Touches no catalog. */
-IX_HIDDEN int ix_macho_stage(ix_stager *st, const char *path, const symdb_build_opts *o);
+IX_HIDDEN int ix_macho_stage(ix_stager *st, const char *path, const ix_opts *o);
 
 #endif /* SYMDB_IX_MACHO_H */

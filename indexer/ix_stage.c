@@ -8,18 +8,19 @@
  * re-verifies every file before it publishes it.  Nothing here touches a
  * catalog.
  */
-#define _POSIX_C_SOURCE 200809L
-#include "ix_cage.h"
+#define _GNU_SOURCE /* sync_file_range */
+#include "ix_stage.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format_report.h"
-#include "symdb_indexer.h"
 
 static int stage_write_all(int fd, const void *p, size_t n)
 {
@@ -90,15 +91,68 @@ static int stage_test_hook(const char *what, char *eb, size_t ebsz)
 	return 0;
 }
 
+/* Lowercase hex of id (SPEC §12.1), the start of its file names. */
+static void stage_hex(const ix_uuid *id, char hex[2 * FMT_UUID_MAX + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (unsigned i = 0; i < id->len; i++) {
+		hex[2 * i] = digits[id->bytes[i] >> 4];
+		hex[2 * i + 1] = digits[id->bytes[i] & 15];
+	}
+	hex[2 * id->len] = 0;
+}
+
+/* Write the plan into the new temp file fd and start its writeback
+ * (sync_file_range, advisory) so that the builder's fsync before the
+ * rename finds the work done or under way. */
+static int stage_write_fd(int fd, const ix_output *out)
+{
+	/* Index files are public, read-only data (mkstemp makes 0600). */
+	int rc = fchmod(fd, 0644) < 0 ? -errno : 0;
+
+	if (rc == 0)
+		rc = fmt_wplan_write(&out->plan, fd);
+	if (rc == 0)
+		(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	return rc;
+}
+
+int ix_write_tmp(const char *staging, const ix_uuid *id, const char *tag, const ix_output *out,
+                 char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
+{
+	char hex[2 * FMT_UUID_MAX + 1];
+	int fd, rc;
+
+	if (id->len == 0 || id->len > FMT_UUID_MAX)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "image has no UUID");
+	stage_hex(id, hex);
+	if ((size_t)snprintf(tmp, tmp_sz, "%s/%s%s.XXXXXX", staging, hex, tag) >= tmp_sz)
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", staging);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return fmt_err(eb, ebsz, -errno, "%s: cannot create temporary file: %s", tmp,
+		               strerror(errno));
+	rc = stage_write_fd(fd, out);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return fmt_err(eb, ebsz, rc, "%s: cannot write index file: %s", tmp,
+		               strerror(-rc));
+	}
+	return 0;
+}
+
 int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output *out, const char *arch,
                    const char *debug_path, char *eb, size_t ebsz)
 {
 	ix_staged *r;
 	int rc;
 
-	if (st->n >= SYMDB_BUILD_MAX_IMAGES)
+	if (st->n >= IX_MAX_IMAGES)
 		return fmt_err(eb, ebsz, SYMDB_E_TOO_BIG, "more than %d images in one input",
-		               SYMDB_BUILD_MAX_IMAGES);
+		               IX_MAX_IMAGES);
 	r = &st->img[st->n];
 	memset(r, 0, sizeof *r);
 	r->uuid = img->uuid;
@@ -116,27 +170,58 @@ int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output *out, con
 	return rc ? fmt_err(eb, ebsz, rc, "cannot report to the parent: %s", strerror(-rc)) : 0;
 }
 
+/* "KIND:HEX", the builder's UUID of an ELF input (SPEC §12.5). */
+static int stage_parse_uuid(const char *s, ix_uuid *id)
+{
+	unsigned kind = 0;
+	size_t n;
+
+	memset(id, 0, sizeof *id);
+	if (!s)
+		return 0;
+	while (*s >= '0' && *s <= '9' && kind < 256)
+		kind = kind * 10 + (unsigned)(*s++ - '0');
+	if (*s++ != ':' || kind == 0 || kind > 255)
+		return SYMDB_E_INVAL;
+	n = strlen(s);
+	if (n == 0 || n % 2 || n / 2 > FMT_UUID_MAX || strspn(s, "0123456789abcdef") != n)
+		return SYMDB_E_INVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		char byte[3] = { s[2 * i], s[2 * i + 1], 0 };
+		id->bytes[i] = (uint8_t)strtoul(byte, NULL, 16);
+	}
+	id->len = (uint8_t)(n / 2);
+	id->kind = (uint8_t)kind;
+	return 0;
+}
+
+static int stage_job(ix_stager *st, const symdb_indexer_job *job, char *eb, size_t ebsz)
+{
+	ix_opts o = { .flags = job->flags, .threads = job->threads,
+	              .debug_dir = job->debug_dir, .errbuf = eb, .errbuf_sz = ebsz };
+
+	memset(st, 0, sizeof *st);
+	st->fd = job->report_fd;
+	st->test_hook = job->test_hook;
+	if (!job->input || !job->staging_dir)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no input or staging directory");
+	if ((size_t)snprintf(st->dir, sizeof st->dir, "%s", job->staging_dir) >= sizeof st->dir ||
+	    (size_t)snprintf(st->tag, sizeof st->tag, "%s", job->tag ? job->tag : "") >=
+	            sizeof st->tag)
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: staging path or tag too long",
+		               job->input);
+	if (stage_parse_uuid(job->uuid, &st->elf_uuid) != 0)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "%s: bad UUID \"%s\"", job->input,
+		               job->uuid);
+	return ix_stage_input(st, job->input, &o);
+}
+
 int symdb_indexer_run(const symdb_indexer_job *job)
 {
 	static ix_stager st; /* ~600 KiB: one per process */
 	char eb[FMT_REPORT_MSG_SZ] = "";
-	SYMDB_OPTS(symdb_build_opts, o, .errbuf = eb, .errbuf_sz = sizeof eb);
-	int rc;
+	int rc = stage_job(&st, job, eb, sizeof eb);
 
-	memset(&st, 0, sizeof st);
-	st.fd = job->report_fd;
-	st.test_hook = job->test_hook;
-	if ((size_t)snprintf(st.dir, sizeof st.dir, "%s", job->staging_dir) >= sizeof st.dir ||
-	    (size_t)snprintf(st.tag, sizeof st.tag, "%s", job->tag ? job->tag : "") >=
-	            sizeof st.tag)
-		rc = fmt_err(eb, sizeof eb, -ENAMETOOLONG, "%s: staging path or tag too long",
-		             job->input);
-	else {
-		o.flags = (job->flags & SYMDB_INDEXER_NO_DWARF) ? SYMDB_BUILD_NO_DWARF : 0;
-		o.threads = job->threads;
-		o.debug_dir = job->debug_dir;
-		rc = ix_stage_input(&st, job->input, &o);
-	}
 	if (stage_send(job->report_fd, FMT_REPORT_END, rc, NULL, eb) != 0)
 		return 125;
 	return fmt_report_exit_status(rc);

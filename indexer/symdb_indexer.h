@@ -30,6 +30,10 @@ typedef struct symdb_indexer_job {
 	unsigned flags;          /**< SYMDB_INDEXER_* */
 	unsigned threads;        /**< DWARF walk threads; 0 = automatic */
 	const char *debug_dir;   /**< extra directory for separate debug files, or NULL */
+	/** An ELF input's UUID as the caller computed it (SPEC §5.2), as
+	 *  "KIND:HEX" (kind in decimal, lowercase hex bytes); NULL for Mach-O,
+	 *  whose UUIDs are in its load commands. */
+	const char *uuid;
 	int report_fd;           /**< receives the records (SPEC §12.5) */
 	/** Test-only failure after the first temp file is written: "segv",
 	 *  "abort", "hang" or "oom"; NULL in normal use. */

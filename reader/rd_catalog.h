@@ -2,10 +2,10 @@
 /*
  * rd_catalog.h - the LMDB catalog of a database directory (SPEC §12).
  *
- * Internal, not installed.  Shared by the reader (lookups, listing) and the
- * indexer (publishing), each of which embeds its own hidden copy of
- * rd_catalog.c.  LMDB errors are mapped to symdb codes here and never leave
- * this module raw.
+ * Internal, not installed.  Implemented by reader/catalog_*.c, compiled into
+ * libsymdb only, and used by the reader (lookups, listing) and the builder
+ * (publishing).  LMDB errors are mapped to symdb codes there and never leave
+ * the catalog raw.
  */
 #ifndef SYMDB_RD_CATALOG_H
 #define SYMDB_RD_CATALOG_H
@@ -17,7 +17,7 @@
 
 typedef struct rd_catalog rd_catalog;
 
-#define RD_CAT_WRITE  0x1u /* open read-write (the indexer) */
+#define RD_CAT_WRITE  0x1u /* open read-write (the builder) */
 #define RD_CAT_CREATE 0x2u /* create DB/, DB/catalog/, DB/images/, DB/tmp/ if missing */
 
 /* A decoded `images` value (SPEC §12.3).  Strings are NUL-terminated copies in

@@ -343,25 +343,10 @@ static int open_builder(struct build_run *r, const struct cli_global *g)
 	return -CLI_EXIT_DATABASE;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CLI_FORK_UNSAFE_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CLI_FORK_UNSAFE_MALLOC 1
-#endif
-#endif
-
 static int run_workers(struct build_run *r, unsigned jobs)
 {
 	if (jobs > r->nfiles)
 		jobs = (unsigned)r->nfiles;
-#ifdef CLI_FORK_UNSAFE_MALLOC
-	/* AddressSanitizer's allocator (GCC 12's libasan) is not locked across
-	 * fork(): a cage child forked while another thread allocates can
-	 * deadlock in it.  Sanitizer builds index one file at a time. */
-	if (r->flags & SYMDB_BUILD_ISOLATE)
-		jobs = 1;
-#endif
 	pthread_t *tids = calloc(jobs, sizeof(*tids));
 	if (!tids)
 		return -ENOMEM;

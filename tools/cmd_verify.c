@@ -216,8 +216,8 @@ static void key_text(const uint8_t *key, size_t len, int is_name, char *buf, siz
 		at += (size_t)snprintf(buf + at, bufsz - at, "%02x", key[i]);
 }
 
-static void catalog_problem(symdb_catalog_problem kind, const uint8_t *key, size_t key_len,
-                            const char *why, void *arg)
+static void verify_catalog_problem(symdb_catalog_problem kind, const uint8_t *key,
+                                   size_t key_len, const char *why, void *arg)
 {
 	static const char *const db[] = { "", "images", "names", "names", "used" };
 	struct verify *v = arg;
@@ -236,7 +236,7 @@ static void catalog_problem(symdb_catalog_problem kind, const uint8_t *key, size
 static int verify_catalog(struct verify *v)
 {
 	int rc = symdb_catalog_check(v->db, v->repair ? SYMDB_CHECK_REPAIR : 0,
-	                             catalog_problem, v);
+	                             verify_catalog_problem, v);
 
 	if (rc > 0 && v->repair) {
 		v->repaired += (size_t)rc;

@@ -6,8 +6,8 @@
  * symdb_indexer_run(), which reports on the given descriptor.
  *
  *   symdb-indexer --report-fd N [--tag TAG] [--parent PID] [--cpu-limit S]
- *                 [--memory-limit BYTES] [--threads N] [--no-dwarf]
- *                 [--debug-dir DIR] [--] INPUT STAGING_DIR
+ *                 [--memory-limit BYTES] [--uuid KIND:HEX] [--threads N]
+ *                 [--no-dwarf] [--debug-dir DIR] [--] INPUT STAGING_DIR
  *
  * Exit status: 0, or the staging error's magnitude (the end record says
  * which); 2 for a bad command line; 127 when the parent is already gone.
@@ -65,6 +65,10 @@ static int idx_opt(struct idx_args *a, const char *opt, const char *val)
 	}
 	if (!strcmp(opt, "--debug-dir")) {
 		a->job.debug_dir = val;
+		return 0;
+	}
+	if (!strcmp(opt, "--uuid")) {
+		a->job.uuid = val;
 		return 0;
 	}
 	if (idx_num(val, &v) < 0)

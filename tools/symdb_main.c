@@ -51,7 +51,7 @@ static const struct subcommand commands[] = {
 	  "                   byte-identical whatever N\n"
 	  "  --debug-dir DIR  also look for separate debug files (by build-id) in DIR\n"
 	  "  --no-dwarf       index symbol tables only\n"
-	  "  --no-isolate     parse inputs in this process (no crash isolation)\n"
+	  "  --no-isolate     accepted; every input is parsed by symdb-indexer\n"
 	  "  --timeout S      give up on a FILE after S seconds (default 120 + 1 per MiB)\n"
 	  "  --memory-limit SIZE  address-space limit of the indexer process, e.g. 2G\n"
 	  "                   (default: the larger of 8G and 64 times the FILE's size)\n"

@@ -38,7 +38,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const char *const seeds[] = { FUZZ_MACHO_SEEDS "/armv7_le",
 	                                     FUZZ_MACHO_SEEDS "/ppc_be" };
-	SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_NO_DWARF);
+	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = SYMDB_BUILD_NO_DWARF);
 	static symdb_build_result r;
 	const char *tmp = getenv("TMPDIR");
 	symdb_builder *b;

@@ -96,7 +96,8 @@ static void check_published(const symdb_build_result *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = NULL);
-	SYMDB_OPTS(symdb_build_opts, bo, .flags = SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF);
+	SYMDB_OPTS(symdb_build_opts, bo, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF);
 	static __thread symdb_build_result res;
 	symdb_file_image ims[8];
 	char path[64], eb[512] = "";

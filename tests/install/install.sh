@@ -22,7 +22,9 @@ run cmake --install "$SYMDB_BUILD" --prefix "$prefix"
 expect_ok "cmake --install"
 libdir=$(dirname "$(find "$prefix" -name 'libsymdb.so' | head -1)")
 [[ -f $libdir/libsymdb.so ]] || fail "no libsymdb.so installed"
-[[ -f $prefix/include/symdb.h && -f $prefix/include/symdb_build.h ]] || fail "headers not installed"
+[[ -f $prefix/include/symdb.h && -f $prefix/include/symdb_build.h &&
+   -f $prefix/include/symdb_indexer.h ]] || fail "headers not installed"
+[[ -x $prefix/bin/symdb-indexer ]] || fail "symdb-indexer not installed"
 [[ -f $libdir/pkgconfig/symdb.pc ]] || fail "symdb.pc not installed"
 
 note "exported symbols"

@@ -116,7 +116,8 @@ int main(void)
 {
 	char dir[4096], path[4096], lz[4200], tmpdir[4200], eb[512];
 	const char *t = getenv("TMPDIR");
-	SYMDB_OPTS(symdb_build_opts, bo, .flags = SYMDB_BUILD_NO_DWARF);
+	SYMDB_OPTS(symdb_build_opts, bo, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = SYMDB_BUILD_NO_DWARF);
 	SYMDB_OPTS(symdb_open_opts, nothaw, .flags = SYMDB_OPEN_NO_THAW, .errbuf = eb,
 	           .errbuf_sz = sizeof eb);
 	static symdb_build_result res;

@@ -45,7 +45,8 @@ static void refused(symdb_builder *b, const char *dst, const char *path,
                     const symdb_uuid *expect, int want)
 {
 	char err[512] = "", tmp[4096];
-	SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_FORCE, .errbuf = err,
+	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = SYMDB_BUILD_FORCE, .errbuf = err,
 	           .errbuf_sz = sizeof err);
 	int rc = symdb_builder_import_file(b, path, expect, &o, &res);
 
@@ -61,7 +62,8 @@ int main(void)
 	static char a[8 << 20], c[8 << 20];
 	char base[] = "/tmp/symdb-import-XXXXXX", src[4096], dst[4096], bad[4096], path[4096];
 	const char *tmpdir = getenv("TMPDIR");
-	SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_NO_DWARF);
+	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = SYMDB_BUILD_NO_DWARF);
 	symdb_builder *bs, *bd;
 	symdb_uuid id, other;
 	long n;

@@ -28,7 +28,8 @@ static symdb *open_db(const char *dir, unsigned flags)
 
 static void build_self(const char *dir, symdb_uuid *id, char *index_path, size_t sz)
 {
-	SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_NO_DWARF);
+	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = SYMDB_BUILD_NO_DWARF);
 	static symdb_build_result r;
 	symdb_builder *b;
 

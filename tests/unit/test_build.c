@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_build.c - unit tests of ix_elf.c and the builder API (ix_build.c,
- * ix_publish.c): the ELF model of this test program itself, rejection of
+ * test_build.c - unit tests of ix_elf.c and the builder API (publish_build.c,
+ * publish_file.c, with symdb-indexer): the ELF model of this test program itself, rejection of
  * bad inputs with one-line reasons naming the file, determinism, the
  * already-indexed fast path, --force, a missing index file being rebuilt,
  * and concurrency: threads sharing one builder and processes sharing one
@@ -66,7 +66,8 @@ static void test_elf_model(void)
 static int build(const char *db, const char *path, unsigned flags, symdb_build_result *r,
                  char *err, size_t errsz)
 {
-	SYMDB_OPTS(symdb_build_opts, o, .flags = flags, .errbuf = err, .errbuf_sz = errsz);
+	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = flags, .errbuf = err, .errbuf_sz = errsz);
 	symdb_builder *b;
 	int rc = symdb_builder_open(db, &o, &b);
 
@@ -178,7 +179,8 @@ struct job {
 static void *job_run(void *arg)
 {
 	struct job *j = arg;
-	SYMDB_OPTS(symdb_build_opts, o, .flags = j->flags, .errbuf = j->err,
+	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
+	           .flags = j->flags, .errbuf = j->err,
 	           .errbuf_sz = sizeof j->err);
 	symdb_build_result r;
 

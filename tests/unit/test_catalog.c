@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_catalog.c - unit tests of the catalog: the value codec of
- * format_catalog.c (SPEC §12.3) and the LMDB module rd_catalog.c (SPEC §12):
+ * format_catalog.c (SPEC §12.3) and the LMDB module reader/catalog_*.c (SPEC §12):
  * create/open modes, put/get/del/list, only_if_absent, the names index, map
  * growth (alone and under concurrent writers), damaged values and schemas.
  */

@@ -59,11 +59,12 @@ static void test_build_and_resolve(char **argv)
 	CHECK(r != NULL);
 	if (!r)
 		return;
+	SYMDB_OPTS(symdb_build_opts, bo, .indexer_path = SYMDB_TEST_INDEXER);
 	CHECK_RC(symdb_builder_open(argv[1], NULL, &b));
-	CHECK_RC(symdb_builder_add(b, argv[2], NULL, r));
+	CHECK_RC(symdb_builder_add(b, argv[2], &bo, r));
 	CHECK(r->nimages == 2 && !strcmp(r->images[0].arch, "x86_64") &&
 	      !strcmp(r->images[1].arch, "arm64") && !r->images[0].skipped);
-	CHECK_RC(symdb_builder_add(b, argv[2], NULL, r));
+	CHECK_RC(symdb_builder_add(b, argv[2], &bo, r));
 	CHECK(r->nimages == 2 && r->images[0].skipped && r->images[1].skipped && r->skipped);
 	symdb_builder_close(b);
 	CHECK_RC(symdb_open(argv[1], NULL, &db));

@@ -348,7 +348,8 @@ static void test_end_to_end(uint64_t crt_addr)
 	symdb_image *img = NULL;
 	symdb_frame fr[8];
 	symdb_result r;
-	SYMDB_OPTS(symdb_build_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
+	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
+	           .errbuf = err, .errbuf_sz = sizeof err);
 	SYMDB_OPTS(symdb_open_opts, oo, .errbuf = err, .errbuf_sz = sizeof err);
 
 	if (!crt_addr || !mkdtemp(dir))

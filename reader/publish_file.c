@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ix_publish.c - make one index file visible, atomically and durably
- * (SPEC §12.5): write it to a fresh temporary file in DB/tmp (mkstemp, so
- * names are unique per process and thread), fsync it, rename it to
+ * publish_file.c - make one index file visible, atomically and durably
+ * (SPEC §12.5): the file was written to a temporary file in DB/tmp (by the
+ * indexer, or by an import); fsync it, rename it to
  * DB/images/XX/UUIDHEX.symdb, fsync that directory, and only then commit the
  * catalog entry in one LMDB transaction.
  *
  * The fsync comes last before the rename (pub_fsync_tmp), not right after
- * the write, so the device writes while the caller does other work.
+ * the write, so the device writes while this process verifies the file.
  *
  * A crash or error before the rename leaves at most a temp file (removed on
  * every error path we see); between the rename and the commit it leaves an
@@ -18,7 +18,7 @@
  * that mapped an older file under the same name keeps a valid mapping.
  */
 #define _GNU_SOURCE /* mkstemp, fsync, O_DIRECTORY, sync_file_range */
-#include "ix_emit.h"
+#include "publish_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "symdb_endian.h"
 
 struct pub {
 	const char *dir;           /* database directory */
@@ -47,7 +48,7 @@ static int pub_fail(struct pub *p, int rc, const char *path, const char *what)
 	return fmt_err(p->eb, p->ebsz, rc, "%s: %s: %s", path, what, symdb_strerror(rc));
 }
 
-static int pub_paths(struct pub *p, const symdb_uuid *id, const char *tag)
+static int pub_paths(struct pub *p, const symdb_uuid *id)
 {
 	if (id->len == 0 || id->len > FMT_UUID_MAX)
 		return fmt_err(p->eb, p->ebsz, SYMDB_E_INVAL, "image has no UUID");
@@ -56,9 +57,7 @@ static int pub_paths(struct pub *p, const symdb_uuid *id, const char *tag)
 	if ((size_t)snprintf(p->subdir, sizeof p->subdir, "%s/images/%.2s", p->dir, p->hex) >=
 	            sizeof p->subdir ||
 	    (size_t)snprintf(p->final, sizeof p->final, "%s/%s", p->dir, p->rel) >=
-	            sizeof p->final ||
-	    (size_t)snprintf(p->tmp, sizeof p->tmp, "%s/tmp/%s%s.XXXXXX", p->dir, p->hex, tag) >=
-	            sizeof p->tmp)
+	            sizeof p->final)
 		return fmt_err(p->eb, p->ebsz, -ENAMETOOLONG, "%s: path too long", p->dir);
 	return 0;
 }
@@ -75,33 +74,10 @@ static int pub_fsync_dir(struct pub *p, const char *dir)
 	return rc;
 }
 
-void ix_writeback_start(int fd)
+void publish_writeback_start(int fd)
 {
 	/* Advisory: a filesystem without it still gets the fsync. */
 	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-}
-
-/* Write the plan into a new temp file and start its writeback; pub_commit
- * makes it durable.  On error the temp file is gone. */
-static int pub_write_tmp(struct pub *p, const ix_output *out)
-{
-	int fd = mkstemp(p->tmp), rc;
-
-	if (fd < 0)
-		return pub_fail(p, -errno, p->tmp, "cannot create temporary file");
-	/* Index files are public, read-only data (mkstemp makes 0600). */
-	rc = fchmod(fd, 0644) < 0 ? -errno : 0;
-	if (rc == 0)
-		rc = fmt_wplan_write(&out->plan, fd);
-	if (rc == 0)
-		ix_writeback_start(fd);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc) {
-		unlink(p->tmp);
-		return pub_fail(p, rc, p->tmp, "cannot write index file");
-	}
-	return 0;
 }
 
 /* Step 2 of SPEC §12.5: the temp file's bytes are on disk before the rename
@@ -156,24 +132,6 @@ static int pub_rename(struct pub *p)
 	}
 	p->renamed = 1;
 	return pub_fsync_dir(p, p->subdir);
-}
-
-static void pub_entry(const struct pub *p, const ix_image *img, const ix_output *out,
-                      rd_cat_entry *e, const char *name)
-{
-	memset(e, 0, sizeof *e);
-	memcpy(e->uuid, img->uuid.bytes, img->uuid.len);
-	e->uuid_len = img->uuid.len;
-	e->uuid_kind = img->uuid.kind;
-	e->object_format = img->object_format;
-	e->flags = fmt_be32(out->plan.head + FMT_H_FLAGS);
-	e->machine = img->machine;
-	e->machine_sub = img->machine_sub;
-	e->file_size = out->plan.file_size;
-	e->header_sum = out->plan.header_checksum;
-	e->built_at = (uint64_t)time(NULL);
-	e->file = p->rel;
-	e->image_name = name;
 }
 
 /* The catalog commit failed: if no entry refers to our file, unlink it so that
@@ -248,41 +206,12 @@ static int pub_commit(struct pub *p, rd_catalog *cat, rd_cat_entry *e, int only_
 	return rc;
 }
 
-int ix_publish(rd_catalog *cat, const ix_image *img, const ix_output *out, int only_if_absent,
-               int *raced, char *index_path, size_t index_path_sz, char *eb, size_t ebsz)
-{
-	struct pub p;
-	rd_cat_entry e;
-	size_t nlen;
-	const uint8_t *pool = ix_str_bytes(img->strings, &nlen);
-	int rc;
-
-	memset(&p, 0, sizeof p);
-	p.lock = -1;
-	p.dir = rd_catalog_dir(cat);
-	p.eb = eb;
-	p.ebsz = ebsz;
-	*raced = 0;
-	if (img->image_name >= nlen)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "internal error: bad image name");
-	rc = pub_paths(&p, &img->uuid, "");
-	if (rc == 0)
-		rc = pub_write_tmp(&p, out);
-	if (rc)
-		return rc;
-	pub_entry(&p, img, out, &e, (const char *)pool + img->image_name);
-	rc = pub_commit(&p, cat, &e, only_if_absent, raced);
-	if (rc == 0 && index_path && index_path_sz)
-		snprintf(index_path, index_path_sz, "%s", p.final);
-	return rc;
-}
-
 /* Steps 2-5 of SPEC §12.5 for a file someone else wrote into DB/tmp
- * (ix_import.c: an imported index file, already validated; the cage's
- * staged files).  e->file is filled in here; the temp file is gone on
- * return, renamed or removed. */
-int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only_if_absent,
-                   int *raced, char *index_path, size_t index_path_sz, char *eb, size_t ebsz)
+ * (publish_import.c: an imported index file, already validated; the
+ * indexer's staged files, verified by publish_commit.c).  e->file is filled
+ * in here; the temp file is gone on return, renamed or removed. */
+int publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only_if_absent,
+                int *raced, char *index_path, size_t index_path_sz, char *eb, size_t ebsz)
 {
 	struct pub p;
 	symdb_uuid id;
@@ -297,7 +226,7 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 	memset(&id, 0, sizeof id);
 	id.len = e->uuid_len <= sizeof id.bytes ? e->uuid_len : 0;
 	memcpy(id.bytes, e->uuid, id.len);
-	rc = pub_paths(&p, &id, "");
+	rc = pub_paths(&p, &id);
 	if (rc == 0 && (size_t)snprintf(p.tmp, sizeof p.tmp, "%s", tmp_path) >= sizeof p.tmp)
 		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", tmp_path);
 	if (rc) {
@@ -310,31 +239,30 @@ int ix_publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int o
 	return rc;
 }
 
-/* Step 1 of SPEC §12.5 only: the index file of one image written, its
- * writeback started, as STAGING/UUIDHEX<tag>.XXXXXX (tag names the indexer
- * that wrote it, so its parent can find leftovers).  Used by the stager
- * (ix_stage.c). */
-int ix_write_tmp(const char *staging, const symdb_uuid *id, const char *tag,
-                 const ix_output *out, char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
+/* The catalog entry of a validated file: header facts plus its checksum. */
+int publish_entry_from_file(const char *tmp, const symdb_image_info *info, rd_cat_entry *e)
 {
-	struct pub p;
-	int rc = 0;
+	uint8_t h[FMT_HEADER_SIZE];
+	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
 
-	memset(&p, 0, sizeof p);
-	p.dir = staging;
-	p.eb = eb;
-	p.ebsz = ebsz;
-	if (id->len == 0 || id->len > FMT_UUID_MAX)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "image has no UUID");
-	symdb_uuid_format(id, p.hex);
-	if ((size_t)snprintf(p.tmp, sizeof p.tmp, "%s/%s%s.XXXXXX", staging, p.hex, tag) >=
-	    sizeof p.tmp)
-		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", staging);
-	if (rc == 0)
-		rc = pub_write_tmp(&p, out);
-	if (rc == 0 && (size_t)snprintf(tmp, tmp_sz, "%s", p.tmp) >= tmp_sz) {
-		unlink(p.tmp);
-		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", p.tmp);
-	}
-	return rc;
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, h, sizeof h, 0);
+	close(fd);
+	if (n != (ssize_t)sizeof h)
+		return SYMDB_E_CORRUPT;
+	memset(e, 0, sizeof *e);
+	memcpy(e->uuid, info->uuid.bytes, info->uuid.len);
+	e->uuid_len = info->uuid.len;
+	e->uuid_kind = h[FMT_H_UUID_KIND];
+	e->object_format = h[FMT_H_OBJECT_FORMAT];
+	e->flags = info->flags;
+	e->machine = info->machine;
+	e->machine_sub = info->machine_sub;
+	e->file_size = info->file_size;
+	e->header_sum = fmt_be64(h + FMT_H_CHECKSUM);
+	e->built_at = (uint64_t)time(NULL);
+	e->image_name = info->image_name;
+	return 0;
 }

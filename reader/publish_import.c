@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ix_import.c - symdb_builder_import_file(): publish an index file that was
+ * publish_import.c - symdb_builder_import_file(): publish an index file that was
  * built elsewhere (one image of an export bundle, SPEC §12.7).
  *
  * An imported file is untrusted input, so it is never published as given:
@@ -9,11 +9,11 @@
  * with every table checksum verified (§9) and every table's order and
  * references checked, and its header UUID compared with the one the caller
  * expects.  Only then does it take the same fsync + rename + directory
- * fsync + catalog commit path as a build (ix_publish_tmp, §12.5), so a reader can
+ * fsync + catalog commit path as a build (publish_tmp, §12.5), so a reader can
  * never tell an imported image from a locally built one.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, pread */
-#include "ix_emit.h"
+#include "publish_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 
 #define IMP_COPY_BUF (256u * 1024u)
 
-/* Copy src into the open temp file and start its writeback (ix_publish_tmp
+/* Copy src into the open temp file and start its writeback (publish_tmp
  * fsyncs it, after the copy is verified). */
 static int imp_copy(int in, int out, uint64_t *size)
 {
@@ -60,7 +60,7 @@ static int imp_copy(int in, int out, uint64_t *size)
 		return -errno;
 	if (fchmod(out, 0644) < 0) /* index files are public */
 		return -errno;
-	ix_writeback_start(out);
+	publish_writeback_start(out);
 	return 0;
 }
 
@@ -136,34 +136,6 @@ static int imp_is_indexed(rd_catalog *cat, const symdb_uuid *id, symdb_build_res
 	return 1;
 }
 
-/* The catalog entry of a validated file: header facts plus its checksum. */
-int ix_entry_from_file(const char *tmp, const symdb_image_info *info, rd_cat_entry *e)
-{
-	uint8_t h[FMT_HEADER_SIZE];
-	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = pread(fd, h, sizeof h, 0);
-	close(fd);
-	if (n != (ssize_t)sizeof h)
-		return SYMDB_E_CORRUPT;
-	memset(e, 0, sizeof *e);
-	memcpy(e->uuid, info->uuid.bytes, info->uuid.len);
-	e->uuid_len = info->uuid.len;
-	e->uuid_kind = h[FMT_H_UUID_KIND];
-	e->object_format = h[FMT_H_OBJECT_FORMAT];
-	e->flags = info->flags;
-	e->machine = info->machine;
-	e->machine_sub = info->machine_sub;
-	e->file_size = info->file_size;
-	e->header_sum = fmt_be64(h + FMT_H_CHECKSUM);
-	e->built_at = (uint64_t)time(NULL);
-	e->image_name = info->image_name;
-	return 0;
-}
-
 static void imp_result(const symdb_image_info *info, symdb_build_result *out)
 {
 	out->uuid = info->uuid;
@@ -188,11 +160,11 @@ int symdb_builder_import_file(symdb_builder *b, const char *index_path,
 
 	if (!b || !index_path || !out)
 		return SYMDB_E_INVAL;
-	rc = ix_builder_opts(opts, &o);
+	rc = publish_builder_opts(opts, &o);
 	if (rc)
 		return rc;
 	memset(out, 0, sizeof *out);
-	cat = ix_builder_catalog(b);
+	cat = publish_builder_catalog(b);
 	rc = imp_stage(cat, index_path, tmp, sizeof tmp, &size, &o);
 	if (rc)
 		return rc;
@@ -209,7 +181,7 @@ int symdb_builder_import_file(symdb_builder *b, const char *index_path,
 		unlink(tmp);
 		return 0;
 	}
-	if (rc == 0 && (rc = ix_entry_from_file(tmp, &info, &e)) != 0)
+	if (rc == 0 && (rc = publish_entry_from_file(tmp, &info, &e)) != 0)
 		rc = fmt_err(o.errbuf, o.errbuf_sz, rc, "%s: cannot read header: %s", tmp,
 		             symdb_strerror(rc));
 	if (rc) {
@@ -217,8 +189,8 @@ int symdb_builder_import_file(symdb_builder *b, const char *index_path,
 		unlink(tmp);
 		return rc;
 	}
-	/* ix_publish_tmp renames or removes tmp; img's mapping survives either. */
-	rc = ix_publish_tmp(cat, &e, tmp, !(o.flags & SYMDB_BUILD_FORCE), &raced,
+	/* publish_tmp renames or removes tmp; img's mapping survives either. */
+	rc = publish_tmp(cat, &e, tmp, !(o.flags & SYMDB_BUILD_FORCE), &raced,
 	                    out->index_path, sizeof out->index_path, o.errbuf, o.errbuf_sz);
 	symdb_image_close(img);
 	out->skipped = raced;

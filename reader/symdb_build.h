@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file symdb_build.h
- * @brief symdb indexer: read a binary once, write its index file, publish it
- *        in the catalog.
+ * @brief symdb builder: have a binary indexed once, publish its index file
+ *        in the catalog (part of libsymdb).
  *
  * A builder owns a read-write handle on one database directory.  Each
- * symdb_builder_add() reads one input (ELF executable, shared object or
- * separate .debug file), extracts its symbol tables (and, where present, its
- * DWARF), writes one immutable index file named by the image UUID to a
- * temporary file, fsyncs it, renames it into DB/images/, fsyncs the directory,
- * and only then commits the catalog entry (SPEC §12.5).  A failure at any
+ * symdb_builder_add() has one input (ELF executable, shared object,
+ * separate .debug file, Mach-O file or .dSYM bundle) parsed by the
+ * symdb-indexer executable, which writes one immutable index file per image
+ * to a temporary file; the builder verifies it, fsyncs it, renames it into
+ * DB/images/, fsyncs the directory, and only then commits the catalog entry
+ * (SPEC §12.5).  A failure at any
  * point leaves the catalog and every published file as they were.
  *
  * Thread safety: one builder may be used from several threads at once;
@@ -33,12 +34,13 @@ typedef struct symdb_builder symdb_builder;
 /** Index symbol tables only; ignore DWARF. */
 #define SYMDB_BUILD_NO_DWARF 0x2u
 /**
- * Parse each input in a separate, resource-limited process: the
+ * Every input is parsed in a separate, resource-limited process: the
  * symdb-indexer executable (symdb_build_opts.indexer_path), started with
- * posix_spawn (SPEC §12.5).  It parses the input, writes the index file(s)
- * to DB/tmp and reports them over a pipe; this process never runs the ELF,
- * Mach-O or DWARF parsers on the input, verifies every checksum of the
- * indexer's files, and publishes them itself.  A crash, abort, hang or
+ * posix_spawn (SPEC §12.5); this flag is accepted and changes nothing.
+ * The indexer parses the input, writes the index file(s) to DB/tmp and
+ * reports them over a pipe; this library never runs the ELF, Mach-O or
+ * DWARF parsers (it does not link libdwarf), verifies every checksum of
+ * the indexer's files, and publishes them itself.  A crash, abort, hang or
  * memory exhaustion of the indexer becomes an error for that input only
  * ("PATH: indexer crashed: signal 11 (Segmentation fault)").
  *
@@ -58,10 +60,10 @@ typedef struct symdb_build_opts {
 	const char *debug_dir; /**< extra directory searched for separate debug files, or NULL */
 	char *errbuf;          /**< optional one-line reason on failure */
 	size_t errbuf_sz;
-	/** SYMDB_BUILD_ISOLATE: wall-clock limit per input in seconds (also its
+	/** The indexer's wall-clock limit per input in seconds (also its
 	 *  CPU-time limit); 0 = 120 s plus 1 s per MiB of input. */
 	unsigned timeout_s;
-	/** SYMDB_BUILD_ISOLATE: the child's address-space limit (RLIMIT_AS,
+	/** The indexer's address-space limit (RLIMIT_AS,
 	 *  also its output-file limit RLIMIT_FSIZE) in bytes; 0 = the larger of
 	 *  8 GiB and 64 times the input size.  Not applied under
 	 *  AddressSanitizer, which reserves terabytes of address space. */
@@ -71,8 +73,8 @@ typedef struct symdb_build_opts {
 	 *  many (at most one per unit).  The index is byte-identical whatever
 	 *  the value. */
 	unsigned threads;
-	/** SYMDB_BUILD_ISOLATE: the symdb-indexer executable to run, or NULL
-	 *  for the installed one (BINDIR/symdb-indexer). */
+	/** The symdb-indexer executable to run, or NULL for the installed one
+	 *  (BINDIR/symdb-indexer). */
 	const char *indexer_path;
 } symdb_build_opts;
 

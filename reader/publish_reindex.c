@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ix_reindex.c - symdb_builder_reindex(): rebuild the catalog from the index
+ * publish_reindex.c - symdb_builder_reindex(): rebuild the catalog from the index
  * files under DB/images (SPEC §12.6, "Reindex").  The catalog is derived
  * data: every published file carries its UUID, image name, machine and flags
  * in its header, so a lost or damaged catalog can be rebuilt from the files.
@@ -15,7 +15,7 @@
  * original time lived only in the lost catalog).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "ix_emit.h"
+#include "publish_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -220,7 +220,7 @@ int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
 
 	if (!b)
 		return SYMDB_E_INVAL;
-	s.cat = ix_builder_catalog(b);
+	s.cat = publish_builder_catalog(b);
 	s.skipped = skipped;
 	s.arg = arg;
 	snprintf(images, sizeof images, "%s/images", rd_catalog_dir(s.cat));

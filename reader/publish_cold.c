@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ix_cold.c - what the build path needs to know about cold storage (SPEC
+ * publish_cold.c - what the build path needs to know about cold storage (SPEC
  * §12.8): a compacted image is indexed.  Its catalog entry still names
  * `…/UUIDHEX.symdb`, which is gone; the image lives on as
  * `…/UUIDHEX.symdb.lz4`, and the reader thaws it on the first query.  A
@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "ix_emit.h"
+#include "publish_internal.h"
 
-int ix_cold_indexed(const char *index_path, uint64_t file_size)
+int publish_cold_indexed(const char *index_path, uint64_t file_size)
 {
 	char lz[4096 + 8];
 	unsigned char h[LZ4F_HEADER_SIZE_MAX];

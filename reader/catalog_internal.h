@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * catalog_internal.h - what the catalog's own files share: the handle, the
+ * LMDB error mapping and the transactions with map growth.  The catalog is
+ * compiled into libsymdb only (LMDB forbids opening one environment twice
+ * in a process); the rest of libsymdb uses rd_catalog.h.
+ *
+ * Internal: not installed.
+ */
+#ifndef SYMDB_CATALOG_INTERNAL_H
+#define SYMDB_CATALOG_INTERNAL_H
+
+#include <lmdb.h>
+#include <pthread.h>
+
+#include "format_catalog.h"
+#include "rd_catalog.h"
+#include "symdb.h"
+#include "symdb_endian.h"
+#include "symdb_format.h"
+
+#define CAT_MAP_INITIAL  (1u << 20) /* 1 MiB: thousands of entries, grows on demand */
+#define CAT_MAX_RETRIES  64         /* map doublings / resize adoptions per call */
+
+/* statfs(2) f_type magics of network filesystems (linux/magic.h and the
+ * kernel's fs/smb): LMDB's locks and shared mapping are not coherent across
+ * clients there, so a catalog on one would corrupt silently. */
+#define CAT_FS_NFS  0x6969L
+#define CAT_FS_SMB  0x517BL
+#define CAT_FS_CIFS 0xFF534D42L
+#define CAT_FS_SMB2 0xFE534D42L
+
+struct rd_catalog {
+	MDB_env *env;
+	MDB_dbi images, names, meta;
+	MDB_dbi used;            /* last-query times (SPEC §12.6) */
+	int has_used;            /* `used` exists (absent in catalogs never written since) */
+	unsigned flags;
+	pthread_rwlock_t resize; /* held shared by every txn, exclusive to resize */
+	char dir[];
+};
+
+/* catalog_txn.c: an LMDB code (negative) or positive errno -> symdb code. */
+RD_HIDDEN int cat_err(int rc);
+/* catalog_txn.c: one line "PATH: WHAT: reason" for a raw LMDB code or a
+ * positive errno. */
+RD_HIDDEN void cat_msg(char *errbuf, size_t errbuf_sz, const char *path, const char *what,
+                       int rc);
+/* catalog_txn.c: transactions holding `resize` shared; LMDB codes. */
+RD_HIDDEN int cat_txn_begin(rd_catalog *c, unsigned txn_flags, MDB_txn **txn);
+RD_HIDDEN void cat_txn_abort(rd_catalog *c, MDB_txn *txn);
+RD_HIDDEN int cat_txn_commit(rd_catalog *c, MDB_txn *txn);
+
+/* catalog_txn.c: run fn in a write transaction and commit, doubling the map
+ * and retrying on MDB_MAP_FULL.  cat_write_raw returns an LMDB code (or
+ * fn's symdb code), cat_write a symdb code. */
+typedef int (*cat_write_fn)(rd_catalog *c, MDB_txn *txn, void *arg);
+RD_HIDDEN int cat_write_raw(rd_catalog *c, cat_write_fn fn, void *arg);
+RD_HIDDEN int cat_write(rd_catalog *c, cat_write_fn fn, void *arg);
+
+#endif /* SYMDB_CATALOG_INTERNAL_H */

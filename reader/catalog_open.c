@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * catalog_open.c - open the catalog of a database directory (SPEC §12.1): create
+ * its directories and named databases when writing, check the schema, refuse
+ * network filesystems.
+ */
+#define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t, mkdir, flock */
+#include "catalog_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/* ---- open --------------------------------------------------------------- */
+
+/* mkdir -p, for DB itself (whose parents, e.g. ~/.cache, may be missing). */
+static int cat_mkdirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int cat_create_dirs(const char *dir, char *errbuf, size_t errbuf_sz)
+{
+	static const char *const sub[] = { "", "/catalog", "/images", "/tmp" };
+	char path[4096];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+		if ((size_t)snprintf(path, sizeof path, "%s%s", dir, sub[i]) >= sizeof path)
+			return -ENAMETOOLONG;
+		rc = cat_mkdirs(path);
+		if (rc < 0) {
+			cat_msg(errbuf, errbuf_sz, path, "cannot create directory", -rc);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Open the environment.  A read-only open that cannot open lock.mdb (a
+ * directory we may not write) falls back to MDB_NOLOCK: no reader table, which
+ * is safe as long as no writer runs at the same time, the usual case for a
+ * database shipped read-only. */
+static int cat_env_open(rd_catalog *c, const char *envdir)
+{
+	unsigned fl = MDB_NOTLS;
+	int rc;
+
+	if (!(c->flags & RD_CAT_WRITE))
+		fl |= MDB_RDONLY;
+	rc = mdb_env_open(c->env, envdir, fl, 0666);
+	if ((rc == EACCES || rc == EROFS || rc == EPERM) && (fl & MDB_RDONLY)) {
+		mdb_env_close(c->env);
+		c->env = NULL;
+		rc = mdb_env_create(&c->env);
+		if (rc == 0)
+			rc = mdb_env_set_maxdbs(c->env, 4);
+		if (rc == 0)
+			rc = mdb_env_open(c->env, envdir, fl | MDB_NOLOCK, 0666);
+	}
+	return rc;
+}
+
+/* Write side: create the named databases and the schema record. */
+static int cat_init_write(rd_catalog *c, MDB_txn *txn, void *arg)
+{
+	uint8_t ver[4];
+	MDB_val k = { sizeof FMT_CAT_SCHEMA_KEY - 1, (void *)FMT_CAT_SCHEMA_KEY }, v;
+	int rc;
+
+	(void)arg;
+	rc = mdb_dbi_open(txn, FMT_CAT_DB_META, MDB_CREATE, &c->meta);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, FMT_CAT_DB_IMAGES, MDB_CREATE, &c->images);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, FMT_CAT_DB_NAMES, MDB_CREATE, &c->names);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, FMT_CAT_DB_USED, MDB_CREATE, &c->used);
+	if (rc)
+		return rc;
+	rc = mdb_get(txn, c->meta, &k, &v);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	fmt_put32(ver, FMT_CAT_SCHEMA_VERSION);
+	v.mv_size = sizeof ver;
+	v.mv_data = ver;
+	return mdb_put(txn, c->meta, &k, &v, 0);
+}
+
+/* Open the named databases (creating them when writing) and check the schema. */
+static int cat_init(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
+{
+	MDB_val k = { sizeof FMT_CAT_SCHEMA_KEY - 1, (void *)FMT_CAT_SCHEMA_KEY }, v;
+	MDB_txn *txn = NULL;
+	uint32_t schema;
+	int rc;
+
+	if (c->flags & RD_CAT_WRITE) {
+		rc = cat_write_raw(c, cat_init_write, NULL);
+		if (rc) {
+			cat_msg(errbuf, errbuf_sz, envdir, "cannot initialise catalog", rc);
+			return cat_err(rc);
+		}
+	}
+	rc = cat_txn_begin(c, MDB_RDONLY, &txn);
+	if (rc) {
+		cat_msg(errbuf, errbuf_sz, envdir, "cannot read catalog", rc);
+		return cat_err(rc);
+	}
+	rc = mdb_dbi_open(txn, FMT_CAT_DB_META, 0, &c->meta);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, FMT_CAT_DB_IMAGES, 0, &c->images);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, FMT_CAT_DB_NAMES, 0, &c->names);
+	if (rc == 0)
+		rc = mdb_get(txn, c->meta, &k, &v);
+	if (rc) {
+		cat_txn_abort(c, txn);
+		cat_msg(errbuf, errbuf_sz, envdir, "not a symdb catalog", rc);
+		return rc > 0 ? -rc : SYMDB_E_CATALOG;
+	}
+	schema = v.mv_size == 4 ? fmt_be32(v.mv_data) : 0;
+	/* Last: a catalog no writer opened since `used` was added lacks it, and
+	 * a failed mdb_dbi_open leaves the transaction usable. */
+	c->has_used = mdb_dbi_open(txn, FMT_CAT_DB_USED, 0, &c->used) == 0;
+	/* Committing a read txn keeps the dbi handles open for the env's life. */
+	rc = cat_txn_commit(c, txn);
+	if (rc == 0 && schema != FMT_CAT_SCHEMA_VERSION) {
+		if (errbuf && errbuf_sz)
+			snprintf(errbuf, errbuf_sz, "%s: catalog schema %u, expected %u", envdir,
+			         (unsigned)schema, FMT_CAT_SCHEMA_VERSION);
+		return SYMDB_E_CATALOG;
+	}
+	return cat_err(rc);
+}
+
+static int cat_check_dir(const char *envdir, unsigned flags, char *errbuf, size_t errbuf_sz)
+{
+	struct stat st;
+
+	if (stat(envdir, &st) < 0) {
+		int e = errno;
+
+		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", e);
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", ENOTDIR);
+		return -ENOTDIR;
+	}
+	if ((flags & RD_CAT_WRITE) && access(envdir, W_OK) < 0) {
+		int e = errno;
+
+		cat_msg(errbuf, errbuf_sz, envdir, "catalog is not writable", e);
+		return -e;
+	}
+	return 0;
+}
+
+static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
+{
+	int rc = mdb_env_create(&c->env);
+
+	if (rc == 0)
+		rc = mdb_env_set_maxdbs(c->env, 4);
+	if (rc == 0)
+		rc = mdb_env_set_mapsize(c->env, CAT_MAP_INITIAL);
+	if (rc == 0)
+		rc = cat_env_open(c, envdir);
+	if (rc) {
+		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", rc);
+		return rc > 0 ? -rc : SYMDB_E_CATALOG;
+	}
+	/* Clear reader slots left by crashed processes, so they pin no pages
+	 * (a no-op under the MDB_NOLOCK fallback). */
+	mdb_reader_check(c->env, NULL);
+	return 0;
+}
+
+int rd_fs_is_network(long f_type)
+{
+	/* f_type is a signed word on some ABIs: compare the low 32 bits. */
+	switch ((unsigned long)f_type & 0xFFFFFFFFUL) {
+	case CAT_FS_NFS:
+	case CAT_FS_SMB:
+	case CAT_FS_CIFS:
+	case CAT_FS_SMB2:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Refuse a database on a network filesystem (SPEC §12.1).  A directory that
+ * does not exist yet (CREATE) is judged by its nearest existing ancestor, so
+ * nothing is created there either.  statfs failures are left to the open. */
+static int cat_check_fs(const char *dir, char *errbuf, size_t errbuf_sz)
+{
+	char path[4096];
+	struct statfs sf;
+	size_t len = strlen(dir);
+
+	if (len >= sizeof path)
+		return 0;
+	memcpy(path, dir, len + 1);
+	while (statfs(path, &sf) < 0) {
+		char *slash = strrchr(path, '/');
+
+		if (errno != ENOENT || !slash)
+			return 0;
+		if (slash == path)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (!rd_fs_is_network((long)sf.f_type))
+		return 0;
+	if (errbuf && errbuf_sz)
+		snprintf(errbuf, errbuf_sz,
+		         "%s: database is on a network filesystem (f_type 0x%lx); LMDB needs a local one",
+		         dir, (unsigned long)sf.f_type & 0xFFFFFFFFUL);
+	return SYMDB_E_NETFS;
+}
+
+int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *errbuf,
+                    size_t errbuf_sz)
+{
+	char envdir[4096];
+	rd_catalog *c;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	if (!dir || !*dir || (flags & ~(RD_CAT_WRITE | RD_CAT_CREATE)))
+		return SYMDB_E_INVAL;
+	if (flags & RD_CAT_CREATE)
+		flags |= RD_CAT_WRITE;
+	len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (len + sizeof "/catalog" > sizeof envdir)
+		return -ENAMETOOLONG;
+	c = calloc(1, sizeof *c + len + 1);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c->dir, dir, len);
+	c->flags = flags;
+	pthread_rwlock_init(&c->resize, NULL);
+	snprintf(envdir, sizeof envdir, "%s/catalog", c->dir);
+
+	rc = cat_check_fs(c->dir, errbuf, errbuf_sz);
+	if (rc == 0 && (flags & RD_CAT_CREATE))
+		rc = cat_create_dirs(c->dir, errbuf, errbuf_sz);
+	if (rc == 0)
+		rc = cat_check_dir(envdir, flags, errbuf, errbuf_sz);
+	if (rc == 0)
+		rc = cat_open_env(c, envdir, errbuf, errbuf_sz);
+	if (rc == 0)
+		rc = cat_init(c, envdir, errbuf, errbuf_sz);
+	if (rc) {
+		rd_catalog_close(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void rd_catalog_close(rd_catalog *c)
+{
+	if (!c)
+		return;
+	if (c->env)
+		mdb_env_close(c->env);
+	pthread_rwlock_destroy(&c->resize);
+	free(c);
+}
+
+const char *rd_catalog_dir(const rd_catalog *c)
+{
+	return c->dir;
+}

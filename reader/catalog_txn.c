@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * catalog_txn.c - the LMDB catalog of a database directory (SPEC §12): the
+ * environment at DB/catalog/, named databases `meta`, `images` and `names`.
+ *
+ * The reader uses it read-only (MDB_RDONLY: no write access needed, falling
+ * back to MDB_NOLOCK when even the lock file cannot be opened); the builder
+ * uses it read-write to publish.  LMDB error codes are mapped to symdb codes
+ * here and never leave the catalog's files.
+ *
+ * Map size.  The map starts small and doubles whenever a write transaction
+ * hits MDB_MAP_FULL.  mdb_env_set_mapsize() may only be called while this
+ * process has no transaction open, so every transaction holds `resize` for
+ * reading and a resize takes it for writing.  Another process may grow the
+ * map too; LMDB then reports MDB_MAP_RESIZED at txn begin, and we adopt the
+ * new size (mdb_env_set_mapsize(env, 0)) and retry.
+ *
+ * The catalog's files: catalog_txn.c (this), catalog_open.c,
+ * catalog_lock.c, catalog_entries.c, catalog_check.c, catalog_used.c.
+ *
+ * The environment is opened with MDB_NOTLS, so read transactions are not tied
+ * to a thread and any number of threads may share one handle.
+ */
+#define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t, mkdir, flock */
+#include "catalog_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/* ---- error mapping ------------------------------------------------------ */
+
+/* LMDB mixes errno values (positive) with its own codes (negative, from
+ * MDB_KEYEXIST = -30799 up); map both to symdb's convention. */
+int cat_err(int rc)
+{
+	if (rc == 0)
+		return 0;
+	if (rc > 0)
+		return -rc;
+	switch (rc) {
+	case MDB_NOTFOUND:
+		return SYMDB_E_NOT_INDEXED;
+	case MDB_KEYEXIST:
+		return SYMDB_E_EXISTS;
+	case MDB_BAD_VALSIZE:
+		return -ENAMETOOLONG;
+	default:
+		return SYMDB_E_CATALOG;
+	}
+}
+
+/* One line naming the path; rc is a raw LMDB code or a positive errno
+ * (worded by symdb_strerror: mdb_strerror would call the non-thread-safe
+ * strerror(3)). */
+void cat_msg(char *errbuf, size_t errbuf_sz, const char *path, const char *what,
+                    int rc)
+{
+	if (errbuf && errbuf_sz)
+		snprintf(errbuf, errbuf_sz, "%s: %s: %s", path, what,
+		         rc > 0 ? symdb_strerror(-rc) : mdb_strerror(rc));
+}
+
+/* ---- transactions with map growth --------------------------------------- */
+
+/* Begin a transaction holding `resize` shared.  Adopts a map grown by another
+ * process (MDB_MAP_RESIZED).  Returns an LMDB code. */
+int cat_txn_begin(rd_catalog *c, unsigned txn_flags, MDB_txn **txn)
+{
+	int rc, tries;
+
+	for (tries = 0; tries < CAT_MAX_RETRIES; tries++) {
+		pthread_rwlock_rdlock(&c->resize);
+		rc = mdb_txn_begin(c->env, NULL, txn_flags, txn);
+		if (rc != MDB_MAP_RESIZED)
+			break;
+		pthread_rwlock_unlock(&c->resize);
+		pthread_rwlock_wrlock(&c->resize);
+		rc = mdb_env_set_mapsize(c->env, 0);
+		pthread_rwlock_unlock(&c->resize);
+		if (rc)
+			return rc;
+	}
+	if (rc)
+		pthread_rwlock_unlock(&c->resize);
+	return rc;
+}
+
+void cat_txn_abort(rd_catalog *c, MDB_txn *txn)
+{
+	mdb_txn_abort(txn);
+	pthread_rwlock_unlock(&c->resize);
+}
+
+int cat_txn_commit(rd_catalog *c, MDB_txn *txn)
+{
+	int rc = mdb_txn_commit(txn);
+
+	pthread_rwlock_unlock(&c->resize);
+	return rc;
+}
+
+/* Double the map.  Called with no transaction of ours open. */
+static int cat_grow(rd_catalog *c)
+{
+	MDB_envinfo info;
+	int rc;
+
+	pthread_rwlock_wrlock(&c->resize);
+	rc = mdb_env_info(c->env, &info);
+	if (rc == 0)
+		rc = mdb_env_set_mapsize(c->env, info.me_mapsize * 2);
+	pthread_rwlock_unlock(&c->resize);
+	return rc;
+}
+
+/* Run fn in a write transaction, growing the map and retrying on
+ * MDB_MAP_FULL (from a put or from the commit).  fn returns an LMDB code, or
+ * a symdb code to abort with; so does this function (raw, unmapped). */
+
+static int cat_is_symdb_code(int rc)
+{
+	return rc <= SYMDB_E_FORMAT && rc > SYMDB_E_LAST_;
+}
+
+int cat_write_raw(rd_catalog *c, cat_write_fn fn, void *arg)
+{
+	MDB_txn *txn;
+	int rc, tries;
+
+	for (tries = 0; tries < CAT_MAX_RETRIES; tries++) {
+		rc = cat_txn_begin(c, 0, &txn);
+		if (rc)
+			return rc;
+		rc = fn(c, txn, arg);
+		if (rc)
+			cat_txn_abort(c, txn);
+		else
+			rc = cat_txn_commit(c, txn);
+		if (rc != MDB_MAP_FULL)
+			return rc;
+		rc = cat_grow(c);
+		if (rc)
+			return rc;
+	}
+	return MDB_MAP_FULL;
+}
+
+int cat_write(rd_catalog *c, cat_write_fn fn, void *arg)
+{
+	int rc;
+
+	if (!(c->flags & RD_CAT_WRITE))
+		return SYMDB_E_READONLY;
+	rc = cat_write_raw(c, fn, arg);
+	return cat_is_symdb_code(rc) ? rc : cat_err(rc);
+}

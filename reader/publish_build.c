@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * publish_build.c - the builder API of symdb_build.h: a builder is a
+ * read-write catalog handle on one database directory, and
+ * symdb_builder_add() runs the pipeline for one input:
+ *
+ *   UUIDs (symdb_file_uuid(s), the same code the reader keys lookups by)
+ *   -> every image in the catalog, intact, from the same bytes?  skipped
+ *   -> symdb-indexer stages the index files (build_spawn.c)
+ *   -> each re-verified and published (publish_commit.c).
+ *
+ * The UUIDs are computed before anything heavy is parsed so that re-running
+ * a build over a directory of already-indexed binaries costs one note lookup
+ * per file.  A builder holds no per-build state: every add() stages into its
+ * own temp files, and the catalog serialises commits (LMDB's writer lock,
+ * across threads and processes), so add() is thread-safe.
+ */
+#define _POSIX_C_SOURCE 200809L /* stat, pread */
+#include "publish_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fmt_macho.h"
+#include "format_elf.h"
+
+#define PUB_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE)
+
+struct symdb_builder {
+	rd_catalog *cat;
+};
+
+/* Copy the caller's options (any struct size: a smaller, older struct reads
+ * as zeros past its end; a larger one must have zeros there). */
+static int build_opts(const symdb_build_opts *in, symdb_build_opts *o)
+{
+	const size_t min = offsetof(symdb_build_opts, flags) + sizeof in->flags;
+
+	memset(o, 0, sizeof *o);
+	o->sz = sizeof *o;
+	if (!in)
+		return 0;
+	if (in->sz < min)
+		return SYMDB_E_INVAL;
+	memcpy(o, in, in->sz < sizeof *o ? in->sz : sizeof *o);
+	o->sz = sizeof *o;
+	for (size_t i = sizeof *o; i < in->sz; i++)
+		if (((const unsigned char *)in)[i])
+			return SYMDB_E_INVAL;
+	if (!o->errbuf)
+		o->errbuf_sz = 0;
+	if (o->flags & ~PUB_BUILD_FLAGS_KNOWN)
+		return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL,
+		               "unknown build flags 0x%x", o->flags & ~PUB_BUILD_FLAGS_KNOWN);
+	return 0;
+}
+
+int symdb_builder_open(const char *dir, const symdb_build_opts *opts, symdb_builder **out)
+{
+	symdb_build_opts o;
+	char defdir[4096];
+	symdb_builder *b;
+	int rc;
+
+	if (!out)
+		return SYMDB_E_INVAL;
+	*out = NULL;
+	rc = build_opts(opts, &o);
+	if (rc)
+		return rc;
+	if (!dir) {
+		rc = symdb_default_dir(defdir, sizeof defdir);
+		if (rc)
+			return fmt_err(o.errbuf, o.errbuf_sz, rc, "no database directory: %s",
+			               symdb_strerror(rc));
+		dir = defdir;
+	}
+	b = calloc(1, sizeof *b);
+	if (!b)
+		return -ENOMEM;
+	rc = rd_catalog_open(dir, RD_CAT_WRITE | RD_CAT_CREATE, &b->cat, o.errbuf, o.errbuf_sz);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
+/* For publish_import.c and publish_reindex.c, which work through the same
+ * catalog and options. */
+rd_catalog *publish_builder_catalog(symdb_builder *b)
+{
+	return b->cat;
+}
+
+int publish_builder_opts(const symdb_build_opts *in, symdb_build_opts *o)
+{
+	return build_opts(in, o);
+}
+
+void symdb_builder_close(symdb_builder *b)
+{
+	if (!b)
+		return;
+	rd_catalog_close(b->cat);
+	free(b);
+}
+
+/* Is path a Mach-O file or a .dSYM bundle (1), or anything else (0)? */
+static int build_is_macho(const char *path, int *is_dir)
+{
+	uint8_t head[8];
+	struct stat st;
+	ssize_t got;
+	int fd;
+
+	*is_dir = 0;
+	if (stat(path, &st) != 0)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		char sub[4096];
+		struct stat ds;
+		*is_dir = 1;
+		return (size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", path) <
+		               sizeof sub &&
+		       stat(sub, &ds) == 0 && S_ISDIR(ds.st_mode);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = pread(fd, head, sizeof head, 0);
+	close(fd);
+	return got == (ssize_t)sizeof head && fmt_mo_kind(head, sizeof head);
+}
+
+/* Judge an ELF input by its first bytes before its UUID is computed, with
+ * the indexer's words (format_elf.h): "PATH: reason". */
+static int build_elf_precheck(const char *path, const symdb_build_opts *o)
+{
+	uint8_t id[FMT_ELF_IDENT_SIZE];
+	char why[256] = "";
+	struct stat st;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (S_ISDIR(st.st_mode))
+		rc = fmt_err(why, sizeof why, -EISDIR, "is a directory");
+	else if (!S_ISREG(st.st_mode))
+		rc = fmt_err(why, sizeof why, SYMDB_E_BAD_OBJECT, "not a regular file");
+	else if (st.st_size == 0)
+		rc = fmt_err(why, sizeof why, SYMDB_E_BAD_OBJECT, "empty file");
+	else {
+		do
+			r = pread(fd, id, sizeof id, 0);
+		while (r < 0 && errno == EINTR);
+		rc = r < 0 ? -errno : fmt_elf_ident(id, (size_t)r, why, sizeof why);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0)
+		return 0;
+	return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: %s", path,
+	               why[0] ? why : symdb_strerror(rc));
+}
+
+/* Add the UUIDs of one Mach-O file to ex (reader code: symdb_file_uuids). */
+static int build_expect_add(publish_expect *ex, const char *path, const symdb_build_opts *o)
+{
+	symdb_file_image fi[SYMDB_BUILD_MAX_IMAGES];
+	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
+	int n = symdb_file_uuids(path, &uo, fi, SYMDB_BUILD_MAX_IMAGES);
+
+	for (int i = 0; i < n && i < SYMDB_BUILD_MAX_IMAGES; i++)
+		if (ex->n < SYMDB_BUILD_MAX_IMAGES) {
+			memcpy(ex->arch[ex->n], fi[i].arch, sizeof ex->arch[0]);
+			ex->uuid[ex->n++] = fi[i].uuid;
+		}
+	return n < 0 ? n : 0;
+}
+
+/* Every file of a .dSYM bundle's Contents/Resources/DWARF/. */
+static int build_expect_dsym(publish_expect *ex, const char *dir, const symdb_build_opts *o)
+{
+	char sub[4096], file[4096 + 260];
+	struct dirent *de;
+	DIR *dp;
+	int rc = 0;
+
+	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", dir) >= sizeof sub)
+		return fmt_err(o->errbuf, o->errbuf_sz, -ENAMETOOLONG, "%s: path too long", dir);
+	dp = opendir(sub);
+	while (dp && rc == 0 && (de = readdir(dp)) != NULL) {
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof file, "%s/%s", sub, de->d_name);
+		if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
+			rc = build_expect_add(ex, file, o);
+	}
+	if (dp)
+		closedir(dp);
+	(void)rc; /* a bad file is reported by the stage itself */
+	return 0;
+}
+
+/* The UUIDs of path's images, computed by the parent with the reader's code
+ * (fuzzed), before any DWARF or symbol table is parsed. */
+static int build_expect_input(publish_expect *ex, const char *path, const symdb_build_opts *o)
+{
+	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
+	int is_dir, rc;
+
+	memset(ex, 0, sizeof *ex);
+	if (build_is_macho(path, &is_dir)) {
+		ex->is_macho = 1;
+		ex->is_dsym = is_dir;
+		return is_dir ? build_expect_dsym(ex, path, o) : build_expect_add(ex, path, o);
+	}
+	rc = build_elf_precheck(path, o);
+	if (rc == 0)
+		rc = symdb_file_uuid(path, &uo, &ex->uuid[0]);
+	if (rc == 0)
+		ex->n = 1;
+	return rc;
+}
+
+int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
+                      symdb_build_result *out)
+{
+	symdb_build_opts o;
+	symdb_build_result local;
+	publish_expect ex;
+	publish_stager *st;
+	int rc;
+
+	rc = build_opts(opts, &o);
+	if (rc)
+		return rc;
+	if (!b || !path)
+		return fmt_err(o.errbuf, o.errbuf_sz, SYMDB_E_INVAL, "no builder or path");
+	if (!out)
+		out = &local;
+	memset(out, 0, sizeof *out);
+	rc = build_expect_input(&ex, path, &o);
+	if (rc)
+		return rc;
+	if (!(o.flags & SYMDB_BUILD_FORCE) && publish_unchanged(b->cat, path, &ex, out))
+		return 0;
+	st = calloc(1, sizeof *st);
+	if (!st)
+		return fmt_err(o.errbuf, o.errbuf_sz, -ENOMEM, "%s: out of memory", path);
+	if ((size_t)snprintf(st->dir, sizeof st->dir, "%s/tmp", rd_catalog_dir(b->cat)) >=
+	    sizeof st->dir) {
+		free(st);
+		return fmt_err(o.errbuf, o.errbuf_sz, -ENAMETOOLONG, "%s: path too long",
+		               rd_catalog_dir(b->cat));
+	}
+	/* The indexer's output is untrusted: every checksum is verified before
+	 * anything is published. */
+	rc = build_spawn_run(st, path, &ex, &o);
+	if (rc == 0)
+		rc = publish_staged_images(b->cat, st, path, &ex, &o, out);
+	else
+		build_stage_discard(st);
+	free(st);
+	return rc;
+}

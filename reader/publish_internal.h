@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * publish_internal.h - the builder's side of a build (SPEC §12.5), inside
+ * libsymdb: start the symdb-indexer executable on an input
+ * (build_spawn.c), re-verify what it staged and apply the same-build-id
+ * policy (publish_commit.c), rename and commit (publish_file.c), and the
+ * builder API around them (publish_build.c, publish_import.c,
+ * publish_reindex.c).  No parser runs in this process.
+ *
+ * Internal: not installed.
+ */
+#ifndef SYMDB_PUBLISH_INTERNAL_H
+#define SYMDB_PUBLISH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format_header.h"
+#include "format_report.h"
+#include "rd_catalog.h"
+#include "symdb_build.h"
+
+_Static_assert(SYMDB_BUILD_MAX_IMAGES == FMT_REPORT_MAX_IMAGES, "one report, one result");
+
+/* One image the indexer staged: its index file at tmp. */
+typedef struct publish_staged {
+	symdb_uuid uuid;
+	char arch[16];          /* Mach-O slice architecture; "" for ELF */
+	char tmp[4096];         /* DB/tmp/UUIDHEX<tag>.XXXXXX */
+	char debug_path[4096];  /* separate debug file / companion dSYM used, or "" */
+} publish_staged;
+
+/* What one indexer staged for one input. */
+typedef struct publish_stager {
+	char dir[4096]; /* the staging directory: DB/tmp */
+	char tag[32];   /* ".cage-PID-N" while the indexer runs, then "" */
+	unsigned n;
+	publish_staged img[SYMDB_BUILD_MAX_IMAGES];
+} publish_stager;
+
+/* The UUIDs the builder computed itself for an input; a staged image must
+ * carry one of them. */
+typedef struct publish_expect {
+	unsigned n;
+	symdb_uuid uuid[SYMDB_BUILD_MAX_IMAGES];
+	char arch[SYMDB_BUILD_MAX_IMAGES][16]; /* Mach-O: from the load commands */
+	int is_macho, is_dsym;
+} publish_expect;
+
+/* build_spawn.c: stage path in the symdb-indexer executable under the
+ * limits of o (SPEC §12.5); ex gives an ELF input's UUID.  On return the
+ * indexer is gone and st lists the temp files it reported.  Returns 0 or a
+ * negative code with one line in o->errbuf ("PATH: indexer crashed:
+ * signal 11 (Segmentation fault)"); on error every temp file it wrote is
+ * removed. */
+RD_HIDDEN int build_spawn_run(publish_stager *st, const char *path, const publish_expect *ex,
+                              const symdb_build_opts *o);
+
+/* build_spawn.c: remove every temp file st lists (and, with a tag, every
+ * DB/tmp file carrying it). */
+RD_HIDDEN void build_stage_discard(publish_stager *st);
+
+/* publish_commit.c: verify every staged image (every checksum and
+ * invariant) and publish it into cat under the same-build-id policy (SPEC
+ * §12.5), filling res.  Every temp file of st is gone on return.  Returns
+ * 0, SYMDB_E_EXISTS for a same-build-id conflict (the other images are
+ * still published), or another negative code (nothing published). */
+RD_HIDDEN int publish_staged_images(rd_catalog *cat, publish_stager *st, const char *path,
+                                    const publish_expect *ex, const symdb_build_opts *o,
+                                    symdb_build_result *res);
+
+/* publish_commit.c: 1 when every expected image is indexed, intact, and
+ * built from the same contents as path (nothing to do; res is filled as a
+ * skip), else 0. */
+RD_HIDDEN int publish_unchanged(rd_catalog *cat, const char *path, const publish_expect *ex,
+                                symdb_build_result *res);
+
+/* publish_file.c: steps 2-5 of SPEC §12.5 for a validated index file at
+ * tmp_path in DB/tmp: fsync, rename to DB/images/XX/UUIDHEX.symdb, fsync
+ * the directory, commit the entry, holding the directory's lock from
+ * before the rename to after the commit.  With only_if_absent a publisher
+ * that committed first wins: our entry is not written and *raced is set.
+ * Sets e->file; index_path receives the published path.  The temp file is
+ * gone on return, renamed or removed. */
+RD_HIDDEN int publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path,
+                          int only_if_absent, int *raced, char *index_path,
+                          size_t index_path_sz, char *errbuf, size_t errbuf_sz);
+
+/* publish_file.c: start writing fd's dirty pages without waiting for them
+ * (sync_file_range), so that publish_tmp's fsync finds the work under way. */
+RD_HIDDEN void publish_writeback_start(int fd);
+
+/* publish_file.c: the catalog entry of a validated index file at tmp
+ * (header facts from info plus the header checksum read from the file). */
+RD_HIDDEN int publish_entry_from_file(const char *tmp, const symdb_image_info *info,
+                                      rd_cat_entry *e);
+
+/* publish_cold.c: 1 when index_path's cold form (index_path + ".lz4", SPEC
+ * §12.8) exists and its LZ4 frame declares file_size bytes, else 0. */
+RD_HIDDEN int publish_cold_indexed(const char *index_path, uint64_t file_size);
+
+/* publish_build.c: the builder's catalog, and option checking, for
+ * publish_import.c and publish_reindex.c. */
+RD_HIDDEN rd_catalog *publish_builder_catalog(symdb_builder *b);
+RD_HIDDEN int publish_builder_opts(const symdb_build_opts *in, symdb_build_opts *o);
+
+#endif /* SYMDB_PUBLISH_INTERNAL_H */
