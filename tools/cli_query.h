@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_query.h - what the files of `symdb query` share:
+ *   cmd_query.c        the command: a batch through symdb_symbolize()
+ *   cli_query_input.c  requests from the arguments and stdin
+ *   cli_query_print.c  what each frame shows; bodies and printing
+ *   cli_query_cache.c  the body cache across batches
+ *   cli_query_opts.c   options
+ *   cli_query_open.c   the database and the images
+ */
+#ifndef SYMDB_CLI_QUERY_H
+#define SYMDB_CLI_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli_output.h"
+#include "cli_util.h"
+#include "symdb.h"
+
+/* REQ_CACHED: a CODE request whose body the body cache held. */
+enum req_kind { REQ_INVALID, REQ_CODE, REQ_DATA, REQ_FRAME, REQ_CACHED };
+
+/* A piece of query.text (32 bits: half the cache lines when printing). */
+struct text_span {
+	uint32_t off, len;
+};
+
+struct request {
+	const char *text; /* the line as llvm-symbolizer echoes it */
+	size_t len;
+	uint64_t addr;    /* as given (printed by --addresses) */
+	int kind;
+	uint32_t mod;     /* index into query.mods */
+	struct text_span body; /* REQ_CACHED: its body in query.text */
+};
+
+/*
+ * Bodies of earlier batches by address, for one image and a run's fixed
+ * options (--obj/--uuid, vaddr requests, a style whose bodies stand apart):
+ * a profile sends the same few thousand addresses in every batch, and a
+ * hit skips sorting, resolving and formatting.  Open addressing over a
+ * table allocated once; cleared between batches when half full or when
+ * query.text, which holds the bodies, passes CACHE_TEXT_MAX; switched off
+ * for the rest of the run when a batch hits less than a quarter of the time,
+ * or as soon as a batch that began with an empty cache filled it (a
+ * uniform set of short lines: one batch fills it, the next would clear
+ * it), since probing and filling would only cost.
+ */
+#define CACHE_SLOTS (1u << 17)           /* 2 MiB of slots */
+#define CACHE_TEXT_MAX (32u << 20)
+#define CACHE_EMPTY UINT64_MAX           /* never a key: see cache_key */
+
+struct cache_slot {
+	uint64_t key;
+	struct text_span body;
+};
+
+struct body_cache {
+	struct cache_slot *slot; /* CACHE_SLOTS, NULL when off */
+	size_t used;
+	size_t lookups, hits;    /* of the current batch */
+	int cold;                /* the current batch began with it empty */
+};
+
+/*
+ * An image named by requests.  With --obj/--uuid there is one, opened up
+ * front; without them every input line names its module, as llvm-symbolizer
+ * accepts ("MODULE ADDR", sanitizers' protocol), and each module is opened
+ * on first use and kept for the rest of the run.
+ */
+struct module {
+	char *name;       /* as given: JSON ModuleName, error messages */
+	size_t len;
+	symdb_image *img; /* NULL until opened, or when opening failed */
+	int state;        /* 0 not tried, 1 open, < 0 the error */
+	char *error;      /* why it failed (JSON Error.Message) */
+};
+
+struct query {
+	const char *obj, *uuid_hex;
+	const char *arch;       /* --arch: a slice of a universal Mach-O file */
+	const char *image_name; /* for --output-style=atos */
+	enum symdb_addr_kind kind;
+	uint64_t load_address, adjust_vma;
+	int inlines;
+	int no_verify;  /* --no-verify: skip table checksums at open */
+	int lib_demangle; /* the library demangles (the printer then does not) */
+	symdb_image *img;
+	struct cli_printer pr;
+	int damaged; /* some address hit a damaged record */
+	int per_line;       /* no --obj/--uuid: each line names its module */
+	int module_failed;  /* some module could not be opened */
+	symdb *db;
+	symdb_symbolizer *sym;
+	struct module *mods;
+	size_t nmods, mods_cap, last_mod;
+
+	/* per-batch arrays, grown as needed and reused */
+	struct request *req;
+	size_t nreq, req_cap;
+	symdb_request *sreq;     /* the CODE/DATA requests, for the library */
+	uint32_t *pos;           /* request index -> its index in res */
+	uint32_t *spos;          /* sreq index -> request index */
+	symdb_symbolized *res;   /* the library's answers: by sreq index, or in
+	                            its order (q->apart: res[k] answers sreq[order[k]]) */
+	const uint32_t *order;   /* symdb_symbolizer_order(), owned by sym */
+	size_t arr_cap, res_cap;
+	size_t nsorted;          /* sreq[0..nsorted) is the last batch's */
+	struct cli_line_info *li;
+	size_t li_cap;
+	struct cli_out text;      /* CODE bodies of the batch (format_bodies),
+	                             and of earlier ones while the cache holds them */
+	struct body_cache cache;
+	struct text_span *body;   /* by res index: its body in text */
+	size_t body_cap;
+	int apart;                /* the batch's CODE bodies are formatted apart,
+	                             in the library's order, then printed */
+	int apart_failed;         /* ... and text outgrew the 32-bit spans */
+};
+
+#define STDIN_BUF (1u << 20)
+#define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
+#define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
+
+/* parse_query_args: help was printed, exit 0. */
+#define HELP_SHOWN (-1000)
+
+/* realloc p to hold need elements (capacity doubling from 64); exits on OOM. */
+CLI_HIDDEN void *cli_query_grow(void *p, size_t *cap, size_t need, size_t elem);
+
+/* cli_query_input.c */
+/* The index of module name[0..len), added on first sight. */
+CLI_HIDDEN uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len);
+CLI_HIDDEN int cli_query_run_stdin(struct query *q);
+CLI_HIDDEN int cli_query_run_args(struct query *q, char **addrs, int naddrs);
+
+/* cmd_query.c: resolve and print the requests read so far. */
+CLI_HIDDEN int cli_query_run_batch(struct query *q);
+
+/* cli_query_print.c */
+CLI_HIDDEN void cli_query_format_begin(struct query *q);
+CLI_HIDDEN void cli_query_format_results(void *arg, const symdb_symbolized *res,
+                                         const uint32_t *order, size_t first, size_t count);
+CLI_HIDDEN void cli_query_print_batch(struct query *q);
+
+/* cli_query_cache.c */
+/* The slot a key's probe starts at (inline: called per result). */
+static inline size_t cli_query_cache_hash(uint64_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (CACHE_SLOTS - 1);
+}
+CLI_HIDDEN void cli_query_cache_insert(struct query *q, uint64_t key, struct text_span body);
+CLI_HIDDEN void cli_query_cache_init(struct query *q);
+CLI_HIDDEN void cli_query_cache_lookup(struct query *q);
+CLI_HIDDEN void cli_query_cache_review(struct query *q);
+
+/* cli_query_opts.c: 0, HELP_SHOWN, or minus an exit code. */
+CLI_HIDDEN int cli_query_parse_args(struct query *q, struct cli_global *g, int argc, char **argv,
+                                    int *first_addr);
+
+/* cli_query_open.c */
+CLI_HIDDEN int cli_query_open_db(const struct cli_global *g, symdb **db);
+CLI_HIDDEN int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
+                                    symdb_image **img, char *msg, size_t msz);
+CLI_HIDDEN symdb_image *cli_query_module_image(struct query *q, struct module *m);
+
+#endif /* SYMDB_CLI_QUERY_H */

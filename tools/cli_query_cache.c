@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_query_cache.c - `symdb query`'s body cache (struct body_cache): the printed
+ * bodies of earlier batches by address.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_query.h"
+
+/* ---- the body cache (struct body_cache) ------------------------------ */
+
+/* What the library is asked for (resolve_batch, resolve_module with
+ * SYMDB_ADDR_VADDR): equal keys resolve, and so print, alike. */
+static uint64_t cache_key(const struct query *q, uint64_t addr)
+{
+	uint64_t k = addr - q->adjust_vma;
+	return k == SYMDB_ADDR_INVALID ? SYMDB_ADDR_INVALID - 1 : k;
+}
+
+static void cache_clear(struct body_cache *c)
+{
+	memset(c->slot, 0xff, CACHE_SLOTS * sizeof(*c->slot)); /* CACHE_EMPTY */
+	c->used = 0;
+}
+
+/* Turn the cache on when the run's options allow it (once, at start). */
+void cli_query_cache_init(struct query *q)
+{
+	if (q->per_line || q->kind != SYMDB_ADDR_VADDR || q->pr.style == CLI_STYLE_ATOS ||
+	    !cli_code_body_apart(&q->pr))
+		return;
+	q->cache.slot = malloc(CACHE_SLOTS * sizeof(*q->cache.slot));
+	if (q->cache.slot)
+		cache_clear(&q->cache);
+}
+
+void cli_query_cache_insert(struct query *q, uint64_t key, struct text_span body)
+{
+	struct body_cache *c = &q->cache;
+	if (c->used >= CACHE_SLOTS / 2)
+		return; /* full until the next batch clears it */
+	size_t h = cli_query_cache_hash(key);
+	while (c->slot[h].key != CACHE_EMPTY) {
+		if (c->slot[h].key == key)
+			return;
+		h = (h + 1) & (CACHE_SLOTS - 1);
+	}
+	c->slot[h].key = key;
+	c->slot[h].body = body;
+	c->used++;
+}
+
+static int cache_full(const struct query *q)
+{
+	return q->cache.used >= CACHE_SLOTS / 2 || q->text.len > CACHE_TEXT_MAX;
+}
+
+/* Mark the batch's CODE requests whose body is cached as REQ_CACHED. */
+void cli_query_cache_lookup(struct query *q)
+{
+	struct body_cache *c = &q->cache;
+	c->lookups = c->hits = 0;
+	if (cache_full(q)) {
+		cache_clear(c);
+		q->text.len = 0;
+	}
+	c->cold = c->used == 0;
+	if (c->cold)
+		return;
+	for (size_t i = 0; i < q->nreq; i++) {
+		if (i + PREFETCH_AHEAD < q->nreq)
+			__builtin_prefetch(&c->slot[cli_query_cache_hash(
+				cache_key(q, q->req[i + PREFETCH_AHEAD].addr))]);
+		struct request *rq = &q->req[i];
+		if (rq->kind != REQ_CODE)
+			continue;
+		c->lookups++;
+		uint64_t key = cache_key(q, rq->addr);
+		for (size_t h = cli_query_cache_hash(key); c->slot[h].key != CACHE_EMPTY;
+		     h = (h + 1) & (CACHE_SLOTS - 1)) {
+			if (c->slot[h].key == key) {
+				rq->kind = REQ_CACHED;
+				rq->body = c->slot[h].body;
+				c->hits++;
+				break;
+			}
+		}
+	}
+}
+
+/* After a batch: a cache that mostly misses costs more than it saves, and
+ * one that a single batch filled from empty would be cleared by the next. */
+void cli_query_cache_review(struct query *q)
+{
+	struct body_cache *c = &q->cache;
+	if ((c->cold && cache_full(q)) ||
+	    (!c->cold && c->lookups >= 1024 && c->hits < c->lookups / 4)) {
+		free(c->slot);
+		c->slot = NULL;
+		c->used = 0;
+	}
+}

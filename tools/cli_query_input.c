@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_query_input.c - `symdb query`'s requests: from the arguments, or from stdin
+ * read with read(2) and parsed as llvm-symbolizer parses its input
+ * (cmd_query.c describes the rules), a batch per read.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_query.h"
+
+/* ---- request parsing (llvm-symbolizer.cpp parseCommand) -------------- */
+
+static int is_delim(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r';
+}
+
+/* The index of module name[0..len), added on first sight. */
+uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
+{
+	if (q->last_mod < q->nmods && q->mods[q->last_mod].len == len &&
+	    memcmp(q->mods[q->last_mod].name, name, len) == 0)
+		return (uint32_t)q->last_mod;
+	for (size_t i = 0; i < q->nmods; i++)
+		if (q->mods[i].len == len && memcmp(q->mods[i].name, name, len) == 0)
+			return (uint32_t)(q->last_mod = i);
+	q->mods = cli_query_grow(q->mods, &q->mods_cap, q->nmods + 1, sizeof(*q->mods));
+	struct module *m = &q->mods[q->nmods];
+	memset(m, 0, sizeof(*m));
+	m->name = malloc(len + 1);
+	if (!m->name) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	memcpy(m->name, name, len);
+	m->name[len] = '\0';
+	m->len = len;
+	return (uint32_t)(q->last_mod = q->nmods++);
+}
+
+/*
+ * The module name of a per-line request: a quoted string ('...' or "...")
+ * or the next token.  Returns 0, or -1 for an unterminated quote (the line
+ * is then invalid and its JSON ModuleName empty, as llvm's).
+ */
+static int parse_module(struct query *q, const char **sp, size_t *np, struct request *r)
+{
+	const char *s = *sp;
+	size_t n = *np, len;
+	while (n && is_delim(*s))
+		s++, n--;
+	if (n && (*s == '"' || *s == '\'')) {
+		const char *end = memchr(s + 1, *s, n - 1);
+		if (!end) {
+			r->mod = cli_query_intern_module(q, "", 0);
+			return -1;
+		}
+		r->mod = cli_query_intern_module(q, s + 1, (size_t)(end - s - 1));
+		len = (size_t)(end - s) + 1;
+	} else {
+		for (len = 0; len < n && !is_delim(s[len]); len++)
+			;
+		r->mod = cli_query_intern_module(q, s, len);
+	}
+	*sp = s + len;
+	*np = n - len;
+	return 0;
+}
+
+static void parse_request(struct query *q, const char *s, size_t n, struct request *r)
+{
+	r->text = s;
+	r->len = n;
+	r->kind = REQ_CODE;
+	r->addr = 0;
+	r->mod = 0;
+	if (n >= 5 && memcmp(s, "CODE ", 5) == 0)
+		s += 5, n -= 5;
+	else if (n >= 5 && memcmp(s, "DATA ", 5) == 0)
+		s += 5, n -= 5, r->kind = REQ_DATA;
+	else if (n >= 6 && memcmp(s, "FRAME ", 6) == 0)
+		s += 6, n -= 6, r->kind = REQ_FRAME;
+	if (q->per_line && parse_module(q, &s, &n, r) < 0) {
+		r->kind = REQ_INVALID;
+		return;
+	}
+	while (n && is_delim(*s))
+		s++, n--;
+	size_t tl = 0;
+	while (tl < n && !is_delim(s[tl]))
+		tl++;
+	if (cli_parse_u64(s, tl, &r->addr) != 0)
+		r->kind = REQ_INVALID;
+}
+
+static struct request *new_request(struct query *q)
+{
+	q->req = cli_query_grow(q->req, &q->req_cap, q->nreq + 1, sizeof(*q->req));
+	return &q->req[q->nreq++];
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+/* Hex digit values plus one; 0 for every other byte. */
+#define HX(c, v) [c] = (v) + 1
+static const unsigned char hex_value1[256] = {
+	HX('0', 0), HX('1', 1), HX('2', 2), HX('3', 3), HX('4', 4), HX('5', 5), HX('6', 6),
+	HX('7', 7), HX('8', 8), HX('9', 9), HX('a', 10), HX('b', 11), HX('c', 12),
+	HX('d', 13), HX('e', 14), HX('f', 15), HX('A', 10), HX('B', 11), HX('C', 12),
+	HX('D', 13), HX('E', 14), HX('F', 15),
+};
+#undef HX
+
+/*
+ * The common line, "0x" and 1 to 16 hex digits then "\n" (or the end of
+ * input), at buf[0..avail): found and parsed in one pass, without the
+ * newline search and the in-place erase of the general path.  What
+ * split_pieces, add_piece and parse_request would make of it is the same:
+ * one piece (far below LLVM_LINE_MAX), no NUL, nothing to erase but the
+ * newline, no prefix or module, one token in radix 16 that cannot overflow.
+ * Returns the bytes taken, or 0 for any other line (the general path).
+ */
+static size_t add_hex_line(struct query *q, const char *s, size_t avail, int eof)
+{
+	if (q->per_line || avail < 3 || s[0] != '0' || (s[1] | 0x20) != 'x')
+		return 0;
+	size_t lim = avail < 19 ? avail : 19, i = 2;
+	uint64_t v = 0;
+	for (; i < lim; i++) {
+		unsigned d = hex_value1[(unsigned char)s[i]];
+		if (!d)
+			break;
+		v = v << 4 | (d - 1);
+	}
+	size_t take;
+	if (i == 2 || i > 18)
+		return 0;
+	if (i < avail && s[i] == '\n')
+		take = i + 1;
+	else if (i == avail && eof)
+		take = i;
+	else
+		return 0;
+	struct request *r = new_request(q);
+	r->text = s;
+	r->len = i;
+	r->kind = REQ_CODE;
+	r->addr = v;
+	r->mod = 0;
+	return take;
+}
+
+/*
+ * Turn one fgets()-sized piece into a request: the C string ends at the first
+ * NUL, and every \r and \n is erased (llvm::erase_if), in place.
+ */
+static void add_piece(struct query *q, char *s, size_t n)
+{
+	char *nul = memchr(s, '\0', n);
+	if (nul)
+		n = (size_t)(nul - s);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '\r' && s[i] != '\n')
+			s[w++] = s[i];
+	parse_request(q, s, w, new_request(q));
+}
+
+/* Split buf[0..len) into pieces; returns bytes consumed.  At EOF the tail
+ * is a piece too. */
+static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
+{
+	size_t off = 0;
+	while (off < len) {
+		size_t avail = len - off;
+		size_t fast = add_hex_line(q, buf + off, avail, eof);
+		if (fast) {
+			off += fast;
+			continue;
+		}
+		size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX;
+		char *nl = memchr(buf + off, '\n', lim);
+		size_t take;
+		if (nl)
+			take = (size_t)(nl - (buf + off)) + 1;
+		else if (avail >= LLVM_LINE_MAX)
+			take = LLVM_LINE_MAX;
+		else if (eof)
+			take = avail;
+		else
+			break;
+		add_piece(q, buf + off, take);
+		off += take;
+	}
+	return off;
+}
+
+int cli_query_run_stdin(struct query *q)
+{
+	char *buf = malloc(STDIN_BUF);
+	if (!buf) {
+		cli_err(NULL, "out of memory");
+		return -ENOMEM;
+	}
+	size_t len = 0;
+	int eof = 0, rc = 0;
+	while (!eof && rc == 0) {
+		ssize_t n = read(STDIN_FILENO, buf + len, STDIN_BUF - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			cli_err("<stdin>", "%s", strerror(errno));
+			break;
+		}
+		if (n == 0)
+			eof = 1;
+		len += (size_t)n;
+		size_t used = split_pieces(q, buf, len, eof);
+		if (q->nreq) {
+			rc = cli_query_run_batch(q);
+			cli_out_flush(q->pr.out);
+		}
+		memmove(buf, buf + used, len - used);
+		len -= used;
+	}
+	free(buf);
+	return rc;
+}
+
+int cli_query_run_args(struct query *q, char **addrs, int naddrs)
+{
+	for (int i = 0; i < naddrs; i++)
+		parse_request(q, addrs[i], strlen(addrs[i]), new_request(q));
+	return q->nreq ? cli_query_run_batch(q) : 0;
+}

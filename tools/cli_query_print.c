@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_query_print.c - `symdb query`'s output: the frames each style shows for a
+ * result, the bodies formatted as the library finishes results, and the
+ * batch printed in input order.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+
+#include "cli_atos.h"
+#include "cli_query.h"
+
+/* ---- choosing what each frame shows ---------------------------------- */
+
+static void line_info_from(const struct query *q, const symdb_frame *f,
+                           struct cli_line_info *li)
+{
+	memset(li, 0, sizeof(*li));
+	if (q->pr.fn_kind == CLI_FN_LINKAGE)
+		li->name = f->name;
+	else if (q->pr.fn_kind == CLI_FN_SHORT)
+		li->name = f->short_name;
+	li->file = f->file;
+	li->file_rel = f->file_rel;
+	li->decl_file = f->decl_file;
+	li->decl_file_rel = f->decl_file_rel;
+	li->line = f->line;
+	li->column = f->column;
+	li->discriminator = f->discriminator;
+	li->decl_line = f->decl_line;
+	li->has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0;
+	li->start = f->start_addr;
+	/* Without --functions=linkage llvm-symbolizer does not consult the
+	 * symbol table at all: the start is the DIE's DW_AT_low_pc, unknown
+	 * for a DIE with DW_AT_ranges (a function split into hot and .cold
+	 * parts) or without a DIE. */
+	if (q->pr.fn_kind != CLI_FN_LINKAGE) {
+		li->has_start = (f->flags & SYMDB_FRAME_HAS_DWARF_START) != 0;
+		li->start = f->dwarf_start_addr;
+	}
+	/* The STT_FILE name comes with the symbol-table override, which
+	 * llvm-symbolizer applies only for --functions=linkage. */
+	if (f->flags & SYMDB_FRAME_FILE_FROM_SYMTAB) {
+		if (q->pr.fn_kind == CLI_FN_LINKAGE)
+			li->file_verbatim = 1;
+		else
+			li->file = li->file_rel = NULL;
+	}
+}
+
+/*
+ * The frames llvm-symbolizer prints for one CODE request:
+ * - --inlines: every frame (symbolizeInlinedCode), at least one;
+ * - --no-inlines, GNU style: frame 0 of that same list (the innermost, which
+ *   carries the symbol-table name only when it is also the outermost);
+ * - --no-inlines otherwise: symbolizeCode, i.e. the innermost frame's line
+ *   and DWARF name, with the name and start replaced by the symbol covering
+ *   the address when --functions=linkage.
+ */
+static size_t select_frames(struct query *q, const symdb_symbolized *r)
+{
+	size_t n = r->nframes ? r->nframes : 1;
+	q->li = cli_query_grow(q->li, &q->li_cap, n, sizeof(*q->li));
+	if (!r->nframes) {
+		memset(q->li, 0, sizeof(*q->li));
+		return 1;
+	}
+	const symdb_frame *f = r->frames;
+	if (q->inlines) {
+		for (size_t i = 0; i < n; i++)
+			line_info_from(q, &f[i], &q->li[i]);
+		return n;
+	}
+	line_info_from(q, &f[0], &q->li[0]);
+	if (q->pr.style != CLI_STYLE_GNU && q->pr.fn_kind == CLI_FN_LINKAGE && r->sym_name) {
+		const symdb_frame *outer = &f[r->nframes - 1];
+		q->li[0].name = r->sym_name;
+		q->li[0].start = r->sym_addr;
+		q->li[0].has_start = 1;
+		/* symbolizeCode: an innermost frame without a file takes the
+		 * symbol's STT_FILE name too. */
+		if (!q->li[0].file && (outer->flags & SYMDB_FRAME_FILE_FROM_SYMTAB)) {
+			q->li[0].file = q->li[0].file_rel = outer->file;
+			q->li[0].file_verbatim = 1;
+		}
+	}
+	return 1;
+}
+
+/*
+ * The bodies of a batch's CODE requests (cli_format_code_body), formatted in
+ * the order the library resolved them (symdb_symbolizer_order: by image and
+ * address): the frames, the index rows they came from and the strings they
+ * point to are then read in the order the library wrote or found them,
+ * instead of at random in input order.  Neighbours with equal results share
+ * their frames (symdb.h), so a run of them shares one body: a repeated
+ * address costs one copy of its text when printed.  Also notes damaged
+ * results, for every CODE and DATA request.  Text past 4 GiB (spans are
+ * 32-bit) sets q->apart_failed.
+ */
+void cli_query_format_begin(struct query *q)
+{
+	q->apart_failed = 0;
+	if (!q->cache.slot)
+		q->text.len = 0;
+	if (!q->per_line)
+		q->pr.module = q->mods[0].name;
+	q->body = cli_query_grow(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
+}
+
+/* The bodies of res[first, first + count), which answer sreq[order[...]]:
+ * called by the library as results become final (on_results), while their
+ * frames are still in the cache. */
+void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint32_t *order,
+                           size_t first, size_t count)
+{
+	struct query *q = arg;
+	q->order = order;
+	if (q->nsorted == q->nreq) /* every request resolved: spos is the identity */
+		for (size_t k = first; k < first + count; k++)
+			q->pos[order[k]] = (uint32_t)k;
+	else
+		for (size_t k = first; k < first + count; k++)
+			q->pos[q->spos[order[k]]] = (uint32_t)k;
+	for (size_t k = first; k < first + count && !q->apart_failed; k++) {
+		const symdb_symbolized *r = &res[k];
+		if (r->status == SYMDB_SYM_DAMAGED)
+			q->damaged = 1;
+		if (k > first && r->nframes && r[-1].frames == r->frames) {
+			q->body[k] = q->body[k - 1];
+		} else {
+			if (q->per_line)
+				q->pr.module = q->mods[q->req[q->spos[order[k]]].mod].name;
+			size_t nf = select_frames(q, r), off = q->text.len;
+			cli_format_code_body(&q->pr, &q->text, q->li, nf);
+			if (q->text.len > UINT32_MAX)
+				q->apart_failed = 1;
+			q->body[k].off = (uint32_t)off;
+			q->body[k].len = (uint32_t)(q->text.len - off);
+		}
+		if (q->cache.slot && k + PREFETCH_AHEAD < first + count)
+			__builtin_prefetch(&q->cache.slot[cli_query_cache_hash(r[PREFETCH_AHEAD].vaddr)]);
+		if (q->cache.slot && !q->apart_failed && r->image &&
+		    (k == first || r->vaddr != r[-1].vaddr))
+			cli_query_cache_insert(q, r->vaddr, q->body[k]);
+	}
+}
+
+/*
+ * Bodies are read in input order, i.e. at random: the span of request
+ * i + 2 * PREFETCH_AHEAD and the text of request i + PREFETCH_AHEAD are
+ * loaded ahead of their use.  These helpers only prefetch, so they are
+ * forced inline: GCC takes a function whose only effect is
+ * __builtin_prefetch for pure and drops the calls it does not inline
+ * (GCC 12 did so here, and nothing was prefetched).
+ */
+
+/* Start loading [p, p + len): all of it up to 192 bytes (most bodies;
+ * four cache lines when they straddle), else the first 192 and the last. */
+static inline __attribute__((always_inline)) void prefetch_span(const char *p, size_t len)
+{
+	__builtin_prefetch(p);
+	if (len)
+		__builtin_prefetch(p + len - 1);
+	if (len > 64)
+		__builtin_prefetch(p + 64);
+	if (len > 128)
+		__builtin_prefetch(p + 128);
+}
+
+static inline __attribute__((always_inline)) void prefetch_bodies(const struct query *q, size_t i)
+{
+	if (i + 2 * PREFETCH_AHEAD >= q->nreq)
+		return; /* the last few requests of a batch go without */
+	if (q->req[i + 2 * PREFETCH_AHEAD].kind == REQ_CODE)
+		__builtin_prefetch(&q->body[q->pos[i + 2 * PREFETCH_AHEAD]]);
+	const struct request *rq = &q->req[i + PREFETCH_AHEAD];
+	if (rq->kind == REQ_CACHED) {
+		prefetch_span(q->text.buf + rq->body.off, rq->body.len);
+	} else if (rq->kind == REQ_CODE) {
+		const struct text_span *b = &q->body[q->pos[i + PREFETCH_AHEAD]];
+		prefetch_span(q->text.buf + b->off, b->len);
+	}
+}
+
+/* Print the batch in input order.  With bodies formatted apart, a CODE
+ * request is its header and a copy of its body. */
+void cli_query_print_batch(struct query *q)
+{
+	int apart = q->apart;
+	for (size_t i = 0; i < q->nreq; i++) {
+		const struct request *rq = &q->req[i];
+		struct module *md = &q->mods[rq->mod];
+		if (apart)
+			prefetch_bodies(q, i);
+		if (rq->kind == REQ_CACHED) {
+			cli_print_code_body(&q->pr, rq->addr, q->text.buf + rq->body.off,
+			                    rq->body.len);
+			continue;
+		}
+		if (apart && rq->kind == REQ_CODE &&
+		    (md->state >= 0 || q->pr.style != CLI_STYLE_JSON)) {
+			const struct text_span *b = &q->body[q->pos[i]];
+			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
+			continue;
+		}
+		int resolved = rq->kind == REQ_CODE || rq->kind == REQ_DATA;
+		q->pr.module = md->name;
+		/* llvm-symbolizer prints an Error object for CODE and DATA
+		 * requests on a module it cannot read, and "Frame": [] for FRAME. */
+		if (resolved && md->state < 0 && q->pr.style == CLI_STYLE_JSON) {
+			cli_print_error(&q->pr, rq->addr, md->error);
+			continue;
+		}
+		const symdb_symbolized *r = resolved ? &q->res[q->pos[i]] : NULL;
+		if (r && r->status == SYMDB_SYM_DAMAGED)
+			q->damaged = 1;
+		if (r && q->pr.style == CLI_STYLE_ATOS) {
+			symdb_result lr = { .count = r->nframes, .sym_name = r->sym_name,
+				            .sym_addr = r->sym_addr, .sym_size = r->sym_size };
+			cli_atos_print(q->pr.out, &q->pr.dm, q->image_name, rq->addr, r->vaddr, &lr,
+			               r->frames, q->inlines > 0);
+			continue;
+		}
+		switch (rq->kind) {
+		case REQ_INVALID:
+			cli_print_invalid(&q->pr, rq->text, rq->len);
+			break;
+		case REQ_FRAME:
+			cli_print_frame_cmd(&q->pr, rq->addr);
+			break;
+		case REQ_DATA:
+			if (r->sym_name)
+				cli_print_data(&q->pr, rq->addr, r->sym_name, r->sym_addr,
+				               r->sym_size);
+			else
+				cli_print_data(&q->pr, rq->addr, NULL, 0, 0);
+			break;
+		default:
+			cli_print_code(&q->pr, rq->addr, q->li, select_frames(q, r));
+		}
+	}
+}
