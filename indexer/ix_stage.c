@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format_layout.h"
 #include "format_report.h"
 
 static int stage_write_all(int fd, const void *p, size_t n)
@@ -127,7 +128,7 @@ int ix_write_tmp(const char *staging, const ix_uuid *id, const char *tag, const 
 	if (id->len == 0 || id->len > FMT_UUID_MAX)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "image has no UUID");
 	stage_hex(id, hex);
-	if ((size_t)snprintf(tmp, tmp_sz, "%s/%s%s.XXXXXX", staging, hex, tag) >= tmp_sz)
+	if (fmt_layout_staged(tmp, tmp_sz, staging, hex, tag))
 		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", staging);
 	fd = mkstemp(tmp);
 	if (fd < 0)

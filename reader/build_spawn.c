@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_layout.h"
 #include "format_report.h"
 
 #define CAGE_MIN_MEMORY (8ull << 30)
@@ -133,8 +134,12 @@ static int cage_path_ok(const struct cage_run *c, const fmt_report *r)
 	id.len = r->uuid_len;
 	memcpy(id.bytes, r->uuid, r->uuid_len);
 	symdb_uuid_format(&id, hex);
-	wl = (size_t)snprintf(want, sizeof want, "%s/%s%s.", c->st->dir, hex, c->st->tag);
-	return wl < sizeof want && !strncmp(r->tmp, want, wl) && strlen(r->tmp) == wl + 6 &&
+	if (fmt_layout_staged(want, sizeof want, c->st->dir, hex, c->st->tag))
+		return 0;
+	/* the same name up to mkstemp's six characters, which must not add a
+	 * directory */
+	wl = strlen(want) - (sizeof FMT_LAYOUT_TMP_SUFFIX - 2);
+	return !strncmp(r->tmp, want, wl) && strlen(r->tmp) == strlen(want) &&
 	       !strchr(r->tmp + wl, '/');
 }
 

@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t, mkdir, flock */
 #include "catalog_internal.h"
+#include "format_layout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,14 +44,20 @@ static int cat_mkdirs(char *path)
 
 static int cat_create_dirs(const char *dir, char *errbuf, size_t errbuf_sz)
 {
-	static const char *const sub[] = { "", "/catalog", "/images", "/tmp" };
+	static const char *const sub[] = { NULL, FMT_LAYOUT_CATALOG, FMT_LAYOUT_IMAGES,
+		                           FMT_LAYOUT_TMP };
 	char path[4096];
 	size_t i;
 	int rc;
 
 	for (i = 0; i < sizeof sub / sizeof sub[0]; i++) {
-		if ((size_t)snprintf(path, sizeof path, "%s%s", dir, sub[i]) >= sizeof path)
-			return -ENAMETOOLONG;
+		if (sub[i])
+			rc = fmt_layout_dir(path, sizeof path, dir, sub[i]);
+		else /* the database directory itself */
+			rc = (size_t)snprintf(path, sizeof path, "%s", dir) < sizeof path ? 0
+			                                                           : -ENAMETOOLONG;
+		if (rc)
+			return rc;
 		rc = cat_mkdirs(path);
 		if (rc < 0) {
 			cat_msg(errbuf, errbuf_sz, path, "cannot create directory", -rc);
@@ -261,7 +268,7 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	len = strlen(dir);
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
-	if (len + sizeof "/catalog" > sizeof envdir)
+	if (len + sizeof "/" FMT_LAYOUT_CATALOG > sizeof envdir)
 		return -ENAMETOOLONG;
 	c = calloc(1, sizeof *c + len + 1);
 	if (!c)
@@ -269,7 +276,7 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	memcpy(c->dir, dir, len);
 	c->flags = flags;
 	pthread_rwlock_init(&c->resize, NULL);
-	snprintf(envdir, sizeof envdir, "%s/catalog", c->dir);
+	fmt_layout_dir(envdir, sizeof envdir, c->dir, FMT_LAYOUT_CATALOG); /* fits: checked */
 
 	rc = cat_check_fs(c->dir, errbuf, errbuf_sz);
 	if (rc == 0 && (flags & RD_CAT_CREATE))

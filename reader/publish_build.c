@@ -31,6 +31,7 @@
 
 #include "fmt_macho.h"
 #include "format_elf.h"
+#include "format_layout.h"
 
 #define PUB_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE)
 
@@ -260,8 +261,7 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	st = calloc(1, sizeof *st);
 	if (!st)
 		return fmt_err(o.errbuf, o.errbuf_sz, -ENOMEM, "%s: out of memory", path);
-	if ((size_t)snprintf(st->dir, sizeof st->dir, "%s/tmp", rd_catalog_dir(b->cat)) >=
-	    sizeof st->dir) {
+	if (fmt_layout_dir(st->dir, sizeof st->dir, rd_catalog_dir(b->cat), FMT_LAYOUT_TMP)) {
 		free(st);
 		return fmt_err(o.errbuf, o.errbuf_sz, -ENAMETOOLONG, "%s: path too long",
 		               rd_catalog_dir(b->cat));

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "format_layout.h"
 #include "publish_internal.h"
 
 int publish_cold_indexed(const char *index_path, uint64_t file_size)
@@ -26,7 +27,7 @@ int publish_cold_indexed(const char *index_path, uint64_t file_size)
 	ssize_t n;
 	int fd, ok = 0;
 
-	if ((size_t)snprintf(lz, sizeof lz, "%s.lz4", index_path) >= sizeof lz)
+	if (fmt_layout_cold(lz, sizeof lz, index_path))
 		return 0;
 	fd = open(lz, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

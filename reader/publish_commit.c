@@ -23,6 +23,7 @@
 
 #include "fmt_macho.h"
 #include "format_header.h"
+#include "format_layout.h"
 
 /* ---- commit: verification and the same-build-id policy ------------------- */
 
@@ -42,7 +43,10 @@ static int stage_existing(rd_catalog *cat, const symdb_uuid *id, symdb_image **o
 	ipath[0] = 0;
 	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
 		return 0;
-	snprintf(ipath, ipath_sz, "%s/%s", rd_catalog_dir(cat), e.file);
+	if (fmt_layout_file(ipath, ipath_sz, rd_catalog_dir(cat), e.file)) {
+		ipath[0] = 0;
+		return 2; /* no such file can be there: rebuild */
+	}
 	/* Under the directory lock (SPEC §12.8): a compaction or thaw between
 	 * looking for one form and the other must not read as "missing",
 	 * which would replace an intact index unconditionally. */
@@ -72,8 +76,8 @@ static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb
 		/* Compacted (§12.8): its facts come from the cold form,
 		 * decompressed in memory; nothing is thawed on disk. */
 		char lz[4096 + 8];
-		snprintf(lz, sizeof lz, "%s.lz4", ipath);
-		if (symdb_image_open_file(lz, NULL, oimg) == 0) {
+		if (fmt_layout_cold(lz, sizeof lz, ipath) == 0 &&
+		    symdb_image_open_file(lz, NULL, oimg) == 0) {
 			symdb_image_get_info(*oimg, oi);
 			return 1;
 		}

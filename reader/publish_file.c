@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_layout.h"
 #include "symdb_endian.h"
 
 struct pub {
@@ -53,11 +54,9 @@ static int pub_paths(struct pub *p, const symdb_uuid *id)
 	if (id->len == 0 || id->len > FMT_UUID_MAX)
 		return fmt_err(p->eb, p->ebsz, SYMDB_E_INVAL, "image has no UUID");
 	symdb_uuid_format(id, p->hex); /* SPEC §12.1: lowercase hex */
-	snprintf(p->rel, sizeof p->rel, "images/%.2s/%s.symdb", p->hex, p->hex);
-	if ((size_t)snprintf(p->subdir, sizeof p->subdir, "%s/images/%.2s", p->dir, p->hex) >=
-	            sizeof p->subdir ||
-	    (size_t)snprintf(p->final, sizeof p->final, "%s/%s", p->dir, p->rel) >=
-	            sizeof p->final)
+	if (fmt_layout_index_rel(p->rel, sizeof p->rel, p->hex) ||
+	    fmt_layout_subdir(p->subdir, sizeof p->subdir, p->dir, p->hex) ||
+	    fmt_layout_file(p->final, sizeof p->final, p->dir, p->rel))
 		return fmt_err(p->eb, p->ebsz, -ENAMETOOLONG, "%s: path too long", p->dir);
 	return 0;
 }
@@ -113,7 +112,7 @@ static int pub_subdir(struct pub *p)
 		unlink(p->tmp);
 		return pub_fail(p, rc, p->subdir, "cannot create directory");
 	}
-	snprintf(images, sizeof images, "%s/images", p->dir);
+	fmt_layout_dir(images, sizeof images, p->dir, FMT_LAYOUT_IMAGES); /* fits: subdir did */
 	rc = pub_fsync_dir(p, images);
 	if (rc)
 		unlink(p->tmp);

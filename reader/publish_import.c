@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_layout.h"
 
 #define IMP_COPY_BUF (256u * 1024u)
 
@@ -70,7 +71,7 @@ static int imp_stage(rd_catalog *cat, const char *index_path, char *tmp, size_t 
 {
 	int in, out, rc;
 
-	if ((size_t)snprintf(tmp, tmpsz, "%s/tmp/import.XXXXXX", rd_catalog_dir(cat)) >= tmpsz)
+	if (fmt_layout_tmp(tmp, tmpsz, rd_catalog_dir(cat), "import"))
 		return fmt_err(o->errbuf, o->errbuf_sz, -ENAMETOOLONG, "%s: path too long",
 		               rd_catalog_dir(cat));
 	in = open(index_path, O_RDONLY | O_CLOEXEC);
@@ -128,8 +129,8 @@ static int imp_is_indexed(rd_catalog *cat, const symdb_uuid *id, symdb_build_res
 
 	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
 		return 0;
-	snprintf(res->index_path, sizeof res->index_path, "%s/%s", rd_catalog_dir(cat), e.file);
-	if (stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) {
+	if (fmt_layout_file(res->index_path, sizeof res->index_path, rd_catalog_dir(cat), e.file) ||
+	    stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) {
 		res->index_path[0] = 0;
 		return 0;
 	}

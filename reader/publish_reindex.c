@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_layout.h"
 #include "symdb_endian.h"
 #include "symdb_format.h"
 
@@ -107,8 +108,7 @@ static int rx_check(const char *path, const char *rel, int cold, rd_cat_entry *e
 		goto out;
 	symdb_image_get_info(img, &info);
 	symdb_uuid_format(&info.uuid, hex);
-	snprintf(want, sizeof want, "images/%.2s/%s.symdb", hex, hex);
-	if (strcmp(want, rel) != 0) {
+	if (fmt_layout_index_rel(want, sizeof want, hex) != 0 || strcmp(want, rel) != 0) {
 		snprintf(why, why_sz, "named for another UUID: its header says %s", hex);
 		rc = SYMDB_E_CORRUPT;
 		goto out;
@@ -145,23 +145,25 @@ static int rx_file(struct rx_state *s, const char *sub, const char *name)
 	size_t len = strlen(name);
 	int rc;
 
-	int cold = len > 10 && strcmp(name + len - 10, ".symdb.lz4") == 0;
+	const size_t ext = sizeof FMT_LAYOUT_INDEX_EXT - 1, cold_ext = sizeof FMT_LAYOUT_COLD_EXT - 1;
+	int cold = len > ext + cold_ext &&
+	           strcmp(name + len - ext - cold_ext, FMT_LAYOUT_INDEX_EXT FMT_LAYOUT_COLD_EXT) == 0;
 	struct stat st;
 
-	if (!cold && (len <= 6 || strcmp(name + len - 6, ".symdb") != 0))
+	if (!cold && (len <= ext || strcmp(name + len - ext, FMT_LAYOUT_INDEX_EXT) != 0))
 		return 0;
-	if (snprintf(rel, sizeof rel, "images/%s/%s", sub, name) >= (int)sizeof rel ||
-	    snprintf(path, sizeof path, "%s/%s", rd_catalog_dir(s->cat), rel) >= (int)sizeof path)
+	if (snprintf(rel, sizeof rel, FMT_LAYOUT_IMAGES "/%s/%s", sub, name) >= (int)sizeof rel ||
+	    fmt_layout_file(path, sizeof path, rd_catalog_dir(s->cat), rel))
 		return -ENAMETOOLONG;
 	if (cold) {
 		/* The entry names the .symdb either way (SPEC §12.8); a cold
 		 * form next to its .symdb is a leftover, not a second image. */
 		snprintf(shown, sizeof shown, "%s", rel);
-		rel[strlen(rel) - 4] = 0;
-		path[strlen(path) - 4] = 0;
+		rel[strlen(rel) - cold_ext] = 0;
+		path[strlen(path) - cold_ext] = 0;
 		if (stat(path, &st) == 0)
 			return 0;
-		strcat(path, ".lz4");
+		strcat(path, FMT_LAYOUT_COLD_EXT);
 	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
@@ -223,7 +225,9 @@ int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
 	s.cat = publish_builder_catalog(b);
 	s.skipped = skipped;
 	s.arg = arg;
-	snprintf(images, sizeof images, "%s/images", rd_catalog_dir(s.cat));
+	if (fmt_layout_dir(images, sizeof images, rd_catalog_dir(s.cat), FMT_LAYOUT_IMAGES))
+		return fmt_err(errbuf, errbuf_sz, -ENAMETOOLONG, "%s: path too long",
+		               rd_catalog_dir(s.cat));
 	dir = opendir(images);
 	if (!dir) {
 		rc = -errno;

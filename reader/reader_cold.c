@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format_layout.h"
 #include "reader_internal.h"
 
 /* ---- directory lock and durability ---------------------------------------- */
@@ -207,14 +208,14 @@ static int thaw_memory(int lzfd, const char *lz, uint64_t size, uint64_t hsum, u
 static int tmp_name(const char *dbdir, const char *path, const char *what, char *tmp)
 {
 	const char *base = strrchr(path, '/');
+	char name[PATH_MAX];
 	size_t n;
 
 	base = base ? base + 1 : path;
 	n = strcspn(base, ".");
-	if ((size_t)snprintf(tmp, PATH_MAX, "%s/tmp/%.*s.%s.XXXXXX", dbdir, (int)n, base, what) >=
-	    PATH_MAX)
+	if ((size_t)snprintf(name, sizeof name, "%.*s.%s", (int)n, base, what) >= sizeof name)
 		return -ENAMETOOLONG;
-	return 0;
+	return fmt_layout_tmp(tmp, PATH_MAX, dbdir, name);
 }
 
 /* Map the decoded temp file and check it as a reader would, every table
@@ -309,7 +310,7 @@ int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64
 	int lock, lzfd, rc;
 
 	*out = NULL;
-	if ((size_t)snprintf(lz, sizeof lz, "%s.lz4", path) >= sizeof lz)
+	if (fmt_layout_cold(lz, sizeof lz, path))
 		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", path);
 	lock = rd_dir_lock(path);
 	if (lock == -ENOENT)
@@ -410,7 +411,7 @@ static int compact_locked(const char *dbdir, const char *path, const rd_cat_entr
 	symdb_image *img;
 	int rc;
 
-	if ((size_t)snprintf(lz, sizeof lz, "%s.lz4", path) >= sizeof lz)
+	if (fmt_layout_cold(lz, sizeof lz, path))
 		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", path);
 	rc = rd_image_map(path, SYMDB_OPEN_VERIFY_CHECKSUMS, &img, eb, ebsz);
 	if (rc == -ENOENT && stat(lz, &sb) == 0) {
@@ -496,7 +497,8 @@ int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out)
 	if (!db || !file || !out)
 		return SYMDB_E_INVAL;
 	memset(out, 0, sizeof *out);
-	if ((size_t)snprintf(path, sizeof path, "%s/%s.lz4", db->dir, file) >= sizeof path)
+	if (fmt_layout_file(path, sizeof path, db->dir, file) ||
+	    fmt_layout_cold(path + strlen(path), sizeof path - strlen(path), ""))
 		return -ENAMETOOLONG;
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		out->forms |= SYMDB_STORED_COLD;
@@ -513,16 +515,18 @@ int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out)
 
 int symdb_drop_redundant_cold(symdb *db, const char *rel)
 {
+	const size_t ext = sizeof FMT_LAYOUT_COLD_EXT - 1;
 	char lz[PATH_MAX], path[PATH_MAX];
 	size_t n;
 	struct stat sb;
 	int lock, rc;
 
-	if (!db || !rel || (n = strlen(rel)) < 5 || strcmp(rel + n - 4, ".lz4") != 0 ||
-	    (size_t)snprintf(lz, sizeof lz, "%s/%s", db->dir, rel) >= sizeof lz)
+	if (!db || !rel || (n = strlen(rel)) <= ext ||
+	    strcmp(rel + n - ext, FMT_LAYOUT_COLD_EXT) != 0 ||
+	    fmt_layout_file(lz, sizeof lz, db->dir, rel))
 		return SYMDB_E_INVAL;
-	memcpy(path, lz, strlen(lz) - 4);
-	path[strlen(lz) - 4] = 0;
+	memcpy(path, lz, strlen(lz) - ext);
+	path[strlen(lz) - ext] = 0;
 	lock = rd_dir_lock(lz);
 	if (lock < 0)
 		return lock;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format_layout.h"
 #include "reader_internal.h"
 
 uint64_t symdb_now(void)
@@ -61,9 +62,11 @@ int symdb_mark_used(symdb *db, const symdb_uuid *id, uint64_t when)
 static int remove_forms(const char *path, char *errbuf, size_t errbuf_sz)
 {
 	char lz[4096 + 4];
-	int lock = rd_dir_lock(path), rc = 0;
+	int lock, rc = 0;
 
-	snprintf(lz, sizeof lz, "%s.lz4", path);
+	if (fmt_layout_cold(lz, sizeof lz, path))
+		return -ENAMETOOLONG;
+	lock = rd_dir_lock(path);
 	if (unlink(path) < 0 && errno != ENOENT)
 		rc = -errno;
 	if (rc == 0 && unlink(lz) < 0 && errno != ENOENT) {

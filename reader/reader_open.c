@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format_layout.h"
 #include "reader_internal.h"
 
 #define RD_OPEN_KNOWN \
@@ -413,7 +414,8 @@ int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, s
 	if (!index_path)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no index file path");
 	n = strlen(index_path);
-	if (n > 4 && strcmp(index_path + n - 4, ".lz4") == 0)
+	if (n > sizeof FMT_LAYOUT_COLD_EXT - 1 &&
+	    strcmp(index_path + n - (sizeof FMT_LAYOUT_COLD_EXT - 1), FMT_LAYOUT_COLD_EXT) == 0)
 		return rd_cold_open_file(index_path, flags, out, eb, ebsz);
 	return rd_image_map(index_path, flags, out, eb, ebsz);
 }
