@@ -4,6 +4,9 @@
  * failing expression and counts the failure instead of aborting (LMDB's E()
  * shape), so one run reports every broken check; check_exit() turns the count
  * into main()'s return value.  Header-only, one counter per test program.
+ * A part that cannot run (a missing tool) calls check_skip(): then, if
+ * nothing failed, check_exit() returns 77, which CTest reports as skipped
+ * (SKIP_RETURN_CODE 77), never as a pass.
  */
 #ifndef SYMDB_TESTS_CHECK_H
 #define SYMDB_TESTS_CHECK_H
@@ -13,6 +16,11 @@
 #include "symdb.h"
 
 static int check_failures;
+static int check_skips;
+
+/* Part of the test could not run: say why; the test ends as skipped. */
+#define check_skip(why) do { check_skips++; \
+	fprintf(stderr, "%s:%d: SKIP: %s\n", __FILE__, __LINE__, (why)); } while (0)
 
 #define CHECK(expr) do { if (!(expr)) { check_failures++; \
 	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #expr); } } while (0)
@@ -26,7 +34,9 @@ static inline int check_exit(void)
 {
 	if (check_failures)
 		fprintf(stderr, "%d check(s) failed\n", check_failures);
-	return check_failures ? 1 : 0;
+	else if (check_skips)
+		fprintf(stderr, "%d part(s) skipped: reported as skipped (exit 77)\n", check_skips);
+	return check_failures ? 1 : check_skips ? 77 : 0;
 }
 
 /* Entries of a directory other than dot files (e.g. DB/tmp left behind), or

@@ -34,6 +34,24 @@ fail() {
 }
 note() { echo "-- $*"; }
 
+# require TOOL...: a test that cannot run reports SKIP (exit 77), never a pass.
+require() {
+	local t
+	for t; do
+		command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
+	done
+}
+# skip_part WHY: one part of the test cannot run here.  The rest still runs;
+# then the test ends as skipped (exit 77) unless something failed.
+SKIPPED_PARTS=0
+skip_part() {
+	echo "SKIP: $*"
+	SKIPPED_PARTS=$((SKIPPED_PARTS + 1))
+}
+trap 'rc=$?; if ((rc == 0 && SKIPPED_PARTS)); then echo "SKIP: $SKIPPED_PARTS part(s) could not run"; exit 77; fi' EXIT
+# every test compares with the oracle or reads facts with these
+require llvm-symbolizer-14 llvm-nm-14 llvm-readelf-14 python3
+
 # run CMD...: run it, keep RC, stdout in $OUT, stderr in $ERR
 run() {
 	set +e

@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib.sh"
 db=$SCRATCH/db
 cpp=$FIXTURES/full/cpp_g++_O2_pie
 c=$FIXTURES/full/c_gcc_O2_pie
-command -v g++ >/dev/null || { echo "g++ not found" >&2; exit 77; }
+require g++
 
 # A library whose functions have names longer than the output buffer (256
 # KiB) and than the body buffer's first size (1 MiB together), with DWARF.

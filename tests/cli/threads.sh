@@ -9,6 +9,7 @@
 # file, the libstdc++ debug build; each built with --threads 1, 2, 3 and 7
 # and compared with cmp.  Also -j 2 without --threads (the default split).
 source "$(dirname "$0")/lib.sh"
+require gcc
 
 src=$SCRATCH/src
 mkdir -p "$src"

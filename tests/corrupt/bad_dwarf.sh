@@ -15,6 +15,9 @@
 # (A debuglink with a mismatching CRC is covered by fixtures.sh split.)
 set -uo pipefail
 symdb=${1:?usage: bad_dwarf.sh SYMDB SCRATCH}
+for t in gcc objcopy llvm-dwarfdump-14 python3 timeout; do
+	command -v $t >/dev/null || { echo "SKIP: $t not found"; exit 77; }
+done
 scratch=${2:?}
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../fixtures" && pwd)

@@ -8,6 +8,7 @@
 # truncated_elf shdr_outside no_symbols directory missing et_rel mixed
 # readonly_db.
 source "$(dirname "$0")/../cli/lib.sh"
+require gcc strip llvm-objcopy-14
 
 case=${1:?usage: bad_input.sh CASE}
 db=$SCRATCH/db

@@ -8,6 +8,7 @@ the libdwarf dwarf_load_rnglists double free was found; seeded, so a
 failure reproduces."""
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -20,14 +21,16 @@ SECTIONS = [".debug_info", ".debug_line", ".debug_abbrev", ".debug_rnglists",
 
 
 def build_bases(here, work):
+    """One base per compiler and DWARF version; every one must build."""
     bases = []
     for cc, src, flags, name in [
             ("gcc", "dw_inline.c", "-gdwarf-5", "g5"), ("gcc", "dw_inline.c", "-gdwarf-4", "g4"),
             ("clang", "dw_inline.c", "-gdwarf-5", "c5"), ("g++", "dw_cxx.cpp", "-gdwarf-5", "gx5"),
             ("clang++", "dw_cxx.cpp", "-gdwarf-5", "cx5")]:
         out = os.path.join(work, name)
-        if subprocess.run([cc, "-O2", "-g", flags, os.path.join(here, src), "-o", out]).returncode == 0:
-            bases.append(out)
+        if subprocess.run([cc, "-O2", "-g", flags, os.path.join(here, src), "-o", out]).returncode != 0:
+            raise SystemExit("flip_dwarf.py: %s cannot compile %s" % (cc, src))
+        bases.append(out)
     return bases
 
 
@@ -37,6 +40,10 @@ def bad(r):
 
 def main():
     symdb, work = sys.argv[1], sys.argv[2]
+    for tool in ("gcc", "g++", "clang", "clang++"):
+        if not shutil.which(tool):
+            print("SKIP: %s not found" % tool)
+            return 77
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 150
     rng = random.Random(int(sys.argv[4]) if len(sys.argv) > 4 else 7)
     os.makedirs(work, exist_ok=True)

@@ -40,6 +40,9 @@ def crashed(rc, err):
 
 
 def main():
+    if not shutil.which("llvm-nm-14"):
+        print("SKIP: llvm-nm-14 not found")
+        return 77
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--symdb", required=True)
     ap.add_argument("--scratch", required=True)

@@ -8,6 +8,7 @@
 # ABI hygiene checks: libsymdb.so exports only symdb_* names, and symdb.h
 # compiles as C11 and as C++, included twice.
 source "$(dirname "$0")/../cli/lib.sh"
+require cmake pkg-config gcc nm
 : "${SYMDB_BUILD:?SYMDB_BUILD (the build tree) must be set}"
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)

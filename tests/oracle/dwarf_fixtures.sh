@@ -17,6 +17,9 @@
 #   split     -ffunction-sections + --gc-sections; stripped binary + separate
 #             debug file found by build-id (--debug-dir) and by .gnu_debuglink;
 #             a debuglink whose CRC does not match is not used (both sides)
+#   m32       dw_inline.c with gcc -m32 against glibc (needs gcc-multilib)
+# Exit 77 (skipped, never a pass) when a compiler, linker or target a group
+# needs is missing: the parts that can run still run and are compared.
 set -euo pipefail
 symdb=${1:?usage: fixtures.sh SYMDB SCRATCH GROUP}
 scratch=${2:?}
@@ -40,12 +43,14 @@ compare() { # BIN [extra dwcompare args...]
 }
 
 have() { command -v "$1" >/dev/null 2>&1; }
+skipped=0
+skip() { echo "SKIP: $*"; skipped=1; }
 
 matrix() {
 	for cc in gcc clang; do
-		have $cc || continue
 		local cxx=g++
 		[[ $cc == clang ]] && cxx=clang++
+		have $cc && have $cxx || { skip "$cc or $cxx not found"; continue; }
 		for opt in -O0 -O2 -O3; do
 			for dw in 4 5; do
 				local b="$work/in-$cc$opt-v$dw"
@@ -69,10 +74,16 @@ matrix() {
 	compare "$work/nopie"
 	g++ -O2 -g -gdwarf-4 -shared -fPIC "$srcdir/dw_cxx.cpp" -o "$work/libxx.so"
 	compare "$work/libxx.so"
-	# i386 with glibc, when gcc-multilib is there
-	if gcc -m32 -O2 -g "$srcdir/dw_inline.c" -o "$work/m32" 2>/dev/null; then
-		compare "$work/m32"
+}
+
+m32() {
+	# i386 with glibc: needs gcc-multilib (the cross group covers i386
+	# without a C library)
+	if ! gcc -m32 -O2 -g "$srcdir/dw_inline.c" -o "$work/m32" 2>"$work/m32.err"; then
+		skip "gcc -m32 cannot link here: $(head -1 "$work/m32.err")"
+		return
 	fi
+	compare "$work/m32"
 }
 
 options() {
@@ -82,9 +93,9 @@ options() {
 	mkdir -p "$work/src"
 	cp "$srcdir/dw_inline.c" "$srcdir/dw_cxx.cpp" "$work/src/"
 	for cc in gcc clang; do
-		have $cc || continue
 		local cxx=g++
 		[[ $cc == clang ]] && cxx=clang++
+		have $cc && have $cxx || { skip "$cc or $cxx not found"; continue; }
 		for dw in 4 5; do
 			(cd "$work" && $cc -O2 -g -gdwarf-$dw src/dw_inline.c -o "rel-$cc-v$dw" &&
 				$cxx -O2 -g -gdwarf-$dw src/dw_cxx.cpp -o "relxx-$cc-v$dw")
@@ -98,7 +109,7 @@ options() {
 }
 
 cross() {
-	have clang && have ld.lld || { echo "no clang/ld.lld; skipped"; return; }
+	have clang && have ld.lld || { skip "clang or ld.lld not found"; return; }
 	for t in powerpc64-linux-gnu powerpc-linux-gnu i386-linux-gnu aarch64-linux-gnu; do
 		for dw in 4 5; do
 			local b="$work/nostd-$t-v$dw"
@@ -121,7 +132,7 @@ compress() {
 	if objcopy --compress-debug-sections=zstd "$plain" "$work/zstd" 2>/dev/null; then
 		compare "$work/zstd" --oracle-obj "$plain"
 	else
-		echo "objcopy cannot write zstd sections here; zstd case skipped"
+		skip "objcopy cannot write zstd sections here"
 	fi
 }
 
@@ -175,6 +186,9 @@ cross) cross ;;
 options) options ;;
 compress) compress ;;
 split) split ;;
-*) echo "fixtures.sh: unknown group $group" >&2; exit 2 ;;
+m32) m32 ;;
+*) echo "dwarf_fixtures.sh: unknown group $group" >&2; exit 2 ;;
 esac
-exit $fail
+((fail)) && exit 1
+((skipped)) && exit 77
+exit 0

@@ -12,7 +12,7 @@
 # exactly as it was (symdb list, sha256 of every file, DB/tmp).
 source "$(dirname "$0")/../cli/lib.sh"
 
-command -v lz4 >/dev/null || { echo "lz4 CLI not installed"; exit 77; }
+require lz4
 A=$FIXTURES/full/c_gcc_O2_pie
 B=$BIN/lib_gcc_O2.so.symtab
 C=$BIN/cpp_g++_O2_pie.symtab

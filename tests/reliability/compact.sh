@@ -18,9 +18,10 @@
 # find clean and that resolves like the oracle.  export/import, gc, rm,
 # reindex and build understand compacted images.
 source "$(dirname "$0")/../cli/lib.sh"
+require gcc strip
 
 : "${REL_READERS:?REL_READERS (tests/reliability/rel_readers) must be set}"
-command -v lz4 >/dev/null || { echo "lz4 CLI not installed"; exit 77; }
+require lz4
 KILL_RUNS=${COMPACT_KILL_RUNS:-30}
 RANDOM=6060
 DB=$SCRATCH/db

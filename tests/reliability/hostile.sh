@@ -119,6 +119,7 @@ if command -v strace >/dev/null; then
 	if grep -n 'passwd' "$W/dl/trace" >&2; then fail "debuglink: ../../etc/passwd was opened"; fi
 	note "debuglink: strace -f shows no open of any *passwd path"
 else
+	skip_part "debuglink: strace not found, the opened paths are not checked"
 	run "${S[@]}" build "$W/dl/x/y/b"
 fi
 expect_ok "debuglink ../../etc/passwd"

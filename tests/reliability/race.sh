@@ -12,7 +12,7 @@
 # index: it has DWARF, the old one did not, so llvm-symbolizer-14's
 # file:line output only matches the new one.
 source "$(dirname "$0")/../cli/lib.sh"
-command -v strace >/dev/null || { echo "strace not installed"; exit 77; }
+require strace lz4
 # ptrace may be forbidden (containers): then the window cannot be stretched
 strace -f -o /dev/null true 2>/dev/null || { echo "strace cannot trace here"; exit 77; }
 
@@ -85,6 +85,6 @@ if mount -t tmpfs -o size=4k tmpfs "$DB/tmp" 2>/dev/null; then
 	compgen -G "$DB/images/*/*.symdb.lz4" >/dev/null || fail "full disk: the cold form is gone"
 	note "full disk during a thaw: answered from memory, cold form kept"
 else
-	note "full disk during a thaw: skipped (cannot mount a tmpfs here)"
+	skip_part "full disk during a thaw: cannot mount a tmpfs here"
 fi
 note "race: all cases passed"
