@@ -11,7 +11,8 @@
 #             llvm-symbolizer on the uncompressed copy: it cannot read zstd)
 #   options   sources compiled by relative path (so comp_dir and include
 #             directories matter), compared with --relativenames,
-#             --basenames, --functions=short and --no-inlines
+#             --basenames, --functions=short and --no-inlines; DWARF 5 also
+#             with --verbose and --print-source-context-lines=3
 #   cross     dw_nostd.c with clang for powerpc64, powerpc (big-endian),
 #             i386 and aarch64, DWARF 4 and 5, linked by ld.lld
 #   split     -ffunction-sections + --gc-sections; stripped binary + separate
@@ -103,6 +104,12 @@ options() {
 				for o in --relativenames --basenames --functions=short --no-inlines; do
 					compare "$b" --llvm-arg=$o --query-arg=$o
 				done
+				((dw == 5)) || continue
+				# the verbose form (every field of every frame) and source
+				# context read from the files DWARF names (DWARF 5 only: CI time)
+				styles="LLVM GNU" compare "$b" --llvm-arg=--verbose --query-arg=--verbose
+				o=--print-source-context-lines=3
+				styles="LLVM JSON" compare "$b" --llvm-arg=$o --query-arg=$o
 			done
 		done
 	done
