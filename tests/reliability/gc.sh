@@ -18,11 +18,19 @@ DAY=86400
 UA=$(build_id "$A")
 UB=$(build_id "$B")
 UC=$(build_id "$C")
-listed() { "${S[@]}" list | awk '{print $1}' | sort | tr '\n' ' '; }
+# `symdb list` must succeed: an empty listing from a failed list is no answer.
+list_ok() {
+	run "${S[@]}" list
+	expect_ok "list"
+}
+# expect_listed UUID...: exactly these images (leaves $OUT and $RC alone)
 expect_listed() {
-	local want=""
+	local want="" got rc=0
 	(($#)) && want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
-	[[ $(listed) == "$want" ]] || fail "expected images: $* ; listed: $(listed)"
+	"${S[@]}" list >"$SCRATCH/list.out" 2>"$SCRATCH/list.err" || rc=$?
+	((rc == 0)) || fail "symdb list: exit $rc: $(cat "$SCRATCH/list.err")"
+	got=$(awk '{print $1}' "$SCRATCH/list.out" | sort | tr '\n' ' ')
+	[[ $got == "$want" ]] || fail "expected images: $* ; listed: $got"
 }
 catalog_sum() { sha256sum "$DB/catalog/data.mdb" | cut -d' ' -f1; }
 
@@ -46,6 +54,7 @@ state=$(db_state "$DB")
 SYMDB_NOW=$((T0 + 60 * DAY)) run "${S[@]}" gc --unused-for 45d --dry-run
 expect_ok "gc --dry-run"
 grep -q "would remove $UB" "$OUT" || fail "dry run does not list $UB"
+grep -q "would remove $UC" "$OUT" || fail "dry run does not list $UC"
 grep -q "would remove $UA" "$OUT" && fail "dry run would remove the used image"
 [[ $(db_state "$DB") == "$state" ]] || fail "gc --dry-run changed the database"
 
@@ -65,13 +74,17 @@ expect_listed
 # --max-size: LRU order.  B used day 10, C day 20, A day 30; the limit holds
 # two of them at most, so B (least recently used) goes.
 run "${S[@]}" build -q "$A" "$B" "$C"
+expect_ok "build again"
+expect_listed "$UA" "$UB" "$UC"
 for x in "B:$B:10" "C:$C:20" "A:$A:30"; do
 	IFS=: read -r _ bin d <<<"$x"
 	SYMDB_NOW=$((T0 + d * DAY)) run "${S[@]}" query --obj "$bin" 0x0
-	no_crash "query on day $d"
+	expect_ok "query on day $d"
 done
-total=$("${S[@]}" list | awk '{s += $3} END {print s}')
-size_b=$("${S[@]}" list | awk -v u="$UB" '$1 == u {print $3}')
+list_ok
+total=$(awk '{s += $3} END {print s}' "$OUT")
+size_b=$(awk -v u="$UB" '$1 == u {print $3}' "$OUT")
+((total > 0 && size_b > 0)) || fail "list gave no sizes: total $total, $UB $size_b"
 SYMDB_NOW=$((T0 + 31 * DAY)) run "${S[@]}" gc --max-size $((total - 1))
 expect_ok "gc --max-size"
 expect_listed "$UA" "$UC"
@@ -96,11 +109,13 @@ expect_ok "gc leftovers"
 [[ -e $DB/tmp/live.Xy12ab && -e $DB/images/ee/ee02.symdb ]] || fail "gc removed a young file"
 expect_listed "$UA"
 SYMDB_NOW=$((T0 + 7200)) run "${S[@]}" gc
+expect_ok "gc past --grace"
 [[ -e $DB/tmp/live.Xy12ab || -e $DB/images/ee/ee02.symdb ]] && fail "gc kept a leftover past --grace"
 note "gc removes leftovers and orphans older than --grace only"
 
 # rm.
 run "${S[@]}" build -q "$B"
+expect_ok "build B again"
 run "${S[@]}" rm "$UA"
 expect_ok "rm"
 grep -qx "removed $UA" "$OUT" || fail "rm output: $(cat "$OUT")"
