@@ -39,6 +39,26 @@ expect_ok "symdb list"
 grep -q "$id" "$OUT" || fail "list does not show uuid $id"
 grep -q "lib_gcc_O2.so.symtab" "$OUT" || fail "list does not show the image name"
 
+note "File_Size: the header field and list equal the file's size (stat)"
+for f in $(index_files "$db"); do
+	size=$(stat -c %s "$f")
+	# SPEC §5: File_Size, 8 bytes big-endian at offset 16
+	hdr=$(od -An -tx1 -j16 -N8 "$f" | tr -d ' \n')
+	((16#$hdr == size)) || fail "$f: File_Size $((16#$hdr)), stat says $size bytes"
+	u=$(basename "$f" .symdb)
+	listed=$(awk -v u="$u" '$1 == u {print $3}' "$OUT")
+	[[ $listed == "$size" ]] || fail "list says $listed bytes for $u, stat says $size"
+done
+# One byte more or less than File_Size: refused, naming File_Size.
+f=$(index_files "$db" | head -1)
+cp "$f" "$SCRATCH/long.symdb"
+printf 'x' >>"$SCRATCH/long.symdb"
+head -c $(($(stat -c %s "$f") - 1)) "$f" >"$SCRATCH/short.symdb"
+for bad in long short; do
+	run "$SYMDB" info --db "$db" "$SCRATCH/$bad.symdb"
+	expect_error "info on an index file $bad by one byte" File_Size
+done
+
 note "info by uuid, by file, by index file"
 run "$SYMDB" info --db "$db" "$id"
 expect_ok "symdb info UUID"
