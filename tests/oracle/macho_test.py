@@ -268,6 +268,42 @@ def case_fat(c):
     print("fat: %d lookups identical; missing --arch refused" % n)
 
 
+def case_fat_lipo(c):
+    """Which slice of a universal file symdb answers with, checked apart from
+    case_fat: llvm-lipo-14 -thin cuts each slice out and llvm-symbolizer-14
+    reads only that thin copy, while symdb gets the universal file (indexed
+    whole) with --default-arch ARCH, --arch ARCH or FILE:ARCH.  Binaries
+    (symbol tables: copies without their .dSYM) and dSYMs (DWARF), in LLVM and
+    GNU styles (JSON names the module, which differs by construction)."""
+    bad = n = 0
+    thin_dir = os.path.join(c.scratch, "fat_lipo")
+    os.makedirs(thin_dir, exist_ok=True)
+    for kind in ("binary", "dsym"):
+        db = c.db("fat_lipo-" + kind)
+        shutil.rmtree(db, ignore_errors=True)
+        for name in ("app_fat", "libmo_fat.dylib"):
+            if kind == "binary":  # a copy with no .dSYM beside it: symbol tables only
+                fat = os.path.join(thin_dir, name)
+                shutil.copyfile(os.path.join(c.fx, name), fat)
+            else:
+                fat = c.dwarf(name)
+            c.sym(db, "build", fat)
+            for arch in ARCHES:
+                thin = os.path.join(thin_dir, "%s.%s.%s" % (name, kind, arch))
+                run(["llvm-lipo-14", fat, "-thin", arch, "-output", thin])
+                inp = lines_of(addresses(thin))
+                for st in ([], ["--output-style=GNU"]):
+                    exp = run(["llvm-symbolizer-14", "--obj", thin] + st, inp=inp).stdout
+                    for how in (["--obj", fat, "--default-arch", arch], ["--obj", fat, "--arch", arch],
+                                ["--obj", fat + ":" + arch]):
+                        got = c.sym(db, "query", *how, *st, inp=inp).stdout
+                        bad += compare(exp, got, "%s %s %s" % (kind, " ".join(how[2:]), " ".join(st)))
+                        n += inp.count("\n")
+    if bad:
+        die("%d comparisons differ" % bad)
+    print("fat_lipo: %d lookups identical to llvm-symbolizer-14 on the thin slices" % n)
+
+
 def case_runtime(c):
     """Runtime addresses with a random load address give the vaddr answers."""
     db = c.db("runtime")
@@ -440,7 +476,8 @@ def case_api(c):
     print("api: symdb_file_uuids, builder nimages, resolve per slice")
 
 
-CASES = {"api": case_api, "uuid": case_uuid, "oracle": case_oracle, "fat": case_fat, "runtime": case_runtime,
+CASES = {"api": case_api, "uuid": case_uuid, "oracle": case_oracle, "fat": case_fat, "fat_lipo": case_fat_lipo,
+         "runtime": case_runtime,
          "symtab": case_symtab, "atos": case_atos}
 
 
