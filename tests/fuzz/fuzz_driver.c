@@ -88,5 +88,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc && rc == 0; i++)
 		rc = replay(argv[i], &count);
 	printf("%s: %zu inputs replayed%s\n", argv[0], count, rc ? ", a file could not be read" : "");
-	return rc ? 1 : 0;
+	if (!rc && !count)
+		fprintf(stderr, "%s: no input at all: an empty corpus replays nothing\n", argv[0]);
+	return rc || !count ? 1 : 0;
 }

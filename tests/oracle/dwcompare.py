@@ -170,6 +170,8 @@ def main():
         sys.stderr.write(b.stdout + b.stderr)
         raise SystemExit("symdb build failed")
     addrs = pick_addresses(a.obj, a.sample, a.seed)
+    if not addrs:  # nothing compared is no pass
+        raise SystemExit(f"{a.obj}: no executable section, no address to compare")
     ok = True
     for k, style in enumerate(a.style.split(",")):
         subset = addrs
@@ -199,7 +201,10 @@ def compare_style(a, style, addrs):
             if bad <= a.show:
                 print(f"--- llvm-symbolizer\n{w}\n--- symdb\n{g}\n")
     bad += abs(len(wb) - len(gb))
-    n = max(len(wb), 1)
+    if not wb:
+        print(f"{a.obj} [{style}]: llvm-symbolizer printed nothing")
+        return False
+    n = len(wb)
     rate = 1.0 - bad / n
     extra = f", {ignored} STT_FILE-only differences ignored" if ignored else ""
     print(f"{a.obj} [{style}]: {n - bad}/{n} identical ({100 * rate:.4f} %){extra}")
