@@ -32,10 +32,16 @@ for v in 4 5; do
 done
 if gcc -O2 -g -flto "$src"/u*.c "$src/main.c" -o "$SCRATCH/multi_lto" 2>/dev/null; then
 	inputs+=("$SCRATCH/multi_lto")
+else
+	skip_part "gcc -flto does not work here: no LTO input"
 fi
 pylib=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')/libpython3.11.so.1.0
 for f in "$pylib" /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30; do
-	[[ -f $f ]] && inputs+=("$f")
+	if [[ -f $f ]]; then
+		inputs+=("$f")
+	else
+		skip_part "$f not installed"
+	fi
 done
 
 for t in 1 2 3 7; do

@@ -39,8 +39,10 @@ B=$FIXTURES/full/cpp_g++_O2_pie
 C=$BIN/lib_gcc_O2.so.symtab
 FILES=("$A" "$B" "$C")
 pylib=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")' 2>/dev/null || true)
-for p in "$pylib/libpython3.11.so.1.0" /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0; do
-	if [[ -f $p ]]; then
+for p in "$pylib/libpython3.11.so.1.0" /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 ""; do
+	if [[ -z $p ]]; then
+		skip_part "no libpython3.11.so.1.0: compacting a large image is not tested"
+	elif [[ -f $p ]]; then
 		strip -g -o "$SCRATCH/libpython3.11.so.1.0" "$p"
 		FILES+=("$SCRATCH/libpython3.11.so.1.0")
 		break
