@@ -78,6 +78,9 @@ check_folder indexer "format" '^lmdb\.h$'
 check_folder tools "" '^(libdwarf|dwarf|lmdb)\.h$'
 
 if [ -n "$build" ]; then
+	for t in nm readelf; do  # without them the binary checks would pass unread
+		command -v $t >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
+	done
 	exe=$build/tools/symdb
 	lib=$build/reader/libsymdb.so
 	for f in "$exe" "$lib"; do
