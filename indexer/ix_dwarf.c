@@ -42,7 +42,7 @@
 
 /* ---- libdwarf object access over ix_sections ------------------------------ */
 
-static int oa_info(void *obj, Dwarf_Half idx, Dwarf_Obj_Access_Section *r, int *err)
+static int obj_section_info(void *obj, Dwarf_Half idx, Dwarf_Obj_Access_Section *r, int *err)
 {
 	const ix_sections *s = obj;
 	(void)err;
@@ -64,28 +64,28 @@ static int oa_info(void *obj, Dwarf_Half idx, Dwarf_Obj_Access_Section *r, int *
 	return DW_DLV_OK;
 }
 
-static Dwarf_Endianness oa_order(void *obj)
+static Dwarf_Endianness obj_byte_order(void *obj)
 {
 	return ((const ix_sections *)obj)->little ? DW_OBJECT_LSB : DW_OBJECT_MSB;
 }
 
-static Dwarf_Small oa_length(void *obj)
+static Dwarf_Small obj_offset_size(void *obj)
 {
 	(void)obj;
 	return 4;
 }
 
-static Dwarf_Small oa_pointer(void *obj)
+static Dwarf_Small obj_pointer_size(void *obj)
 {
 	return ((const ix_sections *)obj)->is64 ? 8 : 4;
 }
 
-static Dwarf_Unsigned oa_count(void *obj)
+static Dwarf_Unsigned obj_section_count(void *obj)
 {
 	return ((const ix_sections *)obj)->nsecs + 1;
 }
 
-static int oa_load(void *obj, Dwarf_Half idx, Dwarf_Small **data, int *err)
+static int obj_load_section(void *obj, Dwarf_Half idx, Dwarf_Small **data, int *err)
 {
 	const ix_sections *s = obj;
 	(void)err;
@@ -95,13 +95,14 @@ static int oa_load(void *obj, Dwarf_Half idx, Dwarf_Small **data, int *err)
 	return DW_DLV_OK;
 }
 
-static const Dwarf_Obj_Access_Methods oa_methods = {
-	oa_info, oa_order, oa_length, oa_pointer, oa_count, oa_load, NULL
+static const Dwarf_Obj_Access_Methods obj_methods = {
+	obj_section_info, obj_byte_order, obj_offset_size, obj_pointer_size,
+	obj_section_count, obj_load_section, NULL
 };
 
 /* ---- entry point ------------------------------------------------------------ */
 
-void ix_wk_free(dwx *x)
+void ix_shard_free(ix_shard *x)
 {
 	for (size_t i = 0; i < x->nforeign; i++)
 		ix_line_free(&x->foreign[i]);
@@ -142,11 +143,11 @@ static int open_dbg(const ix_sections *s, Dwarf_Obj_Access_Interface *oai, Dwarf
 
 /* The unit list: header offsets and ends, DWARF versions; *bad when a
  * header libdwarf refused ends it (the rest cannot be walked). */
-typedef struct uhdr {
+typedef struct unit_header {
 	uint64_t off, end;
-} uhdr;
+} unit_header;
 
-static int read_headers(Dwarf_Debug dbg, uhdr **out, size_t *n, uint64_t *versions, int *bad)
+static int read_headers(Dwarf_Debug dbg, unit_header **out, size_t *n, uint64_t *versions, int *bad)
 {
 	size_t cap = 0;
 	uint64_t off = 0;
@@ -170,12 +171,12 @@ static int read_headers(Dwarf_Debug dbg, uhdr **out, size_t *n, uint64_t *versio
 		}
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 64;
-			uhdr *h = realloc(*out, cap * sizeof(*h));
+			unit_header *h = realloc(*out, cap * sizeof(*h));
 			if (!h)
 				return -1;
 			*out = h;
 		}
-		(*out)[(*n)++] = (uhdr){ off, next };
+		(*out)[(*n)++] = (unit_header){ off, next };
 		if (ver < 32)
 			*versions |= 1ull << ver;
 		off = next;
@@ -183,7 +184,7 @@ static int read_headers(Dwarf_Debug dbg, uhdr **out, size_t *n, uint64_t *versio
 }
 
 /* Cuts the units into n contiguous shards of about equal .debug_info bytes. */
-static void cut_shards(ix_wk *w, size_t n, const uhdr *h, size_t nh)
+static void cut_shards(ix_shard *w, size_t n, const unit_header *h, size_t nh)
 {
 	uint64_t base = nh ? h[0].off : 0;
 	uint64_t total = nh ? h[nh - 1].end - base : 0;
@@ -206,9 +207,9 @@ static void cut_shards(ix_wk *w, size_t n, const uhdr *h, size_t nh)
 static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, char *errbuf,
 		       size_t errbuf_sz)
 {
-	Dwarf_Obj_Access_Interface oai = { (void *)(uintptr_t)s, &oa_methods };
+	Dwarf_Obj_Access_Interface oai = { (void *)(uintptr_t)s, &obj_methods };
 	Dwarf_Debug hdbg = NULL;
-	uhdr *h = NULL;
+	unit_header *h = NULL;
 	size_t nh = 0;
 	uint64_t versions = 0;
 	int bad = 0;
@@ -222,7 +223,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 	size_t nt = ix_dwarf_shards(threads, nh, ix_sections_find(s, ".debug_info")->size);
 	size_t n = ix_dwarf_nshards(nt, nh);
 	ix_unit *units = rc ? NULL : calloc(nh + 1, sizeof(*units));
-	dwx *w = calloc(n, sizeof(*w));
+	ix_shard *w = calloc(n, sizeof(*w));
 	void **t = calloc(nt, sizeof(*t));
 	if (!units || !w || !t)
 		rc = -1;
@@ -239,7 +240,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 		ix_vec_init(&units[i].dies, sizeof(ix_piece));
 	}
 	for (size_t i = 0; !rc && i < n; i++)
-		w[i] = (dwx){ .img = img, .secs = s, .units = units, .nunits = nh };
+		w[i] = (ix_shard){ .img = img, .secs = s, .units = units, .nunits = nh };
 	for (size_t i = t && t[0] ? 1 : 0; !rc && i < nt; i++) {
 		char why[256];
 		Dwarf_Debug dbg = NULL;
@@ -267,7 +268,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 		if (t[i])
 			dwarf_object_finish((Dwarf_Debug)t[i], &e);
 	for (size_t i = 0; w && i < n; i++)
-		ix_wk_free(&w[i]);
+		ix_shard_free(&w[i]);
 	free(t);
 	free(w);
 	for (size_t i = 0; units && i < nh; i++) {

@@ -12,7 +12,7 @@
 
 /* ---- .debug_aranges (DWARF 5 §6.1.2), read as LLVM does ------------------ */
 
-static uint64_t rd(const uint8_t *p, unsigned n, int little)
+static uint64_t read_uint(const uint8_t *p, unsigned n, int little)
 {
 	uint64_t v = 0;
 	for (unsigned i = 0; i < n; i++)
@@ -22,27 +22,27 @@ static uint64_t rd(const uint8_t *p, unsigned n, int little)
 
 /* Appends each set's tuples to *out and marks its unit as covered; stops at
  * the first malformed set, as DWARFDebugAranges::extract does. */
-static int read_aranges(dwx *x, ix_u64map *by_off, uint8_t *covered, ix_urange **out,
+static int read_aranges(ix_shard *x, ix_u64map *by_off, uint8_t *covered, ix_urange **out,
 			size_t *n, size_t *cap)
 {
-	const ix_dsec *s = ix_sections_find(x->secs, ".debug_aranges");
+	const ix_debug_section *s = ix_sections_find(x->secs, ".debug_aranges");
 	int little = x->secs->little;
 	uint64_t pos = 0;
 	while (s && pos + 4 <= s->size) {
 		const uint8_t *p = s->data + pos;
-		uint64_t len = rd(p, 4, little), hl = 4;
+		uint64_t len = read_uint(p, 4, little), hl = 4;
 		unsigned osz = 4;
 		if (len == 0xffffffffu) {
 			if (pos + 12 > s->size)
 				break;
-			len = rd(p + 4, 8, little);
+			len = read_uint(p + 4, 8, little);
 			hl = 12;
 			osz = 8;
 		}
 		if (len > s->size - pos - hl || len < 2 + osz + 2)
 			break;
 		const uint8_t *q = p + hl + 2, *end = p + hl + len;
-		uint64_t cu_off = rd(q, osz, little);
+		uint64_t cu_off = read_uint(q, osz, little);
 		unsigned asz = q[osz], seg = q[osz + 1];
 		if ((asz != 4 && asz != 8) || seg != 0)
 			break;
@@ -50,7 +50,7 @@ static int read_aranges(dwx *x, ix_u64map *by_off, uint8_t *covered, ix_urange *
 		t = (t + tup - 1) / tup * tup; /* tuples are aligned to their size */
 		uint32_t ui = ix_u64map_get(by_off, cu_off);
 		for (const uint8_t *r = p + t; r + tup <= end; r += tup) {
-			uint64_t lo = rd(r, asz, little), l = rd(r + asz, asz, little);
+			uint64_t lo = read_uint(r, asz, little), l = read_uint(r + asz, asz, little);
 			if (ui == FMT_NONE || l == 0)
 				continue;
 			if (*n == *cap) {
@@ -69,7 +69,7 @@ static int read_aranges(dwx *x, ix_u64map *by_off, uint8_t *covered, ix_urange *
 	return 0;
 }
 
-static int unit_pieces(dwx *x, ix_vec *pieces)
+static int unit_pieces(ix_shard *x, ix_vec *pieces)
 {
 	ix_u64map by_off = { 0 };
 	uint8_t *covered = calloc(x->nunits + 1, 1);
@@ -119,7 +119,7 @@ static int copy_span(const ix_vec *src, uint64_t a, uint64_t b, int last, ix_vec
 	return rc;
 }
 
-static int compose(dwx *x, const ix_vec *units, ix_vec *lines, ix_vec *dies)
+static int compose(ix_shard *x, const ix_vec *units, ix_vec *lines, ix_vec *dies)
 {
 	static const uint32_t none[4] = { FMT_NONE, 0, 0, 0 };
 	int rc = 0;
@@ -179,14 +179,14 @@ static int emit_imap(ix_image *img, const ix_vec *v)
 
 /* FUNCTIONS must be sorted by DIE offset (SPEC §7.4): sort (offset, old
  * index) pairs, then renumber the nodes' references. */
-typedef struct fn_key {
+typedef struct function_key {
 	uint64_t off;
 	uint32_t idx;
-} fn_key;
+} function_key;
 
-static int cmp_fn_key(const void *a, const void *b)
+static int cmp_function_key(const void *a, const void *b)
 {
-	const fn_key *x = a, *y = b;
+	const function_key *x = a, *y = b;
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
@@ -196,15 +196,15 @@ static int sort_functions(ix_image *img)
 	ix_function *f = img->functions.p;
 	if (n == 0)
 		return 0;
-	fn_key *k = malloc((n + 1) * sizeof(*k));
+	function_key *k = malloc((n + 1) * sizeof(*k));
 	uint32_t *remap = malloc((n + 1) * sizeof(*remap));
 	ix_function *tmp = malloc((n + 1) * sizeof(*tmp));
 	int rc = k && remap && tmp ? 0 : -1;
 	if (!rc) {
 		memcpy(tmp, f, n * sizeof(*f));
 		for (size_t i = 0; i < n; i++)
-			k[i] = (fn_key){ f[i].die_offset, (uint32_t)i };
-		qsort(k, n, sizeof(*k), cmp_fn_key);
+			k[i] = (function_key){ f[i].die_offset, (uint32_t)i };
+		qsort(k, n, sizeof(*k), cmp_function_key);
 		for (size_t i = 0; i < n; i++) {
 			f[i] = tmp[k[i].idx];
 			remap[k[i].idx] = (uint32_t)i;
@@ -221,7 +221,7 @@ static int sort_functions(ix_image *img)
 	return rc;
 }
 
-int ix_dwarf_assemble(dwx *x)
+int ix_dwarf_assemble(ix_shard *x)
 {
 	ix_vec units, lines, dies;
 	ix_vec_init(&units, sizeof(ix_piece));

@@ -14,7 +14,7 @@
 /* An unsigned constant.  libdwarf 20210528's dwarf_formudata refuses
  * DW_FORM_implicit_const (DWARF 5 §7.5.3), which GCC 11+ uses for
  * DW_AT_call_file and DW_AT_decl_file; dwarf_formsdata reads it. */
-int ix_dwarf_form_unsigned(dwx *x, Dwarf_Attribute a, Dwarf_Unsigned *v)
+int ix_dwarf_form_unsigned(ix_shard *x, Dwarf_Attribute a, Dwarf_Unsigned *v)
 {
 	Dwarf_Error e = NULL;
 	if (dwarf_formudata(a, v, &e) == DW_DLV_OK)
@@ -29,7 +29,7 @@ int ix_dwarf_form_unsigned(dwx *x, Dwarf_Attribute a, Dwarf_Unsigned *v)
 	return 0;
 }
 
-const char *ix_dwarf_attr_string(dwx *x, Dwarf_Die d, Dwarf_Half at)
+const char *ix_dwarf_attr_string(ix_shard *x, Dwarf_Die d, Dwarf_Half at)
 {
 	Dwarf_Attribute a;
 	Dwarf_Error e = NULL;
@@ -46,7 +46,7 @@ const char *ix_dwarf_attr_string(dwx *x, Dwarf_Die d, Dwarf_Half at)
 }
 
 /* A section offset attribute (DW_AT_stmt_list, DW_AT_ranges). */
-int ix_dwarf_attr_secoff(dwx *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v, Dwarf_Half *form)
+int ix_dwarf_attr_secoff(ix_shard *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v, Dwarf_Half *form)
 {
 	Dwarf_Attribute a;
 	Dwarf_Error e = NULL;
@@ -83,8 +83,8 @@ static int is_addr_form(Dwarf_Half f)
 	}
 }
 
-/* One attribute of read_dinfo; bit is its DI_* flag. */
-static void dinfo_attr(dwx *x, Dwarf_Attribute a, uint32_t bit, dinfo *di)
+/* One attribute of read_dinfo; bit is its SUB_* flag. */
+static void sub_attr_read(ix_shard *x, Dwarf_Attribute a, uint32_t bit, sub_attrs *di)
 {
 	Dwarf_Error e = NULL;
 	Dwarf_Half form = 0;
@@ -96,11 +96,11 @@ static void dinfo_attr(dwx *x, Dwarf_Attribute a, uint32_t bit, dinfo *di)
 		return;
 	}
 	switch (bit) {
-	case DI_LOW:
+	case SUB_LOW:
 		if (is_addr_form(form) && dwarf_formaddr(a, &ad, &e) == DW_DLV_OK)
 			di->low = ad, di->has_low = 1;
 		break;
-	case DI_HIGH:
+	case SUB_HIGH:
 		if (is_addr_form(form)) {
 			if (dwarf_formaddr(a, &ad, &e) == DW_DLV_OK)
 				di->high = ad, di->has_high = 1;
@@ -108,7 +108,7 @@ static void dinfo_attr(dwx *x, Dwarf_Attribute a, uint32_t bit, dinfo *di)
 			di->high = v, di->has_high = di->high_const = 1;
 		}
 		break;
-	case DI_RANGES: {
+	case SUB_RANGES: {
 		Dwarf_Unsigned u = 0;
 		if (dwarf_formudata(a, &u, &e) == DW_DLV_OK) {
 			di->ranges = u, di->has_ranges = 1;
@@ -120,21 +120,21 @@ static void dinfo_attr(dwx *x, Dwarf_Attribute a, uint32_t bit, dinfo *di)
 		di->ranges_x = form == DW_FORM_rnglistx;
 		break;
 	}
-	case DI_ORIGIN:
+	case SUB_ORIGIN:
 		if (dwarf_global_formref(a, &o, &e) == DW_DLV_OK)
 			di->origin = o, di->has_origin = 1;
 		break;
-	case DI_CALL_FILE: ix_dwarf_form_unsigned(x, a, &di->call_file); break;
-	case DI_CALL_LINE: ix_dwarf_form_unsigned(x, a, &di->call_line); break;
-	case DI_CALL_COL: ix_dwarf_form_unsigned(x, a, &di->call_col); break;
-	case DI_DISCR: ix_dwarf_form_unsigned(x, a, &di->discr); break;
+	case SUB_CALL_FILE: ix_dwarf_form_unsigned(x, a, &di->call_file); break;
+	case SUB_CALL_LINE: ix_dwarf_form_unsigned(x, a, &di->call_line); break;
+	case SUB_CALL_COL: ix_dwarf_form_unsigned(x, a, &di->call_col); break;
+	case SUB_DISCR: ix_dwarf_form_unsigned(x, a, &di->discr); break;
 	}
 	drop_err(x, &e);
 }
 
 /* Everything the walk needs of a subroutine DIE, from one dwarf_attrlist
  * instead of a dwarf_attr search per attribute.  Returns 0 or -1. */
-int ix_dwarf_read_dinfo(dwx *x, Dwarf_Die d, dinfo *di)
+int ix_dwarf_read_sub_attrs(ix_shard *x, Dwarf_Die d, sub_attrs *di)
 {
 	Dwarf_Attribute *list = NULL;
 	Dwarf_Signed n = 0;
@@ -150,14 +150,14 @@ int ix_dwarf_read_dinfo(dwx *x, Dwarf_Die d, dinfo *di)
 		uint32_t bit = 0;
 		if (dwarf_whatattr(list[i], &at, &e) == DW_DLV_OK) {
 			switch (at) {
-			case DW_AT_low_pc: bit = DI_LOW; break;
-			case DW_AT_high_pc: bit = DI_HIGH; break;
-			case DW_AT_ranges: bit = DI_RANGES; break;
-			case DW_AT_abstract_origin: bit = DI_ORIGIN; break;
-			case DW_AT_call_file: bit = DI_CALL_FILE; break;
-			case DW_AT_call_line: bit = DI_CALL_LINE; break;
-			case DW_AT_call_column: bit = DI_CALL_COL; break;
-			case DW_AT_GNU_discriminator: bit = DI_DISCR; break;
+			case DW_AT_low_pc: bit = SUB_LOW; break;
+			case DW_AT_high_pc: bit = SUB_HIGH; break;
+			case DW_AT_ranges: bit = SUB_RANGES; break;
+			case DW_AT_abstract_origin: bit = SUB_ORIGIN; break;
+			case DW_AT_call_file: bit = SUB_CALL_FILE; break;
+			case DW_AT_call_line: bit = SUB_CALL_LINE; break;
+			case DW_AT_call_column: bit = SUB_CALL_COL; break;
+			case DW_AT_GNU_discriminator: bit = SUB_DISCR; break;
 			case DW_AT_name: di->has_name = 1; break;
 			case DW_AT_linkage_name: di->has_link = 1; break;
 			default: break;
@@ -166,7 +166,7 @@ int ix_dwarf_read_dinfo(dwx *x, Dwarf_Die d, dinfo *di)
 		drop_err(x, &e);
 		if (bit && !(di->seen & bit)) {
 			di->seen |= bit;
-			dinfo_attr(x, list[i], bit, di);
+			sub_attr_read(x, list[i], bit, di);
 		}
 		dwarf_dealloc_attribute(list[i]);
 	}
@@ -174,14 +174,14 @@ int ix_dwarf_read_dinfo(dwx *x, Dwarf_Die d, dinfo *di)
 	return 0;
 }
 
-static uint64_t tombstone(const uctx *u)
+static uint64_t tombstone(const unit_walk *u)
 {
 	return u->addr_size == 4 ? 0xffffffffu : UINT64_MAX;
 }
 
 /* ---- address ranges (LLVM's DWARFDie::getAddressRanges) ------------------ */
 
-static int rs_add(rangeset *r, uint64_t lo, uint64_t hi)
+static int rangeset_add(rangeset *r, uint64_t lo, uint64_t hi)
 {
 	if (r->n < 64) {
 		r->lo[r->n] = lo;
@@ -207,15 +207,15 @@ static int rs_add(rangeset *r, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-static int rs_add_cb(void *arg, uint64_t lo, uint64_t hi)
+static int rangeset_add_cb(void *arg, uint64_t lo, uint64_t hi)
 {
-	return rs_add(arg, lo, hi);
+	return rangeset_add(arg, lo, hi);
 }
 
 /* Returns 0 (possibly with no ranges) or -1 when the DIE is malformed. */
-int ix_dwarf_die_ranges(uctx *u, Dwarf_Die d, rangeset *rs)
+int ix_dwarf_die_ranges(unit_walk *u, Dwarf_Die d, rangeset *rs)
 {
-	dwx *x = u->x;
+	ix_shard *x = u->x;
 	Dwarf_Error e = NULL;
 	Dwarf_Addr lo = 0, hv = 0;
 	Dwarf_Half form = 0;
@@ -226,21 +226,21 @@ int ix_dwarf_die_ranges(uctx *u, Dwarf_Die d, rangeset *rs)
 		r = dwarf_highpc_b(d, &hv, &form, &cls, &e);
 		drop_err(x, &e);
 		if (r == DW_DLV_OK)
-			return rs_add(rs, lo, cls == DW_FORM_CLASS_CONSTANT ? lo + hv : hv);
+			return rangeset_add(rs, lo, cls == DW_FORM_CLASS_CONSTANT ? lo + hv : hv);
 	}
 	uint64_t off;
 	Dwarf_Half f;
 	if (!ix_dwarf_attr_secoff(x, d, DW_AT_ranges, &off, &f))
 		return 0;
-	return ix_ranges_read(&u->rng, off, f == DW_FORM_rnglistx, rs_add_cb, rs);
+	return ix_ranges_read(&u->rng, off, f == DW_FORM_rnglistx, rangeset_add_cb, rs);
 }
 
 /* The same for a subroutine DIE already read by read_dinfo. */
-int ix_dwarf_sub_ranges(uctx *u, const dinfo *di, rangeset *rs)
+int ix_dwarf_sub_ranges(unit_walk *u, const sub_attrs *di, rangeset *rs)
 {
 	if (di->has_low && di->low != tombstone(u) && di->has_high)
-		return rs_add(rs, di->low, di->high_const ? di->low + di->high : di->high);
+		return rangeset_add(rs, di->low, di->high_const ? di->low + di->high : di->high);
 	if (!di->has_ranges)
 		return 0;
-	return ix_ranges_read(&u->rng, di->ranges, di->ranges_x, rs_add_cb, rs);
+	return ix_ranges_read(&u->rng, di->ranges, di->ranges_x, rangeset_add_cb, rs);
 }

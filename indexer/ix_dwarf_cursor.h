@@ -13,13 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct ix_dcur {
+typedef struct ix_cursor {
 	const uint8_t *p, *end;
 	int little, bad;
-} ix_dcur;
+} ix_cursor;
 
 /* An n-byte (1..8) unsigned integer. */
-static inline uint64_t ix_dcur_n(ix_dcur *c, unsigned n)
+static inline uint64_t ix_cursor_n(ix_cursor *c, unsigned n)
 {
 	uint64_t v = 0;
 
@@ -34,7 +34,7 @@ static inline uint64_t ix_dcur_n(ix_dcur *c, unsigned n)
 }
 
 /* ULEB128; bits past 64 are dropped, as LLVM's decoder does. */
-static inline uint64_t ix_dcur_uleb(ix_dcur *c)
+static inline uint64_t ix_cursor_uleb(ix_cursor *c)
 {
 	uint64_t v = 0;
 
@@ -53,7 +53,7 @@ static inline uint64_t ix_dcur_uleb(ix_dcur *c)
 }
 
 /* SLEB128. */
-static inline int64_t ix_dcur_sleb(ix_dcur *c)
+static inline int64_t ix_cursor_sleb(ix_cursor *c)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -75,7 +75,7 @@ static inline int64_t ix_dcur_sleb(ix_dcur *c)
 }
 
 /* A NUL-terminated string inside the section, or NULL (and bad). */
-static inline const char *ix_dcur_cstr(ix_dcur *c)
+static inline const char *ix_cursor_cstr(ix_cursor *c)
 {
 	const uint8_t *s = c->p;
 

@@ -12,22 +12,22 @@
 #define MAX_DEPTH 256  /* DIE nesting we follow; deeper is malformed */
 
 /* One open DIE on the walk stack. */
-typedef struct sframe {
+typedef struct stack_entry {
 	Dwarf_Die die;
-	int sub;      /* DW_TAG_subprogram or DW_TAG_inlined_subroutine */
+	int sub;       /* DW_TAG_subprogram or DW_TAG_inlined_subroutine */
 	int inlined;
-	int parent;   /* stack index of the enclosing subroutine, or -1 */
+	int parent;    /* stack index of the enclosing subroutine, or -1 */
 	uint32_t node;
 	Dwarf_Half tag;
-	int have_di;  /* di is read (lazily: declarations never need it) */
-	dinfo di;     /* for subroutines */
-} sframe;
+	int have_di;   /* di is read (lazily: declarations never need it) */
+	sub_attrs di;  /* for subroutines */
+} stack_entry;
 
 /* ---- DIE walk ------------------------------------------------------------- */
 
 /* Creates the node of stack entry k (and of its pending ancestors first, so
  * that parents always precede children, SPEC §7.5). */
-static uint32_t materialize(uctx *u, sframe *st, int k)
+static uint32_t materialize(unit_walk *u, stack_entry *st, int k)
 {
 	if (st[k].node != FMT_NONE)
 		return st[k].node;
@@ -39,10 +39,10 @@ static uint32_t materialize(uctx *u, sframe *st, int k)
 			return FMT_NONE;
 		depth = (uint16_t)(IX_AT(&u->x->img->nodes, ix_node, parent).depth + 1);
 	}
-	if (!st[k].have_di && ix_dwarf_read_dinfo(u->x, st[k].die, &st[k].di))
+	if (!st[k].have_di && ix_dwarf_read_sub_attrs(u->x, st[k].die, &st[k].di))
 		return FMT_NONE;
 	st[k].have_di = 1;
-	const dinfo *di = &st[k].di;
+	const sub_attrs *di = &st[k].di;
 	uint32_t fn = ix_dwarf_function_of_node(u, st[k].die, di, st[k].inlined);
 	ix_node *n = ix_vec_push(&u->x->img->nodes);
 	if (!n)
@@ -67,7 +67,7 @@ static uint32_t materialize(uctx *u, sframe *st, int k)
  * dwarf_hasattr answers)?  Answered once per abbreviation: dwarf_hasattr
  * decodes the DIE's values to find them, 15% of a libstdc++ build.
  * Returns 0 with *yes set, or -1. */
-static int may_have_ranges(dwx *x, Dwarf_Die d, int *yes)
+static int may_have_ranges(ix_shard *x, Dwarf_Die d, int *yes)
 {
 	Dwarf_Error e = NULL;
 	Dwarf_Off aoff = 0;
@@ -111,7 +111,7 @@ static int may_have_ranges(dwx *x, Dwarf_Die d, int *yes)
 
 /* Handles the DIE on top of the stack (index k): a subroutine with ranges
  * goes into the unit's AddrDieMap. */
-static int visit_die(uctx *u, sframe *st, int k)
+static int visit_die(unit_walk *u, stack_entry *st, int k)
 {
 	Dwarf_Half tag = 0;
 	Dwarf_Error e = NULL;
@@ -139,7 +139,7 @@ static int visit_die(uctx *u, sframe *st, int k)
 		return -1;
 	if (!may)
 		return 0;
-	if (ix_dwarf_read_dinfo(u->x, st[k].die, &st[k].di))
+	if (ix_dwarf_read_sub_attrs(u->x, st[k].die, &st[k].di))
 		return -1;
 	st[k].have_di = 1;
 	rangeset rs = { .n = 0 };
@@ -152,13 +152,13 @@ static int visit_die(uctx *u, sframe *st, int k)
 	}
 	for (size_t i = 0; i < rs.n && !rc; i++) {
 		uint64_t lo, hi;
-		rs_get(&rs, i, &lo, &hi);
+		rangeset_get(&rs, i, &lo, &hi);
 		if (lo == hi)
 			continue;
 		uint32_t node = materialize(u, st, k);
 		rc = node == FMT_NONE ? -1 : ix_diemap_add(&u->dm, lo, hi, node);
 	}
-	rs_free(&rs);
+	rangeset_free(&rs);
 	return rc;
 }
 
@@ -185,9 +185,9 @@ static int no_code_below(Dwarf_Half tag)
 }
 
 /* Moves to the next DIE in pre-order; frees DIEs left behind. */
-static int next_die(uctx *u, sframe *st, int *k)
+static int next_die(unit_walk *u, stack_entry *st, int *k)
 {
-	dwx *x = u->x;
+	ix_shard *x = u->x;
 	Dwarf_Die c = NULL;
 	Dwarf_Error e = NULL;
 	int r = *k > 0 && no_code_below(st[*k].tag) ? DW_DLV_NO_ENTRY
@@ -223,9 +223,9 @@ static int next_die(uctx *u, sframe *st, int *k)
 	return 0;
 }
 
-int ix_dwarf_walk_dies(uctx *u, Dwarf_Die cu_die)
+int ix_dwarf_walk_dies(unit_walk *u, Dwarf_Die cu_die)
 {
-	sframe *st = calloc(MAX_DEPTH, sizeof(*st));
+	stack_entry *st = calloc(MAX_DEPTH, sizeof(*st));
 	if (!st)
 		return -1;
 	st[0].die = cu_die;

@@ -21,7 +21,7 @@
 
 #include "ix_dwarf_internal.h"
 
-struct ix_dm_entry {
+struct ix_diemap_entry {
 	uint64_t key, end;
 	uint32_t node;
 };
@@ -63,20 +63,20 @@ ptrdiff_t ix_piece_find(const ix_vec *v, uint64_t addr)
 
 /* ---- AddrDieMap ------------------------------------------------------------ */
 
-#define IX_DM_BLOCK 256
+#define IX_DIEMAP_BLOCK 256
 
-struct ix_dm_block {
+struct ix_diemap_block {
 	size_t n;
-	struct ix_dm_entry e[IX_DM_BLOCK];
+	struct ix_diemap_entry e[IX_DIEMAP_BLOCK];
 };
 
 /* A position: block and index inside it. */
-typedef struct dm_pos {
+typedef struct diemap_pos {
 	size_t b, i;
-} dm_pos;
+} diemap_pos;
 
 /* upper_bound(key): the first entry whose key is greater than key. */
-static dm_pos dm_upper(const ix_diemap *m, uint64_t key)
+static diemap_pos diemap_upper(const ix_diemap *m, uint64_t key)
 {
 	size_t lo = 0, hi = m->nb;
 	while (lo < hi) { /* first block whose first key > key */
@@ -87,8 +87,8 @@ static dm_pos dm_upper(const ix_diemap *m, uint64_t key)
 			hi = mid;
 	}
 	if (lo == 0)
-		return (dm_pos){ 0, 0 };
-	const struct ix_dm_block *blk = m->b[lo - 1];
+		return (diemap_pos){ 0, 0 };
+	const struct ix_diemap_block *blk = m->b[lo - 1];
 	size_t a = 0, z = blk->n;
 	while (a < z) {
 		size_t mid = a + (z - a) / 2;
@@ -97,11 +97,11 @@ static dm_pos dm_upper(const ix_diemap *m, uint64_t key)
 		else
 			z = mid;
 	}
-	return (dm_pos){ lo - 1, a };
+	return (diemap_pos){ lo - 1, a };
 }
 
 /* The entry just before position p, or NULL. */
-static struct ix_dm_entry *dm_prev(const ix_diemap *m, dm_pos p)
+static struct ix_diemap_entry *diemap_prev(const ix_diemap *m, diemap_pos p)
 {
 	if (p.i > 0)
 		return &m->b[p.b]->e[p.i - 1];
@@ -110,28 +110,28 @@ static struct ix_dm_entry *dm_prev(const ix_diemap *m, dm_pos p)
 	return NULL;
 }
 
-static int dm_insert_at(ix_diemap *m, dm_pos p, struct ix_dm_entry v)
+static int diemap_insert_at(ix_diemap *m, diemap_pos p, struct ix_diemap_entry v)
 {
-	if (m->nb == 0 || m->b[p.b]->n == IX_DM_BLOCK) {
+	if (m->nb == 0 || m->b[p.b]->n == IX_DIEMAP_BLOCK) {
 		if (m->nb == m->capb) {
 			size_t cap = m->capb ? 2 * m->capb : 16;
-			struct ix_dm_block **nb = realloc(m->b, cap * sizeof(*nb));
+			struct ix_diemap_block **nb = realloc(m->b, cap * sizeof(*nb));
 			if (!nb)
 				return -1;
 			m->b = nb;
 			m->capb = cap;
 		}
-		struct ix_dm_block *fresh = malloc(sizeof(*fresh));
+		struct ix_diemap_block *fresh = malloc(sizeof(*fresh));
 		if (!fresh)
 			return -1;
 		fresh->n = 0;
 		if (m->nb == 0) {
 			m->b[m->nb++] = fresh;
 		} else { /* split the full block in two halves */
-			struct ix_dm_block *full = m->b[p.b];
-			size_t half = IX_DM_BLOCK / 2;
-			memcpy(fresh->e, full->e + half, (IX_DM_BLOCK - half) * sizeof(*fresh->e));
-			fresh->n = IX_DM_BLOCK - half;
+			struct ix_diemap_block *full = m->b[p.b];
+			size_t half = IX_DIEMAP_BLOCK / 2;
+			memcpy(fresh->e, full->e + half, (IX_DIEMAP_BLOCK - half) * sizeof(*fresh->e));
+			fresh->n = IX_DIEMAP_BLOCK - half;
 			full->n = half;
 			memmove(&m->b[p.b + 2], &m->b[p.b + 1], (m->nb - p.b - 1) * sizeof(*m->b));
 			m->b[p.b + 1] = fresh;
@@ -142,7 +142,7 @@ static int dm_insert_at(ix_diemap *m, dm_pos p, struct ix_dm_entry v)
 			}
 		}
 	}
-	struct ix_dm_block *blk = m->b[p.b];
+	struct ix_diemap_block *blk = m->b[p.b];
 	memmove(&blk->e[p.i + 1], &blk->e[p.i], (blk->n - p.i) * sizeof(*blk->e));
 	blk->e[p.i] = v;
 	blk->n++;
@@ -150,10 +150,10 @@ static int dm_insert_at(ix_diemap *m, dm_pos p, struct ix_dm_entry v)
 }
 
 /* map[key] = (end, node) */
-static int dm_set(ix_diemap *m, uint64_t key, uint64_t end, uint32_t node)
+static int diemap_set(ix_diemap *m, uint64_t key, uint64_t end, uint32_t node)
 {
-	dm_pos p = dm_upper(m, key);
-	struct ix_dm_entry *prev = dm_prev(m, p);
+	diemap_pos p = diemap_upper(m, key);
+	struct ix_diemap_entry *prev = diemap_prev(m, p);
 	if (prev && prev->key == key) {
 		prev->end = end;
 		prev->node = node;
@@ -161,30 +161,30 @@ static int dm_set(ix_diemap *m, uint64_t key, uint64_t end, uint32_t node)
 	}
 	if (m->nb && p.i == m->b[p.b]->n && p.b + 1 < m->nb) {
 		/* past the end of a block: the start of the next is the same
-		 * place, and keeps first keys valid for dm_upper */
+		 * place, and keeps first keys valid for diemap_upper */
 		p.b++;
 		p.i = 0;
 	}
-	return dm_insert_at(m, p, (struct ix_dm_entry){ key, end, node });
+	return diemap_insert_at(m, p, (struct ix_diemap_entry){ key, end, node });
 }
 
 int ix_diemap_add(ix_diemap *m, uint64_t lo, uint64_t hi, uint32_t node)
 {
 	if (lo == hi)
 		return 0; /* LLVM ignores 0-sized ranges */
-	struct ix_dm_entry *b = dm_prev(m, dm_upper(m, lo));
+	struct ix_diemap_entry *b = diemap_prev(m, diemap_upper(m, lo));
 	if (b && lo < b->end) {
 		/* The range starts inside an earlier one: split it. */
-		struct ix_dm_entry old = *b;
-		if (hi < old.end && dm_set(m, hi, old.end, old.node))
+		struct ix_diemap_entry old = *b;
+		if (hi < old.end && diemap_set(m, hi, old.end, old.node))
 			return -1;
 		if (lo > old.key)
-			dm_prev(m, dm_upper(m, old.key))->end = lo;
+			diemap_prev(m, diemap_upper(m, old.key))->end = lo;
 	}
-	return dm_set(m, lo, hi, node);
+	return diemap_set(m, lo, hi, node);
 }
 
-static uint32_t dm_lookup(const struct ix_dm_entry *e, size_t n, uint64_t a)
+static uint32_t diemap_lookup(const struct ix_diemap_entry *e, size_t n, uint64_t a)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -204,7 +204,7 @@ int ix_diemap_flatten(const ix_diemap *m, ix_vec *pieces)
 	size_t n = 0;
 	for (size_t i = 0; i < m->nb; i++)
 		n += m->b[i]->n;
-	struct ix_dm_entry *e = malloc((n + 1) * sizeof(*e));
+	struct ix_diemap_entry *e = malloc((n + 1) * sizeof(*e));
 	uint64_t *pts = malloc((2 * n + 1) * sizeof(*pts));
 	if (!e || !pts) {
 		free(e);
@@ -223,7 +223,7 @@ int ix_diemap_flatten(const ix_diemap *m, ix_vec *pieces)
 	for (size_t i = 0; i < np && !rc; i++) {
 		if (i && pts[i] == pts[i - 1])
 			continue;
-		uint32_t v[4] = { dm_lookup(e, n, pts[i]), 0, 0, 0 };
+		uint32_t v[4] = { diemap_lookup(e, n, pts[i]), 0, 0, 0 };
 		rc = ix_piece_push(pieces, pts[i], v);
 	}
 	free(e);

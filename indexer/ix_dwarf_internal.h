@@ -28,12 +28,12 @@
 
 /* One debug section, uncompressed.  `name` always uses the ".debug_" form
  * even when the file said ".zdebug_". */
-typedef struct ix_dsec {
+typedef struct ix_debug_section {
 	char name[48];
 	const uint8_t *data;
 	uint64_t size;
 	uint8_t *owned; /* malloc'ed inflated copy, or NULL when data is mapped */
-} ix_dsec;
+} ix_debug_section;
 
 /* An opened ELF file with its debug sections. */
 typedef struct ix_sections {
@@ -42,7 +42,7 @@ typedef struct ix_sections {
 	size_t map_size;
 	int is64, little;
 	uint16_t machine;
-	ix_dsec *secs;
+	ix_debug_section *secs;
 	size_t nsecs;
 	uint8_t build_id[64];
 	size_t build_id_len;
@@ -56,7 +56,7 @@ IX_HIDDEN int ix_sections_open(ix_sections *s, const char *path, char *errbuf,
 			       size_t errbuf_sz);
 IX_HIDDEN void ix_sections_close(ix_sections *s);
 /* The section called `name` (".debug_info"), or NULL. */
-IX_HIDDEN const ix_dsec *ix_sections_find(const ix_sections *s, const char *name);
+IX_HIDDEN const ix_debug_section *ix_sections_find(const ix_sections *s, const char *name);
 
 /* Inflates one SHF_COMPRESSED payload (Chdr included); exposed for tests. */
 IX_HIDDEN int ix_inflate_chdr(const uint8_t *p, uint64_t n, int is64, int little,
@@ -89,7 +89,7 @@ typedef struct ix_piece {
 
 /* What a line table needs from its unit. */
 typedef struct ix_line_ctx {
-	const ix_dsec *line, *str, *line_str;
+	const ix_debug_section *line, *str, *line_str;
 	uint64_t offset;     /* DW_AT_stmt_list */
 	uint8_t addr_size;   /* of the unit */
 	int little;
@@ -121,8 +121,8 @@ IX_HIDDEN uint32_t ix_file_intern(ix_image *img, void *files_index,
 /* ---- range lists (ix_dwarf_ranges.c) ------------------------------------ */
 
 /* What a DW_AT_ranges value needs from its unit. */
-typedef struct ix_rng_ctx {
-	const ix_dsec *ranges, *rnglists, *addr;
+typedef struct ix_ranges_ctx {
+	const ix_debug_section *ranges, *rnglists, *addr;
 	int little;
 	uint8_t addr_size, offset_size;
 	uint16_t version;
@@ -130,25 +130,25 @@ typedef struct ix_rng_ctx {
 	uint64_t rnglists_base; /* DW_AT_rnglists_base */
 	uint64_t addr_base;     /* DW_AT_addr_base */
 	int has_base, has_rnglists_base, has_addr_base;
-} ix_rng_ctx;
+} ix_ranges_ctx;
 
 typedef int (*ix_range_cb)(void *arg, uint64_t lo, uint64_t hi);
 
 /* Calls add(lo, hi) for each range of the list DW_AT_ranges names
  * (`rnglistx`: the value is a DW_FORM_rnglistx index).  Returns 0, or -1
  * for a malformed list (ranges before the damage were delivered). */
-IX_HIDDEN int ix_ranges_read(const ix_rng_ctx *c, uint64_t value, int rnglistx,
+IX_HIDDEN int ix_ranges_read(const ix_ranges_ctx *c, uint64_t value, int rnglistx,
 			     ix_range_cb add, void *arg);
 
 /* ---- flattening (ix_dwarf_flat.c) --------------------------------------- */
 
 /* LLVM's per-unit AddrDieMap, fed ranges in DIE order. */
-/* An ordered map kept as a list of sorted blocks of at most IX_DM_BLOCK
+/* An ordered map kept as a list of sorted blocks of at most IX_DIEMAP_BLOCK
  * entries, so that an insertion moves at most one block: DIE order is not
  * address order (cold partitions, hostile files), and one flat sorted
  * array would make that quadratic. */
 typedef struct ix_diemap {
-	struct ix_dm_block **b;
+	struct ix_diemap_block **b;
 	size_t nb, capb;
 } ix_diemap;
 

@@ -26,7 +26,7 @@
 #define LNCT_PATH 1
 #define LNCT_DIR_INDEX 2
 
-static const char *str_at(const ix_dsec *sec, uint64_t off)
+static const char *str_at(const ix_debug_section *sec, uint64_t off)
 {
 	if (!sec || off >= sec->size || !memchr(sec->data + off, 0, sec->size - off))
 		return NULL;
@@ -120,7 +120,7 @@ uint32_t ix_file_intern(ix_image *img, void *files_index, const char *comp_dir,
 
 /* ---- header ---------------------------------------------------------------- */
 
-typedef struct hdr {
+typedef struct line_header {
 	uint16_t version;
 	uint8_t offset_size, addr_size, min_inst, default_stmt, line_range, opcode_base;
 	int8_t line_base;
@@ -128,38 +128,38 @@ typedef struct hdr {
 	const char **dirs;
 	size_t ndirs;
 	const uint8_t *prog, *prog_end;
-} hdr;
+} line_header;
 
 /* Skips or reads one attribute value of a DWARF 5 entry-format pair.  Sets
  * *s for string forms (NULL if unreadable) and *u for constants. */
-static int read_form(const ix_line_ctx *lc, ix_dcur *c, uint64_t form, uint8_t offsz,
+static int read_form(const ix_line_ctx *lc, ix_cursor *c, uint64_t form, uint8_t offsz,
 		     const char **s, uint64_t *u)
 {
 	*s = NULL;
 	*u = 0;
 	switch (form) {
-	case 0x08: *s = ix_dcur_cstr(c); break;                                /* string */
-	case 0x1f: *s = str_at(lc->line_str, ix_dcur_n(c, offsz)); break;      /* line_strp */
-	case 0x0e: *s = str_at(lc->str, ix_dcur_n(c, offsz)); break;           /* strp */
-	case 0x0b: *u = ix_dcur_n(c, 1); break;                                /* data1 */
-	case 0x05: *u = ix_dcur_n(c, 2); break;                                /* data2 */
-	case 0x06: *u = ix_dcur_n(c, 4); break;                                /* data4 */
-	case 0x07: *u = ix_dcur_n(c, 8); break;                                /* data8 */
-	case 0x1e: ix_dcur_n(c, 8); ix_dcur_n(c, 8); break;                        /* data16 */
-	case 0x0f: *u = ix_dcur_uleb(c); break;                                /* udata */
+	case 0x08: *s = ix_cursor_cstr(c); break;                              /* string */
+	case 0x1f: *s = str_at(lc->line_str, ix_cursor_n(c, offsz)); break;    /* line_strp */
+	case 0x0e: *s = str_at(lc->str, ix_cursor_n(c, offsz)); break;         /* strp */
+	case 0x0b: *u = ix_cursor_n(c, 1); break;                              /* data1 */
+	case 0x05: *u = ix_cursor_n(c, 2); break;                              /* data2 */
+	case 0x06: *u = ix_cursor_n(c, 4); break;                              /* data4 */
+	case 0x07: *u = ix_cursor_n(c, 8); break;                              /* data8 */
+	case 0x1e: ix_cursor_n(c, 8); ix_cursor_n(c, 8); break;                /* data16 */
+	case 0x0f: *u = ix_cursor_uleb(c); break;                              /* udata */
 	case 0x09: {                                                       /* block */
-		uint64_t n = ix_dcur_uleb(c);
+		uint64_t n = ix_cursor_uleb(c);
 		if (n > (uint64_t)(c->end - c->p))
 			c->bad = 1;
 		else
 			c->p += n;
 		break;
 	}
-	case 0x1a: ix_dcur_uleb(c); break;                                     /* strx: unsupported */
-	case 0x25: ix_dcur_n(c, 1); break;
-	case 0x26: ix_dcur_n(c, 2); break;
-	case 0x27: ix_dcur_n(c, 3); break;
-	case 0x28: ix_dcur_n(c, 4); break;
+	case 0x1a: ix_cursor_uleb(c); break;                                   /* strx: unsupported */
+	case 0x25: ix_cursor_n(c, 1); break;
+	case 0x26: ix_cursor_n(c, 2); break;
+	case 0x27: ix_cursor_n(c, 3); break;
+	case 0x28: ix_cursor_n(c, 4); break;
 	default: return -1;
 	}
 	return c->bad ? -1 : 0;
@@ -167,16 +167,16 @@ static int read_form(const ix_line_ctx *lc, ix_dcur *c, uint64_t form, uint8_t o
 
 /* Reads a DWARF 5 entry-format list and its entries.  For directories only
  * names are kept; for files, names and directory indexes. */
-static int read_v5_entries(const ix_line_ctx *lc, ix_dcur *c, uint8_t offsz,
+static int read_v5_entries(const ix_line_ctx *lc, ix_cursor *c, uint8_t offsz,
 			   const char ***names, uint64_t **dirs, size_t *n)
 {
-	uint8_t nfmt = (uint8_t)ix_dcur_n(c, 1);
+	uint8_t nfmt = (uint8_t)ix_cursor_n(c, 1);
 	uint64_t fmt[2 * 255];
 	for (unsigned i = 0; i < nfmt; i++) {
-		fmt[2 * i] = ix_dcur_uleb(c);
-		fmt[2 * i + 1] = ix_dcur_uleb(c);
+		fmt[2 * i] = ix_cursor_uleb(c);
+		fmt[2 * i + 1] = ix_cursor_uleb(c);
 	}
-	uint64_t count = ix_dcur_uleb(c);
+	uint64_t count = ix_cursor_uleb(c);
 	if (c->bad || count > (uint64_t)(c->end - c->p))
 		return -1;
 	*names = calloc(count + 1, sizeof(**names));
@@ -201,13 +201,13 @@ static int read_v5_entries(const ix_line_ctx *lc, ix_dcur *c, uint8_t offsz,
 }
 
 /* File entries, gathered before interning. */
-typedef struct fent {
+typedef struct file_entries {
 	const char **names;
 	uint64_t *dirs;
 	size_t n, cap;
-} fent;
+} file_entries;
 
-static int fent_add(fent *f, const char *name, uint64_t dir)
+static int file_entries_add(file_entries *f, const char *name, uint64_t dir)
 {
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 64;
@@ -226,11 +226,11 @@ static int fent_add(fent *f, const char *name, uint64_t dir)
 	return 0;
 }
 
-static int read_v4_tables(ix_dcur *c, hdr *h, fent *f)
+static int read_v4_tables(ix_cursor *c, line_header *h, file_entries *f)
 {
 	size_t cap = 0;
 	for (;;) {
-		const char *d = ix_dcur_cstr(c);
+		const char *d = ix_cursor_cstr(c);
 		if (!d || !*d)
 			break;
 		if (h->ndirs == cap) {
@@ -243,19 +243,19 @@ static int read_v4_tables(ix_dcur *c, hdr *h, fent *f)
 		h->dirs[h->ndirs++] = d;
 	}
 	for (;;) {
-		const char *name = ix_dcur_cstr(c);
+		const char *name = ix_cursor_cstr(c);
 		if (!name || !*name)
 			break;
-		uint64_t dir = ix_dcur_uleb(c);
-		ix_dcur_uleb(c);
-		ix_dcur_uleb(c);
-		if (c->bad || fent_add(f, name, dir))
+		uint64_t dir = ix_cursor_uleb(c);
+		ix_cursor_uleb(c);
+		ix_cursor_uleb(c);
+		if (c->bad || file_entries_add(f, name, dir))
 			return -1;
 	}
 	return c->bad ? -1 : 0;
 }
 
-static int read_v5_tables(const ix_line_ctx *lc, ix_dcur *c, hdr *h, fent *f)
+static int read_v5_tables(const ix_line_ctx *lc, ix_cursor *c, line_header *h, file_entries *f)
 {
 	const char **fn = NULL;
 	uint64_t *fd = NULL;
@@ -268,18 +268,18 @@ static int read_v5_tables(const ix_line_ctx *lc, ix_dcur *c, hdr *h, fent *f)
 	}
 	int rc = 0;
 	for (size_t i = 0; i < nf && !rc; i++)
-		rc = fent_add(f, fn[i], fd[i]);
+		rc = file_entries_add(f, fn[i], fd[i]);
 	free(fn);
 	free(fd);
 	return rc;
 }
 
-static int read_header(const ix_line_ctx *lc, ix_dcur *c, hdr *h, fent *f)
+static int read_header(const ix_line_ctx *lc, ix_cursor *c, line_header *h, file_entries *f)
 {
-	uint64_t len = ix_dcur_n(c, 4);
+	uint64_t len = ix_cursor_n(c, 4);
 	h->offset_size = 4;
 	if (len == 0xffffffffu) {
-		len = ix_dcur_n(c, 8);
+		len = ix_cursor_n(c, 8);
 		h->offset_size = 8;
 	} else if (len >= 0xfffffff0u) {
 		return -1;
@@ -287,39 +287,39 @@ static int read_header(const ix_line_ctx *lc, ix_dcur *c, hdr *h, fent *f)
 	if (c->bad || len > (uint64_t)(c->end - c->p))
 		return -1;
 	c->end = c->p + len;
-	h->version = (uint16_t)ix_dcur_n(c, 2);
+	h->version = (uint16_t)ix_cursor_n(c, 2);
 	if (h->version < 2 || h->version > 5)
 		return -1;
 	h->addr_size = lc->addr_size;
 	if (h->version >= 5) {
-		h->addr_size = (uint8_t)ix_dcur_n(c, 1);
-		ix_dcur_n(c, 1); /* segment selector size */
+		h->addr_size = (uint8_t)ix_cursor_n(c, 1);
+		ix_cursor_n(c, 1); /* segment selector size */
 	}
-	uint64_t hlen = ix_dcur_n(c, h->offset_size);
+	uint64_t hlen = ix_cursor_n(c, h->offset_size);
 	if (c->bad || hlen > (uint64_t)(c->end - c->p))
 		return -1;
 	h->prog = c->p + hlen;
 	h->prog_end = c->end;
-	h->min_inst = (uint8_t)ix_dcur_n(c, 1);
+	h->min_inst = (uint8_t)ix_cursor_n(c, 1);
 	if (h->version >= 4)
-		ix_dcur_n(c, 1); /* maximum_operations_per_instruction: VLIW only */
-	h->default_stmt = (uint8_t)ix_dcur_n(c, 1);
-	h->line_base = (int8_t)ix_dcur_n(c, 1);
-	h->line_range = (uint8_t)ix_dcur_n(c, 1);
-	h->opcode_base = (uint8_t)ix_dcur_n(c, 1);
+		ix_cursor_n(c, 1); /* maximum_operations_per_instruction: VLIW only */
+	h->default_stmt = (uint8_t)ix_cursor_n(c, 1);
+	h->line_base = (int8_t)ix_cursor_n(c, 1);
+	h->line_range = (uint8_t)ix_cursor_n(c, 1);
+	h->opcode_base = (uint8_t)ix_cursor_n(c, 1);
 	h->std_lens = c->p;
 	if (c->bad || h->opcode_base == 0 ||
 	    (size_t)(c->end - c->p) < (size_t)h->opcode_base - 1)
 		return -1;
 	c->p += h->opcode_base - 1;
-	ix_dcur hc = *c;
+	ix_cursor hc = *c;
 	hc.end = h->prog; /* the tables must lie inside header_length */
 	return h->version >= 5 ? read_v5_tables(lc, &hc, h, f) : read_v4_tables(&hc, h, f);
 }
 
 /* Interns every file entry; the map is by file index (§6.2.4: from 0 in
  * DWARF 5, from 1 before). */
-static int intern_files(const ix_line_ctx *lc, const hdr *h, const fent *f,
+static int intern_files(const ix_line_ctx *lc, const line_header *h, const file_entries *f,
 			ix_line_table *t)
 {
 	size_t n = f->n + (h->version < 5);
@@ -353,30 +353,30 @@ static int intern_files(const ix_line_ctx *lc, const hdr *h, const fent *f,
 
 /* ---- program --------------------------------------------------------------- */
 
-typedef struct lrow {
+typedef struct line_row {
 	uint64_t addr, file;
 	uint32_t line, col, discr;
-} lrow;
+} line_row;
 
-typedef struct lseq {
+typedef struct line_seq {
 	uint64_t lo, hi;
 	size_t first, last; /* rows [first, last), last row is the end_sequence */
-} lseq;
+} line_seq;
 
-typedef struct prog {
-	lrow *rows;
+typedef struct line_program {
+	line_row *rows;
 	size_t nrows, caprows;
-	lseq *seqs;
+	line_seq *seqs;
 	size_t nseqs, capseqs;
 	size_t seq_first;
 	int seq_empty;
-} prog;
+} line_program;
 
-static int append_row(prog *p, const lrow *r, int end_seq)
+static int append_row(line_program *p, const line_row *r, int end_seq)
 {
 	if (p->nrows == p->caprows) {
 		size_t cap = p->caprows ? 2 * p->caprows : 256;
-		lrow *n = realloc(p->rows, cap * sizeof(*n));
+		line_row *n = realloc(p->rows, cap * sizeof(*n));
 		if (!n)
 			return -1;
 		p->rows = n;
@@ -396,31 +396,31 @@ static int append_row(prog *p, const lrow *r, int end_seq)
 		return 0;
 	if (p->nseqs == p->capseqs) {
 		size_t cap = p->capseqs ? 2 * p->capseqs : 32;
-		lseq *n = realloc(p->seqs, cap * sizeof(*n));
+		line_seq *n = realloc(p->seqs, cap * sizeof(*n));
 		if (!n)
 			return -1;
 		p->seqs = n;
 		p->capseqs = cap;
 	}
-	p->seqs[p->nseqs++] = (lseq){ lo, r->addr, p->seq_first, p->nrows };
+	p->seqs[p->nseqs++] = (line_seq){ lo, r->addr, p->seq_first, p->nrows };
 	return 0;
 }
 
-static void reset_row(lrow *r)
+static void reset_row(line_row *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->file = 1;
 	r->line = 1;
 }
 
-static int run_extended(const ix_line_ctx *lc, ix_dcur *c, prog *p, lrow *r, fent *f,
-			hdr *h, int *changed_files)
+static int run_extended(const ix_line_ctx *lc, ix_cursor *c, line_program *p, line_row *r,
+			file_entries *f, line_header *h, int *changed_files)
 {
-	uint64_t len = ix_dcur_uleb(c);
+	uint64_t len = ix_cursor_uleb(c);
 	if (c->bad || len == 0 || len > (uint64_t)(c->end - c->p))
 		return -1;
 	const uint8_t *next = c->p + len;
-	uint8_t op = (uint8_t)ix_dcur_n(c, 1);
+	uint8_t op = (uint8_t)ix_cursor_n(c, 1);
 	int rc = 0;
 	switch (op) {
 	case 1: /* DW_LNE_end_sequence */
@@ -429,18 +429,18 @@ static int run_extended(const ix_line_ctx *lc, ix_dcur *c, prog *p, lrow *r, fen
 		break;
 	case 2: /* DW_LNE_set_address */
 		if (len - 1 == 1 || len - 1 == 2 || len - 1 == 4 || len - 1 == 8)
-			r->addr = ix_dcur_n(c, (unsigned)(len - 1));
+			r->addr = ix_cursor_n(c, (unsigned)(len - 1));
 		break;
 	case 3: { /* DW_LNE_define_file (DWARF 2-4) */
-		ix_dcur fc = { c->p, next, c->little, 0 };
-		const char *name = ix_dcur_cstr(&fc);
-		uint64_t dir = ix_dcur_uleb(&fc);
-		if (!fc.bad && h->version < 5 && fent_add(f, name, dir) == 0)
+		ix_cursor fc = { c->p, next, c->little, 0 };
+		const char *name = ix_cursor_cstr(&fc);
+		uint64_t dir = ix_cursor_uleb(&fc);
+		if (!fc.bad && h->version < 5 && file_entries_add(f, name, dir) == 0)
 			*changed_files = 1;
 		break;
 	}
 	case 4: /* DW_LNE_set_discriminator */
-		r->discr = (uint32_t)ix_dcur_uleb(c);
+		r->discr = (uint32_t)ix_cursor_uleb(c);
 		break;
 	default:
 		break;
@@ -450,7 +450,8 @@ static int run_extended(const ix_line_ctx *lc, ix_dcur *c, prog *p, lrow *r, fen
 	return rc;
 }
 
-static int run_standard(ix_dcur *c, const hdr *h, uint8_t op, prog *p, lrow *r)
+static int run_standard(ix_cursor *c, const line_header *h, uint8_t op, line_program *p,
+			line_row *r)
 {
 	switch (op) {
 	case 1: /* DW_LNS_copy */
@@ -458,33 +459,33 @@ static int run_standard(ix_dcur *c, const hdr *h, uint8_t op, prog *p, lrow *r)
 			return -1;
 		r->discr = 0;
 		break;
-	case 2: r->addr += ix_dcur_uleb(c) * h->min_inst; break;
-	case 3: r->line = (uint32_t)((int64_t)r->line + ix_dcur_sleb(c)); break;
-	case 4: r->file = ix_dcur_uleb(c); break;
-	case 5: r->col = (uint32_t)ix_dcur_uleb(c); break;
+	case 2: r->addr += ix_cursor_uleb(c) * h->min_inst; break;
+	case 3: r->line = (uint32_t)((int64_t)r->line + ix_cursor_sleb(c)); break;
+	case 4: r->file = ix_cursor_uleb(c); break;
+	case 5: r->col = (uint32_t)ix_cursor_uleb(c); break;
 	case 6: case 7: case 10: case 11: break;
 	case 8: r->addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst; break;
-	case 9: r->addr += ix_dcur_n(c, 2); break;
-	case 12: ix_dcur_uleb(c); break;
+	case 9: r->addr += ix_cursor_n(c, 2); break;
+	case 12: ix_cursor_uleb(c); break;
 	default:
 		for (unsigned i = 0; i < h->std_lens[op - 1]; i++)
-			ix_dcur_uleb(c);
+			ix_cursor_uleb(c);
 		break;
 	}
 	return c->bad ? -1 : 0;
 }
 
-static int run_program(const ix_line_ctx *lc, hdr *h, fent *f, prog *p,
+static int run_program(const ix_line_ctx *lc, line_header *h, file_entries *f, line_program *p,
 		       ix_line_table *t)
 {
-	ix_dcur c = { h->prog, h->prog_end, lc->little, 0 };
-	lrow r;
+	ix_cursor c = { h->prog, h->prog_end, lc->little, 0 };
+	line_row r;
 	reset_row(&r);
 	p->seq_empty = 1;
 	if (h->line_range == 0)
 		return -1;
 	while (c.p < c.end) {
-		uint8_t op = (uint8_t)ix_dcur_n(&c, 1);
+		uint8_t op = (uint8_t)ix_cursor_n(&c, 1);
 		int changed = 0;
 		if (op >= h->opcode_base) {
 			unsigned adj = op - h->opcode_base;
@@ -509,7 +510,7 @@ static int run_program(const ix_line_ctx *lc, hdr *h, fent *f, prog *p,
 
 static int cmp_seq(const void *a, const void *b)
 {
-	const lseq *x = a, *y = b;
+	const line_seq *x = a, *y = b;
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	return x->first < y->first ? -1 : x->first > y->first; /* stable */
@@ -517,7 +518,7 @@ static int cmp_seq(const void *a, const void *b)
 
 /* LLVM 14 LineTable::lookupAddressImpl + findRowInSeq, step for step
  * (std::upper_bound's halving loop), so odd tables resolve identically. */
-static const lrow *lookup_row(const prog *p, uint64_t a)
+static const line_row *lookup_row(const line_program *p, uint64_t a)
 {
 	size_t first = 0, len = p->nseqs;
 	while (len > 0) {
@@ -531,7 +532,7 @@ static const lrow *lookup_row(const prog *p, uint64_t a)
 	}
 	if (first == p->nseqs)
 		return NULL;
-	const lseq *s = &p->seqs[first];
+	const line_seq *s = &p->seqs[first];
 	if (!(s->lo <= a && a < s->hi))
 		return NULL;
 	size_t lo = s->first + 1, n = s->last - 1 - lo;
@@ -549,7 +550,7 @@ static const lrow *lookup_row(const prog *p, uint64_t a)
 	return &p->rows[lo - 1];
 }
 
-static int flatten(const prog *p, ix_line_table *t)
+static int flatten(const line_program *p, ix_line_table *t)
 {
 	size_t npts = 0;
 	for (size_t i = 0; i < p->nseqs; i++)
@@ -570,7 +571,7 @@ static int flatten(const prog *p, ix_line_table *t)
 	for (size_t i = 0; i < npts && !rc; i++) {
 		if (i && pts[i] == pts[i - 1])
 			continue;
-		const lrow *r = lookup_row(p, pts[i]);
+		const line_row *r = lookup_row(p, pts[i]);
 		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
 		if (r && (v[0] = ix_line_file(t, r->file)) != FMT_NONE) {
 			v[1] = r->line;
@@ -597,11 +598,11 @@ int ix_line_parse(const ix_line_ctx *lc, ix_line_table *t, char *why, size_t why
 			 (unsigned long long)lc->offset);
 		return -1;
 	}
-	ix_dcur c = { lc->line->data + lc->offset, lc->line->data + lc->line->size, lc->little, 0 };
-	hdr h;
+	ix_cursor c = { lc->line->data + lc->offset, lc->line->data + lc->line->size, lc->little, 0 };
+	line_header h;
 	memset(&h, 0, sizeof(h));
-	fent f = { 0 };
-	prog p = { 0 };
+	file_entries f = { 0 };
+	line_program p = { 0 };
 	int rc = -1;
 	if (read_header(lc, &c, &h, &f)) {
 		snprintf(why, why_sz, "bad line table header at .debug_line+0x%llx",

@@ -12,16 +12,16 @@
 
 /* ---- function records (LLVM's findRecursively) ---------------------------- */
 
-typedef struct fnames {
+typedef struct function_names {
 	int have_link, have_name, have_line, have_file, file_ok;
 	const char *link, *name;
 	uint64_t line, file;
 	uint64_t file_cu; /* CU DIE offset of the DIE holding decl_file */
-} fnames;
+} function_names;
 
 /* Checks one DIE's attributes, in their order, for the ones still missing,
  * and returns its abstract_origin / specification targets. */
-static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t *spec)
+static void scan_fn_die(ix_shard *x, Dwarf_Die d, function_names *f, uint64_t *orig, uint64_t *spec)
 {
 	Dwarf_Attribute *list = NULL;
 	Dwarf_Signed n = 0;
@@ -71,14 +71,14 @@ static void scan_fn_die(dwx *x, Dwarf_Die d, fnames *f, uint64_t *orig, uint64_t
 	dwarf_dealloc(((Dwarf_Debug)x->dbg), list, DW_DLA_LIST);
 }
 
-static int all_found(const fnames *f)
+static int all_found(const function_names *f)
 {
 	return f->have_link && f->have_name && f->have_line && f->have_file;
 }
 
 /* Walks the DIE and what it refers to in LLVM's order (a stack: the
  * specification is popped before the abstract origin), each DIE once. */
-static void resolve_names(dwx *x, Dwarf_Die start, fnames *f)
+static void resolve_names(ix_shard *x, Dwarf_Die start, function_names *f)
 {
 	uint64_t work[2 * MAX_HOPS + 2], seen[MAX_HOPS];
 	size_t nw = 0, ns = 0;
@@ -117,13 +117,13 @@ static void resolve_names(dwx *x, Dwarf_Die start, fnames *f)
  * decl_file index is read in the line table of the unit holding the
  * attribute, as LLVM's DWARFFormValue::getAsFile does (LTO and dwz refer
  * across units). */
-static uint32_t function_for(uctx *u, Dwarf_Die d, uint64_t off)
+static uint32_t function_for(unit_walk *u, Dwarf_Die d, uint64_t off)
 {
-	dwx *x = u->x;
+	ix_shard *x = u->x;
 	uint32_t fi = ix_u64map_get(&x->fn_idx, off);
 	if (fi != FMT_NONE)
 		return fi;
-	fnames f = { 0 };
+	function_names f = { 0 };
 	resolve_names(x, d, &f);
 	ix_function *fn = ix_vec_push(&x->img->functions);
 	if (!fn)
@@ -147,9 +147,9 @@ static uint32_t function_for(uctx *u, Dwarf_Die d, uint64_t off)
 /* The DIE whose record names a subroutine: an inlined subroutine without
  * names of its own is named by its abstract origin, which many inlined
  * copies share. */
-uint32_t ix_dwarf_function_of_node(uctx *u, Dwarf_Die d, const dinfo *di, int inlined)
+uint32_t ix_dwarf_function_of_node(unit_walk *u, Dwarf_Die d, const sub_attrs *di, int inlined)
 {
-	dwx *x = u->x;
+	ix_shard *x = u->x;
 	Dwarf_Error e = NULL;
 	Dwarf_Off off = 0;
 	if (dwarf_dieoffset(d, &off, &e) != DW_DLV_OK) {

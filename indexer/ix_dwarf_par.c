@@ -72,7 +72,7 @@ static int merge_strings(ix_image *g, const ix_image *l, ix_u64map *smap)
 	return 0;
 }
 
-static int merge_files(ix_wk *g, const ix_image *l, const ix_u64map *smap, uint32_t *fmap)
+static int merge_files(ix_shard *g, const ix_image *l, const ix_u64map *smap, uint32_t *fmap)
 {
 	for (size_t i = 0; i < l->files.n; i++) {
 		const ix_file *f = &IX_AT(&l->files, ix_file, i);
@@ -99,7 +99,7 @@ static uint32_t remap(const uint32_t *map, uint32_t v)
 	return v == FMT_NONE ? FMT_NONE : map[v];
 }
 
-static int merge_functions(ix_wk *g, const ix_image *l, const ix_u64map *smap,
+static int merge_functions(ix_shard *g, const ix_image *l, const ix_u64map *smap,
 			   const uint32_t *fmap, uint32_t *fnmap)
 {
 	for (size_t i = 0; i < l->functions.n; i++) {
@@ -123,7 +123,7 @@ static int merge_functions(ix_wk *g, const ix_image *l, const ix_u64map *smap,
 	return 0;
 }
 
-static int merge_nodes(ix_wk *g, const ix_wk *l, const uint32_t *fmap, const uint32_t *fnmap)
+static int merge_nodes(ix_shard *g, const ix_shard *l, const uint32_t *fmap, const uint32_t *fnmap)
 {
 	uint32_t base = (uint32_t)g->img->nodes.n;
 	for (size_t i = 0; i < l->img->nodes.n; i++) {
@@ -149,7 +149,7 @@ static int merge_nodes(ix_wk *g, const ix_wk *l, const uint32_t *fmap, const uin
 	return 0;
 }
 
-static int merge_ranges(ix_wk *g, const ix_wk *l)
+static int merge_ranges(ix_shard *g, const ix_shard *l)
 {
 	if (g->nur + l->nur > g->capur) {
 		size_t cap = g->nur + l->nur;
@@ -168,7 +168,7 @@ static int merge_ranges(ix_wk *g, const ix_wk *l)
 }
 
 /* Replays shard l's additions into shard 0's image g (see the top). */
-static int merge(ix_wk *g, ix_wk *l)
+static int merge(ix_shard *g, ix_shard *l)
 {
 	ix_u64map smap = { 0 };
 	uint32_t *fmap = malloc((l->img->files.n + 1) * sizeof(*fmap));
@@ -198,24 +198,24 @@ static int merge(ix_wk *g, ix_wk *l)
  * to the merging thread (release/acquire: its private image and unit
  * pieces are complete).
  */
-typedef struct par {
-	ix_wk *w;
+typedef struct par_run {
+	ix_shard *w;
 	size_t nw;
 	const size_t *order;
 	atomic_size_t next;
 	atomic_uchar *done;
-} par;
+} par_run;
 
 /* A walking thread: its libdwarf handle and header cursor. */
-typedef struct thr {
-	par *p;
+typedef struct par_thread {
+	par_run *p;
 	void *dbg;
 	size_t cursor;
-} thr;
+} par_thread;
 
-static void walk_shard(par *p, size_t s, thr *t)
+static void walk_shard(par_run *p, size_t s, par_thread *t)
 {
-	ix_wk *w = &p->w[s];
+	ix_shard *w = &p->w[s];
 	if (s > 0) {
 		if (ix_image_init(&w->own)) {
 			w->rc = -1;
@@ -233,7 +233,7 @@ out:
 }
 
 /* Takes and walks one shard; 0 when none is left. */
-static int take_shard(par *p, thr *t)
+static int take_shard(par_run *p, par_thread *t)
 {
 	size_t k = atomic_fetch_add(&p->next, 1);
 	if (k >= p->nw)
@@ -244,21 +244,21 @@ static int take_shard(par *p, thr *t)
 
 static void *run_walker(void *arg)
 {
-	thr *t = arg;
+	par_thread *t = arg;
 	while (take_shard(t->p, t))
 		;
 	return NULL;
 }
 
-static int is_done(par *p, size_t s)
+static int is_done(par_run *p, size_t s)
 {
 	return atomic_load_explicit(&p->done[s], memory_order_acquire);
 }
 
 /* Merges shard s into shard 0 (or notes its failure) and frees its image. */
-static int merge_one(par *p, size_t s, int rc)
+static int merge_one(par_run *p, size_t s, int rc)
 {
-	ix_wk *l = &p->w[s];
+	ix_shard *l = &p->w[s];
 	if (!rc)
 		rc = l->rc ? -1 : merge(&p->w[0], l);
 	if (l->img == &l->own)
@@ -269,7 +269,7 @@ static int merge_one(par *p, size_t s, int rc)
 
 /* Merges the walked shards from *m on, in order, up to the first one not
  * walked yet; nothing before shard 0 is walked (it holds the image). */
-static int merge_ready(par *p, size_t *m, int rc)
+static int merge_ready(par_run *p, size_t *m, int rc)
 {
 	if (!is_done(p, 0))
 		return rc;
@@ -280,7 +280,7 @@ static int merge_ready(par *p, size_t *m, int rc)
 
 /* The order threads take shards in: by decreasing number of .debug_info
  * bytes (index order among equals), or index order. */
-static size_t *take_order(const ix_wk *w, size_t nw, int by_size)
+static size_t *take_order(const ix_shard *w, size_t nw, int by_size)
 {
 	size_t *o = malloc(nw * sizeof(*o));
 	if (!o)
@@ -300,19 +300,19 @@ static size_t *take_order(const ix_wk *w, size_t nw, int by_size)
  * so that merging overlaps the other threads' walks; a private image lives
  * from its shard's walk to its merge.
  */
-int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt, int by_size)
+int ix_dwarf_par_run(ix_shard *w, size_t nw, void **dbg, size_t nt, int by_size)
 {
-	par p = { .w = w, .nw = nw, .order = take_order(w, nw, by_size) };
+	par_run p = { .w = w, .nw = nw, .order = take_order(w, nw, by_size) };
 	atomic_init(&p.next, 0);
 	pthread_t *tid = calloc(nt, sizeof(*tid));
-	thr *t = calloc(nt, sizeof(*t));
+	par_thread *t = calloc(nt, sizeof(*t));
 	unsigned char *started = calloc(nt, 1);
 	p.done = calloc(nw, sizeof(*p.done));
 	int rc = p.order && tid && t && started && p.done ? 0 : -1;
 	for (size_t i = 0; !rc && i < nw; i++)
 		atomic_init(&p.done[i], 0);
 	for (size_t i = 0; !rc && i < nt; i++)
-		t[i] = (thr){ &p, dbg[i], 0 };
+		t[i] = (par_thread){ &p, dbg[i], 0 };
 	/* A thread that cannot start leaves its shards to the others. */
 	for (size_t i = 1; !rc && i < nt; i++)
 		started[i] = pthread_create(&tid[i], NULL, run_walker, &t[i]) == 0;

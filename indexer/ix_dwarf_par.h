@@ -19,7 +19,7 @@ typedef struct ix_unit {
 /* One shard: the units [first, last) of the shared array `units`, and
  * everything they add.  Shard 0 adds to the image being built; a later
  * shard to a private image that ix_dwarf_par_run merges. */
-typedef struct ix_wk {
+typedef struct ix_shard {
 	ix_image *img;
 	const ix_sections *secs;
 	void *dbg;            /* the walking thread's Dwarf_Debug (one is not
@@ -42,11 +42,11 @@ typedef struct ix_wk {
 	uint64_t indexed, skipped;
 	int rc;               /* 0, or -1: out of memory */
 	ix_image own;         /* the private image of a shard > 0 */
-} ix_wk;
+} ix_shard;
 
 /* ix_dwarf_units.c: walks the shard's units with w->dbg; sets w->rc. */
-IX_HIDDEN void ix_dwarf_walk(ix_wk *w);
-IX_HIDDEN void ix_wk_free(ix_wk *w);
+IX_HIDDEN void ix_dwarf_walk(ix_shard *w);
+IX_HIDDEN void ix_shard_free(ix_shard *w);
 
 /* Walks the shards w[0..nw) on nt threads, the Dwarf_Debug dbg[i] for
  * thread i (the calling thread is thread 0), each with its header cursor at
@@ -54,7 +54,7 @@ IX_HIDDEN void ix_wk_free(ix_wk *w);
  * in unit order; w[0] adds to its image, the others to private ones, which
  * are merged into w[0] in shard order as they complete.  Returns 0 or -1
  * (out of memory). */
-IX_HIDDEN int ix_dwarf_par_run(ix_wk *w, size_t nw, void **dbg, size_t nt, int by_size);
+IX_HIDDEN int ix_dwarf_par_run(ix_shard *w, size_t nw, void **dbg, size_t nt, int by_size);
 
 /* The number of walking threads for a build: `threads` if the caller chose
  * it, else the online CPUs (at most IX_MAX_THREADS) when there is enough

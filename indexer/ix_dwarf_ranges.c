@@ -18,7 +18,7 @@
 #include "ix_dwarf_cursor.h"
 #include "ix_dwarf_internal.h"
 
-static int cur_at(ix_dcur *c, const ix_dsec *s, uint64_t off, int little)
+static int cur_at(ix_cursor *c, const ix_debug_section *s, uint64_t off, int little)
 {
 	if (!s || off >= s->size)
 		return -1;
@@ -31,28 +31,28 @@ static int cur_at(ix_dcur *c, const ix_dsec *s, uint64_t off, int little)
 
 /* Entry `idx` of .debug_addr for this unit; 0 when there is none (LLVM's
  * LookupPooledAddress failing). */
-static uint64_t pooled(const ix_rng_ctx *c, uint64_t idx, int *ok)
+static uint64_t pooled(const ix_ranges_ctx *c, uint64_t idx, int *ok)
 {
-	ix_dcur r;
+	ix_cursor r;
 	uint64_t off = c->addr_base + idx * c->addr_size;
 	*ok = 0;
 	if (!c->has_addr_base || idx > UINT64_MAX / 16 || cur_at(&r, c->addr, off, c->little))
 		return 0;
-	uint64_t v = ix_dcur_n(&r, c->addr_size);
+	uint64_t v = ix_cursor_n(&r, c->addr_size);
 	*ok = !r.bad;
 	return r.bad ? 0 : v;
 }
 
-static int ranges_v4(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *arg)
+static int ranges_v4(const ix_ranges_ctx *c, uint64_t off, ix_range_cb add, void *arg)
 {
-	ix_dcur r;
+	ix_cursor r;
 	if (cur_at(&r, c->ranges, off, c->little))
 		return -1;
 	uint64_t all = c->addr_size == 4 ? 0xffffffffu : UINT64_MAX;
 	uint64_t base = c->base;
 	int has_base = c->has_base;
 	for (;;) {
-		uint64_t lo = ix_dcur_n(&r, c->addr_size), hi = ix_dcur_n(&r, c->addr_size);
+		uint64_t lo = ix_cursor_n(&r, c->addr_size), hi = ix_cursor_n(&r, c->addr_size);
 		if (r.bad)
 			return -1;
 		if (lo == 0 && hi == 0)
@@ -73,29 +73,29 @@ static int ranges_v4(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *a
 
 /* DW_FORM_rnglistx: the offsets table after the header, relative to
  * DW_AT_rnglists_base (DWARF 5 §7.28). */
-static int rnglistx_offset(const ix_rng_ctx *c, uint64_t idx, uint64_t *off)
+static int rnglistx_offset(const ix_ranges_ctx *c, uint64_t idx, uint64_t *off)
 {
-	ix_dcur r;
+	ix_cursor r;
 	uint64_t base = c->has_rnglists_base ? c->rnglists_base : 12;
 	if (idx > UINT64_MAX / 16 || cur_at(&r, c->rnglists, base + idx * c->offset_size, c->little))
 		return -1;
-	uint64_t rel = ix_dcur_n(&r, c->offset_size);
+	uint64_t rel = ix_cursor_n(&r, c->offset_size);
 	if (r.bad)
 		return -1;
 	*off = base + rel;
 	return 0;
 }
 
-static int ranges_v5(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *arg)
+static int ranges_v5(const ix_ranges_ctx *c, uint64_t off, ix_range_cb add, void *arg)
 {
-	ix_dcur r;
+	ix_cursor r;
 	if (cur_at(&r, c->rnglists, off, c->little))
 		return -1;
 	uint64_t tomb = c->addr_size == 4 ? 0xffffffffu : UINT64_MAX;
 	uint64_t base = c->base;
 	int has_base = c->has_base, ok;
 	for (;;) {
-		uint8_t kind = (uint8_t)ix_dcur_n(&r, 1);
+		uint8_t kind = (uint8_t)ix_cursor_n(&r, 1);
 		uint64_t lo = 0, hi = 0, a, b;
 		if (r.bad)
 			return -1;
@@ -103,43 +103,43 @@ static int ranges_v5(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *a
 		case 0: /* DW_RLE_end_of_list */
 			return 0;
 		case 1: /* DW_RLE_base_addressx */
-			a = ix_dcur_uleb(&r);
+			a = ix_cursor_uleb(&r);
 			base = pooled(c, a, &ok);
 			if (!ok)
 				base = a; /* as LLVM: the index itself */
 			has_base = 1;
 			continue;
 		case 2: /* DW_RLE_startx_endx */
-			a = ix_dcur_uleb(&r);
-			b = ix_dcur_uleb(&r);
+			a = ix_cursor_uleb(&r);
+			b = ix_cursor_uleb(&r);
 			lo = pooled(c, a, &ok);
 			hi = pooled(c, b, &ok);
 			break;
 		case 3: /* DW_RLE_startx_length */
-			a = ix_dcur_uleb(&r);
-			b = ix_dcur_uleb(&r);
+			a = ix_cursor_uleb(&r);
+			b = ix_cursor_uleb(&r);
 			lo = pooled(c, a, &ok);
 			hi = lo + b;
 			break;
 		case 4: /* DW_RLE_offset_pair */
-			lo = ix_dcur_uleb(&r);
-			hi = ix_dcur_uleb(&r);
+			lo = ix_cursor_uleb(&r);
+			hi = ix_cursor_uleb(&r);
 			if (has_base) {
 				lo += base;
 				hi += base;
 			}
 			break;
 		case 5: /* DW_RLE_base_address */
-			base = ix_dcur_n(&r, c->addr_size);
+			base = ix_cursor_n(&r, c->addr_size);
 			has_base = 1;
 			continue;
 		case 6: /* DW_RLE_start_end */
-			lo = ix_dcur_n(&r, c->addr_size);
-			hi = ix_dcur_n(&r, c->addr_size);
+			lo = ix_cursor_n(&r, c->addr_size);
+			hi = ix_cursor_n(&r, c->addr_size);
 			break;
 		case 7: /* DW_RLE_start_length */
-			lo = ix_dcur_n(&r, c->addr_size);
-			hi = lo + ix_dcur_uleb(&r);
+			lo = ix_cursor_n(&r, c->addr_size);
+			hi = lo + ix_cursor_uleb(&r);
 			break;
 		default:
 			return -1;
@@ -151,7 +151,7 @@ static int ranges_v5(const ix_rng_ctx *c, uint64_t off, ix_range_cb add, void *a
 	}
 }
 
-int ix_ranges_read(const ix_rng_ctx *c, uint64_t value, int rnglistx, ix_range_cb add,
+int ix_ranges_read(const ix_ranges_ctx *c, uint64_t value, int rnglistx, ix_range_cb add,
 		   void *arg)
 {
 	if (c->addr_size != 4 && c->addr_size != 8)

@@ -13,9 +13,9 @@ typedef ix_unit unit;
 
 /* ---- units ---------------------------------------------------------------- */
 
-static int add_unit_ranges(uctx *u, Dwarf_Die cu_die)
+static int add_unit_ranges(unit_walk *u, Dwarf_Die cu_die)
 {
-	dwx *x = u->x;
+	ix_shard *x = u->x;
 	rangeset rs = { .n = 0 };
 	int rc = 0;
 	if (ix_dwarf_die_ranges(u, cu_die, &rs)) { /* as DWARFDebugAranges: no ranges */
@@ -34,16 +34,16 @@ static int add_unit_ranges(uctx *u, Dwarf_Die cu_die)
 			x->capur = cap;
 		}
 		ix_urange *r = &x->ur[x->nur++];
-		rs_get(&rs, i, &r->lo, &r->hi);
+		rangeset_get(&rs, i, &r->lo, &r->hi);
 		r->unit = u->unit;
 	}
-	rs_free(&rs);
+	rangeset_free(&rs);
 	return rc;
 }
 
 /* Parses the line table of the unit whose DIE is cu_die into t.  Returns 0,
  * or 1 when it is malformed (t is then empty). */
-static int parse_lines(dwx *x, Dwarf_Die cu_die, uint8_t addr_size, ix_line_table *t)
+static int parse_lines(ix_shard *x, Dwarf_Die cu_die, uint8_t addr_size, ix_line_table *t)
 {
 	uint64_t stmt;
 	memset(t, 0, sizeof(*t));
@@ -72,14 +72,14 @@ static int parse_lines(dwx *x, Dwarf_Die cu_die, uint8_t addr_size, ix_line_tabl
 
 /* A broken line table loses the unit's lines, not its frames
  * (llvm-symbolizer prints ??:0 there too). */
-static int read_unit_lines(uctx *u, Dwarf_Die cu_die)
+static int read_unit_lines(unit_walk *u, Dwarf_Die cu_die)
 {
 	return parse_lines(u->x, cu_die, u->addr_size, &u->lt);
 }
 
 /* FILES index of file `idx` of the unit whose DIE is at cu_off, parsing
  * (once) the file table of a unit other than the one being walked. */
-uint32_t ix_dwarf_foreign_file(dwx *x, uint64_t cu_off, uint64_t idx)
+uint32_t ix_dwarf_foreign_file(ix_shard *x, uint64_t cu_off, uint64_t idx)
 {
 	uint32_t slot = ix_u64map_get(&x->lt_idx, cu_off);
 	if (slot == FMT_NONE) {
@@ -112,10 +112,10 @@ uint32_t ix_dwarf_foreign_file(dwx *x, uint64_t cu_off, uint64_t idx)
 	return ix_line_file(&x->foreign[slot], idx);
 }
 
-static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint8_t offset_size,
+static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t offset_size,
 			uint32_t idx)
 {
-	uctx u = { .x = x, .unit = idx, .version = version };
+	unit_walk u = { .x = x, .unit = idx, .version = version };
 	Dwarf_Half asz = 8;
 	Dwarf_Error e = NULL;
 	if (dwarf_get_die_address_size(cu_die, &asz, &e) != DW_DLV_OK)
@@ -131,7 +131,7 @@ static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint8_t offs
 		u.has_base = 1;
 	}
 	drop_err(x, &e);
-	u.rng = (ix_rng_ctx){
+	u.rng = (ix_ranges_ctx){
 		.ranges = ix_sections_find(x->secs, ".debug_ranges"),
 		.rnglists = ix_sections_find(x->secs, ".debug_rnglists"),
 		.addr = ix_sections_find(x->secs, ".debug_addr"),
@@ -170,7 +170,7 @@ static int process_unit(dwx *x, Dwarf_Die cu_die, uint16_t version, uint8_t offs
  * followed) starts there, and at the first unit otherwise, which made the
  * walk of libc's 2063 units quadratic.
  */
-static int next_header(dwx *x, Dwarf_Half *ver, Dwarf_Half *lsz)
+static int next_header(ix_shard *x, Dwarf_Half *ver, Dwarf_Half *lsz)
 {
 	Dwarf_Unsigned len = 0, abbr = 0, toff = 0, next = 0;
 	Dwarf_Half asz = 0, esz = 0, utype = 0;
@@ -190,7 +190,7 @@ static int next_header(dwx *x, Dwarf_Half *ver, Dwarf_Half *lsz)
 }
 
 /* Walks the units [first, last), moving the thread's cursor there first. */
-void ix_dwarf_walk(dwx *x)
+void ix_dwarf_walk(ix_shard *x)
 {
 	Dwarf_Half ver = 0, lsz = 0;
 	while (*x->cursor != x->first)

@@ -21,26 +21,25 @@
 #include "ix_dwarf_internal.h"
 #include "ix_dwarf_par.h"
 
-typedef ix_wk dwx;
 
 /* What the walk reads of a subroutine DIE, in one dwarf_attrlist pass
  * (each the first occurrence, decoded as dwarf_lowpc, dwarf_highpc_b,
  * dwarf_formudata/formsdata and dwarf_global_formref decode it). */
-typedef struct dinfo {
+typedef struct sub_attrs {
 	uint64_t low, high, ranges, origin;
 	Dwarf_Unsigned call_file, call_line, call_col, discr;
-	uint32_t seen; /* DI_* bits */
+	uint32_t seen; /* SUB_* bits */
 	uint8_t has_low, has_high, high_const, has_ranges, ranges_x, has_origin;
 	uint8_t has_name, has_link;
-} dinfo;
+} sub_attrs;
 
 enum {
-	DI_LOW = 1 << 0, DI_HIGH = 1 << 1, DI_RANGES = 1 << 2, DI_ORIGIN = 1 << 3,
-	DI_CALL_FILE = 1 << 4, DI_CALL_LINE = 1 << 5, DI_CALL_COL = 1 << 6, DI_DISCR = 1 << 7,
+	SUB_LOW = 1 << 0, SUB_HIGH = 1 << 1, SUB_RANGES = 1 << 2, SUB_ORIGIN = 1 << 3,
+	SUB_CALL_FILE = 1 << 4, SUB_CALL_LINE = 1 << 5, SUB_CALL_COL = 1 << 6, SUB_DISCR = 1 << 7,
 };
 
-typedef struct uctx {
-	dwx *x;
+typedef struct unit_walk {
+	ix_shard *x;
 	uint32_t unit;
 	uint64_t cu_die_off;
 	uint16_t version;
@@ -48,10 +47,10 @@ typedef struct uctx {
 	uint64_t base;
 	int has_base;
 	int bad; /* malformed parts were dropped: count the unit as partial */
-	ix_rng_ctx rng;
+	ix_ranges_ctx rng;
 	ix_line_table lt;
 	ix_diemap dm;
-} uctx;
+} unit_walk;
 
 /* A DIE's address ranges: 64 in place, more on the heap. */
 typedef struct rangeset {
@@ -60,19 +59,19 @@ typedef struct rangeset {
 	size_t n, cap;
 } rangeset;
 
-static inline void rs_get(const rangeset *r, size_t i, uint64_t *lo, uint64_t *hi)
+static inline void rangeset_get(const rangeset *r, size_t i, uint64_t *lo, uint64_t *hi)
 {
 	*lo = i < 64 ? r->lo[i] : r->xlo[i - 64];
 	*hi = i < 64 ? r->hi[i] : r->xhi[i - 64];
 }
 
-static inline void rs_free(rangeset *r)
+static inline void rangeset_free(rangeset *r)
 {
 	free(r->xlo);
 	free(r->xhi);
 }
 
-static inline void drop_err(dwx *x, Dwarf_Error *e)
+static inline void drop_err(ix_shard *x, Dwarf_Error *e)
 {
 	if (*e) {
 		dwarf_dealloc_error(((Dwarf_Debug)x->dbg), *e);
@@ -83,42 +82,42 @@ static inline void drop_err(dwx *x, Dwarf_Error *e)
 /* ---- attributes and ranges (ix_dwarf_attrs.c) ---------------------------- */
 
 /* An unsigned constant, DW_FORM_implicit_const included.  Returns 1 or 0. */
-IX_HIDDEN int ix_dwarf_form_unsigned(dwx *x, Dwarf_Attribute a, Dwarf_Unsigned *v);
+IX_HIDDEN int ix_dwarf_form_unsigned(ix_shard *x, Dwarf_Attribute a, Dwarf_Unsigned *v);
 /* The string value of attribute `at`, or NULL. */
-IX_HIDDEN const char *ix_dwarf_attr_string(dwx *x, Dwarf_Die d, Dwarf_Half at);
+IX_HIDDEN const char *ix_dwarf_attr_string(ix_shard *x, Dwarf_Die d, Dwarf_Half at);
 /* A section offset attribute (DW_AT_stmt_list, DW_AT_ranges) and its form
  * (form may be NULL).  Returns 1 when found, else 0. */
-IX_HIDDEN int ix_dwarf_attr_secoff(dwx *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v,
+IX_HIDDEN int ix_dwarf_attr_secoff(ix_shard *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v,
 				   Dwarf_Half *form);
 /* Everything the walk needs of a subroutine DIE.  Returns 0 or -1. */
-IX_HIDDEN int ix_dwarf_read_dinfo(dwx *x, Dwarf_Die d, dinfo *di);
+IX_HIDDEN int ix_dwarf_read_sub_attrs(ix_shard *x, Dwarf_Die d, sub_attrs *di);
 /* A DIE's ranges (LLVM's DWARFDie::getAddressRanges).  Returns 0 (possibly
  * with no ranges) or -1 when the DIE is malformed. */
-IX_HIDDEN int ix_dwarf_die_ranges(uctx *u, Dwarf_Die d, rangeset *rs);
-/* The same for a subroutine DIE already read by ix_dwarf_read_dinfo. */
-IX_HIDDEN int ix_dwarf_sub_ranges(uctx *u, const dinfo *di, rangeset *rs);
+IX_HIDDEN int ix_dwarf_die_ranges(unit_walk *u, Dwarf_Die d, rangeset *rs);
+/* The same for a subroutine DIE already read by ix_dwarf_read_sub_attrs. */
+IX_HIDDEN int ix_dwarf_sub_ranges(unit_walk *u, const sub_attrs *di, rangeset *rs);
 
 /* ---- function records (ix_dwarf_names.c) --------------------------------- */
 
 /* The FUNCTIONS index naming the subroutine DIE d, or FMT_NONE. */
-IX_HIDDEN uint32_t ix_dwarf_function_of_node(uctx *u, Dwarf_Die d, const dinfo *di,
+IX_HIDDEN uint32_t ix_dwarf_function_of_node(unit_walk *u, Dwarf_Die d, const sub_attrs *di,
 					     int inlined);
 
 /* ---- the DIE walk (ix_dwarf_dies.c) --------------------------------------- */
 
 /* Walks the DIEs below cu_die into u->dm.  Returns 0 or -1. */
-IX_HIDDEN int ix_dwarf_walk_dies(uctx *u, Dwarf_Die cu_die);
+IX_HIDDEN int ix_dwarf_walk_dies(unit_walk *u, Dwarf_Die cu_die);
 
 /* ---- units (ix_dwarf_units.c) --------------------------------------------- */
 
 /* FILES index of file `idx` in the line table of the unit whose DIE is at
  * cu_off (parsed once), or FMT_NONE. */
-IX_HIDDEN uint32_t ix_dwarf_foreign_file(dwx *x, uint64_t cu_off, uint64_t idx);
+IX_HIDDEN uint32_t ix_dwarf_foreign_file(ix_shard *x, uint64_t cu_off, uint64_t idx);
 
 /* ---- assembling the image (ix_dwarf_assemble.c) --------------------------- */
 
 /* Cuts the units' pieces to the unit ranges and fills x->img's ROWS, IMAP
  * and sorted FUNCTIONS.  Returns 0 or -1 (out of memory). */
-IX_HIDDEN int ix_dwarf_assemble(dwx *x);
+IX_HIDDEN int ix_dwarf_assemble(ix_shard *x);
 
 #endif /* SYMDB_IX_DWARF_WALK_H */

@@ -43,7 +43,7 @@
 #define EM_AARCH64 183
 #endif
 
-struct ex {
+struct elf_input {
 	const char *path;
 	int fd;
 	uint64_t size;
@@ -55,15 +55,15 @@ struct ex {
 };
 
 /* Big-endian PowerPC64 ELFv1 function descriptors (LLVM's OpdExtractor). */
-struct opd {
+struct opd_table {
 	const uint8_t *data; /* file bytes of .opd, or NULL */
 	uint64_t addr, size;
 };
 
-static int ex_fail(struct ex *x, int rc, const char *fmt, ...)
+static int input_fail(struct elf_input *x, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int ex_fail(struct ex *x, int rc, const char *fmt, ...)
+static int input_fail(struct elf_input *x, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -79,23 +79,23 @@ static int ex_fail(struct ex *x, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static pthread_once_t ex_once = PTHREAD_ONCE_INIT;
+static pthread_once_t input_once = PTHREAD_ONCE_INIT;
 
-static void ex_libelf_init(void)
+static void input_libelf_init(void)
 {
 	elf_version(EV_CURRENT);
 }
 
 void ix_elf_init(void)
 {
-	pthread_once(&ex_once, ex_libelf_init);
+	pthread_once(&input_once, input_libelf_init);
 }
 
 /* ---- the file and its headers ------------------------------------------ */
 
 /* Open the file and judge it by its first bytes: magic, class, data
  * encoding and e_type (ET_EXEC or ET_DYN only), before any parsing. */
-static int ex_open(struct ex *x)
+static int input_open(struct elf_input *x)
 {
 	struct stat st;
 	uint8_t id[FMT_ELF_IDENT_SIZE];
@@ -104,28 +104,28 @@ static int ex_open(struct ex *x)
 
 	x->fd = open(x->path, O_RDONLY | O_CLOEXEC);
 	if (x->fd < 0)
-		return ex_fail(x, -errno, "%s", strerror(errno));
+		return input_fail(x, -errno, "%s", strerror(errno));
 	if (fstat(x->fd, &st) < 0)
-		return ex_fail(x, -errno, "%s", strerror(errno));
+		return input_fail(x, -errno, "%s", strerror(errno));
 	if (S_ISDIR(st.st_mode))
-		return ex_fail(x, -EISDIR, "is a directory");
+		return input_fail(x, -EISDIR, "is a directory");
 	if (!S_ISREG(st.st_mode))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not a regular file");
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "not a regular file");
 	x->size = (uint64_t)st.st_size;
 	if (x->size == 0)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "empty file");
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "empty file");
 	do
 		r = pread(x->fd, id, sizeof id, 0);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return ex_fail(x, -errno, "%s", strerror(errno));
+		return input_fail(x, -errno, "%s", strerror(errno));
 	if (fmt_elf_ident(id, (size_t)r, why, sizeof why) != 0)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "%s", why);
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "%s", why);
 	return 0;
 }
 
 /* Check that a table of n entries of entsize bytes at off lies in the file. */
-static int ex_table_fits(const struct ex *x, uint64_t off, uint64_t n, uint64_t entsize)
+static int input_table_fits(const struct elf_input *x, uint64_t off, uint64_t n, uint64_t entsize)
 {
 	if (n == 0)
 		return 1;
@@ -134,43 +134,43 @@ static int ex_table_fits(const struct ex *x, uint64_t off, uint64_t n, uint64_t 
 	return off <= x->size && x->size - off >= n * entsize;
 }
 
-static int ex_headers(struct ex *x)
+static int input_headers(struct elf_input *x)
 {
 	size_t phnum;
 	int cls;
 
 	x->elf = elf_begin(x->fd, ELF_C_READ_MMAP, NULL);
 	if (!x->elf || elf_kind(x->elf) != ELF_K_ELF)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "not a readable ELF file (%s)",
-		               elf_errmsg(-1));
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "not a readable ELF file (%s)",
+				  elf_errmsg(-1));
 	cls = gelf_getclass(x->elf);
 	if ((cls != ELFCLASS32 && cls != ELFCLASS64) || !gelf_getehdr(x->elf, &x->eh))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad ELF header (%s)", elf_errmsg(-1));
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "bad ELF header (%s)", elf_errmsg(-1));
 	/* libelf quietly reports no sections when the table lies past EOF:
 	 * check the raw fields first (with extended numbering e_shnum is 0 and
 	 * section 0 holds the count, so at least one entry must fit). */
 	if (x->eh.e_shoff &&
 	    (x->eh.e_shentsize != gelf_fsize(x->elf, ELF_T_SHDR, 1, EV_CURRENT) ||
-	     !ex_table_fits(x, x->eh.e_shoff, x->eh.e_shnum ? x->eh.e_shnum : 1,
-	                    x->eh.e_shentsize)))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
-	if (x->eh.e_phnum && !ex_table_fits(x, x->eh.e_phoff, x->eh.e_phnum == PN_XNUM ? 1 :
-	                                   x->eh.e_phnum, x->eh.e_phentsize))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "program headers lie outside the file");
+	     !input_table_fits(x, x->eh.e_shoff, x->eh.e_shnum ? x->eh.e_shnum : 1,
+			       x->eh.e_shentsize)))
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
+	if (x->eh.e_phnum && !input_table_fits(x, x->eh.e_phoff, x->eh.e_phnum == PN_XNUM ? 1 :
+					       x->eh.e_phnum, x->eh.e_phentsize))
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "program headers lie outside the file");
 	if (elf_getphdrnum(x->elf, &phnum) < 0 || elf_getshdrnum(x->elf, &x->shnum) < 0)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad header counts (%s)", elf_errmsg(-1));
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "bad header counts (%s)", elf_errmsg(-1));
 	if (x->shnum && !x->eh.e_shoff)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
 	if (phnum && (x->eh.e_phentsize != gelf_fsize(x->elf, ELF_T_PHDR, 1, EV_CURRENT) ||
-	              !ex_table_fits(x, x->eh.e_phoff, phnum, x->eh.e_phentsize)))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "program headers lie outside the file");
+	              !input_table_fits(x, x->eh.e_phoff, phnum, x->eh.e_phentsize)))
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "program headers lie outside the file");
 	if (x->shnum && (x->eh.e_shentsize != gelf_fsize(x->elf, ELF_T_SHDR, 1, EV_CURRENT) ||
-	                 !ex_table_fits(x, x->eh.e_shoff, x->shnum, x->eh.e_shentsize)))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
+	                 !input_table_fits(x, x->eh.e_shoff, x->shnum, x->eh.e_shentsize)))
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "section headers lie outside the file");
 	return 0;
 }
 
-static void ex_header_fields(const struct ex *x, ix_image *img)
+static void input_header_fields(const struct elf_input *x, ix_image *img)
 {
 	img->object_format = FMT_OBJ_ELF;
 	img->object_class = x->eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32;
@@ -201,27 +201,27 @@ static int cmp_seg(const void *a, const void *b)
 
 /* PT_LOAD segments sorted by vaddr (SPEC §7.1); Base_Address is the lowest
  * p_vaddr, or 0 without any PT_LOAD. */
-static int ex_segments(struct ex *x, ix_image *img)
+static int input_segments(struct elf_input *x, ix_image *img)
 {
 	size_t i, n;
 	GElf_Phdr ph;
 	ix_segment *s;
 
 	if (elf_getphdrnum(x->elf, &n) < 0)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad program headers");
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "bad program headers");
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(x->elf, (int)i, &ph))
-			return ex_fail(x, SYMDB_E_BAD_OBJECT, "bad program header %zu", i);
+			return input_fail(x, SYMDB_E_BAD_OBJECT, "bad program header %zu", i);
 		if (ph.p_type != PT_LOAD)
 			continue;
 		/* Separate debug files keep PT_LOAD with p_filesz 0, so a segment
 		 * whose bytes are missing means a truncated file. */
 		if (ph.p_offset > x->size || x->size - ph.p_offset < ph.p_filesz)
-			return ex_fail(x, SYMDB_E_BAD_OBJECT,
-			               "PT_LOAD %zu lies past the end of the file (truncated?)", i);
+			return input_fail(x, SYMDB_E_BAD_OBJECT,
+					  "PT_LOAD %zu lies past the end of the file (truncated?)", i);
 		s = ix_vec_push(&img->segments);
 		if (!s)
-			return ex_fail(x, -ENOMEM, "out of memory");
+			return input_fail(x, -ENOMEM, "out of memory");
 		s->vaddr = ph.p_vaddr;
 		s->memsz = ph.p_memsz;
 		s->fileoff = ph.p_offset;
@@ -240,7 +240,7 @@ static int ex_segments(struct ex *x, ix_image *img)
 
 /* Section idx with its header, if its file bytes (unless NOBITS) lie in the
  * file and it is not compressed.  Returns NULL otherwise. */
-static Elf_Scn *ex_section(struct ex *x, size_t idx, GElf_Shdr *sh)
+static Elf_Scn *input_section(struct elf_input *x, size_t idx, GElf_Shdr *sh)
 {
 	Elf_Scn *scn;
 
@@ -259,7 +259,7 @@ static Elf_Scn *ex_section(struct ex *x, size_t idx, GElf_Shdr *sh)
 }
 
 /* The raw (untranslated) bytes of a validated section. */
-static const uint8_t *ex_bytes(Elf_Scn *scn, uint64_t *size)
+static const uint8_t *input_bytes(Elf_Scn *scn, uint64_t *size)
 {
 	Elf_Data *d = elf_rawdata(scn, NULL);
 
@@ -270,7 +270,7 @@ static const uint8_t *ex_bytes(Elf_Scn *scn, uint64_t *size)
 }
 
 /* Big-endian PowerPC64 only (LLVM's Triple::ppc64): find .opd. */
-static void ex_find_opd(struct ex *x, struct opd *o)
+static void input_find_opd(struct elf_input *x, struct opd_table *o)
 {
 	size_t shstrndx, i;
 	GElf_Shdr sh, strsh;
@@ -280,24 +280,24 @@ static void ex_find_opd(struct ex *x, struct opd *o)
 	memset(o, 0, sizeof *o);
 	if (x->eh.e_machine != EM_PPC64 || x->eh.e_ident[EI_DATA] != ELFDATA2MSB)
 		return;
-	if (elf_getshdrstrndx(x->elf, &shstrndx) < 0 || !ex_section(x, shstrndx, &strsh) ||
+	if (elf_getshdrstrndx(x->elf, &shstrndx) < 0 || !input_section(x, shstrndx, &strsh) ||
 	    strsh.sh_type != SHT_STRTAB)
 		return;
 	for (i = 1; i < x->shnum; i++) {
-		scn = ex_section(x, i, &sh);
+		scn = input_section(x, i, &sh);
 		if (!scn || sh.sh_name >= strsh.sh_size)
 			continue;
 		name = elf_strptr(x->elf, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".opd") != 0)
 			continue;
 		if (sh.sh_type != SHT_NOBITS)
-			o->data = ex_bytes(scn, &o->size);
+			o->data = input_bytes(scn, &o->size);
 		o->addr = sh.sh_addr;
 		return;
 	}
 }
 
-static uint64_t opd_translate(const struct opd *o, uint64_t addr)
+static uint64_t opd_translate(const struct opd_table *o, uint64_t addr)
 {
 	uint64_t off = addr - o->addr, v = 0;
 	int i;
@@ -322,7 +322,7 @@ struct symtab {
 };
 
 /* The first section of `type` (LLVM keeps the first of each). */
-static Elf_Scn *ex_find_type(struct ex *x, uint32_t type, GElf_Shdr *sh)
+static Elf_Scn *input_find_type(struct elf_input *x, uint32_t type, GElf_Shdr *sh)
 {
 	size_t i;
 	Elf_Scn *scn;
@@ -336,7 +336,7 @@ static Elf_Scn *ex_find_type(struct ex *x, uint32_t type, GElf_Shdr *sh)
 }
 
 /* Entries of a symbol table section, 0 if it has no file bytes. */
-static uint64_t ex_nsyms(struct ex *x, const GElf_Shdr *sh)
+static uint64_t input_nsyms(struct elf_input *x, const GElf_Shdr *sh)
 {
 	size_t ent = gelf_fsize(x->elf, ELF_T_SYM, 1, EV_CURRENT);
 
@@ -345,36 +345,36 @@ static uint64_t ex_nsyms(struct ex *x, const GElf_Shdr *sh)
 	return sh->sh_size / ent;
 }
 
-static int ex_symtab_open(struct ex *x, Elf_Scn *scn, struct symtab *t)
+static int input_symtab_open(struct elf_input *x, Elf_Scn *scn, struct symtab *t)
 {
 	GElf_Shdr ssh;
 	Elf_Scn *sscn, *xscn;
 	uint64_t sz;
 	size_t ent = gelf_fsize(x->elf, ELF_T_SYM, 1, EV_CURRENT), i;
 
-	if (!ex_section(x, elf_ndxscn(scn), &t->sh) || t->sh.sh_entsize != ent)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol table section %zu is malformed",
-		               elf_ndxscn(scn));
+	if (!input_section(x, elf_ndxscn(scn), &t->sh) || t->sh.sh_entsize != ent)
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "symbol table section %zu is malformed",
+				  elf_ndxscn(scn));
 	t->scn = scn;
 	t->n = t->sh.sh_size / ent;
 	if (t->n > INT32_MAX) /* libelf indexes symbols with an int */
-		return ex_fail(x, SYMDB_E_TOO_BIG, "symbol table has %llu entries",
-		               (unsigned long long)t->n);
+		return input_fail(x, SYMDB_E_TOO_BIG, "symbol table has %llu entries",
+				  (unsigned long long)t->n);
 	t->data = elf_getdata(scn, NULL);
 	if (!t->data || t->data->d_size / ent < t->n)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "cannot read symbol table (%s)",
-		               elf_errmsg(-1));
-	sscn = ex_section(x, t->sh.sh_link, &ssh);
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "cannot read symbol table (%s)",
+				  elf_errmsg(-1));
+	sscn = input_section(x, t->sh.sh_link, &ssh);
 	if (!sscn || ssh.sh_type != SHT_STRTAB)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol table %zu links to a bad string table",
-		               elf_ndxscn(scn));
-	t->strs = (const char *)ex_bytes(sscn, &sz);
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "symbol table %zu links to a bad string table",
+				  elf_ndxscn(scn));
+	t->strs = (const char *)input_bytes(sscn, &sz);
 	t->strs_size = t->strs ? sz : 0;
 	/* SHN_XINDEX needs the SHT_SYMTAB_SHNDX section linked to this table. */
 	for (i = 1; i < x->shnum; i++) {
 		GElf_Shdr xsh;
 
-		xscn = ex_section(x, i, &xsh);
+		xscn = input_section(x, i, &xsh);
 		if (xscn && xsh.sh_type == SHT_SYMTAB_SHNDX && xsh.sh_link == elf_ndxscn(scn)) {
 			t->shndx = elf_getdata(xscn, NULL);
 			break;
@@ -386,8 +386,8 @@ static int ex_symtab_open(struct ex *x, Elf_Scn *scn, struct symtab *t)
 /* The section index of a symbol, or 0 when it is in no real section
  * (UNDEF, ABS, COMMON, other reserved indexes, or out of range): LLVM's
  * getSection() then yields section_end() and addSymbol() skips it. */
-static size_t ex_sym_section(const struct ex *x, const struct symtab *t, const GElf_Sym *s,
-                             uint64_t i)
+static size_t input_sym_section(const struct elf_input *x, const struct symtab *t,
+                                const GElf_Sym *s, uint64_t i)
 {
 	Elf32_Word xi = 0;
 	GElf_Sym tmp;
@@ -403,7 +403,7 @@ static size_t ex_sym_section(const struct ex *x, const struct symtab *t, const G
 }
 
 /* AArch64/ARM mapping symbols: $a, $d, $t, $x, alone or followed by '.'. */
-static int ex_is_mapping(const struct ex *x, const char *name)
+static int input_is_mapping(const struct elf_input *x, const char *name)
 {
 	if (x->eh.e_machine != EM_ARM && x->eh.e_machine != EM_AARCH64)
 		return 0;
@@ -411,7 +411,7 @@ static int ex_is_mapping(const struct ex *x, const char *name)
 	       (name[2] == 0 || name[2] == '.');
 }
 
-static uint32_t ex_sym_flags(const GElf_Sym *s, int dynsym)
+static uint32_t input_sym_flags(const GElf_Sym *s, int dynsym)
 {
 	uint32_t f = 0;
 
@@ -444,7 +444,7 @@ struct stt_file {
 
 /* A section-less STT_FILE entry: it becomes the file in force.  A name that
  * lies outside the string table ends the previous file's reach. */
-static void ex_file_symbol(struct stt_file *f, const struct symtab *t, const GElf_Sym *s)
+static void input_file_symbol(struct stt_file *f, const struct symtab *t, const GElf_Sym *s)
 {
 	const char *name = NULL;
 
@@ -456,7 +456,7 @@ static void ex_file_symbol(struct stt_file *f, const struct symtab *t, const GEl
 
 /* The file string ref for a kept symbol: 0 unless it is local and a
  * non-empty STT_FILE name is in force.  FMT_NONE when the pool is full. */
-static uint32_t ex_symbol_file(ix_image *img, struct stt_file *f, const GElf_Sym *s)
+static uint32_t input_symbol_file(ix_image *img, struct stt_file *f, const GElf_Sym *s)
 {
 	if (GELF_ST_BIND(s->st_info) != STB_LOCAL || !f->name || !f->name[0])
 		return 0;
@@ -467,8 +467,8 @@ static uint32_t ex_symbol_file(ix_image *img, struct stt_file *f, const GElf_Sym
 
 /* One symbol-table entry: keep it (push), note it as the file in force, skip
  * it, or fail. */
-static int ex_symbol(struct ex *x, ix_image *img, const struct symtab *t,
-                     const struct opd *o, struct stt_file *f, uint64_t i)
+static int input_symbol(struct elf_input *x, ix_image *img, const struct symtab *t,
+                        const struct opd_table *o, struct stt_file *f, uint64_t i)
 {
 	GElf_Sym s;
 	const char *name;
@@ -477,23 +477,23 @@ static int ex_symbol(struct ex *x, ix_image *img, const struct symtab *t,
 	ix_symbol *out;
 
 	if (!gelf_getsym(t->data, (int)i, &s))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "cannot read symbol %llu",
-		               (unsigned long long)i);
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "cannot read symbol %llu",
+				  (unsigned long long)i);
 	type = GELF_ST_TYPE(s.st_info);
-	if (type == STT_FILE && ex_sym_section(x, t, &s, i) == 0)
-		ex_file_symbol(f, t, &s);
+	if (type == STT_FILE && input_sym_section(x, t, &s, i) == 0)
+		input_file_symbol(f, t, &s);
 	if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 		return 0;
-	if (ex_sym_section(x, t, &s, i) == 0)
+	if (input_sym_section(x, t, &s, i) == 0)
 		return 0;
 	if (s.st_name >= t->strs_size)
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol %llu: name offset %u past its string table",
-		               (unsigned long long)i, (unsigned)s.st_name);
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "symbol %llu: name offset %u past its string table",
+				  (unsigned long long)i, (unsigned)s.st_name);
 	name = t->strs + s.st_name;
 	if (!memchr(name, 0, t->strs_size - s.st_name))
-		return ex_fail(x, SYMDB_E_BAD_OBJECT, "symbol %llu: unterminated name",
-		               (unsigned long long)i);
-	if (type == STT_NOTYPE && ex_is_mapping(x, name))
+		return input_fail(x, SYMDB_E_BAD_OBJECT, "symbol %llu: unterminated name",
+				  (unsigned long long)i);
+	if (type == STT_NOTYPE && input_is_mapping(x, name))
 		return 0;
 	addr = s.st_value;
 	if ((x->eh.e_machine == EM_ARM || x->eh.e_machine == EM_MIPS) && type == STT_FUNC)
@@ -505,24 +505,24 @@ static int ex_symbol(struct ex *x, ix_image *img, const struct symtab *t,
 	}
 	out = ix_vec_push(&img->symbols);
 	if (!out)
-		return ex_fail(x, -ENOMEM, "out of memory");
+		return input_fail(x, -ENOMEM, "out of memory");
 	out->addr = addr;
 	out->size = s.st_size;
-	out->flags = ex_sym_flags(&s, t->dynsym);
+	out->flags = input_sym_flags(&s, t->dynsym);
 	out->order = i;
 	out->name = ix_str_addz(img->strings, name);
-	out->file = ex_symbol_file(img, f, &s);
+	out->file = input_symbol_file(img, f, &s);
 	if (out->name == FMT_NONE || out->file == FMT_NONE)
-		return ex_fail(x, SYMDB_E_TOO_BIG, "string pool full or out of memory");
+		return input_fail(x, SYMDB_E_TOO_BIG, "string pool full or out of memory");
 	return 0;
 }
 
-static int ex_symbols(struct ex *x, ix_image *img)
+static int input_symbols(struct elf_input *x, ix_image *img)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	struct symtab t;
-	struct opd o;
+	struct opd_table o;
 	struct stt_file f = { NULL, 0 };
 	uint64_t i;
 	int rc;
@@ -530,21 +530,21 @@ static int ex_symbols(struct ex *x, ix_image *img)
 	memset(&t, 0, sizeof t);
 	/* LLVM computeSymbolSizes: .symtab unless it is empty past the null
 	 * symbol, then .dynsym. */
-	scn = ex_find_type(x, SHT_SYMTAB, &sh);
-	if (!scn || ex_nsyms(x, &sh) <= 1) {
-		scn = ex_find_type(x, SHT_DYNSYM, &sh);
+	scn = input_find_type(x, SHT_SYMTAB, &sh);
+	if (!scn || input_nsyms(x, &sh) <= 1) {
+		scn = input_find_type(x, SHT_DYNSYM, &sh);
 		t.dynsym = 1;
-		if (!scn || ex_nsyms(x, &sh) <= 1)
+		if (!scn || input_nsyms(x, &sh) <= 1)
 			return 0;
 	}
-	rc = ex_symtab_open(x, scn, &t);
+	rc = input_symtab_open(x, scn, &t);
 	if (rc)
 		return rc;
-	ex_find_opd(x, &o);
+	input_find_opd(x, &o);
 	img->build_info[FMT_BI_SYMBOLS_SEEN] = t.n - 1;
 	img->build_info[FMT_BI_SYMBOL_SOURCE] = t.dynsym ? FMT_BI_SYMSRC_DYNSYM : FMT_BI_SYMSRC_SYMTAB;
 	for (i = 1; i < t.n; i++) {
-		rc = ex_symbol(x, img, &t, &o, &f, i);
+		rc = input_symbol(x, img, &t, &o, &f, i);
 		if (rc)
 			return rc;
 	}
@@ -553,14 +553,14 @@ static int ex_symbols(struct ex *x, ix_image *img)
 
 /* ---- entry point -------------------------------------------------------- */
 
-static void ex_image_name(ix_image *img, const char *path)
+static void input_image_name(ix_image *img, const char *path)
 {
 	const char *b = strrchr(path, '/');
 
 	img->image_name = ix_str_addz(img->strings, b ? b + 1 : path);
 }
 
-static void ex_init(struct ex *x, const char *path, char *errbuf, size_t errbuf_sz)
+static void input_init(struct elf_input *x, const char *path, char *errbuf, size_t errbuf_sz)
 {
 	memset(x, 0, sizeof *x);
 	x->path = path;
@@ -571,11 +571,11 @@ static void ex_init(struct ex *x, const char *path, char *errbuf, size_t errbuf_
 
 int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz)
 {
-	struct ex x;
+	struct elf_input x;
 	int rc;
 
-	ex_init(&x, path, errbuf, errbuf_sz);
-	rc = ex_open(&x);
+	input_init(&x, path, errbuf, errbuf_sz);
+	rc = input_open(&x);
 	if (x.fd >= 0)
 		close(x.fd);
 	return rc;
@@ -583,25 +583,25 @@ int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz)
 
 int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz)
 {
-	struct ex x;
+	struct elf_input x;
 	int rc;
 
-	ex_init(&x, path, errbuf, errbuf_sz);
-	pthread_once(&ex_once, ex_libelf_init);
-	rc = ex_open(&x);
+	input_init(&x, path, errbuf, errbuf_sz);
+	pthread_once(&input_once, input_libelf_init);
+	rc = input_open(&x);
 	if (rc == 0)
-		rc = ex_headers(&x);
+		rc = input_headers(&x);
 	if (rc == 0) {
-		ex_header_fields(&x, img);
+		input_header_fields(&x, img);
 		img->build_info[FMT_BI_SOURCE_SIZE] = x.size;
-		rc = ex_segments(&x, img);
+		rc = input_segments(&x, img);
 	}
 	if (rc == 0)
-		rc = ex_symbols(&x, img);
+		rc = input_symbols(&x, img);
 	if (rc == 0) {
-		ex_image_name(img, path);
+		input_image_name(img, path);
 		if (img->image_name == FMT_NONE)
-			rc = ex_fail(&x, -ENOMEM, "out of memory");
+			rc = input_fail(&x, -ENOMEM, "out of memory");
 	}
 	if (x.elf)
 		elf_end(x.elf);

@@ -58,31 +58,31 @@
 #define MO_MAX_DSYM_FILES 16
 
 /* A mapped input file. */
-typedef struct mo_map {
+typedef struct macho_map {
 	uint8_t *p;
 	size_t n;
-} mo_map;
+} macho_map;
 
-typedef struct mo_sect {
+typedef struct macho_section {
 	char segname[17], sectname[17];
 	uint64_t addr, size;
 	uint32_t offset, flags;
-} mo_sect;
+} macho_section;
 
 /* One parsed slice: pointers into the mapping, nothing copied. */
-typedef struct mo_slice {
+typedef struct macho_slice {
 	const uint8_t *p;
 	uint64_t n;
 	fmt_mo_header h;
-	ix_vec sects; /* mo_sect, in load-command order (n_sect − 1 indexes it) */
+	ix_vec sects; /* macho_section, in load-command order (n_sect − 1 indexes it) */
 	ix_vec segs;  /* ix_segment */
 	uint32_t symoff, nsyms, stroff, strsize;
 	int has_symtab, has_uuid, has_text, has_dwarf;
 	uint8_t uuid[16];
 	uint64_t text_vmaddr;
-} mo_slice;
+} macho_slice;
 
-static int mo_open(const char *path, mo_map *m, char *eb, size_t ebsz)
+static int macho_open(const char *path, macho_map *m, char *eb, size_t ebsz)
 {
 	struct stat st;
 	int fd, e;
@@ -109,14 +109,14 @@ static int mo_open(const char *path, mo_map *m, char *eb, size_t ebsz)
 	return 0;
 }
 
-static void mo_close(mo_map *m)
+static void macho_close(macho_map *m)
 {
 	if (m->p)
 		munmap(m->p, m->n);
 	m->p = NULL;
 }
 
-static void mo_slice_free(mo_slice *s)
+static void macho_slice_free(macho_slice *s)
 {
 	ix_vec_free(&s->sects);
 	ix_vec_free(&s->segs);
@@ -127,7 +127,7 @@ static void mo_slice_free(mo_slice *s)
 /* A 16-byte segment or section name.  Control bytes become '?': the name
  * may end up in an error message, which must stay one line; no real name
  * (__TEXT, __debug_info, ...) has any. */
-static void mo_name16(char *dst, const uint8_t *src)
+static void macho_name16(char *dst, const uint8_t *src)
 {
 	memcpy(dst, src, 16);
 	dst[16] = 0;
@@ -136,8 +136,8 @@ static void mo_name16(char *dst, const uint8_t *src)
 			*p = '?';
 }
 
-static int mo_add_segment(mo_slice *s, const uint8_t *c, const char *path, char *eb,
-                          size_t ebsz)
+static int macho_add_segment(macho_slice *s, const uint8_t *c, const char *path, char *eb,
+                             size_t ebsz)
 {
 	const int w = s->h.is64, sw = s->h.swap;
 	const uint32_t hdr = w ? 72 : 56, rec = w ? 80 : 68;
@@ -148,7 +148,7 @@ static int mo_add_segment(mo_slice *s, const uint8_t *c, const char *path, char 
 	if (size < hdr)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: Mach-O segment command too short",
 		               path);
-	mo_name16(segname, c + 8);
+	macho_name16(segname, c + 8);
 	nsects = fmt_mo_u32(c + (w ? 64 : 48), sw);
 	if (nsects > (size - hdr) / rec)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
@@ -170,11 +170,11 @@ static int mo_add_segment(mo_slice *s, const uint8_t *c, const char *path, char 
 	}
 	for (uint32_t i = 0; i < nsects; i++) {
 		const uint8_t *r = c + hdr + (uint64_t)i * rec;
-		mo_sect *x = ix_vec_push(&s->sects);
+		macho_section *x = ix_vec_push(&s->sects);
 		if (!x)
 			return -ENOMEM;
-		mo_name16(x->sectname, r);
-		mo_name16(x->segname, r + 16);
+		macho_name16(x->sectname, r);
+		macho_name16(x->segname, r + 16);
 		x->addr = w ? fmt_mo_u64(r + 32, sw) : fmt_mo_u32(r + 32, sw);
 		x->size = w ? fmt_mo_u64(r + 40, sw) : fmt_mo_u32(r + 36, sw);
 		x->offset = fmt_mo_u32(r + (w ? 48 : 40), sw);
@@ -185,8 +185,8 @@ static int mo_add_segment(mo_slice *s, const uint8_t *c, const char *path, char 
 	return 0;
 }
 
-static int mo_add_symtab(mo_slice *s, const uint8_t *c, const char *path, char *eb,
-                         size_t ebsz)
+static int macho_add_symtab(macho_slice *s, const uint8_t *c, const char *path, char *eb,
+                            size_t ebsz)
 {
 	const int sw = s->h.swap;
 	const uint64_t ent = s->h.is64 ? 16 : 12;
@@ -212,8 +212,8 @@ static int mo_add_symtab(mo_slice *s, const uint8_t *c, const char *path, char *
 }
 
 /* Parses one thin slice of n bytes at p. */
-static int mo_parse(mo_slice *s, const uint8_t *p, uint64_t n, const char *path, char *eb,
-                    size_t ebsz)
+static int macho_parse(macho_slice *s, const uint8_t *p, uint64_t n, const char *path, char *eb,
+                       size_t ebsz)
 {
 	const uint8_t *c;
 	uint32_t idx = 0;
@@ -221,7 +221,7 @@ static int mo_parse(mo_slice *s, const uint8_t *p, uint64_t n, const char *path,
 	int rc;
 
 	memset(s, 0, sizeof *s);
-	ix_vec_init(&s->sects, sizeof(mo_sect));
+	ix_vec_init(&s->sects, sizeof(macho_section));
 	ix_vec_init(&s->segs, sizeof(ix_segment));
 	s->p = p;
 	s->n = n;
@@ -234,9 +234,9 @@ static int mo_parse(mo_slice *s, const uint8_t *p, uint64_t n, const char *path,
 		uint32_t cmd = fmt_mo_u32(c, s->h.swap);
 		rc = 0;
 		if (cmd == FMT_MO_LC_SEGMENT || cmd == FMT_MO_LC_SEGMENT_64)
-			rc = mo_add_segment(s, c, path, eb, ebsz);
+			rc = macho_add_segment(s, c, path, eb, ebsz);
 		else if (cmd == 0x2u /* LC_SYMTAB */ && !s->has_symtab)
-			rc = mo_add_symtab(s, c, path, eb, ebsz);
+			rc = macho_add_symtab(s, c, path, eb, ebsz);
 		if (rc == -ENOMEM)
 			return fmt_err(eb, ebsz, rc, "%s: out of memory", path);
 		if (rc)
@@ -250,16 +250,16 @@ static int mo_parse(mo_slice *s, const uint8_t *p, uint64_t n, const char *path,
 
 /* ---- symbols (SPEC §7.2, Mach-O rules in the header comment) --------------- */
 
-typedef struct mo_ent {
+typedef struct macho_symbol {
 	uint64_t addr;
 	uint32_t key;  /* n_sect − 1 (wrapping), or the section index for a dummy */
 	uint32_t sym;  /* nlist index, or UINT32_MAX for a section-end dummy */
 	uint64_t size; /* computed */
-} mo_ent;
+} macho_symbol;
 
-static int mo_ent_cmp(const void *a, const void *b)
+static int macho_symbol_cmp(const void *a, const void *b)
 {
-	const mo_ent *x = a, *y = b;
+	const macho_symbol *x = a, *y = b;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	if (x->addr != y->addr)
@@ -273,10 +273,10 @@ static int mo_ent_cmp(const void *a, const void *b)
  * its section, followed by a section at lower addresses), LLVM's size wraps
  * and its lookup then matches no address at all; size 1 is the nearest
  * representable answer (SPEC §7.2 has no "covers nothing"). */
-static void mo_sizes(mo_ent *e, size_t n)
+static void macho_sizes(macho_symbol *e, size_t n)
 {
 	if (n > 1) /* qsort(NULL, 0, ...) is undefined (C11 7.22.5) */
-		qsort(e, n, sizeof *e, mo_ent_cmp);
+		qsort(e, n, sizeof *e, macho_symbol_cmp);
 	for (size_t i = 0; i + 1 < n; i++) {
 		size_t j = i + 1;
 		if (e[i].sym == UINT32_MAX)
@@ -287,26 +287,26 @@ static void mo_sizes(mo_ent *e, size_t n)
 	}
 }
 
-static const uint8_t *mo_nlist(const mo_slice *s, uint32_t i)
+static const uint8_t *macho_nlist(const macho_slice *s, uint32_t i)
 {
 	return s->p + s->symoff + (uint64_t)i * (s->h.is64 ? 16 : 12);
 }
 
-static uint64_t mo_nvalue(const mo_slice *s, const uint8_t *nl)
+static uint64_t macho_nvalue(const macho_slice *s, const uint8_t *nl)
 {
 	return s->h.is64 ? fmt_mo_u64(nl + 8, s->h.swap) : fmt_mo_u32(nl + 8, s->h.swap);
 }
 
-static int mo_keep_symbol(ix_image *img, const mo_slice *s, const mo_ent *e, char *eb,
-                          size_t ebsz, const char *path)
+static int macho_keep_symbol(ix_image *img, const macho_slice *s, const macho_symbol *e, char *eb,
+                             size_t ebsz, const char *path)
 {
-	const uint8_t *nl = mo_nlist(s, e->sym);
+	const uint8_t *nl = macho_nlist(s, e->sym);
 	uint32_t strx = fmt_mo_u32(nl, s->h.swap);
 	uint8_t type = nl[4], sect = nl[5];
 	uint16_t desc;
 	const char *name;
 	size_t len;
-	const mo_sect *x;
+	const macho_section *x;
 	ix_symbol *y;
 
 	if ((type & MO_N_STAB) || (type & MO_N_TYPE) != MO_N_SECT || sect == 0 ||
@@ -326,7 +326,7 @@ static int mo_keep_symbol(ix_image *img, const mo_slice *s, const mo_ent *e, cha
 		name++;
 		len--;
 	}
-	x = &IX_AT(&s->sects, mo_sect, sect - 1);
+	x = &IX_AT(&s->sects, macho_section, sect - 1);
 	if (!(y = ix_vec_push(&img->symbols)))
 		return -ENOMEM;
 	y->addr = e->addr;
@@ -344,11 +344,11 @@ static int mo_keep_symbol(ix_image *img, const mo_slice *s, const mo_ent *e, cha
 	return 0;
 }
 
-static int mo_symbols(ix_image *img, const mo_slice *s, const char *path, char *eb,
-                      size_t ebsz)
+static int macho_symbols(ix_image *img, const macho_slice *s, const char *path, char *eb,
+                         size_t ebsz)
 {
 	size_t n = (size_t)s->nsyms + s->sects.n, k = 0;
-	mo_ent *e;
+	macho_symbol *e;
 	int rc = 0;
 
 	img->build_info[FMT_BI_SYMBOLS_SEEN] = s->nsyms;
@@ -358,17 +358,17 @@ static int mo_symbols(ix_image *img, const mo_slice *s, const char *path, char *
 	if (!(e = calloc(n, sizeof *e)))
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 	for (uint32_t i = 0; i < s->nsyms; i++, k++) {
-		const uint8_t *nl = mo_nlist(s, i);
-		e[k] = (mo_ent){ mo_nvalue(s, nl), (uint32_t)nl[5] - 1u, i, 0 };
+		const uint8_t *nl = macho_nlist(s, i);
+		e[k] = (macho_symbol){ macho_nvalue(s, nl), (uint32_t)nl[5] - 1u, i, 0 };
 	}
 	for (size_t i = 0; i < s->sects.n; i++, k++) {
-		const mo_sect *x = &IX_AT(&s->sects, mo_sect, i);
-		e[k] = (mo_ent){ x->addr + x->size, (uint32_t)i, UINT32_MAX, 0 };
+		const macho_section *x = &IX_AT(&s->sects, macho_section, i);
+		e[k] = (macho_symbol){ x->addr + x->size, (uint32_t)i, UINT32_MAX, 0 };
 	}
-	mo_sizes(e, n);
+	macho_sizes(e, n);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (e[i].sym != UINT32_MAX)
-			rc = mo_keep_symbol(img, s, &e[i], eb, ebsz, path);
+			rc = macho_keep_symbol(img, s, &e[i], eb, ebsz, path);
 	free(e);
 	if (rc == -ENOMEM)
 		return fmt_err(eb, ebsz, rc, "%s: out of memory", path);
@@ -377,20 +377,20 @@ static int mo_symbols(ix_image *img, const mo_slice *s, const char *path, char *
 
 /* ---- the image ------------------------------------------------------------ */
 
-static int mo_seg_cmp(const void *a, const void *b)
+static int macho_seg_cmp(const void *a, const void *b)
 {
 	const ix_segment *x = a, *y = b;
 	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
 }
 
-static const char *mo_basename(const char *path)
+static const char *macho_basename(const char *path)
 {
 	const char *b = strrchr(path, '/');
 	return b ? b + 1 : path;
 }
 
 /* Header fields, segments and symbols of one slice into img. */
-static int mo_load(ix_image *img, const mo_slice *s, const char *path, char *eb, size_t ebsz)
+static int macho_load(ix_image *img, const macho_slice *s, const char *path, char *eb, size_t ebsz)
 {
 	const uint16_t one = 1;
 	const int host_little = *(const uint8_t *)&one == 1;
@@ -408,7 +408,7 @@ static int mo_load(ix_image *img, const mo_slice *s, const char *path, char *eb,
 	memcpy(img->uuid.bytes, s->uuid, 16);
 	img->uuid.len = 16;
 	img->uuid.kind = FMT_UUID_MACHO;
-	img->image_name = ix_str_addz(img->strings, mo_basename(path));
+	img->image_name = ix_str_addz(img->strings, macho_basename(path));
 	if (img->image_name == FMT_NONE)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 	for (size_t i = 0; i < s->segs.n; i++) {
@@ -423,12 +423,12 @@ static int mo_load(ix_image *img, const mo_slice *s, const char *path, char *eb,
 		*d = *g;
 	}
 	if (img->segments.n > 1) /* p is NULL when every segment was skipped */
-		qsort(img->segments.p, img->segments.n, sizeof(ix_segment), mo_seg_cmp);
-	return mo_symbols(img, s, path, eb, ebsz);
+		qsort(img->segments.p, img->segments.n, sizeof(ix_segment), macho_seg_cmp);
+	return macho_symbols(img, s, path, eb, ebsz);
 }
 
 /* "__debug_str_offs" is "__debug_str_offsets" cut to Mach-O's 16 bytes. */
-static void mo_dwarf_name(char *dst, size_t dsz, const char *sect)
+static void macho_dwarf_name(char *dst, size_t dsz, const char *sect)
 {
 	if (!strcmp(sect, "__debug_str_offs"))
 		snprintf(dst, dsz, ".debug_str_offsets");
@@ -437,8 +437,8 @@ static void mo_dwarf_name(char *dst, size_t dsz, const char *sect)
 }
 
 /* Serves the slice's __DWARF,__debug_* sections (mapped, never copied). */
-static int mo_sections(ix_sections *d, const mo_slice *s, const char *path, char *eb,
-                       size_t ebsz)
+static int macho_sections(ix_sections *d, const macho_slice *s, const char *path, char *eb,
+                          size_t ebsz)
 {
 	memset(d, 0, sizeof *d);
 	d->path = path;
@@ -448,15 +448,15 @@ static int mo_sections(ix_sections *d, const mo_slice *s, const char *path, char
 	if (!(d->secs = calloc(s->sects.n + 1, sizeof *d->secs)))
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 	for (size_t i = 0; i < s->sects.n; i++) {
-		const mo_sect *x = &IX_AT(&s->sects, mo_sect, i);
-		ix_dsec *o;
+		const macho_section *x = &IX_AT(&s->sects, macho_section, i);
+		ix_debug_section *o;
 		char name[48];
 		if (strcmp(x->segname, "__DWARF") || strncmp(x->sectname, "__debug_", 8))
 			continue;
 		if ((x->flags & MO_SECTION_TYPE) == MO_S_ZEROFILL ||
 		    (x->flags & MO_SECTION_TYPE) == MO_S_GB_ZEROFILL)
 			continue;
-		mo_dwarf_name(name, sizeof name, x->sectname);
+		macho_dwarf_name(name, sizeof name, x->sectname);
 		if (ix_sections_find(d, name))
 			continue;
 		if (x->offset > s->n || x->size > s->n - x->offset) {
@@ -476,23 +476,23 @@ static int mo_sections(ix_sections *d, const mo_slice *s, const char *path, char
 /* ---- building and publishing ---------------------------------------------- */
 
 /* One input: where staged images go (ix_stage.h). */
-typedef struct mo_job {
+typedef struct macho_job {
 	ix_stager *st;
 	const ix_opts *o;
-} mo_job;
+} macho_job;
 
-static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_slice *dw,
-                   const char *dw_path, const ix_opts *o)
+static int macho_fill(ix_image *img, const macho_slice *s, const char *path, const macho_slice *dw,
+                      const char *dw_path, const ix_opts *o)
 {
 	char *eb = o->errbuf;
 	size_t ebsz = o->errbuf_sz;
 	ix_sections d;
-	int rc = mo_load(img, s, path, eb, ebsz);
+	int rc = macho_load(img, s, path, eb, ebsz);
 
 	if (rc == 0 && dw && dw->has_dwarf && !(o->flags & SYMDB_INDEXER_NO_DWARF)) {
 		if (dw != s) /* a companion dSYM's slice (§12.5: same-contents test) */
 			img->build_info[FMT_BI_DEBUG_XXH3] = XXH3_64bits(dw->p, (size_t)dw->n);
-		rc = mo_sections(&d, dw, dw_path, eb, ebsz);
+		rc = macho_sections(&d, dw, dw_path, eb, ebsz);
 		if (rc == 0) {
 			rc = ix_dwarf_index_sections(img, &d, eb, ebsz);
 			ix_sections_close(&d);
@@ -507,8 +507,8 @@ static int mo_fill(ix_image *img, const mo_slice *s, const char *path, const mo_
 /* Index one slice s of path into a staged temp file; its DWARF comes from
  * dw (s itself, a companion dSYM's slice, or NULL).  Whether the image is
  * already indexed is decided by the builder when it publishes (libsymdb). */
-static int mo_build_slice(mo_job *j, const mo_slice *s, const char *path, const mo_slice *dw,
-                          const char *dw_path)
+static int macho_build_slice(macho_job *j, const macho_slice *s, const char *path,
+                             const macho_slice *dw, const char *dw_path)
 {
 	const char *arch = fmt_mo_arch_name(s->h.cputype, s->h.cpusubtype);
 	ix_output *out;
@@ -520,7 +520,7 @@ static int mo_build_slice(mo_job *j, const mo_slice *s, const char *path, const 
 		free(out);
 		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	}
-	rc = mo_fill(&img, s, path, dw, dw_path, j->o);
+	rc = macho_fill(&img, s, path, dw, dw_path, j->o);
 	if (rc == 0)
 		rc = ix_tables_build(&img, out, j->o->errbuf, j->o->errbuf_sz);
 	if (rc == 0)
@@ -537,31 +537,31 @@ static int mo_build_slice(mo_job *j, const mo_slice *s, const char *path, const 
 
 /* Every slice of a mapped file, parsed (nothing is published until all
  * slices have parsed, so a bad slice leaves the database untouched). */
-typedef struct mo_file {
-	mo_map map;
-	mo_slice s[FMT_MO_MAX_SLICES];
+typedef struct macho_file {
+	macho_map map;
+	macho_slice s[FMT_MO_MAX_SLICES];
 	int n;
-} mo_file;
+} macho_file;
 
-static void mo_file_free(mo_file *f)
+static void macho_file_free(macho_file *f)
 {
 	for (int i = 0; i < f->n; i++)
-		mo_slice_free(&f->s[i]);
-	mo_close(&f->map);
+		macho_slice_free(&f->s[i]);
+	macho_close(&f->map);
 	f->n = 0;
 }
 
-static int mo_file_open(mo_file *f, const char *path, char *eb, size_t ebsz)
+static int macho_file_open(macho_file *f, const char *path, char *eb, size_t ebsz)
 {
 	fmt_mo_slice sl[FMT_MO_MAX_SLICES];
 	int rc, n;
 
 	memset(f, 0, sizeof *f);
-	if ((rc = mo_open(path, &f->map, eb, ebsz)) != 0)
+	if ((rc = macho_open(path, &f->map, eb, ebsz)) != 0)
 		return rc;
 	n = fmt_mo_slices(f->map.p, f->map.n, sl, FMT_MO_MAX_SLICES, path, eb, ebsz);
 	if (n < 0) {
-		mo_close(&f->map);
+		macho_close(&f->map);
 		return n;
 	}
 	for (int i = 0; i < n; i++) {
@@ -573,7 +573,7 @@ static int mo_file_open(mo_file *f, const char *path, char *eb, size_t ebsz)
 			         arch ? arch : "unknown arch");
 		else
 			snprintf(label, sizeof label, "%s", path);
-		rc = mo_parse(&f->s[i], f->map.p + sl[i].offset, sl[i].size, label, eb, ebsz);
+		rc = macho_parse(&f->s[i], f->map.p + sl[i].offset, sl[i].size, label, eb, ebsz);
 		f->n = i + 1;
 		if (rc == 0 && (f->s[i].h.cputype != sl[i].cputype))
 			rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
@@ -584,7 +584,7 @@ static int mo_file_open(mo_file *f, const char *path, char *eb, size_t ebsz)
 				rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
 				             "%s: slices %d and %d have the same LC_UUID", path, k, i);
 		if (rc) {
-			mo_file_free(f);
+			macho_file_free(f);
 			return rc;
 		}
 	}
@@ -593,19 +593,19 @@ static int mo_file_open(mo_file *f, const char *path, char *eb, size_t ebsz)
 
 /* BINARY.dSYM/Contents/Resources/DWARF/BASENAME next to a binary, as
  * llvm-symbolizer looks for it.  Opened only if it parses. */
-static int mo_companion(const char *path, mo_file *d, char *dpath, size_t dpath_sz)
+static int macho_companion(const char *path, macho_file *d, char *dpath, size_t dpath_sz)
 {
 	char why[256];
 
 	if ((size_t)snprintf(dpath, dpath_sz, "%s.dSYM/Contents/Resources/DWARF/%s", path,
-	                     mo_basename(path)) >= dpath_sz)
+	                     macho_basename(path)) >= dpath_sz)
 		return 0;
 	if (access(dpath, R_OK) != 0)
 		return 0;
-	return mo_file_open(d, dpath, why, sizeof why) == 0;
+	return macho_file_open(d, dpath, why, sizeof why) == 0;
 }
 
-static const mo_slice *mo_find_uuid(const mo_file *d, const uint8_t *uuid)
+static const macho_slice *macho_find_uuid(const macho_file *d, const uint8_t *uuid)
 {
 	for (int i = 0; i < d->n; i++)
 		if (!memcmp(d->s[i].uuid, uuid, 16))
@@ -613,44 +613,44 @@ static const mo_slice *mo_find_uuid(const mo_file *d, const uint8_t *uuid)
 	return NULL;
 }
 
-static int mo_add_file(mo_job *j, const char *path)
+static int macho_add_file(macho_job *j, const char *path)
 {
 	char dpath[4096];
-	mo_file *f, *d;
+	macho_file *f, *d;
 	int rc, have_d = 0;
 
 	f = calloc(2, sizeof *f);
 	if (!f)
 		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	d = f + 1;
-	rc = mo_file_open(f, path, j->o->errbuf, j->o->errbuf_sz);
+	rc = macho_file_open(f, path, j->o->errbuf, j->o->errbuf_sz);
 	if (rc == 0 && f->n + j->st->n > IX_MAX_IMAGES)
 		rc = fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_TOO_BIG,
 		             "%s: more than %d images in one input", path, IX_MAX_IMAGES);
 	if (rc == 0 && f->s[0].h.filetype != FMT_MO_MH_DSYM && !(j->o->flags & SYMDB_INDEXER_NO_DWARF))
-		have_d = mo_companion(path, d, dpath, sizeof dpath);
+		have_d = macho_companion(path, d, dpath, sizeof dpath);
 	for (int i = 0; rc == 0 && i < f->n; i++) {
-		const mo_slice *s = &f->s[i], *dw = s;
+		const macho_slice *s = &f->s[i], *dw = s;
 		const char *dw_path = path;
-		if (!s->has_dwarf && have_d && (dw = mo_find_uuid(d, s->uuid)) != NULL)
+		if (!s->has_dwarf && have_d && (dw = macho_find_uuid(d, s->uuid)) != NULL)
 			dw_path = dpath;
-		rc = mo_build_slice(j, s, path, dw, dw_path);
+		rc = macho_build_slice(j, s, path, dw, dw_path);
 	}
 	if (have_d)
-		mo_file_free(d);
-	mo_file_free(f);
+		macho_file_free(d);
+	macho_file_free(f);
 	free(f);
 	return rc;
 }
 
-static int mo_name_cmp(const void *a, const void *b)
+static int macho_name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* A .dSYM bundle: every regular file in Contents/Resources/DWARF/, in name
  * order. */
-static int mo_add_dsym(mo_job *j, const char *dir)
+static int macho_add_dsym(macho_job *j, const char *dir)
 {
 	char sub[4096], file[4096 + 260], *names[MO_MAX_DSYM_FILES];
 	struct dirent *de;
@@ -674,17 +674,17 @@ static int mo_add_dsym(mo_job *j, const char *dir)
 	if (n == 0)
 		return fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_BAD_OBJECT,
 		               "%s: dSYM bundle has no DWARF file in Contents/Resources/DWARF", dir);
-	qsort(names, n, sizeof *names, mo_name_cmp);
+	qsort(names, n, sizeof *names, macho_name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(file, sizeof file, "%s/%s", sub, names[i]);
 		if (rc == 0)
-			rc = mo_add_file(j, file);
+			rc = macho_add_file(j, file);
 		free(names[i]);
 	}
 	return rc;
 }
 
-static int mo_is_dsym_dir(const char *path)
+static int macho_is_dsym_dir(const char *path)
 {
 	char sub[4096];
 	size_t n = strlen(path);
@@ -701,7 +701,7 @@ static int mo_is_dsym_dir(const char *path)
 
 int ix_macho_stage(ix_stager *stg, const char *path, const ix_opts *o)
 {
-	mo_job j = { stg, o };
+	macho_job j = { stg, o };
 	uint8_t head[8];
 	struct stat st;
 	ssize_t got;
@@ -710,7 +710,7 @@ int ix_macho_stage(ix_stager *stg, const char *path, const ix_opts *o)
 	if (stat(path, &st) != 0)
 		return 1; /* the ELF path reports the error */
 	if (S_ISDIR(st.st_mode))
-		return mo_is_dsym_dir(path) ? mo_add_dsym(&j, path) : 1;
+		return macho_is_dsym_dir(path) ? macho_add_dsym(&j, path) : 1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
@@ -718,5 +718,5 @@ int ix_macho_stage(ix_stager *stg, const char *path, const ix_opts *o)
 	close(fd);
 	if (got != (ssize_t)sizeof head || !fmt_mo_kind(head, sizeof head))
 		return 1;
-	return mo_add_file(&j, path);
+	return macho_add_file(&j, path);
 }

@@ -35,7 +35,7 @@
 #define ELFCOMPRESS_ZSTD 2 /* gABI 2022; not in elfutils 0.188's elf.h */
 #endif
 
-static uint64_t rd_uint(const uint8_t *p, int n, int little)
+static uint64_t read_uint(const uint8_t *p, int n, int little)
 {
 	uint64_t v = 0;
 	for (int i = 0; i < n; i++)
@@ -104,8 +104,8 @@ int ix_inflate_chdr(const uint8_t *p, uint64_t n, int is64, int little,
 		snprintf(why, why_sz, "compressed section shorter than its header");
 		return -1;
 	}
-	uint32_t type = (uint32_t)rd_uint(p, 4, little);
-	uint64_t size = is64 ? rd_uint(p + 8, 8, little) : rd_uint(p + 4, 4, little);
+	uint32_t type = (uint32_t)read_uint(p, 4, little);
+	uint64_t size = is64 ? read_uint(p + 8, 8, little) : read_uint(p + 4, 4, little);
 	if (type != ELFCOMPRESS_ZLIB && type != ELFCOMPRESS_ZSTD) {
 		snprintf(why, why_sz, "unknown compression type %u", type);
 		return -1;
@@ -137,7 +137,7 @@ static int inflate_zdebug(const uint8_t *p, uint64_t n, uint8_t **out,
 		snprintf(why, why_sz, ".zdebug section without a ZLIB header");
 		return -1;
 	}
-	uint64_t size = rd_uint(p + 4, 8, 0);
+	uint64_t size = read_uint(p + 4, 8, 0);
 	if (check_bomb(size, n - 12, why, why_sz))
 		return -1;
 	uint8_t *dst = malloc(size ? size : 1);
@@ -182,7 +182,7 @@ static void read_debuglink(ix_sections *s, const uint8_t *p, uint64_t n)
 		return;
 	memcpy(s->debuglink, p, len);
 	s->debuglink[len] = 0;
-	s->debuglink_crc = (uint32_t)rd_uint(p + crc_off, 4, s->little);
+	s->debuglink_crc = (uint32_t)read_uint(p + crc_off, 4, s->little);
 }
 
 static int add_section(ix_sections *s, const char *name, const GElf_Shdr *sh,
@@ -195,13 +195,13 @@ static int add_section(ix_sections *s, const char *name, const GElf_Shdr *sh,
 		snprintf(why, why_sz, "section %s lies outside the file", name);
 		return -1;
 	}
-	ix_dsec *ns = realloc(s->secs, (s->nsecs + 1) * sizeof(*ns));
+	ix_debug_section *ns = realloc(s->secs, (s->nsecs + 1) * sizeof(*ns));
 	if (!ns) {
 		snprintf(why, why_sz, "out of memory");
 		return -1;
 	}
 	s->secs = ns;
-	ix_dsec *d = &s->secs[s->nsecs];
+	ix_debug_section *d = &s->secs[s->nsecs];
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), ".%s", name + 1 + z);
 	const uint8_t *raw = (const uint8_t *)s->map + sh->sh_offset;
@@ -341,7 +341,7 @@ void ix_sections_close(ix_sections *s)
 	memset(s, 0, sizeof(*s));
 }
 
-const ix_dsec *ix_sections_find(const ix_sections *s, const char *name)
+const ix_debug_section *ix_sections_find(const ix_sections *s, const char *name)
 {
 	for (size_t i = 0; i < s->nsecs; i++)
 		if (strcmp(s->secs[i].name, name) == 0)

@@ -62,8 +62,8 @@ void ix_symbols_reduce(ix_image *img)
  * Returns the index of the first emitted element; *first_addr gets its
  * (possibly clipped) start.  Elements are ix_imap or ix_row, whose first
  * member is the u64 address. */
-static size_t tb_first_kept(const void *p, size_t elem, size_t n, uint64_t base,
-                            uint64_t *first_addr)
+static size_t builder_first_kept(const void *p, size_t elem, size_t n, uint64_t base,
+                                 uint64_t *first_addr)
 {
 	const uint8_t *b = p;
 	size_t k = 0;
@@ -91,12 +91,12 @@ static size_t tb_first_kept(const void *p, size_t elem, size_t n, uint64_t base,
 
 /* ---- consistency checks of the DWARF model ------------------------------ */
 
-static int tb_bad(char *eb, size_t ebsz, const char *what, size_t i)
+static int builder_bad(char *eb, size_t ebsz, const char *what, size_t i)
 {
 	return fmt_err(eb, ebsz, SYMDB_E_INVAL, "internal error: %s at index %zu", what, i);
 }
 
-static int tb_check_dwarf(const ix_image *img, char *eb, size_t ebsz)
+static int builder_check_dwarf(const ix_image *img, char *eb, size_t ebsz)
 {
 	const ix_function *fn = img->functions.p;
 	const ix_node *nd = img->nodes.p;
@@ -109,30 +109,30 @@ static int tb_check_dwarf(const ix_image *img, char *eb, size_t ebsz)
 	for (i = 0; i < img->functions.n; i++)
 		if ((i && fn[i].die_offset <= fn[i - 1].die_offset) ||
 		    (fn[i].decl_file != FMT_NONE && fn[i].decl_file >= nf))
-			return tb_bad(eb, ebsz, "FUNCTIONS unsorted or bad decl_file", i);
+			return builder_bad(eb, ebsz, "FUNCTIONS unsorted or bad decl_file", i);
 	for (i = 0; i < img->nodes.n; i++)
 		if ((nd[i].parent != FMT_NONE && nd[i].parent >= i) ||
 		    (nd[i].function != FMT_NONE && nd[i].function >= img->functions.n) ||
 		    (nd[i].call_file != FMT_NONE && nd[i].call_file >= nf))
-			return tb_bad(eb, ebsz, "INLINE_NODES parent/function/call_file", i);
+			return builder_bad(eb, ebsz, "INLINE_NODES parent/function/call_file", i);
 	for (i = 0; i < img->imap.n; i++)
 		if ((i && im[i].addr <= im[i - 1].addr) ||
 		    (im[i].node != FMT_NONE && im[i].node >= img->nodes.n))
-			return tb_bad(eb, ebsz, "INLINE_ADDRS unsorted or bad node", i);
+			return builder_bad(eb, ebsz, "INLINE_ADDRS unsorted or bad node", i);
 	if (img->imap.n && im[img->imap.n - 1].node != FMT_NONE)
-		return tb_bad(eb, ebsz, "INLINE_MAP without a NONE sentinel", img->imap.n - 1);
+		return builder_bad(eb, ebsz, "INLINE_MAP without a NONE sentinel", img->imap.n - 1);
 	for (i = 0; i < img->rows.n; i++)
 		if ((i && rw[i].addr <= rw[i - 1].addr) ||
 		    (rw[i].file != FMT_NONE && rw[i].file >= nf))
-			return tb_bad(eb, ebsz, "LINE_ADDRS unsorted or bad file", i);
+			return builder_bad(eb, ebsz, "LINE_ADDRS unsorted or bad file", i);
 	if (img->rows.n && rw[img->rows.n - 1].file != FMT_NONE)
-		return tb_bad(eb, ebsz, "LINE_ROWS without a NONE sentinel", img->rows.n - 1);
+		return builder_bad(eb, ebsz, "LINE_ROWS without a NONE sentinel", img->rows.n - 1);
 	return 0;
 }
 
 /* ---- encoding ----------------------------------------------------------- */
 
-struct tb {
+struct table_builder {
 	ix_image *img;
 	ix_output *out;
 	fmt_wtable t[FMT_MAX_TABLES];
@@ -143,8 +143,8 @@ struct tb {
 };
 
 /* Allocate an encoded table of count records of rs bytes. */
-static uint8_t *tb_alloc(struct tb *b, uint32_t kind, uint16_t flags, uint64_t count,
-                         unsigned rs)
+static uint8_t *builder_alloc(struct table_builder *b, uint32_t kind, uint16_t flags,
+                              uint64_t count, unsigned rs)
 {
 	uint64_t len = count * rs;
 	fmt_wtable *t = &b->t[b->nt++];
@@ -159,7 +159,7 @@ static uint8_t *tb_alloc(struct tb *b, uint32_t kind, uint16_t flags, uint64_t c
 	return p;
 }
 
-static unsigned tb_address_size(const struct tb *b)
+static unsigned builder_address_size(const struct table_builder *b)
 {
 	const ix_image *img = b->img;
 	const ix_symbol *s = img->symbols.p;
@@ -187,12 +187,12 @@ static unsigned tb_address_size(const struct tb *b)
 	return 4;
 }
 
-static int tb_symbols(struct tb *b, unsigned as)
+static int builder_symbols(struct table_builder *b, unsigned as)
 {
 	const ix_symbol *s = b->img->symbols.p;
 	size_t n = b->img->symbols.n, i;
-	uint8_t *a = tb_alloc(b, FMT_T_SYMBOL_ADDRS, 0, n, as);
-	uint8_t *r = tb_alloc(b, FMT_T_SYMBOLS, 0, n, FMT_SYM_SIZE);
+	uint8_t *a = builder_alloc(b, FMT_T_SYMBOL_ADDRS, 0, n, as);
+	uint8_t *r = builder_alloc(b, FMT_T_SYMBOLS, 0, n, FMT_SYM_SIZE);
 
 	if (!a || !r)
 		return -ENOMEM;
@@ -206,7 +206,7 @@ static int tb_symbols(struct tb *b, unsigned as)
 
 /* SPEC §7.2.1: written only when some kept symbol has an STT_FILE name, so an
  * image without any (stripped, Mach-O, .dynsym only) is unchanged. */
-static int tb_symbol_files(struct tb *b)
+static int builder_symbol_files(struct table_builder *b)
 {
 	const ix_symbol *s = b->img->symbols.p;
 	size_t n = b->img->symbols.n, i;
@@ -216,7 +216,7 @@ static int tb_symbol_files(struct tb *b)
 		;
 	if (i == n)
 		return 0;
-	r = tb_alloc(b, FMT_T_SYMBOL_FILES, FMT_TABLE_OPTIONAL, n, FMT_SYMFILE_SIZE);
+	r = builder_alloc(b, FMT_T_SYMBOL_FILES, FMT_TABLE_OPTIONAL, n, FMT_SYMFILE_SIZE);
 	if (!r)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
@@ -224,11 +224,11 @@ static int tb_symbol_files(struct tb *b)
 	return 0;
 }
 
-static int tb_segments(struct tb *b)
+static int builder_segments(struct table_builder *b)
 {
 	const ix_segment *s = b->img->segments.p;
 	size_t n = b->img->segments.n, i;
-	uint8_t *r = tb_alloc(b, FMT_T_SEGMENTS, 0, n, FMT_SEG_SIZE);
+	uint8_t *r = builder_alloc(b, FMT_T_SEGMENTS, 0, n, FMT_SEG_SIZE);
 
 	if (!r)
 		return -ENOMEM;
@@ -238,7 +238,7 @@ static int tb_segments(struct tb *b)
 	return 0;
 }
 
-static int tb_strings(struct tb *b)
+static int builder_strings(struct table_builder *b)
 {
 	size_t len;
 	const uint8_t *p = ix_str_bytes(b->img->strings, &len);
@@ -250,9 +250,9 @@ static int tb_strings(struct tb *b)
 	return 0;
 }
 
-static int tb_build_info(struct tb *b)
+static int builder_build_info(struct table_builder *b)
 {
-	uint8_t *r = tb_alloc(b, FMT_T_BUILD_INFO, FMT_TABLE_OPTIONAL, FMT_BI_COUNT, FMT_BI_SIZE);
+	uint8_t *r = builder_alloc(b, FMT_T_BUILD_INFO, FMT_TABLE_OPTIONAL, FMT_BI_COUNT, FMT_BI_SIZE);
 	unsigned i;
 
 	if (!r)
@@ -262,13 +262,13 @@ static int tb_build_info(struct tb *b)
 	return 0;
 }
 
-static int tb_files_functions(struct tb *b)
+static int builder_files_functions(struct table_builder *b)
 {
 	const ix_file *f = b->img->files.p;
 	const ix_function *fn = b->img->functions.p;
 	size_t i;
-	uint8_t *r = tb_alloc(b, FMT_T_FILES, 0, b->img->files.n, FMT_FILE_SIZE);
-	uint8_t *q = tb_alloc(b, FMT_T_FUNCTIONS, 0, b->img->functions.n, FMT_FN_SIZE);
+	uint8_t *r = builder_alloc(b, FMT_T_FILES, 0, b->img->files.n, FMT_FILE_SIZE);
+	uint8_t *q = builder_alloc(b, FMT_T_FUNCTIONS, 0, b->img->functions.n, FMT_FN_SIZE);
 
 	if (!r || !q)
 		return -ENOMEM;
@@ -280,12 +280,12 @@ static int tb_files_functions(struct tb *b)
 	return 0;
 }
 
-static int tb_nodes(struct tb *b)
+static int builder_nodes(struct table_builder *b)
 {
 	const ix_node *nd = b->img->nodes.p;
 	uint64_t base = b->img->base_address;
 	size_t i;
-	uint8_t *r = tb_alloc(b, FMT_T_INLINE_NODES, 0, b->img->nodes.n, FMT_NODE_SIZE);
+	uint8_t *r = builder_alloc(b, FMT_T_INLINE_NODES, 0, b->img->nodes.n, FMT_NODE_SIZE);
 
 	if (!r)
 		return -ENOMEM;
@@ -306,12 +306,12 @@ static int tb_nodes(struct tb *b)
 	return 0;
 }
 
-static int tb_imap(struct tb *b, unsigned as)
+static int builder_imap(struct table_builder *b, unsigned as)
 {
 	const ix_imap *im = b->img->imap.p;
 	size_t n = b->img->imap.n - b->imap0, i;
-	uint8_t *a = tb_alloc(b, FMT_T_INLINE_ADDRS, 0, n, as);
-	uint8_t *m = tb_alloc(b, FMT_T_INLINE_MAP, 0, n, FMT_IMAP_SIZE);
+	uint8_t *a = builder_alloc(b, FMT_T_INLINE_ADDRS, 0, n, as);
+	uint8_t *m = builder_alloc(b, FMT_T_INLINE_MAP, 0, n, FMT_IMAP_SIZE);
 
 	if (!a || !m)
 		return -ENOMEM;
@@ -324,12 +324,12 @@ static int tb_imap(struct tb *b, unsigned as)
 	return 0;
 }
 
-static int tb_rows(struct tb *b, unsigned as)
+static int builder_rows(struct table_builder *b, unsigned as)
 {
 	const ix_row *rw = b->img->rows.p;
 	size_t n = b->img->rows.n - b->rows0, i;
-	uint8_t *a = tb_alloc(b, FMT_T_LINE_ADDRS, 0, n, as);
-	uint8_t *r = tb_alloc(b, FMT_T_LINE_ROWS, 0, n, FMT_ROW_SIZE);
+	uint8_t *a = builder_alloc(b, FMT_T_LINE_ADDRS, 0, n, as);
+	uint8_t *r = builder_alloc(b, FMT_T_LINE_ROWS, 0, n, FMT_ROW_SIZE);
 
 	if (!a || !r)
 		return -ENOMEM;
@@ -344,7 +344,7 @@ static int tb_rows(struct tb *b, unsigned as)
 	return 0;
 }
 
-static void tb_header(const ix_image *img, unsigned as, fmt_whdr *h)
+static void builder_header(const ix_image *img, unsigned as, fmt_whdr *h)
 {
 	memset(h, 0, sizeof *h);
 	h->flags = img->header_flags & FMT_FLAGS_KNOWN;
@@ -364,32 +364,32 @@ static void tb_header(const ix_image *img, unsigned as, fmt_whdr *h)
 	h->base_address = img->base_address;
 }
 
-static int tb_encode(struct tb *b, unsigned as)
+static int builder_encode(struct table_builder *b, unsigned as)
 {
-	int rc = tb_strings(b);
+	int rc = builder_strings(b);
 
 	if (rc == 0)
-		rc = tb_segments(b);
+		rc = builder_segments(b);
 	if (rc == 0)
-		rc = tb_symbols(b, as);
+		rc = builder_symbols(b, as);
 	if (rc == 0)
-		rc = tb_symbol_files(b);
+		rc = builder_symbol_files(b);
 	if (rc == 0 && b->dwarf)
-		rc = tb_files_functions(b);
+		rc = builder_files_functions(b);
 	if (rc == 0 && b->dwarf)
-		rc = tb_nodes(b);
+		rc = builder_nodes(b);
 	if (rc == 0 && b->dwarf)
-		rc = tb_imap(b, as);
+		rc = builder_imap(b, as);
 	if (rc == 0 && b->dwarf)
-		rc = tb_rows(b, as);
+		rc = builder_rows(b, as);
 	if (rc == 0)
-		rc = tb_build_info(b);
+		rc = builder_build_info(b);
 	return rc;
 }
 
 int ix_tables_build(ix_image *img, ix_output *out, char *eb, size_t ebsz)
 {
-	struct tb b;
+	struct table_builder b;
 	fmt_whdr h;
 	unsigned as;
 	int rc;
@@ -403,20 +403,20 @@ int ix_tables_build(ix_image *img, ix_output *out, char *eb, size_t ebsz)
 	if (!img->symbols_reduced)
 		ix_symbols_reduce(img);
 	if (b.dwarf) {
-		rc = tb_check_dwarf(img, eb, ebsz);
+		rc = builder_check_dwarf(img, eb, ebsz);
 		if (rc)
 			return rc;
-		b.imap0 = tb_first_kept(img->imap.p, sizeof(ix_imap), img->imap.n,
-		                        img->base_address, &b.imap0_addr);
-		b.rows0 = tb_first_kept(img->rows.p, sizeof(ix_row), img->rows.n,
-		                        img->base_address, &b.rows0_addr);
+		b.imap0 = builder_first_kept(img->imap.p, sizeof(ix_imap), img->imap.n,
+					     img->base_address, &b.imap0_addr);
+		b.rows0 = builder_first_kept(img->rows.p, sizeof(ix_row), img->rows.n,
+					     img->base_address, &b.rows0_addr);
 	}
-	as = tb_address_size(&b);
+	as = builder_address_size(&b);
 	out->address_size = as;
-	rc = tb_encode(&b, as);
+	rc = builder_encode(&b, as);
 	if (rc)
 		return fmt_err(eb, ebsz, rc, "out of memory encoding tables");
-	tb_header(img, as, &h);
+	builder_header(img, as, &h);
 	return fmt_wplan_build(&out->plan, &h, b.t, b.nt, eb, ebsz);
 }
 
