@@ -248,3 +248,21 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
 	}
 	return 0;
 }
+
+int cli_opt_common(struct cli_global *g, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+	int m = cli_opt_value(argc, argv, i, "--db", &v);
+
+	if (m < 0)
+		return -1;
+	if (m > 0) {
+		g->db_dir = v;
+		return CLI_OPT_TAKEN;
+	}
+	if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) {
+		cli_usage(stdout, cmd);
+		return CLI_OPT_HELP;
+	}
+	return CLI_OPT_NONE;
+}

@@ -100,6 +100,15 @@ CLI_HIDDEN int cli_parse_u64(const char *s, size_t n, uint64_t *out);
 CLI_HIDDEN int cli_opt_value(int argc, char **argv, int *i, const char *name,
                              const char **val);
 
+/* The options every database command takes: --db DIR (sets g->db_dir) and
+ * -h/--help (prints the help of `cmd` to stdout).  Returns CLI_OPT_NONE when
+ * argv[*i] is neither, CLI_OPT_TAKEN for --db (advancing *i past a separate
+ * value), CLI_OPT_HELP once the help is printed, or -1 when --db has no
+ * value (an error is printed). */
+enum { CLI_OPT_NONE = 0, CLI_OPT_TAKEN = 1, CLI_OPT_HELP = 2 };
+CLI_HIDDEN int cli_opt_common(struct cli_global *g, const char *cmd, int argc, char **argv,
+                              int *i);
+
 /* "x86_64", "aarch64"... or "elf-N"; buf is used for unknown ones. */
 CLI_HIDDEN const char *cli_machine_name(unsigned object_format, uint32_t machine, char *buf,
                                         size_t bufsz);

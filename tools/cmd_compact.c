@@ -114,11 +114,13 @@ static int cp_args(struct compact *c, struct cli_global *g, int argc, char **arg
 {
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;
-		int m;
-		if ((m = cli_opt_value(argc, argv, &i, "--db", &v)) != 0) {
-			if (m < 0)
-				return -1;
-			g->db_dir = v;
+		int m = cli_opt_common(g, "compact", argc, argv, &i);
+		if (m < 0)
+			return -1;
+		if (m == CLI_OPT_HELP)
+			return 1;
+		if (m == CLI_OPT_TAKEN) {
+			continue;
 		} else if ((m = cli_opt_value(argc, argv, &i, "--unused-for", &v)) != 0) {
 			if (m < 0)
 				return -1;
@@ -130,9 +132,6 @@ static int cp_args(struct compact *c, struct cli_global *g, int argc, char **arg
 			c->have_unused = 1;
 		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--dry-run")) {
 			c->dry_run = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "compact");
-			return 1;
 		} else {
 			cli_err(NULL, "compact: unexpected argument '%s' (see 'symdb help compact')",
 			        argv[i]);

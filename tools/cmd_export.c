@@ -241,17 +241,15 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 	int all = 0, rc = -1;
 
 	for (int i = 1; rc < 0 && i < argc; i++) {
-		const char *v;
-		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		int m = cli_opt_common(&g, "export", argc, argv, &i);
 		if (m < 0) {
 			rc = CLI_EXIT_USAGE;
-		} else if (m > 0) {
-			g.db_dir = v;
+		} else if (m == CLI_OPT_HELP) {
+			rc = CLI_EXIT_OK;
+		} else if (m == CLI_OPT_TAKEN) {
+			continue;
 		} else if (!strcmp(argv[i], "--all")) {
 			all = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "export");
-			rc = CLI_EXIT_OK;
 		} else if (symdb_uuid_parse(argv[i], &id) < 0) {
 			cli_err(NULL, "export: '%s' is not a UUID (see 'symdb help export')", argv[i]);
 			rc = CLI_EXIT_USAGE;
@@ -552,20 +550,18 @@ int cli_cmd_import(const struct cli_global *g0, int argc, char **argv)
 	int quiet = 0;
 
 	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		int m = cli_opt_common(&g, "import", argc, argv, &i);
 		if (m < 0)
 			return CLI_EXIT_USAGE;
-		if (m > 0)
-			g.db_dir = v;
+		if (m == CLI_OPT_HELP)
+			return CLI_EXIT_OK;
+		if (m == CLI_OPT_TAKEN)
+			continue;
 		else if (!strcmp(argv[i], "--force"))
 			flags |= SYMDB_BUILD_FORCE;
 		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
 			quiet = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "import");
-			return CLI_EXIT_OK;
-		} else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
+		else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
 			file = argv[i];
 		else {
 			cli_err(NULL, "import: unexpected argument '%s' (see 'symdb help import')",

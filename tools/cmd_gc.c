@@ -72,15 +72,13 @@ int cli_cmd_rm(const struct cli_global *g0, int argc, char **argv)
 	symdb *db;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		const char *v;
-		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		int m = cli_opt_common(&g, "rm", argc, argv, &i);
 		if (m < 0)
 			return CLI_EXIT_USAGE;
-		if (m > 0) {
-			g.db_dir = v;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "rm");
+		if (m == CLI_OPT_HELP)
 			return CLI_EXIT_OK;
+		if (m == CLI_OPT_TAKEN) {
+			continue;
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
@@ -198,11 +196,13 @@ static int gc_args(struct gc *gc, struct cli_global *g, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *v;
-		int m;
-		if ((m = cli_opt_value(argc, argv, &i, "--db", &v)) != 0) {
-			if (m < 0)
-				return -1;
-			g->db_dir = v;
+		int m = cli_opt_common(g, "gc", argc, argv, &i);
+		if (m < 0)
+			return -1;
+		if (m == CLI_OPT_HELP)
+			return 1;
+		if (m == CLI_OPT_TAKEN) {
+			continue;
 		} else if ((m = cli_opt_value(argc, argv, &i, "--unused-for", &v)) != 0) {
 			if (m < 0 || cli_parse_duration(v, &gc->unused_for) < 0)
 				goto bad;
@@ -216,9 +216,6 @@ static int gc_args(struct gc *gc, struct cli_global *g, int argc, char **argv)
 				goto bad;
 		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--dry-run")) {
 			gc->dry_run = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "gc");
-			return 1;
 		} else {
 			cli_err(NULL, "gc: unexpected argument '%s' (see 'symdb help gc')", argv[i]);
 			return -1;

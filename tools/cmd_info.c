@@ -169,15 +169,13 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 	struct cli_global g = *g0;
 	const char *target = NULL;
 	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		int m = cli_opt_common(&g, "info", argc, argv, &i);
 		if (m < 0)
 			return CLI_EXIT_USAGE;
-		if (m > 0) {
-			g.db_dir = v;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "info");
+		if (m == CLI_OPT_HELP)
 			return CLI_EXIT_OK;
+		if (m == CLI_OPT_TAKEN) {
+			continue;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cli_err(NULL, "info: unknown option '%s' (see 'symdb help info')", argv[i]);
 			return CLI_EXIT_USAGE;

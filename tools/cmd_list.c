@@ -27,16 +27,12 @@ int cli_cmd_list(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
 	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int m = cli_opt_value(argc, argv, &i, "--db", &v);
+		int m = cli_opt_common(&g, "list", argc, argv, &i);
 		if (m < 0)
 			return CLI_EXIT_USAGE;
-		if (m > 0) {
-			g.db_dir = v;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "list");
+		if (m == CLI_OPT_HELP)
 			return CLI_EXIT_OK;
-		} else {
+		if (m == CLI_OPT_NONE) {
 			cli_err(NULL, "list: unexpected argument '%s' (see 'symdb help list')", argv[i]);
 			return CLI_EXIT_USAGE;
 		}

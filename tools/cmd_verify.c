@@ -275,11 +275,13 @@ static int verify_args(struct verify *v, struct cli_global *g, int argc, char **
 {
 	for (int i = 1; i < argc; i++) {
 		const char *val;
-		int m;
-		if ((m = cli_opt_value(argc, argv, &i, "--db", &val)) != 0) {
-			if (m < 0)
-				return -CLI_EXIT_USAGE;
-			g->db_dir = val;
+		int m = cli_opt_common(g, "verify", argc, argv, &i);
+		if (m < 0)
+			return -CLI_EXIT_USAGE;
+		if (m == CLI_OPT_HELP)
+			return -VERIFY_HELP;
+		if (m == CLI_OPT_TAKEN) {
+			continue;
 		} else if ((m = cli_opt_value(argc, argv, &i, "--grace", &val)) != 0) {
 			if (m < 0)
 				return -CLI_EXIT_USAGE;
@@ -289,9 +291,6 @@ static int verify_args(struct verify *v, struct cli_global *g, int argc, char **
 			}
 		} else if (!strcmp(argv[i], "--repair")) {
 			v->repair = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			cli_usage(stdout, "verify");
-			return -VERIFY_HELP;
 		} else {
 			cli_err(NULL, "verify: unexpected argument '%s' (see 'symdb help verify')",
 			        argv[i]);
