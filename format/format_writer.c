@@ -10,16 +10,14 @@
  * file is produced in one sequential pass.  Offsets, lengths and sizes are
  * u64 throughout: nothing here has a 4 GiB ceiling.
  */
-#define _POSIX_C_SOURCE 200809L /* write(2) */
 #include "format_writer.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include "format_header.h"
+#include "format_io.h"
 #include "symdb_errors.h"
 
 static int cmp_kind(const void *a, const void *b)
@@ -150,26 +148,6 @@ int fmt_wplan_build(fmt_wplan *p, const fmt_whdr *h, const fmt_wtable *t, unsign
 	return 0;
 }
 
-int fmt_write_all(int fd, const void *buf, uint64_t len)
-{
-	const uint8_t *b = buf;
-
-	while (len > 0) {
-		size_t chunk = len > (1u << 30) ? (size_t)1 << 30 : (size_t)len;
-		ssize_t w = write(fd, b, chunk);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		b += w;
-		len -= (uint64_t)w;
-	}
-	return 0;
-}
-
 int fmt_wplan_write(const fmt_wplan *p, int fd)
 {
 	static const uint8_t zeros[FMT_TABLE_ALIGN];
@@ -177,11 +155,11 @@ int fmt_wplan_write(const fmt_wplan *p, int fd)
 	unsigned i;
 	int rc;
 
-	rc = fmt_write_all(fd, p->head, p->head_len);
+	rc = fmt_write_full(fd, p->head, (size_t)p->head_len);
 	for (i = 0; rc == 0 && i < p->ntables; i++) {
-		rc = fmt_write_all(fd, zeros, p->offset[i] - pos);
+		rc = fmt_write_full(fd, zeros, (size_t)(p->offset[i] - pos));
 		if (rc == 0)
-			rc = fmt_write_all(fd, p->t[i].data, p->t[i].length);
+			rc = fmt_write_full(fd, p->t[i].data, (size_t)p->t[i].length);
 		pos = p->offset[i] + p->t[i].length;
 	}
 	return rc;

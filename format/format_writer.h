@@ -72,10 +72,6 @@ FMT_HIDDEN int fmt_wplan_build(fmt_wplan *p, const fmt_whdr *h, const fmt_wtable
  * zero padding, tables.  Returns 0 or -errno (-ENOSPC, -EIO ...). */
 FMT_HIDDEN int fmt_wplan_write(const fmt_wplan *p, int fd);
 
-/* write(2) all `len` bytes, retrying short writes and EINTR, in chunks below
- * Linux's 2 GiB-per-call limit.  Returns 0 or -errno. */
-FMT_HIDDEN int fmt_write_all(int fd, const void *buf, uint64_t len);
-
 /* ---- record encoders (one per table kind, SPEC §7) ---------------------- */
 
 static inline void fmt_enc_segment(uint8_t *r, uint64_t vaddr, uint64_t memsz,

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "format_io.h"
 #include "ix_dwarf_internal.h"
 
 static int is_regular(const char *p)
@@ -50,8 +51,8 @@ static int crc_matches(const char *path, uint32_t want)
 		return 0;
 	unsigned char buf[65536];
 	uLong crc = crc32(0L, Z_NULL, 0);
-	ssize_t r;
-	while ((r = read(fd, buf, sizeof(buf))) > 0)
+	ptrdiff_t r;
+	while ((r = fmt_read_full(fd, buf, sizeof(buf))) > 0)
 		crc = crc32(crc, buf, (uInt)r);
 	close(fd);
 	return r == 0 && (uint32_t)crc == want;

@@ -26,6 +26,7 @@
 #define _POSIX_C_SOURCE 200809L /* open flags, pread, fstat */
 #include "ix_stage.h"
 #include "format_elf.h"
+#include "format_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,11 +115,9 @@ static int input_open(struct elf_input *x)
 	x->size = (uint64_t)st.st_size;
 	if (x->size == 0)
 		return input_fail(x, SYMDB_E_BAD_OBJECT, "empty file");
-	do
-		r = pread(x->fd, id, sizeof id, 0);
-	while (r < 0 && errno == EINTR);
+	r = fmt_pread_full(x->fd, id, sizeof id, 0);
 	if (r < 0)
-		return input_fail(x, -errno, "%s", strerror(errno));
+		return input_fail(x, (int)r, "%s", strerror(-(int)r));
 	if (fmt_elf_ident(id, (size_t)r, why, sizeof why) != 0)
 		return input_fail(x, SYMDB_E_BAD_OBJECT, "%s", why);
 	return 0;

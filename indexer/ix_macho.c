@@ -39,6 +39,7 @@
 
 #include "fmt_macho.h"
 #include "format_header.h"
+#include "format_io.h"
 #include "ix_dwarf_internal.h"
 
 #include <xxhash.h>
@@ -714,7 +715,7 @@ int ix_macho_stage(ix_stager *stg, const char *path, const ix_opts *o)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
-	got = pread(fd, head, sizeof head, 0);
+	got = fmt_pread_full(fd, head, sizeof head, 0);
 	close(fd);
 	if (got != (ssize_t)sizeof head || !fmt_mo_kind(head, sizeof head))
 		return 1;

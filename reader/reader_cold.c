@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format_io.h"
 #include "format_layout.h"
 #include "reader_internal.h"
 
@@ -144,7 +145,7 @@ static int target_sink(void *arg, const void *p, size_t n, uint64_t off)
 	struct target *t = arg;
 
 	if (t->fd >= 0)
-		return rd_write_all(t->fd, p, n);
+		return fmt_write_full(t->fd, p, n);
 	memcpy(t->mem + off, p, n); /* off + n <= size: rd_lz4_read_frame checks */
 	return 0;
 }

@@ -105,8 +105,6 @@ RD_HIDDEN int rd_cold_open_file(const char *lz4path, unsigned flags, symdb_image
 /* Take the per-directory lock that serializes compaction, thawing and
  * removal of the images in DB/images/XX/ (the directory of path): returns an
  * fd to close, or -errno. */
-/* write(2) all of p, across short writes and EINTR: 0 or -errno. */
-RD_HIDDEN int rd_write_all(int fd, const void *p, size_t n);
 RD_HIDDEN int rd_dir_lock(const char *path);
 RD_HIDDEN void rd_dir_unlock(int fd);
 /* fsync the directory holding path (after a rename or unlink in it). */

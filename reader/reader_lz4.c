@@ -18,28 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format_io.h"
 #include "reader_internal.h"
 
 #define LZ_IN_CHUNK  (1u << 20)   /* compressor input per call */
 #define LZ_RD_CHUNK  (64u << 10)  /* bytes read from the frame per call */
 #define LZ_OUT_CHUNK (256u << 10) /* decoded bytes handed to the sink per call */
-
-/* write(2) all of p, across short writes and EINTR: 0 or -errno. */
-int rd_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /* Write the r bytes LZ4F produced (or report its error). */
 static int lz_emit(int fd, const char *out, size_t r, uint64_t *written, const char *path,
@@ -50,7 +34,7 @@ static int lz_emit(int fd, const char *out, size_t r, uint64_t *written, const c
 	if (LZ4F_isError(r))
 		return fmt_err(eb, ebsz, -EIO, "%s: LZ4 compression: %s", path,
 		               LZ4F_getErrorName(r));
-	if ((rc = rd_write_all(fd, out, r)) != 0)
+	if ((rc = fmt_write_full(fd, out, r)) != 0)
 		return fmt_err(eb, ebsz, rc, "%s: write: %s", path, symdb_strerror(rc));
 	*written += r;
 	return 0;
@@ -92,17 +76,6 @@ int rd_lz4_write_frame(int fd, const void *p, size_t n, uint64_t *written, const
 	LZ4F_freeCompressionContext(cctx);
 	free(out);
 	return rc;
-}
-
-/* Read up to cap bytes; 0 at EOF. */
-static ssize_t lz_read(int fd, void *buf, size_t cap)
-{
-	ssize_t n;
-
-	do
-		n = read(fd, buf, cap);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : n;
 }
 
 /* Frame header checks: what a cold frame must declare (SPEC §12.8). */
@@ -172,7 +145,7 @@ int rd_lz4_read_frame(int fd, rd_lz4_reader *r, const char *path, char *eb, size
 		rc = fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	n = lz_read(fd, z.in, LZ_RD_CHUNK);
+	n = fmt_read_full(fd, z.in, LZ_RD_CHUNK);
 	if (n < 0) {
 		rc = fmt_err(eb, ebsz, (int)n, "%s: read: %s", path, symdb_strerror((int)n));
 		goto out;
@@ -197,7 +170,7 @@ int rd_lz4_read_frame(int fd, rd_lz4_reader *r, const char *path, char *eb, size
 			goto out;
 		if (done && z.in_pos < z.in_len)
 			break;
-		n = lz_read(fd, z.in, LZ_RD_CHUNK);
+		n = fmt_read_full(fd, z.in, LZ_RD_CHUNK);
 		if (n < 0) {
 			rc = fmt_err(eb, ebsz, (int)n, "%s: read: %s", path, symdb_strerror((int)n));
 			goto out;

@@ -30,6 +30,7 @@
 #include <xxhash.h>
 
 #include "fmt_macho.h"
+#include "format_io.h"
 
 #include "reader_internal.h"
 #include "symdb_endian.h"
@@ -224,9 +225,9 @@ static int file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, siz
 	Elf *e;
 	int rc;
 
-	got = pread(fd, head, sizeof head, 0);
+	got = fmt_pread_full(fd, head, sizeof head, 0);
 	if (got < 0)
-		return fmt_err(eb, ebsz, -errno, "%s: %s", path, symdb_strerror(-errno));
+		return fmt_err(eb, ebsz, (int)got, "%s: %s", path, symdb_strerror((int)got));
 	switch (fmt_mo_kind(head, (size_t)got)) {
 	case 2:
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
@@ -378,7 +379,7 @@ int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_i
 		rc = -errno;
 		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
 	}
-	got = pread(fd, head, sizeof head, 0);
+	got = fmt_pread_full(fd, head, sizeof head, 0);
 	close(fd);
 	if (got == (ssize_t)sizeof head && fmt_mo_kind(head, sizeof head))
 		return file_images(path, out, max, eb, ebsz);
