@@ -737,6 +737,99 @@ SYMDB_API int symdb_drop_redundant_cold(symdb *db, const char *rel);
  */
 SYMDB_API int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out);
 
+/* ---- export bundles (SPEC §12.7) ------------------------------------------ */
+
+/** Options of symdb_export(). */
+typedef struct symdb_export_opts {
+	size_t sz;          /**< sizeof(symdb_export_opts): set by SYMDB_OPTS() */
+	unsigned flags;     /**< none defined yet: must be 0 */
+	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;   /**< size of errbuf */
+	uint64_t *written;  /**< optional: set to the bytes written to fd, also on failure */
+} symdb_export_opts;
+
+/**
+ * @brief symdb_export() writes the index files of the images ids[0..n) of db
+ *        to fd as one export bundle (SPEC §12.7): an LZ4 frame with block and
+ *        content checksums holding a record per image, in the order given.
+ * @param db    an open database (read access is enough).
+ * @param ids   the images' UUIDs; n of them (n may be 0: an empty bundle).
+ * @param n     how many.
+ * @param fd    where the bundle goes, written from its current position.
+ * @param opts  NULL or options; errbuf receives "UUID: reason" when an image
+ *              is missing or damaged.
+ * @return 0; SYMDB_E_NOT_INDEXED, SYMDB_E_CORRUPT, SYMDB_E_CHECKSUM... for an
+ *         image (nothing was written: every image is opened with all its
+ *         checksums verified before the first byte); -errno when writing to
+ *         fd fails (opts->written then says how much of a bundle is there);
+ *         SYMDB_E_INVAL for a bad argument or unknown options.
+ * @note A compacted image is exported from its cold form decompressed in
+ *       memory: exporting never thaws.  The same images give the same bytes.
+ * @note Opens images on db as symdb_image_open_uuid() does: any thread, with
+ *       the same rules.  fd is neither closed nor synced.
+ */
+SYMDB_API int symdb_export(symdb *db, const symdb_uuid *ids, size_t n, int fd,
+                           const symdb_export_opts *opts);
+
+/** The index files of an unpacked bundle (symdb_bundle_unpack()). */
+typedef struct symdb_bundle symdb_bundle;
+
+/** Options of symdb_bundle_unpack(). */
+typedef struct symdb_bundle_opts {
+	size_t sz;          /**< sizeof(symdb_bundle_opts): set by SYMDB_OPTS() */
+	unsigned flags;     /**< none defined yet: must be 0 */
+	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;   /**< size of errbuf */
+} symdb_bundle_opts;
+
+/**
+ * @brief symdb_bundle_unpack() reads an export bundle from fd to its end and
+ *        streams each image's index file into a temporary file of its own in
+ *        tmp_dir (memory stays bounded whatever the bundle declares).
+ * @param fd       the bundle, read from its current position to end of file.
+ * @param tmp_dir  an existing directory for the files (a database's tmp/).
+ * @param opts     NULL or options.
+ * @param out      receives the bundle's files, to free with symdb_bundle_free().
+ * @return 0; SYMDB_E_CORRUPT with a one-line reason when the bytes are not a
+ *         whole bundle (LZ4 block or content checksum, a frame or record
+ *         stream that ends early, bytes after either, a bad magic, a UUID
+ *         longer than 32 bytes, more than 65536 images, a File_Size above
+ *         16 GiB) or cannot be unpacked (a read error, no room in tmp_dir);
+ *         no file is left behind then; SYMDB_E_INVAL; -ENAMETOOLONG.
+ * @note The files are NOT judged: validate each (symdb_image_open_file() with
+ *       SYMDB_OPEN_VERIFY_CHECKSUMS, symdb_image_verify(), the UUID) before
+ *       publishing any.  Any thread; the result is owned by the caller.
+ */
+SYMDB_API int symdb_bundle_unpack(int fd, const char *tmp_dir, const symdb_bundle_opts *opts,
+                                  symdb_bundle **out);
+
+/**
+ * @brief symdb_bundle_count() gives the number of images in b.
+ * @param b  an unpacked bundle, or NULL (0).
+ * @return the count.
+ */
+SYMDB_API size_t symdb_bundle_count(const symdb_bundle *b);
+
+/**
+ * @brief symdb_bundle_image() gives image i of b: the UUID its record names
+ *        and the temporary file holding its index file.
+ * @param b     an unpacked bundle.
+ * @param i     0 to symdb_bundle_count() - 1.
+ * @param uuid  NULL or receives the record's UUID.
+ * @param path  NULL or receives the file's path, owned by b (valid until
+ *              symdb_bundle_free()).
+ * @return 0 or SYMDB_E_INVAL.
+ */
+SYMDB_API int symdb_bundle_image(const symdb_bundle *b, size_t i, symdb_uuid *uuid,
+                                 const char **path);
+
+/**
+ * @brief symdb_bundle_free() removes b's temporary files and frees it.
+ * @param b  an unpacked bundle, or NULL.
+ * @note Do not use a path from b after this; publish (copy or link) first.
+ */
+SYMDB_API void symdb_bundle_free(symdb_bundle *b);
+
 #ifdef __cplusplus
 }
 #endif
