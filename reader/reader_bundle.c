@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reader_bundle.c - export bundles (SPEC §12.7): symdb_export() writes the
- * index files of some images as one LZ4 frame, symdb_bundle_unpack() reads
- * one back into temporary files.  The records inside the frame are
+ * index files of some images as one LZ4 frame; symdb_import() reads one back
+ * into temporary files, validates every image and only then publishes each
+ * through symdb_builder_import_file().  The records inside the frame are
  * format_bundle.c's; this file adds the LZ4 framing and the files.
  *
  * Export reads through the public API: every image is opened with every
@@ -10,10 +11,10 @@
  * shipped; a compacted image is exported from its cold form decompressed
  * in memory (SYMDB_OPEN_NO_THAW: exporting never thaws).
  *
- * Unpacking streams each record's bytes into a file of its own (memory
- * stays bounded whatever sizes the bundle declares) and requires the
- * frame's checksums and the end record.  It does not judge the index files:
- * the caller validates every one before it publishes any.
+ * Unpacking streams each record's bytes into a file of its own in DB/tmp
+ * (memory stays bounded whatever sizes the bundle declares) and requires the
+ * frame's checksums and the end record.  A damaged or truncated bundle, or
+ * one damaged image, publishes nothing.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <errno.h>
@@ -25,6 +26,8 @@
 
 #include "format_bundle.h"
 #include "format_io.h"
+#include "publish_internal.h"
+#include "reader_bundle.h"
 #include "reader_internal.h"
 
 #define BUNDLE_CHUNK (64u * 1024u) /* compressor input and reads per call */
@@ -222,7 +225,7 @@ struct bundle_file {
 	char *path;
 };
 
-struct symdb_bundle {
+struct rd_bundle {
 	struct bundle_file *img;
 	size_t n, cap;
 	int fd;             /* the file being written, or -1 */
@@ -233,14 +236,14 @@ struct symdb_bundle {
 	size_t nhead;
 };
 
-static int unpack_bad(symdb_bundle *b, const char *why)
+static int unpack_bad(rd_bundle *b, const char *why)
 {
 	snprintf(b->why, sizeof b->why, "%s", why);
 	return -1;
 }
 
 /* A record head: a new temporary file for its bytes. */
-static int unpack_begin(symdb_bundle *b)
+static int unpack_begin(rd_bundle *b)
 {
 	struct bundle_file *f;
 
@@ -269,7 +272,7 @@ static int unpack_begin(symdb_bundle *b)
 }
 
 /* Decompressed bytes, in any split, through the record decoder. */
-static int unpack_feed(symdb_bundle *b, const uint8_t *p, size_t n)
+static int unpack_feed(rd_bundle *b, const uint8_t *p, size_t n)
 {
 	for (;;) {
 		const uint8_t *data;
@@ -305,7 +308,7 @@ static int unpack_feed(symdb_bundle *b, const uint8_t *p, size_t n)
 }
 
 /* Decompresses the whole input through the decoder.  0, or -1 with b->why. */
-static int unpack_read(symdb_bundle *b, int in)
+static int unpack_read(rd_bundle *b, int in)
 {
 	LZ4F_dctx *d;
 	uint8_t *ibuf = malloc(BUNDLE_CHUNK), *obuf = malloc(BUNDLE_CHUNK);
@@ -369,7 +372,7 @@ static int unpack_read(symdb_bundle *b, int in)
 	return rc;
 }
 
-void symdb_bundle_free(symdb_bundle *b)
+void rd_bundle_free(rd_bundle *b)
 {
 	if (!b)
 		return;
@@ -383,54 +386,120 @@ void symdb_bundle_free(symdb_bundle *b)
 	free(b);
 }
 
-int symdb_bundle_unpack(int fd, const char *tmp_dir, const symdb_bundle_opts *opts,
-                        symdb_bundle **out)
+int rd_bundle_unpack(int fd, const char *tmp_dir, rd_bundle **out, char *why, size_t why_sz)
 {
-	symdb_bundle_opts o;
-	symdb_bundle *b;
-	int rc = bundle_opts(opts, sizeof o, offsetof(symdb_bundle_opts, errbuf_sz) + sizeof(size_t),
-	                     &o);
-	char *eb = opts_errbuf(o.errbuf, &o.errbuf_sz);
-	size_t ebsz = o.errbuf_sz;
+	rd_bundle *b = calloc(1, sizeof *b);
 
-	if (rc)
-		return fmt_err(eb, ebsz, rc, "unknown options (a struct of %zu bytes)", opts->sz);
-	if (o.flags)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "unknown option flags 0x%x", o.flags);
-	if (!out || !tmp_dir || fd < 0)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "invalid fd, directory or output");
 	*out = NULL;
-	b = calloc(1, sizeof *b);
 	if (!b)
-		return fmt_err(eb, ebsz, -ENOMEM, "out of memory");
+		return fmt_err(why, why_sz, SYMDB_E_CORRUPT, "out of memory");
 	b->fd = -1;
 	fmt_bundle_dec_init(&b->dec);
 	if ((size_t)snprintf(b->tmpl, sizeof b->tmpl, "%s/bundle.XXXXXX", tmp_dir) >=
 	    sizeof b->tmpl) {
 		free(b);
-		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", tmp_dir);
+		return fmt_err(why, why_sz, SYMDB_E_CORRUPT, "%s: path too long", tmp_dir);
 	}
 	if (unpack_read(b, fd) < 0) {
-		rc = fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "%s", b->why);
-		symdb_bundle_free(b);
-		return rc;
+		fmt_err(why, why_sz, SYMDB_E_CORRUPT, "%s", b->why);
+		rd_bundle_free(b);
+		return SYMDB_E_CORRUPT;
 	}
 	*out = b;
 	return 0;
 }
 
-size_t symdb_bundle_count(const symdb_bundle *b)
+size_t rd_bundle_count(const rd_bundle *b)
 {
 	return b ? b->n : 0;
 }
 
-int symdb_bundle_image(const symdb_bundle *b, size_t i, symdb_uuid *uuid, const char **path)
+void rd_bundle_image(const rd_bundle *b, size_t i, symdb_uuid *uuid, const char **path)
 {
-	if (!b || i >= b->n)
-		return SYMDB_E_INVAL;
-	if (uuid)
-		*uuid = b->img[i].uuid;
-	if (path)
-		*path = b->img[i].path;
+	*uuid = b->img[i].uuid;
+	*path = b->img[i].path;
+}
+
+/* ---- import --------------------------------------------------------------- */
+
+/* Every unpacked image must be a valid index file of the UUID its record
+ * names (every table checksum, symdb_image_verify(), the header's UUID)
+ * before any is published.  Fills eb with "image HEX: reason". */
+static int validate_all(const rd_bundle *b, char *eb, size_t ebsz)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		char why[512] = "", hex[2 * SYMDB_UUID_MAX + 1];
+		SYMDB_OPTS(symdb_open_opts, o,
+		           .flags = SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW,
+		           .errbuf = why, .errbuf_sz = sizeof why);
+		const symdb_uuid *uuid = &b->img[i].uuid;
+		symdb_image *img;
+		symdb_image_info info;
+		int rc = symdb_image_open_file(b->img[i].path, &o, &img);
+
+		symdb_uuid_format(uuid, hex);
+		if (rc == 0) {
+			rc = symdb_image_verify(img, why, sizeof why);
+			symdb_image_get_info(img, &info);
+			if (rc == 0 && (info.uuid.len != uuid->len ||
+			                memcmp(info.uuid.bytes, uuid->bytes, info.uuid.len)))
+				rc = SYMDB_E_CORRUPT;
+			if (rc == SYMDB_E_CORRUPT && !why[0])
+				snprintf(why, sizeof why, "header UUID differs from the record's");
+			symdb_image_close(img);
+		}
+		if (rc < 0)
+			return fmt_err(eb, ebsz, rc, "image %s: %s", hex,
+			               why[0] ? why : symdb_strerror(rc));
+	}
 	return 0;
+}
+
+int symdb_import(symdb_builder *b, int fd, const symdb_import_opts *opts)
+{
+	symdb_import_opts o;
+	symdb_build_result *res = NULL;
+	rd_bundle *bun = NULL;
+	char tmp[4096];
+	int rc = bundle_opts(opts, sizeof o, offsetof(symdb_import_opts, errbuf_sz) + sizeof(size_t),
+	                     &o);
+	char *eb = opts_errbuf(o.errbuf, &o.errbuf_sz);
+	size_t ebsz = o.errbuf_sz;
+	int failed = 0;
+
+	if (rc)
+		return fmt_err(eb, ebsz, rc, "unknown options (a struct of %zu bytes)", opts->sz);
+	if (o.flags & ~SYMDB_BUILD_FORCE)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "unknown option flags 0x%x",
+		               o.flags & ~SYMDB_BUILD_FORCE);
+	if (!b || fd < 0)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "invalid builder or fd");
+	if ((size_t)snprintf(tmp, sizeof tmp, "%.4000s/tmp",
+	                     rd_catalog_dir(publish_builder_catalog(b))) >= sizeof tmp)
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "database path too long");
+	rc = rd_bundle_unpack(fd, tmp, &bun, eb, ebsz);
+	if (rc == 0)
+		rc = validate_all(bun, eb, ebsz);
+	if (rc == 0 && !(res = malloc(sizeof *res)))
+		rc = fmt_err(eb, ebsz, -ENOMEM, "out of memory");
+	/* Every image passed: publish them one by one; a failure is reported
+	 * and the others still go in. */
+	for (size_t i = 0; rc == 0 && i < bun->n; i++) {
+		char why[512] = "";
+		SYMDB_OPTS(symdb_build_opts, bo, .flags = o.flags, .errbuf = why,
+		           .errbuf_sz = sizeof why);
+		int r = symdb_builder_import_file(b, bun->img[i].path, &bun->img[i].uuid, &bo, res);
+
+		if (o.on_image)
+			o.on_image(&bun->img[i].uuid, r, r == 0 ? res : NULL, why, o.arg);
+		if (r < 0 && !failed) {
+			char hex[2 * SYMDB_UUID_MAX + 1];
+			symdb_uuid_format(&bun->img[i].uuid, hex);
+			fmt_err(eb, ebsz, r, "image %s: %s", hex, why[0] ? why : symdb_strerror(r));
+			failed = r;
+		}
+	}
+	free(res);
+	rd_bundle_free(bun);
+	return rc ? rc : failed;
 }

@@ -771,64 +771,8 @@ typedef struct symdb_export_opts {
 SYMDB_API int symdb_export(symdb *db, const symdb_uuid *ids, size_t n, int fd,
                            const symdb_export_opts *opts);
 
-/** The index files of an unpacked bundle (symdb_bundle_unpack()). */
-typedef struct symdb_bundle symdb_bundle;
+/* symdb_import(), the other half, publishes and is in symdb_build.h. */
 
-/** Options of symdb_bundle_unpack(). */
-typedef struct symdb_bundle_opts {
-	size_t sz;          /**< sizeof(symdb_bundle_opts): set by SYMDB_OPTS() */
-	unsigned flags;     /**< none defined yet: must be 0 */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
-	size_t errbuf_sz;   /**< size of errbuf */
-} symdb_bundle_opts;
-
-/**
- * @brief symdb_bundle_unpack() reads an export bundle from fd to its end and
- *        streams each image's index file into a temporary file of its own in
- *        tmp_dir (memory stays bounded whatever the bundle declares).
- * @param fd       the bundle, read from its current position to end of file.
- * @param tmp_dir  an existing directory for the files (a database's tmp/).
- * @param opts     NULL or options.
- * @param out      receives the bundle's files, to free with symdb_bundle_free().
- * @return 0; SYMDB_E_CORRUPT with a one-line reason when the bytes are not a
- *         whole bundle (LZ4 block or content checksum, a frame or record
- *         stream that ends early, bytes after either, a bad magic, a UUID
- *         longer than 32 bytes, more than 65536 images, a File_Size above
- *         16 GiB) or cannot be unpacked (a read error, no room in tmp_dir);
- *         no file is left behind then; SYMDB_E_INVAL; -ENAMETOOLONG.
- * @note The files are NOT judged: validate each (symdb_image_open_file() with
- *       SYMDB_OPEN_VERIFY_CHECKSUMS, symdb_image_verify(), the UUID) before
- *       publishing any.  Any thread; the result is owned by the caller.
- */
-SYMDB_API int symdb_bundle_unpack(int fd, const char *tmp_dir, const symdb_bundle_opts *opts,
-                                  symdb_bundle **out);
-
-/**
- * @brief symdb_bundle_count() gives the number of images in b.
- * @param b  an unpacked bundle, or NULL (0).
- * @return the count.
- */
-SYMDB_API size_t symdb_bundle_count(const symdb_bundle *b);
-
-/**
- * @brief symdb_bundle_image() gives image i of b: the UUID its record names
- *        and the temporary file holding its index file.
- * @param b     an unpacked bundle.
- * @param i     0 to symdb_bundle_count() - 1.
- * @param uuid  NULL or receives the record's UUID.
- * @param path  NULL or receives the file's path, owned by b (valid until
- *              symdb_bundle_free()).
- * @return 0 or SYMDB_E_INVAL.
- */
-SYMDB_API int symdb_bundle_image(const symdb_bundle *b, size_t i, symdb_uuid *uuid,
-                                 const char **path);
-
-/**
- * @brief symdb_bundle_free() removes b's temporary files and frees it.
- * @param b  an unpacked bundle, or NULL.
- * @note Do not use a path from b after this; publish (copy or link) first.
- */
-SYMDB_API void symdb_bundle_free(symdb_bundle *b);
 
 #ifdef __cplusplus
 }

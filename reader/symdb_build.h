@@ -147,7 +147,7 @@ SYMDB_API int symdb_builder_add(symdb_builder *b, const char *path,
 
 /**
  * @brief symdb_builder_import_file() publishes an existing index file (one
- *        image of an export bundle, SPEC §13) as if it had been built here.
+ *        image of an export bundle, SPEC §12.7) as if it had been built here.
  *
  * The file is copied to a new temporary file in DB/tmp and fsynced; the copy
  * is opened with every table checksum verified and every invariant checked
@@ -163,6 +163,47 @@ SYMDB_API int symdb_builder_import_file(symdb_builder *b, const char *index_path
                                         const symdb_uuid *expect,
                                         const symdb_build_opts *opts,
                                         symdb_build_result *out);
+
+/** Called by symdb_import() once per image, in bundle order, after it was
+ *  published or skipped (rc 0, res set) or failed (rc < 0, res NULL, why a
+ *  one-line reason or ""). */
+typedef void (*symdb_import_fn)(const symdb_uuid *uuid, int rc, const symdb_build_result *res,
+                                const char *why, void *arg);
+
+/** Options of symdb_import(). */
+typedef struct symdb_import_opts {
+	size_t sz;                /**< sizeof(symdb_import_opts): set by SYMDB_OPTS() */
+	unsigned flags;           /**< SYMDB_BUILD_FORCE: replace images already indexed */
+	char *errbuf;             /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;         /**< size of errbuf */
+	symdb_import_fn on_image; /**< optional: told what happened to each image */
+	void *arg;                /**< passed to on_image */
+} symdb_import_opts;
+
+/**
+ * @brief symdb_import() reads an export bundle (SPEC §12.7, written by
+ *        symdb_export()) from fd and publishes its images into b's database.
+ *
+ * The bundle is streamed into temporary files in DB/tmp (memory stays
+ * bounded whatever it declares); the LZ4 frame's block and content
+ * checksums, the record stream and its end, and every image (all table
+ * checksums, symdb_image_verify(), the header UUID against the record's)
+ * are checked before anything is published.  Then each image goes through
+ * symdb_builder_import_file(); one that fails there is reported and the
+ * others are still published.
+ * @param b     an open builder.
+ * @param fd    the bundle, read from its current position to end of file.
+ * @param opts  NULL or options.
+ * @return 0 when every image was published or skipped; when the bundle is
+ *         rejected, nothing is imported and the code is SYMDB_E_CORRUPT (a
+ *         damaged, truncated or lying bundle: errbuf has the reason) or the
+ *         code of the first damaged image (SYMDB_E_CHECKSUM ...; errbuf:
+ *         "image UUID: reason"); when publishing fails for some image, that
+ *         image's code (on_image was told; errbuf names the first).
+ * @note Thread-safe on one builder, as symdb_builder_import_file().  No
+ *       temporary file is left behind.
+ */
+SYMDB_API int symdb_import(symdb_builder *b, int fd, const symdb_import_opts *opts);
 
 /** Called by symdb_builder_reindex() for each index file it skips: path
  *  relative to the database directory, and a one-line reason. */

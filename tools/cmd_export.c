@@ -4,12 +4,10 @@
  * indexed images between machines, so that a fleet builds each binary once
  * and distributes the index files (SPEC §12.7).
  *
- * The bundle itself is the library's: symdb_export() verifies and writes
- * it, symdb_bundle_unpack() streams it back into temporary files in DB/tmp
- * (checksums, limits, end record).  Import then validates every image fully
- * and only then publishes each through symdb_builder_import_file(), the
- * build's own atomic path (§12.5).  A damaged or truncated bundle publishes
- * nothing.
+ * The bundle is the library's: symdb_export() verifies every image and
+ * writes it; symdb_import() checks the whole bundle and every image before
+ * it publishes any, each through the build's own atomic path (§12.5).  This
+ * file parses the command lines and prints one line per image.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -142,71 +140,25 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 
 /* ---- import --------------------------------------------------------------- */
 
-/* Every staged image must be a valid index file of the UUID its record
- * names, before any is published. */
-static int bn_validate(const symdb_bundle *r, const char *what)
+/* What symdb_import() did with each image, one line each. */
+struct bn_report {
+	const char *what;
+	int quiet, failed;
+};
+
+static void bn_report_image(const symdb_uuid *uuid, int rc, const symdb_build_result *res,
+                            const char *why, void *arg)
 {
-	for (size_t i = 0; i < symdb_bundle_count(r); i++) {
-		char err[512] = "", hex[2 * SYMDB_UUID_MAX + 1];
-		SYMDB_OPTS(symdb_open_opts, o,
-		           .flags = SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW,
-		           .errbuf = err, .errbuf_sz = sizeof err);
-		symdb_image *img;
-		symdb_image_info info;
-		symdb_uuid uuid;
-		const char *path;
-		int rc = symdb_bundle_image(r, i, &uuid, &path);
+	struct bn_report *r = arg;
+	char hex[2 * SYMDB_UUID_MAX + 1];
 
-		if (rc == 0)
-			rc = symdb_image_open_file(path, &o, &img);
-		symdb_uuid_format(&uuid, hex);
-		if (rc == 0) {
-			rc = symdb_image_verify(img, err, sizeof err);
-			symdb_image_get_info(img, &info);
-			if (rc == 0 && (info.uuid.len != uuid.len ||
-			                memcmp(info.uuid.bytes, uuid.bytes, info.uuid.len)))
-				rc = SYMDB_E_CORRUPT;
-			if (rc == SYMDB_E_CORRUPT && !err[0])
-				snprintf(err, sizeof err, "header UUID differs from the record's");
-			symdb_image_close(img);
-		}
-		if (rc < 0) {
-			cli_err(what, "bundle rejected, nothing imported: image %s: %s", hex,
-			        err[0] ? err : symdb_strerror(rc));
-			return -1;
-		}
+	symdb_uuid_format(uuid, hex);
+	if (rc < 0) {
+		cli_err(r->what, "image %s: %s", hex, why[0] ? why : symdb_strerror(rc));
+		r->failed = 1;
+	} else if (!r->quiet) {
+		printf(res->skipped ? "skipped %s (already indexed)\n" : "imported %s\n", hex);
 	}
-	return 0;
-}
-
-static int bn_publish(const symdb_bundle *r, symdb_builder *b, unsigned flags, int quiet,
-                      const char *what)
-{
-	symdb_build_result *res = malloc(sizeof *res);
-	int failed = 0;
-
-	if (!res)
-		return -1;
-	for (size_t i = 0; i < symdb_bundle_count(r); i++) {
-		char err[512] = "", hex[2 * SYMDB_UUID_MAX + 1];
-		SYMDB_OPTS(symdb_build_opts, o, .flags = flags, .errbuf = err,
-		           .errbuf_sz = sizeof err);
-		symdb_uuid uuid;
-		const char *path;
-		int rc = symdb_bundle_image(r, i, &uuid, &path);
-
-		if (rc == 0)
-			rc = symdb_builder_import_file(b, path, &uuid, &o, res);
-		symdb_uuid_format(&uuid, hex);
-		if (rc < 0) {
-			cli_err(what, "image %s: %s", hex, err[0] ? err : symdb_strerror(rc));
-			failed = 1;
-		} else if (!quiet) {
-			printf(res->skipped ? "skipped %s (already indexed)\n" : "imported %s\n", hex);
-		}
-	}
-	free(res);
-	return failed ? -1 : 0;
 }
 
 int cli_cmd_import(const struct cli_global *g0, int argc, char **argv)
@@ -253,22 +205,18 @@ int cli_cmd_import(const struct cli_global *g0, int argc, char **argv)
 			close(in);
 		return CLI_EXIT_DATABASE;
 	}
-	char tmp[4096 - sizeof "/bundle.XXXXXX" + 1], why[512] = "";
-	SYMDB_OPTS(symdb_bundle_opts, uo, .errbuf = why, .errbuf_sz = sizeof why);
-	symdb_bundle *r = NULL;
-	if ((size_t)snprintf(tmp, sizeof tmp, "%.4000s/tmp", dir) >= sizeof tmp) {
-		cli_err(dir, "path too long");
-		rc = CLI_EXIT_FAILED;
-	} else if (symdb_bundle_unpack(in, tmp, &uo, &r) < 0) {
+	char why[1200] = "";
+	struct bn_report rep = { .what = what, .quiet = quiet };
+	SYMDB_OPTS(symdb_import_opts, io, .flags = flags, .errbuf = why, .errbuf_sz = sizeof why,
+	           .on_image = bn_report_image, .arg = &rep);
+	rc = symdb_import(b, in, &io);
+	if (rc < 0 && !rep.failed) {
 		cli_err(what, "bundle rejected, nothing imported: %s", why);
 		rc = CLI_EXIT_DAMAGED;
-	} else if (bn_validate(r, what) < 0) {
-		rc = CLI_EXIT_DAMAGED;
 	} else {
-		rc = bn_publish(r, b, flags, quiet, what) < 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+		rc = rc < 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 	}
 	fflush(stdout);
-	symdb_bundle_free(r);
 	symdb_builder_close(b);
 	if (in > 0)
 		close(in);

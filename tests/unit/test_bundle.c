@@ -5,8 +5,8 @@
  * bundle rejected as truncated; lying bundles (bad magic, a UUID longer than
  * 32 bytes, a File_Size above 16 GiB, more than 65536 images, bytes after
  * the end record, an LZ4 frame without checksums) rejected with a one-line
- * reason; and symdb_bundle_unpack() on bytes that are no LZ4 frame, its
- * options checked both ways, leaving no file behind.
+ * reason; rd_bundle_unpack() on bytes that are no LZ4 frame, leaving no file
+ * behind; the options of symdb_export() and symdb_import() checked both ways.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -15,6 +15,8 @@
 
 #include "check.h"
 #include "format_bundle.h"
+#include "reader_bundle.h"
+#include "symdb_build.h"
 
 struct buf {
 	uint8_t *p;
@@ -201,21 +203,21 @@ static void test_lies(void)
 	CHECK(fmt_bundle_check_frame(frame, 4, why, sizeof why) == SYMDB_E_CORRUPT);
 }
 
-/* symdb_bundle_unpack() on a pipe holding `bytes`: the return code, the
+/* rd_bundle_unpack() on a pipe holding `bytes`: the return code, the
  * reason in why; no file may be left in dir. */
 static int unpack_bytes(const char *bytes, size_t n, const char *dir, char *why, size_t why_sz)
 {
 	int p[2];
-	symdb_bundle *b = NULL;
-	SYMDB_OPTS(symdb_bundle_opts, o, .errbuf = why, .errbuf_sz = why_sz);
+	rd_bundle *b = NULL;
 
 	CHECK(pipe(p) == 0);
 	CHECK(write(p[1], bytes, n) == (ssize_t)n);
 	close(p[1]);
-	int rc = symdb_bundle_unpack(p[0], dir, &o, &b);
+	int rc = rd_bundle_unpack(p[0], dir, &b, why, why_sz);
 	close(p[0]);
 	CHECK(rc < 0 ? b == NULL : b != NULL);
-	symdb_bundle_free(b);
+	CHECK(rc < 0 || rd_bundle_count(b) == 0);
+	rd_bundle_free(b);
 	CHECK(check_dir_entries(dir) == 0);
 	return rc;
 }
@@ -231,28 +233,38 @@ static void test_unpack(void)
 	CHECK(strcmp(why, "truncated (the LZ4 frame does not end)") == 0);
 	CHECK(unpack_bytes("SYMDBBN1", 8, dir, why, sizeof why) == SYMDB_E_CORRUPT);
 	CHECK(one_line(why) && strncmp(why, "LZ4 frame: ", 11) == 0);
+	CHECK(rd_bundle_count(NULL) == 0);
+	rmdir(dir);
+}
 
-	/* Options: a smaller struct is accepted, unknown non-zero bytes are not. */
-	struct { symdb_bundle_opts o; uint64_t extra; } big;
+/* The public calls' options: a smaller struct is accepted, unknown
+ * non-zero bytes or flags are not (checked before anything else). */
+static void test_opts(void)
+{
+	struct { symdb_export_opts o; uint64_t extra; } big;
+	char why[256] = "";
+
 	memset(&big, 0, sizeof big);
 	big.o.sz = sizeof big;
 	big.extra = 1;
-	symdb_bundle *b = NULL;
-	CHECK(symdb_bundle_unpack(0, dir, &big.o, &b) == SYMDB_E_INVAL && b == NULL);
-	big.o.flags = 1;
+	CHECK(symdb_export(NULL, NULL, 0, 1, &big.o) == SYMDB_E_INVAL);
 	big.extra = 0;
-	CHECK(symdb_bundle_unpack(0, dir, &big.o, &b) == SYMDB_E_INVAL && b == NULL);
-	symdb_bundle_opts small = { .sz = offsetof(symdb_bundle_opts, errbuf_sz) + sizeof(size_t) };
-	int p[2];
-	CHECK(pipe(p) == 0);
-	close(p[1]);
-	CHECK(symdb_bundle_unpack(p[0], dir, &small, &b) == SYMDB_E_CORRUPT && b == NULL);
-	close(p[0]);
+	big.o.flags = 1;
+	big.o.errbuf = why;
+	big.o.errbuf_sz = sizeof why;
+	CHECK(symdb_export(NULL, NULL, 0, 1, &big.o) == SYMDB_E_INVAL);
+	CHECK(one_line(why) && strstr(why, "flags"));
+	symdb_export_opts small = { .sz = offsetof(symdb_export_opts, errbuf_sz) + sizeof(size_t),
+	                            .errbuf = why, .errbuf_sz = sizeof why };
+	CHECK(symdb_export(NULL, NULL, 0, 1, &small) == SYMDB_E_INVAL);
+	CHECK(strstr(why, "invalid database handle") != NULL);
 	small.sz = 1;
-	CHECK(symdb_bundle_unpack(0, dir, &small, &b) == SYMDB_E_INVAL);
-	CHECK(symdb_bundle_count(NULL) == 0);
-	CHECK(symdb_bundle_image(NULL, 0, NULL, NULL) == SYMDB_E_INVAL);
-	rmdir(dir);
+	CHECK(symdb_export(NULL, NULL, 0, 1, &small) == SYMDB_E_INVAL);
+
+	SYMDB_OPTS(symdb_import_opts, io, .flags = 0x100, .errbuf = why, .errbuf_sz = sizeof why);
+	CHECK(symdb_import(NULL, 0, &io) == SYMDB_E_INVAL && strstr(why, "flags"));
+	io.flags = SYMDB_BUILD_FORCE;
+	CHECK(symdb_import(NULL, 0, &io) == SYMDB_E_INVAL && strstr(why, "invalid builder"));
 }
 
 int main(void)
@@ -260,5 +272,6 @@ int main(void)
 	test_roundtrip();
 	test_lies();
 	test_unpack();
+	test_opts();
 	return check_exit();
 }
