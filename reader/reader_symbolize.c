@@ -91,6 +91,8 @@ struct symdb_symbolizer {
 	symdb_result *res;              /* by sorted position (late results only) */
 	size_t res_cap;
 	symdb_result cres[RESOLVE_CHUNK]; /* one chunk's results */
+	unsigned char *chunk_out;       /* results NULL: one chunk of results */
+	size_t chunk_out_cap;
 	size_t arr_cap;
 	size_t *gstart;                 /* groups + 1 counters */
 	size_t gstart_cap;
@@ -232,6 +234,7 @@ void symdb_symbolizer_free(symdb_symbolizer *s)
 	free(s->res);
 	free(s->order);
 	free(s->dm_copy);
+	free(s->chunk_out);
 	free(s->gstart);
 	frames_free(s->frames, s->frames_bytes);
 	free(s->out_frames);
@@ -497,6 +500,8 @@ struct sym_call {
 	size_t nfail;  /* the others: fail[0..nfail) */
 	size_t done;   /* ord[0..done) have their results written */
 	int all_vaddr; /* every request is a SYMDB_ADDR_VADDR: nothing to translate */
+	int stream;    /* SYMDB_SYMBOLIZE_STREAM honoured: frames reused per chunk */
+	size_t chunk_from; /* results NULL: the chunk buffer holds ord[chunk_from...] */
 	void (*on_results)(void *arg, const symdb_symbolized *results, const uint32_t *order,
 	                   size_t first, size_t count);
 	void *on_results_arg;
@@ -505,7 +510,17 @@ struct sym_call {
 /* Where the result of ord[k] goes. */
 static symdb_symbolized *out_of(symdb_symbolizer *s, const struct sym_call *c, size_t k)
 {
+	if (!c->results) /* (streamed: always ordered) */
+		return res_at((symdb_symbolized *)s->chunk_out, c->result_sz, k - c->chunk_from);
 	return res_at(c->results, c->result_sz, c->ordered ? k : s->ord[k].idx);
+}
+
+/* Hand results [from, to) of the resolution order to on_results. */
+static void deliver(symdb_symbolizer *s, const struct sym_call *c, size_t from, size_t to)
+{
+	if (c->on_results && to > from)
+		c->on_results(c->on_results_arg, out_of(s, c, from), s->order + from, from,
+		              to - from);
 }
 
 /* Step 1: each request's group (or its failure, noted in fail[]). */
@@ -550,12 +565,19 @@ static int assign_groups(symdb_symbolizer *s, struct sym_call *c)
 }
 
 /* The results of requests whose image was not found: in input order, after
- * the others when ordered. */
-static void write_failures(symdb_symbolizer *s, const struct sym_call *c)
+ * the others when ordered (and delivered, a chunk at a time). */
+static void write_failures(symdb_symbolizer *s, struct sym_call *c)
 {
+	c->chunk_from = c->m;
 	for (size_t f = 0; f < c->nfail; f++) {
 		size_t at = c->ordered ? c->m + f : s->fail[f].idx;
-		symdb_symbolized *r = res_at(c->results, c->result_sz, at);
+		if (!c->results && at - c->chunk_from == RESOLVE_CHUNK) {
+			deliver(s, c, c->chunk_from, at);
+			c->chunk_from = at;
+		}
+		symdb_symbolized *r = c->results ? res_at(c->results, c->result_sz, at)
+		                                 : res_at((symdb_symbolized *)s->chunk_out,
+		                                          c->result_sz, at - c->chunk_from);
 		memset(r, 0, c->result_sz);
 		r->status = s->fail[f].status;
 		r->error = s->fail[f].error;
@@ -563,6 +585,8 @@ static void write_failures(symdb_symbolizer *s, const struct sym_call *c)
 		if (c->ordered)
 			s->order[at] = s->fail[f].idx;
 	}
+	if (c->ordered)
+		deliver(s, c, c->results ? c->m : c->chunk_from, c->m + c->nfail);
 }
 
 /* Step 2a: put ord[0..m) in group order, stably. */
@@ -695,7 +719,7 @@ static int grow_frames(symdb_symbolizer *s, struct sym_call *c, size_t need, siz
 		return -ENOMEM;
 	if (used)
 		memcpy(nf, s->frames, used * sizeof(*nf));
-	for (size_t k = 0; k < c->done; k++) {
+	for (size_t k = 0; c->results && k < c->done; k++) {
 		symdb_symbolized *o = out_of(s, c, k);
 		if (o->frames)
 			o->frames = nf + (o->frames - s->frames);
@@ -745,11 +769,14 @@ static int finish_chunk(symdb_symbolizer *s, struct sym_call *c, const symdb_ima
 			    !(res[k].sym_name = rd_names_demangle(&s->names, res[k].sym_name)))
 				return -ENOMEM;
 	}
+	c->chunk_from = from;
 	for (size_t k = from; k < to; k++)
 		write_one(s, c, k, &res[k - from], (const unsigned char *)s->frames, img);
 	c->done = to;
-	if (c->on_results)
-		c->on_results(c->on_results_arg, c->results, s->order, from, to - from);
+	deliver(s, c, from, to);
+	if (c->stream && c->results) /* the chunk's frames are about to be reused */
+		for (size_t k = from; k < to; k++)
+			out_of(s, c, k)->frames = NULL;
 	return 0;
 }
 
@@ -790,6 +817,8 @@ static int resolve_sorted(symdb_symbolizer *s, struct sym_call *c, const symdb_i
 		int rc = finish_chunk(s, c, img, res, done, done + (size_t)r, f0, end);
 		if (rc < 0)
 			return rc;
+		if (c->stream)
+			*used = 0;
 		done += (size_t)r;
 		if (done < to && (size_t)r < n && grow_frames(s, c, s->frames_cap * 2, *used) < 0)
 			return -ENOMEM;
@@ -892,7 +921,8 @@ static int read_opts(const symdb_symbolize_opts *opts, struct sym_call *c, char 
                      size_t *ebsz)
 {
 	int rc = rd_opts((const symdb_open_opts *)opts,
-	                 SYMDB_SYMBOLIZE_DEMANGLE | SYMDB_SYMBOLIZE_ORDER, &c->flags, eb, ebsz);
+	                 SYMDB_SYMBOLIZE_DEMANGLE | SYMDB_SYMBOLIZE_ORDER | SYMDB_SYMBOLIZE_STREAM,
+	                 &c->flags, eb, ebsz);
 	if (rc)
 		return rc;
 	c->req_sz = sizeof(symdb_request);
@@ -934,7 +964,7 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 	int rc = read_opts(opts, &c, &eb, &ebsz);
 	if (rc)
 		return rc;
-	if (!s || (n && (!reqs || !results)) || n > UINT32_MAX)
+	if (!s || (n && (!reqs || (!results && !c.on_results))) || n > UINT32_MAX)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "symdb_symbolize: NULL argument or batch too big");
 	c.ordered = (c.flags & SYMDB_SYMBOLIZE_ORDER) != 0;
 	if (c.flags & SYMDB_SYMBOLIZE_DEMANGLE) {
@@ -946,6 +976,10 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 		c.dm = want == 0 ? 0 : want == n ? 1 : -1;
 	}
 	c.late = c.dm < 0 || c.frame_sz != sizeof(symdb_frame);
+	if ((c.flags & SYMDB_SYMBOLIZE_STREAM) && !c.on_results)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL,
+		               "symdb_symbolize: SYMDB_SYMBOLIZE_STREAM needs ORDER and on_results");
+	c.stream = (c.flags & SYMDB_SYMBOLIZE_STREAM) && !c.late;
 	s->call++;
 	s->ngroups = 0;
 	s->norder = 0;
@@ -962,6 +996,9 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 		goto fail;
 	if (c.late && (rc = grow(&s->res, &s->res_cap, n, sizeof(*s->res))) < 0)
 		goto fail;
+	if (!results && (rc = grow(&s->chunk_out, &s->chunk_out_cap, RESOLVE_CHUNK * c.result_sz,
+	                           1)) < 0)
+		goto fail;
 	if ((rc = resolve_groups(s, &c, &used)) < 0)
 		goto fail;
 	if (c.late) {
@@ -971,14 +1008,19 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 		const unsigned char *fbase = c.frame_sz == sizeof(symdb_frame)
 		                                     ? (const unsigned char *)s->frames
 		                                     : s->out_frames;
-		for (size_t k = 0; k < c.m; k++)
-			write_one(s, &c, k, &s->res[k], fbase, s->group_img[s->gid[s->ord[k].idx]]);
-		if (c.on_results && c.m)
-			c.on_results(c.on_results_arg, c.results, s->order, 0, c.m);
+		for (size_t k0 = 0; k0 < c.m; k0 += RESOLVE_CHUNK) {
+			size_t k1 = c.m - k0 < RESOLVE_CHUNK ? c.m : k0 + RESOLVE_CHUNK;
+			c.chunk_from = k0;
+			for (size_t k = k0; k < k1; k++)
+				write_one(s, &c, k, &s->res[k], fbase,
+				          s->group_img[s->gid[s->ord[k].idx]]);
+			if (!c.results)
+				deliver(s, &c, k0, k1);
+		}
+		if (c.results)
+			deliver(s, &c, 0, c.m);
 	}
 	write_failures(s, &c);
-	if (c.on_results && c.nfail)
-		c.on_results(c.on_results_arg, c.results, s->order, c.m, c.nfail);
 	if (c.ordered)
 		s->norder = n;
 	return 0;

@@ -500,9 +500,12 @@ typedef struct symdb_symbolize_opts {
 	size_t frame_sz;    /**< sizeof(symdb_frame) the caller uses; 0 = this header's */
 	/** Optional, with SYMDB_SYMBOLIZE_ORDER: called on the calling thread as
 	 *  results become final, in order, so that a caller can consume them
-	 *  while their frames are still in the cache: results[first, first +
-	 *  count) answer requests order[first, first + count).  Both stay valid
-	 *  until the next call on the context, which the callback must not make. */
+	 *  while their frames are still in the cache: results[i] (of result_sz
+	 *  bytes) answers request order[i], for i < count, and is the
+	 *  (first + i)-th in resolution order.  With a results array, results
+	 *  points into it; without one (results NULL, allowed with on_results)
+	 *  into a buffer of the context reused for the next chunk.  The
+	 *  callback must not call into the context. */
 	void (*on_results)(void *arg, const symdb_symbolized *results, const uint32_t *order,
 	                   size_t first, size_t count);
 	void *on_results_arg; /**< its first argument */
@@ -513,6 +516,12 @@ typedef struct symdb_symbolize_opts {
 /** Write results in the order the requests were resolved in, not in input
  *  order: results[k] answers request symdb_symbolizer_order()[k]. */
 #define SYMDB_SYMBOLIZE_ORDER 0x2u
+/** With SYMDB_SYMBOLIZE_ORDER and on_results: a chunk's frames are valid
+ *  only during its on_results call (the result's frames are NULL after it),
+ *  so one chunk's worth of frame memory is reused for the whole batch: for
+ *  callers that format or send each chunk as it comes.  Other pointers of a
+ *  result (names) stay valid until the next call. */
+#define SYMDB_SYMBOLIZE_STREAM 0x4u
 
 /**
  * @brief symdb_symbolize() resolves a batch of requests in any order, over
@@ -532,7 +541,8 @@ typedef struct symdb_symbolize_opts {
  * @param results receives n results of opts->result_sz bytes each, in
  *                input order (SYMDB_SYMBOLIZE_ORDER: in resolution order);
  *                each has a status: a request that cannot be answered is
- *                not an error of the call.
+ *                not an error of the call.  May be NULL when opts has
+ *                on_results: results are then only handed to it.
  * @param opts    NULL or options (errbuf, element sizes, per-call demangling).
  * @return 0; SYMDB_E_INVAL for a NULL argument, bad opts or element sizes,
  *         an unknown image_ref, addr_kind or flag, or non-zero reserved

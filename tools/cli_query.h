@@ -103,8 +103,7 @@ struct query {
 	uint32_t *pos;           /* request index -> its index in res */
 	uint32_t *spos;          /* sreq index -> request index */
 	symdb_symbolized *res;   /* the library's answers: by sreq index, or in
-	                            its order (q->apart: res[k] answers sreq[order[k]]) */
-	const uint32_t *order;   /* symdb_symbolizer_order(), owned by sym */
+	                            its order (q->apart, kept only for DATA requests) */
 	size_t arr_cap, res_cap;
 	size_t nsorted;          /* sreq[0..nsorted) is the last batch's */
 	struct cli_line_info *li;

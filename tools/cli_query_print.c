@@ -112,37 +112,37 @@ void cli_query_format_begin(struct query *q)
  * called by the library as results become final (on_results), while their
  * frames are still in the cache. */
 void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint32_t *order,
-                           size_t first, size_t count)
+                              size_t first, size_t count)
 {
 	struct query *q = arg;
-	q->order = order;
+	struct text_span *body = q->body + first;
 	if (q->nsorted == q->nreq) /* every request resolved: spos is the identity */
-		for (size_t k = first; k < first + count; k++)
-			q->pos[order[k]] = (uint32_t)k;
+		for (size_t i = 0; i < count; i++)
+			q->pos[order[i]] = (uint32_t)(first + i);
 	else
-		for (size_t k = first; k < first + count; k++)
-			q->pos[q->spos[order[k]]] = (uint32_t)k;
-	for (size_t k = first; k < first + count && !q->apart_failed; k++) {
-		const symdb_symbolized *r = &res[k];
+		for (size_t i = 0; i < count; i++)
+			q->pos[q->spos[order[i]]] = (uint32_t)(first + i);
+	for (size_t i = 0; i < count && !q->apart_failed; i++) {
+		const symdb_symbolized *r = &res[i];
 		if (r->status == SYMDB_SYM_DAMAGED)
 			q->damaged = 1;
-		if (k > first && r->nframes && r[-1].frames == r->frames) {
-			q->body[k] = q->body[k - 1];
+		if (i && r->nframes && r[-1].frames == r->frames) {
+			body[i] = body[i - 1];
 		} else {
 			if (q->per_line)
-				q->pr.module = q->mods[q->req[q->spos[order[k]]].mod].name;
+				q->pr.module = q->mods[q->req[q->spos[order[i]]].mod].name;
 			size_t nf = select_frames(q, r), off = q->text.len;
 			cli_format_code_body(&q->pr, &q->text, q->li, nf);
 			if (q->text.len > UINT32_MAX)
 				q->apart_failed = 1;
-			q->body[k].off = (uint32_t)off;
-			q->body[k].len = (uint32_t)(q->text.len - off);
+			body[i].off = (uint32_t)off;
+			body[i].len = (uint32_t)(q->text.len - off);
 		}
-		if (q->cache.slot && k + PREFETCH_AHEAD < first + count)
+		if (q->cache.slot && i + PREFETCH_AHEAD < count)
 			__builtin_prefetch(&q->cache.slot[cli_query_cache_hash(r[PREFETCH_AHEAD].vaddr)]);
 		if (q->cache.slot && !q->apart_failed && r->image &&
-		    (k == first || r->vaddr != r[-1].vaddr))
-			cli_query_cache_insert(q, r->vaddr, q->body[k]);
+		    (i == 0 || r->vaddr != r[-1].vaddr))
+			cli_query_cache_insert(q, r->vaddr, body[i]);
 	}
 }
 

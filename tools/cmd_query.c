@@ -73,7 +73,7 @@ static int resolve_batch(struct query *q)
 	q->spos = cli_query_grow(q->spos, &cap, q->nreq, sizeof(*q->spos));
 	q->arr_cap = cap;
 	size_t m = 0;
-
+	int has_data = 0;
 	uint32_t last = UINT32_MAX;
 	const symdb_image *img = NULL;
 	for (size_t i = 0; i < q->nreq; i++) {
@@ -96,24 +96,34 @@ static int resolve_batch(struct query *q)
 		 * exactly the same symbols unless one ends at UINT64_MAX. */
 		if (q->kind == SYMDB_ADDR_VADDR && sr->addr == SYMDB_ADDR_INVALID)
 			sr->addr = SYMDB_ADDR_INVALID - 1;
+		has_data |= rq->kind == REQ_DATA;
 		q->spos[m] = (uint32_t)i;
 		q->pos[i] = (uint32_t)m++;
 	}
-	size_t rcap = q->res_cap;
-	q->res = cli_query_grow(q->res, &rcap, m, sizeof(*q->res));
-	q->res_cap = rcap;
 	q->nsorted = m;
 	if (!m)
 		return 0;
+	/* Bodies formatted apart are formatted as the library hands over each
+	 * chunk of results, while its frames are in the cache, and need
+	 * nothing of them afterwards (STREAM: the library reuses the frames,
+	 * and keeps no results array); DATA requests are printed from their
+	 * results (names, not frames), so a batch with any keeps them. */
+	symdb_symbolized *res = NULL;
+	if (!q->apart || has_data) {
+		size_t rcap = q->res_cap;
+		q->res = cli_query_grow(q->res, &rcap, m, sizeof(*q->res));
+		q->res_cap = rcap;
+		res = q->res;
+	}
 	if (q->apart)
 		cli_query_format_begin(q);
 	char err[256] = "";
 	SYMDB_OPTS(symdb_symbolize_opts, o,
 	           .flags = (q->lib_demangle ? SYMDB_SYMBOLIZE_DEMANGLE : 0u) |
-	                    (q->apart ? SYMDB_SYMBOLIZE_ORDER : 0u),
+	                    (q->apart ? SYMDB_SYMBOLIZE_ORDER | SYMDB_SYMBOLIZE_STREAM : 0u),
 	           .errbuf = err, .errbuf_sz = sizeof(err),
 	           .on_results = q->apart ? cli_query_format_results : NULL, .on_results_arg = q);
-	return symdb_symbolize(q->sym, q->sreq, m, q->res, &o);
+	return symdb_symbolize(q->sym, q->sreq, m, res, &o);
 }
 
 int cli_query_run_batch(struct query *q)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sym_driver DB [--no-demangle] [--order] < BATCH: one symdb_symbolize()
- * call over a batch read from stdin, printed in llvm-symbolizer-14's default
- * LLVM style (every inlined frame: name, then file:line:column; a blank line
- * after each request), in input order.  --order asks for the results in
- * resolution order (SYMDB_SYMBOLIZE_ORDER) and puts them back in input
- * order with symdb_symbolizer_order().  A request that llvm-symbolizer would
+ * sym_driver DB [--no-demangle] [--order | --stream] < BATCH: one
+ * symdb_symbolize() call over a batch read from stdin, printed in
+ * llvm-symbolizer-14's default LLVM style (every inlined frame: name, then
+ * file:line:column; a blank line after each request), in input order.
+ * --order asks for the results in resolution order (SYMDB_SYMBOLIZE_ORDER)
+ * and puts them back in input order with symdb_symbolizer_order();
+ * --stream takes them chunk by chunk from on_results, without a results
+ * array (SYMDB_SYMBOLIZE_STREAM), formats each there and prints the texts
+ * in input order.  A request that llvm-symbolizer would
  * answer from the binary itself but symdb cannot (image not indexed, no
  * image, address out of range, damaged) prints its status name instead.
  *
@@ -30,6 +33,44 @@ static int kind_of(const char *s)
 	return -1;
 }
 
+/* The LLVM-style text of one result into a malloc'd string. */
+static char *format_result(const symdb_symbolized *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	if (r->status != SYMDB_SYM_OK && r->status != SYMDB_SYM_NO_SYMBOL) {
+		fprintf(f, "%s\n\n", r->status == SYMDB_SYM_NOT_INDEXED    ? "NOT_INDEXED"
+		                      : r->status == SYMDB_SYM_OUT_OF_RANGE ? "OUT_OF_RANGE"
+		                      : r->status == SYMDB_SYM_DAMAGED      ? "DAMAGED"
+		                      : r->status == SYMDB_SYM_NO_IMAGE     ? "NO_IMAGE"
+		                                                            : "?");
+	} else {
+		if (!r->nframes)
+			fprintf(f, "??\n??:0:0\n");
+		for (uint32_t i = 0; i < r->nframes; i++) {
+			const symdb_frame *fr = &r->frames[i];
+			fprintf(f, "%s\n%s:%u:%u\n", fr->name ? fr->name : "??",
+			        fr->file ? fr->file : "??", fr->line, fr->column);
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	return text;
+}
+
+/* on_results of --stream: each result's text at its request's index. */
+static void stream_results(void *arg, const symdb_symbolized *res, const uint32_t *order,
+                           size_t first, size_t count)
+{
+	char **texts = arg;
+	(void)first;
+	for (size_t i = 0; i < count; i++)
+		texts[order[i]] = format_result(&res[i]);
+}
+
 static const char *status_name(int st)
 {
 	switch (st) {
@@ -47,12 +88,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sym_driver DB [--no-demangle] < BATCH\n");
 		return 2;
 	}
-	int demangle = 1, ordered = 0;
+	int demangle = 1, ordered = 0, stream = 0;
 	for (int a = 2; a < argc; a++) {
 		if (strcmp(argv[a], "--no-demangle") == 0)
 			demangle = 0;
 		else if (strcmp(argv[a], "--order") == 0)
 			ordered = 1;
+		else if (strcmp(argv[a], "--stream") == 0)
+			stream = 1;
 	}
 	size_t n = 0, cap = 1024;
 	symdb_request *reqs = calloc(cap, sizeof(*reqs));
@@ -100,6 +143,29 @@ int main(int argc, char **argv)
 	if ((rc = symdb_symbolizer_create(db, &so, &s)) != 0) {
 		fprintf(stderr, "sym_driver: %s\n", err);
 		return 1;
+	}
+	if (stream) {
+		char **texts = calloc(n ? n : 1, sizeof(*texts));
+		SYMDB_OPTS(symdb_symbolize_opts, so2,
+		           .flags = SYMDB_SYMBOLIZE_ORDER | SYMDB_SYMBOLIZE_STREAM, .errbuf = err,
+		           .errbuf_sz = sizeof err, .on_results = stream_results,
+		           .on_results_arg = texts);
+		if ((rc = symdb_symbolize(s, reqs, n, NULL, &so2)) != 0) {
+			fprintf(stderr, "sym_driver: symdb_symbolize: %s\n", err);
+			return 1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!texts[i]) {
+				fprintf(stderr, "sym_driver: request %zu got no result\n", i);
+				return 1;
+			}
+			fputs(texts[i], stdout);
+			free(texts[i]);
+		}
+		free(texts);
+		symdb_symbolizer_free(s);
+		symdb_close(db);
+		return 0;
 	}
 	symdb_symbolized *res = calloc(n ? n : 1, sizeof(*res));
 	size_t *at = calloc(n ? n : 1, sizeof(*at)); /* request -> its result */

@@ -152,6 +152,9 @@ def main():
     if split_chunks(run([a.driver, db, "--order"], batch)) != got:
         print("results in resolution order (SYMDB_SYMBOLIZE_ORDER) differ from input order")
         return 1
+    if split_chunks(run([a.driver, db, "--stream"], batch)) != got:
+        print("results streamed chunk by chunk (SYMDB_SYMBOLIZE_STREAM) differ")
+        return 1
     asked = [r for r in reqs if r[3] is None]
     want = split_chunks(run([LLVM], "".join("%s 0x%x\n" % (r[1], r[2]) for r in asked)))
     if len(want) != len(asked):

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_symbolize_alloc DB BINARY... NOT_INDEXED: after warm-up, symdb_symbolize()
- * allocates nothing.  malloc, calloc, realloc, free and the aligned
- * allocators are interposed here (forwarding to glibc's __libc_*), so every
- * allocation of the process, the library's and the demangler's included,
- * is counted.  The batch mixes the indexed binaries given (by path and by
- * build-id hex), every address kind, demangling on and off per request,
- * repeated addresses, a binary that is not indexed (looked up again by
- * every call), a path that does not exist and out-of-range file offsets; it is reshuffled before every call.  Warm-up: three calls; then
- * twenty calls must allocate nothing.
+ * test_symbolize_alloc DB BINARY... NOT_INDEXED: after warm-up,
+ * symdb_symbolize() allocates nothing.  malloc, calloc, realloc, free and
+ * the aligned allocators are interposed here (forwarding to glibc's
+ * __libc_*), so every allocation of the process, the library's and the
+ * demangler's included, is counted.  The batch mixes the indexed binaries
+ * given (by path and by build-id hex), every address kind, demangling on
+ * and off per request, repeated addresses, a binary that is not indexed
+ * (looked up again by every call), a path that does not exist and
+ * out-of-range file offsets.  It is reshuffled before every call, and calls
+ * take turns: input order, resolution order, streamed to on_results without
+ * a results array.  Warm-up: three calls (one of each); then twenty-one
+ * calls must allocate nothing.  One call's names are checked: demangled
+ * where the request asked, mangled C++ names left where it did not.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -68,6 +72,16 @@ int posix_memalign(void **out, size_t a, size_t n)
 }
 
 #define PER_IMAGE 3000
+
+/* on_results of the streamed calls: counts what it is handed. */
+static void count_results(void *arg, const symdb_symbolized *res, const uint32_t *order,
+                          size_t first, size_t count)
+{
+	(void)res;
+	(void)order;
+	(void)first;
+	*(size_t *)arg += count;
+}
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
@@ -142,31 +156,40 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	SYMDB_OPTS(symdb_symbolize_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
-	size_t counted = 0, frames = 0, ok = 0, dcap = 0;
+	size_t counted = 0, frames = 0, ok = 0, dcap = 0, streamed = 0;
 	char *dbuf = NULL;
-	for (int call = 0; call < 23; call++) {
+	for (int call = 0; call < 24; call++) {
 		for (size_t i = n - 1; i > 0; i--) { /* reshuffle */
 			size_t j = (size_t)(rnd() % (i + 1));
 			symdb_request t = reqs[i];
 			reqs[i] = reqs[j];
 			reqs[j] = t;
 		}
-		o.flags = call & 1 ? SYMDB_SYMBOLIZE_ORDER : 0; /* both orders */
+		/* input order, resolution order, streamed without a results array */
+		int mode = call % 3;
+		o.flags = mode == 0 ? 0 : mode == 1 ? SYMDB_SYMBOLIZE_ORDER
+		                                    : SYMDB_SYMBOLIZE_ORDER | SYMDB_SYMBOLIZE_STREAM;
+		o.on_results = mode == 2 ? count_results : NULL;
+		o.on_results_arg = &streamed;
+		streamed = 0;
 		size_t before = allocs;
-		int rc = symdb_symbolize(s, reqs, n, res, &o);
+		int rc = symdb_symbolize(s, reqs, n, mode == 2 ? NULL : res, &o);
+		if (mode == 2 && streamed != n) {
+			fprintf(stderr, "streamed %zu results of %zu\n", streamed, n);
+			return 1;
+		}
 		size_t used = allocs - before;
 		if (rc) {
 			fprintf(stderr, "symdb_symbolize: %s\n", err);
 			return 1;
 		}
 		if (call >= 3 && used)
-			printf("call %d (%s order): %zu allocations\n", call,
-			       call & 1 ? "resolution" : "input", used);
+			printf("call %d (mode %d): %zu allocations\n", call, mode, used);
 		if (call >= 3)
 			counted += used;
 		else
 			printf("warm-up call %d: %zu allocations\n", call, used);
-		if (call == 4) { /* input order: check what each request asked for */
+		if (call == 3) { /* input order: check what each request asked for */
 			size_t mangled_raw = 0;
 			for (size_t i = 0; i < n; i++) {
 				frames += res[i].nframes;
@@ -192,7 +215,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	printf("%zu requests per call (%zu resolved, %zu frames); 20 calls after warm-up: "
+	printf("%zu requests per call (%zu resolved, %zu frames); 21 calls after warm-up: "
 	       "%zu allocations\n", n, ok, frames, counted);
 	if (!ok || !frames) {
 		fprintf(stderr, "nothing resolved: the test proves nothing\n");
