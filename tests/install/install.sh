@@ -6,7 +6,10 @@
 # pkg-config and with CMake find_package(symdb) -- run both on an indexed
 # fixture, and check their symbol names against llvm-symbolizer-14.  Also the
 # ABI hygiene checks: libsymdb.so exports only symdb_* names, and symdb.h
-# compiles as C11 and as C++, included twice.
+# compiles as C11 and as C++, included twice.  Every exported target is
+# consumed: symdb::symdb (shared), symdb::symdb_static and symdb::indexer,
+# each with CMake and with pkg-config (symdb.pc --static, symdb-indexer.pc);
+# no internal target (symdb_warnings, the executables) is exported.
 source "$(dirname "$0")/../cli/lib.sh"
 require cmake pkg-config gcc nm
 : "${SYMDB_BUILD:?SYMDB_BUILD (the build tree) must be set}"
@@ -27,6 +30,12 @@ libdir=$(dirname "$(find "$prefix" -name 'libsymdb.so' | head -1)")
    -f $prefix/include/symdb_indexer.h ]] || fail "headers not installed"
 [[ -x $prefix/bin/symdb-indexer ]] || fail "symdb-indexer not installed"
 [[ -f $libdir/pkgconfig/symdb.pc ]] || fail "symdb.pc not installed"
+[[ -f $libdir/pkgconfig/symdb-indexer.pc && -f $libdir/libsymdb_indexer.a && -f $prefix/include/symdb_indexer.h ]] ||
+	fail "the indexer library, its header or symdb-indexer.pc not installed"
+[[ -x $prefix/bin/symdb && -x $prefix/bin/symdb-indexer ]] || fail "symdb or symdb-indexer not installed"
+exported=$(sed -n 's/^add_library(\([^ ]*\) .*/\1/p' "$libdir"/cmake/symdb/symdb*Targets.cmake | sort | tr '\n' ' ')
+[[ $exported == "symdb::indexer symdb::symdb symdb::symdb_static " ]] ||
+	fail "exported targets are '$exported', want symdb::indexer symdb::symdb symdb::symdb_static"
 
 note "exported symbols"
 bad=$(nm -D --defined-only "$libdir/libsymdb.so" | awk '$2 ~ /[TDBRVW]/ {print $3}' | grep -v '^symdb_' || true)
@@ -59,6 +68,37 @@ sort "$OUT" | sed 's/^0x0*/0x/' >"$SCRATCH/got-pc"
 cmp -s "$SCRATCH/got-pc" <(sed 's/^0x0*/0x/' "$SCRATCH/expect") ||
 	fail "pkg-config example: $(diff "$SCRATCH/got-pc" "$SCRATCH/expect" | head -6)"
 
+note "pkg-config --static"
+sflags=$(pkg-config --static --cflags --libs symdb | sed "s#-lsymdb#$libdir/libsymdb.a#")
+run gcc -std=c11 -Wall -Werror "${sanflags[@]}" "$here/example.c" -o "$SCRATCH/ex-pcs" $sflags
+expect_ok "build example.c statically with pkg-config ($sflags)"
+readelf -d "$SCRATCH/ex-pcs" | grep -q 'NEEDED.*libsymdb' && fail "the static example needs libsymdb.so"
+run "$SCRATCH/ex-pcs" "$bin" $addrs
+expect_ok "run the static pkg-config example"
+sort "$OUT" | sed 's/^0x0*/0x/' | cmp -s - "$SCRATCH/got-pc" || fail "static pkg-config example differs"
+
+# stage_check EXE TAG: stage $bin with the indexer consumer EXE, then the
+# installed symdb must call the staged file a sound index of $bin's build-id.
+buildid=$(readelf -n "$bin" | sed -n 's/.*Build ID: *//p')
+stage_check() {
+	local stagedir=$SCRATCH/staged-$2
+	rm -rf "$stagedir" && mkdir -p "$stagedir"
+	run "$1" "$bin" "$stagedir" "1:$buildid"
+	expect_ok "$2: stage $bin with the installed indexer library"
+	grep -q '^rc=0 report_bytes=[1-9]' "$OUT" || fail "$2: no report records: $(cat "$OUT")"
+	staged=$(find "$stagedir" -type f -name "$buildid*" | head -1)
+	[[ -n $staged ]] || fail "$2: nothing staged in $stagedir"
+	mv "$staged" "$stagedir/staged.symdb" # info takes an index file by its suffix
+	run "$prefix/bin/symdb" info "$stagedir/staged.symdb"
+	expect_ok "$2: installed symdb info on the staged file"
+	grep -qi "$buildid" "$OUT" || fail "$2: symdb info does not show build-id $buildid"
+}
+note "pkg-config symdb-indexer"
+iflags=$(pkg-config --static --cflags --libs symdb-indexer)
+run gcc -std=c11 -Wall -Werror "${sanflags[@]}" "$here/indexer_example.c" -o "$SCRATCH/stager-pc" $iflags
+expect_ok "build indexer_example.c with pkg-config ($iflags)"
+stage_check "$SCRATCH/stager-pc" pc
+
 note "cmake find_package"
 run cmake -S "$here" -B "$SCRATCH/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
 	-DCMAKE_BUILD_RPATH="$libdir" -DCMAKE_C_FLAGS="${sanflags[*]}"
@@ -69,4 +109,10 @@ run "$SCRATCH/consumer/example" "$bin" $addrs
 expect_ok "run the find_package example"
 sort "$OUT" | sed 's/^0x0*/0x/' >"$SCRATCH/got-cm"
 cmp -s "$SCRATCH/got-cm" "$SCRATCH/got-pc" || fail "find_package example differs"
+run "$SCRATCH/consumer/example_static" "$bin" $addrs
+expect_ok "run the find_package symdb::symdb_static example"
+readelf -d "$SCRATCH/consumer/example_static" | grep -q 'NEEDED.*libsymdb' &&
+	fail "the symdb::symdb_static example needs libsymdb.so"
+sort "$OUT" | sed 's/^0x0*/0x/' | cmp -s - "$SCRATCH/got-pc" || fail "symdb::symdb_static example differs"
+stage_check "$SCRATCH/consumer/stage" cmake
 echo "PASS install"
