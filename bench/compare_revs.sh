@@ -9,11 +9,13 @@
 # interleaved (the order alternates each round), medians with min and max,
 # CPU time from rusage, the load average beside each figure.
 #
-# Two measurements per binary and revision:
+# Three measurements per binary and revision:
 #   lib  bench_resolve resolve (the library through symdb.h: full inline
 #        chain + file:line, no printing), CPU time of its timing thread;
 #   cli  `symdb query --obj BIN < ADDRS > FILE` (LLVM style, demangled, the
 #        whole process), user+sys CPU and max RSS from the child's rusage (bench/rusage.py).
+#   build `symdb build BIN` into a fresh database: wall, user+sys CPU (the
+#        process and what it waited for), max RSS.
 # The two revisions' CLI outputs must be byte-identical; the script says so
 # and stops if they are not.
 #
@@ -97,6 +99,14 @@ one() {
 		< "$addrs" > "$out"
 	read -r wall user sys rss < "$work/time.txt"
 	echo "cli tag=$tag bin=$b load=$l0 wall=$wall user=$user sys=$sys rss_kb=$rss" >> "$raw"
+	# indexing: a fresh database each time (the CPU includes the indexer
+	# process of a tree that spawns one: it is waited for)
+	rm -rf "$work/db-build-$tag"
+	l0=$(load)
+	python3 "$root/bench/rusage.py" "$work/time.txt" -- \
+		"$work/build-$tag/tools/symdb" --db "$work/db-build-$tag" build "$bin" > /dev/null
+	read -r wall user sys rss < "$work/time.txt"
+	echo "build tag=$tag bin=$b load=$l0 wall=$wall user=$user sys=$sys rss_kb=$rss" >> "$raw"
 }
 
 for ((i = 1; i <= runs + 1; i++)); do
@@ -104,7 +114,7 @@ for ((i = 1; i <= runs + 1; i++)); do
 		if ((i % 2)); then one old "$b"; one new "$b"; else one new "$b"; one old "$b"; fi
 	done
 	# the first round is a warm-up (page cache, CPU frequency)
-	if ((i == 1)); then sed -i '/^lib \|^cli /d' "$raw"; fi
+	if ((i == 1)); then sed -i '/^lib \|^cli \|^build /d' "$raw"; fi
 done
 
 for b in $bins; do
@@ -136,7 +146,7 @@ def stat(kind, tag, b, key):
 def cpu(r):
     return float(r["user"]) + float(r["sys"])
 for r in rows:
-    if r["kind"] == "cli":
+    if r["kind"] in ("cli", "build"):
         r["cpu"] = cpu(r)
 loads = [float(r["load"]) for r in rows]
 print(f"old = {revs['old']}, new = {revs['new']}; load average during the runs: "
@@ -148,7 +158,10 @@ for b in bins:
     for kind, key, label in (("lib", "cpu_median_s", "library CPU s"),
                              ("lib", "median_s", "library wall s (incl. sort)"),
                              ("cli", "cpu", "CLI user+sys s"),
-                             ("cli", "rss_kb", "CLI max RSS KiB")):
+                             ("cli", "rss_kb", "CLI max RSS KiB"),
+                             ("build", "wall", "build wall s"),
+                             ("build", "cpu", "build user+sys s"),
+                             ("build", "rss_kb", "build max RSS KiB")):
         o = stat(kind, "old", b, key)
         n = stat(kind, "new", b, key)
         ratio = n[0] / o[0] if o[0] else float("nan")
