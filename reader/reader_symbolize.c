@@ -640,35 +640,41 @@ static int translate_group(symdb_symbolizer *s, const struct sym_call *c,
 	return 0;
 }
 
-/* Write the result of ord[k] (its frames at s->frames + res[k].first). */
+/* A result from the library's: status, frames (at fbase + first * frame_sz). */
+static inline __attribute__((always_inline)) void fill_result(symdb_symbolized *o,
+                                                             const symdb_result *r,
+                                                             uint64_t vaddr,
+                                                             const unsigned char *fbase,
+                                                             size_t frame_sz,
+                                                             const symdb_image *img)
+{
+	int st = vaddr == SYMDB_ADDR_INVALID          ? SYMDB_SYM_OUT_OF_RANGE
+	         : r->status == SYMDB_E_CORRUPT       ? SYMDB_SYM_DAMAGED
+	         : r->count || r->sym_name            ? SYMDB_SYM_OK
+	                                              : SYMDB_SYM_NO_SYMBOL;
+	*o = (symdb_symbolized){
+		.status = st,
+		.error = st == SYMDB_SYM_OK ? 0 : r->status,
+		.nframes = r->count,
+		.frames = r->count ? (const symdb_frame *)(fbase + r->first * frame_sz) : NULL,
+		.sym_name = r->sym_name,
+		.sym_addr = r->sym_addr,
+		.sym_size = r->sym_size,
+		.vaddr = vaddr,
+		.image = img,
+	};
+}
+
+/* Write the result of ord[k] (its frames at fbase + r->first * frame_sz). */
 static void write_one(symdb_symbolizer *s, const struct sym_call *c, size_t k,
                       const symdb_result *r, const unsigned char *fbase, const symdb_image *img)
 {
-	uint32_t idx = s->ord[k].idx;
 	symdb_symbolized *o = out_of(s, c, k);
 	if (c->result_sz > sizeof(*o))
 		memset(o + 1, 0, c->result_sz - sizeof(*o));
-	o->error = r->status;
-	o->nframes = r->count;
-	o->reserved_ = 0;
-	o->frames = r->count ? (const symdb_frame *)(fbase + r->first * c->frame_sz) : NULL;
-	o->sym_name = r->sym_name;
-	o->sym_addr = r->sym_addr;
-	o->sym_size = r->sym_size;
-	o->vaddr = s->addrs[k];
-	o->image = img;
-	if (s->addrs[k] == SYMDB_ADDR_INVALID)
-		o->status = SYMDB_SYM_OUT_OF_RANGE;
-	else if (r->status == SYMDB_E_CORRUPT)
-		o->status = SYMDB_SYM_DAMAGED;
-	else if (r->count || r->sym_name)
-		o->status = SYMDB_SYM_OK;
-	else
-		o->status = SYMDB_SYM_NO_SYMBOL;
-	if (o->status == SYMDB_SYM_OK)
-		o->error = 0;
+	fill_result(o, r, s->addrs[k], fbase, c->frame_sz, img);
 	if (c->ordered)
-		s->order[k] = idx;
+		s->order[k] = s->ord[k].idx;
 }
 
 /* Frames arrays of at least this many bytes are anonymous mappings asking
@@ -737,16 +743,32 @@ static inline int may_demangle(const char *name)
 	return name && (name[0] == '_' || name[0] == '?');
 }
 
-/* Demangle the names of frames[first, first + count) in place. */
+/* Demangle the names of frames[first, first + count) in place.  Sorted
+ * addresses meet the same names in runs, and a C function's short name is
+ * its name (the same string), so the last answer is kept at hand. */
 static int demangle_frames(symdb_symbolizer *s, size_t first, size_t count)
 {
+	const char *last = NULL, *last_dm = NULL;
 	for (size_t f = first; f < first + count; f++) {
 		symdb_frame *fr = &s->frames[f];
-		if (may_demangle(fr->name) && !(fr->name = rd_names_demangle(&s->names, fr->name)))
-			return -ENOMEM;
-		if (may_demangle(fr->short_name) &&
-		    !(fr->short_name = rd_names_demangle(&s->names, fr->short_name)))
-			return -ENOMEM;
+		const char *name = fr->name;
+		if (may_demangle(name)) {
+			if (name != last) {
+				last = name;
+				if (!(last_dm = rd_names_demangle(&s->names, name)))
+					return -ENOMEM;
+			}
+			fr->name = last_dm;
+		}
+		const char *sn = fr->short_name;
+		if (may_demangle(sn)) {
+			if (sn != last) {
+				last = sn;
+				if (!(last_dm = rd_names_demangle(&s->names, sn)))
+					return -ENOMEM;
+			}
+			fr->short_name = last_dm;
+		}
 	}
 	return 0;
 }
@@ -764,14 +786,33 @@ static int finish_chunk(symdb_symbolizer *s, struct sym_call *c, const symdb_ima
 	if (c->dm == 1) {
 		if (demangle_frames(s, f0, f1 - f0) < 0)
 			return -ENOMEM;
-		for (size_t k = 0; k < to - from; k++)
-			if (may_demangle(res[k].sym_name) &&
-			    !(res[k].sym_name = rd_names_demangle(&s->names, res[k].sym_name)))
-				return -ENOMEM;
+		const char *last = NULL, *last_dm = NULL;
+		for (size_t k = 0; k < to - from; k++) {
+			const char *sym = res[k].sym_name;
+			if (!may_demangle(sym))
+				continue;
+			if (sym != last) {
+				last = sym;
+				if (!(last_dm = rd_names_demangle(&s->names, sym)))
+					return -ENOMEM;
+			}
+			res[k].sym_name = last_dm;
+		}
 	}
 	c->chunk_from = from;
-	for (size_t k = from; k < to; k++)
-		write_one(s, c, k, &res[k - from], (const unsigned char *)s->frames, img);
+	const unsigned char *fbase = (const unsigned char *)s->frames;
+	if (c->ordered && c->result_sz == sizeof(symdb_symbolized)) {
+		/* The common case: results side by side, in this order. */
+		symdb_symbolized *o = out_of(s, c, from);
+		for (size_t k = from; k < to; k++) {
+			fill_result(&o[k - from], &res[k - from], s->addrs[k], fbase,
+			            sizeof(symdb_frame), img);
+			s->order[k] = s->ord[k].idx;
+		}
+	} else {
+		for (size_t k = from; k < to; k++)
+			write_one(s, c, k, &res[k - from], fbase, img);
+	}
 	c->done = to;
 	deliver(s, c, from, to);
 	if (c->stream && c->results) /* the chunk's frames are about to be reused */

@@ -125,8 +125,13 @@ struct query {
 /* parse_query_args: help was printed, exit 0. */
 #define HELP_SHOWN (-1000)
 
-/* realloc p to hold need elements (capacity doubling from 64); exits on OOM. */
-CLI_HIDDEN void *cli_query_grow(void *p, size_t *cap, size_t need, size_t elem);
+/* realloc p to hold need elements (capacity doubling from 64); exits on OOM.
+ * The check is inline: it runs per request and per result. */
+CLI_HIDDEN void *cli_query_grow_to(void *p, size_t *cap, size_t need, size_t elem);
+static inline void *cli_query_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	return need <= *cap ? p : cli_query_grow_to(p, cap, need, elem);
+}
 
 /* cli_query_input.c */
 /* The index of module name[0..len), added on first sight. */

@@ -37,10 +37,8 @@
 #include "cli_maint.h"
 #include "cli_query.h"
 
-void *cli_query_grow(void *p, size_t *cap, size_t need, size_t elem)
+void *cli_query_grow_to(void *p, size_t *cap, size_t need, size_t elem)
 {
-	if (need <= *cap)
-		return p;
 	size_t n = *cap ? *cap : 64;
 	while (n < need)
 		n *= 2;
