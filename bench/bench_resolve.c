@@ -217,7 +217,8 @@ __attribute__((noinline)) uint64_t bench_loop_resolve(const symdb_image *img,
 
 	while (done < n) {
 		ptrdiff_t r = symdb_resolve_batch(img, keys + done, n - done, frames, FRAMES_CAP,
-		                                  results + done);
+		                                  sizeof(symdb_frame), results + done,
+		                                  sizeof(symdb_result));
 		if (r <= 0)
 			die("symdb_resolve_batch", (int)r);
 		sum += consume(results + done, (size_t)r, frames);
@@ -376,7 +377,8 @@ static double first_once(const bench_opts *o, const symdb_uuid *id, int by_uuid,
 	             : symdb_image_open_binary(d.db, o->obj, NULL, &d.img);
 	if (rc < 0)
 		die(o->obj, rc);
-	if (symdb_resolve_batch(d.img, &addr, 1, frames, 256, &res) != 1)
+	if (symdb_resolve_batch(d.img, &addr, 1, frames, 256, sizeof(symdb_frame),
+	                        &res, sizeof(symdb_result)) != 1)
 		die("first resolve", 0);
 	t = now_s() - t0;
 	close_image(&d);

@@ -235,8 +235,41 @@ static int build_expect_input(publish_expect *ex, const char *path, const symdb_
 	return rc;
 }
 
+/* Hand a filled result to the caller's struct, sized by its sz (symdb.h:
+ * sized output structs): min(caller's sz, ours) bytes, and sz becomes that. */
+void publish_result_put(symdb_build_result *caller, const symdb_build_result *full)
+{
+	size_t n = caller->sz < sizeof *full ? caller->sz : sizeof *full;
+
+	memcpy((char *)caller + sizeof caller->sz, (const char *)full + sizeof full->sz,
+	       n - sizeof full->sz);
+	caller->sz = n;
+}
+
+static int builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
+                       symdb_build_result *out);
+
 int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
                       symdb_build_result *out)
+{
+	symdb_build_result *full;
+	int rc;
+
+	if (!out)
+		return builder_add(b, path, opts, NULL);
+	if (out->sz < sizeof out->sz)
+		return SYMDB_E_INVAL;
+	full = malloc(sizeof *full); /* ~12 KiB: not on a caller's thread stack */
+	if (!full)
+		return -ENOMEM;
+	rc = builder_add(b, path, opts, full);
+	publish_result_put(out, full);
+	free(full);
+	return rc;
+}
+
+static int builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
+                       symdb_build_result *out)
 {
 	symdb_build_opts o;
 	symdb_build_result local;
@@ -252,6 +285,7 @@ int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts
 	if (!out)
 		out = &local;
 	memset(out, 0, sizeof *out);
+	out->sz = sizeof *out;
 	rc = build_expect_input(&ex, path, &o);
 	if (rc)
 		return rc;

@@ -69,6 +69,7 @@ static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb
 
 	if (stat(ipath, &st) == 0 && (uint64_t)st.st_size == e->file_size) {
 		if (symdb_image_open_file(ipath, NULL, oimg) == 0) {
+			oi->sz = sizeof *oi;
 			symdb_image_get_info(*oimg, oi);
 			return 1;
 		}
@@ -78,6 +79,7 @@ static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb
 		char lz[4096 + 8];
 		if (fmt_layout_cold(lz, sizeof lz, ipath) == 0 &&
 		    symdb_image_open_file(lz, NULL, oimg) == 0) {
+			oi->sz = sizeof *oi;
 			symdb_image_get_info(*oimg, oi);
 			return 1;
 		}
@@ -126,6 +128,7 @@ static int stage_verify(const publish_staged *r, const publish_expect *ex, const
 	if (rc)
 		return fmt_err(eb, ebsz, rc, "%s: indexer output rejected: %s", path,
 		               why[0] ? why : symdb_strerror(rc));
+	info->sz = sizeof *info;
 	symdb_image_get_info(*img, info);
 	for (k = 0; k < ex->n; k++)
 		if (ex->uuid[k].len == info->uuid.len &&

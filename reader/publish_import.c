@@ -112,6 +112,7 @@ static int imp_validate(const char *tmp, const char *src, const symdb_uuid *expe
 		snprintf(why, sizeof why, "%s", o->errbuf_sz ? o->errbuf : symdb_strerror(rc));
 	if (rc)
 		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: invalid index file: %s", src, why);
+	info->sz = sizeof *info;
 	symdb_image_get_info(*img, info);
 	if (expect && (expect->len != info->uuid.len ||
 	               memcmp(expect->bytes, info->uuid.bytes, expect->len) != 0))
@@ -146,9 +147,29 @@ static void imp_result(const symdb_image_info *info, symdb_build_result *out)
 	out->ninline_nodes = info->ninline_nodes;
 }
 
+static int import_file(symdb_builder *b, const char *index_path, const symdb_uuid *expect,
+                       const symdb_build_opts *opts, symdb_build_result *out);
+
 int symdb_builder_import_file(symdb_builder *b, const char *index_path,
                               const symdb_uuid *expect, const symdb_build_opts *opts,
                               symdb_build_result *out)
+{
+	symdb_build_result *full;
+	int rc;
+
+	if (!out || out->sz < sizeof out->sz)
+		return SYMDB_E_INVAL;
+	full = malloc(sizeof *full); /* ~12 KiB: not on a caller's thread stack */
+	if (!full)
+		return -ENOMEM;
+	rc = import_file(b, index_path, expect, opts, full);
+	publish_result_put(out, full);
+	free(full);
+	return rc;
+}
+
+static int import_file(symdb_builder *b, const char *index_path, const symdb_uuid *expect,
+                       const symdb_build_opts *opts, symdb_build_result *out)
 {
 	symdb_build_opts o;
 	symdb_image *img = NULL;
@@ -165,6 +186,7 @@ int symdb_builder_import_file(symdb_builder *b, const char *index_path,
 	if (rc)
 		return rc;
 	memset(out, 0, sizeof *out);
+	out->sz = sizeof *out;
 	cat = publish_builder_catalog(b);
 	rc = imp_stage(cat, index_path, tmp, sizeof tmp, &size, &o);
 	if (rc)

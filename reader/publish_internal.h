@@ -104,4 +104,6 @@ RD_HIDDEN int publish_cold_indexed(const char *index_path, uint64_t file_size);
 RD_HIDDEN rd_catalog *publish_builder_catalog(symdb_builder *b);
 RD_HIDDEN int publish_builder_opts(const symdb_build_opts *in, symdb_build_opts *o);
 
+/* Copy a filled result into the caller's sized struct (caller->sz >= sizeof(size_t)). */
+RD_HIDDEN void publish_result_put(symdb_build_result *caller, const symdb_build_result *full);
 #endif /* SYMDB_PUBLISH_INTERNAL_H */

@@ -106,6 +106,7 @@ static int rx_check(const char *path, const char *rel, int cold, rd_cat_entry *e
 		rc = symdb_image_verify(img, why, why_sz);
 	if (rc)
 		goto out;
+	info.sz = sizeof info;
 	symdb_image_get_info(img, &info);
 	symdb_uuid_format(&info.uuid, hex);
 	if (fmt_layout_index_rel(want, sizeof want, hex) != 0 || strcmp(want, rel) != 0) {

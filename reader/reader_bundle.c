@@ -440,6 +440,7 @@ static int validate_all(const rd_bundle *b, char *eb, size_t ebsz)
 		symdb_uuid_format(uuid, hex);
 		if (rc == 0) {
 			rc = symdb_image_verify(img, why, sizeof why);
+			info.sz = sizeof info;
 			symdb_image_get_info(img, &info);
 			if (rc == 0 && (info.uuid.len != uuid->len ||
 			                memcmp(info.uuid.bytes, uuid->bytes, info.uuid.len)))
@@ -488,6 +489,7 @@ int symdb_import(symdb_builder *b, int fd, const symdb_import_opts *opts)
 		char why[512] = "";
 		SYMDB_OPTS(symdb_build_opts, bo, .flags = o.flags, .errbuf = why,
 		           .errbuf_sz = sizeof why);
+		res->sz = sizeof *res;
 		int r = symdb_builder_import_file(b, bun->img[i].path, &bun->img[i].uuid, &bo, res);
 
 		if (o.on_image)

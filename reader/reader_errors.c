@@ -127,23 +127,96 @@ int symdb_default_dir(char *buf, size_t bufsz)
 	return -ENOENT;
 }
 
-int rd_opts(const symdb_open_opts *o, unsigned known, unsigned *flags, char **errbuf,
-            size_t *errbuf_sz)
+int rd_opts_tail(const void *in, size_t sz, size_t known, char *errbuf, size_t errbuf_sz)
 {
+	const unsigned char *p = in;
+
+	for (size_t i = known; i < sz; i++)
+		if (p[i])
+			return fmt_err(errbuf, errbuf_sz, SYMDB_E_INVAL,
+			               "options struct of %zu bytes has a non-zero byte at offset "
+			               "%zu, past the %zu bytes this library knows",
+			               sz, i, known);
+	return 0;
+}
+
+int rd_opts_get(const symdb_open_opts *in, unsigned known, symdb_open_opts *o)
+{
+	const size_t end = RD_OPTS_END(symdb_open_opts);
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	o->sz = sizeof *o;
+	if (!in)
+		return 0;
+	/* sz itself must be there; past the caller's sz every field reads as
+	 * zero (an older, smaller struct), so even errbuf may be absent. */
+	if (in->sz < sizeof in->sz)
+		return SYMDB_E_INVAL;
+	memcpy(o, in, in->sz < end ? in->sz : end);
+	o->sz = sizeof *o;
+	if (!o->errbuf)
+		o->errbuf_sz = 0;
+	if ((rc = rd_opts_tail(in, in->sz, end, o->errbuf, o->errbuf_sz)) != 0)
+		return rc;
+	if (o->flags & ~known)
+		return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL, "unknown option flags 0x%x",
+		               o->flags & ~known);
+	return 0;
+}
+
+int rd_opts_prefix(const void *in, size_t known_end, unsigned known, unsigned *flags,
+                   char **errbuf, size_t *errbuf_sz)
+{
+	const size_t end = offsetof(symdb_open_opts, errbuf_sz) + sizeof(size_t);
+	symdb_open_opts o;
+	size_t sz;
+	int rc;
+
 	*flags = 0;
 	*errbuf = NULL;
 	*errbuf_sz = 0;
-	if (!o)
+	if (!in)
 		return 0;
-	/* A caller built against an older, smaller struct passes a smaller sz;
-	 * anything below the first field's end is garbage. */
-	if (o->sz < offsetof(symdb_open_opts, errbuf_sz) + sizeof o->errbuf_sz)
+	memcpy(&sz, in, sizeof sz);
+	if (sz < sizeof sz)
 		return SYMDB_E_INVAL;
-	*errbuf = o->errbuf;
-	*errbuf_sz = o->errbuf ? o->errbuf_sz : 0;
-	*flags = o->flags;
-	if (o->flags & ~known)
+	memset(&o, 0, sizeof o);
+	memcpy(&o, in, sz < end ? sz : end);
+	*errbuf = o.errbuf;
+	*errbuf_sz = o.errbuf ? o.errbuf_sz : 0;
+	if ((rc = rd_opts_tail(in, sz, known_end, *errbuf, *errbuf_sz)) != 0)
+		return rc;
+	if (o.flags & ~known)
 		return fmt_err(*errbuf, *errbuf_sz, SYMDB_E_INVAL, "unknown option flags 0x%x",
-		               o->flags & ~known);
+		               o.flags & ~known);
+	*flags = o.flags;
+	return 0;
+}
+
+int rd_opts(const symdb_open_opts *in, unsigned known, unsigned *flags, char **errbuf,
+            size_t *errbuf_sz)
+{
+	symdb_open_opts o;
+	int rc = rd_opts_get(in, known, &o);
+
+	*flags = rc ? 0 : o.flags;
+	*errbuf = o.errbuf;
+	*errbuf_sz = o.errbuf_sz;
+	return rc;
+}
+
+int rd_out_put(void *out, const void *full, size_t full_sz)
+{
+	size_t sz, n;
+
+	if (!out)
+		return SYMDB_E_INVAL;
+	memcpy(&sz, out, sizeof sz);
+	if (sz < sizeof sz)
+		return SYMDB_E_INVAL;
+	n = sz < full_sz ? sz : full_sz;
+	memcpy((char *)out + sizeof sz, (const char *)full + sizeof sz, n - sizeof sz);
+	memcpy(out, &n, sizeof n);
 	return 0;
 }

@@ -15,12 +15,17 @@
 #include "reader_internal.h"
 #include "symdb_endian.h"
 
-void symdb_image_get_info(const symdb_image *img, symdb_image_info *out)
+int symdb_image_get_info(const symdb_image *img, symdb_image_info *caller)
 {
-	const fmt_view *v = &img->v;
+	symdb_image_info full, *out = &full;
+	const fmt_view *v;
 	uint64_t i;
 
+	if (!img)
+		return SYMDB_E_INVAL;
+	v = &img->v;
 	memset(out, 0, sizeof *out);
+	out->sz = sizeof *out;
 	memcpy(out->uuid.bytes, v->uuid, sizeof out->uuid.bytes);
 	out->uuid.len = v->uuid_len;
 	out->uuid.kind = v->uuid_kind;
@@ -46,6 +51,7 @@ void symdb_image_get_info(const symdb_image *img, symdb_image_info *out)
 	for (i = 0; i < img->nbinfo && i < 16; i++)
 		out->build_info[i] = fmt_be64(img->binfo + i * FMT_BI_SIZE);
 	out->nbuild_info = (unsigned)i;
+	return rd_out_put(caller, out, sizeof *out);
 }
 
 /* Shorthand for the errors below: table kind, record index, what is wrong. */

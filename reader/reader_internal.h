@@ -110,10 +110,39 @@ RD_HIDDEN void rd_dir_unlock(int fd);
 /* fsync the directory holding path (after a rename or unlink in it). */
 RD_HIDDEN void rd_sync_parent(const char *path);
 
-/* Validate an options struct: sz sane, no unknown flag bits.  Returns 0 or
- * SYMDB_E_INVAL.  *flags, *errbuf, *errbuf_sz are filled either way. */
+/* The end of the last field of an options struct: the bytes a caller's
+ * struct must hold zeros past (trailing padding is not a field). */
+#define RD_OPTS_END(TYPE) \
+	(offsetof(TYPE, RD_OPTS_LAST_##TYPE) + sizeof(((TYPE *)0)->RD_OPTS_LAST_##TYPE))
+#define RD_OPTS_LAST_symdb_open_opts errbuf_sz
+
+/* Options structs grow at the end (SYMDB_OPTS).  A caller's struct of sz
+ * bytes that is larger than the `known` bytes of this library's must hold
+ * only zeros past them (a newer caller asking for nothing new): 0, or
+ * SYMDB_E_INVAL with the offending offset in errbuf. */
+RD_HIDDEN int rd_opts_tail(const void *in, size_t sz, size_t known, char *errbuf,
+                           size_t errbuf_sz);
+/* Validate the caller's options (NULL = defaults) into *o, a full struct:
+ * fields past a smaller, older caller's sz read as zero; non-zero bytes past
+ * this library's struct and flag bits outside `known` give SYMDB_E_INVAL.
+ * o->errbuf and o->errbuf_sz are usable either way (errbuf_sz 0 without a
+ * buffer). */
+RD_HIDDEN int rd_opts_get(const symdb_open_opts *in, unsigned known, symdb_open_opts *o);
+/* The same rules for any options struct that starts like symdb_open_opts
+ * (sz, flags, errbuf, errbuf_sz) and whose fields end at known_end
+ * (RD_OPTS_END): the flags and the errbuf, the rest is the caller's. */
+RD_HIDDEN int rd_opts_prefix(const void *in, size_t known_end, unsigned known, unsigned *flags,
+                             char **errbuf, size_t *errbuf_sz);
+#define RD_OPTS_LAST_symdb_symbolizer_opts errbuf_sz
+#define RD_OPTS_LAST_symdb_symbolize_opts on_results_arg
+/* rd_opts_get() for callers that need only the flags and the errbuf. */
 RD_HIDDEN int rd_opts(const symdb_open_opts *o, unsigned known, unsigned *flags,
                       char **errbuf, size_t *errbuf_sz);
+/* Copy a filled output struct (full_sz bytes, first field `size_t sz`) to
+ * the caller's struct `out`, whose sz says how large the caller's struct is:
+ * min(out->sz, full_sz) bytes are written, and out->sz becomes that count.
+ * Returns 0, or SYMDB_E_INVAL for a NULL out or an sz too small to hold sz. */
+RD_HIDDEN int rd_out_put(void *out, const void *full, size_t full_sz);
 
 /* The string at reference r, or NULL when r is past the pool. */
 static inline const char *rd_str(const symdb_image *img, uint64_t r)

@@ -193,9 +193,33 @@ static void search(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
 	}
 }
 
-/* Walk the chain innermost first into fr[0..room).  Returns the number of
- * frames, -1 if corrupt, -2 if room ran out. */
-static int64_t walk_chain(const symdb_image *img, const rd_hit *h, symdb_frame *fr, size_t room)
+/* Store frame f at dst, an element of the caller's array of fsz-byte
+ * frames: min(fsz, sizeof *f) bytes, so a caller built against an older,
+ * smaller symdb_frame is never overrun and a newer, larger one keeps its
+ * tail.  The common case (fsz == sizeof) is one fixed-size copy. */
+static inline void put_frame(uint8_t *dst, const symdb_frame *f, size_t fsz)
+{
+	if (fsz == sizeof *f)
+		memcpy(dst, f, sizeof *f);
+	else
+		memcpy(dst, f, fsz < sizeof *f ? fsz : sizeof *f);
+}
+
+/* The same for one result. */
+static inline void put_result(uint8_t *dst, const symdb_result *r, size_t rsz)
+{
+	if (rsz == sizeof *r)
+		memcpy(dst, r, sizeof *r);
+	else
+		memcpy(dst, r, rsz < sizeof *r ? rsz : sizeof *r);
+}
+
+/* Walk the chain innermost first into the first `room` frames of out (fsz
+ * bytes apart), except the outermost frame, which goes to *outer: the
+ * symbol table may still override it.  Returns the number of frames
+ * (outermost included), -1 if corrupt, -2 if room ran out. */
+static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out, size_t fsz,
+                          size_t room, symdb_frame *outer)
 {
 	const uint8_t *inner = NULL;
 	uint32_t n = h->node;
@@ -204,6 +228,7 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, symdb_frame *
 	while (n != FMT_NONE) {
 		const uint8_t *node;
 		uint32_t parent;
+		symdb_frame f;
 		/* Depth is a u16 (SPEC §7.5), so no valid chain is longer than
 		 * 65536: a longer one is damage, not a reason to ask for more room. */
 		if (n >= img->nnodes || m > UINT16_MAX)
@@ -211,13 +236,17 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, symdb_frame *
 		if (m >= room)
 			return -2;
 		node = img->nodes + (uint64_t)n * FMT_NODE_SIZE;
-		fr[m] = rd_zero_frame;
-		if (node_frame(img, node, &fr[m]) ||
-		    (inner ? call_site(img, inner, &fr[m]) : row_line(img, h->row, &fr[m])))
+		f = rd_zero_frame;
+		if (node_frame(img, node, &f) ||
+		    (inner ? call_site(img, inner, &f) : row_line(img, h->row, &f)))
 			return -1;
 		parent = fmt_be32(node + FMT_NODE_PARENT);
 		if (parent != FMT_NONE && parent >= n)
 			return -1; /* SPEC §7.5: parents come first; else a cycle */
+		if (parent == FMT_NONE)
+			*outer = f;
+		else
+			put_frame(out + m * fsz, &f, fsz);
 		inner = node;
 		n = parent;
 		m++;
@@ -265,14 +294,17 @@ static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer,
 	return outer->file ? 0 : symbol_file(img, sym, outer);
 }
 
-/* Resolve one address into fr[0..room).  Returns 0, or -2 when it needs more
- * than `room` frames (nothing is then consumed).  *prev is what the previous
- * search found and prev_r its result (NULL before the first): the result is
- * a function of the hit alone, so an equal hit takes a copy of prev_r,
- * sharing its frames, and fr is untouched. */
-static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_frame *fr,
-                       size_t room, symdb_result *r, rd_hit *prev, const symdb_result *prev_r)
+/* Resolve one address into the first `room` frames of fr (fsz bytes
+ * apart).  Returns 0, or -2 when it needs more than `room` frames (nothing
+ * is then consumed).  *prev is what the previous search found and prev_r
+ * its result (NULL before the first): the result is a function of the hit
+ * alone, so an equal hit takes a copy of prev_r, sharing its frames, and fr
+ * is untouched. */
+static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t *fr,
+                       size_t fsz, size_t room, symdb_result *r, rd_hit *prev,
+                       const symdb_result *prev_r)
 {
+	symdb_frame outer;
 	rd_hit h;
 	int64_t m;
 
@@ -289,16 +321,16 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_f
 		*r = *prev_r;
 		return 0;
 	}
-	m = walk_chain(img, &h, fr, room);
+	m = walk_chain(img, &h, fr, fsz, room, &outer);
 	if (m == 0) { /* no chain: one frame of unknown name (SPEC §11.5) */
 		if (room == 0)
 			return -2;
-		fr[0] = rd_zero_frame;
-		m = row_line(img, h.row, &fr[0]) ? -1 : 1;
+		outer = rd_zero_frame;
+		m = row_line(img, h.row, &outer) ? -1 : 1;
 	}
 	if (m == -2)
 		return -2;
-	if (m > 0 && h.sym >= 0 && apply_symbol(img, h.sym, &fr[m - 1], r))
+	if (m > 0 && h.sym >= 0 && apply_symbol(img, h.sym, &outer, r))
 		m = -1;
 	if (m < 0) {
 		r->status = SYMDB_E_CORRUPT;
@@ -306,6 +338,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_f
 		r->sym_addr = r->sym_size = 0;
 		return 0;
 	}
+	put_frame(fr + (size_t)(m - 1) * fsz, &outer, fsz);
 	r->status = 0;
 	r->count = (uint32_t)m;
 	*prev = h;
@@ -313,38 +346,42 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, symdb_f
 }
 
 ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, size_t naddrs,
-                              symdb_frame *frames, size_t frames_cap, symdb_result *results)
+                              symdb_frame *frames, size_t frames_cap, size_t frame_sz,
+                              symdb_result *results, size_t result_sz)
 {
 	rd_cursor c = { 0, 0, 0 };
 	rd_hit prev = { -1, FMT_NONE, NULL };
-	const symdb_result *prev_r = NULL; /* the result of prev */
+	symdb_result r, prev_r; /* prev_r: the result of prev, once have_prev */
+	uint8_t *fr = (uint8_t *)frames, *res = (uint8_t *)results;
 	size_t i, used = 0;
+	int have_prev = 0;
 
-	if (!img || (naddrs && (!addrs || !results)) || (frames_cap && !frames))
+	if (!img || (naddrs && (!addrs || !results)) || (frames_cap && !frames) || !frame_sz ||
+	    !result_sz)
 		return SYMDB_E_INVAL;
 	if (!frames)
 		frames_cap = 0;
 	if (frames_cap > UINT32_MAX)
 		frames_cap = UINT32_MAX; /* symdb_result.first is a u32 */
 	for (i = 0; i < naddrs;) {
-		symdb_result *r = &results[i];
 		uint64_t a = addrs[i];
 		if (i > 0 && a < addrs[i - 1])
 			return SYMDB_E_UNSORTED; /* symdb.h: frames and results
 			                            are then unspecified */
-		r->first = (uint32_t)used;
-		if (resolve_one(img, &c, a, frames ? frames + used : NULL, frames_cap - used, r,
-		                &prev, prev_r))
+		r.first = (uint32_t)used;
+		if (resolve_one(img, &c, a, fr ? fr + used * frame_sz : NULL, frame_sz,
+		                frames_cap - used, &r, &prev, have_prev ? &prev_r : NULL))
 			break;
-		if (r->first == used && r->count) {
-			used += r->count;
+		if (r.first == used && r.count) {
+			used += r.count;
 			prev_r = r; /* resolve_one set prev */
+			have_prev = 1;
 		}
-		/* The run of addresses equal to this one: the same result,
-		 * sharing its frames (symdb.h), copied from registers. */
-		const symdb_result same = *r;
+		/* This address and the run of addresses equal to it: the same
+		 * result, sharing its frames (symdb.h). */
+		put_result(res + i * result_sz, &r, result_sz);
 		for (i++; i < naddrs && addrs[i] == a; i++)
-			memcpy(&results[i], &same, sizeof same);
+			put_result(res + i * result_sz, &r, result_sz);
 	}
 	if (i == 0 && naddrs > 0)
 		return SYMDB_E_INVAL; /* frames_cap too small for even one address */

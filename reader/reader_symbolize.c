@@ -198,8 +198,9 @@ int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *opts, symdb_
 	unsigned flags;
 	char *eb;
 	size_t ebsz;
-	int rc = rd_opts((const symdb_open_opts *)opts,
-	                 SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW, &flags, &eb, &ebsz);
+	int rc = rd_opts_prefix(opts, RD_OPTS_END(symdb_symbolizer_opts),
+	                        SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW, &flags, &eb,
+	                        &ebsz);
 	if (rc)
 		return rc;
 	if (!db || !out)
@@ -836,7 +837,8 @@ static int resolve_sorted(symdb_symbolizer *s, struct sym_call *c, const symdb_i
 		 * they are written out as soon as the chunk is done. */
 		symdb_result *res = c->late ? s->res + done : s->cres;
 		ptrdiff_t r = symdb_resolve_batch(img, s->addrs + done, n, s->frames + *used,
-		                                  s->frames_cap - *used, res);
+		                                  s->frames_cap - *used, sizeof(symdb_frame), res,
+		                                  sizeof(symdb_result));
 		if (r == 0 || r == SYMDB_E_INVAL) {
 			/* Not even one address fits: more frames, unless the
 			 * array is already absurdly large. */
@@ -961,9 +963,10 @@ static int repack_frames(symdb_symbolizer *s, size_t used, size_t frame_sz)
 static int read_opts(const symdb_symbolize_opts *opts, struct sym_call *c, char **eb,
                      size_t *ebsz)
 {
-	int rc = rd_opts((const symdb_open_opts *)opts,
-	                 SYMDB_SYMBOLIZE_DEMANGLE | SYMDB_SYMBOLIZE_ORDER | SYMDB_SYMBOLIZE_STREAM,
-	                 &c->flags, eb, ebsz);
+	int rc = rd_opts_prefix(opts, RD_OPTS_END(symdb_symbolize_opts),
+	                        SYMDB_SYMBOLIZE_DEMANGLE | SYMDB_SYMBOLIZE_ORDER |
+	                                SYMDB_SYMBOLIZE_STREAM,
+	                        &c->flags, eb, ebsz);
 	if (rc)
 		return rc;
 	c->req_sz = sizeof(symdb_request);

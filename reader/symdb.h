@@ -104,7 +104,17 @@ typedef struct symdb_open_opts {
  *  info).  Without it, the first open of a cold image thaws it on disk. */
 #define SYMDB_OPEN_NO_THAW          0x8u
 
-/** Declare and initialise an options struct: SYMDB_OPTS(symdb_open_opts, o, .flags = 0); */
+/**
+ * Declare and initialise an options struct, or a sized output struct, with
+ * its sz set: SYMDB_OPTS(symdb_open_opts, o, .flags = 0);
+ *
+ * Options structs grow only at the end.  A caller built against an older,
+ * smaller struct passes a smaller sz: the fields it does not know read as
+ * zero.  A caller built against a newer, larger struct may run with an older
+ * library as long as every byte past the fields that library knows is zero
+ * (the new fields are unused); otherwise the call fails with SYMDB_E_INVAL
+ * and errbuf names the offset.
+ */
 #define SYMDB_OPTS(TYPE, NAME, ...) TYPE NAME = { .sz = sizeof(TYPE), __VA_ARGS__ }
 
 /**
@@ -242,8 +252,12 @@ SYMDB_API void symdb_image_close(symdb_image *img);
  */
 SYMDB_API int symdb_image_data(const symdb_image *img, const void **data, size_t *size);
 
-/** Facts about an image, from its header (SPEC §5). Strings point into the mapping. */
+/** Facts about an image, from its header (SPEC §5). Strings point into the mapping.
+ *  Caller-allocated and sized: set sz (SYMDB_OPTS(symdb_image_info, info))
+ *  before the call; fields may be appended in later versions. */
 typedef struct symdb_image_info {
+	size_t sz;                /**< in: sizeof(symdb_image_info) as the caller knows it;
+	                               out: the bytes the library filled */
 	symdb_uuid uuid;
 	unsigned format_major, format_minor;
 	unsigned object_format;   /**< 1 ELF, 2 Mach-O */
@@ -261,8 +275,19 @@ typedef struct symdb_image_info {
 	unsigned nbuild_info;
 } symdb_image_info;
 
-/** @brief symdb_image_get_info() fills *out.  Never fails on an open image. */
-SYMDB_API void symdb_image_get_info(const symdb_image *img, symdb_image_info *out);
+/**
+ * @brief symdb_image_get_info() describes an open image.
+ * @param img an open image.
+ * @param out caller-allocated; out->sz must be set (SYMDB_OPTS()).  The
+ *            library writes min(out->sz, its sizeof(symdb_image_info))
+ *            bytes and sets out->sz to that count, so a caller built against
+ *            an older, smaller struct is never overrun and a newer, larger
+ *            one learns which fields were filled.
+ * @return 0; SYMDB_E_INVAL for a NULL argument or out->sz < sizeof(size_t).
+ * @note image_name points into the image's mapping, valid until the last
+ *       symdb_image_close() of img.  Thread-safe.
+ */
+SYMDB_API int symdb_image_get_info(const symdb_image *img, symdb_image_info *out);
 
 /**
  * @brief symdb_image_verify() recomputes every table checksum and checks every
@@ -360,13 +385,21 @@ typedef struct symdb_result {
  * @param addrs   virtual addresses in ascending order (duplicates allowed).
  * @param naddrs  number of addresses.
  * @param frames  caller-owned array that receives frames.
- * @param frames_cap its capacity.
+ * @param frames_cap its capacity, in elements.
+ * @param frame_sz sizeof(symdb_frame) as the caller knows it: the array's
+ *                stride.  The library writes min(frame_sz, its own size)
+ *                bytes of each frame, so a caller built against an older,
+ *                smaller struct is never overrun and a newer, larger one keeps
+ *                its unknown tail as it was.
  * @param results caller-owned array of naddrs results.
+ * @param result_sz sizeof(symdb_result) as the caller knows it (the same
+ *                rule as frame_sz).
  * @return the number of addresses fully resolved: naddrs, or fewer when
  *         frames_cap ran out (call again with addrs + ret and results + ret);
  *         SYMDB_E_UNSORTED if addrs is not ascending (frames and results
- *         are then unspecified); SYMDB_E_INVAL for a NULL argument or a
- *         frames_cap too small for even one address.
+ *         are then unspecified); SYMDB_E_INVAL for a NULL argument, a zero
+ *         frame_sz or result_sz, or a frames_cap too small for even one
+ *         address.
  * @note An address equal to its predecessor in the same call gets a copy of
  *       the predecessor's result: same first and count, i.e. the same frames,
  *       not a copy of them.  So may a different address whose result would be
@@ -382,7 +415,8 @@ typedef struct symdb_result {
  */
 SYMDB_API ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs,
                                         size_t naddrs, symdb_frame *frames, size_t frames_cap,
-                                        symdb_result *results);
+                                        size_t frame_sz, symdb_result *results,
+                                        size_t result_sz);
 
 /* ---- symbolize: unsorted batches over many images ---------------------- */
 

@@ -91,8 +91,12 @@ typedef struct symdb_build_image {
 	char arch[16]; /**< "arm64", "x86_64", ... */
 } symdb_build_image;
 
-/** What one symdb_builder_add() did. */
+/** What one symdb_builder_add() did.  Caller-allocated and sized: set sz
+ *  (SYMDB_OPTS(symdb_build_result, r)) before the call; the library writes
+ *  min(sz, its own size) bytes and sets sz to that count, so the struct may
+ *  grow at the end. */
 typedef struct symdb_build_result {
+	size_t sz;              /**< in: sizeof as the caller knows it; out: bytes filled */
 	symdb_uuid uuid;
 	int skipped;            /**< 1: already indexed, nothing written */
 	uint64_t file_size;     /**< bytes of the index file */

@@ -111,7 +111,8 @@ static int resolve_image(struct crash *c, uint32_t ii, struct crash_ord *ord, ui
 		ptrdiff_t r;
 		c->sf = crash_grow(c->sf, &c->cap_sf, c->nsf + 256, sizeof *c->sf);
 		r = symdb_resolve_batch(m->img, addrs + done, n - done, c->sf + c->nsf,
-		                        c->cap_sf - c->nsf, res + done);
+		                        c->cap_sf - c->nsf, sizeof(symdb_frame), res + done,
+		                        sizeof(symdb_result));
 		if (r == 0 || r == SYMDB_E_INVAL) {
 			c->sf = crash_grow(c->sf, &c->cap_sf, c->cap_sf * 2, sizeof *c->sf);
 			continue;

@@ -279,6 +279,7 @@ void cli_used_add(struct cli_used *u, symdb *db, const symdb_image *img)
 
 	if (!db || !img || u->n == CLI_USED_MAX)
 		return;
+	info.sz = sizeof info;
 	symdb_image_get_info(img, &info);
 	for (size_t i = 0; i < u->n; i++)
 		if (u->ids[i].len == info.uuid.len &&

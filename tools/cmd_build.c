@@ -137,6 +137,7 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	           .memory_limit = r->memory_limit, .threads = r->threads,
 	           .indexer_path = r->indexer);
 	memset(res, 0, sizeof(*res));
+	res->sz = sizeof *res;
 	int rc = symdb_builder_add(r->b, path, &o, res);
 	char hex[2 * SYMDB_UUID_MAX + 1];
 	char *out = NULL, *errl = NULL;

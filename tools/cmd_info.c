@@ -198,6 +198,7 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 		return -rc;
 	}
 	symdb_image_info info;
+	info.sz = sizeof info;
 	symdb_image_get_info(img, &info);
 	struct cli_out out;
 	int ex = CLI_EXIT_OK;

@@ -220,6 +220,7 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		q.mods[m0].img = q.img;
 		q.mods[m0].state = 1;
 		symdb_image_info info;
+		info.sz = sizeof info;
 		symdb_image_get_info(q.img, &info);
 		q.image_name = info.image_name;
 	}

@@ -93,6 +93,7 @@ static int same_uuid(const symdb_image *img, const symdb_uuid *key)
 {
 	symdb_image_info info;
 
+	info.sz = sizeof info;
 	symdb_image_get_info(img, &info);
 	return info.uuid.len == key->len && memcmp(info.uuid.bytes, key->bytes, key->len) == 0;
 }

@@ -51,6 +51,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(1);
 	}
 	atexit(cleanup);
+	r.sz = sizeof r;
 	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
 		if (symdb_builder_add(b, seeds[i], &o, &r) < 0)
 			fprintf(stderr, "fuzz_crashreport: cannot index %s\n", seeds[i]);

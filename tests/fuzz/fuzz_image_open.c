@@ -87,7 +87,7 @@ static void resolve_all(const symdb_image *img, const uint64_t *addrs, size_t n)
 
 	while (done < n) {
 		ptrdiff_t k = symdb_resolve_batch(img, addrs + done, n - done, frames, NFRAMES,
-		                                  res);
+		                                  sizeof(symdb_frame), res, sizeof(symdb_result));
 		if (k <= 0)
 			break;
 		for (ptrdiff_t i = 0; i < k; i++)
@@ -104,6 +104,7 @@ static void exercise(const symdb_image *img, const uint8_t *data, size_t size)
 	size_t i;
 	char eb[256];
 
+	info.sz = sizeof info;
 	symdb_image_get_info(img, &info);
 	(void)symdb_image_verify(img, eb, sizeof eb);
 	/* Addresses: the base, the ends, and points spread over a span taken

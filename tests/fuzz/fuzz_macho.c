@@ -114,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	eb[0] = 0;
 	bo.errbuf = eb;
 	bo.errbuf_sz = sizeof eb;
+	res.sz = sizeof res;
 	if (symdb_builder_add(builder, path, &bo, &res) < 0)
 		check_reason("symdb_builder_add", eb);
 	else

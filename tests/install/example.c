@@ -38,7 +38,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "symdb: %s: %s\n", argv[1], err);
 		return 1;
 	}
-	ptrdiff_t done = symdb_resolve_batch(img, addrs, n, frames, 256, res);
+	ptrdiff_t done = symdb_resolve_batch(img, addrs, n, frames, 256, sizeof(symdb_frame),
+	                                     res, sizeof(symdb_result));
 	for (ptrdiff_t i = 0; i < done; i++)
 		for (uint32_t f = res[i].first; f < res[i].first + res[i].count; f++)
 			printf("0x%llx %s\n", (unsigned long long)addrs[i],

@@ -167,7 +167,8 @@ static int resolve_all(const symdb_image *img, const struct image_case *c, struc
 	text_add(t, "");
 	while (done < c->naddrs) {
 		ptrdiff_t n = symdb_resolve_batch(img, c->addrs + done, c->naddrs - done, frames,
-		                                  FRAME_CAP, results);
+		                                  FRAME_CAP, sizeof(symdb_frame), results,
+		                                  sizeof(symdb_result));
 		if (n <= 0)
 			return n < 0 ? (int)n : SYMDB_E_INVAL;
 		for (ptrdiff_t i = 0; i < n; i++)

@@ -52,6 +52,7 @@ static int build_one(const char *root, const char *name, unsigned flags, char *i
 	CHECK_RC(rc);
 	if (rc)
 		return rc;
+	res.sz = sizeof res;
 	rc = symdb_builder_add(b, "/proc/self/exe", &o, &res);
 	if (rc)
 		fprintf(stderr, "%s: %s\n", name, err);
@@ -90,10 +91,12 @@ int main(void)
 	{
 		SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_ISOLATE);
 		o.sz = offsetof(symdb_build_opts, timeout_s);
+		res.sz = sizeof res;
 		CHECK_RC(symdb_builder_add(b, "/proc/self/exe", &o, &res));
 		CHECK(res.skipped == 1);
 		o.sz = sizeof o;
 		o.flags = 0x80;
+		res.sz = sizeof res;
 		CHECK(symdb_builder_add(b, "/proc/self/exe", &o, &res) == SYMDB_E_INVAL);
 	}
 
@@ -103,6 +106,7 @@ int main(void)
 		           .errbuf = err, .errbuf_sz = sizeof err, .timeout_s = 1,
 		           .indexer_path = SYMDB_TEST_INDEXER);
 		setenv("SYMDB_TEST_CAGE_CRASH", "hang", 1);
+		res.sz = sizeof res;
 		rc = symdb_builder_add(b, "/proc/self/exe", &o, &res);
 		CHECK(rc == -ETIMEDOUT);
 		CHECK(strstr(err, "/proc/self/exe: indexer timed out after 1 s") != NULL);
@@ -115,6 +119,7 @@ int main(void)
 			setenv("SYMDB_TEST_CAGE_CRASH", "oom", 1);
 			o.memory_limit = 256u << 20;
 			o.timeout_s = 30;
+			res.sz = sizeof res;
 			rc = symdb_builder_add(b, "/proc/self/exe", &o, &res);
 			CHECK(rc == -ENOMEM);
 			CHECK(strstr(err, "indexer ran out of memory (address-space limit 256 MiB)") !=

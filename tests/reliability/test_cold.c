@@ -132,6 +132,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 2;
 	CHECK_RC(symdb_builder_open(dir, &bo, &b));
+	res.sz = sizeof res;
 	CHECK_RC(symdb_builder_add(b, "/proc/self/exe", &bo, &res));
 	symdb_builder_close(b);
 	snprintf(path, sizeof path, "%s", res.index_path);

@@ -48,6 +48,7 @@ static void refused(symdb_builder *b, const char *dst, const char *path,
 	SYMDB_OPTS(symdb_build_opts, o, .indexer_path = SYMDB_TEST_INDEXER,
 	           .flags = SYMDB_BUILD_FORCE, .errbuf = err,
 	           .errbuf_sz = sizeof err);
+	res.sz = sizeof res;
 	int rc = symdb_builder_import_file(b, path, expect, &o, &res);
 
 	CHECK(want == 1 ? rc < 0 : rc == want);
@@ -78,6 +79,7 @@ int main(void)
 	snprintf(dst, sizeof dst, "%.4000s/dst", src);
 	snprintf(bad, sizeof bad, "%.4000s/bad.symdb", src);
 	CHECK_RC(symdb_builder_open(src, &o, &bs));
+	res.sz = sizeof res;
 	CHECK_RC(symdb_builder_add(bs, "/proc/self/exe", &o, &res));
 	id = res.uuid;
 	snprintf(path, sizeof path, "%s", res.index_path);
@@ -85,9 +87,11 @@ int main(void)
 	CHECK(n > 128 && n < (long)sizeof a);
 
 	CHECK_RC(symdb_builder_open(dst, &o, &bd));
+	res.sz = sizeof res;
 	CHECK_RC(symdb_builder_import_file(bd, path, &id, &o, &res));
 	CHECK(!res.skipped && res.uuid.len == id.len && res.file_size == (uint64_t)n);
 	CHECK(file_bytes(res.index_path, c, sizeof c) == n && !memcmp(a, c, (size_t)n));
+	res.sz = sizeof res;
 	CHECK_RC(symdb_builder_import_file(bd, path, NULL, &o, &res));
 	CHECK(res.skipped == 1);
 

@@ -34,6 +34,7 @@ static void build_self(const char *dir, symdb_uuid *id, char *index_path, size_t
 	symdb_builder *b;
 
 	CHECK_RC(symdb_builder_open(dir, &o, &b));
+	r.sz = sizeof r;
 	CHECK_RC(symdb_builder_add(b, "/proc/self/exe", &o, &r));
 	*id = r.uuid;
 	snprintf(index_path, sz, "%s", r.index_path);

@@ -73,6 +73,7 @@ static int build(const char *db, const char *path, unsigned flags, symdb_build_r
 
 	if (rc)
 		return rc;
+	r->sz = sizeof *r;
 	rc = symdb_builder_add(b, path, &o, r);
 	symdb_builder_close(b);
 	return rc;
@@ -184,6 +185,7 @@ static void *job_run(void *arg)
 	           .errbuf_sz = sizeof j->err);
 	symdb_build_result r;
 
+	r.sz = sizeof r;
 	j->rc = symdb_builder_add(j->b, j->path, &o, &r);
 	return NULL;
 }

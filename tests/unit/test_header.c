@@ -360,6 +360,7 @@ static void test_open_file(void)
 	CHECK(symdb_image_open_file(path, &ov, &img) == 0);
 	if (img) {
 		symdb_image_info info;
+		info.sz = sizeof info;
 		symdb_image_get_info(img, &info);
 		CHECK(info.nsymbols == 2 && info.nfiles == 1 && info.nbuild_info == 1);
 		CHECK(info.build_info[0] == 1234);

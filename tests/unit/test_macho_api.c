@@ -61,9 +61,11 @@ static void test_build_and_resolve(char **argv)
 		return;
 	SYMDB_OPTS(symdb_build_opts, bo, .indexer_path = SYMDB_TEST_INDEXER);
 	CHECK_RC(symdb_builder_open(argv[1], NULL, &b));
+	r->sz = sizeof *r;
 	CHECK_RC(symdb_builder_add(b, argv[2], &bo, r));
 	CHECK(r->nimages == 2 && !strcmp(r->images[0].arch, "x86_64") &&
 	      !strcmp(r->images[1].arch, "arm64") && !r->images[0].skipped);
+	r->sz = sizeof *r;
 	CHECK_RC(symdb_builder_add(b, argv[2], &bo, r));
 	CHECK(r->nimages == 2 && r->images[0].skipped && r->images[1].skipped && r->skipped);
 	symdb_builder_close(b);
@@ -78,10 +80,12 @@ static void test_build_and_resolve(char **argv)
 		CHECK_RC(symdb_image_open_uuid(db, &im[i].uuid, NULL, &img));
 		if (!img)
 			continue;
+		info.sz = sizeof info;
 		symdb_image_get_info(img, &info);
 		CHECK(info.object_format == 2 && info.base_address == 0x100000000u &&
 		      info.machine == im[i].cputype);
-		CHECK(symdb_resolve_batch(img, a, 2, f, 64, res) == 2);
+		CHECK(symdb_resolve_batch(img, a, 2, f, 64, sizeof(symdb_frame), res,
+		                          sizeof(symdb_result)) == 2);
 		CHECK(res[1].count > 0 && res[1].sym_name != NULL);
 		symdb_image_close(img);
 	}

@@ -113,7 +113,8 @@ static void *racer(void *arg)
 
 	if (symdb_image_open_uuid(g_db, &g_id, NULL, out) != 0)
 		return NULL;
-	if (symdb_resolve_batch(*out, &a, 1, fr, 4, &r) != 1 || !r.sym_name ||
+	if (symdb_resolve_batch(*out, &a, 1, fr, 4, sizeof(symdb_frame),
+	                        &r, sizeof(symdb_result)) != 1 || !r.sym_name ||
 	    strcmp(r.sym_name, "main") != 0)
 		*out = NULL; /* counted as a failure by the caller (leaks one ref) */
 	return NULL;
@@ -210,8 +211,11 @@ static void test_catalog_open(void)
 		uint64_t addr = 0x401010;
 		symdb_frame fr[2];
 		symdb_result r;
-		CHECK(symdb_resolve_batch(a, &addr, 1, fr, 2, &r) == 1 && strcmp(r.sym_name, "main") == 0);
-		CHECK(symdb_resolve_batch(b, &addr, 1, fr, 2, &r) == 1 &&
+		CHECK(symdb_resolve_batch(a, &addr, 1, fr, 2, sizeof(symdb_frame), &r,
+		                          sizeof(symdb_result)) == 1 &&
+		      strcmp(r.sym_name, "main") == 0);
+		CHECK(symdb_resolve_batch(b, &addr, 1, fr, 2, sizeof(symdb_frame),
+		                          &r, sizeof(symdb_result)) == 1 &&
 		      strcmp(r.sym_name, "main_v2") == 0);
 	}
 	symdb_image_close(a);

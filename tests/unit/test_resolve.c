@@ -214,7 +214,8 @@ static void run_batch(const model *m, const symdb_image *img, const uint64_t *a,
 	ptrdiff_t got;
 
 	while (done < n) {
-		got = symdb_resolve_batch(img, a + done, n - done, frames, cap, res + done);
+		got = symdb_resolve_batch(img, a + done, n - done, frames, cap, sizeof(symdb_frame),
+		                          res + done, sizeof(symdb_result));
 		if (got <= 0) {
 			CHECK(got > 0);
 			break;
@@ -313,7 +314,8 @@ static void test_flips(uint64_t seed)
 			continue;
 		opened++;
 		(void)symdb_image_verify(img, NULL, 0);
-		CHECK(symdb_resolve_batch(img, a, 2000, fr, cap, r) == 2000);
+		CHECK(symdb_resolve_batch(img, a, 2000, fr, cap, sizeof(symdb_frame),
+		                          r, sizeof(symdb_result)) == 2000);
 		for (i = 0; i < 2000; i++) {
 			CHECK(r[i].status == 0 || r[i].status == SYMDB_E_NOT_FOUND ||
 			      r[i].status == SYMDB_E_CORRUPT);
@@ -372,7 +374,8 @@ static void test_fixed(void)
 	a[1] = 0x10000 + 0x100000000ull;  /* past "low" (size 0x10): nothing */
 	a[2] = 0x10000 + 0x200001234ull;  /* "high", size 0: to the next */
 	a[3] = 0x10000 + 0x300000020ull;  /* just past "top" */
-	CHECK(symdb_resolve_batch(img, a, 4, fr, 8, r) == 4);
+	CHECK(symdb_resolve_batch(img, a, 4, fr, 8, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == 4);
 	CHECK(r[0].status == 0 && r[0].count == 3);
 	CHECK(fr[0].name && strcmp(fr[0].name, "_Z4fn2v") == 0 && fr[0].line == 99);
 	CHECK(fr[0].file && strcmp(fr[0].file, "/src/dir/f1.c") == 0);
@@ -388,17 +391,24 @@ static void test_fixed(void)
 	CHECK(fr[r[2].first].name == r[2].sym_name && !(fr[r[2].first].flags & SYMDB_FRAME_HAS_LINE));
 	CHECK(r[3].status == SYMDB_E_NOT_FOUND);
 	/* frames_cap: 3 frames needed, 2 available -> nothing done -> INVAL. */
-	CHECK(symdb_resolve_batch(img, a, 4, fr, 2, r) == SYMDB_E_INVAL);
+	CHECK(symdb_resolve_batch(img, a, 4, fr, 2, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == SYMDB_E_INVAL);
 	/* ...but the not-found address before it fits. */
-	CHECK(symdb_resolve_batch(img, a + 1, 3, fr, 1, r) == 3);
+	CHECK(symdb_resolve_batch(img, a + 1, 3, fr, 1, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == 3);
 	a[0] = 0x10000 + 0x1000; /* one frame */
 	a[1] = 0x10000 + 0x1005; /* three */
-	CHECK(symdb_resolve_batch(img, a, 2, fr, 3, r) == 1);
-	CHECK(symdb_resolve_batch(img, a, 2, fr, 4, r) == 2);
+	CHECK(symdb_resolve_batch(img, a, 2, fr, 3, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == 1);
+	CHECK(symdb_resolve_batch(img, a, 2, fr, 4, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == 2);
 	a[0] = 5; a[1] = 3;
-	CHECK(symdb_resolve_batch(img, a, 2, fr, 8, r) == SYMDB_E_UNSORTED);
-	CHECK(symdb_resolve_batch(img, a, 0, NULL, 0, r) == 0);
-	CHECK(symdb_resolve_batch(NULL, a, 1, fr, 8, r) == SYMDB_E_INVAL);
+	CHECK(symdb_resolve_batch(img, a, 2, fr, 8, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == SYMDB_E_UNSORTED);
+	CHECK(symdb_resolve_batch(img, a, 0, NULL, 0, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == 0);
+	CHECK(symdb_resolve_batch(NULL, a, 1, fr, 8, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == SYMDB_E_INVAL);
 	symdb_image_close(img);
 	free_model(&m);
 }

@@ -121,6 +121,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s is not indexed in %s\n", bin, argv[1]);
 			return 1;
 		}
+		info.sz = sizeof info;
 		symdb_image_get_info(img, &info);
 		symdb_uuid_format(&info.uuid, hex[b]);
 		/* Addresses over the symbols' span, some repeated. */

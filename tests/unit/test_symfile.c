@@ -296,7 +296,8 @@ static void test_reader(void)
 		fprintf(stderr, "open: %s\n", eb);
 		return;
 	}
-	CHECK(symdb_resolve_batch(img, a, 5, fr, 16, r) == 5);
+	CHECK(symdb_resolve_batch(img, a, 5, fr, 16, sizeof(symdb_frame),
+	                          r, sizeof(symdb_result)) == 5);
 	/* no DWARF at all: the STT_FILE name, line 0, no HAS_LINE */
 	const symdb_frame *f = &fr[r[0].first];
 	CHECK(r[0].status == 0 && r[0].count == 1 && !strcmp(f->name, "local_a"));
@@ -325,7 +326,8 @@ static void test_reader(void)
 	img = open_synth(0, 0, eb, sizeof eb, &rc);
 	CHECK(rc == 0 && img);
 	if (img) {
-		CHECK(symdb_resolve_batch(img, a, 5, fr, 16, r) == 5);
+		CHECK(symdb_resolve_batch(img, a, 5, fr, 16, sizeof(symdb_frame),
+		                          r, sizeof(symdb_result)) == 5);
 		CHECK(r[0].status == 0 && fr[r[0].first].file == NULL);
 		CHECK(r[4].status == 0);
 		symdb_image_close(img);
@@ -355,11 +357,13 @@ static void test_end_to_end(uint64_t crt_addr)
 	if (!crt_addr || !mkdtemp(dir))
 		return; /* not a GCC crtstuff.c executable */
 	CHECK_RC(symdb_builder_open(dir, &o, &b));
+	br.sz = sizeof br;
 	CHECK_RC(symdb_builder_add(b, self, &o, &br));
 	symdb_builder_close(b);
 	CHECK_RC(symdb_image_open_file(br.index_path, &oo, &img));
 	if (img) {
-		CHECK(symdb_resolve_batch(img, &crt_addr, 1, fr, 8, &r) == 1);
+		CHECK(symdb_resolve_batch(img, &crt_addr, 1, fr, 8, sizeof(symdb_frame),
+		                          &r, sizeof(symdb_result)) == 1);
 		CHECK(r.status == 0 && r.count >= 1);
 		if (r.count) {
 			const symdb_frame *f = &fr[r.first + r.count - 1];
