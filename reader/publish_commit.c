@@ -124,7 +124,7 @@ static int stage_verify(const publish_staged *r, const publish_expect *ex, const
 		               "%s: indexer output rejected: %s is not a plain file", path, r->tmp);
 	rc = symdb_image_open_file(r->tmp, &oo, img);
 	if (rc == 0)
-		rc = symdb_image_verify(*img, why, sizeof why);
+		rc = symdb_image_verify(*img, PUBLISH_EB_OPTS(why, sizeof why));
 	if (rc)
 		return fmt_err(eb, ebsz, rc, "%s: indexer output rejected: %s", path,
 		               why[0] ? why : symdb_strerror(rc));

@@ -107,7 +107,7 @@ static int imp_validate(const char *tmp, const char *src, const symdb_uuid *expe
 	int rc = symdb_image_open_file(tmp, &oo, img);
 
 	if (rc == 0)
-		rc = symdb_image_verify(*img, why, sizeof why);
+		rc = symdb_image_verify(*img, PUBLISH_EB_OPTS(why, sizeof why));
 	else
 		snprintf(why, sizeof why, "%s", o->errbuf_sz ? o->errbuf : symdb_strerror(rc));
 	if (rc)

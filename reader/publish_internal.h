@@ -104,6 +104,10 @@ RD_HIDDEN int publish_cold_indexed(const char *index_path, uint64_t file_size);
 RD_HIDDEN rd_catalog *publish_builder_catalog(symdb_builder *b);
 RD_HIDDEN int publish_builder_opts(const symdb_build_opts *in, symdb_build_opts *o);
 
+/* Reader options that carry only an errbuf (symdb_image_verify). */
+#define PUBLISH_EB_OPTS(buf, size) \
+	(&(symdb_open_opts){ .sz = sizeof(symdb_open_opts), .errbuf = (buf), .errbuf_sz = (size) })
+
 /* Copy a filled result into the caller's sized struct (caller->sz >= sizeof(size_t)). */
 RD_HIDDEN void publish_result_put(symdb_build_result *caller, const symdb_build_result *full);
 #endif /* SYMDB_PUBLISH_INTERNAL_H */

@@ -103,7 +103,7 @@ static int rx_check(const char *path, const char *rel, int cold, rd_cat_entry *e
 	int rc = symdb_image_open_file(path, &o, &img);
 
 	if (rc == 0)
-		rc = symdb_image_verify(img, why, why_sz);
+		rc = symdb_image_verify(img, PUBLISH_EB_OPTS(why, why_sz));
 	if (rc)
 		goto out;
 	info.sz = sizeof info;
@@ -213,14 +213,20 @@ static int rx_subdir(struct rx_state *s, const char *images, const char *sub)
 }
 
 int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
-                          char *errbuf, size_t errbuf_sz)
+                          const symdb_build_opts *opts)
 {
 	struct rx_state s = { 0 };
-	char images[4096];
+	symdb_build_opts o;
+	char images[4096], *errbuf;
+	size_t errbuf_sz;
 	struct dirent *d;
 	DIR *dir;
-	int rc = 0;
+	int rc;
 
+	if ((rc = publish_builder_opts(opts, &o)) != 0)
+		return rc;
+	errbuf = o.errbuf;
+	errbuf_sz = o.errbuf_sz;
 	if (!b)
 		return SYMDB_E_INVAL;
 	s.cat = publish_builder_catalog(b);

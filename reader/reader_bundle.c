@@ -149,7 +149,7 @@ static int check_images(symdb *db, const symdb_uuid *ids, size_t n, char *eb, si
 		int rc = symdb_image_open_uuid(db, &ids[i], &o, &img);
 
 		if (rc == 0) {
-			rc = symdb_image_verify(img, why, sizeof why);
+			rc = symdb_image_verify(img, PUBLISH_EB_OPTS(why, sizeof why));
 			symdb_image_close(img);
 		}
 		if (rc < 0)
@@ -439,7 +439,7 @@ static int validate_all(const rd_bundle *b, char *eb, size_t ebsz)
 
 		symdb_uuid_format(uuid, hex);
 		if (rc == 0) {
-			rc = symdb_image_verify(img, why, sizeof why);
+			rc = symdb_image_verify(img, PUBLISH_EB_OPTS(why, sizeof why));
 			info.sz = sizeof info;
 			symdb_image_get_info(img, &info);
 			if (rc == 0 && (info.uuid.len != uuid->len ||

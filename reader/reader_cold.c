@@ -447,20 +447,45 @@ static int compact_locked(const char *dbdir, const char *path, const rd_cat_entr
 	return 0;
 }
 
-int symdb_image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *st,
-                        char *eb, size_t ebsz)
+static int image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *st, char *eb,
+                         size_t ebsz);
+
+int symdb_image_compact(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts,
+                        symdb_compact_stats *caller)
+{
+	symdb_compact_stats st;
+	unsigned flags;
+	size_t ebsz;
+	char *eb;
+	int rc;
+
+	if ((rc = rd_opts(opts, 0, &flags, &eb, &ebsz)) != 0)
+		return rc;
+	if (caller && caller->sz < sizeof caller->sz)
+		return SYMDB_E_INVAL;
+	memset(&st, 0, sizeof st);
+	st.sz = sizeof st;
+	rc = image_compact(db, id, &st, eb, ebsz);
+	if (rc == 1) { /* already cold */
+		st.was_cold = 1;
+		rc = 0;
+	}
+	if (caller)
+		rd_out_put(caller, &st, sizeof st);
+	return rc;
+}
+
+/* Returns 0 compacted, 1 already cold, or a negative error. */
+static int image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *st, char *eb,
+                         size_t ebsz)
 {
 	const size_t names_sz = 2 * 65536 + 4; /* two u16-length strings */
 	char *names, path[PATH_MAX];
-	symdb_compact_stats dummy;
 	rd_cat_entry e;
 	int rc, lock;
 
 	if (!db || !id || id->len < 1 || id->len > SYMDB_UUID_MAX)
 		return SYMDB_E_INVAL;
-	if (!st)
-		st = &dummy;
-	memset(st, 0, sizeof *st);
 	names = malloc(names_sz);
 	if (!names)
 		return -ENOMEM;
@@ -514,29 +539,42 @@ int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out)
 	return 0;
 }
 
-int symdb_drop_redundant_cold(symdb *db, const char *rel)
+int symdb_cold_remove_redundant(symdb *db, const char *cold_rel, const symdb_open_opts *opts,
+                                int *removed)
 {
 	const size_t ext = sizeof FMT_LAYOUT_COLD_EXT - 1;
-	char lz[PATH_MAX], path[PATH_MAX];
-	size_t n;
+	char lz[PATH_MAX], path[PATH_MAX], *eb;
+	unsigned flags;
+	size_t n, ebsz;
 	struct stat sb;
 	int lock, rc;
 
-	if (!db || !rel || (n = strlen(rel)) <= ext ||
-	    strcmp(rel + n - ext, FMT_LAYOUT_COLD_EXT) != 0 ||
-	    fmt_layout_file(lz, sizeof lz, db->dir, rel))
-		return SYMDB_E_INVAL;
+	if (removed)
+		*removed = 0;
+	if ((rc = rd_opts(opts, 0, &flags, &eb, &ebsz)) != 0)
+		return rc;
+	if (!db || !cold_rel || (n = strlen(cold_rel)) <= ext ||
+	    strcmp(cold_rel + n - ext, FMT_LAYOUT_COLD_EXT) != 0)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "%s: not a cold form (*%s)",
+		               cold_rel ? cold_rel : "(null)", FMT_LAYOUT_COLD_EXT);
+	if (fmt_layout_file(lz, sizeof lz, db->dir, cold_rel))
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s/%s: path too long", db->dir, cold_rel);
 	memcpy(path, lz, strlen(lz) - ext);
 	path[strlen(lz) - ext] = 0;
 	lock = rd_dir_lock(lz);
 	if (lock < 0)
-		return lock;
-	if (stat(path, &sb) < 0)
-		rc = 1;
-	else
-		rc = unlink(lz) == 0 || errno == ENOENT ? 0 : -errno;
-	if (rc == 0)
+		return fmt_err(eb, ebsz, lock, "%s: cannot lock its directory: %s", lz,
+		               symdb_strerror(lock));
+	if (stat(path, &sb) < 0) {
+		rc = 0; /* not redundant: the image's only form */
+	} else if (unlink(lz) == 0 || errno == ENOENT) {
 		rd_sync_parent(lz);
+		if (removed)
+			*removed = 1;
+	} else {
+		rc = -errno;
+		fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
+	}
 	rd_dir_unlock(lock);
 	return rc;
 }

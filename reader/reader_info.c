@@ -203,10 +203,15 @@ static int check_intervals(const symdb_image *img, char *eb, size_t ebsz)
 	return 0;
 }
 
-int symdb_image_verify(const symdb_image *img, char *eb, size_t ebsz)
+int symdb_image_verify(const symdb_image *img, const symdb_open_opts *opts)
 {
+	unsigned flags;
+	size_t ebsz;
+	char *eb;
 	int rc;
 
+	if ((rc = rd_opts(opts, 0, &flags, &eb, &ebsz)) != 0)
+		return rc;
 	if (!img)
 		return SYMDB_E_INVAL;
 	if ((rc = fmt_view_check_sums(&img->v, eb, ebsz)) ||

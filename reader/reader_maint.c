@@ -82,13 +82,17 @@ static int remove_forms(const char *path, char *errbuf, size_t errbuf_sz)
 	return rc;
 }
 
-int symdb_remove(symdb *db, const symdb_uuid *id, char *errbuf, size_t errbuf_sz)
+int symdb_remove(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts)
 {
 	const size_t names_sz = 2 * 65536 + 4; /* two u16-length strings */
-	char *names, path[4096];
+	char *names, path[4096], *errbuf;
+	size_t errbuf_sz;
+	unsigned flags;
 	rd_cat_entry e;
 	int rc;
 
+	if ((rc = rd_opts(opts, 0, &flags, &errbuf, &errbuf_sz)) != 0)
+		return rc;
 	if (!db || !id_ok(id))
 		return SYMDB_E_INVAL;
 	names = malloc(names_sz);

@@ -292,9 +292,14 @@ SYMDB_API int symdb_image_get_info(const symdb_image *img, symdb_image_info *out
 /**
  * @brief symdb_image_verify() recomputes every table checksum and checks every
  *        table's sort order and references (what open skips for speed).
- * @return 0, or SYMDB_E_CHECKSUM / SYMDB_E_CORRUPT with errbuf naming the table.
+ * @param img  an open image.
+ * @param opts NULL or options: errbuf; no flags apply (non-zero: SYMDB_E_INVAL).
+ * @return 0, or SYMDB_E_CHECKSUM / SYMDB_E_CORRUPT with errbuf naming the table;
+ *         SYMDB_E_INVAL for a NULL img or bad opts.
+ * @note O(file size); reads only the mapping.  Thread-safe: may run on one
+ *       image alongside symdb_resolve_batch() in other threads.
  */
-SYMDB_API int symdb_image_verify(const symdb_image *img, char *errbuf, size_t errbuf_sz);
+SYMDB_API int symdb_image_verify(const symdb_image *img, const symdb_open_opts *opts);
 
 /** How the caller's addresses are expressed (SPEC §10). */
 enum symdb_addr_kind {
@@ -720,18 +725,26 @@ SYMDB_API int symdb_mark_used(symdb *db, const symdb_uuid *id, uint64_t when);
 /**
  * @brief symdb_remove() deletes an image: its catalog entry first (so no
  *        entry ever names a missing file), then its index file.
+ * @param db   a database opened with SYMDB_OPEN_WRITE.
+ * @param id   the image.
+ * @param opts NULL or options: errbuf; no flags apply (non-zero: SYMDB_E_INVAL).
  * @return 0; SYMDB_E_NOT_INDEXED; SYMDB_E_READONLY without SYMDB_OPEN_WRITE;
  *         -errno when the file could not be removed (the entry is gone).
- * @note Readers that mapped the file keep a valid mapping.
+ * @note Readers that mapped the file keep a valid mapping.  Thread-safe
+ *       (one catalog write transaction; the file is removed under the
+ *       directory lock of SPEC §12.8).
  */
-SYMDB_API int symdb_remove(symdb *db, const symdb_uuid *id, char *errbuf, size_t errbuf_sz);
+SYMDB_API int symdb_remove(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts);
 
 /* ---- cold storage (SPEC §12.8) ------------------------------------------ */
 
-/** What symdb_image_compact() did. */
+/** What symdb_image_compact() did.  Caller-allocated and sized like
+ *  symdb_image_info: set sz (SYMDB_OPTS(symdb_compact_stats, st)). */
 typedef struct symdb_compact_stats {
+	size_t sz;             /**< in: sizeof as the caller knows it; out: bytes filled */
 	uint64_t bytes_before; /**< the index file's size (File_Size) */
 	uint64_t bytes_after;  /**< its cold form's size on disk */
+	int was_cold;          /**< 1: the image was already cold, nothing was done */
 } symdb_compact_stats;
 
 /**
@@ -742,16 +755,21 @@ typedef struct symdb_compact_stats {
  *        DB/tmp, fsynced, decoded again and compared with the file, renamed
  *        into place (directory fsynced), and only then is the `.symdb`
  *        unlinked.  The catalog is not changed.
- * @param st   NULL, or receives the sizes before and after.
- * @return 0 when compacted; 1 when the image was already cold (nothing
- *         done); SYMDB_E_NOT_INDEXED; SYMDB_E_CHECKSUM / SYMDB_E_CORRUPT when
- *         the file is damaged (not compacted); -errno for I/O errors.
+ * @param db   an open database.
+ * @param id   the image.
+ * @param opts NULL or options: errbuf; no flags apply (non-zero: SYMDB_E_INVAL).
+ * @param st   NULL, or receives the sizes before and after, and was_cold = 1
+ *             when the image was already cold (nothing was done).
+ * @return 0 when compacted or already cold; SYMDB_E_NOT_INDEXED;
+ *         SYMDB_E_CHECKSUM / SYMDB_E_CORRUPT when the file is damaged (not
+ *         compacted); SYMDB_E_INVAL (NULL argument, st->sz too small, bad
+ *         opts); -errno for I/O errors.
  * @note Serialized with thawing and removal of the same image by a flock on
  *       its directory.  Readers that mapped the file keep a valid mapping.
  *       Needs write access to the database directory, not to the catalog.
  */
-SYMDB_API int symdb_image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *st,
-                                  char *errbuf, size_t errbuf_sz);
+SYMDB_API int symdb_image_compact(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts,
+                                  symdb_compact_stats *st);
 
 #define SYMDB_STORED_FILE 0x1u /**< the index file (`FILE`) exists */
 #define SYMDB_STORED_COLD 0x2u /**< its cold form (`FILE.lz4`) exists */
@@ -764,14 +782,25 @@ typedef struct symdb_storage {
 } symdb_storage;
 
 /**
- * @brief symdb_drop_redundant_cold() removes DB/rel, a cold form
- *        ("images/XX/HEX.symdb.lz4"), only if its .symdb exists: checked and
- *        removed under the directory lock of SPEC §12.8, so a compaction
- *        that just replaced both forms is never cut down to neither.
- * @return 0 removed (or already gone); 1 kept: the .symdb is not there, so
- *         the cold form is not redundant; SYMDB_E_INVAL; -errno.
+ * @brief symdb_cold_remove_redundant() removes a cold form that is redundant:
+ *        DB/cold_rel ("images/XX/HEX.symdb.lz4", as a walk of DB/images
+ *        finds it) only if its index file (the same path without ".lz4")
+ *        exists.  Both are checked and the file removed under the directory
+ *        lock of SPEC §12.8, so a compaction that just replaced one form by
+ *        the other is never cut down to neither.
+ * @param db       an open database whose directory this process may write
+ *                 (the catalog is not touched).
+ * @param cold_rel the cold form's path relative to the database directory.
+ * @param opts     NULL or options: errbuf; no flags apply.
+ * @param removed  NULL, or receives 1 when the cold form was removed (or
+ *                 was already gone), 0 when it was kept because the index
+ *                 file is not there: then it is the image's only form.
+ * @return 0 either way; SYMDB_E_INVAL for a path not ending in ".lz4";
+ *         -ENAMETOOLONG; -errno when the lock or the unlink fails.
+ * @note Thread-safe; serialized with compaction and thawing of the image.
  */
-SYMDB_API int symdb_drop_redundant_cold(symdb *db, const char *rel);
+SYMDB_API int symdb_cold_remove_redundant(symdb *db, const char *cold_rel,
+                                          const symdb_open_opts *opts, int *removed);
 
 /**
  * @brief symdb_entry_storage() stats both forms of the index file `file`

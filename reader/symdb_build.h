@@ -222,11 +222,12 @@ typedef void (*symdb_reindex_fn)(const char *rel_path, const char *why, void *ar
  *        alone.  The valid ones replace the catalog's entries in one write
  *        transaction; `used` times of images still present are kept.
  *        Built_At becomes each file's mtime.
+ * @param opts NULL or options: errbuf (flags are not used).
  * @return the number of images in the new catalog, or a negative error
  *         (errbuf names the directory) with the catalog unchanged.
  */
 SYMDB_API int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
-                                    char *errbuf, size_t errbuf_sz);
+                                    const symdb_build_opts *opts);
 
 #ifdef __cplusplus
 }

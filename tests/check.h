@@ -22,6 +22,12 @@ static int check_skips;
 #define check_skip(why) do { check_skips++; \
 	fprintf(stderr, "%s:%d: SKIP: %s\n", __FILE__, __LINE__, (why)); } while (0)
 
+/* Options that carry only an errbuf. */
+#ifndef EB_OPTS
+#define EB_OPTS(buf, size) \
+	(&(symdb_open_opts){ .sz = sizeof(symdb_open_opts), .errbuf = (buf), .errbuf_sz = (size) })
+#endif
+
 #define CHECK(expr) do { if (!(expr)) { check_failures++; \
 	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #expr); } } while (0)
 

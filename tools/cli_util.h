@@ -32,6 +32,10 @@ enum cli_exit {
 };
 
 /* Options every subcommand shares. */
+/* Options that carry only an errbuf, for the library calls that take them. */
+#define CLI_EB_OPTS(buf, size) \
+	(&(symdb_open_opts){ .sz = sizeof(symdb_open_opts), .errbuf = (buf), .errbuf_sz = (size) })
+
 struct cli_global {
 	const char *db_dir; /* --db DIR, or NULL for symdb_default_dir() */
 };

@@ -68,9 +68,10 @@ static void cp_one(struct compact *c, struct cli_aged_image *im)
 		c->before += im->file_size;
 		return;
 	}
-	rc = symdb_image_compact(c->db, &im->uuid, &st, eb, sizeof eb);
+	st.sz = sizeof st;
+	rc = symdb_image_compact(c->db, &im->uuid, CLI_EB_OPTS(eb, sizeof eb), &st);
 	cp_clear(c);
-	if (rc == 1) {
+	if (rc == 0 && st.was_cold) {
 		c->cold++;
 		return;
 	}

@@ -52,7 +52,7 @@ static int rm_one(symdb *db, const char *hex)
 		cli_err(hex, "not a UUID (2 to 64 hex digits)");
 		return CLI_EXIT_USAGE;
 	}
-	rc = symdb_remove(db, &id, eb, sizeof eb);
+	rc = symdb_remove(db, &id, CLI_EB_OPTS(eb, sizeof eb));
 	if (rc == SYMDB_E_NOT_INDEXED) {
 		cli_err(hex, "not in the database");
 		return CLI_EXIT_FAILED;
@@ -123,7 +123,7 @@ static void gc_remove_image(struct gc *gc, struct cli_aged_image *im, const char
 
 	symdb_uuid_format(&im->uuid, hex);
 	if (!gc->dry_run)
-		rc = symdb_remove(gc->db, &im->uuid, eb, sizeof eb);
+		rc = symdb_remove(gc->db, &im->uuid, CLI_EB_OPTS(eb, sizeof eb));
 	if (rc < 0 && rc != SYMDB_E_NOT_INDEXED) {
 		cli_err_lib(hex, rc, eb);
 		gc->failed = 1;
@@ -171,8 +171,8 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 	if (cli_younger(f->mtime, gc->now, gc->grace))
 		return 0;
 	if (!gc->dry_run && role == CLI_FILE_REDUNDANT) {
-		int r = symdb_drop_redundant_cold(gc->db, f->rel);
-		if (r == 1)
+		int removed, r = symdb_cold_remove_redundant(gc->db, f->rel, NULL, &removed);
+		if (r == 0 && !removed)
 			return 0; /* a compaction made it the only form meanwhile */
 		if (r < 0) {
 			cli_err(f->path, "cannot remove: %s", symdb_strerror(r));

@@ -208,7 +208,7 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 		                            sizeof(storage));
 		print_info(&out, &info, ip, storage);
 		char err[512] = "";
-		rc = symdb_image_verify(img, err, sizeof(err));
+		rc = symdb_image_verify(img, CLI_EB_OPTS(err, sizeof(err)));
 		if (rc == 0) {
 			cli_out_fmt(&out, "%-20s ok\n", "verify");
 		} else {

@@ -86,7 +86,7 @@ int cli_cmd_reindex(const struct cli_global *g0, int argc, char **argv)
 		cli_err_lib(dir, rc, err);
 		return CLI_EXIT_DATABASE;
 	}
-	rc = symdb_builder_reindex(b, reindex_skipped, &skipped, err, sizeof(err));
+	rc = symdb_builder_reindex(b, reindex_skipped, &skipped, &o);
 	symdb_builder_close(b);
 	if (rc < 0) {
 		cli_err_lib(dir, rc, err);

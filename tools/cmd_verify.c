@@ -111,7 +111,7 @@ static int check_image(struct verify *v, const symdb_entry *e, char *eb, size_t 
 	rc = symdb_image_open_uuid(v->db, &e->uuid, &o, &img);
 	if (rc < 0)
 		return rc;
-	rc = symdb_image_verify(img, eb, ebsz);
+	rc = symdb_image_verify(img, CLI_EB_OPTS(eb, ebsz));
 	if (rc == 0 && !same_uuid(img, &e->uuid)) {
 		snprintf(eb, ebsz, "header UUID differs from the catalog key");
 		rc = SYMDB_E_CORRUPT;
@@ -138,7 +138,7 @@ static int replaced_in_progress(const struct verify *v, const symdb_entry *e)
 		return 0;
 	if (symdb_image_open_file(path, &o, &img) < 0)
 		return 0;
-	ok = symdb_image_verify(img, eb, sizeof eb) == 0 && same_uuid(img, &e->uuid);
+	ok = symdb_image_verify(img, CLI_EB_OPTS(eb, sizeof eb)) == 0 && same_uuid(img, &e->uuid);
 	symdb_image_close(img);
 	return ok;
 }
@@ -154,7 +154,7 @@ static void report_image(struct verify *v, const symdb_entry *e, int rc, const c
 	if (!v->repair)
 		return;
 	char rb[1024] = "";
-	int r = symdb_remove(v->db, &e->uuid, rb, sizeof rb);
+	int r = symdb_remove(v->db, &e->uuid, CLI_EB_OPTS(rb, sizeof rb));
 	if (r == 0 || r == SYMDB_E_NOT_INDEXED) {
 		v->repaired++;
 		cli_out_fmt(v->out, "removed %s\n", hex);
@@ -187,9 +187,11 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 		cli_out_fmt(v->out, "%s %s\n", f->is_tmp ? "leftover" : "orphan", f->rel);
 	if (!v->repair)
 		return 0;
-	int r = role == CLI_FILE_REDUNDANT ? symdb_drop_redundant_cold(v->db, f->rel)
+	int removed = 1;
+	int r = role == CLI_FILE_REDUNDANT
+	                ? symdb_cold_remove_redundant(v->db, f->rel, NULL, &removed)
 	        : unlink(f->path) == 0 || errno == ENOENT ? 0 : -errno;
-	if (r == 1) {
+	if (r == 0 && !removed) {
 		v->repaired++; /* a compaction made it the only form: not a leftover now */
 		cli_out_fmt(v->out, "kept %s (now the image's only form)\n", f->rel);
 	} else if (r == 0) {

@@ -43,7 +43,7 @@ static void check_output(const ix_output *out)
 		fprintf(stderr, "fuzz_elf: accepted input gave an unreadable index: %s\n", eb);
 		abort();
 	}
-	if (symdb_image_verify(img, eb, sizeof eb) != 0) {
+	if (symdb_image_verify(img, EB_OPTS(eb, sizeof eb)) != 0) {
 		fprintf(stderr, "fuzz_elf: accepted input gave an invalid index: %s\n", eb);
 		abort();
 	}

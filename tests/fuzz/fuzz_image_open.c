@@ -106,7 +106,7 @@ static void exercise(const symdb_image *img, const uint8_t *data, size_t size)
 
 	info.sz = sizeof info;
 	symdb_image_get_info(img, &info);
-	(void)symdb_image_verify(img, eb, sizeof eb);
+	(void)symdb_image_verify(img, EB_OPTS(eb, sizeof eb));
 	/* Addresses: the base, the ends, and points spread over a span taken
 	 * from the input, so the fuzzer can steer them. */
 	span = size >= 8 ? fmt_be64(data + size - 8) : 0x10000;

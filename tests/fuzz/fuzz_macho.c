@@ -85,7 +85,7 @@ static void check_published(const symdb_build_result *r)
 		symdb_uuid_format(&r->images[i].uuid, hex);
 		snprintf(path, sizeof path, "%s/images/%.2s/%s.symdb", scratch, hex, hex);
 		if (symdb_image_open_file(path, &o, &img) < 0 ||
-		    symdb_image_verify(img, eb, sizeof eb) < 0) {
+		    symdb_image_verify(img, EB_OPTS(eb, sizeof eb)) < 0) {
 			fprintf(stderr, "fuzz_macho: published image %u is invalid: %s\n", i, eb);
 			abort();
 		}

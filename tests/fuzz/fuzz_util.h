@@ -15,6 +15,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "symdb.h"
+
+/* Options that carry only an errbuf. */
+#ifndef EB_OPTS
+#define EB_OPTS(buf, size) \
+	(&(symdb_open_opts){ .sz = sizeof(symdb_open_opts), .errbuf = (buf), .errbuf_sz = (size) })
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 

@@ -151,15 +151,18 @@ int main(void)
 	      sg.disk_bytes == orig_len);
 
 	/* Compact: sizes, then "already cold". */
-	CHECK(symdb_image_compact(db, &res.uuid, &st, eb, sizeof eb) == 0);
+	st.sz = sizeof st;
+	CHECK(symdb_image_compact(db, &res.uuid, EB_OPTS(eb, sizeof eb), &st) == 0);
+	CHECK(st.sz == sizeof st && !st.was_cold);
 	CHECK(st.bytes_before == orig_len && st.bytes_after == file_size(lz));
 	CHECK(!exists(path) && exists(lz) && dir_empty(tmpdir));
 	CHECK(symdb_entry_storage(db, rel, &sg) == 0 && sg.forms == SYMDB_STORED_COLD &&
 	      sg.disk_bytes == file_size(lz) && sg.cold_bytes == sg.disk_bytes);
-	CHECK(symdb_image_compact(db, &res.uuid, &st, eb, sizeof eb) == 1);
+	CHECK(symdb_image_compact(db, &res.uuid, EB_OPTS(eb, sizeof eb), &st) == 0 &&
+	      st.was_cold == 1);
 	other = res.uuid;
 	other.bytes[0] ^= 0xff;
-	CHECK(symdb_image_compact(db, &other, &st, eb, sizeof eb) == SYMDB_E_NOT_INDEXED);
+	CHECK(symdb_image_compact(db, &other, EB_OPTS(eb, sizeof eb), &st) == SYMDB_E_NOT_INDEXED);
 
 	/* By file, and NO_THAW: the bytes, in memory; nothing on disk changes. */
 	CHECK(symdb_image_open_file(lz, &nothaw, &img) == 0 && same_as_orig(img));
@@ -191,7 +194,7 @@ int main(void)
 	}
 
 	/* A flipped byte: refused, named, nothing published, .lz4 unchanged. */
-	CHECK(symdb_image_compact(db, &res.uuid, &st, eb, sizeof eb) == 0);
+	CHECK(symdb_image_compact(db, &res.uuid, EB_OPTS(eb, sizeof eb), &st) == 0);
 	symdb_close(db);
 	{
 		size_t n = 0, n2 = 0;
@@ -217,7 +220,7 @@ int main(void)
 	}
 
 	/* symdb_remove: both forms go. */
-	CHECK_RC(symdb_remove(db, &res.uuid, eb, sizeof eb));
+	CHECK_RC(symdb_remove(db, &res.uuid, EB_OPTS(eb, sizeof eb)));
 	CHECK(!exists(path) && !exists(lz));
 	symdb_close(db);
 	free(orig);

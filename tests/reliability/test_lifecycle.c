@@ -61,7 +61,7 @@ static void test_used(const char *dir, const symdb_uuid *id)
 
 	CHECK(symdb_last_used(db, id, &t) == SYMDB_E_NOT_FOUND);
 	CHECK(symdb_mark_used(db, id, 1000) == SYMDB_E_READONLY);
-	CHECK(symdb_remove(db, id, NULL, 0) == SYMDB_E_READONLY);
+	CHECK(symdb_remove(db, id, NULL) == SYMDB_E_READONLY);
 	symdb_close(db);
 
 	db = open_db(dir, SYMDB_OPEN_WRITE);
@@ -88,11 +88,11 @@ static void test_remove(const char *dir, const symdb_uuid *id, const char *index
 	symdb *db = open_db(dir, SYMDB_OPEN_WRITE);
 
 	CHECK(access(index_path, F_OK) == 0);
-	CHECK_RC(symdb_remove(db, id, eb, sizeof eb));
+	CHECK_RC(symdb_remove(db, id, EB_OPTS(eb, sizeof eb)));
 	CHECK(access(index_path, F_OK) != 0);
 	CHECK(symdb_lookup(db, id, &e, names, sizeof names) == SYMDB_E_NOT_INDEXED);
 	CHECK(symdb_last_used(db, id, &t) == SYMDB_E_NOT_FOUND); /* same transaction */
-	CHECK(symdb_remove(db, id, eb, sizeof eb) == SYMDB_E_NOT_INDEXED);
+	CHECK(symdb_remove(db, id, EB_OPTS(eb, sizeof eb)) == SYMDB_E_NOT_INDEXED);
 	CHECK(strstr(eb, dir) != NULL && !strchr(eb, '\n'));
 	symdb_close(db);
 }

@@ -365,7 +365,7 @@ static void test_open_file(void)
 		CHECK(info.nsymbols == 2 && info.nfiles == 1 && info.nbuild_info == 1);
 		CHECK(info.build_info[0] == 1234);
 		CHECK(strcmp(info.image_name, "libx.so") == 0);
-		CHECK(symdb_image_verify(img, eb, sizeof eb) == 0);
+		CHECK(symdb_image_verify(img, EB_OPTS(eb, sizeof eb)) == 0);
 	}
 	symdb_image_close(img);
 	unlink(path);
@@ -380,7 +380,7 @@ static void test_open_file(void)
 	CHECK(synth_write_tmp(b.f, b.len, path, sizeof path) == 0);
 	CHECK(symdb_image_open_file(path, &o, &img) == 0);
 	if (img)
-		CHECK(symdb_image_verify(img, eb, sizeof eb) == SYMDB_E_CHECKSUM);
+		CHECK(symdb_image_verify(img, EB_OPTS(eb, sizeof eb)) == SYMDB_E_CHECKSUM);
 	symdb_image_close(img);
 	CHECK(symdb_image_open_file(path, &ov, &img) == SYMDB_E_CHECKSUM);
 	unlink(path);

@@ -241,7 +241,7 @@ static void test_random(unsigned aw, uint64_t base, int far, uint64_t seed)
 	gen_model(&m, &sz, aw, base);
 	img = open_model(&m);
 	if (img) {
-		CHECK(symdb_image_verify(img, NULL, 0) == 0);
+		CHECK(symdb_image_verify(img, NULL) == 0);
 		a = gen_batch(&m, 5000);
 		run_batch(&m, img, a, 5000, 5000 * 64);
 		run_batch(&m, img, a, 5000, 40); /* resumes many times */
@@ -273,7 +273,7 @@ static void test_corrupt(uint64_t seed)
 		}
 		img = open_model(&m);
 		if (img) {
-			CHECK(symdb_image_verify(img, eb, sizeof eb) == SYMDB_E_CORRUPT);
+			CHECK(symdb_image_verify(img, EB_OPTS(eb, sizeof eb)) == SYMDB_E_CORRUPT);
 			a = gen_batch(&m, 5000);
 			run_batch(&m, img, a, 5000, 5000 * 64);
 			free(a);
@@ -313,7 +313,7 @@ static void test_flips(uint64_t seed)
 		if (!img)
 			continue;
 		opened++;
-		(void)symdb_image_verify(img, NULL, 0);
+		(void)symdb_image_verify(img, NULL);
 		CHECK(symdb_resolve_batch(img, a, 2000, fr, cap, sizeof(symdb_frame),
 		                          r, sizeof(symdb_result)) == 2000);
 		for (i = 0; i < 2000; i++) {
@@ -369,7 +369,7 @@ static void test_fixed(void)
 	img = open_model(&m);
 	if (!img)
 		return;
-	CHECK(symdb_image_verify(img, NULL, 0) == 0);
+	CHECK(symdb_image_verify(img, NULL) == 0);
 	a[0] = 0x10000 + 0x1005;          /* 3-frame chain */
 	a[1] = 0x10000 + 0x100000000ull;  /* past "low" (size 0x10): nothing */
 	a[2] = 0x10000 + 0x200001234ull;  /* "high", size 0: to the next */

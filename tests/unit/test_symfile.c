@@ -318,7 +318,7 @@ static void test_reader(void)
 	      (f->flags & SYMDB_FRAME_FILE_FROM_SYMTAB));
 	/* a reference past the pool */
 	CHECK(r[4].status == SYMDB_E_CORRUPT && r[4].count == 0);
-	CHECK(symdb_image_verify(img, eb, sizeof eb) == SYMDB_E_CORRUPT &&
+	CHECK(symdb_image_verify(img, EB_OPTS(eb, sizeof eb)) == SYMDB_E_CORRUPT &&
 	      strstr(eb, "SYMBOL_FILES") != NULL);
 	symdb_image_close(img);
 
