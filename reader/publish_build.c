@@ -66,7 +66,6 @@ static int build_opts(const symdb_build_opts *in, symdb_build_opts *o)
 int symdb_builder_open(const char *dir, const symdb_build_opts *opts, symdb_builder **out)
 {
 	symdb_build_opts o;
-	char defdir[4096];
 	symdb_builder *b;
 	int rc;
 
@@ -76,13 +75,9 @@ int symdb_builder_open(const char *dir, const symdb_build_opts *opts, symdb_buil
 	rc = build_opts(opts, &o);
 	if (rc)
 		return rc;
-	if (!dir) {
-		rc = symdb_default_dir(defdir, sizeof defdir);
-		if (rc)
-			return fmt_err(o.errbuf, o.errbuf_sz, rc, "no database directory: %s",
-			               symdb_strerror(rc));
-		dir = defdir;
-	}
+	if (!dir) /* the caller resolves a default (symdb_default_dir) */
+		return fmt_err(o.errbuf, o.errbuf_sz, -ENOENT, "no database directory: %s",
+		               symdb_strerror(-ENOENT));
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return -ENOMEM;

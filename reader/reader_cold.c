@@ -19,9 +19,8 @@
  * an open with SYMDB_OPEN_NO_THAW (verify, export, info), decompresses into
  * anonymous memory instead and changes nothing on disk.
  *
- * $SYMDB_THAW_LOG, when set, names a file to which every decompression
- * appends one line ("thawed UUIDHEX" or "memory UUIDHEX"): tests count
- * decompressions with it; it is never needed otherwise.
+ * Every decompression is reported to the caller's on_decompress hook
+ * (symdb_open_opts), if any: tests count decompressions with it.
  */
 #define _GNU_SOURCE /* O_CLOEXEC, O_DIRECTORY, mkstemp, PATH_MAX */
 #include <errno.h>
@@ -83,25 +82,13 @@ void rd_sync_parent(const char *path)
 	}
 }
 
-/* The test-visible decompression counter (see the file comment). */
-static void note_decompression(const char *what, const char *path)
+/* Tell the caller's hook of one decompression (symdb_open_opts.on_decompress). */
+static void note_decompression(const rd_thaw_hook *hook, int on_disk, const char *path)
 {
-	const char *log = getenv("SYMDB_THAW_LOG");
 	const char *base = strrchr(path, '/');
-	char line[PATH_MAX + 32];
-	int fd, n;
 
-	if (!log || !*log)
-		return;
-	n = snprintf(line, sizeof line, "%s %s\n", what, base ? base + 1 : path);
-	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || n <= 0)
-		goto out;
-	if (write(fd, line, (size_t)n) < 0) { /* one O_APPEND write: lines never mix */
-	}
-out:
-	if (fd >= 0)
-		close(fd);
+	if (hook && hook->fn)
+		hook->fn(base ? base + 1 : path, on_disk, hook->arg);
 }
 
 /* ---- decoding targets ----------------------------------------------------- */
@@ -179,7 +166,7 @@ static int match_expected(const symdb_image *img, uint64_t size, uint64_t hsum, 
 
 /* Decompress into anonymous memory and validate: nothing touches the disk. */
 static int thaw_memory(int lzfd, const char *lz, uint64_t size, uint64_t hsum, unsigned flags,
-                       symdb_image **out, char *eb, size_t ebsz)
+                       const rd_thaw_hook *hook, symdb_image **out, char *eb, size_t ebsz)
 {
 	struct target t = { .fd = -1, .expect = size };
 	int rc = decode(lzfd, &t, lz, eb, ebsz);
@@ -201,7 +188,7 @@ static int thaw_memory(int lzfd, const char *lz, uint64_t size, uint64_t hsum, u
 		*out = NULL;
 	}
 	if (rc == 0)
-		note_decompression("memory", lz);
+		note_decompression(hook, 0, lz);
 	return rc;
 }
 
@@ -263,8 +250,8 @@ static int publish_noreplace(const char *tmp, const char *path)
  * .lz4, fsync (both forms exist in between, never neither).  Returns 1
  * without touching anything when DB/tmp cannot be written. */
 static int thaw_publish(const char *dbdir, const char *path, const char *lz, int lzfd,
-                        uint64_t size, uint64_t hsum, unsigned flags, symdb_image **out,
-                        char *eb, size_t ebsz)
+                        uint64_t size, uint64_t hsum, unsigned flags, const rd_thaw_hook *hook,
+                        symdb_image **out, char *eb, size_t ebsz)
 {
 	char tmp[PATH_MAX];
 	struct target t = { .expect = size };
@@ -294,18 +281,19 @@ static int thaw_publish(const char *dbdir, const char *path, const char *lz, int
 		/* Keep serving the mapping: it is valid, just not published; the
 		 * .lz4 stays for the next open. */
 		unlink(tmp);
-		note_decompression("memory", lz);
+		note_decompression(hook, 0, lz);
 		return 0;
 	}
 	rd_sync_parent(path);
 	if (unlink(lz) == 0)
 		rd_sync_parent(lz);
-	note_decompression("thawed", lz);
+	note_decompression(hook, 1, lz);
 	return 0;
 }
 
 int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64_t header_sum,
-                 unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+                 unsigned flags, const rd_thaw_hook *hook, symdb_image **out, char *eb,
+                 size_t ebsz)
 {
 	char lz[PATH_MAX];
 	int lock, lzfd, rc;
@@ -332,15 +320,17 @@ int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64
 	}
 	rc = 1;
 	if (lock >= 0 && !(flags & SYMDB_OPEN_NO_THAW))
-		rc = thaw_publish(dbdir, path, lz, lzfd, file_size, header_sum, flags, out, eb, ebsz);
+		rc = thaw_publish(dbdir, path, lz, lzfd, file_size, header_sum, flags, hook, out,
+		                  eb, ebsz);
 	if (rc == 1) /* read-only: the same bytes, in memory */
-		rc = thaw_memory(lzfd, lz, file_size, header_sum, flags, out, eb, ebsz);
+		rc = thaw_memory(lzfd, lz, file_size, header_sum, flags, hook, out, eb, ebsz);
 	close(lzfd);
 	rd_dir_unlock(lock);
 	return rc;
 }
 
-int rd_cold_open_file(const char *lz, unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+int rd_cold_open_file(const char *lz, unsigned flags, const rd_thaw_hook *hook, symdb_image **out,
+                      char *eb, size_t ebsz)
 {
 	int fd = open(lz, O_RDONLY | O_CLOEXEC), rc;
 
@@ -349,7 +339,7 @@ int rd_cold_open_file(const char *lz, unsigned flags, symdb_image **out, char *e
 		rc = -errno;
 		return fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
 	}
-	rc = thaw_memory(fd, lz, 0, 0, flags, out, eb, ebsz);
+	rc = thaw_memory(fd, lz, 0, 0, flags, hook, out, eb, ebsz);
 	close(fd);
 	return rc;
 }
@@ -513,30 +503,6 @@ static int image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *s
 	rd_dir_unlock(lock);
 	free(names);
 	return rc;
-}
-
-int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out)
-{
-	char path[PATH_MAX];
-	struct stat sb;
-
-	if (!db || !file || !out)
-		return SYMDB_E_INVAL;
-	memset(out, 0, sizeof *out);
-	if (fmt_layout_file(path, sizeof path, db->dir, file) ||
-	    fmt_layout_cold(path + strlen(path), sizeof path - strlen(path), ""))
-		return -ENAMETOOLONG;
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		out->forms |= SYMDB_STORED_COLD;
-		out->cold_bytes = (uint64_t)sb.st_size;
-		out->disk_bytes += (uint64_t)sb.st_size;
-	}
-	path[strlen(path) - 4] = 0;
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		out->forms |= SYMDB_STORED_FILE;
-		out->disk_bytes += (uint64_t)sb.st_size;
-	}
-	return 0;
 }
 
 int symdb_cold_remove_redundant(symdb *db, const char *cold_rel, const symdb_open_opts *opts,

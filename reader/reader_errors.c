@@ -108,22 +108,18 @@ static int join_dir(char *buf, size_t bufsz, const char *head, const char *tail)
 	return 0;
 }
 
-int symdb_default_dir(char *buf, size_t bufsz)
+int symdb_default_dir(const char *symdb_dir, const char *xdg_cache_home, const char *home,
+                      char *buf, size_t bufsz)
 {
-	const char *e;
-
 	if (!buf || !bufsz)
 		return SYMDB_E_INVAL;
-	/* Empty variables count as unset (XDG Base Directory rule). */
-	e = getenv("SYMDB_DIR");
-	if (e && *e)
-		return join_dir(buf, bufsz, e, "");
-	e = getenv("XDG_CACHE_HOME");
-	if (e && *e == '/')
-		return join_dir(buf, bufsz, e, "/symdb");
-	e = getenv("HOME");
-	if (e && *e)
-		return join_dir(buf, bufsz, e, "/.cache/symdb");
+	/* Empty values count as unset (XDG Base Directory rule). */
+	if (symdb_dir && *symdb_dir)
+		return join_dir(buf, bufsz, symdb_dir, "");
+	if (xdg_cache_home && *xdg_cache_home == '/')
+		return join_dir(buf, bufsz, xdg_cache_home, "/symdb");
+	if (home && *home)
+		return join_dir(buf, bufsz, home, "/.cache/symdb");
 	return -ENOENT;
 }
 

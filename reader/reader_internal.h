@@ -17,8 +17,15 @@
 #include "rd_catalog.h"
 #include "symdb.h"
 
+/* Who is told of decompressions of cold images (symdb_open_opts). */
+typedef struct rd_thaw_hook {
+	symdb_decompress_fn fn; /* NULL: nobody */
+	void *arg;
+} rd_thaw_hook;
+
 struct symdb {
 	rd_catalog *cat;
+	rd_thaw_hook thaw;     /* from symdb_open()'s opts */
 	pthread_mutex_t lock;  /* guards `images`, every image's refs, and catalog reads */
 	symdb_image *images;   /* open images, a singly linked list */
 	char dir[];            /* the database directory */
@@ -97,11 +104,11 @@ RD_HIDDEN int rd_lz4_read_frame(int fd, rd_lz4_reader *r, const char *path, char
  * written or flags has SYMDB_OPEN_NO_THAW.  Returns -ENOENT when neither form
  * exists (errbuf names path). */
 RD_HIDDEN int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size,
-                           uint64_t header_sum, unsigned flags, symdb_image **out,
-                           char *errbuf, size_t errbuf_sz);
+                           uint64_t header_sum, unsigned flags, const rd_thaw_hook *hook,
+                           symdb_image **out, char *errbuf, size_t errbuf_sz);
 /* Decompress a cold file named directly (no catalog) into memory. */
-RD_HIDDEN int rd_cold_open_file(const char *lz4path, unsigned flags, symdb_image **out,
-                                char *errbuf, size_t errbuf_sz);
+RD_HIDDEN int rd_cold_open_file(const char *lz4path, unsigned flags, const rd_thaw_hook *hook,
+                                symdb_image **out, char *errbuf, size_t errbuf_sz);
 /* Take the per-directory lock that serializes compaction, thawing and
  * removal of the images in DB/images/XX/ (the directory of path): returns an
  * fd to close, or -errno. */
@@ -114,7 +121,7 @@ RD_HIDDEN void rd_sync_parent(const char *path);
  * struct must hold zeros past (trailing padding is not a field). */
 #define RD_OPTS_END(TYPE) \
 	(offsetof(TYPE, RD_OPTS_LAST_##TYPE) + sizeof(((TYPE *)0)->RD_OPTS_LAST_##TYPE))
-#define RD_OPTS_LAST_symdb_open_opts errbuf_sz
+#define RD_OPTS_LAST_symdb_open_opts on_decompress_arg
 
 /* Options structs grow at the end (SYMDB_OPTS).  A caller's struct of sz
  * bytes that is larger than the `known` bytes of this library's must hold

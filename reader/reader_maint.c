@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reader_maint.c - the database's life cycle as the public API shows it
- * (SPEC §12.6): the clock (symdb_now, overridable by $SYMDB_NOW so tests and
- * replays need no sleeps), last-query times, and removing an image.
+ * (SPEC §12.6): last-query times, and removing an image.  The clock is the
+ * caller's: symdb_mark_used() takes the time, so tests and replays (the CLI
+ * maps $SYMDB_NOW) need no sleeps.
  *
  * Removal order matters for crash safety: the catalog entry goes first, in
  * its own transaction, then the file.  A crash in between leaves an orphan
@@ -15,25 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "format_layout.h"
 #include "reader_internal.h"
-
-uint64_t symdb_now(void)
-{
-	const char *s = getenv("SYMDB_NOW");
-	char *end;
-
-	if (s && *s) {
-		unsigned long long v = strtoull(s, &end, 10);
-
-		if (*end == 0)
-			return (uint64_t)v;
-	}
-	return (uint64_t)time(NULL);
-}
 
 static int id_ok(const symdb_uuid *id)
 {

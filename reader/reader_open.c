@@ -177,7 +177,8 @@ void rd_image_free(symdb_image *img)
 
 int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
 {
-	char defdir[PATH_MAX], *eb;
+	symdb_open_opts o;
+	char *eb;
 	size_t ebsz, n;
 	unsigned flags, cflags = 0;
 	symdb *db;
@@ -186,20 +187,23 @@ int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
 	if (!out)
 		return SYMDB_E_INVAL;
 	*out = NULL;
-	rc = rd_opts(opts, RD_OPEN_KNOWN, &flags, &eb, &ebsz);
+	rc = rd_opts_get(opts, RD_OPEN_KNOWN, &o);
 	if (rc)
 		return rc;
-	if (!dir) {
-		rc = symdb_default_dir(defdir, sizeof defdir);
-		if (rc)
-			return fmt_err(eb, ebsz, rc, "no database directory: set SYMDB_DIR or HOME");
-		dir = defdir;
-	}
+	flags = o.flags;
+	eb = o.errbuf;
+	ebsz = o.errbuf_sz;
+	/* The library reads no environment: the caller resolves a default
+	 * (symdb_default_dir); the words are those the CLI has always shown. */
+	if (!dir)
+		return fmt_err(eb, ebsz, -ENOENT, "no database directory: set SYMDB_DIR or HOME");
 	n = strlen(dir);
 	db = calloc(1, sizeof *db + n + 1);
 	if (!db)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", dir);
 	memcpy(db->dir, dir, n + 1);
+	db->thaw.fn = o.on_decompress;
+	db->thaw.arg = o.on_decompress_arg;
 	if (flags & (SYMDB_OPEN_WRITE | SYMDB_OPEN_CREATE))
 		cflags |= RD_CAT_WRITE;
 	if (flags & SYMDB_OPEN_CREATE)
@@ -309,8 +313,9 @@ static int fetch_entry(symdb *db, const symdb_uuid *id, rd_cat_entry *e, char *s
  * describes the same file: after a re-index (a new file renamed over the
  * old, SPEC §12.5) the next open maps the new file, and the old mapping
  * stays valid for the references that hold it. */
-static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, char *strbuf,
-                       size_t strbuf_sz, symdb_image **out, char *eb, size_t ebsz)
+static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, const rd_thaw_hook *hook,
+                       char *strbuf, size_t strbuf_sz, symdb_image **out, char *eb,
+                       size_t ebsz)
 {
 	char path[PATH_MAX];
 	rd_cat_entry e = { .file_size = 0 };
@@ -334,7 +339,8 @@ static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, char *st
 	}
 	rc = rd_image_map(path, flags, out, eb, ebsz);
 	if (rc == -ENOENT) /* cold storage, SPEC §12.8 */
-		rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum, flags, out, eb, ebsz);
+		rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum, flags, hook, out, eb,
+		                  ebsz);
 	if (rc == 0 && (rc = match_catalog(*out, &e, id, path, eb, ebsz)) != 0) {
 		rd_image_free(*out);
 		*out = NULL;
@@ -357,6 +363,8 @@ int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts
 	 * possible entry (128 KiB is too much for a small thread stack). */
 	enum { BIG = 2 * (65535 + 1) };
 	char small[2048], *big;
+	symdb_open_opts o;
+	rd_thaw_hook hook;
 	unsigned flags;
 	char *eb;
 	size_t ebsz;
@@ -365,16 +373,20 @@ int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts
 	if (!out)
 		return SYMDB_E_INVAL;
 	*out = NULL;
-	rc = rd_opts(opts, RD_OPEN_KNOWN, &flags, &eb, &ebsz);
+	rc = rd_opts_get(opts, RD_OPEN_KNOWN, &o);
 	if (rc)
 		return rc;
+	flags = o.flags;
+	eb = o.errbuf;
+	ebsz = o.errbuf_sz;
 	if (!db || !id || id->len < 1 || id->len > SYMDB_UUID_MAX)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "invalid database handle or UUID");
+	hook = o.on_decompress ? (rd_thaw_hook){ o.on_decompress, o.on_decompress_arg } : db->thaw;
 	pthread_mutex_lock(&db->lock);
-	rc = open_locked(db, id, flags, small, sizeof small, out, eb, ebsz);
+	rc = open_locked(db, id, flags, &hook, small, sizeof small, out, eb, ebsz);
 	if (rc == -ENAMETOOLONG) {
 		big = malloc(BIG);
-		rc = big ? open_locked(db, id, flags, big, BIG, out, eb, ebsz) : -ENOMEM;
+		rc = big ? open_locked(db, id, flags, &hook, big, BIG, out, eb, ebsz) : -ENOMEM;
 		free(big);
 		if (rc == -ENAMETOOLONG || rc == -ENOMEM)
 			fmt_err(eb, ebsz, rc, "%s: catalog entry: %s", db->dir, symdb_strerror(rc));
@@ -400,6 +412,8 @@ int symdb_image_open_binary(symdb *db, const char *binary_path, const symdb_open
 
 int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, symdb_image **out)
 {
+	symdb_open_opts o;
+	rd_thaw_hook hook;
 	unsigned flags;
 	char *eb;
 	size_t ebsz, n;
@@ -408,15 +422,19 @@ int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, s
 	if (!out)
 		return SYMDB_E_INVAL;
 	*out = NULL;
-	rc = rd_opts(opts, RD_OPEN_KNOWN, &flags, &eb, &ebsz);
+	rc = rd_opts_get(opts, RD_OPEN_KNOWN, &o);
 	if (rc)
 		return rc;
+	flags = o.flags;
+	eb = o.errbuf;
+	ebsz = o.errbuf_sz;
+	hook = (rd_thaw_hook){ o.on_decompress, o.on_decompress_arg };
 	if (!index_path)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no index file path");
 	n = strlen(index_path);
 	if (n > sizeof FMT_LAYOUT_COLD_EXT - 1 &&
 	    strcmp(index_path + n - (sizeof FMT_LAYOUT_COLD_EXT - 1), FMT_LAYOUT_COLD_EXT) == 0)
-		return rd_cold_open_file(index_path, flags, out, eb, ebsz);
+		return rd_cold_open_file(index_path, flags, &hook, out, eb, ebsz);
 	return rd_image_map(index_path, flags, out, eb, ebsz);
 }
 

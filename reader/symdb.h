@@ -85,12 +85,27 @@ SYMDB_API const char *symdb_version_string(void);
 typedef struct symdb symdb;             /**< a database: catalog + mapped images */
 typedef struct symdb_image symdb_image; /**< one immutable, mapped index file */
 
-/** Options for symdb_open() and symdb_image_open_*(). */
+/**
+ * Called once per decompression of a cold image (SPEC §12.8), on the thread
+ * that opened it: `file` is the cold file's name ("UUIDHEX.symdb.lz4", no
+ * directory), `on_disk` 1 when it was thawed into place, 0 when it was
+ * decompressed into memory only (a read-only database, SYMDB_OPEN_NO_THAW,
+ * symdb_image_open_file() of a `.lz4`).  Must not call back into symdb.
+ */
+typedef void (*symdb_decompress_fn)(const char *file, int on_disk, void *arg);
+
+/** Options for symdb_open(), symdb_image_open_*() and the other calls that
+ *  take them (errbuf; flags that do not apply to a call must be 0). */
 typedef struct symdb_open_opts {
 	size_t sz;          /**< sizeof(symdb_open_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< SYMDB_OPEN_*; unknown bits give SYMDB_E_INVAL */
 	char *errbuf;       /**< optional: receives a one-line reason on failure */
 	size_t errbuf_sz;   /**< size of errbuf */
+	/** optional, symdb_open() and symdb_image_open_*(): told of every
+	 *  decompression of a cold image.  Given to symdb_open(), it applies to
+	 *  every image opened on that handle whose own opts name none. */
+	symdb_decompress_fn on_decompress;
+	void *on_decompress_arg; /**< passed to on_decompress */
 } symdb_open_opts;
 
 /** Open the catalog read-write (needed by the indexer; readers don't). */
@@ -118,15 +133,29 @@ typedef struct symdb_open_opts {
 #define SYMDB_OPTS(TYPE, NAME, ...) TYPE NAME = { .sz = sizeof(TYPE), __VA_ARGS__ }
 
 /**
- * @brief symdb_default_dir() writes the default database directory into buf:
- *        $SYMDB_DIR, else $XDG_CACHE_HOME/symdb, else $HOME/.cache/symdb.
- * @return 0, -ENAMETOOLONG if buf is too small, -ENOENT if none can be derived.
+ * @brief symdb_default_dir() writes the conventional database directory
+ *        into buf: symdb_dir, else xdg_cache_home/symdb, else
+ *        home/.cache/symdb.  The library reads no environment: a caller
+ *        that follows the convention passes the values of $SYMDB_DIR,
+ *        $XDG_CACHE_HOME and $HOME, as the CLI does.
+ * @param symdb_dir      NULL or the value of $SYMDB_DIR.
+ * @param xdg_cache_home NULL or the value of $XDG_CACHE_HOME (used only
+ *                       when absolute, per the XDG Base Directory rule).
+ * @param home           NULL or the value of $HOME.
+ * @param buf            receives the directory, NUL-terminated.
+ * @param bufsz          size of buf.
+ * @return 0; -ENAMETOOLONG if buf is too small; -ENOENT if none can be
+ *         derived (empty values count as unset); SYMDB_E_INVAL for a NULL
+ *         or empty buf.
+ * @note Pure: no I/O, thread-safe.
  */
-SYMDB_API int symdb_default_dir(char *buf, size_t bufsz);
+SYMDB_API int symdb_default_dir(const char *symdb_dir, const char *xdg_cache_home,
+                                const char *home, char *buf, size_t bufsz);
 
 /**
  * @brief symdb_open() opens a database directory.
- * @param dir  the database directory, or NULL for symdb_default_dir().
+ * @param dir  the database directory (symdb_default_dir() gives the
+ *             conventional one); NULL fails with -ENOENT.
  * @param opts NULL or options (errbuf, SYMDB_OPEN_WRITE, SYMDB_OPEN_CREATE).
  * @param out  receives the handle.
  * @return 0; -ENOENT if the database does not exist (and CREATE was not
@@ -700,12 +729,6 @@ SYMDB_API int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out,
 /* ---- database life cycle (SPEC §12.6) ---------------------------------- */
 
 /**
- * @brief symdb_now() is the clock of the life-cycle functions: $SYMDB_NOW
- *        (decimal unix seconds, for tests and replays) when set, else time(2).
- */
-SYMDB_API uint64_t symdb_now(void);
-
-/**
  * @brief symdb_last_used() reads when an image was last queried.
  * @return 0 with *out in unix seconds; SYMDB_E_NOT_FOUND when no query was
  *         ever recorded for it; another negative error.
@@ -771,16 +794,6 @@ typedef struct symdb_compact_stats {
 SYMDB_API int symdb_image_compact(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts,
                                   symdb_compact_stats *st);
 
-#define SYMDB_STORED_FILE 0x1u /**< the index file (`FILE`) exists */
-#define SYMDB_STORED_COLD 0x2u /**< its cold form (`FILE.lz4`) exists */
-
-/** Which forms of an entry's index file are on disk. */
-typedef struct symdb_storage {
-	unsigned forms;       /**< SYMDB_STORED_* bits; 0 = neither (missing) */
-	uint64_t disk_bytes;  /**< bytes on disk, both forms together */
-	uint64_t cold_bytes;  /**< size of the cold form, 0 if absent */
-} symdb_storage;
-
 /**
  * @brief symdb_cold_remove_redundant() removes a cold form that is redundant:
  *        DB/cold_rel ("images/XX/HEX.symdb.lz4", as a walk of DB/images
@@ -801,14 +814,6 @@ typedef struct symdb_storage {
  */
 SYMDB_API int symdb_cold_remove_redundant(symdb *db, const char *cold_rel,
                                           const symdb_open_opts *opts, int *removed);
-
-/**
- * @brief symdb_entry_storage() stats both forms of the index file `file`
- *        (symdb_entry.file, relative to the database directory).
- * @return 0, SYMDB_E_INVAL or -ENAMETOOLONG.
- * @note Two stat(2) calls; thread-safe.
- */
-SYMDB_API int symdb_entry_storage(const symdb *db, const char *file, symdb_storage *out);
 
 /* ---- export bundles (SPEC §12.7) ------------------------------------------ */
 

@@ -118,7 +118,8 @@ typedef struct symdb_build_result {
 
 /**
  * @brief symdb_builder_open() opens (creating if needed) a database for writing.
- * @param dir  database directory, or NULL for symdb_default_dir().
+ * @param dir  database directory (symdb_default_dir() gives the conventional
+ *             one); NULL fails with -ENOENT.
  * @return 0; -EACCES/-EROFS when the directory is not writable; -errno;
  *         SYMDB_E_CATALOG for a damaged catalog.
  */

@@ -20,7 +20,7 @@ void cli_db_name(const struct cli_global *g, char *buf, size_t bufsz)
 {
 	if (g->db_dir)
 		snprintf(buf, bufsz, "%s", g->db_dir);
-	else if (symdb_default_dir(buf, bufsz) < 0)
+	else if (cli_default_dir(buf, bufsz) < 0)
 		snprintf(buf, bufsz, "(default database)");
 }
 
@@ -106,7 +106,7 @@ static int aged_add(const symdb_entry *e, void *arg)
 {
 	struct cli_aged *a = arg;
 	struct cli_aged_image *im;
-	symdb_storage sg;
+	struct cli_storage sg;
 
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 256;
@@ -120,7 +120,7 @@ static int aged_add(const symdb_entry *e, void *arg)
 	im->uuid = e->uuid;
 	im->last_use = e->built_at;
 	im->file_size = e->file_size;
-	im->disk_size = symdb_entry_storage(a->db, e->file, &sg) == 0 && sg.forms
+	im->disk_size = cli_entry_storage(symdb_dir(a->db), e->file, &sg) == 0 && sg.forms
 	                        ? sg.disk_bytes
 	                        : e->file_size;
 	im->name = strdup(e->image_name ? e->image_name : "");
@@ -267,7 +267,7 @@ int cli_parse_size(const char *s, uint64_t *out)
 void cli_used_init(struct cli_used *u, symdb *db)
 {
 	memset(u, 0, sizeof *u);
-	u->now = symdb_now();
+	u->now = cli_now();
 	if (db)
 		snprintf(u->dir, sizeof u->dir, "%s", symdb_dir(db));
 }
@@ -296,9 +296,30 @@ void cli_used_commit(struct cli_used *u)
 	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_WRITE);
 	symdb *db;
 
-	if (!u->n || !u->dir[0] || symdb_open(u->dir, &o, &db) < 0)
+	if (!u->n || !u->dir[0] || cli_open_db(u->dir, &o, &db) < 0)
 		return;
 	for (size_t i = 0; i < u->n; i++)
 		symdb_mark_used(db, &u->ids[i], u->now);
 	symdb_close(db);
+}
+
+int cli_entry_storage(const char *dbdir, const char *file, struct cli_storage *out)
+{
+	char path[4200];
+	struct stat sb;
+
+	memset(out, 0, sizeof *out);
+	if ((size_t)snprintf(path, sizeof path, "%s/%s.lz4", dbdir, file) >= sizeof path)
+		return -ENAMETOOLONG;
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		out->forms |= CLI_STORED_COLD;
+		out->cold_bytes = (uint64_t)sb.st_size;
+		out->disk_bytes += (uint64_t)sb.st_size;
+	}
+	path[strlen(path) - 4] = 0;
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		out->forms |= CLI_STORED_FILE;
+		out->disk_bytes += (uint64_t)sb.st_size;
+	}
+	return 0;
 }

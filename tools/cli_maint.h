@@ -21,6 +21,20 @@
  * progress (renamed but not yet committed) and is left alone. */
 #define CLI_GRACE_DEFAULT 3600u
 
+#define CLI_STORED_FILE 0x1u /* the index file (`FILE`) exists */
+#define CLI_STORED_COLD 0x2u /* its cold form (`FILE.lz4`) exists */
+
+/* Which forms of an entry's index file are on disk (SPEC §12.8). */
+struct cli_storage {
+	unsigned forms;       /* CLI_STORED_* bits; 0 = neither (missing) */
+	uint64_t disk_bytes;  /* bytes on disk, both forms together */
+	uint64_t cold_bytes;  /* size of the cold form, 0 if absent */
+};
+
+/* Stat both forms of the index file `file` (symdb_entry.file, relative to
+ * the database directory dbdir): 0 or -ENAMETOOLONG. */
+CLI_HIDDEN int cli_entry_storage(const char *dbdir, const char *file, struct cli_storage *out);
+
 CLI_HIDDEN int cli_cmd_verify(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_rm(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_gc(const struct cli_global *g, int argc, char **argv);

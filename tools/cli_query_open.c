@@ -18,13 +18,13 @@ int cli_query_open_db(const struct cli_global *g, symdb **db)
 {
 	char err[512] = "";
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
-	int rc = symdb_open(g->db_dir, &o, db);
+	int rc = cli_open_db(g->db_dir, &o, db);
 	if (rc == 0)
 		return 0;
 	char dir[4096] = "";
 	if (g->db_dir)
 		snprintf(dir, sizeof(dir), "%s", g->db_dir);
-	else if (symdb_default_dir(dir, sizeof(dir)) < 0)
+	else if (cli_default_dir(dir, sizeof(dir)) < 0)
 		snprintf(dir, sizeof(dir), "(default database)");
 	if (rc == -ENOENT)
 		cli_err(dir, "no symdb database here (create it with 'symdb build FILE')");

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+struct symdb;
+struct symdb_open_opts;
+
 #if defined(__GNUC__)
 #define CLI_HIDDEN __attribute__((visibility("hidden")))
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -32,6 +35,21 @@ enum cli_exit {
 };
 
 /* Options every subcommand shares. */
+/* ---- the environment: the library reads none, the CLI maps it ---- */
+
+/* symdb_default_dir() from $SYMDB_DIR, $XDG_CACHE_HOME, $HOME. */
+CLI_HIDDEN int cli_default_dir(char *buf, size_t bufsz);
+/* db_dir (--db) if given, else the default directory (a static buffer),
+ * else NULL: symdb_open() then reports that there is none. */
+CLI_HIDDEN const char *cli_db_dir(const char *db_dir);
+/* The clock of the life-cycle commands: $SYMDB_NOW (decimal unix seconds,
+ * for tests and replays) when set, else time(2). */
+CLI_HIDDEN uint64_t cli_now(void);
+/* symdb_open() on cli_db_dir(db_dir), with $SYMDB_THAW_LOG mapped into o:
+ * when set, it names a file to which every decompression of a cold image
+ * appends one line, "thawed FILE" or "memory FILE" (tests count them). */
+CLI_HIDDEN int cli_open_db(const char *db_dir, struct symdb_open_opts *o, struct symdb **db);
+
 /* Options that carry only an errbuf, for the library calls that take them. */
 #define CLI_EB_OPTS(buf, size) \
 	(&(symdb_open_opts){ .sz = sizeof(symdb_open_opts), .errbuf = (buf), .errbuf_sz = (size) })

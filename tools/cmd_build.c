@@ -332,13 +332,13 @@ static int open_builder(struct build_run *r, const struct cli_global *g)
 	char err[1024] = "";
 	SYMDB_OPTS(symdb_build_opts, o, .flags = r->flags, .debug_dir = r->debug_dir,
 	           .errbuf = err, .errbuf_sz = sizeof(err));
-	int rc = symdb_builder_open(g->db_dir, &o, &r->b);
+	int rc = symdb_builder_open(cli_db_dir(g->db_dir), &o, &r->b);
 	if (rc == 0)
 		return 0;
 	char dir[4096];
 	if (g->db_dir)
 		snprintf(dir, sizeof(dir), "%s", g->db_dir);
-	else if (symdb_default_dir(dir, sizeof(dir)) < 0)
+	else if (cli_default_dir(dir, sizeof(dir)) < 0)
 		snprintf(dir, sizeof(dir), "(default database)");
 	cli_err_lib(dir, rc, err);
 	return -CLI_EXIT_DATABASE;

@@ -5,7 +5,7 @@
  * LZ4 form `UUIDHEX.symdb.lz4` through symdb_image_compact(), and the next
  * query thaws it transparently.  Selection is gc's (SPEC §12.6): last use is
  * the last-query time recorded in the catalog, else the build time, and the
- * clock is symdb_now() ($SYMDB_NOW in tests).  Images already cold are
+ * clock is cli_now() ($SYMDB_NOW in tests).  Images already cold are
  * skipped.  One line per image and a total; a progress line on a terminal.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
@@ -52,11 +52,11 @@ static void cp_one(struct compact *c, struct cli_aged_image *im)
 {
 	char hex[2 * SYMDB_UUID_MAX + 1], tb[64], eb[1024] = "";
 	symdb_compact_stats st;
-	symdb_storage sg;
+	struct cli_storage sg;
 	int rc;
 
 	symdb_uuid_format(&im->uuid, hex);
-	if (symdb_entry_storage(c->db, im->file, &sg) == 0 && sg.forms == SYMDB_STORED_COLD) {
+	if (cli_entry_storage(symdb_dir(c->db), im->file, &sg) == 0 && sg.forms == CLI_STORED_COLD) {
 		c->cold++;
 		return;
 	}
@@ -158,7 +158,7 @@ int cli_cmd_compact(const struct cli_global *g0, int argc, char **argv)
 		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	cli_db_name(&g, dir, sizeof dir);
 	/* The catalog is only read: compaction changes files, not entries. */
-	rc = symdb_open(g.db_dir, &o, &c.db);
+	rc = cli_open_db(g.db_dir, &o, &c.db);
 	if (rc < 0) {
 		if (rc == -ENOENT)
 			cli_err(dir, "no symdb database here");
@@ -166,7 +166,7 @@ int cli_cmd_compact(const struct cli_global *g0, int argc, char **argv)
 			cli_err_lib(dir, rc, err);
 		return CLI_EXIT_DATABASE;
 	}
-	c.now = symdb_now();
+	c.now = cli_now();
 	c.tty = isatty(STDERR_FILENO);
 	rc = cli_aged_load(c.db, &c.aged);
 	if (rc < 0)

@@ -73,7 +73,7 @@ static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all)
 	int rc;
 
 	cli_db_name(g, dir, sizeof dir);
-	rc = symdb_open(g->db_dir, &o, &db);
+	rc = cli_open_db(g->db_dir, &o, &db);
 	if (rc < 0) {
 		cli_err_lib(dir, rc, err);
 		return CLI_EXIT_DATABASE;
@@ -198,7 +198,7 @@ int cli_cmd_import(const struct cli_global *g0, int argc, char **argv)
 	cli_db_name(&g, dir, sizeof dir);
 	SYMDB_OPTS(symdb_build_opts, bo, .errbuf = err, .errbuf_sz = sizeof err);
 	symdb_builder *b;
-	int rc = symdb_builder_open(g.db_dir, &bo, &b);
+	int rc = symdb_builder_open(cli_db_dir(g.db_dir), &bo, &b);
 	if (rc < 0) {
 		cli_err_lib(dir, rc, err);
 		if (in > 0)

@@ -12,7 +12,7 @@
  * bytes on disk (a compacted image counts its .lz4, SPEC §12.8).
  * Every removal goes through symdb_remove() (entry first, then file), so a
  * gc killed at any point leaves at most an orphan for the next gc.  The
- * clock is symdb_now(): $SYMDB_NOW in tests.
+ * clock is cli_now(): $SYMDB_NOW in tests.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <errno.h>
@@ -30,7 +30,7 @@ static int open_write(const struct cli_global *g, symdb **db)
 	char err[1024] = "", dir[4096];
 	SYMDB_OPTS(symdb_open_opts, o, .flags = SYMDB_OPEN_WRITE, .errbuf = err,
 	           .errbuf_sz = sizeof err);
-	int rc = symdb_open(g->db_dir, &o, db);
+	int rc = cli_open_db(g->db_dir, &o, db);
 
 	if (rc < 0) {
 		cli_db_name(g, dir, sizeof dir);
@@ -239,7 +239,7 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	if (open_write(&g, &gc.db) < 0)
 		return CLI_EXIT_DATABASE;
-	gc.now = symdb_now();
+	gc.now = cli_now();
 	rc = cli_aged_load(gc.db, &gc.aged);
 	if (rc == 0)
 		gc_expire(&gc);

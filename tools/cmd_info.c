@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_maint.h"
 #include "cli_slice.h"
 #include "cli_util.h"
 #include "symdb.h"
@@ -87,10 +88,10 @@ static int ends_with(const char *s, const char *suffix)
 
 /* Which forms are on disk (SPEC §12.8): "file", "cold" or both, and the
  * bytes they take. */
-static void describe_storage(const symdb_storage *sg, char *buf, size_t bufsz)
+static void describe_storage(const struct cli_storage *sg, char *buf, size_t bufsz)
 {
-	const char *what = sg->forms == SYMDB_STORED_COLD ? "cold (LZ4, thawed on the next query)"
-	                   : sg->forms == SYMDB_STORED_FILE ? "file"
+	const char *what = sg->forms == CLI_STORED_COLD ? "cold (LZ4, thawed on the next query)"
+	                   : sg->forms == CLI_STORED_FILE ? "file"
 	                   : sg->forms ? "file, and a redundant cold copy"
 	                               : "missing";
 	snprintf(buf, bufsz, "%s, %llu bytes on disk", what, (unsigned long long)sg->disk_bytes);
@@ -101,7 +102,7 @@ static const char *index_path(symdb *db, const symdb_image_info *in, const char 
                               char *buf, size_t bufsz, char *storage, size_t storage_sz)
 {
 	symdb_entry e;
-	symdb_storage sg;
+	struct cli_storage sg;
 	char names[4096];
 	storage[0] = 0;
 	if (!db) {
@@ -111,7 +112,7 @@ static const char *index_path(symdb *db, const symdb_image_info *in, const char 
 	}
 	if (symdb_lookup(db, &in->uuid, &e, names, sizeof(names)) < 0 || !e.file)
 		return NULL;
-	if (symdb_entry_storage(db, e.file, &sg) == 0)
+	if (cli_entry_storage(symdb_dir(db), e.file, &sg) == 0)
 		describe_storage(&sg, storage, storage_sz);
 	snprintf(buf, bufsz, "%s/%s", symdb_dir(db), e.file);
 	return buf;
@@ -139,7 +140,7 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 		cli_err(target, "no such file, and not a UUID");
 		return -CLI_EXIT_FAILED;
 	}
-	rc = symdb_open(g->db_dir, &o, db);
+	rc = cli_open_db(g->db_dir, &o, db);
 	if (rc < 0) {
 		const char *dir = g->db_dir ? g->db_dir : "(default database)";
 		if (rc == -ENOENT)

@@ -40,11 +40,11 @@ int cli_cmd_list(const struct cli_global *g0, int argc, char **argv)
 	char err[512] = "", dir[4096];
 	if (g.db_dir)
 		snprintf(dir, sizeof(dir), "%s", g.db_dir);
-	else if (symdb_default_dir(dir, sizeof(dir)) < 0)
+	else if (cli_default_dir(dir, sizeof(dir)) < 0)
 		snprintf(dir, sizeof(dir), "(default database)");
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
 	symdb *db;
-	int rc = symdb_open(g.db_dir, &o, &db);
+	int rc = cli_open_db(g.db_dir, &o, &db);
 	if (rc < 0) {
 		if (rc == -ENOENT)
 			cli_err(dir, "no symdb database here");

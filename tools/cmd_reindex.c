@@ -77,7 +77,7 @@ int cli_cmd_reindex(const struct cli_global *g0, int argc, char **argv)
 		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	if (g.db_dir)
 		snprintf(dir, sizeof(dir), "%s", g.db_dir);
-	else if (symdb_default_dir(dir, sizeof(dir)) < 0)
+	else if (cli_default_dir(dir, sizeof(dir)) < 0)
 		snprintf(dir, sizeof(dir), "(default database)");
 	if (!reindex_has_images(dir))
 		return CLI_EXIT_DATABASE;

@@ -544,7 +544,7 @@ int cli_cmd_symbolicate(const struct cli_global *g0, int argc, char **argv)
 		return CLI_EXIT_FAILED;
 	}
 	SYMDB_OPTS(symdb_open_opts, oo, .errbuf = err, .errbuf_sz = sizeof err);
-	if ((rc = symdb_open(g.db_dir, &oo, &db)) < 0) {
+	if ((rc = cli_open_db(g.db_dir, &oo, &db)) < 0) {
 		cli_err_lib(g.db_dir ? g.db_dir : "(default database)", rc, err);
 		free(buf);
 		return CLI_EXIT_DATABASE;

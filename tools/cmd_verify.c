@@ -333,7 +333,7 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 	cli_db_name(&g, dir, sizeof dir);
 	SYMDB_OPTS(symdb_open_opts, o, .flags = v.repair ? SYMDB_OPEN_WRITE : 0, .errbuf = err,
 	           .errbuf_sz = sizeof err);
-	rc = symdb_open(g.db_dir, &o, &v.db);
+	rc = cli_open_db(g.db_dir, &o, &v.db);
 	if (rc < 0) {
 		cli_err_lib(dir, rc, err);
 		return CLI_EXIT_DATABASE;
@@ -343,7 +343,7 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 		return CLI_EXIT_FAILED;
 	}
 	v.out = &out;
-	v.now = symdb_now();
+	v.now = cli_now();
 	rc = verify_catalog(&v);
 	if (rc == 0)
 		rc = verify_entries(&v);

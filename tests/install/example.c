@@ -33,7 +33,10 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc && n < 64; i++)
 		addrs[n++] = strtoull(argv[i], NULL, 16);
 	qsort(addrs, n, sizeof addrs[0], cmp_u64);
-	if (symdb_open(NULL, &o, &db) < 0 ||                /* default database */
+	char dir[4096];
+	if (symdb_default_dir(getenv("SYMDB_DIR"), getenv("XDG_CACHE_HOME"), getenv("HOME"), dir,
+	                      sizeof dir) < 0 ||
+	    symdb_open(dir, &o, &db) < 0 ||                  /* default database */
 	    symdb_image_open_binary(db, argv[1], &o, &img) < 0) {
 		fprintf(stderr, "symdb: %s: %s\n", argv[1], err);
 		return 1;

@@ -234,18 +234,24 @@ static void test_default_dir(void)
 {
 	char buf[256];
 
-	setenv("SYMDB_DIR", "/x/db", 1);
-	CHECK(symdb_default_dir(buf, sizeof buf) == 0 && strcmp(buf, "/x/db") == 0);
-	CHECK(symdb_default_dir(buf, 3) == -ENAMETOOLONG);
+	/* Pure: the values are arguments, never the environment. */
+	setenv("SYMDB_DIR", "/env/db", 1);
+	CHECK(symdb_default_dir("/x/db", "/c", "/h", buf, sizeof buf) == 0 &&
+	      strcmp(buf, "/x/db") == 0);
+	CHECK(symdb_default_dir("/x/db", NULL, NULL, buf, 3) == -ENAMETOOLONG);
+	CHECK(symdb_default_dir(NULL, "/c", "/h", buf, sizeof buf) == 0 &&
+	      strcmp(buf, "/c/symdb") == 0);
+	CHECK(symdb_default_dir("", "relative", "/h", buf, sizeof buf) == 0 &&
+	      strcmp(buf, "/h/.cache/symdb") == 0);
+	CHECK(symdb_default_dir(NULL, "", "/h", buf, sizeof buf) == 0 &&
+	      strcmp(buf, "/h/.cache/symdb") == 0);
+	CHECK(symdb_default_dir(NULL, NULL, "", buf, sizeof buf) == -ENOENT);
+	CHECK(symdb_default_dir(NULL, NULL, NULL, buf, sizeof buf) == -ENOENT);
 	unsetenv("SYMDB_DIR");
-	setenv("XDG_CACHE_HOME", "/c", 1);
-	CHECK(symdb_default_dir(buf, sizeof buf) == 0 && strcmp(buf, "/c/symdb") == 0);
-	setenv("XDG_CACHE_HOME", "", 1);
-	setenv("HOME", "/h", 1);
-	CHECK(symdb_default_dir(buf, sizeof buf) == 0 && strcmp(buf, "/h/.cache/symdb") == 0);
-	unsetenv("HOME");
-	unsetenv("XDG_CACHE_HOME");
-	CHECK(symdb_default_dir(buf, sizeof buf) == -ENOENT);
+	{
+		symdb *db = NULL;
+		CHECK(symdb_open(NULL, NULL, &db) == -ENOENT && !db);
+	}
 }
 
 static int run(const char *cmd)
