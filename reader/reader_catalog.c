@@ -10,6 +10,7 @@
 static void to_entry(const rd_cat_entry *c, symdb_entry *e)
 {
 	memset(e, 0, sizeof *e);
+	e->sz = sizeof *e;
 	memcpy(e->uuid.bytes, c->uuid, c->uuid_len <= SYMDB_UUID_MAX ? c->uuid_len : SYMDB_UUID_MAX);
 	e->uuid.len = c->uuid_len;
 	e->uuid.kind = c->uuid_kind;
@@ -82,13 +83,17 @@ int symdb_catalog_check(symdb *db, unsigned flags,
 int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out, char *namebuf,
                  size_t namebuf_sz)
 {
+	symdb_entry full;
 	rd_cat_entry c;
 	int rc;
 
-	if (!db || !id || !out || id->len < 1 || id->len > SYMDB_UUID_MAX)
+	if (!db || !id || !out || out->sz < sizeof out->sz || id->len < 1 ||
+	    id->len > SYMDB_UUID_MAX)
 		return SYMDB_E_INVAL;
 	rc = rd_catalog_get(db->cat, id->bytes, id->len, &c, namebuf, namebuf_sz);
-	if (rc == 0)
-		to_entry(&c, out);
+	if (rc == 0) {
+		to_entry(&c, &full);
+		rc = rd_out_put(out, &full, sizeof full);
+	}
 	return rc;
 }

@@ -16,13 +16,67 @@
  * the mapping.  Results point into the mapping: nothing is parsed, copied or
  * allocated per address.
  *
- * Typical use:
+ * Typical use, a complete program (tests/cli/header_example.sh compiles this
+ * block against the installed header and libsymdb, and runs it):
  * @code
- *   symdb *db; symdb_image *img;
- *   symdb_open(NULL, NULL, &db);                       // default directory
- *   symdb_image_open_uuid(db, id, idlen, NULL, &img);
- *   symdb_resolve_batch(img, addrs, n, frames, cap, results);
- *   symdb_image_close(img); symdb_close(db);
+ * #include <stdio.h>
+ * #include <stdlib.h>
+ * #include <symdb.h>
+ *
+ * static int cmp_u64(const void *a, const void *b)
+ * {
+ *         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+ *         return x < y ? -1 : x > y;
+ * }
+ *
+ * // example DBDIR BINARY HEXADDR...: function, file and line of each address
+ * int main(int argc, char **argv)
+ * {
+ *         char err[256] = "";
+ *         SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
+ *         uint64_t addrs[64];
+ *         symdb_frame frames[256];
+ *         symdb_result res[64];
+ *         symdb *db = NULL;
+ *         symdb_image *img = NULL;
+ *         symdb_uuid id;
+ *         size_t n = 0, done = 0;
+ *         int rc = argc > 2 ? 0 : SYMDB_E_INVAL;
+ *
+ *         for (int i = 3; i < argc && n < 64; i++)
+ *                 addrs[n++] = strtoull(argv[i], NULL, 16);
+ *         qsort(addrs, n, sizeof addrs[0], cmp_u64); // resolve wants them sorted
+ *         // The library reads no environment: the caller names the directory
+ *         // (symdb_default_dir() derives the conventional one).
+ *         if (rc == 0)
+ *                 rc = symdb_open(argv[1], &o, &db);
+ *         if (rc == 0)
+ *                 rc = symdb_file_uuid(argv[2], &o, &id); // the binary's build-id
+ *         if (rc == 0)
+ *                 rc = symdb_image_open_uuid(db, &id, &o, &img);
+ *         while (rc == 0 && done < n) {
+ *                 // Element sizes let a newer library fill an older caller's arrays.
+ *                 ptrdiff_t k = symdb_resolve_batch(img, addrs + done, n - done, frames, 256,
+ *                                                   sizeof frames[0], res + done,
+ *                                                   sizeof res[0]);
+ *                 if (k < 0) {
+ *                         rc = (int)k;
+ *                         break;
+ *                 }
+ *                 for (size_t i = done; i < done + (size_t)k; i++)
+ *                         for (uint32_t f = res[i].first; f < res[i].first + res[i].count; f++)
+ *                                 printf("0x%llx %s %s:%u\n", (unsigned long long)addrs[i],
+ *                                        frames[f].name ? frames[f].name : "??",
+ *                                        frames[f].file ? frames[f].file : "??",
+ *                                        frames[f].line);
+ *                 done += (size_t)k; // fewer than asked: frames ran out, go on
+ *         }
+ *         if (rc)
+ *                 fprintf(stderr, "example: %s\n", err[0] ? err : symdb_strerror(rc));
+ *         symdb_image_close(img);
+ *         symdb_close(db);
+ *         return rc ? 1 : 0;
+ * }
  * @endcode
  *
  * Caveats:
@@ -36,9 +90,17 @@
  *
  * Conventions: every fallible function returns 0 (or a count) on success and a
  * negative error code on failure: -errno for system errors, SYMDB_E_* for
- * symdb's own.  Handles are returned through `T **out`.  Functions that read
- * untrusted bytes take an options struct whose optional errbuf receives a
- * one-line reason.
+ * symdb's own; no other positive values.  Handles are returned through
+ * `T **out`.  A one-line reason goes to the optional errbuf of the options
+ * struct every such function takes (never a loose buffer argument).
+ * Options structs (SYMDB_OPTS) and caller-allocated outputs carry their
+ * size, so both may grow at the end without breaking callers built against
+ * an older header: options past a caller's sz read as zero, and the library
+ * writes min(the caller's size, its own) bytes of each output (the sz field
+ * of symdb_image_info, symdb_entry, symdb_compact_stats and
+ * symdb_build_result; the frame_sz and result_sz of symdb_resolve_batch()).
+ * The library reads no environment variables: defaults that come from the
+ * environment are the caller's (symdb_default_dir()).
  */
 #ifndef SYMDB_H
 #define SYMDB_H
@@ -52,8 +114,10 @@
 extern "C" {
 #endif
 
-#define SYMDB_VERSION_MAJOR 0 /* breaking API/ABI change */
-#define SYMDB_VERSION_MINOR 1 /* additions */
+/* 1.0.0: the API that can grow (sized outputs and options, errbuf only
+ * through options, no environment reads); it breaks 0.1's ABI. */
+#define SYMDB_VERSION_MAJOR 1 /* breaking API/ABI change */
+#define SYMDB_VERSION_MINOR 0 /* additions */
 #define SYMDB_VERSION_PATCH 0 /* fixes */
 #define SYMDB_VERSION_NUMBER \
 	(SYMDB_VERSION_MAJOR * 100 * 100 + SYMDB_VERSION_MINOR * 100 + SYMDB_VERSION_PATCH)
@@ -77,9 +141,19 @@ extern "C" {
  */
 SYMDB_API const char *symdb_strerror(int err);
 
-/** @return SYMDB_VERSION_NUMBER of the library actually linked. */
+/**
+ * @brief symdb_version_number() tells which library is linked (it may be
+ *        newer than the header a program was built with).
+ * @return SYMDB_VERSION_NUMBER of the library actually linked.
+ * @note Thread-safe.
+ */
 SYMDB_API unsigned symdb_version_number(void);
-/** @return "MAJOR.MINOR.PATCH" of the library actually linked. */
+/**
+ * @brief symdb_version_string() is symdb_version_number() for humans.
+ * @return "MAJOR.MINOR.PATCH" of the library actually linked: a static
+ *         string, never NULL.
+ * @note Thread-safe.
+ */
 SYMDB_API const char *symdb_version_string(void);
 
 typedef struct symdb symdb;             /**< a database: catalog + mapped images */
@@ -156,22 +230,35 @@ SYMDB_API int symdb_default_dir(const char *symdb_dir, const char *xdg_cache_hom
  * @brief symdb_open() opens a database directory.
  * @param dir  the database directory (symdb_default_dir() gives the
  *             conventional one); NULL fails with -ENOENT.
- * @param opts NULL or options (errbuf, SYMDB_OPEN_WRITE, SYMDB_OPEN_CREATE).
- * @param out  receives the handle.
+ * @param opts NULL or options (errbuf, SYMDB_OPEN_WRITE, SYMDB_OPEN_CREATE,
+ *             and on_decompress for every image opened on the handle).
+ * @param out  receives the handle, owned by the caller (symdb_close()).
  * @return 0; -ENOENT if the database does not exist (and CREATE was not
  *         given); -EACCES/-EROFS if it cannot be opened as asked;
  *         SYMDB_E_CATALOG if the catalog is damaged or of another schema;
  *         SYMDB_E_NETFS if the directory is on NFS, SMB or CIFS (LMDB's
  *         locking does not work there; SPEC §12.1).
  * @note A read-only open needs no write access to the directory.  The handle
- *       may be shared by threads; close it once, after all images are closed.
+ *       may be shared by threads; close it once, when no thread uses it.
  */
 SYMDB_API int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out);
 
-/** @brief symdb_close() releases a database handle.  NULL-safe. */
+/**
+ * @brief symdb_close() releases a database handle.
+ * @param db NULL (nothing happens) or a handle from symdb_open().
+ * @note Images still open stay valid (each keeps its own mapping) and are
+ *       closed with symdb_image_close() as usual.  Must not race with any
+ *       other call on db.
+ */
 SYMDB_API void symdb_close(symdb *db);
 
-/** @return the database directory this handle was opened on (owned by db). */
+/**
+ * @brief symdb_dir() names the database directory of a handle.
+ * @param db an open database.
+ * @return the directory as given to symdb_open(): owned by db, valid until
+ *         symdb_close(db).
+ * @note Thread-safe.
+ */
 SYMDB_API const char *symdb_dir(const symdb *db);
 
 /** UUID kinds (SPEC §5). */
@@ -215,6 +302,11 @@ typedef struct symdb_file_image {
  *        thin Mach-O file, one per slice of a universal Mach-O file (in
  *        file order).  A .dSYM bundle directory is read through its first
  *        file in Contents/Resources/DWARF/.
+ * @param path a binary, or a .dSYM bundle directory.
+ * @param opts NULL or options (errbuf).
+ * @param out  caller-owned array of max elements (may be NULL when max is 0,
+ *             to count).
+ * @param max  its capacity.
  * @return the number of images (out receives at most max of them), or a
  *         negative code as symdb_file_uuid().
  * @note Thread-safe.  Reads the file; does not touch any database.
@@ -222,9 +314,23 @@ typedef struct symdb_file_image {
 SYMDB_API int symdb_file_uuids(const char *path, const symdb_open_opts *opts,
                                symdb_file_image *out, size_t max);
 
-/** @brief symdb_uuid_parse() parses 2..64 hex digits (dashes allowed). */
+/**
+ * @brief symdb_uuid_parse() parses a UUID written in hex.
+ * @param hex an even number of hex digits, 2..64 of them; dashes are
+ *            ignored (so "0123-4567-..." and Mach-O's form both work).
+ * @param out receives the bytes and len; kind is 0 (unknown).
+ * @return 0, or SYMDB_E_INVAL for a NULL argument, a non-hex character or a
+ *         bad digit count (out is then unchanged).
+ * @note Pure; thread-safe.
+ */
 SYMDB_API int symdb_uuid_parse(const char *hex, symdb_uuid *out);
-/** @brief symdb_uuid_format() writes lowercase hex, no dashes; buf >= 65 bytes. */
+/**
+ * @brief symdb_uuid_format() writes a UUID as lowercase hex, no dashes.
+ * @param id  the UUID (len bytes of bytes[]).
+ * @param buf at least 2 * SYMDB_UUID_MAX + 1 = 65 bytes; receives the
+ *            NUL-terminated text.
+ * @note Pure; thread-safe.
+ */
 SYMDB_API void symdb_uuid_format(const symdb_uuid *id, char *buf);
 
 /**
@@ -256,7 +362,16 @@ SYMDB_API void symdb_uuid_format(const symdb_uuid *id, char *buf);
 SYMDB_API int symdb_image_open_uuid(symdb *db, const symdb_uuid *id,
                                     const symdb_open_opts *opts, symdb_image **out);
 
-/** @brief symdb_image_open_binary() = symdb_file_uuid() + symdb_image_open_uuid(). */
+/**
+ * @brief symdb_image_open_binary() = symdb_file_uuid() of binary_path, then
+ *        symdb_image_open_uuid() of that UUID.
+ * @param db          an open database.
+ * @param binary_path the binary whose index is wanted (read for its UUID).
+ * @param opts        NULL or options, used by both steps.
+ * @param out         receives the image.
+ * @return as symdb_file_uuid() and symdb_image_open_uuid().
+ * @note Thread rules of symdb_image_open_uuid().
+ */
 SYMDB_API int symdb_image_open_binary(symdb *db, const char *binary_path,
                                       const symdb_open_opts *opts, symdb_image **out);
 
@@ -265,16 +380,34 @@ SYMDB_API int symdb_image_open_binary(symdb *db, const char *binary_path,
  *        catalog (for tools, tests and `symdb info FILE.symdb`).  A path
  *        ending in `.lz4` is a cold file (SPEC §12.8): it is decompressed
  *        into memory (at most 16 GiB) and never written anywhere.
+ * @param index_path the index file.
+ * @param opts       NULL or options (errbuf, SYMDB_OPEN_VERIFY_CHECKSUMS,
+ *                   on_decompress).
+ * @param out        receives the image, not shared with any other open.
+ * @return 0; -errno if the file cannot be read;
+ *         SYMDB_E_FORMAT/_VERSION/_CORRUPT/_CHECKSUM if it is damaged
+ *         (errbuf names the field); SYMDB_E_INVAL for bad arguments.
+ * @note Thread-safe.  The image belongs to no database: close it with
+ *       symdb_image_close().
  */
 SYMDB_API int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts,
                                     symdb_image **out);
 
-/** @brief symdb_image_close() drops a reference; the last one unmaps.  NULL-safe.
- *  @note Must not race with symdb_resolve_batch() on the same handle. */
+/**
+ * @brief symdb_image_close() drops a reference; the last one unmaps.
+ * @param img NULL (nothing happens) or an image from symdb_image_open_*().
+ * @note Every pointer into the image (names, files, symdb_image_data())
+ *       stays valid until the last reference is dropped.  Must not race with
+ *       other calls on the same handle; other handles of the same image
+ *       are unaffected.
+ */
 SYMDB_API void symdb_image_close(symdb_image *img);
 
 /**
  * @brief symdb_image_data() gives the bytes of the index file behind img.
+ * @param img  an open image.
+ * @param data receives a pointer to the first byte.
+ * @param size receives the file's size in bytes.
  * @return 0, or SYMDB_E_INVAL for a NULL argument.
  * @note *data points into the image's read-only mapping (or its private
  *       decompressed copy) and is valid until the last symdb_image_close().
@@ -344,11 +477,17 @@ enum symdb_addr_kind {
 /**
  * @brief symdb_image_translate() converts addresses of one kind to virtual
  *        addresses (SYMDB_ADDR_VADDR), element-wise; in and out may alias.
+ * @param img          an open image (its base address and segments).
+ * @param kind         how `in` is expressed.
  * @param load_address only for SYMDB_ADDR_RUNTIME.
+ * @param in           n addresses of that kind.
+ * @param out          caller-owned, receives n virtual addresses.
+ * @param n            number of addresses.
  * @return 0, or SYMDB_E_INVAL for an unknown kind.  Addresses that map nowhere
  *         (a file offset outside every segment, a runtime address below the
  *         load address) become SYMDB_ADDR_INVALID.
- * @note Order may change for FILEOFF: sort after translating.
+ * @note Order may change for FILEOFF: sort after translating.  No
+ *       allocation; thread-safe on a shared image.
  */
 SYMDB_API int symdb_image_translate(const symdb_image *img, enum symdb_addr_kind kind,
                                     uint64_t load_address, const uint64_t *in,
@@ -666,8 +805,12 @@ SYMDB_API int symdb_demangle(const char *name, char **buf, size_t *cap);
 /** @return which demangler symdb_demangle() uses: "llvm" or "cxxabi". */
 SYMDB_API const char *symdb_demangler_kind(void);
 
-/** One catalog entry, for symdb_list(). Strings are valid only during the callback. */
+/** One catalog entry, for symdb_list() and symdb_lookup(). Strings are valid
+ *  only during the callback (symdb_list) or as long as namebuf (symdb_lookup).
+ *  Sized like symdb_image_info: a caller of symdb_lookup() sets sz; the
+ *  entries symdb_list() passes have sz = the library's sizeof. */
 typedef struct symdb_entry {
+	size_t sz;               /**< in (symdb_lookup): the caller's sizeof; out: bytes filled */
 	symdb_uuid uuid;
 	const char *image_name;  /**< basename of the indexed file */
 	const char *file;        /**< index file path relative to the database dir */
@@ -680,11 +823,16 @@ typedef struct symdb_entry {
 
 /**
  * @brief symdb_list() calls fn for every catalog entry, in UUID byte order.
- * @return 0, the first non-zero value fn returned, or a negative error;
+ * @param db  an open database.
+ * @param fn  called once per entry; a non-zero return stops the listing.
+ *            The entry and its strings are valid only during the call.
+ * @param arg passed to fn.
+ * @return 0, the first non-zero value fn returned (the caller's own value,
+ *         passed through), or a negative error;
  *         SYMDB_E_CATALOG after every readable entry was listed when some
  *         entry's value could not be decoded (symdb_catalog_check() names it).
  * @note fn runs inside one catalog read transaction (a consistent snapshot)
- *       and may itself open images on db.
+ *       and may itself open images on db.  Thread-safe.
  */
 SYMDB_API int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg);
 
@@ -710,8 +858,12 @@ typedef enum symdb_catalog_problem {
  * @param flags SYMDB_CHECK_REPAIR: delete undecodable entries (their index
  *            files become orphans), dangling names and stale use records, add
  *            missing names, all in one write transaction.
+ * @param db  an open database (opened with SYMDB_OPEN_WRITE to repair).
+ * @param arg passed to fn.
  * @return the number of problems found (0: consistent), SYMDB_E_READONLY for
  *         a repair without SYMDB_OPEN_WRITE, or another negative error.
+ * @note key and why are valid only during the call to fn.  Thread-safe;
+ *       a repair is one write transaction.
  */
 SYMDB_API int symdb_catalog_check(symdb *db, unsigned flags,
                                   void (*fn)(symdb_catalog_problem kind, const uint8_t *key,
@@ -720,8 +872,16 @@ SYMDB_API int symdb_catalog_check(symdb *db, unsigned flags,
 
 /**
  * @brief symdb_lookup() fetches the catalog entry of one UUID.
- * @return 0, SYMDB_E_NOT_INDEXED, or another negative error.  The entry's
- *         strings point into out_buf (namebuf of namebuf_sz bytes).
+ * @param db         an open database.
+ * @param id         the image.
+ * @param out        caller-allocated; out->sz must be set (SYMDB_OPTS()).
+ * @param namebuf    caller-owned buffer that receives the entry's strings.
+ * @param namebuf_sz its size (two strings of up to 65535 bytes fit in
+ *                   2 * 65536 bytes).
+ * @return 0, SYMDB_E_NOT_INDEXED, -ENAMETOOLONG when namebuf is too small,
+ *         SYMDB_E_INVAL (bad arguments, out->sz too small), or another
+ *         negative error.  The entry's strings point into namebuf.
+ * @note Thread-safe.
  */
 SYMDB_API int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out,
                            char *namebuf, size_t namebuf_sz);
@@ -730,18 +890,27 @@ SYMDB_API int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out,
 
 /**
  * @brief symdb_last_used() reads when an image was last queried.
+ * @param db  an open database.
+ * @param id  the image.
+ * @param out receives the time.
  * @return 0 with *out in unix seconds; SYMDB_E_NOT_FOUND when no query was
  *         ever recorded for it; another negative error.
+ * @note Thread-safe.
  */
 SYMDB_API int symdb_last_used(symdb *db, const symdb_uuid *id, uint64_t *out);
 
 /**
  * @brief symdb_mark_used() records `when` as an image's last-query time (one
  *        catalog write transaction; a later time already stored is kept).
+ * @param db   a database opened with SYMDB_OPEN_WRITE.
+ * @param id   the image.
+ * @param when unix seconds: the caller's clock (the library has none; the
+ *             CLI uses $SYMDB_NOW when set, for tests and replays).
  * @return 0; SYMDB_E_READONLY unless db was opened with SYMDB_OPEN_WRITE;
  *         SYMDB_E_NOT_INDEXED when the catalog has no such image.
  * @note Callers batch: `symdb query` reads the stored time while it runs and
  *       writes once at exit, only for images whose stored day differs.
+ *       Thread-safe.
  */
 SYMDB_API int symdb_mark_used(symdb *db, const symdb_uuid *id, uint64_t when);
 

@@ -120,13 +120,21 @@ typedef struct symdb_build_result {
  * @brief symdb_builder_open() opens (creating if needed) a database for writing.
  * @param dir  database directory (symdb_default_dir() gives the conventional
  *             one); NULL fails with -ENOENT.
+ * @param opts NULL or options: errbuf (flags are checked, not kept: each
+ *             symdb_builder_add() takes its own options).
+ * @param out  receives the builder, owned by the caller (symdb_builder_close()).
  * @return 0; -EACCES/-EROFS when the directory is not writable; -errno;
  *         SYMDB_E_CATALOG for a damaged catalog.
+ * @note The builder may be shared by threads (see the file comment).
  */
 SYMDB_API int symdb_builder_open(const char *dir, const symdb_build_opts *opts,
                                  symdb_builder **out);
 
-/** @brief symdb_builder_close() releases the builder.  NULL-safe. */
+/**
+ * @brief symdb_builder_close() releases the builder.
+ * @param b NULL (nothing happens) or a builder; must not race with other
+ *          calls on it.
+ */
 SYMDB_API void symdb_builder_close(symdb_builder *b);
 
 /**
@@ -139,6 +147,11 @@ SYMDB_API void symdb_builder_close(symdb_builder *b);
  * over .dynsym only: out->replaced), is skipped when it carries less, and is
  * otherwise refused with SYMDB_E_EXISTS (the existing index is kept;
  * SYMDB_BUILD_FORCE replaces).
+ * @param b    an open builder.
+ * @param path the input binary.
+ * @param opts NULL or options (flags, debug_dir, errbuf, limits, threads).
+ * @param out  NULL, or caller-allocated with out->sz set (SYMDB_OPTS()):
+ *             receives what was done (min(out->sz, its size) bytes).
  * @return 0 (out->skipped says whether anything was written); -errno for I/O
  *         errors (-ENOSPC: nothing was published); SYMDB_E_BAD_OBJECT for an
  *         input that is not a supported object, or whose isolated indexer
@@ -160,9 +173,15 @@ SYMDB_API int symdb_builder_add(symdb_builder *b, const char *path,
  * NULL); only then is it renamed into DB/images and committed (SPEC §12.5).
  * An image already indexed with its file intact is skipped (out->skipped = 1)
  * unless SYMDB_BUILD_FORCE.
+ * @param b          an open builder.
+ * @param index_path the index file to publish (it is copied, not moved).
+ * @param expect     NULL, or the UUID the file must carry.
+ * @param opts       NULL or options (SYMDB_BUILD_FORCE, errbuf).
+ * @param out        caller-allocated with out->sz set (SYMDB_OPTS()).
  * @return 0; SYMDB_E_CHECKSUM/_CORRUPT/_FORMAT/_VERSION for a damaged file,
  *         SYMDB_E_INVAL when the UUID differs, -errno for I/O errors.  On
  *         error nothing is published.
+ * @note Thread-safe on one builder.
  */
 SYMDB_API int symdb_builder_import_file(symdb_builder *b, const char *index_path,
                                         const symdb_uuid *expect,
@@ -223,9 +242,13 @@ typedef void (*symdb_reindex_fn)(const char *rel_path, const char *why, void *ar
  *        alone.  The valid ones replace the catalog's entries in one write
  *        transaction; `used` times of images still present are kept.
  *        Built_At becomes each file's mtime.
- * @param opts NULL or options: errbuf (flags are not used).
+ * @param b       an open builder.
+ * @param skipped NULL, or told of each file left out (during the call only).
+ * @param arg     passed to skipped.
+ * @param opts    NULL or options: errbuf (flags are not used).
  * @return the number of images in the new catalog, or a negative error
  *         (errbuf names the directory) with the catalog unchanged.
+ * @note Thread-safe: the catalog is replaced in one write transaction.
  */
 SYMDB_API int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
                                     const symdb_build_opts *opts);

@@ -110,6 +110,7 @@ static const char *index_path(symdb *db, const symdb_image_info *in, const char 
 			snprintf(storage, storage_sz, "cold (LZ4), decompressed in memory");
 		return target;
 	}
+	e.sz = sizeof e;
 	if (symdb_lookup(db, &in->uuid, &e, names, sizeof(names)) < 0 || !e.file)
 		return NULL;
 	if (cli_entry_storage(symdb_dir(db), e.file, &sg) == 0)

@@ -79,6 +79,7 @@ static void test_remove(const char *dir, const symdb_uuid *id, const char *index
 	CHECK(access(index_path, F_OK) == 0);
 	CHECK_RC(symdb_remove(db, id, EB_OPTS(eb, sizeof eb)));
 	CHECK(access(index_path, F_OK) != 0);
+	e.sz = sizeof e;
 	CHECK(symdb_lookup(db, id, &e, names, sizeof names) == SYMDB_E_NOT_INDEXED);
 	CHECK(symdb_last_used(db, id, &t) == SYMDB_E_NOT_FOUND); /* same transaction */
 	CHECK(symdb_remove(db, id, EB_OPTS(eb, sizeof eb)) == SYMDB_E_NOT_INDEXED);

@@ -190,10 +190,12 @@ static void test_catalog_open(void)
 
 	CHECK(symdb_list(db, count_entry, &n) == 0 && n == 2);
 	memcpy(g_id.bytes, u1, 20);
+	ent.sz = sizeof ent;
 	CHECK(symdb_lookup(db, &g_id, &ent, names, sizeof names) == 0);
 	CHECK(strcmp(ent.image_name, "prog") == 0 && ent.built_at == 1700000000);
 	CHECK(ent.uuid.len == 20 && memcmp(ent.uuid.bytes, u1, 20) == 0);
 	memset(g_id.bytes, 0x44, 20);
+	ent.sz = sizeof ent;
 	CHECK(symdb_lookup(db, &g_id, &ent, names, sizeof names) == SYMDB_E_NOT_INDEXED);
 
 	/* Re-index behind an open image: the holder keeps the old mapping, the
