@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "reader_internal.h"
 
@@ -58,5 +59,104 @@ RD_HIDDEN void rd_names_begin(struct rd_names *c);
  * NULL without memory.  Valid until the next rd_names_begin(). */
 RD_HIDDEN const char *rd_names_demangle(struct rd_names *c, const char *name);
 RD_HIDDEN void rd_names_fini(struct rd_names *c);
+
+
+/* ---- the context (reader_symbolize.c) and the batch (reader_symbolize_batch.c) ---- */
+
+/* An image the context found for a UUID: open, or why not. */
+struct sym_image {
+	symdb_uuid id;
+	symdb_image *img;  /* NULL when it could not be opened */
+	int status, error; /* when img is NULL: SYMDB_SYM_* and the code */
+	uint64_t call;     /* the call that failed to open it (retried after) */
+};
+
+/* A chunk of addresses per library call: its frames, the rows and strings
+ * they came from are still in the cache when the chunk is finished. */
+#define RESOLVE_CHUNK 2048
+
+/* A file identity (stat) and the image of that file. */
+struct sym_path {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_s, mtime_ns;
+	int64_t image;     /* into images, or -1 with error set */
+	int error;
+};
+
+/* Within one call: an image and its group number (valid when call matches). */
+struct sym_group_slot {
+	const symdb_image *img;
+	uint64_t call;
+	uint32_t group;
+};
+
+/* A request whose image was not found. */
+struct sym_fail {
+	uint32_t idx;
+	int status, error;
+};
+
+/* An open-addressing table of indices + 1 (0 = empty); power-of-two size. */
+struct sym_index {
+	uint32_t *slot;
+	size_t cap, used;
+};
+
+struct symdb_symbolizer {
+	symdb *db;
+	unsigned open_flags;
+	uint64_t call;                  /* counts calls, from 1 */
+
+	struct sym_image *images;       /* by UUID: open images and failures */
+	size_t nimages, images_cap;
+	struct sym_index by_uuid;
+	struct sym_path *paths;         /* by file identity */
+	size_t npaths, paths_cap;
+	struct sym_index by_path;
+	struct sym_group_slot *groups;  /* by image pointer, within a call */
+	size_t groups_cap, ngroups;
+	const symdb_image **group_img;  /* group -> image */
+	size_t group_img_cap;
+
+	/* per-call arrays: arr_cap entries each (packed twice that) */
+	uint32_t *gid;                  /* request -> group, or UINT32_MAX when failed */
+	struct sym_fail *fail;          /* requests whose image was not found */
+	struct rd_sort_ent *ord, *tmp;
+	uint64_t *packed, *addrs;
+	symdb_result *res;              /* by sorted position (late results only) */
+	size_t res_cap;
+	symdb_result cres[RESOLVE_CHUNK]; /* one chunk's results */
+	unsigned char *chunk_out;       /* results NULL: one chunk of results */
+	size_t chunk_out_cap;
+	size_t arr_cap;
+	size_t *gstart;                 /* groups + 1 counters */
+	size_t gstart_cap;
+	uint32_t *dm_copy;              /* demangle_mixed: frame -> its demangled copy */
+	size_t dm_copy_cap;
+	uint32_t *order;                /* SYMDB_SYMBOLIZE_ORDER: ord's indices */
+	size_t order_cap, norder;
+	symdb_frame *frames;            /* everything the library wrote */
+	size_t frames_cap;
+	size_t frames_bytes;            /* its mapping's size, 0 when malloc'd */
+	unsigned char *out_frames;      /* frames repacked for a caller's frame_sz */
+	size_t out_frames_cap;
+	struct rd_names names;
+};
+
+/* realloc *pp (of *cap elements of elem bytes) to hold need: capacity
+ * doubling from 64.  0 or -ENOMEM. */
+RD_HIDDEN int rd_sym_grow(void *pp, size_t *cap, size_t need, size_t elem);
+/* Whether two requests name their image alike (pointers or contents). */
+RD_HIDDEN int rd_sym_same_ref(const symdb_request *a, const symdb_request *b);
+/* The image a request names (opened on first use), or NULL with *status
+ * (SYMDB_SYM_*) and *err.  0 or -ENOMEM. */
+RD_HIDDEN int rd_sym_find_image(symdb_symbolizer *s, const symdb_request *rq,
+                                const symdb_image **img, int *status, int *err);
+/* The group of img within the current call, numbered in order of first use. */
+RD_HIDDEN int rd_sym_group_of(symdb_symbolizer *s, const symdb_image *img, uint32_t *out);
+/* Free a frames array of the batch (bytes: its mapping's size, 0 if malloc'd). */
+RD_HIDDEN void rd_sym_frames_free(symdb_frame *f, size_t bytes);
 
 #endif /* SYMDB_READER_SYMBOLIZE_H */
