@@ -20,24 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format_io.h"
 #include "format_layout.h"
 #include "format_report.h"
-
-static int stage_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /* One record on fd (format_report.h). */
 static int stage_send(int fd, uint32_t magic, int rc, const ix_staged *img, const char *msg)
@@ -61,7 +46,7 @@ static int stage_send(int fd, uint32_t magic, int rc, const ix_staged *img, cons
 	snprintf(r->msg, sizeof r->msg, "%s", msg ? msg : "");
 	fmt_report_encode(r, buf);
 	free(r);
-	ret = stage_write_all(fd, buf, sizeof buf);
+	ret = fmt_write_full(fd, buf, sizeof buf);
 	return ret;
 }
 

@@ -15,7 +15,7 @@
  * own temp files, and the catalog serialises commits (LMDB's writer lock,
  * across threads and processes), so add() is thread-safe.
  */
-#define _POSIX_C_SOURCE 200809L /* stat, pread */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include "publish_internal.h"
 
 #include <dirent.h>
@@ -30,6 +30,7 @@
 
 #include "fmt_macho.h"
 #include "format_elf.h"
+#include "format_io.h"
 #include "format_layout.h"
 
 #define PUB_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE)
@@ -115,7 +116,7 @@ static int build_is_macho(const char *path, int *is_dir)
 {
 	uint8_t head[8];
 	struct stat st;
-	ssize_t got;
+	ptrdiff_t got;
 	int fd;
 
 	*is_dir = 0;
@@ -132,9 +133,9 @@ static int build_is_macho(const char *path, int *is_dir)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	got = pread(fd, head, sizeof head, 0);
+	got = fmt_pread_full(fd, head, sizeof head, 0);
 	close(fd);
-	return got == (ssize_t)sizeof head && fmt_mo_kind(head, sizeof head);
+	return got == (ptrdiff_t)sizeof head && fmt_mo_kind(head, sizeof head);
 }
 
 /* Judge an ELF input by its first bytes before its UUID is computed, with
@@ -144,7 +145,7 @@ static int build_elf_precheck(const char *path, const symdb_build_opts *o)
 	uint8_t id[FMT_ELF_IDENT_SIZE];
 	char why[256] = "";
 	struct stat st;
-	ssize_t r;
+	ptrdiff_t r;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
@@ -156,10 +157,8 @@ static int build_elf_precheck(const char *path, const symdb_build_opts *o)
 	else if (st.st_size == 0)
 		rc = fmt_err(why, sizeof why, SYMDB_E_BAD_OBJECT, "empty file");
 	else {
-		do
-			r = pread(fd, id, sizeof id, 0);
-		while (r < 0 && errno == EINTR);
-		rc = r < 0 ? -errno : fmt_elf_ident(id, (size_t)r, why, sizeof why);
+		r = fmt_pread_full(fd, id, sizeof id, 0);
+		rc = r < 0 ? (int)r : fmt_elf_ident(id, (size_t)r, why, sizeof why);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "format_io.h"
 #include "format_layout.h"
 #include "publish_internal.h"
 
@@ -24,7 +25,7 @@ int publish_cold_indexed(const char *index_path, uint64_t file_size)
 	LZ4F_dctx *d = NULL;
 	LZ4F_frameInfo_t fi;
 	size_t hsz;
-	ssize_t n;
+	ptrdiff_t n;
 	int fd, ok = 0;
 
 	if (fmt_layout_cold(lz, sizeof lz, index_path))
@@ -32,7 +33,7 @@ int publish_cold_indexed(const char *index_path, uint64_t file_size)
 	fd = open(lz, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	n = pread(fd, h, sizeof h, 0);
+	n = fmt_pread_full(fd, h, sizeof h, 0);
 	close(fd);
 	if (n <= 0 || LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
 		return 0;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_io.h"
 #include "format_layout.h"
 #include "symdb_endian.h"
 
@@ -243,14 +244,14 @@ int publish_entry_from_file(const char *tmp, const symdb_image_info *info, rd_ca
 {
 	uint8_t h[FMT_HEADER_SIZE];
 	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	int rc;
 
 	if (fd < 0)
 		return -errno;
-	n = pread(fd, h, sizeof h, 0);
+	rc = fmt_header_read(fd, h);
 	close(fd);
-	if (n != (ssize_t)sizeof h)
-		return SYMDB_E_CORRUPT;
+	if (rc)
+		return SYMDB_E_CORRUPT; /* a read error included */
 	memset(e, 0, sizeof *e);
 	memcpy(e->uuid, info->uuid.bytes, info->uuid.len);
 	e->uuid_len = info->uuid.len;

@@ -12,7 +12,7 @@
  * fsync + catalog commit path as a build (publish_tmp, §12.5), so a reader can
  * never tell an imported image from a locally built one.
  */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, pread */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include "publish_internal.h"
 
 #include <errno.h>
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_io.h"
 #include "format_layout.h"
 
 #define IMP_COPY_BUF (256u * 1024u)
@@ -34,31 +35,23 @@
 static int imp_copy(int in, int out, uint64_t *size)
 {
 	char *buf = malloc(IMP_COPY_BUF);
-	ssize_t n = 0;
+	ptrdiff_t n = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	*size = 0;
-	while ((n = read(in, buf, IMP_COPY_BUF)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				free(buf);
-				return -errno;
-			}
-			off += w;
+	while ((n = fmt_read_full(in, buf, IMP_COPY_BUF)) > 0) {
+		int rc = fmt_write_full(out, buf, (size_t)n);
+
+		if (rc) {
+			free(buf);
+			return rc;
 		}
 		*size += (uint64_t)n;
 	}
 	free(buf);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	if (fchmod(out, 0644) < 0) /* index files are public */
 		return -errno;
 	publish_writeback_start(out);

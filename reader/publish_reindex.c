@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "format_header.h"
+#include "format_io.h"
 #include "format_layout.h"
 #include "symdb_endian.h"
 #include "symdb_format.h"
@@ -54,16 +55,16 @@ static int rx_header(const char *path, rd_cat_entry *e, struct stat *st)
 {
 	uint8_t h[FMT_HEADER_SIZE];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	int rc;
 
 	if (fd < 0)
 		return -errno;
-	n = pread(fd, h, sizeof h, 0);
+	rc = fmt_header_read(fd, h);
 	if (fstat(fd, st) < 0)
-		n = -1;
+		rc = -1;
 	close(fd);
-	if (n != (ssize_t)sizeof h)
-		return SYMDB_E_CORRUPT;
+	if (rc)
+		return SYMDB_E_CORRUPT; /* a read or fstat error included */
 	e->uuid_kind = h[FMT_H_UUID_KIND];
 	e->object_format = h[FMT_H_OBJECT_FORMAT];
 	e->header_sum = fmt_be64(h + FMT_H_CHECKSUM);
