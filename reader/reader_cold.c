@@ -505,6 +505,21 @@ static int image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *s
 	return rc;
 }
 
+const char *symdb_layout_name(int part)
+{
+	switch (part) {
+	case SYMDB_LAYOUT_IMAGES:
+		return FMT_LAYOUT_IMAGES;
+	case SYMDB_LAYOUT_TMP:
+		return FMT_LAYOUT_TMP;
+	case SYMDB_LAYOUT_INDEX_EXT:
+		return FMT_LAYOUT_INDEX_EXT;
+	case SYMDB_LAYOUT_COLD_EXT:
+		return FMT_LAYOUT_COLD_EXT;
+	}
+	return NULL;
+}
+
 int symdb_cold_remove_redundant(symdb *db, const char *cold_rel, const symdb_open_opts *opts,
                                 int *removed)
 {

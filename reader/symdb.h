@@ -984,6 +984,24 @@ SYMDB_API int symdb_image_compact(symdb *db, const symdb_uuid *id, const symdb_o
 SYMDB_API int symdb_cold_remove_redundant(symdb *db, const char *cold_rel,
                                           const symdb_open_opts *opts, int *removed);
 
+/** Names of the database directory layout (SPEC §12.1), for symdb_layout_name(). */
+enum symdb_layout_part {
+	SYMDB_LAYOUT_IMAGES = 1, /**< "images": DB/images/XX/ holds the index files */
+	SYMDB_LAYOUT_TMP,        /**< "tmp": DB/tmp/ holds temp files */
+	SYMDB_LAYOUT_INDEX_EXT,  /**< ".symdb": the suffix of an index file */
+	SYMDB_LAYOUT_COLD_EXT,   /**< ".lz4": appended to an index file's name for
+	                              its cold form (SPEC §12.8) */
+};
+
+/**
+ * @brief symdb_layout_name() spells one name of the database directory
+ *        layout, so that a caller walking DB/ (verify, gc) needs no copy of it.
+ * @param part  one of enum symdb_layout_part.
+ * @return a static string, or NULL for an unknown part.
+ * @note Thread-safe; allocates nothing.
+ */
+SYMDB_API const char *symdb_layout_name(int part);
+
 /* ---- export bundles (SPEC §12.7) ------------------------------------------ */
 
 /** Options of symdb_export(). */

@@ -64,19 +64,22 @@ int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *a
 	DIR *d;
 	int rc = 0;
 
-	snprintf(path, sizeof path, "%s/images", dir);
+	const char *images = symdb_layout_name(SYMDB_LAYOUT_IMAGES);
+
+	snprintf(path, sizeof path, "%s/%s", dir, images);
 	d = opendir(path);
 	if (!d && errno != ENOENT)
 		return -errno;
 	while (d && rc == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' || strlen(de->d_name) > 32)
 			continue;
-		snprintf(sub, sizeof sub, "images/%s", de->d_name);
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", images, de->d_name) >= sizeof sub)
+			continue;
 		rc = walk_one(dir, sub, 0, fn, arg);
 	}
 	if (d)
 		closedir(d);
-	return rc ? rc : walk_one(dir, "tmp", 1, fn, arg);
+	return rc ? rc : walk_one(dir, symdb_layout_name(SYMDB_LAYOUT_TMP), 1, fn, arg);
 }
 
 /* ---- the catalog's files -------------------------------------------------- */
@@ -198,20 +201,22 @@ int cli_catfiles_has(const struct cli_catfiles *cf, const char *rel)
 
 enum cli_file_role cli_catfiles_role(const struct cli_catfiles *cf, const struct cli_fs_visit *f)
 {
+	const char *cold = symdb_layout_name(SYMDB_LAYOUT_COLD_EXT);
+	const size_t ext = strlen(cold);
 	char base[4096];
 	size_t n = strlen(f->rel);
 	struct stat st;
 
 	if (cli_catfiles_has(cf, f->rel))
 		return CLI_FILE_INDEX;
-	if (n <= 4 || strcmp(f->rel + n - 4, ".lz4") != 0 || n - 4 >= sizeof base)
+	if (n <= ext || strcmp(f->rel + n - ext, cold) != 0 || n - ext >= sizeof base)
 		return CLI_FILE_STRAY;
-	memcpy(base, f->rel, n - 4);
-	base[n - 4] = 0;
+	memcpy(base, f->rel, n - ext);
+	base[n - ext] = 0;
 	if (!cli_catfiles_has(cf, base))
 		return CLI_FILE_STRAY;
-	/* f->path is DB/rel: its .symdb sibling is f->path minus ".lz4". */
-	snprintf(base, sizeof base, "%.*s", (int)(strlen(f->path) - 4), f->path);
+	/* f->path is DB/rel: its .symdb sibling is f->path minus the cold suffix. */
+	snprintf(base, sizeof base, "%.*s", (int)(strlen(f->path) - ext), f->path);
 	return stat(base, &st) == 0 ? CLI_FILE_REDUNDANT : CLI_FILE_INDEX;
 }
 
@@ -305,18 +310,19 @@ void cli_used_commit(struct cli_used *u)
 
 int cli_entry_storage(const char *dbdir, const char *file, struct cli_storage *out)
 {
+	const char *cold = symdb_layout_name(SYMDB_LAYOUT_COLD_EXT);
 	char path[4200];
 	struct stat sb;
 
 	memset(out, 0, sizeof *out);
-	if ((size_t)snprintf(path, sizeof path, "%s/%s.lz4", dbdir, file) >= sizeof path)
+	if ((size_t)snprintf(path, sizeof path, "%s/%s%s", dbdir, file, cold) >= sizeof path)
 		return -ENAMETOOLONG;
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		out->forms |= CLI_STORED_COLD;
 		out->cold_bytes = (uint64_t)sb.st_size;
 		out->disk_bytes += (uint64_t)sb.st_size;
 	}
-	path[strlen(path) - 4] = 0;
+	path[strlen(path) - strlen(cold)] = 0;
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		out->forms |= CLI_STORED_FILE;
 		out->disk_bytes += (uint64_t)sb.st_size;

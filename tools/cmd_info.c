@@ -86,6 +86,20 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* An index file's name: NAME.symdb, or its cold form NAME.symdb.lz4. */
+static int is_index_name(const char *s)
+{
+	const char *idx = symdb_layout_name(SYMDB_LAYOUT_INDEX_EXT);
+	const char *cold = symdb_layout_name(SYMDB_LAYOUT_COLD_EXT);
+	size_t n = strlen(s), c = strlen(cold);
+
+	if (ends_with(s, idx))
+		return 1;
+	if (n < c || strcmp(s + n - c, cold) != 0)
+		return 0;
+	return n - c >= strlen(idx) && strncmp(s + n - c - strlen(idx), idx, strlen(idx)) == 0;
+}
+
 /* Which forms are on disk (SPEC §12.8): "file", "cold" or both, and the
  * bytes they take. */
 static void describe_storage(const struct cli_storage *sg, char *buf, size_t bufsz)
@@ -106,7 +120,7 @@ static const char *index_path(symdb *db, const symdb_image_info *in, const char 
 	char names[4096];
 	storage[0] = 0;
 	if (!db) {
-		if (ends_with(target, ".lz4"))
+		if (ends_with(target, symdb_layout_name(SYMDB_LAYOUT_COLD_EXT)))
 			snprintf(storage, storage_sz, "cold (LZ4), decompressed in memory");
 		return target;
 	}
@@ -129,7 +143,7 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 	           .errbuf_sz = sizeof(err));
 	symdb_uuid id;
 	int rc, is_file = access(target, F_OK) == 0;
-	if (is_file && (ends_with(target, ".symdb") || ends_with(target, ".symdb.lz4"))) {
+	if (is_file && is_index_name(target)) {
 		rc = symdb_image_open_file(target, &o, img);
 		if (rc < 0)
 			cli_err_lib(target, rc, err);
