@@ -19,6 +19,7 @@
 #include "format_report.h"
 #include "symdb_errors.h"
 #include "symdb_format.h"
+#include "format_content.h"
 #include "symdb_indexer.h"
 
 #define IX_HIDDEN __attribute__((visibility("hidden")))
@@ -144,11 +145,6 @@ typedef struct ix_image {
  * everything it owns.  ix_image_init returns 0 or -ENOMEM. */
 IX_HIDDEN int ix_image_init(ix_image *img);
 IX_HIDDEN void ix_image_free(ix_image *img);
-
-/* ix_util.c: size and XXH3-64 (seed 0) of a whole file, read through a
- * read-only mapping (SPEC §7.7 Source_XXH3).  size may be NULL.  Returns 0 or
- * -errno (then *hash is left alone). */
-IX_HIDDEN int ix_file_xxh3(const char *path, uint64_t *size, uint64_t *hash);
 
 /* ix_elf.c: read the ELF file at path into img: header fields, Base_Address,
  * segments, symbols (SPEC §7.1, §7.2), Image_Name and BUILD_INFO counters.

@@ -51,7 +51,7 @@ static void *ix_side_run(void *arg)
 	ix_side *j = arg;
 	int symbols;
 
-	j->rc = ix_file_xxh3(j->path, NULL, &j->hash);
+	j->rc = fmt_file_xxh3(j->path, NULL, &j->hash);
 	pthread_mutex_lock(&j->mu);
 	while (j->symbols == 0)
 		pthread_cond_wait(&j->cv, &j->mu);
@@ -84,7 +84,7 @@ static void ix_side_start(ix_side *j, const char *path, ix_image *img, int threa
 	pthread_cond_init(&j->cv, NULL);
 	j->threaded = threaded && pthread_create(&j->tid, NULL, ix_side_run, j) == 0;
 	if (!j->threaded)
-		j->rc = ix_file_xxh3(path, NULL, &j->hash);
+		j->rc = fmt_file_xxh3(path, NULL, &j->hash);
 }
 
 /* img->symbols are loaded (ok) or will not be used. */

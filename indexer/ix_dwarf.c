@@ -321,7 +321,7 @@ int ix_dwarf_attach(ix_image *img, const char *binary_path, const ix_opts *opts,
 				/* §12.5: the debug file's identity, for the
 				 * same-build-id policy (a stripped binary and
 				 * its .debug file are the same image). */
-				ix_file_xxh3(path, NULL, &img->build_info[FMT_BI_DEBUG_XXH3]);
+				fmt_file_xxh3(path, NULL, &img->build_info[FMT_BI_DEBUG_XXH3]);
 				snprintf(debug_path_out, debug_path_sz, "%s", path);
 			} else {
 				ix_sections_close(&dbg);

@@ -22,6 +22,7 @@
 #include <xxhash.h>
 
 #include "fmt_macho.h"
+#include "format_content.h"
 #include "format_header.h"
 #include "format_layout.h"
 
@@ -310,32 +311,6 @@ int publish_staged_images(rd_catalog *cat, publish_stager *st, const char *path,
 
 /* ---- the fast path ----------------------------------------------------------- */
 
-/* XXH3-64 (seed 0) of a whole file, the Source_XXH3 of SPEC §7.7, read
- * through a read-only mapping.  Returns 0 or -errno. */
-static int stage_file_xxh3(const char *path, uint64_t *hash)
-{
-	struct stat st;
-	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
-
-	if (fd < 0)
-		return -errno;
-	e = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
-	if (e || st.st_size == 0) {
-		close(fd);
-		*hash = XXH3_64bits(NULL, 0);
-		return e;
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	e = -errno;
-	close(fd);
-	if (p == MAP_FAILED)
-		return e;
-	*hash = XXH3_64bits(p, (size_t)st.st_size);
-	munmap(p, (size_t)st.st_size);
-	return 0;
-}
-
 /* XXH3 of each image's bytes: the file for ELF, each slice for Mach-O (the
  * same bytes a thin file extracted from a universal one has). */
 static int stage_hashes(const char *path, const publish_expect *ex, uint64_t *h)
@@ -346,7 +321,7 @@ static int stage_hashes(const char *path, const publish_expect *ex, uint64_t *h)
 	int fd, n, rc = 0;
 
 	if (!ex->is_macho)
-		return stage_file_xxh3(path, &h[0]) == 0 && ex->n == 1;
+		return fmt_file_xxh3(path, NULL, &h[0]) == 0 && ex->n == 1;
 	if (ex->is_dsym)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);

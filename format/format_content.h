@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * format_content.h - the content identity of an input file: XXH3-64
+ * (seed 0) of all its bytes, the Source_XXH3 / Debug_XXH3 of SPEC §7.7.
+ * The indexer records it and the publisher compares it (the "unchanged"
+ * fast path of SPEC §12.5), so both must compute it the same way.
+ *
+ * Internal: not installed.
+ */
+#ifndef SYMDB_FORMAT_CONTENT_H
+#define SYMDB_FORMAT_CONTENT_H
+
+#include <stdint.h>
+
+#define FMT_HIDDEN __attribute__((visibility("hidden")))
+
+/* XXH3-64 of the regular file at path, read through a read-only mapping;
+ * *size (if not NULL) gets its size.  Returns 0, -EINVAL for a file that
+ * is not regular, or another -errno. */
+FMT_HIDDEN int fmt_file_xxh3(const char *path, uint64_t *size, uint64_t *hash);
+
+#endif /* SYMDB_FORMAT_CONTENT_H */
