@@ -64,7 +64,8 @@ int main(int argc, char **argv)
 
 		while (done < n) {
 			size_t k = n - done < chunk ? n - done : chunk;
-			ptrdiff_t got = symdb_resolve_batch(img, a + done, k, fr, cap, r);
+			ptrdiff_t got = symdb_resolve_batch(img, a + done, k, fr, cap, sizeof *fr, r,
+			                                    sizeof *r);
 
 			if (got <= 0) {
 				fprintf(stderr, "bench_synth: symdb_resolve_batch: %s\n",

@@ -173,7 +173,7 @@ static int build_expect_add(publish_expect *ex, const char *path, const symdb_bu
 {
 	symdb_file_image fi[SYMDB_BUILD_MAX_IMAGES];
 	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
-	int n = symdb_file_uuids(path, &uo, fi, SYMDB_BUILD_MAX_IMAGES);
+	int n = symdb_file_uuids(path, &uo, fi, SYMDB_BUILD_MAX_IMAGES, sizeof fi[0]);
 
 	for (int i = 0; i < n && i < SYMDB_BUILD_MAX_IMAGES; i++)
 		if (ex->n < SYMDB_BUILD_MAX_IMAGES) {

@@ -351,8 +351,8 @@ static int file_images(const char *path, symdb_file_image *out, size_t max, char
 	return rc;
 }
 
-int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_image *out,
-                     size_t max)
+static int file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_image *out,
+                      size_t max)
 {
 	char file[PATH_MAX], *eb;
 	uint8_t head[8];
@@ -388,6 +388,34 @@ int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_i
 	memset(out, 0, sizeof *out);
 	rc = symdb_file_uuid(path, opts, &out->uuid);
 	return rc ? rc : 1;
+}
+
+/* The images go through a library-sized array (a file holds at most
+ * FMT_MO_MAX_SLICES), then min(elem_sz, sizeof(symdb_file_image)) bytes of each
+ * into the caller's array of elem_sz-byte elements: an older, smaller element
+ * is never overrun and a newer, larger one keeps its tail as it was. */
+int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_image *out,
+                     size_t max, size_t elem_sz)
+{
+	symdb_file_image im[FMT_MO_MAX_SLICES];
+	size_t cap = max < FMT_MO_MAX_SLICES ? max : FMT_MO_MAX_SLICES;
+	size_t n = elem_sz < sizeof im[0] ? elem_sz : sizeof im[0];
+	unsigned flags;
+	char *eb;
+	size_t ebsz;
+	int rc;
+
+	rc = rd_opts(opts, ~0u, &flags, &eb, &ebsz);
+	if (rc)
+		return rc;
+	if (!elem_sz)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "zero element size");
+	if (!path || (!out && max))
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no path or output");
+	rc = file_uuids(path, opts, im, cap);
+	for (int i = 0; i < rc && (size_t)i < cap; i++)
+		memcpy((char *)out + (size_t)i * elem_sz, &im[i], n);
+	return rc;
 }
 
 static int hexval(int c)

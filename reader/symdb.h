@@ -98,7 +98,8 @@
  * an older header: options past a caller's sz read as zero, and the library
  * writes min(the caller's size, its own) bytes of each output (the sz field
  * of symdb_image_info, symdb_entry, symdb_compact_stats and
- * symdb_build_result; the frame_sz and result_sz of symdb_resolve_batch()).
+ * symdb_build_result; the frame_sz and result_sz of symdb_resolve_batch();
+ * the elem_sz of symdb_file_uuids()).
  * The library reads no environment variables: defaults that come from the
  * environment are the caller's (symdb_default_dir()).
  */
@@ -306,13 +307,20 @@ typedef struct symdb_file_image {
  * @param opts NULL or options (errbuf).
  * @param out  caller-owned array of max elements (may be NULL when max is 0,
  *             to count).
- * @param max  its capacity.
+ * @param max  its capacity, in elements.
+ * @param elem_sz sizeof(symdb_file_image) as the caller knows it: the array's
+ *             stride.  The library writes min(elem_sz, its own size) bytes of
+ *             each element, so a caller built against an older, smaller struct
+ *             is never overrun and a newer, larger one keeps its unknown tail
+ *             as it was.
  * @return the number of images (out receives at most max of them), or a
- *         negative code as symdb_file_uuid().
- * @note Thread-safe.  Reads the file; does not touch any database.
+ *         negative code as symdb_file_uuid(); SYMDB_E_INVAL for a NULL path,
+ *         a NULL out with max > 0, or a zero elem_sz.
+ * @note Thread-safe.  Reads the file; does not touch any database.  Nothing
+ *       is allocated for the caller; out stays the caller's.
  */
 SYMDB_API int symdb_file_uuids(const char *path, const symdb_open_opts *opts,
-                               symdb_file_image *out, size_t max);
+                               symdb_file_image *out, size_t max, size_t elem_sz);
 
 /**
  * @brief symdb_uuid_parse() parses a UUID written in hex.
@@ -628,9 +636,14 @@ SYMDB_API int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *op
 /**
  * @brief symdb_symbolizer_free() closes the images the context opened and
  *        frees its buffers.  NULL-safe.
+ * @param s NULL (nothing happens) or a context from
+ *          symdb_symbolizer_create(); it is freed.
  * @note Every pointer a symdb_symbolize() call returned becomes invalid
  *       (frames, demangled names; names in an image's mapping stay valid
- *       while another handle keeps that image open).
+ *       while another handle keeps that image open).  Images passed with
+ *       SYMDB_IMAGE_HANDLE stay the caller's and are not closed.
+ * @note Call it on the thread that uses s, with no other call on s running;
+ *       the db is not closed and may still be used by other contexts.
  */
 SYMDB_API void symdb_symbolizer_free(symdb_symbolizer *s);
 
@@ -784,6 +797,8 @@ SYMDB_API int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, si
  *       their frames and the mapping's strings are read sequentially, and
  *       results that share frames are neighbours.  Without the flag the
  *       same work lands in input order.
+ * @note Not thread-safe, like the context: call it on the thread that uses
+ *       s.  Allocates nothing; the caller frees nothing.
  */
 SYMDB_API const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size_t *n);
 
@@ -797,12 +812,20 @@ SYMDB_API const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size
  *             caller frees it).
  * @param cap  in/out: the size of *buf.
  * @return 1 with the demangled name in *buf; 0 when name is not a mangled
- *         name the demangler accepts (print it as it is); -ENOMEM.
- * @note Thread-safe: no state besides the caller's buffer.
+ *         name the demangler accepts (print it as it is); -ENOMEM;
+ *         SYMDB_E_INVAL for a NULL argument.
+ * @note Thread-safe: no state besides the caller's buffer.  *buf (NULL or
+ *       a malloc'd buffer) is the caller's after every return, whatever the
+ *       result: reuse it for the next name and free() it after the last.
  */
 SYMDB_API int symdb_demangle(const char *name, char **buf, size_t *cap);
 
-/** @return which demangler symdb_demangle() uses: "llvm" or "cxxabi". */
+/**
+ * @brief symdb_demangler_kind() names the demangler symdb_demangle() uses,
+ *        fixed when the library was built.
+ * @return "llvm" or "cxxabi": a static string, never NULL, not to be freed.
+ * @note Thread-safe: no state.
+ */
 SYMDB_API const char *symdb_demangler_kind(void);
 
 /** One catalog entry, for symdb_list() and symdb_lookup(). Strings are valid

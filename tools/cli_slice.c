@@ -46,7 +46,7 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 		arch = suffix;
 		obj = file;
 	}
-	n = symdb_file_uuids(obj, NULL, im, sizeof im / sizeof im[0]);
+	n = symdb_file_uuids(obj, NULL, im, sizeof im / sizeof im[0], sizeof im[0]);
 	/* ELF, or an error the caller's path reports.  An ELF file has one
 	 * image: llvm-symbolizer ignores --default-arch for it, and the
 	 * sanitizers always pass --default-arch=<host arch>. */

@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	o.errbuf = eb;
 	o.errbuf_sz = sizeof eb;
-	if (symdb_file_uuids(path, &o, ims, 8) < 0)
+	if (symdb_file_uuids(path, &o, ims, 8, sizeof ims[0]) < 0)
 		check_reason("symdb_file_uuids", eb);
 	eb[0] = 0;
 	bo.errbuf = eb;

@@ -4,8 +4,8 @@
  * callers (symdb.h, SYMDB_OPTS):
  *
  * - caller-allocated outputs carry their size (symdb_frame and symdb_result
- *   through frame_sz/result_sz, symdb_image_info and symdb_build_result
- *   through their sz field): a caller built against an older, smaller struct
+ *   through frame_sz/result_sz, symdb_file_image through elem_sz,
+ *   symdb_image_info and symdb_build_result through their sz field): a caller built against an older, smaller struct
  *   (here a prefix of the current one) gets its prefix and nothing past it,
  *   and one built against a newer, larger struct (the current one plus a
  *   sentinel tail) gets every known field with its tail untouched;
@@ -250,6 +250,41 @@ static void test_opts_sizes(void)
 	}
 }
 
+/* symdb_file_uuids() on this test's own executable (one ELF image): an older,
+ * smaller element gets its prefix only, a newer, larger one keeps its tail. */
+static void test_file_image_sizes(void)
+{
+	struct old_image {
+		symdb_uuid uuid; /* an older prefix */
+		uint32_t cputype;
+	};
+	struct {
+		struct old_image im;
+		uint64_t guard;
+	} o[2];
+	struct {
+		symdb_file_image im;
+		uint64_t tail[4];
+	} n[2];
+	symdb_uuid want;
+
+	CHECK(symdb_file_uuid("/proc/self/exe", NULL, &want) == 0);
+	memset(o, 0xee, sizeof o);
+	CHECK(symdb_file_uuids("/proc/self/exe", NULL, (symdb_file_image *)(void *)o, 2,
+	                       sizeof o[0].im) == 1);
+	CHECK(memcmp(&o[0].im.uuid, &want, sizeof want) == 0 && o[0].im.cputype == 0);
+	CHECK(o[0].guard == 0xeeeeeeeeeeeeeeeeull); /* past the old element: untouched */
+	CHECK(o[1].im.cputype == 0xeeeeeeeeu);       /* past the count: untouched */
+
+	memset(n, 0, sizeof n);
+	n[0].tail[0] = n[0].tail[3] = n[1].tail[0] = SENTINEL;
+	CHECK(symdb_file_uuids("/proc/self/exe", NULL, &n[0].im, 2, sizeof n[0]) == 1);
+	CHECK(memcmp(&n[0].im.uuid, &want, sizeof want) == 0 && n[0].im.arch[0] == 0);
+	CHECK(n[0].tail[0] == SENTINEL && n[0].tail[3] == SENTINEL && n[1].tail[0] == SENTINEL);
+
+	CHECK(symdb_file_uuids("/proc/self/exe", NULL, &n[0].im, 2, 0) == SYMDB_E_INVAL);
+}
+
 int main(void)
 {
 	symdb_image *img = NULL;
@@ -262,6 +297,7 @@ int main(void)
 		symdb_image_close(img);
 	}
 	test_opts_sizes();
+	test_file_image_sizes();
 	test_build_result_sizes();
 	unlink(path);
 	return check_exit();

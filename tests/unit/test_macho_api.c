@@ -35,18 +35,19 @@ static void test_uuids(char **argv)
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
 	int n;
 
-	n = symdb_file_uuids(argv[2], NULL, im, 8);
+	n = symdb_file_uuids(argv[2], NULL, im, 8, sizeof im[0]);
 	CHECK(n == 2);
 	CHECK(has_uuid(im, n, "x86_64", argv[5]) && has_uuid(im, n, "arm64", argv[6]));
-	CHECK(symdb_file_uuids(argv[2], NULL, NULL, 0) == 2); /* count only */
-	CHECK(symdb_file_uuids(argv[2], NULL, im, 1) == 2);  /* first one filled */
-	n = symdb_file_uuids(argv[3], NULL, im, 8);           /* the bundle directory */
+	CHECK(symdb_file_uuids(argv[2], NULL, NULL, 0, sizeof im[0]) == 2); /* count only */
+	CHECK(symdb_file_uuids(argv[2], NULL, im, 1, sizeof im[0]) == 2); /* first one filled */
+	n = symdb_file_uuids(argv[3], NULL, im, 8, sizeof im[0]); /* the bundle directory */
 	CHECK(n == 2 && has_uuid(im, n, "arm64", argv[6]));
-	n = symdb_file_uuids(argv[4], NULL, im, 8);           /* thin */
+	n = symdb_file_uuids(argv[4], NULL, im, 8, sizeof im[0]); /* thin */
 	CHECK(n == 1 && im[0].cputype == 0x0100000cu && !strcmp(im[0].arch, "arm64"));
-	CHECK(symdb_file_uuids("/nonexistent/x", &o, im, 8) < 0 && strstr(err, "/nonexistent/x"));
-	CHECK(symdb_file_uuids("/tmp", &o, im, 8) < 0); /* a directory but no dSYM */
-	CHECK(symdb_file_uuids(NULL, NULL, im, 8) == SYMDB_E_INVAL);
+	CHECK(symdb_file_uuids("/nonexistent/x", &o, im, 8, sizeof im[0]) < 0 &&
+	      strstr(err, "/nonexistent/x"));
+	CHECK(symdb_file_uuids("/tmp", &o, im, 8, sizeof im[0]) < 0); /* a directory but no dSYM */
+	CHECK(symdb_file_uuids(NULL, NULL, im, 8, sizeof im[0]) == SYMDB_E_INVAL);
 }
 
 static void test_build_and_resolve(char **argv)
@@ -70,7 +71,7 @@ static void test_build_and_resolve(char **argv)
 	CHECK(r->nimages == 2 && r->images[0].skipped && r->images[1].skipped && r->skipped);
 	symdb_builder_close(b);
 	CHECK_RC(symdb_open(argv[1], NULL, &db));
-	CHECK(symdb_file_uuids(argv[2], NULL, im, 2) == 2);
+	CHECK(symdb_file_uuids(argv[2], NULL, im, 2, sizeof im[0]) == 2);
 	for (int i = 0; db && i < 2; i++) {
 		symdb_image *img = NULL;
 		uint64_t a[2] = { 0x100000000u, 0x100000800u };
