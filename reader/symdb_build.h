@@ -132,8 +132,11 @@ SYMDB_API int symdb_builder_open(const char *dir, const symdb_build_opts *opts,
 
 /**
  * @brief symdb_builder_close() releases the builder.
- * @param b NULL (nothing happens) or a builder; must not race with other
- *          calls on it.
+ * @param b NULL (nothing happens) or a builder from symdb_builder_open(); it
+ *          is freed, and every symdb_build_result it filled stays the
+ *          caller's.
+ * @note Must not race with other calls on b: call it once every thread
+ *       that shares b is done with it.
  */
 SYMDB_API void symdb_builder_close(symdb_builder *b);
 
@@ -188,9 +191,19 @@ SYMDB_API int symdb_builder_import_file(symdb_builder *b, const char *index_path
                                         const symdb_build_opts *opts,
                                         symdb_build_result *out);
 
-/** Called by symdb_import() once per image, in bundle order, after it was
- *  published or skipped (rc 0, res set) or failed (rc < 0, res NULL, why a
- *  one-line reason or ""). */
+/**
+ * Called by symdb_import() once per image, in bundle order, after it was
+ * published or skipped (rc 0, res set) or failed (rc < 0, res NULL, why a
+ * one-line reason or "").
+ * @param uuid the image's UUID (from its bundle record).
+ * @param rc   0, or the image's negative error code.
+ * @param res  what was published or skipped, or NULL when rc < 0.
+ * @param why  a one-line reason when rc < 0, else "".
+ * @param arg  symdb_import_opts.arg.
+ * @note Runs on the thread that called symdb_import().  uuid, res and why
+ *       are owned by symdb_import() and valid only during the call: copy
+ *       what is needed.
+ */
 typedef void (*symdb_import_fn)(const symdb_uuid *uuid, int rc, const symdb_build_result *res,
                                 const char *why, void *arg);
 
@@ -225,7 +238,8 @@ typedef struct symdb_import_opts {
  *         "image UUID: reason"); when publishing fails for some image, that
  *         image's code (on_image was told; errbuf names the first).
  * @note Thread-safe on one builder, as symdb_builder_import_file().  No
- *       temporary file is left behind.
+ *       temporary file is left behind.  fd stays the caller's: it is read
+ *       but neither closed nor rewound.
  */
 SYMDB_API int symdb_import(symdb_builder *b, int fd, const symdb_import_opts *opts);
 
