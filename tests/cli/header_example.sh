@@ -11,11 +11,16 @@
 . "$(dirname "$0")/lib.sh"
 
 CC=$1 RD=$2 FI=$3 LIB=$4
+# A sanitizer build's libsymdb is instrumented: the program linking it must
+# be built with the same -fsanitize flags (as tests/install does).
+san=$(sed -n 's/^SYMDB_SANITIZE:[A-Z]*=//p' "$SYMDB_BUILD/CMakeCache.txt")
+sanflags=()
+[[ -n $san ]] && sanflags=(-fsanitize="$san")
 EX=$SCRATCH/example
 awk '/@code/ { f = 1; next } /@endcode/ { exit } f' "$RD/symdb.h" |
 	sed -E 's/^ \* ?//; s/^ \*$//' >"$EX.c"
 [[ -s $EX.c ]] && grep -q 'int main' "$EX.c" || fail "no @code block with a main in symdb.h"
-run "$CC" -std=c11 -Wall -Wextra -Werror -I"$RD" -I"$FI" "$EX.c" "$LIB" \
+run "$CC" -std=c11 -Wall -Wextra -Werror "${sanflags[@]}" -I"$RD" -I"$FI" "$EX.c" "$LIB" \
 	-Wl,-rpath,"$(dirname "$LIB")" -o "$EX"
 expect_ok "compile the symdb.h example"
 note "the example compiles and links against $(basename "$LIB")"

@@ -82,6 +82,15 @@ static const char *status_name(int st)
 	}
 }
 
+/* The parsed batch: the requests and the image names they point into. */
+static void free_requests(symdb_request *reqs, char **refs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(refs[i]);
+	free(refs);
+	free(reqs);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -165,6 +174,7 @@ int main(int argc, char **argv)
 		free(texts);
 		symdb_symbolizer_free(s);
 		symdb_close(db);
+		free_requests(reqs, refs, n);
 		return 0;
 	}
 	symdb_symbolized *res = calloc(n ? n : 1, sizeof(*res));
@@ -206,9 +216,6 @@ int main(int argc, char **argv)
 	free(at);
 	symdb_symbolizer_free(s);
 	symdb_close(db);
-	for (size_t i = 0; i < n; i++)
-		free(refs[i]);
-	free(refs);
-	free(reqs);
+	free_requests(reqs, refs, n);
 	return 0;
 }
