@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# check-layering.sh SRC_DIR [BUILD_DIR]: fail when the tree breaks DESIGN.md.
+# check-layering.sh [SRC_DIR [BUILD_DIR]]: fail when the tree breaks DESIGN.md
+# (SRC_DIR defaults to the tree this script is in).
 #
 # Source rules (every #include of every .c/.h/.cpp under format/, reader/,
 # indexer/ and tools/; a header is symdb's when a file of that name exists in
@@ -20,7 +21,7 @@
 # Prints one line per violation, "FILE: includes HEADER (FOLDER may not
 # include OWNER)", and exits 1 if there is any; 0 and one summary line if not.
 set -uo pipefail
-src=${1:?usage: check-layering.sh SRC_DIR [BUILD_DIR]}
+src=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${2:-}
 bad=0
 
