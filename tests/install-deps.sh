@@ -13,6 +13,7 @@ packages=(
 	llvm-14-dev # libLLVMDemangle: symdb demangles exactly like llvm-symbolizer
 	# tests: fixture compilers and linkers, the oracle, strip/objcopy
 	clang clang-14 lld lld-14 llvm-14 binutils elfutils dwarfdump
+	gcc-multilib # -m32 (i386) fixtures: dwarf.fixtures_m32 runs instead of skipping
 	python3 util-linux coreutils file
 	# real binaries and separate debug files used by the oracle tests
 	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
