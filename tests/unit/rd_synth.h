@@ -152,4 +152,37 @@ static inline int synth_write_tmp(const uint8_t *f, size_t len, char *buf, size_
 	return 0;
 }
 
+/* A minimal valid image file for the 20-byte `uuid`: one symbol `sym` at
+ * base + 0x1000 (size 0x40), image name "prog", no DWARF; malloc'ed. */
+static inline uint8_t *synth_minimal_image(const uint8_t *uuid, const char *sym, size_t *len)
+{
+	synth_buf strs = { 0 }, segs = { 0 }, saddr = { 0 }, syms = { 0 };
+	synth_table t[4];
+	synth_hdr h;
+	uint8_t *r, *f;
+	uint32_t name;
+
+	synth_str(&strs, "");
+	name = synth_str(&strs, sym);
+	synth_str(&strs, "prog");
+	synth_grow(&segs, FMT_SEG_SIZE);
+	fmt_put32(synth_grow(&saddr, 4), 0x1000);
+	r = synth_grow(&syms, FMT_SYM_SIZE);
+	fmt_put64(r + FMT_SYM_LENGTH, 0x40);
+	fmt_put32(r + FMT_SYM_NAME, name);
+	t[0] = (synth_table){ FMT_T_STRINGS, 0, 0, strs.p, strs.n, strs.n };
+	t[1] = (synth_table){ FMT_T_SEGMENTS, 0, 40, segs.p, segs.n, 1 };
+	t[2] = (synth_table){ FMT_T_SYMBOL_ADDRS, 0, 4, saddr.p, saddr.n, 1 };
+	t[3] = (synth_table){ FMT_T_SYMBOLS, 0, 16, syms.p, syms.n, 1 };
+	memset(&h, 0, sizeof h);
+	h.address_size = 4;
+	h.uuid_len = 20;
+	memcpy(h.uuid, uuid, 20);
+	h.image_name = (uint32_t)(strs.n - sizeof "prog");
+	h.base_address = 0x400000;
+	f = synth_file(&h, t, 4, len);
+	free(strs.p); free(segs.p); free(saddr.p); free(syms.p);
+	return f;
+}
+
 #endif /* SYMDB_TESTS_RD_SYNTH_H */

@@ -33,35 +33,13 @@ static char path[512];
 /* A minimal image: symbol `main` at 0x401000 (size 0x40), no DWARF. */
 static void write_image(void)
 {
-	synth_buf strs = { 0 }, segs = { 0 }, saddr = { 0 }, syms = { 0 };
-	synth_table t[4];
-	synth_hdr h;
-	uint8_t *r, *f;
-	uint32_t name;
+	uint8_t uuid[20], *f;
 	size_t len;
 
-	synth_str(&strs, "");
-	name = synth_str(&strs, "main");
-	synth_str(&strs, "prog");
-	synth_grow(&segs, FMT_SEG_SIZE);
-	fmt_put32(synth_grow(&saddr, 4), 0x1000);
-	r = synth_grow(&syms, FMT_SYM_SIZE);
-	fmt_put64(r + FMT_SYM_LENGTH, 0x40);
-	fmt_put32(r + FMT_SYM_NAME, name);
-	t[0] = (synth_table){ FMT_T_STRINGS, 0, 0, strs.p, strs.n, strs.n };
-	t[1] = (synth_table){ FMT_T_SEGMENTS, 0, 40, segs.p, segs.n, 1 };
-	t[2] = (synth_table){ FMT_T_SYMBOL_ADDRS, 0, 4, saddr.p, saddr.n, 1 };
-	t[3] = (synth_table){ FMT_T_SYMBOLS, 0, 16, syms.p, syms.n, 1 };
-	memset(&h, 0, sizeof h);
-	h.address_size = 4;
-	h.uuid_len = 20;
-	memset(h.uuid, 0xab, 20);
-	h.image_name = (uint32_t)(strs.n - sizeof "prog");
-	h.base_address = 0x400000;
-	f = synth_file(&h, t, 4, &len);
+	memset(uuid, 0xab, sizeof uuid);
+	f = synth_minimal_image(uuid, "main", &len);
 	CHECK(synth_write_tmp(f, len, path, sizeof path) == 0);
 	free(f);
-	free(strs.p); free(segs.p); free(saddr.p); free(syms.p);
 }
 
 /* What a caller built against an older header knows: a prefix. */

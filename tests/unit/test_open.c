@@ -27,38 +27,6 @@
 
 static char dbdir[400];
 
-/* A minimal valid image file for `uuid` (symbol `sym` at base + 0x1000). */
-static uint8_t *make_image(const uint8_t *uuid, const char *sym, size_t *len)
-{
-	synth_buf strs = { 0 }, segs = { 0 }, saddr = { 0 }, syms = { 0 };
-	synth_table t[4];
-	synth_hdr h;
-	uint8_t *r, *f;
-	uint32_t name;
-
-	synth_str(&strs, "");
-	name = synth_str(&strs, sym);
-	synth_str(&strs, "prog");
-	synth_grow(&segs, FMT_SEG_SIZE);
-	fmt_put32(synth_grow(&saddr, 4), 0x1000);
-	r = synth_grow(&syms, FMT_SYM_SIZE);
-	fmt_put64(r + FMT_SYM_LENGTH, 0x40);
-	fmt_put32(r + FMT_SYM_NAME, name);
-	t[0] = (synth_table){ FMT_T_STRINGS, 0, 0, strs.p, strs.n, strs.n };
-	t[1] = (synth_table){ FMT_T_SEGMENTS, 0, 40, segs.p, segs.n, 1 };
-	t[2] = (synth_table){ FMT_T_SYMBOL_ADDRS, 0, 4, saddr.p, saddr.n, 1 };
-	t[3] = (synth_table){ FMT_T_SYMBOLS, 0, 16, syms.p, syms.n, 1 };
-	memset(&h, 0, sizeof h);
-	h.address_size = 4;
-	h.uuid_len = 20;
-	memcpy(h.uuid, uuid, 20);
-	h.image_name = (uint32_t)(strs.n - sizeof "prog");
-	h.base_address = 0x400000;
-	f = synth_file(&h, t, 4, len);
-	free(strs.p); free(segs.p); free(saddr.p); free(syms.p);
-	return f;
-}
-
 /* Publish an image file + catalog entry the way SPEC §12.5 lays them out.
  * `sum_delta` != 0 records a wrong Header_Checksum in the catalog. */
 static void publish(rd_catalog *cat, const uint8_t *uuid, const char *sym, uint64_t sum_delta)
@@ -77,7 +45,7 @@ static void publish(rd_catalog *cat, const uint8_t *uuid, const char *sym, uint6
 	mkdir(path, 0755);
 	snprintf(rel, sizeof rel, "images/%.2s/%s.symdb", hex, hex);
 	snprintf(path, sizeof path, "%s/%s", dbdir, rel);
-	f = make_image(uuid, sym, &len);
+	f = synth_minimal_image(uuid, sym, &len);
 	/* Write aside and rename over, as the publisher does: a mapping of the
 	 * old file must keep its bytes. */
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
