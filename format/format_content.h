@@ -19,4 +19,10 @@
  * is not regular, or another -errno. */
 FMT_HIDDEN int fmt_file_xxh3(const char *path, uint64_t *size, uint64_t *hash);
 
+/* The same for an open descriptor (read through its own mapping; the
+ * descriptor's offset is not used).  What a build uses: the bytes hashed
+ * are the bytes of the file the caller opened, whatever its path names
+ * meanwhile. */
+FMT_HIDDEN int fmt_fd_xxh3(int fd, uint64_t *size, uint64_t *hash);
+
 #endif /* SYMDB_FORMAT_CONTENT_H */

@@ -15,8 +15,8 @@
 #define REP_UUID_LEN 9
 #define REP_UUID 12
 #define REP_ARCH 44
-#define REP_TMP 60
-#define REP_DEBUG (REP_TMP + FMT_REPORT_PATH_SZ)
+#define REP_OUTPUT 10
+#define REP_DEBUG 60
 #define REP_MSG (REP_DEBUG + FMT_REPORT_PATH_SZ)
 
 _Static_assert(REP_MSG + FMT_REPORT_MSG_SZ == FMT_REPORT_SIZE, "report layout");
@@ -45,9 +45,10 @@ void fmt_report_encode(const fmt_report *r, uint8_t buf[FMT_REPORT_SIZE])
 	fmt_put32(buf + 4, (uint32_t)r->status);
 	buf[REP_KIND] = r->uuid_kind;
 	buf[REP_UUID_LEN] = len;
+	buf[REP_OUTPUT] = (uint8_t)(r->output >> 8);
+	buf[REP_OUTPUT + 1] = (uint8_t)r->output;
 	memcpy(buf + REP_UUID, r->uuid, len);
 	rep_put_str(buf + REP_ARCH, FMT_REPORT_ARCH_SZ, r->arch);
-	rep_put_str(buf + REP_TMP, FMT_REPORT_PATH_SZ, r->tmp);
 	rep_put_str(buf + REP_DEBUG, FMT_REPORT_PATH_SZ, r->debug_path);
 	rep_put_str(buf + REP_MSG, FMT_REPORT_MSG_SZ, r->msg);
 }
@@ -59,12 +60,12 @@ int fmt_report_decode(const uint8_t buf[FMT_REPORT_SIZE], fmt_report *r)
 	r->status = (int32_t)fmt_be32(buf + 4);
 	r->uuid_kind = buf[REP_KIND];
 	r->uuid_len = buf[REP_UUID_LEN];
+	r->output = (uint16_t)(buf[REP_OUTPUT] << 8 | buf[REP_OUTPUT + 1]);
 	if ((r->magic != FMT_REPORT_IMAGE && r->magic != FMT_REPORT_END) ||
 	    r->uuid_len > FMT_UUID_MAX)
 		return SYMDB_E_CORRUPT;
 	memcpy(r->uuid, buf + REP_UUID, r->uuid_len);
 	rep_get_str(r->arch, sizeof r->arch, buf + REP_ARCH);
-	rep_get_str(r->tmp, sizeof r->tmp, buf + REP_TMP);
 	rep_get_str(r->debug_path, sizeof r->debug_path, buf + REP_DEBUG);
 	rep_get_str(r->msg, sizeof r->msg, buf + REP_MSG);
 	return 0;

@@ -10,13 +10,12 @@
  *     4     4  status (signed): 0 or a negative symdb/errno code (end record)
  *     8     1  UUID kind (SPEC §5.2)
  *     9     1  UUID length, 0..32
- *    10     2  zero
+ *    10     2  output: 0-based position of the --output written
  *    12    32  UUID bytes, zero past the length
  *    44    16  architecture, NUL-padded ("" for ELF)
- *    60  4096  temp file path, NUL-padded
- *  4156  4096  separate debug file used, NUL-padded ("" if none)
- *  8252  1024  one-line reason (end record), NUL-padded
- *  9276        end
+ *    60  4096  separate debug file used, NUL-padded ("" if none)
+ *  4156  1024  one-line reason (end record), NUL-padded
+ *  5180        end
  *
  * Decoding NUL-terminates every string whatever the bytes say.
  */
@@ -34,7 +33,7 @@
 #define FMT_REPORT_ARCH_SZ 16
 #define FMT_REPORT_PATH_SZ 4096
 #define FMT_REPORT_MSG_SZ 1024
-#define FMT_REPORT_SIZE (60 + 2 * FMT_REPORT_PATH_SZ + FMT_REPORT_MSG_SZ)
+#define FMT_REPORT_SIZE (60 + FMT_REPORT_PATH_SZ + FMT_REPORT_MSG_SZ)
 /* At most this many image records in one report (FMT_MO_MAX_SLICES). */
 #define FMT_REPORT_MAX_IMAGES 64
 
@@ -43,9 +42,9 @@ typedef struct fmt_report {
 	uint32_t magic;
 	int32_t status;
 	uint8_t uuid_kind, uuid_len;
+	uint16_t output; /* image records: which --output holds the file */
 	uint8_t uuid[FMT_UUID_MAX];
 	char arch[FMT_REPORT_ARCH_SZ];
-	char tmp[FMT_REPORT_PATH_SZ];
 	char debug_path[FMT_REPORT_PATH_SZ];
 	char msg[FMT_REPORT_MSG_SZ];
 } fmt_report;

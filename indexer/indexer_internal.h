@@ -37,11 +37,16 @@ typedef struct ix_uuid {
 #define IX_MAX_IMAGES FMT_REPORT_MAX_IMAGES
 
 /* What a job asks of the parsers (symdb_indexer_job), plus where the
- * one-line reason of a failure goes. */
+ * one-line reason of a failure goes.  Every file comes open: the parsers
+ * read through descriptors and never open a path (SPEC §12.5). */
 typedef struct ix_opts {
 	unsigned flags;        /* SYMDB_INDEXER_* */
 	unsigned threads;      /* DWARF walk threads; 0 = automatic */
-	const char *debug_dir; /* extra directory for separate debug files, or NULL */
+	unsigned cpus;         /* what "automatic" may use */
+	symdb_indexer_file debug;       /* build-id debug file, or fd -1 */
+	const symdb_indexer_file *debuglinks; /* candidates, CRC checked here */
+	unsigned ndebuglinks;
+	symdb_indexer_file companion;   /* Mach-O BINARY.dSYM file, or fd -1 */
 	char *errbuf;
 	size_t errbuf_sz;
 } ix_opts;
@@ -146,19 +151,22 @@ typedef struct ix_image {
 IX_HIDDEN int ix_image_init(ix_image *img);
 IX_HIDDEN void ix_image_free(ix_image *img);
 
-/* ix_elf.c: read the ELF file at path into img: header fields, Base_Address,
- * segments, symbols (SPEC §7.1, §7.2), Image_Name and BUILD_INFO counters.
- * Does not set the UUID.  Returns 0, -errno, or SYMDB_E_BAD_OBJECT with
- * "PATH: reason" in errbuf. */
-IX_HIDDEN int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz);
+/* ix_elf.c: read the ELF file open at fd (named path: messages and
+ * Image_Name) into img: header fields, Base_Address, segments, symbols
+ * (SPEC §7.1, §7.2), Image_Name and BUILD_INFO counters.  Does not set the
+ * UUID.  Returns 0, -errno, or SYMDB_E_BAD_OBJECT with "PATH: reason" in
+ * errbuf. */
+IX_HIDDEN int ix_elf_load(ix_image *img, int fd, const char *path, char *errbuf,
+                          size_t errbuf_sz);
 
 /* ix_dwarf*.c: fill img->files/functions/nodes/imap/rows from the DWARF of
- * binary_path or of its separate debug file (whose path goes to
- * debug_path_out, "" if none), final and sorted per SPEC §7.3-7.6, and set
+ * the binary open at fd (named binary_path) or of its separate debug file
+ * (opts->debug, else the first opts->debuglinks candidate whose CRC
+ * matches; its name goes to debug_path_out, "" if none), final and sorted per SPEC §7.3-7.6, and set
  * FMT_FLAG_HAS_DWARF when it did.  Returns 0 (also when there is no DWARF) or
  * a negative code with a reason in errbuf.  ix_build.c has a weak fallback
  * that does nothing, so the tree links without the DWARF reader. */
-IX_HIDDEN int ix_dwarf_attach(ix_image *img, const char *binary_path,
+IX_HIDDEN int ix_dwarf_attach(ix_image *img, int fd, const char *binary_path,
                               const ix_opts *opts, char *debug_path_out,
                               size_t debug_path_sz, char *errbuf, size_t errbuf_sz);
 

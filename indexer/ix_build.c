@@ -7,7 +7,7 @@
  * computed with the reader's code and passed on the command line, so both
  * sides agree on it by construction.
  */
-#define _POSIX_C_SOURCE 200809L /* stat */
+#define _POSIX_C_SOURCE 200809L /* fstat */
 #include "ix_stage.h"
 
 #include <errno.h>
@@ -35,7 +35,7 @@
  * about 30 ms of CPU, more than the thread saved.  The parse does not touch
  * img->symbols until the join. */
 typedef struct ix_side {
-	const char *path;
+	int fd;
 	ix_image *img;
 	uint64_t hash;
 	int rc;
@@ -51,7 +51,7 @@ static void *ix_side_run(void *arg)
 	ix_side *j = arg;
 	int symbols;
 
-	j->rc = fmt_file_xxh3(j->path, NULL, &j->hash);
+	j->rc = fmt_fd_xxh3(j->fd, NULL, &j->hash);
 	pthread_mutex_lock(&j->mu);
 	while (j->symbols == 0)
 		pthread_cond_wait(&j->cv, &j->mu);
@@ -62,20 +62,20 @@ static void *ix_side_run(void *arg)
 	return NULL;
 }
 
-/* Will the DWARF walk of path run on threads?  The file's size bounds its
- * .debug_info (a separate debug file is not looked at: no thread then). */
-static int ix_side_wanted(const char *path, const ix_opts *o)
+/* Will the DWARF walk of the input run on threads?  The file's size bounds
+ * its .debug_info (a separate debug file is not looked at: no thread then). */
+static int ix_side_wanted(int fd, const ix_opts *o)
 {
 	struct stat st;
 
-	if ((o->flags & SYMDB_INDEXER_NO_DWARF) || stat(path, &st) != 0)
+	if ((o->flags & SYMDB_INDEXER_NO_DWARF) || fstat(fd, &st) != 0)
 		return 0;
-	return ix_dwarf_shards(o->threads, SIZE_MAX, (uint64_t)st.st_size) > 1;
+	return ix_dwarf_shards(o->threads, o->cpus, SIZE_MAX, (uint64_t)st.st_size) > 1;
 }
 
-static void ix_side_start(ix_side *j, const char *path, ix_image *img, int threaded)
+static void ix_side_start(ix_side *j, int fd, ix_image *img, int threaded)
 {
-	j->path = path;
+	j->fd = fd;
 	j->img = img;
 	j->hash = 0;
 	j->rc = 0;
@@ -84,7 +84,7 @@ static void ix_side_start(ix_side *j, const char *path, ix_image *img, int threa
 	pthread_cond_init(&j->cv, NULL);
 	j->threaded = threaded && pthread_create(&j->tid, NULL, ix_side_run, j) == 0;
 	if (!j->threaded)
-		j->rc = fmt_file_xxh3(path, NULL, &j->hash);
+		j->rc = fmt_fd_xxh3(fd, NULL, &j->hash);
 }
 
 /* img->symbols are loaded (ok) or will not be used. */
@@ -107,7 +107,7 @@ static int ix_side_join(ix_side *j)
 }
 
 /* Parse and build one ELF image whose UUID is known, and stage it. */
-static int ix_elf_stage(ix_stager *st, const char *path, const ix_opts *o)
+static int ix_elf_stage(ix_stager *st, int fd, const char *path, const ix_opts *o)
 {
 	char debug_path[4096] = "";
 	const ix_uuid id = st->elf_uuid;
@@ -116,7 +116,7 @@ static int ix_elf_stage(ix_stager *st, const char *path, const ix_opts *o)
 	ix_side side;
 	int rc, loaded;
 
-	rc = ix_elf_precheck(path, o->errbuf, o->errbuf_sz);
+	rc = ix_elf_precheck(fd, path, o->errbuf, o->errbuf_sz);
 	if (rc == 0 && id.len == 0)
 		rc = fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL,
 		             "%s: no UUID given for an ELF input", path);
@@ -127,13 +127,13 @@ static int ix_elf_stage(ix_stager *st, const char *path, const ix_opts *o)
 		free(out);
 		return fmt_err(o->errbuf, o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	}
-	ix_side_start(&side, path, &img, ix_side_wanted(path, o));
-	rc = ix_elf_load(&img, path, o->errbuf, o->errbuf_sz);
+	ix_side_start(&side, fd, &img, ix_side_wanted(fd, o));
+	rc = ix_elf_load(&img, fd, path, o->errbuf, o->errbuf_sz);
 	img.uuid = id;
 	loaded = rc == 0;
 	ix_side_symbols(&side, loaded);
 	if (rc == 0 && !(o->flags & SYMDB_INDEXER_NO_DWARF))
-		rc = ix_dwarf_attach(&img, path, o, debug_path, sizeof debug_path, o->errbuf,
+		rc = ix_dwarf_attach(&img, fd, path, o, debug_path, sizeof debug_path, o->errbuf,
 		                     o->errbuf_sz);
 	/* The errors rank as when the hash ran between load and DWARF. */
 	if (ix_side_join(&side) < 0 && loaded)
@@ -153,11 +153,18 @@ static int ix_elf_stage(ix_stager *st, const char *path, const ix_opts *o)
 	return rc;
 }
 
-int ix_stage_input(ix_stager *st, const char *path, const ix_opts *o)
+int ix_stage_input(ix_stager *st, const symdb_indexer_file *in, unsigned n, const ix_opts *o)
 {
-	/* Mach-O, universal files and .dSYM bundles: every slice is an image. */
-	int rc = ix_macho_stage(st, path, o);
+	const char *name;
+	int rc;
 
-	return rc != 1 ? rc : ix_elf_stage(st, path, o);
+	if (o->flags & SYMDB_INDEXER_DSYM)
+		return ix_macho_stage_dsym(st, in, n, o);
+	if (n != 1 || in[0].fd < 0)
+		return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL, "expected one input");
+	name = in[0].name ? in[0].name : "";
+	/* Mach-O and universal files: every slice is an image. */
+	rc = ix_macho_stage(st, in[0].fd, name, o);
+	return rc != 1 ? rc : ix_elf_stage(st, in[0].fd, name, o);
 }
 

@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "ix_dwarf_walk.h"
 
@@ -204,8 +203,8 @@ static void cut_shards(ix_shard *w, size_t n, const unit_header *h, size_t nh)
 	}
 }
 
-static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, char *errbuf,
-		       size_t errbuf_sz)
+static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, unsigned cpus,
+		       char *errbuf, size_t errbuf_sz)
 {
 	Dwarf_Obj_Access_Interface oai = { (void *)(uintptr_t)s, &obj_methods };
 	Dwarf_Debug hdbg = NULL;
@@ -220,7 +219,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 	}
 	int rc = read_headers(hdbg, &h, &nh, &versions, &bad);
 	Dwarf_Error e = NULL;
-	size_t nt = ix_dwarf_shards(threads, nh, ix_sections_find(s, ".debug_info")->size);
+	size_t nt = ix_dwarf_shards(threads, cpus, nh, ix_sections_find(s, ".debug_info")->size);
 	size_t n = ix_dwarf_nshards(nt, nh);
 	ix_unit *units = rc ? NULL : calloc(nh + 1, sizeof(*units));
 	ix_shard *w = calloc(n, sizeof(*w));
@@ -282,23 +281,18 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, ch
 
 /* Mach-O (ix_macho.c) serves a slice's __DWARF sections itself: universal
  * files and dSYM bundles are not ELF, so ix_sections_open cannot open them. */
-int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, char *errbuf,
+int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, unsigned cpus, char *errbuf,
 			    size_t errbuf_sz)
 {
 	if (!ix_sections_find(s, ".debug_info"))
 		return 0;
-	return index_dwarf(img, s, 0, errbuf, errbuf_sz);
+	return index_dwarf(img, s, 0, cpus, errbuf, errbuf_sz);
 }
 
-/* A .debug file indexed on its own finds itself by build-id. */
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
-int ix_dwarf_attach(ix_image *img, const char *binary_path, const ix_opts *opts,
+/* The builder never passes the input itself as its own debug file (a .debug
+ * file indexed on its own finds itself by build-id): it compares inodes
+ * before it opens anything for us (SPEC §12.5). */
+int ix_dwarf_attach(ix_image *img, int fd, const char *binary_path, const ix_opts *opts,
 		    char *debug_path_out, size_t debug_path_sz, char *errbuf, size_t errbuf_sz)
 {
 	if (debug_path_sz)
@@ -306,30 +300,31 @@ int ix_dwarf_attach(ix_image *img, const char *binary_path, const ix_opts *opts,
 	if (opts && (opts->flags & SYMDB_INDEXER_NO_DWARF))
 		return 0;
 	ix_sections bin, dbg;
-	int rc = ix_sections_open(&bin, binary_path, errbuf, errbuf_sz);
+	int rc = ix_sections_open(&bin, fd, binary_path, errbuf, errbuf_sz);
 	if (rc)
 		return rc;
-	char path[4096];
 	const ix_sections *use = &bin;
 	/* llvm-symbolizer prefers a separate debug file when it finds one. */
-	if (ix_debugfile_find(&bin, binary_path, opts ? opts->debug_dir : NULL, path, sizeof(path)) &&
-	    !same_file(path, binary_path)) {
+	const symdb_indexer_file *df = ix_debugfile_find(&bin, opts);
+	if (df) {
 		char why[512];
-		if (ix_sections_open(&dbg, path, why, sizeof(why)) == 0) {
+		const char *name = df->name ? df->name : "";
+		if (ix_sections_open(&dbg, df->fd, name, why, sizeof(why)) == 0) {
 			if (ix_sections_find(&dbg, ".debug_info")) {
 				use = &dbg;
 				/* §12.5: the debug file's identity, for the
 				 * same-build-id policy (a stripped binary and
 				 * its .debug file are the same image). */
-				fmt_file_xxh3(path, NULL, &img->build_info[FMT_BI_DEBUG_XXH3]);
-				snprintf(debug_path_out, debug_path_sz, "%s", path);
+				fmt_fd_xxh3(df->fd, NULL, &img->build_info[FMT_BI_DEBUG_XXH3]);
+				snprintf(debug_path_out, debug_path_sz, "%s", name);
 			} else {
 				ix_sections_close(&dbg);
 			}
 		}
 	}
 	if (ix_sections_find(use, ".debug_info"))
-		rc = index_dwarf(img, use, opts ? opts->threads : 0, errbuf, errbuf_sz);
+		rc = index_dwarf(img, use, opts ? opts->threads : 0, opts ? opts->cpus : 1, errbuf,
+				 errbuf_sz);
 	if (use != &bin)
 		ix_sections_close(&dbg);
 	ix_sections_close(&bin);

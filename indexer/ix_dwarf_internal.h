@@ -50,9 +50,10 @@ typedef struct ix_sections {
 	uint32_t debuglink_crc;
 } ix_sections;
 
-/* Opens `path` and loads every .debug_* / .zdebug_* section.  Returns 0 or a
- * negative code with a one-line reason in errbuf. */
-IX_HIDDEN int ix_sections_open(ix_sections *s, const char *path, char *errbuf,
+/* Maps the ELF file open at fd (named path in messages; the descriptor
+ * stays the caller's) and loads every .debug_* / .zdebug_* section.
+ * Returns 0 or a negative code with a one-line reason in errbuf. */
+IX_HIDDEN int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf,
 			       size_t errbuf_sz);
 IX_HIDDEN void ix_sections_close(ix_sections *s);
 /* The section called `name` (".debug_info"), or NULL. */
@@ -63,17 +64,17 @@ IX_HIDDEN int ix_inflate_chdr(const uint8_t *p, uint64_t n, int is64, int little
 			      uint8_t **out, uint64_t *out_size, char *why,
 			      size_t why_sz);
 
-/* Looks for the separate debug file of `bin` (opened from binary_path):
- * build-id under debug_dir then /usr/lib/debug, then .gnu_debuglink beside
- * the binary, in .debug/, under debug_dir and /usr/lib/debug (CRC checked).
- * Returns 1 and the path in out, or 0 when there is none. */
-IX_HIDDEN int ix_debugfile_find(const ix_sections *bin, const char *binary_path,
-				const char *debug_dir, char *out, size_t out_sz);
+/* Chooses the separate debug file of `bin` among the candidates the builder
+ * opened (SPEC §12.5): its build-id hit, else the first .gnu_debuglink
+ * candidate whose CRC-32 matches.  Returns the chosen file, or NULL. */
+IX_HIDDEN const symdb_indexer_file *ix_debugfile_find(const ix_sections *bin,
+                                                      const ix_opts *opts);
 
 /* Indexes the DWARF of an ix_sections filled by someone else (ix_macho.c
  * for a Mach-O slice): as ix_dwarf_attach without the file lookups.  No
  * .debug_info: returns 0 and leaves img as it was. */
-IX_HIDDEN int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, char *errbuf,
+IX_HIDDEN int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, unsigned cpus,
+				      char *errbuf,
 				      size_t errbuf_sz);
 
 /* ---- line programs (ix_dwarf_line.c) ------------------------------------ */

@@ -22,7 +22,7 @@
  * it is merged, which the calling thread does as soon as the shards before
  * it are merged; the sections are shared, read-only.
  */
-#define _POSIX_C_SOURCE 200809L /* sysconf */
+#define _POSIX_C_SOURCE 200809L
 #include "ix_dwarf_par.h"
 
 #include <pthread.h>
@@ -34,12 +34,11 @@
 /* Below this much .debug_info a second thread costs more than it saves. */
 #define IX_PAR_MIN_INFO ((uint64_t)1 << 20)
 
-size_t ix_dwarf_shards(unsigned threads, size_t nunits, uint64_t info_bytes)
+size_t ix_dwarf_shards(unsigned threads, unsigned cpus, size_t nunits, uint64_t info_bytes)
 {
 	size_t n = threads;
 	if (!n) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		n = c > 0 ? (size_t)c : 1;
+		n = cpus ? cpus : 1;
 		if (n > IX_MAX_THREADS)
 			n = IX_MAX_THREADS;
 		if (info_bytes < IX_PAR_MIN_INFO)

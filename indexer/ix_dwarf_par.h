@@ -57,10 +57,12 @@ IX_HIDDEN void ix_shard_free(ix_shard *w);
 IX_HIDDEN int ix_dwarf_par_run(ix_shard *w, size_t nw, void **dbg, size_t nt, int by_size);
 
 /* The number of walking threads for a build: `threads` if the caller chose
- * it, else the online CPUs (at most IX_MAX_THREADS) when there is enough
- * DWARF to share; never more than units. */
+ * it, else `cpus` (the builder's online CPUs: the indexer reads nothing of
+ * /sys; at most IX_MAX_THREADS) when there is enough DWARF to share; never
+ * more than units. */
 #define IX_MAX_THREADS 8
-IX_HIDDEN size_t ix_dwarf_shards(unsigned threads, size_t nunits, uint64_t info_bytes);
+IX_HIDDEN size_t ix_dwarf_shards(unsigned threads, unsigned cpus, size_t nunits,
+                                 uint64_t info_bytes);
 
 /* How many shards nt threads cut nunits units into. */
 IX_HIDDEN size_t ix_dwarf_nshards(size_t nt, size_t nunits);

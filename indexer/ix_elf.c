@@ -23,13 +23,12 @@
  * (SPEC §7.2.1), which llvm-symbolizer prints when DWARF gives no file.
  * Sorting and alias resolution happen in ix_tables.c.
  */
-#define _POSIX_C_SOURCE 200809L /* open flags, pread, fstat */
+#define _POSIX_C_SOURCE 200809L /* pread, fstat */
 #include "ix_stage.h"
 #include "format_elf.h"
 #include "format_io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
@@ -94,8 +93,9 @@ void ix_elf_init(void)
 
 /* ---- the file and its headers ------------------------------------------ */
 
-/* Open the file and judge it by its first bytes: magic, class, data
- * encoding and e_type (ET_EXEC or ET_DYN only), before any parsing. */
+/* Judge the open file by its first bytes: magic, class, data encoding and
+ * e_type (ET_EXEC or ET_DYN only), before any parsing.  The descriptor is
+ * the caller's (SPEC §12.5: the indexer opens nothing). */
 static int input_open(struct elf_input *x)
 {
 	struct stat st;
@@ -103,9 +103,8 @@ static int input_open(struct elf_input *x)
 	char why[256];
 	ssize_t r;
 
-	x->fd = open(x->path, O_RDONLY | O_CLOEXEC);
 	if (x->fd < 0)
-		return input_fail(x, -errno, "%s", strerror(errno));
+		return input_fail(x, -EBADF, "%s", strerror(EBADF));
 	if (fstat(x->fd, &st) < 0)
 		return input_fail(x, -errno, "%s", strerror(errno));
 	if (S_ISDIR(st.st_mode))
@@ -559,33 +558,30 @@ static void input_image_name(ix_image *img, const char *path)
 	img->image_name = ix_str_addz(img->strings, b ? b + 1 : path);
 }
 
-static void input_init(struct elf_input *x, const char *path, char *errbuf, size_t errbuf_sz)
+static void input_init(struct elf_input *x, int fd, const char *path, char *errbuf,
+                       size_t errbuf_sz)
 {
 	memset(x, 0, sizeof *x);
 	x->path = path;
-	x->fd = -1;
+	x->fd = fd;
 	x->eb = errbuf;
 	x->ebsz = errbuf_sz;
 }
 
-int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz)
+int ix_elf_precheck(int fd, const char *path, char *errbuf, size_t errbuf_sz)
 {
 	struct elf_input x;
-	int rc;
 
-	input_init(&x, path, errbuf, errbuf_sz);
-	rc = input_open(&x);
-	if (x.fd >= 0)
-		close(x.fd);
-	return rc;
+	input_init(&x, fd, path, errbuf, errbuf_sz);
+	return input_open(&x);
 }
 
-int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz)
+int ix_elf_load(ix_image *img, int fd, const char *path, char *errbuf, size_t errbuf_sz)
 {
 	struct elf_input x;
 	int rc;
 
-	input_init(&x, path, errbuf, errbuf_sz);
+	input_init(&x, fd, path, errbuf, errbuf_sz);
 	pthread_once(&input_once, input_libelf_init);
 	rc = input_open(&x);
 	if (rc == 0)
@@ -604,7 +600,5 @@ int ix_elf_load(ix_image *img, const char *path, char *errbuf, size_t errbuf_sz)
 	}
 	if (x.elf)
 		elf_end(x.elf);
-	if (x.fd >= 0)
-		close(x.fd);
 	return rc;
 }

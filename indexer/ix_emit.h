@@ -13,10 +13,11 @@
 #include "format_writer.h"
 #include "indexer_internal.h"
 
-/* ix_elf.c: judge path by its first bytes (a regular, non-empty ELF file of
- * type ET_EXEC or ET_DYN) before its UUID is computed.  Returns 0, -errno or
- * SYMDB_E_BAD_OBJECT with "PATH: reason" in errbuf. */
-IX_HIDDEN int ix_elf_precheck(const char *path, char *errbuf, size_t errbuf_sz);
+/* ix_elf.c: judge the file open at fd (named path) by its first bytes (a
+ * regular, non-empty ELF file of type ET_EXEC or ET_DYN) before its UUID is
+ * computed.  Returns 0, -errno or SYMDB_E_BAD_OBJECT with "PATH: reason" in
+ * errbuf. */
+IX_HIDDEN int ix_elf_precheck(int fd, const char *path, char *errbuf, size_t errbuf_sz);
 
 /* The encoded file of one image.  Allocate with calloc (the plan is about 6 KiB);
  * release with ix_output_free. */
@@ -40,12 +41,10 @@ IX_HIDDEN void ix_symbols_reduce(ix_image *img);
 IX_HIDDEN int ix_tables_build(ix_image *img, ix_output *out, char *errbuf, size_t errbuf_sz);
 IX_HIDDEN void ix_output_free(ix_output *out);
 
-/* ix_stage.c: step 1 of SPEC §12.5 only: write the index file as
- * STAGING/UUIDHEX<tag>.XXXXXX (staging is DB/tmp) and start its writeback;
- * the builder fsyncs it before the rename.  tmp receives the name.  On
- * error no temp file is left. */
-IX_HIDDEN int ix_write_tmp(const char *staging, const ix_uuid *id, const char *tag,
-                           const ix_output *out, char *tmp, size_t tmp_sz, char *errbuf,
-                           size_t errbuf_sz);
+/* ix_stage.c: step 5 of SPEC §12.5: write the index file into fd, an
+ * output the caller created (truncated first), and start its writeback;
+ * the builder fsyncs it before the rename.  Returns 0 or a negative code
+ * with a reason in errbuf. */
+IX_HIDDEN int ix_write_fd(int fd, const ix_output *out, char *errbuf, size_t errbuf_sz);
 
 #endif /* SYMDB_IX_EMIT_H */

@@ -2,7 +2,7 @@
 /*
  * ix_macho.c - indexes Mach-O images: thin 32/64-bit files of either byte
  * order, universal files (FAT_MAGIC, FAT_MAGIC_64) slice by slice, and .dSYM
- * bundles (every file in Contents/Resources/DWARF/).  Each slice becomes its
+ * bundles (every file in Contents/Resources/DWARF/, opened by the builder).  Each slice becomes its
  * own index file keyed by its LC_UUID (SPEC §5, UUID_Kind 2).
  *
  * The symbol table is reduced the way llvm-symbolizer 14 reduces it, so that
@@ -24,12 +24,10 @@
  * bundle next to it supplies the DWARF of the slice with the same UUID, as
  * llvm-symbolizer does.
  */
-#define _DEFAULT_SOURCE /* mmap, O_CLOEXEC, DT_* */
+#define _DEFAULT_SOURCE /* mmap */
 #include "ix_macho.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,26 +81,19 @@ typedef struct macho_slice {
 	uint64_t text_vmaddr;
 } macho_slice;
 
-static int macho_open(const char *path, macho_map *m, char *eb, size_t ebsz)
+/* Map the file open at fd (the caller's descriptor, SPEC §12.5). */
+static int macho_open(int fd, const char *path, macho_map *m, char *eb, size_t ebsz)
 {
 	struct stat st;
-	int fd, e;
+	int e;
 
 	m->p = NULL;
 	m->n = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		e = -errno;
-		return fmt_err(eb, ebsz, e, "%s: %s", path, strerror(-e));
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular Mach-O file", path);
-	}
 	m->n = (size_t)st.st_size;
 	m->p = mmap(NULL, m->n, PROT_READ, MAP_PRIVATE, fd, 0);
 	e = errno;
-	close(fd);
 	if (m->p == MAP_FAILED) {
 		m->p = NULL;
 		return fmt_err(eb, ebsz, -e, "%s: mmap: %s", path, strerror(e));
@@ -495,7 +486,7 @@ static int macho_fill(ix_image *img, const macho_slice *s, const char *path, con
 			img->build_info[FMT_BI_DEBUG_XXH3] = XXH3_64bits(dw->p, (size_t)dw->n);
 		rc = macho_sections(&d, dw, dw_path, eb, ebsz);
 		if (rc == 0) {
-			rc = ix_dwarf_index_sections(img, &d, eb, ebsz);
+			rc = ix_dwarf_index_sections(img, &d, o->cpus, eb, ebsz);
 			ix_sections_close(&d);
 		}
 	}
@@ -552,13 +543,13 @@ static void macho_file_free(macho_file *f)
 	f->n = 0;
 }
 
-static int macho_file_open(macho_file *f, const char *path, char *eb, size_t ebsz)
+static int macho_file_open(macho_file *f, int fd, const char *path, char *eb, size_t ebsz)
 {
 	fmt_mo_slice sl[FMT_MO_MAX_SLICES];
 	int rc, n;
 
 	memset(f, 0, sizeof *f);
-	if ((rc = macho_open(path, &f->map, eb, ebsz)) != 0)
+	if ((rc = macho_open(fd, path, &f->map, eb, ebsz)) != 0)
 		return rc;
 	n = fmt_mo_slices(f->map.p, f->map.n, sl, FMT_MO_MAX_SLICES, path, eb, ebsz);
 	if (n < 0) {
@@ -593,17 +584,16 @@ static int macho_file_open(macho_file *f, const char *path, char *eb, size_t ebs
 }
 
 /* BINARY.dSYM/Contents/Resources/DWARF/BASENAME next to a binary, as
- * llvm-symbolizer looks for it.  Opened only if it parses. */
-static int macho_companion(const char *path, macho_file *d, char *dpath, size_t dpath_sz)
+ * llvm-symbolizer looks for it: the builder found and opened it (SPEC
+ * §12.5).  Used only if it parses. */
+static int macho_companion(const ix_opts *o, macho_file *d, char *dpath, size_t dpath_sz)
 {
 	char why[256];
 
-	if ((size_t)snprintf(dpath, dpath_sz, "%s.dSYM/Contents/Resources/DWARF/%s", path,
-	                     macho_basename(path)) >= dpath_sz)
+	if (o->companion.fd < 0)
 		return 0;
-	if (access(dpath, R_OK) != 0)
-		return 0;
-	return macho_file_open(d, dpath, why, sizeof why) == 0;
+	snprintf(dpath, dpath_sz, "%s", o->companion.name ? o->companion.name : "");
+	return macho_file_open(d, o->companion.fd, dpath, why, sizeof why) == 0;
 }
 
 static const macho_slice *macho_find_uuid(const macho_file *d, const uint8_t *uuid)
@@ -614,7 +604,7 @@ static const macho_slice *macho_find_uuid(const macho_file *d, const uint8_t *uu
 	return NULL;
 }
 
-static int macho_add_file(macho_job *j, const char *path)
+static int macho_add_file(macho_job *j, int fd, const char *path)
 {
 	char dpath[4096];
 	macho_file *f, *d;
@@ -624,12 +614,12 @@ static int macho_add_file(macho_job *j, const char *path)
 	if (!f)
 		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	d = f + 1;
-	rc = macho_file_open(f, path, j->o->errbuf, j->o->errbuf_sz);
+	rc = macho_file_open(f, fd, path, j->o->errbuf, j->o->errbuf_sz);
 	if (rc == 0 && f->n + j->st->n > IX_MAX_IMAGES)
 		rc = fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_TOO_BIG,
 		             "%s: more than %d images in one input", path, IX_MAX_IMAGES);
 	if (rc == 0 && f->s[0].h.filetype != FMT_MO_MH_DSYM && !(j->o->flags & SYMDB_INDEXER_NO_DWARF))
-		have_d = macho_companion(path, d, dpath, sizeof dpath);
+		have_d = macho_companion(j->o, d, dpath, sizeof dpath);
 	for (int i = 0; rc == 0 && i < f->n; i++) {
 		const macho_slice *s = &f->s[i], *dw = s;
 		const char *dw_path = path;
@@ -644,80 +634,27 @@ static int macho_add_file(macho_job *j, const char *path)
 	return rc;
 }
 
-static int macho_name_cmp(const void *a, const void *b)
+int ix_macho_stage_dsym(ix_stager *stg, const symdb_indexer_file *in, unsigned n,
+                        const ix_opts *o)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A .dSYM bundle: every regular file in Contents/Resources/DWARF/, in name
- * order. */
-static int macho_add_dsym(macho_job *j, const char *dir)
-{
-	char sub[4096], file[4096 + 260], *names[MO_MAX_DSYM_FILES];
-	struct dirent *de;
-	size_t n = 0;
-	DIR *dp;
+	macho_job j = { stg, o };
 	int rc = 0;
 
-	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", dir) >= sizeof sub)
-		return fmt_err(j->o->errbuf, j->o->errbuf_sz, -ENAMETOOLONG, "%s: path too long", dir);
-	dp = opendir(sub);
-	while (dp && (de = readdir(dp)) != NULL && n < MO_MAX_DSYM_FILES) {
-		struct stat st;
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof file, "%s/%s", sub, de->d_name);
-		if (stat(file, &st) == 0 && S_ISREG(st.st_mode) && (names[n] = strdup(de->d_name)))
-			n++;
-	}
-	if (dp)
-		closedir(dp);
-	if (n == 0)
-		return fmt_err(j->o->errbuf, j->o->errbuf_sz, SYMDB_E_BAD_OBJECT,
-		               "%s: dSYM bundle has no DWARF file in Contents/Resources/DWARF", dir);
-	qsort(names, n, sizeof *names, macho_name_cmp);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(file, sizeof file, "%s/%s", sub, names[i]);
-		if (rc == 0)
-			rc = macho_add_file(j, file);
-		free(names[i]);
-	}
+	if (n == 0 || n > MO_MAX_DSYM_FILES)
+		return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL, "%u dSYM files given", n);
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		rc = macho_add_file(&j, in[i].fd, in[i].name ? in[i].name : "");
 	return rc;
 }
 
-static int macho_is_dsym_dir(const char *path)
-{
-	char sub[4096];
-	size_t n = strlen(path);
-	struct stat st;
-
-	while (n > 1 && path[n - 1] == '/')
-		n--;
-	if (n >= 5 && !strncmp(path + n - 5, ".dSYM", 5))
-		return 1;
-	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", path) >= sizeof sub)
-		return 0;
-	return stat(sub, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-int ix_macho_stage(ix_stager *stg, const char *path, const ix_opts *o)
+int ix_macho_stage(ix_stager *stg, int fd, const char *path, const ix_opts *o)
 {
 	macho_job j = { stg, o };
 	uint8_t head[8];
-	struct stat st;
 	ssize_t got;
-	int fd;
 
-	if (stat(path, &st) != 0)
-		return 1; /* the ELF path reports the error */
-	if (S_ISDIR(st.st_mode))
-		return macho_is_dsym_dir(path) ? macho_add_dsym(&j, path) : 1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 1;
 	got = fmt_pread_full(fd, head, sizeof head, 0);
-	close(fd);
 	if (got != (ssize_t)sizeof head || !fmt_mo_kind(head, sizeof head))
 		return 1;
-	return macho_add_file(&j, path);
+	return macho_add_file(&j, fd, path);
 }

@@ -11,10 +11,16 @@
 
 #include "ix_stage.h"
 
-/* Index every image of path when it is a Mach-O file (thin or universal) or
- * a .dSYM bundle directory, staging each into st (ix_stage.h).  Returns 1
- * when path is neither (the caller goes on with ELF), else 0 or a negative
- * code with "PATH: reason" in o->errbuf.  Touches no catalog. */
-IX_HIDDEN int ix_macho_stage(ix_stager *st, const char *path, const ix_opts *o);
+/* Index every image of the file open at fd (named path) when it is a Mach-O
+ * file (thin or universal), staging each into st (ix_stage.h), with the
+ * DWARF of o->companion (its BINARY.dSYM file) for slices that have none.
+ * Returns 1 when it is not Mach-O (the caller goes on with ELF), else 0 or a
+ * negative code with "PATH: reason" in o->errbuf.  Touches no catalog. */
+IX_HIDDEN int ix_macho_stage(ix_stager *st, int fd, const char *path, const ix_opts *o);
+
+/* Index every file of a .dSYM bundle: the n DWARF files the builder opened
+ * in Contents/Resources/DWARF/, in name order. */
+IX_HIDDEN int ix_macho_stage_dsym(ix_stager *st, const symdb_indexer_file *in, unsigned n,
+                                  const ix_opts *o);
 
 #endif /* SYMDB_IX_MACHO_H */

@@ -280,20 +280,13 @@ static int scan_sections(ix_sections *s, Elf *elf, char *why, size_t why_sz)
 	return 0;
 }
 
-int ix_sections_open(ix_sections *s, const char *path, char *errbuf, size_t errbuf_sz)
+int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf, size_t errbuf_sz)
 {
 	char why[256] = "";
 	memset(s, 0, sizeof(*s));
 	s->path = path;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(errbuf, errbuf_sz, "%s: %s", path, strerror(e));
-		return -e;
-	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16) {
-		close(fd);
 		snprintf(errbuf, errbuf_sz, "%s: not a regular ELF file", path);
 		return SYMDB_E_BAD_OBJECT;
 	}
@@ -301,7 +294,6 @@ int ix_sections_open(ix_sections *s, const char *path, char *errbuf, size_t errb
 	/* Private writable mapping: libelf wants a non-const buffer; nothing is
 	 * written, so no page is ever copied. */
 	s->map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (s->map == MAP_FAILED) {
 		int e = errno;
 		s->map = NULL;

@@ -39,8 +39,8 @@ static int stage_send(int fd, uint32_t magic, int rc, const ix_staged *img, cons
 		r->uuid_kind = img->uuid.kind;
 		r->uuid_len = img->uuid.len;
 		memcpy(r->uuid, img->uuid.bytes, img->uuid.len);
+		r->output = (uint16_t)img->output;
 		snprintf(r->arch, sizeof r->arch, "%s", img->arch);
-		snprintf(r->tmp, sizeof r->tmp, "%s", img->tmp);
 		snprintf(r->debug_path, sizeof r->debug_path, "%s", img->debug_path);
 	}
 	snprintf(r->msg, sizeof r->msg, "%s", msg ? msg : "");
@@ -89,64 +89,66 @@ static void stage_hex(const ix_uuid *id, char hex[2 * FMT_UUID_MAX + 1])
 	hex[2 * id->len] = 0;
 }
 
-/* Write the plan into the new temp file fd and start its writeback
- * (sync_file_range, advisory) so that the builder's fsync before the
- * rename finds the work done or under way. */
-static int stage_write_fd(int fd, const ix_output *out)
+int ix_write_fd(int fd, const ix_output *out, char *eb, size_t ebsz)
 {
-	/* Index files are public, read-only data (mkstemp makes 0600). */
-	int rc = fchmod(fd, 0644) < 0 ? -errno : 0;
+	int rc = 0;
 
+	/* The builder created it empty; a second image for one output never
+	 * gets here (ix_stage_image), so this only guards a reused file. */
+	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		rc = -errno;
 	if (rc == 0)
 		rc = fmt_wplan_write(&out->plan, fd);
-	if (rc == 0)
-		(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-	return rc;
+	if (rc)
+		return fmt_err(eb, ebsz, rc, "cannot write index file: %s", strerror(-rc));
+	/* Advisory: the builder's fsync before the rename then finds the
+	 * work done or under way. */
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	return 0;
 }
 
-int ix_write_tmp(const char *staging, const ix_uuid *id, const char *tag, const ix_output *out,
-                 char *tmp, size_t tmp_sz, char *eb, size_t ebsz)
+/* The output the builder created for id: the first not yet written whose
+ * UUID is id's.  -1 if there is none. */
+static int stage_output(ix_stager *st, const ix_uuid *id)
 {
 	char hex[2 * FMT_UUID_MAX + 1];
-	int fd, rc;
 
-	if (id->len == 0 || id->len > FMT_UUID_MAX)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "image has no UUID");
 	stage_hex(id, hex);
-	if (fmt_layout_staged(tmp, tmp_sz, staging, hex, tag))
-		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", staging);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return fmt_err(eb, ebsz, -errno, "%s: cannot create temporary file: %s", tmp,
-		               strerror(errno));
-	rc = stage_write_fd(fd, out);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return fmt_err(eb, ebsz, rc, "%s: cannot write index file: %s", tmp,
-		               strerror(-rc));
-	}
-	return 0;
+	for (unsigned i = 0; i < st->noutputs && i < IX_MAX_IMAGES; i++)
+		if (st->outputs[i].fd >= 0 && st->outputs[i].uuid &&
+		    !strcmp(st->outputs[i].uuid, hex) && !(st->used[i / 64] >> (i % 64) & 1))
+			return (int)i;
+	return -1;
 }
 
 int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output *out, const char *arch,
                    const char *debug_path, char *eb, size_t ebsz)
 {
+	char hex[2 * FMT_UUID_MAX + 1];
 	ix_staged *r;
-	int rc;
+	int rc, k;
 
 	if (st->n >= IX_MAX_IMAGES)
 		return fmt_err(eb, ebsz, SYMDB_E_TOO_BIG, "more than %d images in one input",
 		               IX_MAX_IMAGES);
+	if (img->uuid.len == 0 || img->uuid.len > FMT_UUID_MAX)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "image has no UUID");
+	k = stage_output(st, &img->uuid);
+	if (k < 0) {
+		stage_hex(&img->uuid, hex);
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL,
+		               "image %s: no output file given for this UUID", hex);
+	}
 	r = &st->img[st->n];
 	memset(r, 0, sizeof *r);
 	r->uuid = img->uuid;
+	r->output = (unsigned)k;
 	snprintf(r->arch, sizeof r->arch, "%s", arch ? arch : "");
 	snprintf(r->debug_path, sizeof r->debug_path, "%s", debug_path ? debug_path : "");
-	rc = ix_write_tmp(st->dir, &img->uuid, st->tag, out, r->tmp, sizeof r->tmp, eb, ebsz);
+	rc = ix_write_fd(st->outputs[k].fd, out, eb, ebsz);
 	if (rc)
 		return rc;
+	st->used[k / 64] |= 1ull << (k % 64);
 	st->n++;
 	if (st->fd < 0)
 		return 0;
@@ -183,23 +185,31 @@ static int stage_parse_uuid(const char *s, ix_uuid *id)
 
 static int stage_job(ix_stager *st, const symdb_indexer_job *job, char *eb, size_t ebsz)
 {
-	ix_opts o = { .flags = job->flags, .threads = job->threads,
-	              .debug_dir = job->debug_dir, .errbuf = eb, .errbuf_sz = ebsz };
+	const symdb_indexer_file none = { -1, NULL };
+	ix_opts o = { .flags = job->flags, .threads = job->threads, .cpus = job->cpus,
+	              .debug = job->debug, .debuglinks = job->debuglinks,
+	              .ndebuglinks = job->debuglinks ? job->ndebuglinks : 0,
+	              .companion = job->companion, .errbuf = eb, .errbuf_sz = ebsz };
+	const char *name;
 
+	/* A zeroed job means no debug file, not descriptor 0. */
+	if (o.debug.fd <= 0 && !o.debug.name)
+		o.debug = none;
+	if (o.companion.fd <= 0 && !o.companion.name)
+		o.companion = none;
 	memset(st, 0, sizeof *st);
 	st->fd = job->report_fd;
 	st->test_hook = job->test_hook;
-	if (!job->input || !job->staging_dir)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no input or staging directory");
-	if ((size_t)snprintf(st->dir, sizeof st->dir, "%s", job->staging_dir) >= sizeof st->dir ||
-	    (size_t)snprintf(st->tag, sizeof st->tag, "%s", job->tag ? job->tag : "") >=
-	            sizeof st->tag)
-		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: staging path or tag too long",
-		               job->input);
+	st->outputs = job->outputs;
+	st->noutputs = job->outputs ? job->noutputs : 0;
+	if (!job->inputs || job->ninputs == 0)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no input");
+	if (st->noutputs == 0)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no output file");
+	name = job->inputs[0].name ? job->inputs[0].name : "";
 	if (stage_parse_uuid(job->uuid, &st->elf_uuid) != 0)
-		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "%s: bad UUID \"%s\"", job->input,
-		               job->uuid);
-	return ix_stage_input(st, job->input, &o);
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "%s: bad UUID \"%s\"", name, job->uuid);
+	return ix_stage_input(st, job->inputs, job->ninputs, &o);
 }
 
 int symdb_indexer_run(const symdb_indexer_job *job)

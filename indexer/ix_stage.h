@@ -13,18 +13,19 @@
 
 #include "ix_emit.h"
 
-/* One staged image: its index file at tmp. */
+/* One staged image: its index file in output `output`. */
 typedef struct ix_staged {
 	ix_uuid uuid;
 	char arch[16];          /* Mach-O slice architecture; "" for ELF */
-	char tmp[4096];         /* STAGING/UUIDHEX<tag>.XXXXXX */
+	unsigned output;        /* position in the job's outputs */
 	char debug_path[4096];  /* separate debug file / companion dSYM used, or "" */
 } ix_staged;
 
-/* Where staged images go. */
+/* Where staged images go: the caller's output descriptors, one per UUID. */
 typedef struct ix_stager {
-	char dir[4096];   /* the staging directory: DB/tmp */
-	char tag[32];     /* names this job's temp files: ".cage-PID-N" */
+	const symdb_indexer_output *outputs;
+	unsigned noutputs;
+	uint64_t used[(IX_MAX_IMAGES + 63) / 64]; /* outputs written */
 	int fd;           /* the report descriptor */
 	const char *test_hook; /* symdb_indexer_job.test_hook */
 	ix_uuid elf_uuid; /* an ELF input's identity, computed by the builder */
@@ -39,8 +40,10 @@ IX_HIDDEN int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output
                              const char *arch, const char *debug_path, char *errbuf,
                              size_t errbuf_sz);
 
-/* ix_build.c: parse path (ELF or Mach-O / dSYM) and stage every image. */
-IX_HIDDEN int ix_stage_input(ix_stager *st, const char *path, const ix_opts *o);
+/* ix_build.c: parse the n open inputs (one ELF or Mach-O file, or with
+ * SYMDB_INDEXER_DSYM a bundle's DWARF files) and stage every image. */
+IX_HIDDEN int ix_stage_input(ix_stager *st, const symdb_indexer_file *in, unsigned n,
+                             const ix_opts *o);
 
 /* ix_elf.c: run libelf's one-time initialisation now. */
 IX_HIDDEN void ix_elf_init(void);

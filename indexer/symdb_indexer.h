@@ -7,8 +7,8 @@
  * This is what the `symdb-indexer` executable runs; the builder of
  * symdb_build.h starts that executable and publishes what it staged.  The
  * indexer writes temp files only - nothing here knows about catalogs or
- * publishing - and reports each one on a descriptor as the fixed records
- * of SPEC §12.5.
+ * publishing - into descriptors the caller opened, and reports each one
+ * on a descriptor as the fixed records of SPEC §12.5.
  */
 #ifndef SYMDB_INDEXER_H
 #define SYMDB_INDEXER_H
@@ -19,34 +19,64 @@ extern "C" {
 
 /** Index symbol tables only; ignore DWARF. */
 #define SYMDB_INDEXER_NO_DWARF 0x1u
+/** The inputs are the DWARF files of one .dSYM bundle (all Mach-O). */
+#define SYMDB_INDEXER_DSYM 0x2u
 
-/** One input to stage. */
+/** An open file and the name it goes by in messages and in the index
+ *  (Image_Name is the base name of an input's name; a debug file's name is
+ *  what the report records).  The indexer only reads through fd (pread,
+ *  fstat, mmap): it never opens the name.  fd -1: none. */
+typedef struct symdb_indexer_file {
+	int fd;
+	const char *name;
+} symdb_indexer_file;
+
+/** Where the index file of the image with this UUID goes: an open,
+ *  writable regular file, truncated and written by the indexer. */
+typedef struct symdb_indexer_output {
+	int fd;
+	const char *uuid; /**< lowercase hex, as SPEC §12.1 spells it */
+} symdb_indexer_output;
+
+/** One input to stage: every file comes open (SPEC §12.5), so the indexer
+ *  opens, stats and resolves no path at all. */
 typedef struct symdb_indexer_job {
-	const char *input;       /**< the binary, Mach-O file or .dSYM bundle */
-	const char *staging_dir; /**< where temp files go: the database's tmp/ */
-	/** Names this job's temp files, STAGING/UUIDHEX<tag>.XXXXXX, so the
-	 *  parent can remove what a crash leaves; at most 31 bytes. */
-	const char *tag;
+	/** The input file, or (SYMDB_INDEXER_DSYM) a .dSYM bundle's DWARF
+	 *  files in name order. */
+	const symdb_indexer_file *inputs;
+	unsigned ninputs;
+	/** ELF: the separate debug file found by build-id, or fd -1. */
+	symdb_indexer_file debug;
+	/** ELF: .gnu_debuglink candidates in search order; the first whose
+	 *  CRC-32 matches is used (when debug is none). */
+	const symdb_indexer_file *debuglinks;
+	unsigned ndebuglinks;
+	/** Mach-O: the companion BINARY.dSYM DWARF file, or fd -1. */
+	symdb_indexer_file companion;
+	/** One per image the caller expects. */
+	const symdb_indexer_output *outputs;
+	unsigned noutputs;
 	unsigned flags;          /**< SYMDB_INDEXER_* */
 	unsigned threads;        /**< DWARF walk threads; 0 = automatic */
-	const char *debug_dir;   /**< extra directory for separate debug files, or NULL */
+	unsigned cpus;           /**< CPUs the automatic count may use (0 = 1) */
 	/** An ELF input's UUID as the caller computed it (SPEC §5.2), as
 	 *  "KIND:HEX" (kind in decimal, lowercase hex bytes); NULL for Mach-O,
 	 *  whose UUIDs are in its load commands. */
 	const char *uuid;
 	int report_fd;           /**< receives the records (SPEC §12.5) */
-	/** Test-only failure after the first temp file is written: "segv",
+	/** Test-only failure after the first output file is written: "segv",
 	 *  "abort", "hang" or "oom"; NULL in normal use. */
 	const char *test_hook;
 } symdb_indexer_job;
 
 /**
- * @brief symdb_indexer_run() stages every image of job->input and reports
+ * @brief symdb_indexer_run() stages every image of job->inputs and reports
  *        each on job->report_fd, then sends the end record with the status
  *        and its one-line reason.
  * @return the process exit status to use: 0 when every image was staged,
  *         else the error code's magnitude (1..125; 125 when it does not fit).
  * @note Call once per process: it is made for the indexer executable.
+ *       The descriptors stay open and owned by the caller.
  */
 int symdb_indexer_run(const symdb_indexer_job *job);
 

@@ -9,24 +9,30 @@
  * symdb-indexer executable, started per input with posix_spawn; it sets its
  * own RLIMIT_AS / RLIMIT_FSIZE (memory and output), RLIMIT_CPU and
  * RLIMIT_CORE 0 from its arguments before it parses anything, and the
- * parent enforces a wall-clock deadline.  It writes each image's index file
- * to DB/tmp/UUIDHEX.cage-PID-N.XXXXXX and sends one record per image
+ * parent enforces a wall-clock deadline.
+ *
+ * The indexer is given descriptors, never paths (SPEC §12.5): the input
+ * and its debug file candidates as the builder opened them
+ * (build_inputs.c), and one output file per expected image, created here
+ * as DB/tmp/UUIDHEX.cage-PID-N.XXXXXX.  It writes each image's index file
+ * into the output of its UUID and sends one record per image
  * (format_report.h) on descriptor 3, then an end record with its status.
  *
- * The parent never trusts what it reads: a record's temp path must be the
- * name the indexer was told to use; the file must be a regular file with
- * one link; it is opened with every checksum verified and every invariant
- * checked (symdb_image_verify), its UUID must be one the parent computed
- * from the input with the reader's (fuzzed) code.  Only then is it
- * published (publish_commit.c), from the parent, which owns the catalog.
- * Whatever the indexer left behind - a record it never sent, a crash
- * mid-write - carries its tag and is removed by name.
+ * The parent never trusts what it reads: a record must name an output not
+ * named before, of the record's UUID; the file is read back through the
+ * parent's own descriptor (publish_commit.c), must be a regular file with
+ * one link, is checked with every checksum and invariant
+ * (symdb_image_verify), and its UUID must be one the parent computed from
+ * the input with the reader's (fuzzed) code.  Only then is it published,
+ * from the parent, which owns the catalog.  An output never reported is
+ * removed; so is anything else carrying the indexer's tag.
  *
  * posix_spawn (a vfork-like clone, then exec) runs no code of ours in the
  * child, so it is safe from a threaded process whatever its allocator.  The
  * child gets stdio with stdout on /dev/null (libdwarf prints there before
- * it aborts), its report pipe as descriptor 3, and nothing else: other
- * workers' pipes reach EOF when their own indexers exit.  The indexer sets
+ * it aborts), its report pipe as descriptor 3, the build's files as 4, 5,
+ * ... and nothing else: other workers' pipes reach EOF when their own
+ * indexers exit.  The indexer sets
  * PR_SET_PDEATHSIG and checks its parent, so it dies with the thread (so
  * the builder) that started it.
  */
@@ -89,9 +95,14 @@ static void cage_remove_tagged(const publish_stager *st)
 
 void build_stage_discard(publish_stager *st)
 {
-	for (unsigned i = 0; i < st->n; i++)
+	for (unsigned i = 0; i < st->n; i++) {
 		if (st->img[i].tmp[0])
 			unlink(st->img[i].tmp);
+		if (st->img[i].fd >= 0)
+			close(st->img[i].fd);
+		st->img[i].tmp[0] = 0;
+		st->img[i].fd = -1;
+	}
 	st->n = 0;
 	cage_remove_tagged(st);
 }
@@ -101,6 +112,7 @@ void build_stage_discard(publish_stager *st)
 struct cage_run {
 	publish_stager *st;
 	const char *path;
+	const publish_input *in;
 	pid_t pid;
 	unsigned timeout;
 	uint64_t cpu; /* RLIMIT_CPU: the timeout times the walk's threads */
@@ -120,38 +132,24 @@ static int64_t cage_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A record's temp path must be exactly the name the indexer was told to
- * use: STAGING/UUIDHEX<tag>.XXXXXX for the record's UUID. */
-static int cage_path_ok(const struct cage_run *c, const fmt_report *r)
+/* A record must name an output we created, not named before, for the
+ * record's UUID. */
+static int cage_output_ok(const struct cage_run *c, const fmt_report *r)
 {
-	char hex[2 * FMT_UUID_MAX + 1], want[4200];
-	symdb_uuid id;
-	size_t wl;
+	const publish_staged *s;
 
-	if (r->uuid_len == 0)
+	if (r->output >= c->st->n)
 		return 0;
-	memset(&id, 0, sizeof id);
-	id.len = r->uuid_len;
-	memcpy(id.bytes, r->uuid, r->uuid_len);
-	symdb_uuid_format(&id, hex);
-	if (fmt_layout_staged(want, sizeof want, c->st->dir, hex, c->st->tag))
-		return 0;
-	/* the same name up to mkstemp's six characters, which must not add a
-	 * directory */
-	wl = strlen(want) - (sizeof FMT_LAYOUT_TMP_SUFFIX - 2);
-	return !strncmp(r->tmp, want, wl) && strlen(r->tmp) == strlen(want) &&
-	       !strchr(r->tmp + wl, '/');
+	s = &c->st->img[r->output];
+	return !s->reported && r->uuid_len != 0 && r->uuid_len == s->uuid.len &&
+	       !memcmp(r->uuid, s->uuid.bytes, r->uuid_len);
 }
 
-/* An image record, as the commit reads it. */
+/* An image record, as the commit reads it: its output now holds an index. */
 static void cage_staged(publish_staged *s, const fmt_report *r)
 {
-	memset(s, 0, sizeof *s);
-	s->uuid.len = r->uuid_len;
-	s->uuid.kind = r->uuid_kind;
-	memcpy(s->uuid.bytes, r->uuid, r->uuid_len);
+	s->reported = 1;
 	snprintf(s->arch, sizeof s->arch, "%s", r->arch);
-	snprintf(s->tmp, sizeof s->tmp, "%s", r->tmp);
 	snprintf(s->debug_path, sizeof s->debug_path, "%s", r->debug_path);
 }
 
@@ -170,9 +168,8 @@ static void cage_take(struct cage_run *c, const uint8_t *buf)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = '?';
 		snprintf(c->end_msg, sizeof c->end_msg, "%s", m.msg);
-	} else if (m.magic == FMT_REPORT_IMAGE && !c->got_end &&
-	           c->st->n < SYMDB_BUILD_MAX_IMAGES && cage_path_ok(c, &m)) {
-		cage_staged(&c->st->img[c->st->n++], &m);
+	} else if (m.magic == FMT_REPORT_IMAGE && !c->got_end && cage_output_ok(c, &m)) {
+		cage_staged(&c->st->img[m.output], &m);
 	} else {
 		c->bad_report = 1;
 	}
@@ -290,39 +287,13 @@ static int cage_judge(struct cage_run *c, const siginfo_t *si)
 	return 0;
 }
 
-/* Bytes of input: the file, or every file of a .dSYM bundle's DWARF dir. */
-static uint64_t cage_input_size(const char *path)
-{
-	char sub[4096], f[4096 + 260];
-	struct dirent *de;
-	struct stat st;
-	uint64_t size = 0;
-	DIR *dp;
-
-	if (stat(path, &st) != 0)
-		return 0;
-	if (!S_ISDIR(st.st_mode))
-		return S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
-	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", path) >= sizeof sub)
-		return 0;
-	dp = opendir(sub);
-	while (dp && (de = readdir(dp)) != NULL) {
-		snprintf(f, sizeof f, "%s/%s", sub, de->d_name);
-		if (de->d_name[0] != '.' && stat(f, &st) == 0 && S_ISREG(st.st_mode))
-			size += (uint64_t)st.st_size;
-	}
-	if (dp)
-		closedir(dp);
-	return size;
-}
-
 /* Limits for one input (symdb_build.h: 0 = scaled defaults).  The floors
  * leave room for a small stripped binary whose separate debug file is large
  * (the parent does not look for it: that is parsing). */
-static void cage_limits(const char *path, const symdb_build_opts *o, uint64_t *memory,
+static void cage_limits(const publish_input *in, const symdb_build_opts *o, uint64_t *memory,
                         unsigned *timeout)
 {
-	uint64_t size = cage_input_size(path);
+	uint64_t size = in->size; /* the file, or every DWARF file of a bundle */
 
 	*memory = o->memory_limit;
 	if (!*memory)
@@ -332,17 +303,24 @@ static void cage_limits(const char *path, const symdb_build_opts *o, uint64_t *m
 		*timeout = CAGE_MIN_TIMEOUT + (unsigned)((size >> 20) > 86400 ? 86400 : size >> 20);
 }
 
+/* The online CPUs, for the indexer's automatic thread count (--cpus): it
+ * reads nothing of /sys itself. */
+static unsigned cage_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 4096 ? 4096 : (unsigned)n;
+}
+
 /* The most threads the indexer's DWARF walk may use: the rule of
  * ix_dwarf_shards (ix_dwarf_par.c) for an input of unknown size - the
  * caller's count, at most 64; by default the online CPUs, at most 8. */
 static uint64_t cage_walk_threads(unsigned threads)
 {
-	long n = threads;
+	unsigned n = threads;
 
-	if (!n) {
-		n = sysconf(_SC_NPROCESSORS_ONLN);
-		n = n < 1 ? 1 : n > 8 ? 8 : n;
-	}
+	if (!n)
+		n = cage_cpus() > 8 ? 8 : cage_cpus();
 	return (uint64_t)(n > 64 ? 64 : n);
 }
 
@@ -379,29 +357,21 @@ static const char *cage_exe(const symdb_build_opts *o)
 	return o->indexer_path && o->indexer_path[0] ? o->indexer_path : SYMDB_INDEXER_DEFAULT;
 }
 
-/* symdb-indexer's command line (SPEC §12.5); strings live in num and
- * input. */
+/* The descriptors the indexer gets, in command-line order: descriptor
+ * CAGE_FD + 1 + i is src[i]. */
+#define CAGE_MAX_FDS (PUBLISH_MAX_DSYM_FILES + 2 + PUBLISH_MAX_LINKS + SYMDB_BUILD_MAX_IMAGES)
+
+/* symdb-indexer's command line (SPEC §12.5) and its descriptors; the
+ * strings live in num, own and uuid. */
 struct cage_argv {
-	char *v[32];
+	char *v[32 + 2 * CAGE_MAX_FDS];
 	char num[8][32];
 	char uuid[8 + 2 * SYMDB_UUID_MAX];
-	char input[4096];
-	unsigned n, k;
+	char *own[CAGE_MAX_FDS];
+	int src[CAGE_MAX_FDS];
+	unsigned n, k, nfd;
+	int nomem;
 };
-
-/* The input as the indexer must name it: /proc/self/ is this process in
- * here and the indexer in there, so it becomes /proc/PID/ (same file, same
- * basename, so the same Image_Name). */
-static const char *cage_input(struct cage_argv *a, const char *path)
-{
-	static const char self[] = "/proc/self/";
-
-	if (strncmp(path, self, sizeof self - 1) != 0 ||
-	    (size_t)snprintf(a->input, sizeof a->input, "/proc/%ld/%s", (long)getpid(),
-	                     path + sizeof self - 1) >= sizeof a->input)
-		return path;
-	return a->input;
-}
 
 static void cage_arg(struct cage_argv *a, const char *s)
 {
@@ -413,6 +383,32 @@ static void cage_arg_num(struct cage_argv *a, const char *opt, unsigned long lon
 	snprintf(a->num[a->k], sizeof a->num[0], "%llu", v);
 	cage_arg(a, opt);
 	cage_arg(a, a->num[a->k++]);
+}
+
+/* OPT FD:NAME for our descriptor fd, which the child sees as the next
+ * number after the report descriptor. */
+static void cage_arg_fd(struct cage_argv *a, const char *opt, int fd, const char *name)
+{
+	const int child_fd = CAGE_FD + 1 + (int)a->nfd;
+	size_t len = strlen(name) + 16;
+	char *s = malloc(len);
+
+	if (!s) {
+		a->nomem = 1;
+		return;
+	}
+	snprintf(s, len, "%d:%s", child_fd, name);
+	a->own[a->nfd] = s;
+	a->src[a->nfd++] = fd;
+	cage_arg(a, opt);
+	cage_arg(a, s);
+}
+
+static void cage_argv_free(struct cage_argv *a)
+{
+	for (unsigned i = 0; i < a->nfd; i++)
+		free(a->own[i]);
+	a->nfd = 0;
 }
 
 /* --uuid KIND:HEX: the UUID this process computed for an ELF input, so
@@ -429,56 +425,107 @@ static void cage_arg_uuid(struct cage_argv *a, const publish_expect *ex)
 	cage_arg(a, a->uuid);
 }
 
+/* The build's files: input(s), debug candidates, outputs. */
+static void cage_argv_files(struct cage_argv *a, const struct cage_run *c)
+{
+	const publish_input *in = c->in;
+	char hex[2 * SYMDB_UUID_MAX + 1];
+
+	if (in->in.fd >= 0)
+		cage_arg_fd(a, "--input", in->in.fd, c->path);
+	else
+		cage_arg(a, "--dsym");
+	for (unsigned i = 0; in->in.fd < 0 && i < in->nfiles; i++)
+		cage_arg_fd(a, "--input", in->files[i].fd, in->files[i].name);
+	if (in->debug.fd >= 0)
+		cage_arg_fd(a, "--debug", in->debug.fd, in->debug.name);
+	for (unsigned i = 0; i < in->nlinks; i++)
+		cage_arg_fd(a, "--debuglink", in->links[i].fd, in->links[i].name);
+	if (in->companion.fd >= 0)
+		cage_arg_fd(a, "--companion", in->companion.fd, in->companion.name);
+	for (unsigned i = 0; i < c->st->n; i++) {
+		symdb_uuid_format(&c->st->img[i].uuid, hex);
+		cage_arg_fd(a, "--output", c->st->img[i].fd, hex);
+	}
+}
+
 static void cage_argv_build(struct cage_argv *a, const struct cage_run *c,
                             const publish_expect *ex, const symdb_build_opts *o)
 {
 	memset(a, 0, sizeof *a);
 	cage_arg(a, cage_exe(o));
 	cage_arg_num(a, "--report-fd", CAGE_FD);
-	cage_arg(a, "--tag");
-	cage_arg(a, c->st->tag);
 	cage_arg_num(a, "--parent", (unsigned long long)getpid());
 	cage_arg_num(a, "--cpu-limit", c->cpu);
 	cage_arg_num(a, "--memory-limit", c->memory);
+	cage_arg_num(a, "--threads", o->threads);
+	cage_arg_num(a, "--cpus", cage_cpus());
 	cage_arg_uuid(a, ex);
-	if (o->threads)
-		cage_arg_num(a, "--threads", o->threads);
 	if (o->flags & SYMDB_BUILD_NO_DWARF)
 		cage_arg(a, "--no-dwarf");
-	if (o->debug_dir) {
-		cage_arg(a, "--debug-dir");
-		cage_arg(a, o->debug_dir);
-	}
-	cage_arg(a, "--");
-	cage_arg(a, cage_input(a, c->path));
-	cage_arg(a, c->st->dir);
+	cage_argv_files(a, c);
 	a->v[a->n] = NULL;
 }
 
-/* Start symdb-indexer with wfd as its descriptor 3, stdout on /dev/null
- * and no other descriptor of ours.  Returns 0 or -errno. */
+/* Copies of the descriptors above every number the child will see them
+ * as, so that one dup2 never overwrites another's source.  Returns 0 or
+ * -errno (then none is left open). */
+static int cage_fds_lift(struct cage_argv *a, int *lifted)
+{
+	const int floor = CAGE_FD + 1 + (int)a->nfd;
+
+	for (unsigned i = 0; i < a->nfd; i++) {
+		lifted[i] = fcntl(a->src[i], F_DUPFD_CLOEXEC, floor);
+		if (lifted[i] < 0) {
+			int rc = -errno;
+			while (i--)
+				close(lifted[i]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Start symdb-indexer with wfd as its descriptor 3, the build's files as 4,
+ * 5, ..., stdout on /dev/null and no other descriptor of ours.  Returns 0
+ * or -errno. */
 static int cage_spawn(struct cage_run *c, const publish_expect *ex, const symdb_build_opts *o,
                       int wfd)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	struct cage_argv a;
+	struct cage_argv *a = malloc(sizeof *a);
+	int lifted[CAGE_MAX_FDS];
 	sigset_t none;
 	int rc;
 
-	cage_argv_build(&a, c, ex, o);
+	if (!a)
+		return -ENOMEM;
+	cage_argv_build(a, c, ex, o);
+	rc = a->nomem ? -ENOMEM : cage_fds_lift(a, lifted);
+	if (rc) {
+		cage_argv_free(a);
+		free(a);
+		return rc;
+	}
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
 	posix_spawn_file_actions_adddup2(&fa, wfd, CAGE_FD);
+	for (unsigned i = 0; i < a->nfd; i++)
+		posix_spawn_file_actions_adddup2(&fa, lifted[i], CAGE_FD + 1 + (int)i);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addclosefrom_np(&fa, CAGE_FD + 1);
+	posix_spawn_file_actions_addclosefrom_np(&fa, CAGE_FD + 1 + (int)a->nfd);
 	/* The calling thread may block signals the indexer must not. */
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
-	rc = -posix_spawn(&c->pid, a.v[0], &fa, &at, a.v, environ);
+	rc = -posix_spawn(&c->pid, a->v[0], &fa, &at, a->v, environ);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
+	for (unsigned i = 0; i < a->nfd; i++)
+		close(lifted[i]);
+	cage_argv_free(a);
+	free(a);
 	return rc;
 }
 
@@ -512,8 +559,103 @@ static int cage_pipe(int p[2])
 	return 0;
 }
 
-int build_spawn_run(publish_stager *st, const char *path, const publish_expect *ex,
-                    const symdb_build_opts *o)
+/* Six characters for a temp name: the clock and a counter, mixed
+ * (splitmix64); O_EXCL makes a collision a retry, never a shared file. */
+static void cage_suffix(char out[7])
+{
+	static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static atomic_ullong seq;
+	struct timespec ts;
+	uint64_t x;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+	    (atomic_fetch_add(&seq, 1) + 1) * 0x9e3779b97f4a7c15ull;
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	for (int i = 0; i < 6; i++, x /= sizeof abc - 1)
+		out[i] = abc[x % (sizeof abc - 1)];
+	out[6] = 0;
+}
+
+/* Create the output file of one expected image in DB/tmp (dir open as
+ * tmp): DB/tmp/UUIDHEX<tag>.XXXXXX, new (O_EXCL), never through a symlink,
+ * mode 0644 whatever the umask (index files are public, read-only data). */
+static int cage_output(publish_stager *st, int tmp, publish_staged *s, char *eb, size_t ebsz)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1], *x;
+	int rc = 0;
+
+	symdb_uuid_format(&s->uuid, hex);
+	if (fmt_layout_staged(s->tmp, sizeof s->tmp, st->dir, hex, st->tag))
+		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", st->dir);
+	x = s->tmp + strlen(s->tmp) - 6;
+	for (int tries = 0; tries < 100; tries++) {
+		cage_suffix(x);
+		s->fd = openat(tmp, strrchr(s->tmp, '/') + 1,
+		               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (s->fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (s->fd < 0 || fchmod(s->fd, 0644) < 0)
+		rc = -errno;
+	if (rc) {
+		if (s->fd >= 0) {
+			close(s->fd);
+			unlink(s->tmp);
+		}
+		s->fd = -1;
+		s->tmp[0] = 0;
+		return fmt_err(eb, ebsz, rc, "%s: cannot create temporary file: %s", st->dir,
+		               strerror(-rc));
+	}
+	return 0;
+}
+
+/* One output per UUID of ex, as st->img[0 .. ex->n). */
+static int cage_outputs(publish_stager *st, const publish_expect *ex, char *eb, size_t ebsz)
+{
+	int tmp = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (tmp < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: cannot open directory: %s", st->dir,
+		               strerror(-rc));
+	}
+	for (unsigned i = 0; rc == 0 && i < ex->n && i < SYMDB_BUILD_MAX_IMAGES; i++) {
+		publish_staged *s = &st->img[i];
+		memset(s, 0, sizeof *s);
+		s->uuid = ex->uuid[i];
+		s->fd = -1;
+		st->n = i + 1;
+		rc = cage_output(st, tmp, s, eb, ebsz);
+	}
+	close(tmp);
+	return rc;
+}
+
+/* Keep the reported outputs, in order, for the commit; remove the rest. */
+static void cage_keep_reported(publish_stager *st)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < st->n; i++) {
+		publish_staged *s = &st->img[i];
+		if (!s->reported) {
+			unlink(s->tmp);
+			close(s->fd);
+			continue;
+		}
+		if (n != i)
+			st->img[n] = *s;
+		n++;
+	}
+	st->n = n;
+}
+
+int build_spawn_run(publish_stager *st, const char *path, const publish_input *in,
+                    const publish_expect *ex, const symdb_build_opts *o)
 {
 	struct cage_run c;
 	siginfo_t si;
@@ -522,23 +664,32 @@ int build_spawn_run(publish_stager *st, const char *path, const publish_expect *
 	memset(&c, 0, sizeof c);
 	c.st = st;
 	c.path = path;
+	c.in = in;
 	c.eb = o->errbuf;
 	c.ebsz = o->errbuf_sz;
-	cage_limits(path, o, &c.memory, &c.timeout);
+	cage_limits(in, o, &c.memory, &c.timeout);
 	/* CPU time adds up over the DWARF walk's threads (ix_dwarf_par.c): the
 	 * wall-clock deadline is the timeout; RLIMIT_CPU is only a backstop and
 	 * must not fire first on a parallel build. */
 	c.cpu = (uint64_t)c.timeout * cage_walk_threads(o->threads);
-	c.deadline = cage_now_ms() + (int64_t)c.timeout * 1000;
 	cage_tag(st);
-	rc = cage_pipe(p);
-	if (rc)
-		return fmt_err(c.eb, c.ebsz, rc, "%s: cannot create a pipe: %s", path,
-		               strerror(-rc));
+	st->n = 0;
+	if (ex->n == 0)
+		return fmt_err(c.eb, c.ebsz, SYMDB_E_BAD_OBJECT, "%s: no image to index", path);
+	rc = cage_outputs(st, ex, c.eb, c.ebsz);
+	if (rc == 0 && (rc = cage_pipe(p)) != 0)
+		fmt_err(c.eb, c.ebsz, rc, "%s: cannot create a pipe: %s", path, strerror(-rc));
+	if (rc) {
+		build_stage_discard(st);
+		st->tag[0] = 0;
+		return rc;
+	}
+	c.deadline = cage_now_ms() + (int64_t)c.timeout * 1000;
 	rc = cage_spawn(&c, ex, o, p[1]);
 	close(p[1]);
 	if (rc) {
 		close(p[0]);
+		build_stage_discard(st);
 		st->tag[0] = 0;
 		return fmt_err(c.eb, c.ebsz, rc, "%s: cannot start the indexer %s: %s", path,
 		               cage_exe(o), strerror(-rc));
@@ -549,10 +700,12 @@ int build_spawn_run(publish_stager *st, const char *path, const publish_expect *
 		kill(c.pid, SIGKILL);
 	cage_wait(&c, &si);
 	rc = cage_judge(&c, &si);
-	if (rc)
+	if (rc) {
 		build_stage_discard(st);
-	else
-		cage_remove_tagged(st); /* written but never reported */
+	} else {
+		cage_keep_reported(st);
+		cage_remove_tagged(st); /* anything else carrying the tag */
+	}
 	while (waitpid(c.pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	/* Later discards remove only the files reported to us. */

@@ -4,7 +4,8 @@
  * read-write catalog handle on one database directory, and
  * symdb_builder_add() runs the pipeline for one input:
  *
- *   UUIDs (symdb_file_uuid(s), the same code the reader keys lookups by)
+ *   the input opened once (build_inputs.c), its UUIDs from that descriptor
+ *   (the code of symdb_file_uuid(s), which the reader keys lookups by)
  *   -> every image in the catalog, intact, from the same bytes?  skipped
  *   -> symdb-indexer stages the index files (build_spawn.c)
  *   -> each re-verified and published (publish_commit.c).
@@ -15,10 +16,9 @@
  * own temp files, and the catalog serialises commits (LMDB's writer lock,
  * across threads and processes), so add() is thread-safe.
  */
-#define _POSIX_C_SOURCE 200809L /* stat */
+#define _POSIX_C_SOURCE 200809L
 #include "publish_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -32,6 +32,7 @@
 #include "format_elf.h"
 #include "format_io.h"
 #include "format_layout.h"
+#include "rd_uuid.h"
 
 #define PUB_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE)
 
@@ -111,69 +112,45 @@ void symdb_builder_close(symdb_builder *b)
 	free(b);
 }
 
-/* Is path a Mach-O file or a .dSYM bundle (1), or anything else (0)? */
-static int build_is_macho(const char *path, int *is_dir)
+/* Is the open input a Mach-O file (thin or universal)? */
+static int build_is_macho(int fd)
 {
 	uint8_t head[8];
-	struct stat st;
-	ptrdiff_t got;
-	int fd;
+	ptrdiff_t got = fmt_pread_full(fd, head, sizeof head, 0);
 
-	*is_dir = 0;
-	if (stat(path, &st) != 0)
-		return 0;
-	if (S_ISDIR(st.st_mode)) {
-		char sub[4096];
-		struct stat ds;
-		*is_dir = 1;
-		return (size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", path) <
-		               sizeof sub &&
-		       stat(sub, &ds) == 0 && S_ISDIR(ds.st_mode);
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	got = fmt_pread_full(fd, head, sizeof head, 0);
-	close(fd);
 	return got == (ptrdiff_t)sizeof head && fmt_mo_kind(head, sizeof head);
 }
 
 /* Judge an ELF input by its first bytes before its UUID is computed, with
- * the indexer's words (format_elf.h): "PATH: reason". */
-static int build_elf_precheck(const char *path, const symdb_build_opts *o)
+ * the indexer's words (format_elf.h): "PATH: reason".  in was fstat'ed as
+ * a regular file when it was opened. */
+static int build_elf_precheck(const publish_input *in, const char *path,
+                              const symdb_build_opts *o)
 {
 	uint8_t id[FMT_ELF_IDENT_SIZE];
 	char why[256] = "";
-	struct stat st;
 	ptrdiff_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+	int rc;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		rc = -errno;
-	else if (S_ISDIR(st.st_mode))
-		rc = fmt_err(why, sizeof why, -EISDIR, "is a directory");
-	else if (!S_ISREG(st.st_mode))
-		rc = fmt_err(why, sizeof why, SYMDB_E_BAD_OBJECT, "not a regular file");
-	else if (st.st_size == 0)
+	if (in->size == 0) {
 		rc = fmt_err(why, sizeof why, SYMDB_E_BAD_OBJECT, "empty file");
-	else {
-		r = fmt_pread_full(fd, id, sizeof id, 0);
+	} else {
+		r = fmt_pread_full(in->in.fd, id, sizeof id, 0);
 		rc = r < 0 ? (int)r : fmt_elf_ident(id, (size_t)r, why, sizeof why);
 	}
-	if (fd >= 0)
-		close(fd);
 	if (rc == 0)
 		return 0;
 	return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: %s", path,
 	               why[0] ? why : symdb_strerror(rc));
 }
 
-/* Add the UUIDs of one Mach-O file to ex (reader code: symdb_file_uuids). */
-static int build_expect_add(publish_expect *ex, const char *path, const symdb_build_opts *o)
+/* Add the UUIDs of one open Mach-O file to ex (reader code, as
+ * symdb_file_uuids computes them). */
+static int build_expect_add(publish_expect *ex, const publish_fd *f, const symdb_build_opts *o)
 {
 	symdb_file_image fi[SYMDB_BUILD_MAX_IMAGES];
-	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
-	int n = symdb_file_uuids(path, &uo, fi, SYMDB_BUILD_MAX_IMAGES, sizeof fi[0]);
+	int n = rd_file_images_fd(f->fd, f->name, fi, SYMDB_BUILD_MAX_IMAGES, o->errbuf,
+	                          o->errbuf_sz);
 
 	for (int i = 0; i < n && i < SYMDB_BUILD_MAX_IMAGES; i++)
 		if (ex->n < SYMDB_BUILD_MAX_IMAGES) {
@@ -183,47 +160,45 @@ static int build_expect_add(publish_expect *ex, const char *path, const symdb_bu
 	return n < 0 ? n : 0;
 }
 
-/* Every file of a .dSYM bundle's Contents/Resources/DWARF/. */
-static int build_expect_dsym(publish_expect *ex, const char *dir, const symdb_build_opts *o)
+/* Every DWARF file of a .dSYM bundle, as build_input_open opened them.  A
+ * bad file is reported by the indexer itself. */
+static void build_expect_dsym(publish_expect *ex, const publish_input *in,
+                              const symdb_build_opts *o)
 {
-	char sub[4096], file[4096 + 260];
-	struct dirent *de;
-	DIR *dp;
-	int rc = 0;
+	char keep[1]; /* the errbuf stays the caller's: nothing to report here */
+	symdb_build_opts q = *o;
 
-	if ((size_t)snprintf(sub, sizeof sub, "%s/Contents/Resources/DWARF", dir) >= sizeof sub)
-		return fmt_err(o->errbuf, o->errbuf_sz, -ENAMETOOLONG, "%s: path too long", dir);
-	dp = opendir(sub);
-	while (dp && rc == 0 && (de = readdir(dp)) != NULL) {
-		struct stat st;
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof file, "%s/%s", sub, de->d_name);
-		if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
-			rc = build_expect_add(ex, file, o);
-	}
-	if (dp)
-		closedir(dp);
-	(void)rc; /* a bad file is reported by the stage itself */
-	return 0;
+	q.errbuf = keep;
+	q.errbuf_sz = sizeof keep;
+	for (unsigned i = 0; i < in->nfiles; i++)
+		if (build_is_macho(in->files[i].fd))
+			(void)build_expect_add(ex, &in->files[i], &q);
 }
 
-/* The UUIDs of path's images, computed by the parent with the reader's code
- * (fuzzed), before any DWARF or symbol table is parsed. */
-static int build_expect_input(publish_expect *ex, const char *path, const symdb_build_opts *o)
+/* Open path once (build_inputs.c) and compute the UUIDs of its images from
+ * that descriptor with the reader's code (fuzzed), before any DWARF or
+ * symbol table is parsed. */
+static int build_expect_input(publish_expect *ex, publish_input *in, const char *path,
+                              const symdb_build_opts *o)
 {
-	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = o->errbuf, .errbuf_sz = o->errbuf_sz);
-	int is_dir, rc;
+	int rc;
 
 	memset(ex, 0, sizeof *ex);
-	if (build_is_macho(path, &is_dir)) {
-		ex->is_macho = 1;
-		ex->is_dsym = is_dir;
-		return is_dir ? build_expect_dsym(ex, path, o) : build_expect_add(ex, path, o);
+	rc = build_input_open(in, path, o->errbuf, o->errbuf_sz);
+	if (rc)
+		return rc;
+	if (in->in.fd < 0) {
+		ex->is_macho = ex->is_dsym = 1;
+		build_expect_dsym(ex, in, o);
+		return 0;
 	}
-	rc = build_elf_precheck(path, o);
+	if (build_is_macho(in->in.fd)) {
+		ex->is_macho = 1;
+		return build_expect_add(ex, &in->in, o);
+	}
+	rc = build_elf_precheck(in, path, o);
 	if (rc == 0)
-		rc = symdb_file_uuid(path, &uo, &ex->uuid[0]);
+		rc = rd_file_uuid_fd(in->in.fd, path, &ex->uuid[0], o->errbuf, o->errbuf_sz);
 	if (rc == 0)
 		ex->n = 1;
 	return rc;
@@ -242,6 +217,37 @@ void publish_result_put(symdb_build_result *caller, const symdb_build_result *fu
 
 static int builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
                        symdb_build_result *out);
+
+/* The rest of an add once the input is open and its UUIDs known: the skip
+ * rule, the debug files, the indexer and the commit. */
+static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
+                         const publish_expect *ex, const symdb_build_opts *o,
+                         symdb_build_result *out)
+{
+	publish_stager *st;
+	int rc;
+
+	if (!(o->flags & SYMDB_BUILD_FORCE) && publish_unchanged(b->cat, path, in, ex, out))
+		return 0;
+	build_input_debug(in, path, ex->is_macho, o);
+	st = calloc(1, sizeof *st);
+	if (!st)
+		return fmt_err(o->errbuf, o->errbuf_sz, -ENOMEM, "%s: out of memory", path);
+	if (fmt_layout_dir(st->dir, sizeof st->dir, rd_catalog_dir(b->cat), FMT_LAYOUT_TMP)) {
+		free(st);
+		return fmt_err(o->errbuf, o->errbuf_sz, -ENAMETOOLONG, "%s: path too long",
+		               rd_catalog_dir(b->cat));
+	}
+	/* The indexer's output is untrusted: every checksum is verified before
+	 * anything is published. */
+	rc = build_spawn_run(st, path, in, ex, o);
+	if (rc == 0)
+		rc = publish_staged_images(b->cat, st, path, ex, o, out);
+	else
+		build_stage_discard(st);
+	free(st);
+	return rc;
+}
 
 int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
                       symdb_build_result *out)
@@ -268,7 +274,7 @@ static int builder_add(symdb_builder *b, const char *path, const symdb_build_opt
 	symdb_build_opts o;
 	symdb_build_result local;
 	publish_expect ex;
-	publish_stager *st;
+	publish_input *in;
 	int rc;
 
 	rc = build_opts(opts, &o);
@@ -280,26 +286,13 @@ static int builder_add(symdb_builder *b, const char *path, const symdb_build_opt
 		out = &local;
 	memset(out, 0, sizeof *out);
 	out->sz = sizeof *out;
-	rc = build_expect_input(&ex, path, &o);
-	if (rc)
-		return rc;
-	if (!(o.flags & SYMDB_BUILD_FORCE) && publish_unchanged(b->cat, path, &ex, out))
-		return 0;
-	st = calloc(1, sizeof *st);
-	if (!st)
+	in = malloc(sizeof *in);
+	if (!in)
 		return fmt_err(o.errbuf, o.errbuf_sz, -ENOMEM, "%s: out of memory", path);
-	if (fmt_layout_dir(st->dir, sizeof st->dir, rd_catalog_dir(b->cat), FMT_LAYOUT_TMP)) {
-		free(st);
-		return fmt_err(o.errbuf, o.errbuf_sz, -ENAMETOOLONG, "%s: path too long",
-		               rd_catalog_dir(b->cat));
-	}
-	/* The indexer's output is untrusted: every checksum is verified before
-	 * anything is published. */
-	rc = build_spawn_run(st, path, &ex, &o);
+	rc = build_expect_input(&ex, in, path, &o);
 	if (rc == 0)
-		rc = publish_staged_images(b->cat, st, path, &ex, &o, out);
-	else
-		build_stage_discard(st);
-	free(st);
+		rc = builder_stage(b, path, in, &ex, &o, out);
+	build_input_close(in);
+	free(in);
 	return rc;
 }

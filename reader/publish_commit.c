@@ -25,6 +25,7 @@
 #include "format_content.h"
 #include "format_header.h"
 #include "format_layout.h"
+#include "reader_internal.h"
 
 /* ---- commit: verification and the same-build-id policy ------------------- */
 
@@ -104,26 +105,34 @@ static int stage_same(const symdb_image_info *oi, uint64_t src, uint64_t dbg)
 	return src == os || (od && src == od) || (dbg && (dbg == os || dbg == od));
 }
 
-/* Open and check one staged file as untrusted input.  symdb_image_verify
- * checks every table checksum before anything else, so open is not asked to
- * (SYMDB_OPEN_VERIFY_CHECKSUMS would hash the whole file a second time);
- * open alone already validates every offset and length, as for any reader. */
+/* Map and check one staged file as untrusted input, through this process's
+ * own descriptor of it (SPEC §12.5: never reopened by name, so what is
+ * checked is what is renamed).  symdb_image_verify checks every table
+ * checksum before anything else, so the open is not asked to (it would hash
+ * the whole file a second time); it already validates every offset and
+ * length, as for any reader. */
 static int stage_verify(const publish_staged *r, const publish_expect *ex, const char *path,
                         symdb_image **img, symdb_image_info *info, char *eb, size_t ebsz)
 {
-	SYMDB_OPTS(symdb_open_opts, oo, .flags = 0);
 	char why[512] = "";
 	struct stat st;
+	void *map;
 	unsigned k;
 	int rc;
 
 	*img = NULL;
-	oo.errbuf = why;
-	oo.errbuf_sz = sizeof why;
-	if (lstat(r->tmp, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+	if (r->fd < 0 || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
 		               "%s: indexer output rejected: %s is not a plain file", path, r->tmp);
-	rc = symdb_image_open_file(r->tmp, &oo, img);
+	if (st.st_size < FMT_HEADER_SIZE)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "%s: indexer output rejected: %s: truncated: file is %lld bytes",
+		               path, r->tmp, (long long)st.st_size);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, r->fd, 0);
+	if (map == MAP_FAILED)
+		return fmt_err(eb, ebsz, -errno, "%s: indexer output rejected: %s: mmap: %s", path,
+		               r->tmp, strerror(errno));
+	rc = rd_image_from_map(map, (size_t)st.st_size, r->tmp, 0, img, why, sizeof why);
 	if (rc == 0)
 		rc = symdb_image_verify(*img, PUBLISH_EB_OPTS(why, sizeof why));
 	if (rc)
@@ -243,7 +252,9 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 		               path, hex, (unsigned long long)oi.build_info[FMT_BI_SOURCE_SIZE],
 		               (unsigned long long)oi.build_info[FMT_BI_SOURCE_XXH3]);
 	}
-	rc = publish_entry_from_file(r->tmp, info, &e);
+	/* Step 2 of §12.5 on our own descriptor; publish_tmp's rename is of
+	 * the name we created. */
+	rc = fsync(r->fd) < 0 ? -errno : publish_entry_from_fd(r->fd, info, &e);
 	if (rc) {
 		unlink(r->tmp);
 		r->tmp[0] = 0;
@@ -312,27 +323,23 @@ int publish_staged_images(rd_catalog *cat, publish_stager *st, const char *path,
 /* ---- the fast path ----------------------------------------------------------- */
 
 /* XXH3 of each image's bytes: the file for ELF, each slice for Mach-O (the
- * same bytes a thin file extracted from a universal one has). */
-static int stage_hashes(const char *path, const publish_expect *ex, uint64_t *h)
+ * same bytes a thin file extracted from a universal one has), from the
+ * input's one descriptor. */
+static int stage_hashes(const char *path, const publish_input *in, const publish_expect *ex,
+                        uint64_t *h)
 {
 	fmt_mo_slice sl[FMT_MO_MAX_SLICES];
 	struct stat st;
 	uint8_t *p;
-	int fd, n, rc = 0;
+	int fd = in->in.fd, n, rc = 0;
 
+	if (ex->is_dsym || fd < 0)
+		return 0;
 	if (!ex->is_macho)
-		return fmt_file_xxh3(path, NULL, &h[0]) == 0 && ex->n == 1;
-	if (ex->is_dsym)
+		return fmt_fd_xxh3(fd, NULL, &h[0]) == 0 && ex->n == 1;
+	if (fstat(fd, &st) < 0 || st.st_size < 8)
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) < 0 || st.st_size < 8) {
-		close(fd);
-		return 0;
-	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (p == MAP_FAILED)
 		return 0;
 	n = fmt_mo_slices(p, (uint64_t)st.st_size, sl, FMT_MO_MAX_SLICES, path, NULL, 0);
@@ -345,8 +352,8 @@ static int stage_hashes(const char *path, const publish_expect *ex, uint64_t *h)
 	return rc;
 }
 
-int publish_unchanged(rd_catalog *cat, const char *path, const publish_expect *ex,
-                      symdb_build_result *res)
+int publish_unchanged(rd_catalog *cat, const char *path, const publish_input *in,
+                      const publish_expect *ex, symdb_build_result *res)
 {
 	uint64_t h[SYMDB_BUILD_MAX_IMAGES];
 	char ipath[4096], dsym[4200], buf[1024];
@@ -362,7 +369,7 @@ int publish_unchanged(rd_catalog *cat, const char *path, const publish_expect *e
 	for (i = 0; i < ex->n; i++)
 		if (rd_catalog_get(cat, ex->uuid[i].bytes, ex->uuid[i].len, &e, buf, sizeof buf) != 0)
 			return 0;
-	if (!stage_hashes(path, ex, h))
+	if (!stage_hashes(path, in, ex, h))
 		return 0;
 	/* A companion BINARY.dSYM may bring DWARF the index lacks. */
 	snprintf(dsym, sizeof dsym, "%s.dSYM", path);

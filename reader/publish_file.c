@@ -242,14 +242,21 @@ int publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only
 /* The catalog entry of a validated file: header facts plus its checksum. */
 int publish_entry_from_file(const char *tmp, const symdb_image_info *info, rd_cat_entry *e)
 {
-	uint8_t h[FMT_HEADER_SIZE];
 	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
 	int rc;
 
 	if (fd < 0)
 		return -errno;
-	rc = fmt_header_read(fd, h);
+	rc = publish_entry_from_fd(fd, info, e);
 	close(fd);
+	return rc;
+}
+
+int publish_entry_from_fd(int fd, const symdb_image_info *info, rd_cat_entry *e)
+{
+	uint8_t h[FMT_HEADER_SIZE];
+	int rc = fmt_header_read(fd, h);
+
 	if (rc)
 		return SYMDB_E_CORRUPT; /* a read error included */
 	memset(e, 0, sizeof *e);

@@ -22,12 +22,16 @@
 
 _Static_assert(SYMDB_BUILD_MAX_IMAGES == FMT_REPORT_MAX_IMAGES, "one report, one result");
 
-/* One image the indexer staged: its index file at tmp. */
+/* One image the indexer staged: its index file at tmp, which this process
+ * created and holds open as fd (SPEC §12.5: it is read back only through
+ * fd, never reopened by name). */
 typedef struct publish_staged {
 	symdb_uuid uuid;
 	char arch[16];          /* Mach-O slice architecture; "" for ELF */
-	char tmp[4096];         /* DB/tmp/UUIDHEX<tag>.XXXXXX */
+	char tmp[4096];         /* DB/tmp/UUIDHEX<tag>.XXXXXX, "" once renamed or removed */
 	char debug_path[4096];  /* separate debug file / companion dSYM used, or "" */
+	int fd;                 /* read-write, or -1 */
+	int reported;           /* the indexer sent its record */
 } publish_staged;
 
 /* What one indexer staged for one input. */
@@ -37,6 +41,48 @@ typedef struct publish_stager {
 	unsigned n;
 	publish_staged img[SYMDB_BUILD_MAX_IMAGES];
 } publish_stager;
+
+/* One file of a build, opened once (build_inputs.c), and its name. */
+typedef struct publish_fd {
+	int fd; /* -1: none */
+	char name[4096];
+} publish_fd;
+
+#define PUBLISH_MAX_DSYM_FILES 16 /* as the indexer has always read a bundle */
+#define PUBLISH_MAX_LINKS 4       /* .gnu_debuglink candidates (SPEC §12.5) */
+
+/* Every file of one input, each opened exactly once by the builder with
+ * O_RDONLY|O_CLOEXEC|O_NOCTTY|O_NONBLOCK and fstat'ed as a regular file
+ * (SPEC §12.5); the UUIDs, the content hash and the indexer all use these
+ * descriptors, so a path renamed meanwhile changes nothing.  Heap-sized
+ * (~100 KiB). */
+typedef struct publish_input {
+	publish_fd in;  /* the input file; fd -1 for a .dSYM bundle */
+	unsigned nfiles;
+	publish_fd files[PUBLISH_MAX_DSYM_FILES]; /* a bundle's DWARF files, by name */
+	uint64_t size;  /* bytes: the file, or every file of the bundle */
+	uint64_t dev, ino; /* the input file's identity */
+	publish_fd debug;  /* ELF: build-id debug file */
+	unsigned nlinks;
+	publish_fd links[PUBLISH_MAX_LINKS]; /* ELF: .gnu_debuglink candidates */
+	publish_fd companion; /* Mach-O: BINARY.dSYM/Contents/Resources/DWARF/BINARY */
+} publish_input;
+
+/* build_inputs.c: open path (a file, or a .dSYM bundle directory and its
+ * DWARF files) into in.  Not a regular file: "PATH: not a regular file
+ * (fifo)" at once, nothing read.  Returns 0 or a negative code with one
+ * line in eb. */
+RD_HIDDEN int build_input_open(publish_input *in, const char *path, char *eb, size_t ebsz);
+
+/* build_inputs.c: find and open the separate debug file candidates of an
+ * ELF input (is_macho 0) or the companion dSYM file of a Mach-O file, in
+ * the indexer's order and policy (SPEC §12.5); a candidate that is not a
+ * regular file, or is the input itself, is skipped.  Never fails. */
+RD_HIDDEN void build_input_debug(publish_input *in, const char *path, int is_macho,
+                                 const symdb_build_opts *o);
+
+/* build_inputs.c: close every descriptor of in. */
+RD_HIDDEN void build_input_close(publish_input *in);
 
 /* The UUIDs the builder computed itself for an input; a staged image must
  * carry one of them. */
@@ -48,16 +94,17 @@ typedef struct publish_expect {
 } publish_expect;
 
 /* build_spawn.c: stage path in the symdb-indexer executable under the
- * limits of o (SPEC §12.5); ex gives an ELF input's UUID.  On return the
- * indexer is gone and st lists the temp files it reported.  Returns 0 or a
+ * limits of o (SPEC §12.5), handing it in's descriptors and one output file
+ * per UUID of ex, created here in st->dir.  On return the indexer is gone
+ * and st lists the output files it reported, open.  Returns 0 or a
  * negative code with one line in o->errbuf ("PATH: indexer crashed:
  * signal 11 (Segmentation fault)"); on error every temp file it wrote is
  * removed. */
-RD_HIDDEN int build_spawn_run(publish_stager *st, const char *path, const publish_expect *ex,
-                              const symdb_build_opts *o);
+RD_HIDDEN int build_spawn_run(publish_stager *st, const char *path, const publish_input *in,
+                              const publish_expect *ex, const symdb_build_opts *o);
 
-/* build_spawn.c: remove every temp file st lists (and, with a tag, every
- * DB/tmp file carrying it). */
+/* build_spawn.c: remove and close every temp file st lists (and, with a
+ * tag, every DB/tmp file carrying it). */
 RD_HIDDEN void build_stage_discard(publish_stager *st);
 
 /* publish_commit.c: verify every staged image (every checksum and
@@ -70,10 +117,10 @@ RD_HIDDEN int publish_staged_images(rd_catalog *cat, publish_stager *st, const c
                                     symdb_build_result *res);
 
 /* publish_commit.c: 1 when every expected image is indexed, intact, and
- * built from the same contents as path (nothing to do; res is filled as a
+ * built from the same contents as in (nothing to do; res is filled as a
  * skip), else 0. */
-RD_HIDDEN int publish_unchanged(rd_catalog *cat, const char *path, const publish_expect *ex,
-                                symdb_build_result *res);
+RD_HIDDEN int publish_unchanged(rd_catalog *cat, const char *path, const publish_input *in,
+                                const publish_expect *ex, symdb_build_result *res);
 
 /* publish_file.c: steps 2-5 of SPEC §12.5 for a validated index file at
  * tmp_path in DB/tmp: fsync, rename to DB/images/XX/UUIDHEX.symdb, fsync
@@ -94,6 +141,9 @@ RD_HIDDEN void publish_writeback_start(int fd);
  * (header facts from info plus the header checksum read from the file). */
 RD_HIDDEN int publish_entry_from_file(const char *tmp, const symdb_image_info *info,
                                       rd_cat_entry *e);
+
+/* publish_file.c: the same from a descriptor of the file. */
+RD_HIDDEN int publish_entry_from_fd(int fd, const symdb_image_info *info, rd_cat_entry *e);
 
 /* publish_cold.c: 1 when index_path's cold form (index_path + ".lz4", SPEC
  * §12.8) exists and its LZ4 frame declares file_size bytes, else 0. */

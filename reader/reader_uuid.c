@@ -32,6 +32,7 @@
 #include "fmt_macho.h"
 #include "format_io.h"
 
+#include "rd_uuid.h"
 #include "reader_internal.h"
 #include "symdb_endian.h"
 
@@ -206,8 +207,9 @@ static int elf_uuid(Elf *e, const char *path, symdb_uuid *out, char *eb, size_t 
 	return fallback_uuid(e, raw, raw_size, out, path, eb, ebsz);
 }
 
-static int file_images(const char *path, symdb_file_image *out, size_t max, char *eb,
-                       size_t ebsz);
+/* How every input is opened: a FIFO or a device must not block the open
+ * (O_NONBLOCK), nor become a controlling terminal. */
+#define RD_INPUT_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
 static unsigned elf_ok;
@@ -218,7 +220,7 @@ static void elf_init(void)
 	elf_ok = elf_version(EV_CURRENT) != EV_NONE;
 }
 
-static int file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, size_t ebsz)
+int rd_file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, size_t ebsz)
 {
 	uint8_t head[8];
 	ssize_t got;
@@ -235,7 +237,7 @@ static int file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, siz
 		               "symdb_file_uuids)", path);
 	case 1: {
 		symdb_file_image im; /* thin: LC_UUID, read with fmt_macho.c */
-		rc = file_images(path, &im, 1, eb, ebsz);
+		rc = rd_file_images_fd(fd, path, &im, 1, eb, ebsz);
 		if (rc == 1)
 			*out = im.uuid;
 		return rc == 1 ? 0 : rc;
@@ -265,12 +267,12 @@ int symdb_file_uuid(const char *path, const symdb_open_opts *opts, symdb_uuid *o
 		return rc;
 	if (!path || !out)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no path or output");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, RD_INPUT_FLAGS);
 	if (fd < 0) {
 		rc = -errno;
 		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
 	}
-	rc = file_uuid_fd(fd, path, out, eb, ebsz);
+	rc = rd_file_uuid_fd(fd, path, out, eb, ebsz);
 	close(fd);
 	return rc;
 }
@@ -326,24 +328,16 @@ static int macho_images(const uint8_t *p, size_t n, const char *path, symdb_file
 	return count;
 }
 
-static int file_images(const char *path, symdb_file_image *out, size_t max, char *eb,
-                       size_t ebsz)
+int rd_file_images_fd(int fd, const char *path, symdb_file_image *out, size_t max, char *eb,
+                      size_t ebsz)
 {
 	struct stat st;
 	void *p;
-	int fd, rc;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular object file", path);
-	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (p == MAP_FAILED)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: mmap failed", path);
 	rc = macho_images(p, (size_t)st.st_size, path, out, max, eb, ebsz);
@@ -374,20 +368,23 @@ static int file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_
 			               "Contents/Resources/DWARF", path);
 		path = file;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, RD_INPUT_FLAGS);
 	if (fd < 0) {
 		rc = -errno;
 		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
 	}
 	got = fmt_pread_full(fd, head, sizeof head, 0);
-	close(fd);
 	if (got == (ssize_t)sizeof head && fmt_mo_kind(head, sizeof head))
-		return file_images(path, out, max, eb, ebsz);
-	if (max == 0)
-		return 1;
-	memset(out, 0, sizeof *out);
-	rc = symdb_file_uuid(path, opts, &out->uuid);
-	return rc ? rc : 1;
+		rc = rd_file_images_fd(fd, path, out, max, eb, ebsz);
+	else if (max == 0)
+		rc = 1;
+	else {
+		memset(out, 0, sizeof *out);
+		rc = rd_file_uuid_fd(fd, path, &out->uuid, eb, ebsz);
+		rc = rc ? rc : 1;
+	}
+	close(fd);
+	return rc;
 }
 
 /* The images go through a library-sized array (a file holds at most
@@ -416,6 +413,73 @@ int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_i
 	for (int i = 0; i < rc && (size_t)i < cap; i++)
 		memcpy((char *)out + (size_t)i * elem_sz, &im[i], n);
 	return rc;
+}
+
+/* The indexer's reading of .gnu_debuglink (ix_sections.c read_debuglink):
+ * a NUL-terminated name, padding to 4, then the CRC (checked there). */
+static void debuglink_name(const uint8_t *p, size_t n, char *link, size_t link_sz)
+{
+	size_t len = strnlen((const char *)p, n);
+	size_t crc_off = (len + 4) & ~(size_t)3;
+
+	if (len == 0 || len >= link_sz || len >= 256 || crc_off + 4 > n)
+		return;
+	memcpy(link, p, len);
+	link[len] = 0;
+}
+
+/* First GNU build-id note of one SHT_NOTE section, as ix_sections.c takes
+ * it (at most RD_DEBUG_ID_MAX bytes). */
+static void debug_note(Elf_Data *d, uint8_t *id, size_t *id_len)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!d || !d->d_buf)
+		return;
+	while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+		    nh.n_descsz <= RD_DEBUG_ID_MAX && !*id_len) {
+			memcpy(id, (const uint8_t *)d->d_buf + desc_off, nh.n_descsz);
+			*id_len = nh.n_descsz;
+		}
+		off = next;
+	}
+}
+
+void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
+                       size_t link_sz)
+{
+	size_t shstrndx, raw_size = 0;
+	Elf_Scn *scn = NULL;
+	const char *raw;
+	Elf *e;
+
+	*id_len = 0;
+	if (link_sz)
+		link[0] = 0;
+	pthread_once(&elf_once, elf_init);
+	if (!elf_ok || !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return;
+	raw = elf_rawfile(e, &raw_size);
+	if (!raw || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx) != 0) {
+		elf_end(e);
+		return;
+	}
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		if (sh.sh_type == SHT_NOTE)
+			debug_note(elf_getdata(scn, NULL), id, id_len);
+		else if (sh.sh_type != SHT_NOBITS && !strcmp(name, ".gnu_debuglink") &&
+		         sh.sh_offset <= raw_size && sh.sh_size <= raw_size - sh.sh_offset)
+			debuglink_name((const uint8_t *)raw + sh.sh_offset, sh.sh_size, link,
+			               link_sz);
+	}
+	elf_end(e);
 }
 
 static int hexval(int c)

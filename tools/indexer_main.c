@@ -3,11 +3,15 @@
  * indexer_main.c - the symdb-indexer executable (SPEC §12.5): the process
  * that parses one untrusted input for a builder and stages its index
  * files.  It sets its own limits before it reads anything, then runs
- * symdb_indexer_run(), which reports on the given descriptor.
+ * symdb_indexer_run(), which reports on the given descriptor.  Every file
+ * comes as an open descriptor (SPEC §12.5): after this command line the
+ * process opens, stats and resolves no path.
  *
- *   symdb-indexer --report-fd N [--tag TAG] [--parent PID] [--cpu-limit S]
+ *   symdb-indexer --report-fd N [--parent PID] [--cpu-limit S]
  *                 [--memory-limit BYTES] [--uuid KIND:HEX] [--threads N]
- *                 [--no-dwarf] [--debug-dir DIR] [--] INPUT STAGING_DIR
+ *                 [--cpus N] [--no-dwarf] [--dsym] --input FD:NAME ...
+ *                 [--debug FD:PATH] [--debuglink FD:PATH ...]
+ *                 [--companion FD:PATH] --output FD:UUIDHEX ...
  *
  * Exit status: 0, or the staging error's magnitude (the end record says
  * which); 2 for a bad command line; 127 when the parent is already gone.
@@ -32,8 +36,12 @@
 #endif
 #endif
 
+#define IDX_MAX_FILES 64 /* of each kind: FMT_REPORT_MAX_IMAGES outputs */
+
 struct idx_args {
 	symdb_indexer_job job;
+	symdb_indexer_file in[IDX_MAX_FILES], links[IDX_MAX_FILES];
+	symdb_indexer_output out[IDX_MAX_FILES];
 	long long parent;  /* 0: not checked */
 	unsigned long long cpu, memory; /* 0: no limit */
 };
@@ -54,23 +62,63 @@ static int idx_num(const char *s, unsigned long long *v)
 	return s[0] >= '0' && s[0] <= '9' && !*end && errno == 0 ? 0 : -1;
 }
 
+/* FD:NAME, a descriptor above stderr and the name it goes by (which may
+ * hold any byte but NUL, ':' included). */
+static int idx_fdname(const char *val, int *fd, const char **name)
+{
+	const char *colon = strchr(val, ':');
+	char num[16];
+	unsigned long long v;
+
+	if (!colon || colon == val || (size_t)(colon - val) >= sizeof num)
+		return idx_usage("expected FD:NAME", val);
+	memcpy(num, val, (size_t)(colon - val));
+	num[colon - val] = 0;
+	if (idx_num(num, &v) < 0 || v < 3 || v > 1024)
+		return idx_usage("bad descriptor", val);
+	*fd = (int)v;
+	*name = colon + 1;
+	return 0;
+}
+
+/* One of the FD:NAME options; 1 when opt is none of them. */
+static int idx_file_opt(struct idx_args *a, const char *opt, const char *val)
+{
+	symdb_indexer_job *j = &a->job;
+	symdb_indexer_file *f;
+
+	if (!strcmp(opt, "--input") && j->ninputs < IDX_MAX_FILES)
+		f = &a->in[j->ninputs++];
+	else if (!strcmp(opt, "--debuglink") && j->ndebuglinks < IDX_MAX_FILES)
+		f = &a->links[j->ndebuglinks++];
+	else if (!strcmp(opt, "--debug") && j->debug.fd < 0)
+		f = &j->debug;
+	else if (!strcmp(opt, "--companion") && j->companion.fd < 0)
+		f = &j->companion;
+	else if (!strcmp(opt, "--output") && j->noutputs < IDX_MAX_FILES) {
+		symdb_indexer_output *o = &a->out[j->noutputs++];
+		return idx_fdname(val, &o->fd, &o->uuid);
+	} else if (!strcmp(opt, "--input") || !strcmp(opt, "--debuglink") ||
+	           !strcmp(opt, "--debug") || !strcmp(opt, "--companion") ||
+	           !strcmp(opt, "--output"))
+		return idx_usage("too many", opt);
+	else
+		return 1;
+	return idx_fdname(val, &f->fd, &f->name);
+}
+
 /* One option and its value; -1 for a bad one. */
 static int idx_opt(struct idx_args *a, const char *opt, const char *val)
 {
 	unsigned long long v = 0;
+	int rc;
 
-	if (!strcmp(opt, "--tag")) {
-		a->job.tag = val;
-		return 0;
-	}
-	if (!strcmp(opt, "--debug-dir")) {
-		a->job.debug_dir = val;
-		return 0;
-	}
 	if (!strcmp(opt, "--uuid")) {
 		a->job.uuid = val;
 		return 0;
 	}
+	if ((rc = idx_file_opt(a, opt, val)) != 1)
+		return rc;
 	if (idx_num(val, &v) < 0)
 		return idx_usage("not a number", val);
 	if (!strcmp(opt, "--report-fd") && v <= 1024)
@@ -83,6 +131,8 @@ static int idx_opt(struct idx_args *a, const char *opt, const char *val)
 		a->memory = v;
 	else if (!strcmp(opt, "--threads") && v <= 4096)
 		a->job.threads = (unsigned)v;
+	else if (!strcmp(opt, "--cpus") && v <= 4096)
+		a->job.cpus = (unsigned)v;
 	else
 		return idx_usage("unknown option or value out of range", opt);
 	return 0;
@@ -94,13 +144,18 @@ static int idx_parse(struct idx_args *a, int argc, char **argv)
 
 	memset(a, 0, sizeof *a);
 	a->job.report_fd = -1;
+	a->job.debug.fd = -1;
+	a->job.companion.fd = -1;
+	a->job.inputs = a->in;
+	a->job.debuglinks = a->links;
+	a->job.outputs = a->out;
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
 		if (!strcmp(argv[i], "--no-dwarf")) {
 			a->job.flags |= SYMDB_INDEXER_NO_DWARF;
+			continue;
+		}
+		if (!strcmp(argv[i], "--dsym")) {
+			a->job.flags |= SYMDB_INDEXER_DSYM;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -109,12 +164,12 @@ static int idx_parse(struct idx_args *a, int argc, char **argv)
 			return -1;
 		i++;
 	}
-	if (argc - i != 2)
-		return idx_usage("expected INPUT STAGING_DIR", NULL);
+	if (i != argc)
+		return idx_usage("unexpected argument", argv[i]);
 	if (a->job.report_fd < 0)
 		return idx_usage("--report-fd is required", NULL);
-	a->job.input = argv[i];
-	a->job.staging_dir = argv[i + 1];
+	if (a->job.ninputs == 0 || a->job.noutputs == 0)
+		return idx_usage("--input and --output are required", NULL);
 	return 0;
 }
 

@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (symdb_file_uuid(path, &o, &id) < 0)
 		check_reason(eb);
 	eb[0] = 0;
-	rc = ix_elf_precheck(path, eb, sizeof eb);
+	rc = ix_elf_precheck(fd, path, eb, sizeof eb);
 	if (rc < 0) {
 		check_reason(eb);
 		close(fd);
@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	rc = ix_elf_load(&img, path, eb, sizeof eb);
+	rc = ix_elf_load(&img, fd, path, eb, sizeof eb);
 	out = calloc(1, sizeof *out);
 	if (rc < 0) {
 		check_reason(eb);

@@ -49,12 +49,12 @@ for ((i = 0; i < RUNS; i++)); do
 	set -e
 	((rc == 0 || rc == 137)) || fail "run $i: build exit $rc: $(cat "$ERR")"
 	# symdb-indexer (PR_SET_PDEATHSIG) dies with the killed builder; its
-	# command line ends with the staging directory DB/tmp.
+	# command line names the builder: --parent PID.
 	for ((t = 0; t < 50; t++)); do
-		pgrep -f -- "--db $DB build|symdb-indexer .* $DB/tmp\$" >/dev/null || break
+		pgrep -f -- "--db $DB build|symdb-indexer .*--parent $pid " >/dev/null || break
 		sleep 0.02
 	done
-	! pgrep -af -- "--db $DB build|symdb-indexer .* $DB/tmp\$" >&2 ||
+	! pgrep -af -- "--db $DB build|symdb-indexer .*--parent $pid " >&2 ||
 		fail "run $i: an indexer child survived its builder"
 	run "${S[@]}" verify --grace 1000000d
 	no_crash "run $i: verify"

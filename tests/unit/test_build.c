@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,12 @@ static void test_elf_model(void)
 	int found = 0;
 
 	CHECK(ix_image_init(&img) == 0);
-	CHECK_RC(ix_elf_load(&img, self, err, sizeof err));
+	{
+		int sfd = open(self, O_RDONLY | O_CLOEXEC);
+		CHECK(sfd >= 0);
+		CHECK_RC(ix_elf_load(&img, sfd, self, err, sizeof err));
+		close(sfd);
+	}
 	strs = (const char *)ix_str_bytes(img.strings, &len);
 	CHECK(img.object_format == FMT_OBJ_ELF && img.object_class == 64);
 	CHECK(img.object_type == 3 || img.object_type == 2);

@@ -11,6 +11,7 @@
  * the "never read outside the file" check.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +158,10 @@ static int run_one(const uint8_t *p, size_t n, ix_image *img)
 
 	if (!out || write_tmp(p, n, path) < 0)
 		goto done;
-	rc = ix_elf_load(img, path, err, sizeof err);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = ix_elf_load(img, fd, path, err, sizeof err);
+	if (fd >= 0)
+		close(fd);
 	if (rc) {
 		ret = strncmp(err, path, strlen(path)) == 0 && !strchr(err, '\n') ? 0 : -1;
 		if (ret < 0)

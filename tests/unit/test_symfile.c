@@ -12,6 +12,7 @@
  * The reader half uses rd_synth.h, independent of the writer.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,12 @@ static void test_elf_self(uint64_t *crt_addr)
 
 	*crt_addr = 0;
 	CHECK(ix_image_init(&img) == 0);
-	CHECK_RC(ix_elf_load(&img, self, err, sizeof err));
+	{
+		int sfd = open(self, O_RDONLY | O_CLOEXEC);
+		CHECK(sfd >= 0);
+		CHECK_RC(ix_elf_load(&img, sfd, self, err, sizeof err));
+		close(sfd);
+	}
 	strs = (const char *)ix_str_bytes(img.strings, &len);
 	s = find_sym(&img, strs, "symfile_probe");
 	CHECK(s && (s->flags & FMT_SYMF_LOCAL) && s->file && ends_with(strs + s->file, "test_symfile.c"));
