@@ -12,7 +12,11 @@
 #      then X failed);
 #   3. a FIFO at the --debug-dir build-id path of a stripped ELF file: the
 #      candidate is skipped and the search goes on to its .gnu_debuglink,
-#      as llvm-symbolizer-14's does.
+#      as llvm-symbolizer-14's does;
+#   4. a FIFO as the first .gnu_debuglink candidate (beside the binary): the
+#      next one (.debug/NAME) is used;
+#   5. a FIFO among the DWARF files of a .dSYM bundle given as input: the
+#      bundle's regular file is indexed.
 # Every command runs under `timeout`, so the old hangs fail instead of
 # hanging the suite.  LIMIT_MS (default 1000) is the time a FIFO may cost.
 source "$(dirname "$0")/../cli/lib.sh"
@@ -116,6 +120,34 @@ expect_ok "stripped ELF with a FIFO at its build-id path"
 ((MS < LIMIT_MS)) || fail "FIFO at the build-id path: the build took $MS ms"
 same_as_oracle "FIFO at the build-id path" "$W/s" "$WANT_S" $PA
 note "FIFO at DIR/.build-id/xx/rest.debug: skipped, s.debug found by debuglink ($MS ms)"
+
+# --- 4. a FIFO as the first .gnu_debuglink candidate -------------------------------
+mkdir -p "$W/.debug"
+mv "$W/s.debug" "$W/.debug/s.debug"
+mkfifo "$W/s.debug"
+rm -rf "$DB"
+timed "${S[@]}" build "$W/s"
+expect_ok "stripped ELF with a FIFO beside it as its debuglink"
+((MS < LIMIT_MS)) || fail "FIFO debuglink candidate: the build took $MS ms"
+same_as_oracle "FIFO debuglink candidate" "$W/s" "$WANT_S" $PA
+note "FIFO at BINDIR/NAME: skipped, .debug/NAME used ($MS ms)"
+
+# --- 5. a FIFO among a .dSYM bundle's DWARF files ------------------------------------
+if command -v dsymutil >/dev/null; then
+	mkdir -p "$W/m"
+	cp "$W/X" "$W/m/X"
+	dsymutil "$W/m/X" -o "$W/m/X.dSYM" 2>"$ERR" || fail "dsymutil: $(cat "$ERR")"
+	WANT_M=$(llvm_query "$W/m/X" $XA)
+	grep -q 'mo_c.c:' <<<"$WANT_M" || fail "the oracle found no lines in X.dSYM"
+	mkfifo "$W/m/X.dSYM/Contents/Resources/DWARF/Z"
+	timed "${S[@]}" build "$W/m/X.dSYM"
+	expect_ok ".dSYM bundle with a FIFO among its DWARF files"
+	((MS < LIMIT_MS)) || fail "FIFO in a bundle: the build took $MS ms"
+	same_as_oracle "FIFO in a bundle" "$W/m/X" "$WANT_M" $XA
+	note ".dSYM bundle with a FIFO beside its DWARF file: skipped ($MS ms)"
+else
+	skip_part "dsymutil not found: no .dSYM bundle"
+fi
 
 run "${S[@]}" verify
 expect_ok "verify"
