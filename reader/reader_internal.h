@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "format_header.h"
+#include "reader_fault.h"
 #include "rd_catalog.h"
 #include "symdb.h"
 
@@ -28,11 +29,13 @@ struct symdb {
 	rd_thaw_hook thaw;     /* from symdb_open()'s opts */
 	pthread_mutex_t lock;  /* guards `images`, every image's refs, and catalog reads */
 	symdb_image *images;   /* open images, a singly linked list */
+	struct rd_fault_table fault; /* their mappings, for symdb_fault_recover() */
 	char dir[];            /* the database directory */
 };
 
-/* One mapped, validated index file.  Immutable after open except for `refs`
- * and `next`, which belong to the owning db's lock. */
+/* One mapped, validated index file.  Immutable after open except for `refs`,
+ * `next` and `fault_slot`, which belong to the owning db's lock, and
+ * `damaged`, which only ever goes from 0 to 1. */
 struct symdb_image {
 	fmt_view v;
 	void *map;
@@ -40,6 +43,8 @@ struct symdb_image {
 	symdb *db;            /* owner of the cache entry, or NULL (open_file) */
 	symdb_image *next;
 	unsigned refs;
+	int damaged;          /* set (atomically) by symdb_fault_recover() */
+	struct rd_fault_slot *fault_slot; /* in db->fault, or NULL; db's lock */
 
 	/* Hoisted table bases and counts (0 / NULL when absent). */
 	unsigned aw;                          /* Address_Size */

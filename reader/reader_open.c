@@ -202,6 +202,7 @@ int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
 	if (!db)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", dir);
 	memcpy(db->dir, dir, n + 1);
+	rd_fault_init(&db->fault);
 	db->thaw.fn = o.on_decompress;
 	db->thaw.arg = o.on_decompress_arg;
 	if (flags & (SYMDB_OPEN_WRITE | SYMDB_OPEN_CREATE))
@@ -232,10 +233,12 @@ void symdb_close(symdb *db)
 		next = img->next;
 		img->db = NULL;
 		img->next = NULL;
+		img->fault_slot = NULL; /* freed below: no longer covered */
 	}
 	db->images = NULL;
 	pthread_mutex_unlock(&db->lock);
 	pthread_mutex_destroy(&db->lock);
+	rd_fault_fini(&db->fault);
 	rd_catalog_close(db->cat);
 	free(db);
 }
@@ -326,7 +329,10 @@ static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, const rd
 	if (rc)
 		return rc;
 	img = cache_find(db, id);
-	if (img && img->v.size == e.file_size && img->v.header_checksum == e.header_sum) {
+	/* A mapping that faulted (symdb_fault_recover) is mapped afresh, and
+	 * the file validated again, as after a re-index. */
+	if (img && !rd_image_damaged(img) && img->v.size == e.file_size &&
+	    img->v.header_checksum == e.header_sum) {
 		if (flags & SYMDB_OPEN_VERIFY_CHECKSUMS) {
 			char why[200] = "";
 			rc = fmt_view_check_sums(&img->v, why, sizeof why);
@@ -352,6 +358,7 @@ static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, const rd
 	(*out)->db = db;
 	(*out)->next = db->images;
 	db->images = *out;
+	rd_fault_register(&db->fault, *out);
 	return 0;
 }
 
@@ -458,8 +465,10 @@ void symdb_image_close(symdb_image *img)
 	if (db) {
 		pthread_mutex_lock(&db->lock);
 		last = __atomic_sub_fetch(&img->refs, 1, __ATOMIC_ACQ_REL) == 0;
-		if (last)
+		if (last) {
 			cache_remove(db, img);
+			rd_fault_unregister(img); /* before the munmap */
+		}
 		pthread_mutex_unlock(&db->lock);
 	} else {
 		/* Opened by file, or detached by symdb_close(). */

@@ -16,7 +16,10 @@
  * Open validated only the directory: record contents are untrusted.  Every
  * index read from a record (string reference, FILES, FUNCTIONS, node,
  * Parent) is checked against its table before use, and a failing check marks
- * that one address SYMDB_E_CORRUPT.  The chain walk terminates because each
+ * that one address SYMDB_E_CORRUPT.  So zeros read where a truncated file's
+ * pages were (reader_fault.c) cannot loop or lead outside the mapping, and
+ * a batch during or after which the mapping faulted is SYMDB_E_CORRUPT
+ * throughout.  The chain walk terminates because each
  * Parent must be below its child (SPEC §7.5).  Nothing here allocates or
  * locks, and all state lives on the stack, so any number of threads may
  * resolve on one image.
@@ -345,6 +348,16 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 	return 0;
 }
 
+/* Every result of [0, n) SYMDB_E_CORRUPT: the mapping faulted during or
+ * before the call (reader_fault.c), so what was read may be zeros. */
+static void all_damaged(uint8_t *res, size_t n, size_t rsz)
+{
+	static const symdb_result bad = { .status = SYMDB_E_CORRUPT };
+
+	for (size_t i = 0; i < n; i++)
+		put_result(res + i * rsz, &bad, rsz);
+}
+
 ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, size_t naddrs,
                               symdb_frame *frames, size_t frames_cap, size_t frame_sz,
                               symdb_result *results, size_t result_sz)
@@ -363,6 +376,10 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		frames_cap = 0;
 	if (frames_cap > UINT32_MAX)
 		frames_cap = UINT32_MAX; /* symdb_result.first is a u32 */
+	if (rd_image_damaged(img)) {
+		all_damaged(res, naddrs, result_sz);
+		return (ptrdiff_t)naddrs;
+	}
 	for (i = 0; i < naddrs;) {
 		uint64_t a = addrs[i];
 		if (i > 0 && a < addrs[i - 1])
@@ -385,5 +402,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 	}
 	if (i == 0 && naddrs > 0)
 		return SYMDB_E_INVAL; /* frames_cap too small for even one address */
+	if (rd_image_damaged(img))
+		all_damaged(res, i, result_sz);
 	return (ptrdiff_t)i;
 }

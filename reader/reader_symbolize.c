@@ -258,6 +258,22 @@ static int64_t image_by_path(symdb_symbolizer *s, const char *path, int *err)
 	return key.image;
 }
 
+void rd_sym_drop_damaged(symdb_symbolizer *s)
+{
+	for (size_t i = 0; i < s->nimages; i++) {
+		struct sym_image *e = &s->images[i];
+		if (!e->img || !rd_image_damaged(e->img))
+			continue;
+		symdb_image_close(e->img);
+		e->img = NULL;
+		e->status = SYMDB_SYM_DAMAGED;
+		e->error = SYMDB_E_CORRUPT;
+		e->call = 0; /* not this call: image_by_uuid opens it again */
+	}
+	rd_names_clear(&s->names);
+	s->saw_damage = 0;
+}
+
 /* How a request names its image, for comparing with the previous one. */
 int rd_sym_same_ref(const symdb_request *a, const symdb_request *b)
 {

@@ -55,6 +55,8 @@ struct rd_names {
 
 /* At the start of a call: clear the cache when it is over its bounds. */
 RD_HIDDEN void rd_names_begin(struct rd_names *c);
+/* Clear it now: names it holds may point into a mapping that is going away. */
+RD_HIDDEN void rd_names_clear(struct rd_names *c);
 /* The demangled form of name (name itself when it does not demangle), or
  * NULL without memory.  Valid until the next rd_names_begin(). */
 RD_HIDDEN const char *rd_names_demangle(struct rd_names *c, const char *name);
@@ -143,6 +145,9 @@ struct symdb_symbolizer {
 	unsigned char *out_frames;      /* frames repacked for a caller's frame_sz */
 	size_t out_frames_cap;
 	struct rd_names names;
+	int saw_damage;                 /* a result of the last call was damaged by a
+	                                   fault (reader_fault.c): the next call drops
+	                                   such images and the name cache */
 };
 
 /* realloc *pp (of *cap elements of elem bytes) to hold need: capacity
@@ -156,6 +161,10 @@ RD_HIDDEN int rd_sym_find_image(symdb_symbolizer *s, const symdb_request *rq,
                                 const symdb_image **img, int *status, int *err);
 /* The group of img within the current call, numbered in order of first use. */
 RD_HIDDEN int rd_sym_group_of(symdb_symbolizer *s, const symdb_image *img, uint32_t *out);
+/* At the start of a call after a damaged result: close the context's images
+ * whose mapping faulted (they are opened afresh when next named) and clear
+ * the name cache, whose keys point into mappings. */
+RD_HIDDEN void rd_sym_drop_damaged(symdb_symbolizer *s);
 /* Free a frames array of the batch (bytes: its mapping's size, 0 if malloc'd). */
 RD_HIDDEN void rd_sym_frames_free(symdb_frame *f, size_t bytes);
 

@@ -346,6 +346,18 @@ static int demangle_frames(symdb_symbolizer *s, size_t first, size_t count)
 	return 0;
 }
 
+/* When img's mapping faulted (reader_fault.c) during or before anything
+ * read from it, names included: every result of res[0..n) damaged. */
+static void check_damage(symdb_symbolizer *s, const symdb_image *img, symdb_result *res,
+                         size_t n)
+{
+	if (!rd_image_damaged(img))
+		return;
+	for (size_t k = 0; k < n; k++)
+		res[k] = (symdb_result){ .status = SYMDB_E_CORRUPT };
+	s->saw_damage = 1;
+}
+
 /*
  * What a chunk just resolved (ord[from..to), frames [f0, f1)) gets while it
  * is in the cache: when every request wants the same, its names demangled
@@ -372,6 +384,7 @@ static int finish_chunk(symdb_symbolizer *s, struct sym_call *c, const symdb_ima
 			res[k].sym_name = last_dm;
 		}
 	}
+	check_damage(s, img, res, to - from);
 	c->chunk_from = from;
 	const unsigned char *fbase = (const unsigned char *)s->frames;
 	if (c->ordered && c->result_sz == sizeof(symdb_symbolized)) {
@@ -596,6 +609,8 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL,
 		               "symdb_symbolize: SYMDB_SYMBOLIZE_STREAM needs ORDER and on_results");
 	c.stream = (c.flags & SYMDB_SYMBOLIZE_STREAM) && !c.late;
+	if (s->saw_damage)
+		rd_sym_drop_damaged(s);
 	s->call++;
 	s->ngroups = 0;
 	s->norder = 0;
@@ -627,9 +642,11 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 		for (size_t k0 = 0; k0 < c.m; k0 += RESOLVE_CHUNK) {
 			size_t k1 = c.m - k0 < RESOLVE_CHUNK ? c.m : k0 + RESOLVE_CHUNK;
 			c.chunk_from = k0;
-			for (size_t k = k0; k < k1; k++)
-				write_one(s, &c, k, &s->res[k], fbase,
-				          s->group_img[s->gid[s->ord[k].idx]]);
+			for (size_t k = k0; k < k1; k++) {
+				const symdb_image *img = s->group_img[s->gid[s->ord[k].idx]];
+				check_damage(s, img, &s->res[k], 1);
+				write_one(s, &c, k, &s->res[k], fbase, img);
+			}
 			if (!c.results)
 				deliver(s, &c, k0, k1);
 		}

@@ -25,6 +25,11 @@ void rd_names_begin(struct rd_names *c)
 {
 	if (c->used < RD_NAME_SLOTS / 2 && c->bytes <= RD_NAME_BYTES_MAX)
 		return;
+	rd_names_clear(c);
+}
+
+void rd_names_clear(struct rd_names *c)
+{
 	if (c->slot)
 		memset(c->slot, 0, RD_NAME_SLOTS * sizeof(*c->slot));
 	c->used = 0;

@@ -85,7 +85,11 @@
  * - Index files are mapped with mmap(2).  A file is validated against fstat at
  *   open, so a truncated file is rejected instead of raising SIGBUS; a file
  *   truncated *after* it was opened (by something other than symdb, which
- *   never modifies a published file) can still fault.
+ *   never modifies a published file) raises SIGBUS in whatever thread reads
+ *   past its new end.  The library installs no signal handler: a
+ *   long-running program that must survive this installs one that calls
+ *   symdb_fault_recover() (its documentation has the handler); the image
+ *   then reads as damaged and the others keep working.
  * - After fork(2), a child must open its own symdb handle (LMDB rule).
  *
  * Conventions: every fallible function returns 0 (or a count) on success and a
@@ -553,7 +557,8 @@ typedef struct symdb_frame {
 typedef struct symdb_result {
 	uint32_t first, count;   /**< count == 0 when nothing is known */
 	int status;              /**< 0, or SYMDB_E_NOT_FOUND (also for SYMDB_ADDR_INVALID),
-	                              or SYMDB_E_CORRUPT (a damaged record; count is 0) */
+	                              or SYMDB_E_CORRUPT (a damaged record, or a mapping
+	                              that faulted: symdb_fault_recover(); count is 0) */
 	uint32_t reserved_;
 	const char *sym_name;    /**< symbol-table name covering the address, or NULL */
 	uint64_t sym_addr;       /**< its start (vaddr) */
@@ -593,11 +598,96 @@ typedef struct symdb_result {
  *       changes a live mapping.  Any number of threads may resolve on one image
  *       at once.  Never reads outside the mapping, even for a hostile file; a
  *       damaged record yields status SYMDB_E_CORRUPT for that address.
+ * @note When img's mapping faulted (symdb_fault_recover()) before or during
+ *       the call, every result of the call has status SYMDB_E_CORRUPT and
+ *       count 0.  A fault while the caller reads the strings afterwards is
+ *       seen by symdb_image_fault_check().
  */
 SYMDB_API ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs,
                                         size_t naddrs, symdb_frame *frames, size_t frames_cap,
                                         size_t frame_sz, symdb_result *results,
                                         size_t result_sz);
+
+/* ---- faults: an index file truncated under a reader --------------------- */
+
+/**
+ * @brief symdb_fault_recover() turns a SIGBUS on one of db's index mappings
+ *        into a damaged image, from the caller's signal handler.
+ *
+ * symdb never truncates or rewrites a published file (it replaces files by
+ * rename), but an operator can truncate one that a process has mapped; a
+ * read past its new end then raises SIGBUS.  The library installs no signal
+ * handler and keeps no global state, so a program that must survive this
+ * (a server, `symdb query` on a stream) installs one, with SA_SIGINFO, that
+ * passes the faulting address to this function for each of its handles:
+ * @code
+ * #include <signal.h>
+ * #include <stdatomic.h>
+ *
+ * static _Atomic(symdb *) fault_db; // set after symdb_open(), NULL before symdb_close()
+ *
+ * static void on_sigbus(int sig, siginfo_t *si, void *uc)
+ * {
+ *         (void)uc;
+ *         if (symdb_fault_recover(atomic_load(&fault_db), si->si_addr) > 0)
+ *                 return; // the read is retried and sees zeros; the image is damaged
+ *         signal(sig, SIG_DFL); // not a symdb mapping: die as without the handler
+ *         raise(sig);           // (delivered when the handler returns)
+ * }
+ *
+ * // once, after symdb_open():
+ * struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+ * sigemptyset(&sa.sa_mask);
+ * atomic_store(&fault_db, db);
+ * sigaction(SIGBUS, &sa, NULL);
+ * @endcode
+ * A program that already has a SIGBUS handler calls this first and goes on
+ * to its own handling when it returns 0.  SA_ONSTACK is not needed (the
+ * fault is a read, not a stack overflow) and does no harm.  Under
+ * AddressSanitizer, whose own SIGBUS handler is replaced by sigaction()
+ * unless ASAN_OPTIONS has allow_user_segv_handler=0, nothing else changes.
+ *
+ * When addr lies in an index mapping of an image opened on db, the pages
+ * from addr's page to the end of that mapping are replaced by zero pages
+ * (mmap MAP_FIXED|MAP_ANONYMOUS: past a truncation every one of them would
+ * fault), the image is marked damaged, and 1 is returned: the handler
+ * returns and the faulting load reads zeros, which no symdb function can be
+ * led astray by (they bound every index they read).  From then on
+ * symdb_resolve_batch() gives SYMDB_E_CORRUPT for every address of that
+ * image, symdb_symbolize() SYMDB_SYM_DAMAGED, and symdb_image_fault_check()
+ * SYMDB_E_CORRUPT; the next symdb_image_open_*() of the image maps the file
+ * afresh (and so reports the truncation), while handles already open keep
+ * the damaged mapping until their last close.  Other images are unaffected.
+ *
+ * @param db   NULL (0 is returned) or an open database.
+ * @param addr the faulting address (siginfo_t.si_addr).
+ * @return 1 when the fault was on one of db's mappings and was recovered;
+ *         0 when addr is in none of them (or NULL), or when the zero pages
+ *         could not be mapped (the caller then dies as without a handler).
+ * @note Async-signal-safe: no lock, no allocation, one mmap(2); errno is
+ *       preserved.  It may run on any thread, concurrently with any call on
+ *       db except symdb_close(): clear the pointer the handler reads before
+ *       symdb_close(db).  Images opened with symdb_image_open_file(), and
+ *       images still open after symdb_close() of their db, are not covered.
+ * @note A fault is recovered only on a mapping that the faulting thread is
+ *       reading, which by the rule of symdb_image_close() cannot be unmapped
+ *       meanwhile; a mapping being opened or closed is never touched.
+ */
+SYMDB_API int symdb_fault_recover(symdb *db, const void *addr);
+
+/**
+ * @brief symdb_image_fault_check() tells whether img's mapping faulted
+ *        (symdb_fault_recover()), so that what was read from it may be zeros.
+ * @param img an open image.
+ * @return 0; SYMDB_E_CORRUPT once a fault on its mapping was recovered (for
+ *         good: open the image again for a fresh mapping); SYMDB_E_INVAL
+ *         for a NULL img.
+ * @note For a caller that reads the strings of results itself (names,
+ *       files): read them, then check; when it says SYMDB_E_CORRUPT, what was
+ *       read since the previous check may be empty strings.  symdb_resolve_batch()
+ *       and symdb_symbolize() check by themselves.  Thread-safe, lock-free.
+ */
+SYMDB_API int symdb_image_fault_check(const symdb_image *img);
 
 /* ---- symbolize: unsorted batches over many images ---------------------- */
 
@@ -686,7 +776,10 @@ enum symdb_sym_status {
 	                                 image (a file offset outside every segment, a
 	                                 runtime address below load_address, ...) */
 	SYMDB_SYM_DAMAGED = 4,      /**< the index file, or the record the address
-	                                 led to, is damaged (error says which) */
+	                                 led to, is damaged (error says which), or its
+	                                 mapping faulted (symdb_fault_recover(): the
+	                                 context opens the image afresh at its next
+	                                 call) */
 	SYMDB_SYM_NO_IMAGE = 5      /**< the image reference is unusable: unreadable
 	                                 path, bad hex, NULL handle */
 };
