@@ -141,6 +141,12 @@ CLI_HIDDEN int cli_query_run_args(struct query *q, char **addrs, int naddrs);
 
 /* cmd_query.c: resolve and print the requests read so far. */
 CLI_HIDDEN int cli_query_run_batch(struct query *q);
+/* Module mod's index mapping faulted (its file was truncated while the query
+ * ran: symdb_fault_recover): say so once on stderr and treat the module as
+ * one that could not be opened from now on (its image stays mapped until
+ * exit: results and names may point into it). */
+#define DAMAGED_MSG "index file changed while in use (truncated?)"
+CLI_HIDDEN void cli_query_module_damaged(struct query *q, uint32_t mod);
 
 /* cli_query_print.c */
 CLI_HIDDEN void cli_query_format_begin(struct query *q);

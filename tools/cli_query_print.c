@@ -108,6 +108,46 @@ void cli_query_format_begin(struct query *q)
 	q->body = cli_query_grow(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
 }
 
+/* Whether the mapping of img faulted (symdb_fault_recover), checked once
+ * per run of results of one image. */
+static int faulted(const symdb_image *img, const symdb_image **last, int *last_bad)
+{
+	if (img != *last) {
+		*last = img;
+		*last_bad = img && symdb_image_fault_check(img) < 0;
+	}
+	return *last_bad;
+}
+
+/*
+ * After formatting res[0, count): a result whose image's mapping faulted
+ * while it was resolved or its text formatted (an index file truncated under
+ * the query) may have been formatted from zeros.  Its module is declared
+ * damaged and the result formatted again as one of a module that cannot be
+ * opened: "??" (JSON: the module's Error, printed by cli_query_print_batch).
+ */
+static void recheck_bodies(struct query *q, const symdb_symbolized *res, const uint32_t *order,
+                           size_t count, struct text_span *body)
+{
+	static const symdb_symbolized none;
+	const symdb_image *last = NULL;
+	int bad = 0;
+	for (size_t i = 0; i < count && !q->apart_failed; i++) {
+		if (!faulted(res[i].image, &last, &bad))
+			continue;
+		uint32_t mod = q->req[q->spos[order[i]]].mod;
+		cli_query_module_damaged(q, mod);
+		if (q->per_line)
+			q->pr.module = q->mods[mod].name;
+		size_t nf = select_frames(q, &none), off = q->text.len;
+		cli_format_code_body(&q->pr, &q->text, q->li, nf);
+		if (q->text.len > UINT32_MAX)
+			q->apart_failed = 1;
+		body[i].off = (uint32_t)off;
+		body[i].len = (uint32_t)(q->text.len - off);
+	}
+}
+
 /* The bodies of res[first, first + count), which answer sreq[order[...]]:
  * called by the library as results become final (on_results), while their
  * frames are still in the cache. */
@@ -144,7 +184,9 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 		    (i == 0 || r->vaddr != r[-1].vaddr))
 			cli_query_cache_insert(q, r->vaddr, body[i]);
 	}
+	recheck_bodies(q, res, order, count, body);
 }
+
 
 /*
  * Bodies are read in input order, i.e. at random: the span of request
@@ -183,6 +225,45 @@ static inline __attribute__((always_inline)) void prefetch_bodies(const struct q
 	}
 }
 
+/* One request of the batch that was not formatted apart; r is its result
+ * (NULL for FRAME and invalid lines). */
+static void print_request(struct query *q, const struct request *rq, const struct module *md,
+                          const symdb_symbolized *r)
+{
+	q->pr.module = md->name;
+	/* llvm-symbolizer prints an Error object for CODE and DATA
+	 * requests on a module it cannot read, and "Frame": [] for FRAME. */
+	if (r && md->state < 0 && q->pr.style == CLI_STYLE_JSON) {
+		cli_print_error(&q->pr, rq->addr, md->error);
+		return;
+	}
+	if (r && r->status == SYMDB_SYM_DAMAGED)
+		q->damaged = 1;
+	if (r && q->pr.style == CLI_STYLE_ATOS) {
+		symdb_result lr = { .count = r->nframes, .sym_name = r->sym_name,
+			            .sym_addr = r->sym_addr, .sym_size = r->sym_size };
+		cli_atos_print(q->pr.out, &q->pr.dm, q->image_name, rq->addr, r->vaddr, &lr,
+		               r->frames, q->inlines > 0);
+		return;
+	}
+	switch (rq->kind) {
+	case REQ_INVALID:
+		cli_print_invalid(&q->pr, rq->text, rq->len);
+		break;
+	case REQ_FRAME:
+		cli_print_frame_cmd(&q->pr, rq->addr);
+		break;
+	case REQ_DATA:
+		if (r->sym_name)
+			cli_print_data(&q->pr, rq->addr, r->sym_name, r->sym_addr, r->sym_size);
+		else
+			cli_print_data(&q->pr, rq->addr, NULL, 0, 0);
+		break;
+	default:
+		cli_print_code(&q->pr, rq->addr, q->li, select_frames(q, r));
+	}
+}
+
 /* Print the batch in input order.  With bodies formatted apart, a CODE
  * request is its header and a copy of its body. */
 void cli_query_print_batch(struct query *q)
@@ -204,40 +285,39 @@ void cli_query_print_batch(struct query *q)
 			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
 			continue;
 		}
+		static const symdb_symbolized none = { .status = SYMDB_SYM_NO_IMAGE,
+			                               .vaddr = SYMDB_ADDR_INVALID };
 		int resolved = rq->kind == REQ_CODE || rq->kind == REQ_DATA;
-		q->pr.module = md->name;
-		/* llvm-symbolizer prints an Error object for CODE and DATA
-		 * requests on a module it cannot read, and "Frame": [] for FRAME. */
-		if (resolved && md->state < 0 && q->pr.style == CLI_STYLE_JSON) {
-			cli_print_error(&q->pr, rq->addr, md->error);
+		/* A module that cannot be opened has no results (JSON: its
+		 * Error; q->res may be unused: format_results had the batch) */
+		if (!resolved || md->state < 0) {
+			print_request(q, rq, md, resolved ? &none : NULL);
 			continue;
 		}
-		const symdb_symbolized *r = resolved ? &q->res[q->pos[i]] : NULL;
-		if (r && r->status == SYMDB_SYM_DAMAGED)
-			q->damaged = 1;
-		if (r && q->pr.style == CLI_STYLE_ATOS) {
-			symdb_result lr = { .count = r->nframes, .sym_name = r->sym_name,
-				            .sym_addr = r->sym_addr, .sym_size = r->sym_size };
-			cli_atos_print(q->pr.out, &q->pr.dm, q->image_name, rq->addr, r->vaddr, &lr,
-			               r->frames, q->inlines > 0);
+		const symdb_symbolized *r = &q->res[q->pos[i]];
+		if (!r->image) {
+			print_request(q, rq, md, r);
 			continue;
 		}
-		switch (rq->kind) {
-		case REQ_INVALID:
-			cli_print_invalid(&q->pr, rq->text, rq->len);
-			break;
-		case REQ_FRAME:
-			cli_print_frame_cmd(&q->pr, rq->addr);
-			break;
-		case REQ_DATA:
-			if (r->sym_name)
-				cli_print_data(&q->pr, rq->addr, r->sym_name, r->sym_addr,
-				               r->sym_size);
-			else
-				cli_print_data(&q->pr, rq->addr, NULL, 0, 0);
-			break;
-		default:
-			cli_print_code(&q->pr, rq->addr, q->li, select_frames(q, r));
-		}
+		/* Printing reads the image's strings: when its mapping faults
+		 * meanwhile (symdb_fault_recover), the request is printed
+		 * again as one of a module that cannot be opened, unless its
+		 * text has already left the buffer (a rare half-garbled
+		 * answer; stderr and the exit code still say so). */
+		struct cli_out *o = q->pr.out;
+		size_t len = o->len, flushed = o->flushed;
+		unsigned jdepth = q->pr.jdepth;
+		unsigned char jhas[sizeof(q->pr.jhas)];
+		memcpy(jhas, q->pr.jhas, sizeof(jhas));
+		print_request(q, rq, md, r);
+		if (symdb_image_fault_check(r->image) == 0)
+			continue;
+		cli_query_module_damaged(q, rq->mod);
+		if (o->flushed != flushed)
+			continue;
+		o->len = len;
+		q->pr.jdepth = jdepth;
+		memcpy(q->pr.jhas, jhas, sizeof(jhas));
+		print_request(q, rq, md, &none);
 	}
 }

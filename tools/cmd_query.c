@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_fault.h"
 #include "cli_maint.h"
 #include "cli_query.h"
 
@@ -146,6 +147,24 @@ int cli_query_run_batch(struct query *q)
 	return 0;
 }
 
+void cli_query_module_damaged(struct query *q, uint32_t mod)
+{
+	struct module *m = &q->mods[mod];
+	q->damaged = 1;
+	if (m->state < 0)
+		return;
+	cli_err(m->name, "%s: its addresses are not resolved from here on", DAMAGED_MSG);
+	m->state = -CLI_EXIT_DAMAGED;
+	free(m->error);
+	m->error = strdup(DAMAGED_MSG);
+	if (-m->state > q->module_failed)
+		q->module_failed = -m->state;
+	/* Bodies cached before the fault must not answer for it either. */
+	free(q->cache.slot);
+	q->cache.slot = NULL;
+	q->cache.used = 0;
+}
+
 static void query_free(struct query *q)
 {
 	struct cli_used used; /* last-query times, written once at exit (cli_maint.c) */
@@ -161,6 +180,7 @@ static void query_free(struct query *q)
 	free(q->mods);
 	symdb_image_close(q->img);
 	symdb_symbolizer_free(q->sym);
+	cli_fault_unguard();
 	symdb_close(q->db);
 	cli_used_commit(&used);
 	free(q->req);
@@ -199,6 +219,9 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		ex = -rc;
 		goto out;
 	}
+	/* A stream may run for hours: an index file truncated meanwhile
+	 * damages that module only (cli_query_module_damaged). */
+	cli_fault_guard(q.db);
 	if ((rc = symdb_symbolizer_create(q.db, NULL, &q.sym)) < 0) {
 		cli_err(NULL, "%s", symdb_strerror(rc));
 		ex = CLI_EXIT_FAILED;

@@ -27,6 +27,7 @@
 
 #include "cli_atos.h"
 #include "cli_crash.h"
+#include "cli_fault.h"
 #include "cli_ips.h"
 #include "cli_util.h"
 #include "symdb.h"
@@ -555,6 +556,7 @@ int cli_cmd_symbolicate(const struct cli_global *g0, int argc, char **argv)
 		return CLI_EXIT_FAILED;
 	}
 	crash_init(&c);
+	cli_fault_guard(db); /* an index truncated meanwhile: that image is damaged */
 	if (symbolicate(&c, db, buf, n, &out, &so, what) < 0)
 		ex = CLI_EXIT_FAILED;
 	else
@@ -562,6 +564,7 @@ int cli_cmd_symbolicate(const struct cli_global *g0, int argc, char **argv)
 	if (cli_out_fini(&out) < 0 && ex == CLI_EXIT_OK)
 		ex = CLI_EXIT_FAILED;
 	crash_free(&c);
+	cli_fault_unguard();
 	symdb_close(db);
 	free(buf);
 	return ex;

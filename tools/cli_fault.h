@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_fault.h - the CLI's SIGBUS handler (symdb_fault_recover, symdb.h):
+ * the long-running commands (query, symbolicate) guard their database handle
+ * so that an index file truncated under them damages that image only.
+ */
+#ifndef SYMDB_CLI_FAULT_H
+#define SYMDB_CLI_FAULT_H
+
+#include "cli_util.h"
+#include "symdb.h"
+
+/* Install the handler (once per process) and point it at db. */
+CLI_HIDDEN void cli_fault_guard(symdb *db);
+/* Point it at nothing: call before symdb_close() of the guarded handle. */
+CLI_HIDDEN void cli_fault_unguard(void);
+
+#endif /* SYMDB_CLI_FAULT_H */
