@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -113,6 +114,41 @@ static void symbolize_both(symdb_symbolizer *s, const symdb_uuid *ida, uint64_t 
 	CHECK_RC(symdb_symbolize(s, rq, 2, out, NULL));
 }
 
+/* Another thread opens, resolves and closes image B over and over (each
+ * last close clears a slot of the table, each open fills one) while the
+ * main thread's reads of A fault: the handler's search meets slots being
+ * written, and B's answers never change. */
+struct churn {
+	symdb *db;
+	const symdb_uuid *id;
+	const char *names;   /* B's names, as first resolved */
+	atomic_int stop;
+	int rounds, wrong;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+	while (!atomic_load(&c->stop) || c->rounds < 20) {
+		symdb_image *img = NULL;
+		uint64_t *addrs;
+		size_t ok, bad;
+		char *names = NULL;
+		if (symdb_image_open_uuid(c->db, c->id, NULL, &img) != 0) {
+			c->wrong++;
+			break;
+		}
+		size_t n = symbol_addrs(img, &addrs);
+		resolve_all(img, addrs, n, &ok, &bad, &names);
+		c->wrong += ok != n || !names || strcmp(names, c->names) != 0;
+		free(names);
+		free(addrs);
+		symdb_image_close(img);
+		c->rounds++;
+	}
+	return NULL;
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -157,7 +193,8 @@ int main(void)
 	symdb_symbolizer *s = NULL;
 	symdb_symbolized out[2];
 	CHECK_RC(symdb_symbolizer_create(db, NULL, &s));
-	symbolize_both(s, &ra.uuid, aa[na / 2], &rb.uuid, ab[nb / 2], out);
+	/* The context holds A (not B: B must be unmapped by its last close). */
+	symbolize_both(s, &ra.uuid, aa[na / 2], &ra.uuid, aa[na / 3], out);
 	CHECK(out[0].status == SYMDB_SYM_OK && out[1].status == SYMDB_SYM_OK);
 
 	/* Truncate A's file under the mapping: every table past page 1 goes. */
@@ -168,7 +205,28 @@ int main(void)
 	CHECK(truncate(path, 4096) == 0);
 
 	CHECK(symdb_image_fault_check(ia) == 0);
+	/* Nothing else holds B now: the churning thread's opens and closes
+	 * map and unmap it. */
+	symdb_image_close(ib);
+	ib = NULL;
+	struct churn ch = { .db = db, .id = &rb.uuid, .names = names_b };
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, churn_main, &ch) == 0);
 	resolve_all(ia, aa, na, &ok, &bad, NULL);
+	/* The handler's search itself, while B's slot comes and goes: an
+	 * address in A is always found, one in no mapping never. */
+	int local = 0, found = 0, stray = 0;
+	for (int i = 0; i < 20000; i++) {
+		found += symdb_fault_recover(db, (const char *)ia->map + ia->map_len - 1);
+		stray += symdb_fault_recover(db, &local);
+	}
+	CHECK(found == 20000 && stray == 0);
+	atomic_store(&ch.stop, 1);
+	pthread_join(th, NULL);
+	CHECK(ch.wrong == 0 && ch.rounds >= 20);
+	fprintf(stderr, "faults recovered: %d; B opened and closed %d times meanwhile\n",
+	        atomic_load(&recovered), ch.rounds);
+	CHECK_RC(symdb_image_open_uuid(db, &rb.uuid, EB_OPTS(err, sizeof err), &ib));
 	CHECK(atomic_load(&recovered) >= 1);
 	CHECK(ok == 0 && bad == na);
 	CHECK(symdb_image_fault_check(ia) == SYMDB_E_CORRUPT);
@@ -195,7 +253,6 @@ int main(void)
 	fprintf(stderr, "reopen: %s\n", err);
 
 	/* Not a symdb mapping: 0, errno untouched. */
-	int local = 0;
 	errno = 1234;
 	CHECK(symdb_fault_recover(db, &local) == 0 && errno == 1234);
 	CHECK(symdb_fault_recover(NULL, &local) == 0);
