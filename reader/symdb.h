@@ -777,9 +777,9 @@ enum symdb_sym_status {
 	                                 runtime address below load_address, ...) */
 	SYMDB_SYM_DAMAGED = 4,      /**< the index file, or the record the address
 	                                 led to, is damaged (error says which), or its
-	                                 mapping faulted (symdb_fault_recover(): the
-	                                 context opens the image afresh at its next
-	                                 call) */
+	                                 mapping faulted (symdb_fault_recover(): a
+	                                 later call of the context opens the image
+	                                 afresh) */
 	SYMDB_SYM_NO_IMAGE = 5      /**< the image reference is unusable: unreadable
 	                                 path, bad hex, NULL handle */
 };
