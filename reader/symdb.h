@@ -644,8 +644,9 @@ SYMDB_API ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *
  * A program that already has a SIGBUS handler calls this first and goes on
  * to its own handling when it returns 0.  SA_ONSTACK is not needed (the
  * fault is a read, not a stack overflow) and does no harm.  Under
- * AddressSanitizer, whose own SIGBUS handler is replaced by sigaction()
- * unless ASAN_OPTIONS has allow_user_segv_handler=0, nothing else changes.
+ * AddressSanitizer this works as is: sigaction() replaces ASan's own SIGBUS
+ * handler, unless ASAN_OPTIONS has allow_user_segv_handler=0 or
+ * handle_sigbus=2, which keep ASan's (and the fault fatal).
  *
  * When addr lies in an index mapping of an image opened on db, the pages
  * from addr's page to the end of that mapping are replaced by zero pages
