@@ -273,61 +273,150 @@ int rd_catalog_del(rd_catalog *c, const uint8_t *uuid, size_t uuid_len)
 	return cat_write(c, cat_del_txn, &a);
 }
 
-/* Strings of a listed entry go to a scratch buffer big enough for any value
- * (two u16-length strings), allocated once per call.  fn runs inside a read
- * transaction that holds `resize` shared, so it must not write through the
- * same handle: a map resize would wait for the listing forever. */
+/* Listing.  fn never runs inside a transaction: a read transaction holds
+ * `resize` shared (catalog_txn.c), and fn may open images, mark them used
+ * or write the catalog, any of which may need `resize` exclusively (another
+ * process grew the map, or this one must grow it) - it would wait for the
+ * listing forever.  So entries are copied out of one short read transaction
+ * a batch at a time (raw key and value bytes), the transaction ends, and fn
+ * sees the batch; the next batch starts after the last key seen.  Each
+ * batch is a consistent snapshot; an entry added or removed during the
+ * listing may or may not be listed, every other entry is listed once. */
 #define CAT_SCRATCH (2 * (FMT_CV_STR_MAX + 1))
+#define CAT_BATCH_ENTRIES 64
+#define CAT_BATCH_BYTES   (256u << 10) /* soft: one entry may exceed it */
 
-static int cat_list_cursor(rd_catalog *c, MDB_txn *txn, char *scratch,
-                           int (*fn)(const rd_cat_entry *e, void *arg), void *arg)
+struct cat_batch {
+	uint8_t *buf;                 /* per entry: u32 key length, u32 value length, bytes */
+	size_t len, cap, n;
+	uint8_t last[512];            /* the last key copied (LMDB keys are <= 511 bytes) */
+	size_t last_len;              /* 0 before the first batch */
+	int done;                     /* the cursor reached the end */
+};
+
+static int batch_add(struct cat_batch *b, const MDB_val *k, const MDB_val *v)
+{
+	size_t need = 8 + k->mv_size + v->mv_size;
+	uint32_t kl = (uint32_t)k->mv_size, vl = (uint32_t)v->mv_size;
+
+	if (k->mv_size > sizeof b->last || v->mv_size > UINT32_MAX)
+		return SYMDB_E_CATALOG;
+	if (b->len + need > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *p;
+		while (cap < b->len + need)
+			cap *= 2;
+		if (!(p = realloc(b->buf, cap)))
+			return -ENOMEM;
+		b->buf = p;
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, &kl, 4);
+	memcpy(b->buf + b->len + 4, &vl, 4);
+	memcpy(b->buf + b->len + 8, k->mv_data, k->mv_size);
+	memcpy(b->buf + b->len + 8 + k->mv_size, v->mv_data, v->mv_size);
+	b->len += need;
+	b->n++;
+	memcpy(b->last, k->mv_data, k->mv_size);
+	b->last_len = k->mv_size;
+	return 0;
+}
+
+/* Copy the next batch of `images` entries into b, in one read transaction. */
+static int batch_read(rd_catalog *c, struct cat_batch *b)
 {
 	MDB_cursor *cur;
+	MDB_txn *txn;
 	MDB_val k, v;
-	rd_cat_entry e;
-	fmt_cat_value cv;
-	int rc, op = MDB_FIRST, damaged = 0;
+	int rc, err = 0;
 
-	rc = mdb_cursor_open(txn, c->images, &cur);
+	b->len = b->n = 0;
+	rc = cat_txn_begin(c, MDB_RDONLY, &txn);
 	if (rc)
 		return cat_err(rc);
-	while ((rc = mdb_cursor_get(cur, &k, &v, (MDB_cursor_op)op)) == 0) {
-		op = MDB_NEXT;
+	rc = mdb_cursor_open(txn, c->images, &cur);
+	if (rc) {
+		cat_txn_abort(c, txn);
+		return cat_err(rc);
+	}
+	if (b->last_len == 0) {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+	} else {
+		k.mv_size = b->last_len;
+		k.mv_data = b->last;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (rc == 0 && k.mv_size == b->last_len && memcmp(k.mv_data, b->last, b->last_len) == 0)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	while (rc == 0) {
+		err = batch_add(b, &k, &v);
+		if (err || b->n == CAT_BATCH_ENTRIES || b->len >= CAT_BATCH_BYTES)
+			break;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	cat_txn_abort(c, txn);
+	if (err)
+		return err;
+	if (rc == MDB_NOTFOUND) {
+		b->done = 1;
+		return 0;
+	}
+	return cat_err(rc);
+}
+
+/* Decode the batch and call fn for each entry: no transaction is open.
+ * Undecodable values are skipped and counted in *damaged. */
+static int batch_call(const struct cat_batch *b, char *scratch, int *damaged,
+                      int (*fn)(const rd_cat_entry *e, void *arg), void *arg)
+{
+	fmt_cat_value cv;
+	rd_cat_entry e;
+	size_t off = 0, i;
+	uint32_t kl, vl;
+	MDB_val k, v;
+	int rc;
+
+	for (i = 0; i < b->n; i++) {
+		memcpy(&kl, b->buf + off, 4);
+		memcpy(&vl, b->buf + off + 4, 4);
+		k.mv_size = kl;
+		k.mv_data = b->buf + off + 8;
+		v.mv_size = vl;
+		v.mv_data = b->buf + off + 8 + kl;
+		off += 8 + (size_t)kl + vl;
 		/* An undecodable value is skipped, not fatal: every readable entry
 		 * is still listed, and the damage is reported at the end. */
 		if (cat_decode(&k, &v, &e, &cv) != 0 ||
 		    cat_strings(&cv, &e, scratch, CAT_SCRATCH) != 0) {
-			damaged = 1;
+			*damaged = 1;
 			continue;
 		}
 		rc = fn(&e, arg);
 		if (rc)
-			break;
+			return rc;
 	}
-	mdb_cursor_close(cur);
-	if (rc == MDB_NOTFOUND)
-		rc = damaged ? SYMDB_E_CATALOG : 0;
-	return rc;
+	return 0;
 }
 
 int rd_catalog_list(rd_catalog *c, int (*fn)(const rd_cat_entry *e, void *arg), void *arg)
 {
-	MDB_txn *txn;
+	struct cat_batch b;
 	char *scratch;
-	int rc;
+	int rc, damaged = 0;
 
 	if (!c || !fn)
 		return SYMDB_E_INVAL;
 	scratch = malloc(CAT_SCRATCH);
 	if (!scratch)
 		return -ENOMEM;
-	rc = cat_txn_begin(c, MDB_RDONLY, &txn);
-	if (rc == 0) {
-		rc = cat_list_cursor(c, txn, scratch, fn, arg);
-		cat_txn_abort(c, txn);
-	} else {
-		rc = cat_err(rc);
-	}
+	memset(&b, 0, sizeof b);
+	do {
+		rc = batch_read(c, &b);
+		if (rc == 0)
+			rc = batch_call(&b, scratch, &damaged, fn, arg);
+	} while (rc == 0 && !b.done);
+	free(b.buf);
 	free(scratch);
-	return rc;
+	return rc == 0 && damaged ? SYMDB_E_CATALOG : rc;
 }

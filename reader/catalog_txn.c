@@ -20,6 +20,17 @@
  *
  * The environment is opened with MDB_NOTLS, so read transactions are not tied
  * to a thread and any number of threads may share one handle.
+ *
+ * Locking rule (symdb.h "Threads"): `resize` is taken exclusively, by
+ * cat_txn_begin after MDB_MAP_RESIZED or by cat_grow after MDB_MAP_FULL, only
+ * by a thread holding no transaction and no other library lock, and a
+ * transaction never runs caller code.  Hence nobody waits for `resize`
+ * while holding something its holders may wait for: the reader's cache
+ * mutex is never held across a catalog call (reader_open.c), and listing
+ * calls back outside its read transactions (catalog_entries.c).  Breaking
+ * either deadlocked: an opener holding the cache mutex waited here for a
+ * lister's read lock while the lister's callback waited for the mutex, and
+ * a listing callback writing to a full map waited here for its own thread.
  */
 #define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t, mkdir, flock */
 #include "catalog_internal.h"

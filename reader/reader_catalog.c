@@ -2,6 +2,9 @@
 /*
  * reader_catalog.c - symdb_list() and symdb_lookup(): the catalog as the
  * public API shows it, converted from rd_catalog's entries (SPEC §12.3).
+ *
+ * Locking rule (symdb.h "Threads"): nothing here holds a lock while calling
+ * the caller back; the catalog calls take and release their own.
  */
 #include <string.h>
 
@@ -38,8 +41,10 @@ static int list_one(const rd_cat_entry *c, void *arg)
 	return ctx->fn(&e, ctx->arg);
 }
 
-/* Not under db->lock: fn may well open images, and rd_catalog serialises
- * its own transactions. */
+/* Locking rule: fn runs with no library lock held and no catalog
+ * transaction open (rd_catalog_list copies each batch out first), so it may
+ * open and close images, mark them used, or write the catalog, even while
+ * other threads do and other processes grow the catalog's map. */
 int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg)
 {
 	struct list_ctx ctx = { fn, arg };

@@ -21,6 +21,15 @@
  *
  * Every decompression is reported to the caller's on_decompress hook
  * (symdb_open_opts), if any: tests count decompressions with it.
+ *
+ * Locking rule (symdb.h "Threads"): a thaw runs under the directory flock
+ * only, never under the db's cache mutex (reader_open.c calls in here with
+ * no lock held), so LZ4 decoding, fsync and verification of one image block
+ * no open or close of any other image on the handle.  The flock is the
+ * in-progress marker: a concurrent opener of the same image (thread or
+ * process) waits for it and then maps the published file instead of
+ * decoding again.  The on_decompress hook runs after the flock is released,
+ * so a slow hook, or one that opens images itself, holds up nobody.
  */
 #define _GNU_SOURCE /* O_CLOEXEC, O_DIRECTORY, mkstemp, PATH_MAX */
 #include <errno.h>
@@ -164,9 +173,10 @@ static int match_expected(const symdb_image *img, uint64_t size, uint64_t hsum, 
 	               (unsigned long long)hsum);
 }
 
-/* Decompress into anonymous memory and validate: nothing touches the disk. */
+/* Decompress into anonymous memory and validate: nothing touches the disk.
+ * The caller reports the decompression (on_disk 0). */
 static int thaw_memory(int lzfd, const char *lz, uint64_t size, uint64_t hsum, unsigned flags,
-                       const rd_thaw_hook *hook, symdb_image **out, char *eb, size_t ebsz)
+                       symdb_image **out, char *eb, size_t ebsz)
 {
 	struct target t = { .fd = -1, .expect = size };
 	int rc = decode(lzfd, &t, lz, eb, ebsz);
@@ -187,8 +197,6 @@ static int thaw_memory(int lzfd, const char *lz, uint64_t size, uint64_t hsum, u
 		rd_image_free(*out);
 		*out = NULL;
 	}
-	if (rc == 0)
-		note_decompression(hook, 0, lz);
 	return rc;
 }
 
@@ -248,9 +256,10 @@ static int publish_noreplace(const char *tmp, const char *path)
 
 /* Thaw into DB/tmp, then publish: rename over `path`, fsync, unlink the
  * .lz4, fsync (both forms exist in between, never neither).  Returns 1
- * without touching anything when DB/tmp cannot be written. */
+ * without touching anything when DB/tmp cannot be written.  *on_disk says
+ * whether the thawed file was published (for the caller's report). */
 static int thaw_publish(const char *dbdir, const char *path, const char *lz, int lzfd,
-                        uint64_t size, uint64_t hsum, unsigned flags, const rd_thaw_hook *hook,
+                        uint64_t size, uint64_t hsum, unsigned flags, int *on_disk,
                         symdb_image **out, char *eb, size_t ebsz)
 {
 	char tmp[PATH_MAX];
@@ -281,13 +290,13 @@ static int thaw_publish(const char *dbdir, const char *path, const char *lz, int
 		/* Keep serving the mapping: it is valid, just not published; the
 		 * .lz4 stays for the next open. */
 		unlink(tmp);
-		note_decompression(hook, 0, lz);
+		*on_disk = 0;
 		return 0;
 	}
 	rd_sync_parent(path);
 	if (unlink(lz) == 0)
 		rd_sync_parent(lz);
-	note_decompression(hook, 1, lz);
+	*on_disk = 1;
 	return 0;
 }
 
@@ -296,7 +305,7 @@ int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64
                  size_t ebsz)
 {
 	char lz[PATH_MAX];
-	int lock, lzfd, rc;
+	int lock, lzfd, rc, on_disk = 0;
 
 	*out = NULL;
 	if (fmt_layout_cold(lz, sizeof lz, path))
@@ -320,12 +329,14 @@ int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64
 	}
 	rc = 1;
 	if (lock >= 0 && !(flags & SYMDB_OPEN_NO_THAW))
-		rc = thaw_publish(dbdir, path, lz, lzfd, file_size, header_sum, flags, hook, out,
-		                  eb, ebsz);
+		rc = thaw_publish(dbdir, path, lz, lzfd, file_size, header_sum, flags, &on_disk,
+		                  out, eb, ebsz);
 	if (rc == 1) /* read-only: the same bytes, in memory */
-		rc = thaw_memory(lzfd, lz, file_size, header_sum, flags, hook, out, eb, ebsz);
+		rc = thaw_memory(lzfd, lz, file_size, header_sum, flags, out, eb, ebsz);
 	close(lzfd);
 	rd_dir_unlock(lock);
+	if (rc == 0)
+		note_decompression(hook, on_disk, lz);
 	return rc;
 }
 
@@ -339,8 +350,10 @@ int rd_cold_open_file(const char *lz, unsigned flags, const rd_thaw_hook *hook, 
 		rc = -errno;
 		return fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
 	}
-	rc = thaw_memory(fd, lz, 0, 0, flags, hook, out, eb, ebsz);
+	rc = thaw_memory(fd, lz, 0, 0, flags, out, eb, ebsz);
 	close(fd);
+	if (rc == 0)
+		note_decompression(hook, 0, lz);
 	return rc;
 }
 

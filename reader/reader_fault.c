@@ -17,8 +17,9 @@
  *
  * The table is searched from a signal handler, so the search takes no lock,
  * allocates nothing and calls only mmap(2), a plain system call.  Writers
- * (open and the last close of an image) hold the db's lock; each slot is a
- * seqlock, and blocks of slots are never freed before the handle, so the
+ * (open and the last close of an image) hold the db cache's lock; each slot
+ * is a seqlock, and blocks of slots are never freed before the cache (the
+ * handle and its last image), so the
  * handler reads only live memory and skips a slot that changes under it.
  *
  * The munmap race: the last close of an image clears its slot before
@@ -130,7 +131,7 @@ int symdb_fault_recover(symdb *db, const void *addr)
 
 	if (!db || !addr)
 		return 0;
-	for (b = __atomic_load_n(&db->fault.head, __ATOMIC_ACQUIRE); b && !done;
+	for (b = __atomic_load_n(&db->cache->fault.head, __ATOMIC_ACQUIRE); b && !done;
 	     b = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE)) {
 		for (size_t i = 0; i < RD_FAULT_BLOCK && !done; i++) {
 			uintptr_t start, page;
@@ -143,7 +144,7 @@ int symdb_fault_recover(symdb *db, const void *addr)
 			__atomic_store_n(&img->damaged, 1, __ATOMIC_SEQ_CST);
 			/* Everything from the faulting page on: past a truncation
 			 * every page would fault, one signal each. */
-			page = a & ~(db->fault.page - 1);
+			page = a & ~(db->cache->fault.page - 1);
 			done = mmap((void *)page, start + len - page, PROT_READ,
 			            MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED
 			               ? 1

@@ -16,7 +16,7 @@
 
 struct symdb_image;
 
-/* One registered mapping.  Written only under the owning db's lock, read
+/* One registered mapping.  Written only under the db cache's lock, read
  * by a signal handler at any instant: seq is odd while the other fields
  * change (a seqlock), so the handler never acts on a half-written slot. */
 struct rd_fault_slot {
@@ -44,10 +44,10 @@ struct rd_fault_table {
 RD_HIDDEN void rd_fault_init(struct rd_fault_table *t);
 /* Free every block.  Nothing may search the table meanwhile. */
 RD_HIDDEN void rd_fault_fini(struct rd_fault_table *t);
-/* Register img's mapping (caller holds the db lock).  Best effort: without
+/* Register img's mapping (caller holds the cache lock).  Best effort: without
  * memory for a new block the image is simply not covered. */
 RD_HIDDEN void rd_fault_register(struct rd_fault_table *t, struct symdb_image *img);
-/* Clear img's slot (caller holds the db lock), before its munmap. */
+/* Clear img's slot (caller holds the cache lock), before its munmap. */
 RD_HIDDEN void rd_fault_unregister(struct symdb_image *img);
 /* Whether a fault on img's mapping was recovered. */
 RD_HIDDEN int rd_image_damaged(const struct symdb_image *img);

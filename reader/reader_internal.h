@@ -24,27 +24,39 @@ typedef struct rd_thaw_hook {
 	void *arg;
 } rd_thaw_hook;
 
+/* The images a db shares between its openers (reader_open.c).  Its own
+ * object, not part of struct symdb: every image handed out holds a
+ * reference to it, so an image closed after symdb_close() (or racing it)
+ * still locks a live mutex.  `lock` is a leaf: nothing else is taken or
+ * waited for while it is held (no catalog access, no I/O). */
+typedef struct rd_cache {
+	pthread_mutex_t lock;  /* guards everything below and the refs of every image */
+	symdb_image *images;   /* shareable images: each the current file of its UUID */
+	unsigned owners;       /* 1 while the db is open + 1 per image pointing here */
+	struct rd_fault_table fault; /* the mappings of its images, for
+	                              * symdb_fault_recover(); freed with the cache */
+} rd_cache;
+
 struct symdb {
 	rd_catalog *cat;
 	rd_thaw_hook thaw;     /* from symdb_open()'s opts */
-	pthread_mutex_t lock;  /* guards `images`, every image's refs, and catalog reads */
-	symdb_image *images;   /* open images, a singly linked list */
-	struct rd_fault_table fault; /* their mappings, for symdb_fault_recover() */
+	rd_cache *cache;       /* mapped images, shared with the images themselves */
 	char dir[];            /* the database directory */
 };
 
 /* One mapped, validated index file.  Immutable after open except for `refs`,
- * `next` and `fault_slot`, which belong to the owning db's lock, and
+ * `next`, `listed` and `fault_slot`, which belong to cache->lock, and
  * `damaged`, which only ever goes from 0 to 1. */
 struct symdb_image {
 	fmt_view v;
 	void *map;
 	size_t map_len;
-	symdb *db;            /* owner of the cache entry, or NULL (open_file) */
+	rd_cache *cache;      /* the db's cache (a reference), or NULL (open_file) */
 	symdb_image *next;
 	unsigned refs;
+	int listed;           /* on cache->images: new opens may share it */
 	int damaged;          /* set (atomically) by symdb_fault_recover() */
-	struct rd_fault_slot *fault_slot; /* in db->fault, or NULL; db's lock */
+	struct rd_fault_slot *fault_slot; /* in cache->fault, or NULL; cache->lock */
 
 	/* Hoisted table bases and counts (0 / NULL when absent). */
 	unsigned aw;                          /* Address_Size */

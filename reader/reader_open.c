@@ -10,9 +10,30 @@
  * replaced behind the catalog's back.  When the file is missing, its cold
  * form (`.symdb.lz4`, SPEC §12.8) is thawed by reader_cold.c and mapped the
  * same way, so every caller, including open by binary path, gets it
- * transparently.  Each db keeps a reference-counted list
- * of its mapped images under one mutex, so threads opening the same UUID
- * share one mapping; resolving never takes the lock.
+ * transparently.  Each db keeps a cache of its mapped images (rd_cache), so
+ * threads opening the same UUID share one reference-counted mapping;
+ * resolving never takes a lock.
+ *
+ * Locking rules (symdb.h "Threads"):
+ *  1. The cache's mutex is a leaf lock: held only to look an image up, link
+ *     or unlink it and count its references, never across a catalog
+ *     transaction, a file open, mmap, validation or a thaw.  (A catalog
+ *     transaction may wait for the catalog's resize lock after another
+ *     process grew the map, and a symdb_list() callback may be waiting for
+ *     this mutex: holding it there deadlocked; a thaw held it through LZ4
+ *     decoding and fsync.)  An open is therefore: read the catalog entry,
+ *     look in the cache (locked), map or thaw (unlocked), link (locked; if
+ *     another thread linked the same file meanwhile, share theirs and unmap
+ *     ours).
+ *  2. Every image that came from a db holds a reference to the db's cache,
+ *     and symdb_close() drops only the db's own: an image superseded by a
+ *     re-index and closed after (or while) its db is closed still locks a
+ *     live mutex.
+ *  3. A file that disagrees with the entry read just before it may be a
+ *     re-index caught between its rename and its catalog commit
+ *     (publishers hold the flock of DB/images/XX/ across both, SPEC §12.5):
+ *     wait for that flock, re-read the entry and retry, RD_OPEN_TRIES times
+ *     in all; a file that still disagrees is SYMDB_E_CORRUPT.
  */
 #define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
 #include <errno.h>
@@ -27,6 +48,11 @@
 
 #include "format_layout.h"
 #include "reader_internal.h"
+
+/* Attempts at an image whose file disagrees with its catalog entry (rule 3):
+ * one re-index caught mid-publish needs two; more allow for a few back to
+ * back. */
+#define RD_OPEN_TRIES 4
 
 #define RD_OPEN_KNOWN \
 	(SYMDB_OPEN_WRITE | SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_CREATE | SYMDB_OPEN_NO_THAW)
@@ -175,6 +201,116 @@ void rd_image_free(symdb_image *img)
 	free(img);
 }
 
+static int same_uuid(const symdb_image *img, const uint8_t *bytes, size_t len)
+{
+	return img->v.uuid_len == len && memcmp(img->v.uuid, bytes, len) == 0;
+}
+
+static int same_file(const symdb_image *img, uint64_t size, uint64_t header_sum)
+{
+	return img->v.size == size && img->v.header_checksum == header_sum;
+}
+
+/* A reference to the cached image of id that is the file entry e
+ * describes, or NULL.  A mapping that faulted (symdb_fault_recover) is not
+ * shared: the file is mapped and validated afresh, as after a re-index. */
+static symdb_image *cache_get(rd_cache *c, const symdb_uuid *id, const rd_cat_entry *e)
+{
+	symdb_image *img;
+
+	pthread_mutex_lock(&c->lock);
+	for (img = c->images; img; img = img->next)
+		if (same_uuid(img, id->bytes, id->len) && same_file(img, e->file_size, e->header_sum) &&
+		    !rd_image_damaged(img))
+			break;
+	if (img)
+		img->refs++;
+	pthread_mutex_unlock(&c->lock);
+	return img;
+}
+
+/* Unlink img from the cache's list.  Called with the lock held. */
+static void cache_unlink(rd_cache *c, symdb_image *img)
+{
+	symdb_image **pp;
+
+	for (pp = &c->images; *pp; pp = &(*pp)->next)
+		if (*pp == img) {
+			*pp = img->next;
+			break;
+		}
+	img->next = NULL;
+	img->listed = 0;
+}
+
+/* Link a freshly mapped image (refs 1) and return the image to hand out:
+ * img, or the same file another thread linked while we mapped it (img is
+ * then freed).  Another file of the same UUID is unlinked: superseded by a
+ * re-index, its holders keep it and nobody new finds it. */
+static symdb_image *cache_put(rd_cache *c, symdb_image *img)
+{
+	symdb_image *old, *next, *keep = img;
+
+	pthread_mutex_lock(&c->lock);
+	for (old = c->images; old; old = next) {
+		next = old->next;
+		if (!same_uuid(old, img->v.uuid, img->v.uuid_len))
+			continue;
+		if (same_file(old, img->v.size, img->v.header_checksum) && !rd_image_damaged(old)) {
+			old->refs++;
+			keep = old;
+			break;
+		}
+		cache_unlink(c, old);
+	}
+	if (keep == img) {
+		img->cache = c;
+		c->owners++;
+		img->listed = 1;
+		img->next = c->images;
+		c->images = img;
+		rd_fault_register(&c->fault, img);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (keep != img)
+		rd_image_free(img);
+	return keep;
+}
+
+static int cache_new(rd_cache **out)
+{
+	rd_cache *c = calloc(1, sizeof *c);
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	rc = pthread_mutex_init(&c->lock, NULL);
+	if (rc) {
+		free(c);
+		return -rc;
+	}
+	c->owners = 1;
+	rd_fault_init(&c->fault);
+	*out = c;
+	return 0;
+}
+
+/* Drop one owner reference; the last frees the cache.  Nobody else can
+ * reach it then: no db, no image points to it. */
+static void cache_release(rd_cache *c)
+{
+	int last;
+
+	pthread_mutex_lock(&c->lock);
+	last = --c->owners == 0;
+	pthread_mutex_unlock(&c->lock);
+	if (last) {
+		rd_fault_fini(&c->fault);
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+	}
+}
+
 int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
 {
 	symdb_open_opts o;
@@ -202,7 +338,6 @@ int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
 	if (!db)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", dir);
 	memcpy(db->dir, dir, n + 1);
-	rd_fault_init(&db->fault);
 	db->thaw.fn = o.on_decompress;
 	db->thaw.arg = o.on_decompress_arg;
 	if (flags & (SYMDB_OPEN_WRITE | SYMDB_OPEN_CREATE))
@@ -210,8 +345,10 @@ int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
 	if (flags & SYMDB_OPEN_CREATE)
 		cflags |= RD_CAT_CREATE;
 	rc = rd_catalog_open(dir, cflags, &db->cat, eb, ebsz);
-	if (rc == 0 && (rc = -pthread_mutex_init(&db->lock, NULL)) != 0)
+	if (rc == 0 && (rc = cache_new(&db->cache)) != 0) {
 		rd_catalog_close(db->cat);
+		fmt_err(eb, ebsz, rc, "%s: %s", dir, symdb_strerror(rc));
+	}
 	if (rc) {
 		free(db);
 		return rc;
@@ -222,23 +359,11 @@ int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **out)
 
 void symdb_close(symdb *db)
 {
-	symdb_image *img, *next;
-
 	if (!db)
 		return;
-	/* Images still open outlive the db: detach them so that their last
-	 * close unmaps without touching this handle. */
-	pthread_mutex_lock(&db->lock);
-	for (img = db->images; img; img = next) {
-		next = img->next;
-		img->db = NULL;
-		img->next = NULL;
-		img->fault_slot = NULL; /* freed below: no longer covered */
-	}
-	db->images = NULL;
-	pthread_mutex_unlock(&db->lock);
-	pthread_mutex_destroy(&db->lock);
-	rd_fault_fini(&db->fault);
+	/* Images still open keep the cache alive (rule 2): their last close
+	 * frees it, without touching this handle. */
+	cache_release(db->cache);
 	rd_catalog_close(db->cat);
 	free(db);
 }
@@ -246,28 +371,6 @@ void symdb_close(symdb *db)
 const char *symdb_dir(const symdb *db)
 {
 	return db ? db->dir : NULL;
-}
-
-static symdb_image *cache_find(symdb *db, const symdb_uuid *id)
-{
-	symdb_image *img;
-
-	for (img = db->images; img; img = img->next)
-		if (img->v.uuid_len == id->len && memcmp(img->v.uuid, id->bytes, id->len) == 0)
-			return img;
-	return NULL;
-}
-
-/* Unlink img from its db's list.  Called with the lock held. */
-static void cache_remove(symdb *db, symdb_image *img)
-{
-	symdb_image **pp;
-
-	for (pp = &db->images; *pp; pp = &(*pp)->next)
-		if (*pp == img) {
-			*pp = img->next;
-			return;
-		}
 }
 
 /* The catalog promised this file (SPEC §12.3): it must still be the file the
@@ -311,55 +414,66 @@ static int fetch_entry(symdb *db, const symdb_uuid *id, rd_cat_entry *e, char *s
 	return 0;
 }
 
-/* Open (or share) the image the catalog currently lists for id.  Called with
- * db->lock held.  A cached mapping is reused only while the catalog still
- * describes the same file: after a re-index (a new file renamed over the
- * old, SPEC §12.5) the next open maps the new file, and the old mapping
- * stays valid for the references that hold it. */
-static int open_locked(symdb *db, const symdb_uuid *id, unsigned flags, const rd_thaw_hook *hook,
-                       char *strbuf, size_t strbuf_sz, symdb_image **out, char *eb,
-                       size_t ebsz)
+/* Share a cached image, checking its table checksums first if asked. */
+static int share(symdb_image *img, unsigned flags, const char *path, symdb_image **out,
+                 char *eb, size_t ebsz)
+{
+	if (flags & SYMDB_OPEN_VERIFY_CHECKSUMS) {
+		char why[200] = "";
+		int rc = fmt_view_check_sums(&img->v, why, sizeof why);
+		if (rc) {
+			symdb_image_close(img);
+			return fmt_err(eb, ebsz, rc, "%s: %s", path, why);
+		}
+	}
+	*out = img;
+	return 0;
+}
+
+/* Wait until no publisher is between its rename and its catalog commit in
+ * path's directory: they hold its flock across both (SPEC §12.5). */
+static void wait_for_publisher(const char *path)
+{
+	rd_dir_unlock(rd_dir_lock(path));
+}
+
+/* Open (or share) the image the catalog currently lists for id, holding no
+ * lock but the cache's, and that only briefly (rules 1 and 3 above).  A
+ * cached mapping is reused only while the catalog still describes the same
+ * file: after a re-index (a new file renamed over the old, SPEC §12.5) the
+ * next open maps the new file, and the old mapping stays valid for the
+ * references that hold it. */
+static int open_entry(symdb *db, const symdb_uuid *id, unsigned flags, const rd_thaw_hook *hook,
+                      char *strbuf, size_t strbuf_sz, symdb_image **out, char *eb, size_t ebsz)
 {
 	char path[PATH_MAX];
 	rd_cat_entry e = { .file_size = 0 };
 	symdb_image *img;
-	int rc;
+	int rc, tries;
 
-	rc = fetch_entry(db, id, &e, strbuf, strbuf_sz, path, eb, ebsz);
-	if (rc)
-		return rc;
-	img = cache_find(db, id);
-	/* A mapping that faulted (symdb_fault_recover) is mapped afresh, and
-	 * the file validated again, as after a re-index. */
-	if (img && !rd_image_damaged(img) && img->v.size == e.file_size &&
-	    img->v.header_checksum == e.header_sum) {
-		if (flags & SYMDB_OPEN_VERIFY_CHECKSUMS) {
-			char why[200] = "";
-			rc = fmt_view_check_sums(&img->v, why, sizeof why);
-			if (rc)
-				return fmt_err(eb, ebsz, rc, "%s: %s", path, why);
+	for (tries = 1;; tries++) {
+		rc = fetch_entry(db, id, &e, strbuf, strbuf_sz, path, eb, ebsz);
+		if (rc)
+			return rc;
+		img = cache_get(db->cache, id, &e);
+		if (img)
+			return share(img, flags, path, out, eb, ebsz);
+		rc = rd_image_map(path, flags, &img, eb, ebsz);
+		if (rc == -ENOENT) /* cold storage, SPEC §12.8 */
+			rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum, flags, hook,
+			                  &img, eb, ebsz);
+		if (rc)
+			return rc;
+		rc = match_catalog(img, &e, id, path, eb, ebsz);
+		if (rc == 0) {
+			*out = cache_put(db->cache, img);
+			return 0;
 		}
-		__atomic_add_fetch(&img->refs, 1, __ATOMIC_RELAXED);
-		*out = img;
-		return 0;
+		rd_image_free(img);
+		if (tries == RD_OPEN_TRIES)
+			return rc; /* really not the file the catalog describes */
+		wait_for_publisher(path);
 	}
-	rc = rd_image_map(path, flags, out, eb, ebsz);
-	if (rc == -ENOENT) /* cold storage, SPEC §12.8 */
-		rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum, flags, hook, out, eb,
-		                  ebsz);
-	if (rc == 0 && (rc = match_catalog(*out, &e, id, path, eb, ebsz)) != 0) {
-		rd_image_free(*out);
-		*out = NULL;
-	}
-	if (rc)
-		return rc;
-	if (img)
-		cache_remove(db, img); /* stale: its holders keep it, nobody new finds it */
-	(*out)->db = db;
-	(*out)->next = db->images;
-	db->images = *out;
-	rd_fault_register(&db->fault, *out);
-	return 0;
 }
 
 int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts,
@@ -389,16 +503,14 @@ int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts
 	if (!db || !id || id->len < 1 || id->len > SYMDB_UUID_MAX)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "invalid database handle or UUID");
 	hook = o.on_decompress ? (rd_thaw_hook){ o.on_decompress, o.on_decompress_arg } : db->thaw;
-	pthread_mutex_lock(&db->lock);
-	rc = open_locked(db, id, flags, &hook, small, sizeof small, out, eb, ebsz);
+	rc = open_entry(db, id, flags, &hook, small, sizeof small, out, eb, ebsz);
 	if (rc == -ENAMETOOLONG) {
 		big = malloc(BIG);
-		rc = big ? open_locked(db, id, flags, &hook, big, BIG, out, eb, ebsz) : -ENOMEM;
+		rc = big ? open_entry(db, id, flags, &hook, big, BIG, out, eb, ebsz) : -ENOMEM;
 		free(big);
 		if (rc == -ENAMETOOLONG || rc == -ENOMEM)
 			fmt_err(eb, ebsz, rc, "%s: catalog entry: %s", db->dir, symdb_strerror(rc));
 	}
-	pthread_mutex_unlock(&db->lock);
 	return rc;
 }
 
@@ -456,24 +568,28 @@ int symdb_image_data(const symdb_image *img, const void **data, size_t *size)
 
 void symdb_image_close(symdb_image *img)
 {
-	symdb *db;
-	int last = 1;
+	rd_cache *c;
+	int last;
 
 	if (!img)
 		return;
-	db = img->db;
-	if (db) {
-		pthread_mutex_lock(&db->lock);
-		last = __atomic_sub_fetch(&img->refs, 1, __ATOMIC_ACQ_REL) == 0;
-		if (last) {
-			cache_remove(db, img);
+	c = img->cache;
+	if (c) {
+		/* c is alive: img holds one of its owner references (rule 2). */
+		pthread_mutex_lock(&c->lock);
+		last = --img->refs == 0;
+		if (last && img->listed)
+			cache_unlink(c, img);
+		if (last)
 			rd_fault_unregister(img); /* before the munmap */
+		pthread_mutex_unlock(&c->lock);
+		if (last) {
+			rd_image_free(img);
+			cache_release(c);
 		}
-		pthread_mutex_unlock(&db->lock);
-	} else {
-		/* Opened by file, or detached by symdb_close(). */
-		last = __atomic_sub_fetch(&img->refs, 1, __ATOMIC_ACQ_REL) == 0;
+		return;
 	}
-	if (last)
+	/* Opened by file: never shared through a cache. */
+	if (__atomic_sub_fetch(&img->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		rd_image_free(img);
 }

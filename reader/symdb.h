@@ -92,6 +92,28 @@
  *   then reads as damaged and the others keep working.
  * - After fork(2), a child must open its own symdb handle (LMDB rule).
  *
+ * Threads: a symdb handle and its images may be shared by any number of
+ * threads; every call on them is thread-safe unless its note says otherwise
+ * (symdb_close(), symbolizer contexts).  The library's own locking rules,
+ * which keep callbacks free to call back in:
+ * - callbacks (symdb_list()'s fn, on_decompress) run with no library lock
+ *   held and no catalog transaction open: they may open and close images,
+ *   mark them used or list again, on the same handle;
+ * - the handle's image cache is locked only to look up, link and count an
+ *   image, never across a catalog transaction, a file open, mmap or a thaw:
+ *   a cold image being decompressed (SPEC §12.8) blocks no open or close of
+ *   any other image, and a second opener of the same image waits for the
+ *   first (a flock on its directory) and maps its result;
+ * - the catalog's map is grown or adopted (another process grew it) only by
+ *   a thread holding no transaction, so growth never deadlocks a listing;
+ * - every image holds a reference to the handle's cache: images may be
+ *   closed after symdb_close(), in any thread, also images superseded by a
+ *   re-index;
+ * - an open that catches a re-index between its rename and its catalog
+ *   commit waits for the commit and retries (a bounded number of times),
+ *   so a legitimate `symdb build --force` never shows readers a "damaged"
+ *   file; a file that really disagrees with the catalog is SYMDB_E_CORRUPT.
+ *
  * Conventions: every fallible function returns 0 (or a count) on success and a
  * negative error code on failure: -errno for system errors, SYMDB_E_* for
  * symdb's own; no other positive values.  Handles are returned through
@@ -169,7 +191,9 @@ typedef struct symdb_image symdb_image; /**< one immutable, mapped index file */
  * that opened it: `file` is the cold file's name ("UUIDHEX.symdb.lz4", no
  * directory), `on_disk` 1 when it was thawed into place, 0 when it was
  * decompressed into memory only (a read-only database, SYMDB_OPEN_NO_THAW,
- * symdb_image_open_file() of a `.lz4`).  Must not call back into symdb.
+ * symdb_image_open_file() of a `.lz4`).  It runs after the decompression,
+ * with no library lock held: it may call into symdb, and delays only the
+ * open that triggered it.
  */
 typedef void (*symdb_decompress_fn)(const char *file, int on_disk, void *arg);
 
@@ -251,9 +275,10 @@ SYMDB_API int symdb_open(const char *dir, const symdb_open_opts *opts, symdb **o
 /**
  * @brief symdb_close() releases a database handle.
  * @param db NULL (nothing happens) or a handle from symdb_open().
- * @note Images still open stay valid (each keeps its own mapping) and are
- *       closed with symdb_image_close() as usual.  Must not race with any
- *       other call on db.
+ * @note Images still open stay valid (each keeps its own mapping and a
+ *       reference to the handle's image cache) and are closed with
+ *       symdb_image_close() as usual, before or after this, in any thread.
+ *       Must not race with any other call on db itself.
  */
 SYMDB_API void symdb_close(symdb *db);
 
@@ -948,8 +973,11 @@ typedef struct symdb_entry {
  *         passed through), or a negative error;
  *         SYMDB_E_CATALOG after every readable entry was listed when some
  *         entry's value could not be decoded (symdb_catalog_check() names it).
- * @note fn runs inside one catalog read transaction (a consistent snapshot)
- *       and may itself open images on db.  Thread-safe.
+ * @note fn runs outside any catalog transaction and lock: it may open and
+ *       close images, call symdb_mark_used() or list again, on db.  Entries
+ *       are read in batches (each a consistent snapshot): one added or
+ *       removed while the listing runs may or may not be seen, every other
+ *       entry is seen exactly once.  Thread-safe.
  */
 SYMDB_API int symdb_list(symdb *db, int (*fn)(const symdb_entry *e, void *arg), void *arg);
 

@@ -264,9 +264,9 @@ int main(void)
 	symdb_image_close(ia);
 	symdb_image_close(ib);
 	/* After the last close, A's mapping is no longer in the table. */
-	CHECK(db->fault.head != NULL);
-	for (size_t i = 0; db->fault.head && i < RD_FAULT_BLOCK; i++)
-		CHECK(db->fault.head->slot[i].start == 0);
+	CHECK(db->cache->fault.head != NULL);
+	for (size_t i = 0; db->cache->fault.head && i < RD_FAULT_BLOCK; i++)
+		CHECK(db->cache->fault.head->slot[i].start == 0);
 	atomic_store(&fault_db, NULL);
 	symdb_close(db);
 	free(aa);
