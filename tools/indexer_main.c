@@ -28,10 +28,12 @@
 
 #include "symdb_indexer.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+/* IDX_ASAN: a sanitizer that reserves terabytes of address space
+ * (AddressSanitizer, ThreadSanitizer). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define IDX_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define IDX_ASAN 1
 #endif
 #endif
@@ -193,7 +195,8 @@ static void idx_confine(const struct idx_args *a)
 		idx_limit(RLIMIT_CPU, a->cpu);
 	if (a->memory) {
 #ifndef IDX_ASAN
-		/* AddressSanitizer reserves terabytes of address space. */
+		/* AddressSanitizer and ThreadSanitizer reserve terabytes of
+		 * address space. */
 		idx_limit(RLIMIT_AS, a->memory);
 #endif
 		/* The index is built in memory before it is written, so the

@@ -18,6 +18,8 @@
 # close to microseconds, so that queries land in it on every rebuild.
 source "$(dirname "$0")/../cli/lib.sh"
 : "${SLOW_PUBLISH_SHIM:?SLOW_PUBLISH_SHIM (tests/reliability/slow_publish_shim.so) must be set}"
+# An ASan build wants its runtime first among the preloaded libraries.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 
 REBUILDS=${FORCE_RACE_REBUILDS:-24}
 MIN_QUERIES=$((REBUILDS * 2))
