@@ -98,7 +98,9 @@
  * which keep callbacks free to call back in:
  * - callbacks (symdb_list()'s fn, on_decompress) run with no library lock
  *   held and no catalog transaction open: they may open and close images,
- *   mark them used or list again, on the same handle;
+ *   mark them used or list again, on the same handle (symdb_catalog_check()'s
+ *   fn is the exception: it runs inside the check's transaction and must
+ *   not call into the handle);
  * - the handle's image cache is locked only to look up, link and count an
  *   image, never across a catalog transaction, a file open, mmap or a thaw:
  *   a cold image being decompressed (SPEC §12.8) blocks no open or close of
@@ -1007,8 +1009,10 @@ typedef enum symdb_catalog_problem {
  * @param arg passed to fn.
  * @return the number of problems found (0: consistent), SYMDB_E_READONLY for
  *         a repair without SYMDB_OPEN_WRITE, or another negative error.
- * @note key and why are valid only during the call to fn.  Thread-safe;
- *       a repair is one write transaction.
+ * @note key and why are valid only during the call to fn, which runs inside
+ *       the check's catalog transaction: it must not call into db (a map
+ *       resize would wait for it).  Thread-safe; a repair is one write
+ *       transaction.
  */
 SYMDB_API int symdb_catalog_check(symdb *db, unsigned flags,
                                   void (*fn)(symdb_catalog_problem kind, const uint8_t *key,
