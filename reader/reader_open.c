@@ -16,7 +16,8 @@
  *
  * Locking rules (symdb.h "Threads"):
  *  1. The cache's mutex is a leaf lock: held only to look an image up, link
- *     or unlink it and count its references, never across a catalog
+ *     or unlink it, count its references and put its mapping in the fault
+ *     table or take it out (reader_fault.c), never across a catalog
  *     transaction, a file open, mmap, validation or a thaw.  (A catalog
  *     transaction may wait for the catalog's resize lock after another
  *     process grew the map, and a symdb_list() callback may be waiting for
@@ -36,6 +37,7 @@
  *     in all; a file that still disagrees is SYMDB_E_CORRUPT.
  */
 #define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -148,8 +150,23 @@ static int validate(symdb_image *img, const char *path, unsigned flags, char *eb
 	return 0;
 }
 
-int rd_image_from_map(void *map, size_t len, const char *path, unsigned flags,
-                      symdb_image **out, char *eb, size_t ebsz)
+/* Put img's mapping in c's fault table, or take it out (before the munmap):
+ * the table's writers hold the cache's lock (reader_fault.c). */
+static void fault_track(rd_cache *c, symdb_image *img, int on)
+{
+	pthread_mutex_lock(&c->lock);
+	if (on)
+		rd_fault_register(&c->fault, img);
+	else
+		rd_fault_unregister(img);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* rd_image_from_map(), with the mapping in the fault table of c (a db's
+ * cache, or NULL) before validation reads it: a file truncated while its
+ * checksums are verified is then an error, not a SIGBUS (reader_fault.c). */
+static int image_from_map(void *map, size_t len, const char *path, unsigned flags, rd_cache *c,
+                          symdb_image **out, char *eb, size_t ebsz)
 {
 	symdb_image *img = calloc(1, sizeof *img);
 	int rc;
@@ -161,7 +178,13 @@ int rd_image_from_map(void *map, size_t len, const char *path, unsigned flags,
 	}
 	img->map = map;
 	img->map_len = len;
+	if (c)
+		fault_track(c, img, 1);
 	rc = validate(img, path, flags, eb, ebsz);
+	if (rd_image_damaged(img)) /* what validate read may be zeros */
+		rc = fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "%s: truncated while being opened", path);
+	if (rc && c)
+		fault_track(c, img, 0);
 	if (rc) {
 		rd_image_free(img);
 		return rc;
@@ -173,7 +196,15 @@ int rd_image_from_map(void *map, size_t len, const char *path, unsigned flags,
 	return 0;
 }
 
-int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+int rd_image_from_map(void *map, size_t len, const char *path, unsigned flags,
+                      symdb_image **out, char *eb, size_t ebsz)
+{
+	return image_from_map(map, len, path, flags, NULL, out, eb, ebsz);
+}
+
+/* rd_image_map() with the mapping in a fault table from the start. */
+static int image_map(const char *path, unsigned flags, rd_cache *c, symdb_image **out,
+                     char *eb, size_t ebsz)
 {
 	void *map = NULL;
 	size_t len = 0;
@@ -189,13 +220,19 @@ int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, 
 	close(fd); /* the mapping keeps the file alive */
 	if (rc)
 		return rc;
-	return rd_image_from_map(map, len, path, flags, out, eb, ebsz);
+	return image_from_map(map, len, path, flags, c, out, eb, ebsz);
+}
+
+int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, size_t ebsz)
+{
+	return image_map(path, flags, NULL, out, eb, ebsz);
 }
 
 void rd_image_free(symdb_image *img)
 {
 	if (!img)
 		return;
+	assert(!img->fault_slot); /* taken out of its fault table under its lock */
 	if (img->map && img->map != MAP_FAILED)
 		munmap(img->map, img->map_len);
 	free(img);
@@ -269,7 +306,10 @@ static symdb_image *cache_put(rd_cache *c, symdb_image *img)
 		img->listed = 1;
 		img->next = c->images;
 		c->images = img;
-		rd_fault_register(&c->fault, img);
+		if (!img->fault_slot) /* thawed (reader_cold.c): not yet */
+			rd_fault_register(&c->fault, img);
+	} else {
+		rd_fault_unregister(img);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (keep != img)
@@ -458,7 +498,7 @@ static int open_entry(symdb *db, const symdb_uuid *id, unsigned flags, const rd_
 		img = cache_get(db->cache, id, &e);
 		if (img)
 			return share(img, flags, path, out, eb, ebsz);
-		rc = rd_image_map(path, flags, &img, eb, ebsz);
+		rc = image_map(path, flags, db->cache, &img, eb, ebsz);
 		if (rc == -ENOENT) /* cold storage, SPEC §12.8 */
 			rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum, flags, hook,
 			                  &img, eb, ebsz);
@@ -469,6 +509,7 @@ static int open_entry(symdb *db, const symdb_uuid *id, unsigned flags, const rd_
 			*out = cache_put(db->cache, img);
 			return 0;
 		}
+		fault_track(db->cache, img, 0);
 		rd_image_free(img);
 		if (tries == RD_OPEN_TRIES)
 			return rc; /* really not the file the catalog describes */
