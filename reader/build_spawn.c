@@ -616,7 +616,9 @@ static int cage_output(publish_stager *st, int tmp, publish_staged *s, char *eb,
 /* One output per UUID of ex, as st->img[0 .. ex->n). */
 static int cage_outputs(publish_stager *st, const publish_expect *ex, char *eb, size_t ebsz)
 {
-	int tmp = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	/* O_NOFOLLOW: DB/tmp is never followed (SPEC §12.1); the builder
+	 * judged its owner before (db_dir.h). */
+	int tmp = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
 
 	if (tmp < 0) {
 		rc = -errno;

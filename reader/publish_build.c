@@ -31,6 +31,7 @@
 #include "fmt_macho.h"
 #include "format_elf.h"
 #include "format_io.h"
+#include "db_dir.h"
 #include "format_layout.h"
 #include "rd_uuid.h"
 
@@ -237,6 +238,18 @@ static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
 		free(st);
 		return fmt_err(o->errbuf, o->errbuf_sz, -ENAMETOOLONG, "%s: path too long",
 		               rd_catalog_dir(b->cat));
+	}
+	/* DB/tmp is never written through (SPEC §12.1, db_dir.h): a symbolic
+	 * link or a foreign directory there fails the build up front. */
+	{
+		rd_safedir td;
+		rc = rd_safedir_open(&td, rd_catalog_dir(b->cat), FMT_LAYOUT_TMP, 0, o->errbuf,
+		                     o->errbuf_sz);
+		rd_safedir_close(&td);
+		if (rc) {
+			free(st);
+			return rc;
+		}
 	}
 	/* The indexer's output is untrusted: every checksum is verified before
 	 * anything is published. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "db_dir.h"
 #include "format_io.h"
 #include "format_layout.h"
 #include "publish_internal.h"
@@ -30,7 +31,7 @@ int publish_cold_indexed(const char *index_path, uint64_t file_size)
 
 	if (fmt_layout_cold(lz, sizeof lz, index_path))
 		return 0;
-	fd = open(lz, O_RDONLY | O_CLOEXEC);
+	fd = rd_safe_open_path(lz); /* never followed (db_dir.h) */
 	if (fd < 0)
 		return 0;
 	n = fmt_pread_full(fd, h, sizeof h, 0);

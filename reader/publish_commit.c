@@ -21,6 +21,7 @@
 
 #include <xxhash.h>
 
+#include "db_dir.h"
 #include "fmt_macho.h"
 #include "format_content.h"
 #include "format_header.h"
@@ -31,46 +32,47 @@
 
 /* The existing index of id: 0 absent; 2 entry whose file is missing or of
  * another size (rebuild, replace); 1 intact, *oi filled (*oimg open). */
-static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb_image_info *oi,
-                                const char *ipath);
+static int stage_existing_forms(const rd_cat_entry *e, const rd_safedir *xx, const char *name,
+                                symdb_image **oimg, symdb_image_info *oi, const char *ipath);
 
 static int stage_existing(rd_catalog *cat, const symdb_uuid *id, symdb_image **oimg,
                           symdb_image_info *oi, char *ipath, size_t ipath_sz)
 {
 	rd_cat_entry e;
-	char buf[1024], dir[4096];
-	int lock, rc;
+	rd_safedir xx;
+	const char *name;
+	char buf[1024];
+	int rc;
 
 	*oimg = NULL;
 	ipath[0] = 0;
 	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
 		return 0;
-	if (fmt_layout_file(ipath, ipath_sz, rd_catalog_dir(cat), e.file)) {
+	if (fmt_layout_file(ipath, ipath_sz, rd_catalog_dir(cat), e.file) ||
+	    rd_safedir_of(&xx, ipath, &name, 0, NULL, 0) != 0) {
+		/* No such file can be there, or not safely (db_dir.h): rebuild,
+		 * and publish_tmp says why if the directory is unsafe. */
 		ipath[0] = 0;
-		return 2; /* no such file can be there: rebuild */
+		return 2;
 	}
 	/* Under the directory lock (SPEC §12.8): a compaction or thaw between
 	 * looking for one form and the other must not read as "missing",
 	 * which would replace an intact index unconditionally. */
-	snprintf(dir, sizeof dir, "%s", ipath);
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = 0;
-	lock = rd_images_dir_lock(dir);
-	rc = stage_existing_forms(&e, oimg, oi, ipath);
-	rd_images_dir_unlock(lock);
+	rc = rd_safedir_lock(&xx) == 0 ? stage_existing_forms(&e, &xx, name, oimg, oi, ipath) : 2;
+	rd_safedir_close(&xx);
 	if (rc == 2)
 		ipath[0] = 0;
 	return rc;
 }
 
-/* stage_existing's look at both forms of e's file (ipath). */
-static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb_image_info *oi,
-                                const char *ipath)
+/* stage_existing's look at both forms of e's file (ipath, NAME in xx). */
+static int stage_existing_forms(const rd_cat_entry *e, const rd_safedir *xx, const char *name,
+                                symdb_image **oimg, symdb_image_info *oi, const char *ipath)
 {
 	struct stat st;
 
-	if (stat(ipath, &st) == 0 && (uint64_t)st.st_size == e->file_size) {
-		if (symdb_image_open_file(ipath, NULL, oimg) == 0) {
+	if (rd_safe_stat(xx, name, &st) == 0 && (uint64_t)st.st_size == e->file_size) {
+		if (rd_image_map(ipath, RD_OPEN_IN_DB, oimg, NULL, 0) == 0) {
 			oi->sz = sizeof *oi;
 			symdb_image_get_info(*oimg, oi);
 			return 1;
@@ -80,7 +82,7 @@ static int stage_existing_forms(const rd_cat_entry *e, symdb_image **oimg, symdb
 		 * decompressed in memory; nothing is thawed on disk. */
 		char lz[4096 + 8];
 		if (fmt_layout_cold(lz, sizeof lz, ipath) == 0 &&
-		    symdb_image_open_file(lz, NULL, oimg) == 0) {
+		    rd_cold_open_file(lz, RD_OPEN_IN_DB, NULL, oimg, NULL, 0) == 0) {
 			oi->sz = sizeof *oi;
 			symdb_image_get_info(*oimg, oi);
 			return 1;

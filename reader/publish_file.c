@@ -31,6 +31,7 @@
 
 #include "format_header.h"
 #include "format_io.h"
+#include "db_dir.h"
 #include "format_layout.h"
 #include "symdb_endian.h"
 
@@ -38,9 +39,12 @@ struct pub {
 	const char *dir;           /* database directory */
 	char hex[2 * FMT_UUID_MAX + 1];
 	char rel[128];             /* images/XX/HEX.symdb */
+	const char *name;          /* HEX.symdb: rel's last component */
 	char final[4096], subdir[4096], tmp[4096];
+	const char *tmpname;       /* tmp's last component, in DB/tmp */
+	rd_safedir tmpd;           /* DB/tmp (db_dir.h), or fd -1 */
+	rd_safedir xx;             /* DB/images/XX, locked while fd >= 0 */
 	int renamed;               /* final now holds our bytes */
-	int lock;                  /* rd_images_dir_lock of subdir, or -1 */
 	char *eb;
 	size_t ebsz;
 };
@@ -59,19 +63,22 @@ static int pub_paths(struct pub *p, const symdb_uuid *id)
 	    fmt_layout_subdir(p->subdir, sizeof p->subdir, p->dir, p->hex) ||
 	    fmt_layout_file(p->final, sizeof p->final, p->dir, p->rel))
 		return fmt_err(p->eb, p->ebsz, -ENAMETOOLONG, "%s: path too long", p->dir);
+	p->name = strrchr(p->rel, '/') + 1;
 	return 0;
 }
 
-static int pub_fsync_dir(struct pub *p, const char *dir)
+/* Remove the temp file (an error path: it is not published). */
+static void pub_drop_tmp(struct pub *p)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	if (p->tmpd.fd >= 0)
+		unlinkat(p->tmpd.fd, p->tmpname, 0);
+}
 
-	if (fd < 0)
-		return pub_fail(p, -errno, dir, "cannot open directory");
-	if (fsync(fd) < 0 && errno != EINVAL) /* EINVAL: fs without dir fsync */
-		rc = pub_fail(p, -errno, dir, "fsync");
-	close(fd);
-	return rc;
+static int pub_fsync_dir(struct pub *p, const rd_safedir *d, const char *dir)
+{
+	int rc = rd_safedir_sync(d);
+
+	return rc ? pub_fail(p, rc, dir, "fsync") : 0;
 }
 
 void publish_writeback_start(int fd)
@@ -87,36 +94,47 @@ void publish_writeback_start(int fd)
  * only start the writeback).  On error the temp file is gone. */
 static int pub_fsync_tmp(struct pub *p)
 {
-	int fd = open(p->tmp, O_RDONLY | O_CLOEXEC), rc = 0;
+	int fd = rd_safe_openat(&p->tmpd, p->tmpname, O_RDONLY), rc = 0;
 
-	if (fd < 0 || fsync(fd) < 0)
+	if (fd < 0)
+		rc = fd;
+	else if (fsync(fd) < 0)
 		rc = -errno;
 	if (fd >= 0)
 		close(fd);
 	if (rc) {
-		unlink(p->tmp);
+		const char *why = rd_safe_why(rc);
+		pub_drop_tmp(p);
+		if (why)
+			return fmt_err(p->eb, p->ebsz, rc, "%s: %s", p->tmp, why);
 		return pub_fail(p, rc, p->tmp, "cannot write index file");
 	}
 	return 0;
 }
 
-/* Create DB/images/XX/ if needed (fsyncing DB/images/ then). */
+/* Open (creating it and DB/images if needed) and lock DB/images/XX/, by
+ * directory descriptors only (db_dir.h): a symbolic link or a foreign
+ * directory there is an error for this image, and nothing is published.
+ * An unsafe entry already at the final name is refused too: a rename would
+ * delete it. */
 static int pub_subdir(struct pub *p)
 {
-	char images[4096];
-	int rc;
+	struct stat st;
+	int rc = rd_safedir_images(&p->xx, p->dir, p->hex, 1, p->eb, p->ebsz);
 
-	if (mkdir(p->subdir, 0777) < 0) {
-		if (errno == EEXIST)
-			return 0;
-		rc = -errno;
-		unlink(p->tmp);
-		return pub_fail(p, rc, p->subdir, "cannot create directory");
+	if (rc == 0 && (rc = rd_safedir_lock(&p->xx)) != 0)
+		pub_fail(p, rc, p->subdir, "cannot lock directory");
+	if (rc == 0) {
+		rc = rd_safe_stat(&p->xx, p->name, &st);
+		if (rd_safe_why(rc))
+			fmt_err(p->eb, p->ebsz, rc, "%s: %s", p->final, rd_safe_why(rc));
+		else
+			rc = 0;
 	}
-	fmt_layout_dir(images, sizeof images, p->dir, FMT_LAYOUT_IMAGES); /* fits: subdir did */
-	rc = pub_fsync_dir(p, images);
-	if (rc)
-		unlink(p->tmp);
+	if (rc) {
+		rd_safedir_close(&p->xx);
+		pub_drop_tmp(p);
+	}
 	return rc;
 }
 
@@ -125,13 +143,13 @@ static int pub_rename(struct pub *p)
 {
 	int rc;
 
-	if (rename(p->tmp, p->final) < 0) {
+	if (renameat(p->tmpd.fd, p->tmpname, p->xx.fd, p->name) < 0) {
 		rc = -errno;
-		unlink(p->tmp);
+		pub_drop_tmp(p);
 		return pub_fail(p, rc, p->final, "cannot rename index file into place");
 	}
 	p->renamed = 1;
-	return pub_fsync_dir(p, p->subdir);
+	return pub_fsync_dir(p, &p->xx, p->subdir);
 }
 
 /* The catalog commit failed: if no entry refers to our file, unlink it so that
@@ -145,9 +163,9 @@ static void pub_unpublish(struct pub *p, rd_catalog *cat, const symdb_uuid *id)
 	    SYMDB_E_NOT_INDEXED) {
 		char *eb = p->eb; /* keep the caller's reason for the first failure */
 
-		unlink(p->final);
+		unlinkat(p->xx.fd, p->name, 0);
 		p->eb = NULL;
-		pub_fsync_dir(p, p->subdir);
+		pub_fsync_dir(p, &p->xx, p->subdir);
 		p->eb = eb;
 	}
 }
@@ -169,20 +187,15 @@ static int pub_commit(struct pub *p, rd_catalog *cat, rd_cat_entry *e, int only_
 	int rc = pub_fsync_tmp(p);
 
 	if (rc == 0)
-		rc = pub_subdir(p);
+		rc = pub_subdir(p); /* locked from here */
 	if (rc)
 		return rc;
 	memset(&id, 0, sizeof id);
 	id.len = e->uuid_len;
 	memcpy(id.bytes, e->uuid, id.len);
-	p->lock = rd_images_dir_lock(p->subdir);
-	if (p->lock < 0) {
-		unlink(p->tmp);
-		return pub_fail(p, p->lock, p->subdir, "cannot lock directory");
-	}
 	if (only_if_absent && rd_catalog_get(cat, e->uuid, e->uuid_len, &cur, buf, sizeof buf) == 0) {
 		*raced = 1; /* another builder committed first: its file stays */
-		unlink(p->tmp);
+		pub_drop_tmp(p);
 		rc = 0;
 	} else {
 		e->file = p->rel;
@@ -201,8 +214,7 @@ static int pub_commit(struct pub *p, rd_catalog *cat, rd_cat_entry *e, int only_
 		if (rc && p->renamed)
 			pub_unpublish(p, cat, &id);
 	}
-	rd_images_dir_unlock(p->lock);
-	p->lock = -1;
+	rd_safedir_close(&p->xx); /* drops the lock */
 	return rc;
 }
 
@@ -218,7 +230,7 @@ int publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	p.lock = -1;
+	p.tmpd.fd = p.xx.fd = -1;
 	p.dir = rd_catalog_dir(cat);
 	p.eb = eb;
 	p.ebsz = ebsz;
@@ -229,11 +241,16 @@ int publish_tmp(rd_catalog *cat, rd_cat_entry *e, const char *tmp_path, int only
 	rc = pub_paths(&p, &id);
 	if (rc == 0 && (size_t)snprintf(p.tmp, sizeof p.tmp, "%s", tmp_path) >= sizeof p.tmp)
 		rc = fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", tmp_path);
+	/* The temp file is reached through DB/tmp's descriptor, never its path. */
+	p.tmpname = strrchr(p.tmp, '/') ? strrchr(p.tmp, '/') + 1 : p.tmp;
+	if (rc == 0)
+		rc = rd_safedir_open(&p.tmpd, p.dir, FMT_LAYOUT_TMP, 0, eb, ebsz);
 	if (rc) {
-		unlink(tmp_path);
+		pub_drop_tmp(&p);
 		return rc;
 	}
 	rc = pub_commit(&p, cat, e, only_if_absent, raced);
+	rd_safedir_close(&p.tmpd);
 	if (rc == 0 && index_path && index_path_sz)
 		snprintf(index_path, index_path_sz, "%s", p.final);
 	return rc;

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db_dir.h"
 #include "format_header.h"
 #include "format_io.h"
 #include "format_layout.h"
@@ -71,19 +72,17 @@ static int imp_stage(rd_catalog *cat, const char *index_path, char *tmp, size_t 
 	if (in < 0)
 		return fmt_err(o->errbuf, o->errbuf_sz, -errno, "%s: cannot open: %s", index_path,
 		               symdb_strerror(-errno));
-	out = mkstemp(tmp);
+	out = rd_safe_tmp_create(rd_catalog_dir(cat), tmp, o->errbuf, o->errbuf_sz);
 	if (out < 0) {
-		rc = -errno;
 		close(in);
-		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: cannot create temporary file: %s",
-		               tmp, symdb_strerror(rc));
+		return out;
 	}
 	rc = imp_copy(in, out, size);
 	close(in);
 	if (close(out) < 0 && rc == 0)
 		rc = -errno;
 	if (rc) {
-		unlink(tmp);
+		rd_safe_tmp_unlink(rd_catalog_dir(cat), tmp);
 		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: cannot copy %s: %s", tmp, index_path,
 		               symdb_strerror(rc));
 	}
@@ -120,15 +119,24 @@ static int imp_is_indexed(rd_catalog *cat, const symdb_uuid *id, symdb_build_res
 	rd_cat_entry e;
 	char buf[1024];
 	struct stat st;
+	rd_safedir d;
+	const char *name;
+	int ok;
 
 	if (rd_catalog_get(cat, id->bytes, id->len, &e, buf, sizeof buf) != 0)
 		return 0;
 	if (fmt_layout_file(res->index_path, sizeof res->index_path, rd_catalog_dir(cat), e.file) ||
-	    stat(res->index_path, &st) < 0 || (uint64_t)st.st_size != e.file_size) {
+	    rd_safedir_of(&d, res->index_path, &name, 0, NULL, 0) != 0) {
 		res->index_path[0] = 0;
 		return 0;
 	}
-	return 1;
+	/* Judged without following anything (db_dir.h): an unsafe file is
+	 * not "indexed", and publishing then says why. */
+	ok = rd_safe_stat(&d, name, &st) == 0 && (uint64_t)st.st_size == e.file_size;
+	rd_safedir_close(&d);
+	if (!ok)
+		res->index_path[0] = 0;
+	return ok;
 }
 
 static void imp_result(const symdb_image_info *info, symdb_build_result *out)
@@ -194,7 +202,7 @@ static int import_file(symdb_builder *b, const char *index_path, const symdb_uui
 	if (rc == 0 && !(o.flags & SYMDB_BUILD_FORCE) && imp_is_indexed(cat, &info.uuid, out)) {
 		out->skipped = 1;
 		symdb_image_close(img);
-		unlink(tmp);
+		rd_safe_tmp_unlink(rd_catalog_dir(cat), tmp);
 		return 0;
 	}
 	if (rc == 0 && (rc = publish_entry_from_file(tmp, &info, &e)) != 0)
@@ -202,7 +210,7 @@ static int import_file(symdb_builder *b, const char *index_path, const symdb_uui
 		             symdb_strerror(rc));
 	if (rc) {
 		symdb_image_close(img);
-		unlink(tmp);
+		rd_safe_tmp_unlink(rd_catalog_dir(cat), tmp);
 		return rc;
 	}
 	/* publish_tmp renames or removes tmp; img's mapping survives either. */

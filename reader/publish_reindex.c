@@ -26,9 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_dir.h"
 #include "format_header.h"
 #include "format_io.h"
 #include "format_layout.h"
+#include "reader_internal.h"
 #include "symdb_endian.h"
 #include "symdb_format.h"
 
@@ -54,11 +56,11 @@ static void rx_free(struct rx_state *s)
 static int rx_header(const char *path, rd_cat_entry *e, struct stat *st)
 {
 	uint8_t h[FMT_HEADER_SIZE];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = rd_safe_open_path(path); /* never followed (db_dir.h) */
 	int rc;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = fmt_header_read(fd, h);
 	if (fstat(fd, st) < 0)
 		rc = -1;
@@ -82,8 +84,8 @@ static int rx_header_cold(const symdb_image *img, const char *lzpath, rd_cat_ent
 
 	if (symdb_image_data(img, &data, &size) < 0 || size < FMT_HEADER_SIZE)
 		return SYMDB_E_CORRUPT;
-	if (stat(lzpath, st) < 0)
-		return -errno;
+	if (lstat(lzpath, st) < 0 || !S_ISREG(st->st_mode))
+		return SYMDB_E_CORRUPT;
 	h = data;
 	e->uuid_kind = h[FMT_H_UUID_KIND];
 	e->object_format = h[FMT_H_OBJECT_FORMAT];
@@ -101,7 +103,9 @@ static int rx_check(const char *path, const char *rel, int cold, rd_cat_entry *e
 	symdb_image_info info;
 	char hex[2 * SYMDB_UUID_MAX + 1], want[4096];
 	struct stat st;
-	int rc = symdb_image_open_file(path, &o, &img);
+	/* As symdb_image_open_file, but never following anything (db_dir.h). */
+	int rc = cold ? rd_cold_open_file(path, o.flags | RD_OPEN_IN_DB, NULL, &img, why, why_sz)
+	              : rd_image_map(path, o.flags | RD_OPEN_IN_DB, &img, why, why_sz);
 
 	if (rc == 0)
 		rc = symdb_image_verify(img, PUBLISH_EB_OPTS(why, why_sz));
@@ -141,7 +145,14 @@ out:
 	return rc;
 }
 
-static int rx_file(struct rx_state *s, const char *sub, const char *name)
+/* Report an unsafe entry (db_dir.h) as skipped: it is never followed. */
+static void rx_unsafe(struct rx_state *s, const char *rel, int rc)
+{
+	if (s->skipped)
+		s->skipped(rel, rd_safe_why(rc), s->arg);
+}
+
+static int rx_file(struct rx_state *s, const rd_safedir *xx, const char *sub, const char *name)
 {
 	char path[4096], rel[4096], shown[4096], why[512] = "";
 	size_t len = strlen(name);
@@ -157,13 +168,19 @@ static int rx_file(struct rx_state *s, const char *sub, const char *name)
 	if (snprintf(rel, sizeof rel, FMT_LAYOUT_IMAGES "/%s/%s", sub, name) >= (int)sizeof rel ||
 	    fmt_layout_file(path, sizeof path, rd_catalog_dir(s->cat), rel))
 		return -ENAMETOOLONG;
+	rc = rd_safe_stat(xx, name, &st);
+	if (rd_safe_why(rc)) {
+		rx_unsafe(s, rel, rc);
+		return 0;
+	}
 	if (cold) {
 		/* The entry names the .symdb either way (SPEC §12.8); a cold
 		 * form next to its .symdb is a leftover, not a second image. */
 		snprintf(shown, sizeof shown, "%s", rel);
 		rel[strlen(rel) - cold_ext] = 0;
 		path[strlen(path) - cold_ext] = 0;
-		if (stat(path, &st) == 0)
+		if (fstatat(xx->fd, rel + strlen(rel) - (len - cold_ext), &st,
+		            AT_SYMLINK_NOFOLLOW) == 0)
 			return 0;
 		strcat(path, FMT_LAYOUT_COLD_EXT);
 	}
@@ -186,30 +203,40 @@ static int rx_file(struct rx_state *s, const char *sub, const char *name)
 	return 0;
 }
 
-static int rx_subdir(struct rx_state *s, const char *images, const char *sub)
+static int rx_subdir(struct rx_state *s, const char *sub)
 {
-	char path[4096];
+	char rel[64];
+	rd_safedir xx;
 	struct dirent *d;
 	DIR *dir;
-	int rc = 0;
+	int rc, fd;
 
-	if (snprintf(path, sizeof path, "%s/%s", images, sub) >= (int)sizeof path)
-		return -ENAMETOOLONG;
-	dir = opendir(path);
-	if (!dir)
-		return errno == ENOTDIR ? 0 : -errno;
+	snprintf(rel, sizeof rel, FMT_LAYOUT_IMAGES "/%s", sub);
+	rc = rd_safedir_open(&xx, rd_catalog_dir(s->cat), rel, 0, NULL, 0);
+	if (rd_safe_why(rc)) {
+		rx_unsafe(s, rel, rc);
+		return 0;
+	}
+	if (rc)
+		return rc == -ENOTDIR ? 0 : rc;
 	/* Under the directory's lock (SPEC §12.8): a compaction or thaw moving a
 	 * file between readdir and the check would drop its image. */
-	int lock = rd_images_dir_lock(path);
-	if (lock < 0) {
-		closedir(dir);
-		return lock;
+	fd = dup(xx.fd); /* readdir's own descriptor; xx's keeps the lock */
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir || (rc = rd_safedir_lock(&xx)) != 0) {
+		rc = rc ? rc : -errno;
+		if (dir)
+			closedir(dir);
+		else if (fd >= 0)
+			close(fd);
+		rd_safedir_close(&xx);
+		return rc;
 	}
 	while (rc == 0 && (d = readdir(dir)) != NULL)
 		if (d->d_name[0] != '.')
-			rc = rx_file(s, sub, d->d_name);
-	rd_images_dir_unlock(lock);
+			rc = rx_file(s, &xx, sub, d->d_name);
 	closedir(dir);
+	rd_safedir_close(&xx); /* drops the lock */
 	return rc;
 }
 
@@ -218,7 +245,8 @@ int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
 {
 	struct rx_state s = { 0 };
 	symdb_build_opts o;
-	char images[4096], *errbuf;
+	rd_safedir imgs;
+	char *errbuf;
 	size_t errbuf_sz;
 	struct dirent *d;
 	DIR *dir;
@@ -233,18 +261,21 @@ int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
 	s.cat = publish_builder_catalog(b);
 	s.skipped = skipped;
 	s.arg = arg;
-	if (fmt_layout_dir(images, sizeof images, rd_catalog_dir(s.cat), FMT_LAYOUT_IMAGES))
-		return fmt_err(errbuf, errbuf_sz, -ENAMETOOLONG, "%s: path too long",
-		               rd_catalog_dir(s.cat));
-	dir = opendir(images);
+	/* DB/images by its descriptor, never followed (db_dir.h). */
+	rc = rd_safedir_open(&imgs, rd_catalog_dir(s.cat), FMT_LAYOUT_IMAGES, 0, errbuf, errbuf_sz);
+	if (rc)
+		return rc;
+	dir = fdopendir(imgs.fd);
 	if (!dir) {
 		rc = -errno;
-		return fmt_err(errbuf, errbuf_sz, rc, "%s: %s", images, symdb_strerror(rc));
+		rd_safedir_close(&imgs);
+		return fmt_err(errbuf, errbuf_sz, rc, "%s/%s: %s", rd_catalog_dir(s.cat),
+		               FMT_LAYOUT_IMAGES, symdb_strerror(rc));
 	}
 	while (rc == 0 && (d = readdir(dir)) != NULL)
 		if (strlen(d->d_name) == 2 && d->d_name[0] != '.')
-			rc = rx_subdir(&s, images, d->d_name);
-	closedir(dir);
+			rc = rx_subdir(&s, d->d_name);
+	closedir(dir); /* closes imgs.fd */
 	if (rc == 0)
 		rc = rd_catalog_replace_all(s.cat, s.e, s.n);
 	if (rc)

@@ -44,51 +44,44 @@
 #include <unistd.h>
 
 #include "format_io.h"
+#include "db_dir.h"
 #include "format_layout.h"
 #include "reader_internal.h"
 
 /* ---- directory lock and durability ---------------------------------------- */
 
-/* Copy the directory part of path into dir (PATH_MAX bytes). */
-static int parent_of(const char *path, char *dir)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	if (!slash || n >= PATH_MAX)
-		return -ENAMETOOLONG;
-	memcpy(dir, path, n);
-	dir[n] = 0;
-	return 0;
-}
-
 int rd_dir_lock(const char *path)
 {
-	char dir[PATH_MAX];
-	int rc;
+	const char *name;
+	rd_safedir d;
+	int rc = rd_safedir_lock_of(&d, path, &name);
 
-	if ((rc = parent_of(path, dir)) != 0)
-		return rc;
-	return rd_images_dir_lock(dir);
+	return rc ? rc : d.fd;
 }
 
 void rd_dir_unlock(int fd)
 {
-	rd_images_dir_unlock(fd);
+	if (fd >= 0)
+		close(fd); /* drops the flock */
 }
 
 void rd_sync_parent(const char *path)
 {
-	char dir[PATH_MAX];
-	int fd;
+	const char *name;
+	rd_safedir d;
 
-	if (parent_of(path, dir) != 0)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
+	if (rd_safedir_of(&d, path, &name, 0, NULL, 0) == 0) {
+		(void)rd_safedir_sync(&d);
+		rd_safedir_close(&d);
 	}
+}
+
+/* The last component of path. */
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
 }
 
 /* Tell the caller's hook of one decompression (symdb_open_opts.on_decompress). */
@@ -214,6 +207,28 @@ static int tmp_name(const char *dbdir, const char *path, const char *what, char 
 	return fmt_layout_tmp(tmp, PATH_MAX, dbdir, name);
 }
 
+/* Create the temp file tmp names (DB/tmp/NAME.XXXXXX, its X's replaced
+ * here) through DB/tmp's descriptor, which td keeps for the rename
+ * (db_dir.h: DB/tmp is never followed).  Returns the file's descriptor or
+ * a negative code (td closed). */
+static int tmp_create(const char *dbdir, char *tmp, rd_safedir *td)
+{
+	char *base = strrchr(tmp, '/') + 1, prefix[PATH_MAX], name[PATH_MAX];
+	const size_t suffix = sizeof FMT_LAYOUT_TMP_SUFFIX - 1;
+	int fd = rd_safedir_open(td, dbdir, FMT_LAYOUT_TMP, 0, NULL, 0);
+
+	if (fd)
+		return fd;
+	snprintf(prefix, sizeof prefix, "%.*s", (int)(strlen(base) - suffix), base);
+	fd = rd_safe_mktemp(td, prefix, name, sizeof name);
+	if (fd < 0) {
+		rd_safedir_close(td);
+		return fd;
+	}
+	memcpy(base, name, strlen(name) + 1); /* same length: NAME + 7 */
+	return fd;
+}
+
 /* Map the decoded temp file and check it as a reader would, every table
  * checksum included, before it may be renamed into DB/images. */
 static int thaw_check(int tfd, const char *tmp, const char *lz, uint64_t size, uint64_t hsum,
@@ -240,40 +255,43 @@ static int thaw_check(int tfd, const char *tmp, const char *lz, uint64_t size, u
 	return rc;
 }
 
-/* rename(tmp, path) unless path exists; link + unlink where the filesystem
- * has no RENAME_NOREPLACE.  -1 with errno (EEXIST: path exists). */
-static int publish_noreplace(const char *tmp, const char *path)
+/* Rename (fd, from) to (tofd, to) unless to exists; link + unlink where the
+ * filesystem has no RENAME_NOREPLACE.  -1 with errno (EEXIST: to exists). */
+static int publish_noreplace(int fd, const char *from, int tofd, const char *to)
 {
-	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+	if (renameat2(fd, from, tofd, to, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -1;
-	if (link(tmp, path) < 0)
+	if (linkat(fd, from, tofd, to, 0) < 0)
 		return -1;
-	unlink(tmp);
+	unlinkat(fd, from, 0);
 	return 0;
 }
 
 /* Thaw into DB/tmp, then publish: rename over `path`, fsync, unlink the
- * .lz4, fsync (both forms exist in between, never neither).  Returns 1
- * without touching anything when DB/tmp cannot be written.  *on_disk says
- * whether the thawed file was published (for the caller's report). */
-static int thaw_publish(const char *dbdir, const char *path, const char *lz, int lzfd,
+ * .lz4, fsync (both forms exist in between, never neither).  dirfd is
+ * path's directory, locked (rd_dir_lock).  Returns 1 without touching
+ * anything when DB/tmp cannot be written.  *on_disk says whether the
+ * thawed file was published (for the caller's report). */
+static int thaw_publish(const char *dbdir, int dirfd, const char *path, const char *lz, int lzfd,
                         uint64_t size, uint64_t hsum, unsigned flags, int *on_disk,
                         symdb_image **out, char *eb, size_t ebsz)
 {
 	char tmp[PATH_MAX];
 	struct target t = { .expect = size };
+	rd_safedir td;
 	int rc;
 
-	if (tmp_name(dbdir, path, "thaw", tmp) != 0 || (t.fd = mkstemp(tmp)) < 0)
+	if (tmp_name(dbdir, path, "thaw", tmp) != 0 || (t.fd = tmp_create(dbdir, tmp, &td)) < 0)
 		return 1;
 	rc = decode(lzfd, &t, lz, eb, ebsz);
 	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG || rc == -EIO) {
 		/* DB/tmp cannot take the file (a full disk is a common reason to
 		 * compact): answer from memory, as for a read-only database. */
 		close(t.fd);
-		unlink(tmp);
+		unlinkat(td.fd, base_of(tmp), 0);
+		rd_safedir_close(&td);
 		if (eb && ebsz)
 			eb[0] = 0;
 		return lseek(lzfd, 0, SEEK_SET) == 0 ? 1 : rc;
@@ -282,20 +300,23 @@ static int thaw_publish(const char *dbdir, const char *path, const char *lz, int
 		rc = thaw_check(t.fd, tmp, lz, size, hsum, flags, out, eb, ebsz);
 	close(t.fd); /* the mapping keeps the file alive */
 	if (rc) {
-		unlink(tmp);
+		unlinkat(td.fd, base_of(tmp), 0);
+		rd_safedir_close(&td);
 		return rc;
 	}
 	/* NOREPLACE: a .symdb that appeared meanwhile is newer than ours. */
-	if (publish_noreplace(tmp, path) < 0) {
+	if (publish_noreplace(td.fd, base_of(tmp), dirfd, base_of(path)) < 0) {
 		/* Keep serving the mapping: it is valid, just not published; the
 		 * .lz4 stays for the next open. */
-		unlink(tmp);
+		unlinkat(td.fd, base_of(tmp), 0);
+		rd_safedir_close(&td);
 		*on_disk = 0;
 		return 0;
 	}
-	rd_sync_parent(path);
-	if (unlink(lz) == 0)
-		rd_sync_parent(lz);
+	rd_safedir_close(&td);
+	(void)fsync(dirfd);
+	if (unlinkat(dirfd, base_of(lz), 0) == 0)
+		(void)fsync(dirfd);
 	*on_disk = 1;
 	return 0;
 }
@@ -319,17 +340,18 @@ int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64
 		rd_dir_unlock(lock);
 		return rc;
 	}
-	lzfd = open(lz, O_RDONLY | O_CLOEXEC);
+	lzfd = rd_safe_open_path(lz); /* inside DB: never followed (db_dir.h) */
 	if (lzfd < 0) {
-		rc = -errno;
+		rc = lzfd;
 		rd_dir_unlock(lock);
 		if (rc == -ENOENT) /* neither form: report the file the catalog names */
 			return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
-		return fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
+		return fmt_err(eb, ebsz, rc, "%s: %s", lz,
+		               rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
 	}
 	rc = 1;
 	if (lock >= 0 && !(flags & SYMDB_OPEN_NO_THAW))
-		rc = thaw_publish(dbdir, path, lz, lzfd, file_size, header_sum, flags, &on_disk,
+		rc = thaw_publish(dbdir, lock, path, lz, lzfd, file_size, header_sum, flags, &on_disk,
 		                  out, eb, ebsz);
 	if (rc == 1) /* read-only: the same bytes, in memory */
 		rc = thaw_memory(lzfd, lz, file_size, header_sum, flags, out, eb, ebsz);
@@ -343,13 +365,15 @@ int rd_cold_open(const char *dbdir, const char *path, uint64_t file_size, uint64
 int rd_cold_open_file(const char *lz, unsigned flags, const rd_thaw_hook *hook, symdb_image **out,
                       char *eb, size_t ebsz)
 {
-	int fd = open(lz, O_RDONLY | O_CLOEXEC), rc;
+	/* A file inside a database is never followed (db_dir.h); one the
+	 * caller named directly is the caller's choice. */
+	int fd = (flags & RD_OPEN_IN_DB) ? rd_safe_open_path(lz) : open(lz, O_RDONLY | O_CLOEXEC);
+	int rc = fd < 0 && !(flags & RD_OPEN_IN_DB) ? -errno : fd;
 
 	*out = NULL;
-	if (fd < 0) {
-		rc = -errno;
-		return fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
-	}
+	if (fd < 0)
+		return fmt_err(eb, ebsz, rc, "%s: %s", lz,
+		               rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
 	rc = thaw_memory(fd, lz, 0, 0, flags, out, eb, ebsz);
 	close(fd);
 	if (rc == 0)
@@ -381,7 +405,7 @@ static int same_sink(void *arg, const void *p, size_t n, uint64_t off)
 /* Write the frame of img to a new temp file and read it back: the .symdb
  * is unlinked only after its cold form is known to decode to its bytes. */
 static int compact_write(const char *dbdir, const char *path, const symdb_image *img,
-                         char *tmp, uint64_t *written, char *eb, size_t ebsz)
+                         char *tmp, rd_safedir *td, uint64_t *written, char *eb, size_t ebsz)
 {
 	struct same_bytes s = { img->map, img->map_len };
 	rd_lz4_reader r = { .max = img->map_len, .begin = same_begin, .sink = same_sink,
@@ -390,10 +414,11 @@ static int compact_write(const char *dbdir, const char *path, const symdb_image 
 
 	if ((rc = tmp_name(dbdir, path, "lz4", tmp)) != 0)
 		return fmt_err(eb, ebsz, rc, "%s: path too long", dbdir);
-	fd = mkstemp(tmp);
+	fd = tmp_create(dbdir, tmp, td);
 	if (fd < 0) {
-		rc = -errno;
-		return fmt_err(eb, ebsz, rc, "%s: cannot create: %s", tmp, symdb_strerror(rc));
+		rc = fd;
+		return fmt_err(eb, ebsz, rc, "%s: cannot create: %s", tmp,
+		               rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
 	}
 	rc = rd_lz4_write_frame(fd, img->map, img->map_len, written, tmp, eb, ebsz);
 	if (rc == 0 && (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || lseek(fd, 0, SEEK_SET) < 0))
@@ -401,24 +426,29 @@ static int compact_write(const char *dbdir, const char *path, const symdb_image 
 	if (rc == 0)
 		rc = rd_lz4_read_frame(fd, &r, tmp, eb, ebsz);
 	close(fd);
-	if (rc)
-		unlink(tmp);
+	if (rc) {
+		unlinkat(td->fd, base_of(tmp), 0);
+		rd_safedir_close(td);
+	}
 	return rc;
 }
 
-/* Compact the file at path (entry e) under the directory lock. */
-static int compact_locked(const char *dbdir, const char *path, const rd_cat_entry *e,
+/* Compact the file at path (entry e) under the directory lock; dirfd is
+ * path's directory (rd_dir_lock: opened without following anything). */
+static int compact_locked(const char *dbdir, int dirfd, const char *path, const rd_cat_entry *e,
                           symdb_compact_stats *st, char *eb, size_t ebsz)
 {
 	char lz[PATH_MAX], tmp[PATH_MAX];
 	struct stat sb;
 	symdb_image *img;
+	rd_safedir td;
 	int rc;
 
 	if (fmt_layout_cold(lz, sizeof lz, path))
 		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", path);
-	rc = rd_image_map(path, SYMDB_OPEN_VERIFY_CHECKSUMS, &img, eb, ebsz);
-	if (rc == -ENOENT && stat(lz, &sb) == 0) {
+	rc = rd_image_map(path, SYMDB_OPEN_VERIFY_CHECKSUMS | RD_OPEN_IN_DB, &img, eb, ebsz);
+	if (rc == -ENOENT && fstatat(dirfd, base_of(lz), &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(sb.st_mode)) {
 		st->bytes_before = e->file_size;
 		st->bytes_after = (uint64_t)sb.st_size;
 		return 1; /* already cold */
@@ -431,22 +461,24 @@ static int compact_locked(const char *dbdir, const char *path, const rd_cat_entr
 		               "%s: File_Size/Header_Checksum differ from the catalog's: "
 		               "not compacted (run 'symdb verify')", path);
 	}
-	rc = compact_write(dbdir, path, img, tmp, &st->bytes_after, eb, ebsz);
+	rc = compact_write(dbdir, path, img, tmp, &td, &st->bytes_after, eb, ebsz);
 	st->bytes_before = img->map_len;
 	rd_image_free(img);
 	if (rc)
 		return rc;
-	if (rename(tmp, lz) < 0) {
+	if (renameat(td.fd, base_of(tmp), dirfd, base_of(lz)) < 0) {
 		rc = -errno;
-		unlink(tmp);
+		unlinkat(td.fd, base_of(tmp), 0);
+		rd_safedir_close(&td);
 		return fmt_err(eb, ebsz, rc, "%s: rename: %s", lz, symdb_strerror(rc));
 	}
-	rd_sync_parent(lz);
-	if (unlink(path) < 0) {
+	rd_safedir_close(&td);
+	(void)fsync(dirfd);
+	if (unlinkat(dirfd, base_of(path), 0) < 0) {
 		rc = -errno;
 		return fmt_err(eb, ebsz, rc, "%s: cannot remove: %s", path, symdb_strerror(rc));
 	}
-	rd_sync_parent(path);
+	(void)fsync(dirfd);
 	return 0;
 }
 
@@ -504,7 +536,7 @@ static int image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *s
 	lock = rd_dir_lock(path);
 	if (lock < 0)
 		rc = fmt_err(eb, ebsz, lock, "%s: cannot lock its directory: %s", path,
-		             symdb_strerror(lock));
+		             rd_safe_why(lock) ? rd_safe_why(lock) : symdb_strerror(lock));
 	/* Again under the lock: a build may have replaced the image meanwhile
 	 * (publishers hold this lock from rename to commit, SPEC §12.5). */
 	else if ((rc = rd_catalog_get(db->cat, id->bytes, id->len, &e, names, names_sz)) != 0)
@@ -512,7 +544,7 @@ static int image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *s
 		             ? rc
 		             : fmt_err(eb, ebsz, rc, "%s/catalog: %s", db->dir, symdb_strerror(rc));
 	else
-		rc = compact_locked(db->dir, path, &e, st, eb, ebsz);
+		rc = compact_locked(db->dir, lock, path, &e, st, eb, ebsz);
 	rd_dir_unlock(lock);
 	free(names);
 	return rc;
@@ -538,10 +570,12 @@ int symdb_cold_remove_redundant(symdb *db, const char *cold_rel, const symdb_ope
 {
 	const size_t ext = sizeof FMT_LAYOUT_COLD_EXT - 1;
 	char lz[PATH_MAX], path[PATH_MAX], *eb;
+	const char *name;
 	unsigned flags;
 	size_t n, ebsz;
 	struct stat sb;
-	int lock, rc;
+	rd_safedir d;
+	int rc;
 
 	if (removed)
 		*removed = 0;
@@ -555,20 +589,27 @@ int symdb_cold_remove_redundant(symdb *db, const char *cold_rel, const symdb_ope
 		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s/%s: path too long", db->dir, cold_rel);
 	memcpy(path, lz, strlen(lz) - ext);
 	path[strlen(lz) - ext] = 0;
-	lock = rd_dir_lock(lz);
-	if (lock < 0)
-		return fmt_err(eb, ebsz, lock, "%s: cannot lock its directory: %s", lz,
-		               symdb_strerror(lock));
-	if (stat(path, &sb) < 0) {
+	rc = rd_safedir_lock_of(&d, lz, &name);
+	if (rc < 0)
+		return fmt_err(eb, ebsz, rc, "%s: cannot lock its directory: %s", lz,
+		               rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
+	/* Only a safe regular .lz4 next to a safe .symdb goes (db_dir.h). */
+	if (rd_safe_stat(&d, base_of(path), &sb) < 0) {
 		rc = 0; /* not redundant: the image's only form */
-	} else if (unlink(lz) == 0 || errno == ENOENT) {
-		rd_sync_parent(lz);
-		if (removed)
-			*removed = 1;
-	} else {
-		rc = -errno;
-		fmt_err(eb, ebsz, rc, "%s: %s", lz, symdb_strerror(rc));
+	} else if ((rc = rd_safe_stat(&d, name, &sb)) == 0) {
+		if (unlinkat(d.fd, name, 0) < 0) {
+			rc = -errno;
+		} else {
+			(void)rd_safedir_sync(&d);
+			if (removed)
+				*removed = 1;
+		}
 	}
-	rd_dir_unlock(lock);
+	if (rc == -ENOENT)
+		rc = 0; /* someone else removed it: not ours to count */
+	else if (rc)
+		fmt_err(eb, ebsz, rc, "%s: %s", lz,
+		        rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
+	rd_safedir_close(&d); /* drops the lock */
 	return rc;
 }

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "db_dir.h"
 #include "format_layout.h"
 #include "reader_internal.h"
 
@@ -43,28 +46,81 @@ int symdb_mark_used(symdb *db, const symdb_uuid *id, uint64_t when)
 	return rd_catalog_set_used(db->cat, id->bytes, id->len, when);
 }
 
+/* Unlink one form, NAME in d, unless it is unsafe (db_dir.h): 0 (also
+ * when it is absent), or a negative code with the reason in errbuf. */
+static int remove_form(const rd_safedir *d, const char *name, const char *path, char *errbuf,
+                       size_t errbuf_sz)
+{
+	struct stat st;
+	int rc = rd_safe_stat(d, name, &st);
+
+	if (rc == 0 || rc == -EINVAL) /* -EINVAL: a directory's unlink fails below */
+		rc = unlinkat(d->fd, name, 0) < 0 ? -errno : 0;
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		fmt_err(errbuf, errbuf_sz, rc, "%s: cannot remove: %s", path,
+		        rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
+	return rc;
+}
+
+/* Refuse, before anything changes, to remove an image whose directory or
+ * file is unsafe (db_dir.h): 0, or -ELOOP / -EPERM with errbuf set.  The
+ * check is made again, on the descriptors, by remove_forms. */
+static int remove_check(const char *path, char *errbuf, size_t errbuf_sz)
+{
+	char lz[4096 + 4];
+	const char *name, *what = path;
+	struct stat st;
+	rd_safedir d;
+	int rc = rd_safedir_of(&d, path, &name, 0, errbuf, errbuf_sz);
+
+	if (rc) {
+		if (rd_safe_why(rc))
+			return rc; /* errbuf names the directory */
+		if (errbuf && errbuf_sz)
+			errbuf[0] = 0;
+		return 0; /* missing: nothing to remove there */
+	}
+	rc = rd_safe_stat(&d, name, &st);
+	if (!rd_safe_why(rc) && fmt_layout_cold(lz, sizeof lz, name) == 0) {
+		rc = rd_safe_stat(&d, lz, &st);
+		what = lz;
+	}
+	rd_safedir_close(&d);
+	if (!rd_safe_why(rc))
+		return 0;
+	if (what == lz)
+		return fmt_err(errbuf, errbuf_sz, rc, "%s%s: cannot remove: %s", path,
+		               FMT_LAYOUT_COLD_EXT, rd_safe_why(rc));
+	return fmt_err(errbuf, errbuf_sz, rc, "%s: cannot remove: %s", path, rd_safe_why(rc));
+}
+
 /* Unlink both forms of an index file (SPEC §12.8) under the directory lock,
- * so a thaw in progress finishes first instead of publishing afterwards. */
+ * so a thaw in progress finishes first instead of publishing afterwards.
+ * The directory is opened and the files judged without following
+ * anything (db_dir.h): an unsafe one stays, and the removal fails. */
 static int remove_forms(const char *path, char *errbuf, size_t errbuf_sz)
 {
 	char lz[4096 + 4];
-	int lock, rc = 0;
+	const char *name;
+	rd_safedir d;
+	int rc;
 
 	if (fmt_layout_cold(lz, sizeof lz, path))
 		return -ENAMETOOLONG;
-	lock = rd_dir_lock(path);
-	if (unlink(path) < 0 && errno != ENOENT)
-		rc = -errno;
-	if (rc == 0 && unlink(lz) < 0 && errno != ENOENT) {
-		rc = -errno;
-		path = lz;
-	}
-	if (rc == 0) {
-		rd_sync_parent(path);
-	} else if (errbuf && errbuf_sz) {
-		snprintf(errbuf, errbuf_sz, "%s: cannot remove: %s", path, symdb_strerror(rc));
-	}
-	rd_dir_unlock(lock);
+	rc = rd_safedir_lock_of(&d, path, &name);
+	if (rc == -ENOENT)
+		return 0; /* no directory, no file */
+	if (rc)
+		return fmt_err(errbuf, errbuf_sz, rc, "%s: cannot remove: %s", path,
+		               rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
+	rc = remove_form(&d, name, path, errbuf, errbuf_sz);
+	if (rc == 0)
+		rc = remove_form(&d, strrchr(lz, '/') + 1, lz, errbuf, errbuf_sz);
+	if (rc == 0)
+		(void)rd_safedir_sync(&d);
+	rd_safedir_close(&d); /* drops the lock */
 	return rc;
 }
 
@@ -88,6 +144,8 @@ int symdb_remove(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts)
 	if (rc == 0 && (size_t)snprintf(path, sizeof path, "%s/%s", db->dir, e.file) >= sizeof path)
 		rc = -ENAMETOOLONG;
 	free(names);
+	if (rc == 0 && (rc = remove_check(path, errbuf, errbuf_sz)) != 0)
+		return rc; /* nothing changed */
 	if (rc == 0)
 		rc = rd_catalog_del(db->cat, id->bytes, id->len);
 	if (rc) {

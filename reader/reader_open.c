@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_dir.h"
 #include "format_layout.h"
 #include "reader_internal.h"
 
@@ -211,10 +212,13 @@ static int image_map(const char *path, unsigned flags, rd_cache *c, symdb_image 
 	int fd, rc;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A file inside a database is reached without following anything
+	 * (db_dir.h); a path the caller named is the caller's choice. */
+	fd = (flags & RD_OPEN_IN_DB) ? rd_safe_open_path(path) : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		rc = -errno;
-		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+		rc = (flags & RD_OPEN_IN_DB) ? fd : -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", path,
+		               rd_safe_why(rc) ? rd_safe_why(rc) : symdb_strerror(rc));
 	}
 	rc = map_fd(fd, path, &map, &len, eb, ebsz);
 	close(fd); /* the mapping keeps the file alive */
@@ -498,10 +502,11 @@ static int open_entry(symdb *db, const symdb_uuid *id, unsigned flags, const rd_
 		img = cache_get(db->cache, id, &e);
 		if (img)
 			return share(img, flags, path, out, eb, ebsz);
-		rc = image_map(path, flags, db->cache, &img, eb, ebsz);
+		/* RD_OPEN_IN_DB: nothing inside DB is followed (db_dir.h). */
+		rc = image_map(path, flags | RD_OPEN_IN_DB, db->cache, &img, eb, ebsz);
 		if (rc == -ENOENT) /* cold storage, SPEC §12.8 */
-			rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum, flags, hook,
-			                  &img, eb, ebsz);
+			rc = rd_cold_open(db->dir, path, e.file_size, e.header_sum,
+			                  flags | RD_OPEN_IN_DB, hook, &img, eb, ebsz);
 		if (rc)
 			return rc;
 		rc = match_catalog(img, &e, id, path, eb, ebsz);

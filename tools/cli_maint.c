@@ -5,14 +5,16 @@
  * the set of files the catalog names (to tell orphans), duration and size
  * parsing, and the batched last-query bookkeeping of `symdb query`.
  */
-#define _POSIX_C_SOURCE 200809L /* fstatat, dirfd */
+#define _GNU_SOURCE /* fstatat, fdopendir, O_NOFOLLOW, O_DIRECTORY */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_maint.h"
 
@@ -26,32 +28,101 @@ void cli_db_name(const struct cli_global *g, char *buf, size_t bufsz)
 
 /* ---- files ---------------------------------------------------------------- */
 
-/* Visit the regular files of DB/<sub> (one level).  Names starting with '.'
- * are skipped. */
-static int walk_one(const char *dir, const char *sub, int is_tmp,
-                    int (*fn)(const struct cli_fs_visit *v, void *arg), void *arg)
+/* The walk below reaches every entry relative to its directory's
+ * descriptor and follows nothing inside DB (SPEC §12.1 "Entries inside
+ * DB"): a symbolic link, or an entry owned by neither DB's owner nor this
+ * process's effective user (foreign), is visited with `unsafe` set and
+ * never descended into.  The library applies the same rule (db_dir.c) to
+ * every file it opens, renames or removes. */
+struct walk {
+	const char *dir; /* DB as given */
+	uid_t owner;     /* DB's owner */
+	int (*fn)(const struct cli_fs_visit *v, void *arg);
+	void *arg;
+};
+
+static const char *unsafe_why(const struct walk *w, const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return "symbolic link, not followed";
+	if (st->st_uid != w->owner && st->st_uid != geteuid())
+		return "owned by another user, not followed";
+	return NULL;
+}
+
+/* Visit an unsafe entry rel (in dirfd as name). */
+static int visit_unsafe(const struct walk *w, int dirfd, const char *name, const char *rel,
+                        const struct stat *st, int is_tmp)
+{
+	char path[4096];
+	struct cli_fs_visit v = { rel, path, (uint64_t)st->st_mtime, is_tmp, dirfd, name,
+		                  unsafe_why(w, st) };
+
+	snprintf(path, sizeof path, "%s/%s", w->dir, rel);
+	return w->fn(&v, w->arg);
+}
+
+/* Open directory `name` in dirfd without following it; rel names it for
+ * messages.  Returns the fd, 0 when it is missing or not a directory, or
+ * -1 when it is unsafe (visited already) or cannot be read (*rc set). */
+static int walk_opendir(const struct walk *w, int dirfd, const char *name, const char *rel,
+                        int is_tmp, int *rc)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : (*rc = -errno, -1);
+	if (unsafe_why(w, &st)) {
+		*rc = visit_unsafe(w, dirfd, name, rel, &st, is_tmp);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || unsafe_why(w, &st)) {
+		/* replaced since the fstatat: report it as it is now */
+		if (fd >= 0)
+			close(fd);
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && unsafe_why(w, &st))
+			*rc = visit_unsafe(w, dirfd, name, rel, &st, is_tmp);
+		return -1;
+	}
+	return fd;
+}
+
+/* Visit the regular files of the directory `name` in dirfd (one level),
+ * rel being its path in DB.  Names starting with '.' are skipped. */
+static int walk_one(const struct walk *w, int dirfd, const char *name, const char *sub,
+                    int is_tmp)
 {
 	char path[4096], rel[4096];
 	struct dirent *de;
 	struct stat st;
+	int fd, rc = 0;
 	DIR *d;
-	int rc = 0;
 
-	snprintf(path, sizeof path, "%s/%s", dir, sub);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+	fd = walk_opendir(w, dirfd, name, sub, is_tmp, &rc);
+	if (fd <= 0)
+		return rc;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		struct cli_fs_visit v = { rel, path, (uint64_t)st.st_mtime, is_tmp };
 		if ((size_t)snprintf(rel, sizeof rel, "%s/%s", sub, de->d_name) >= sizeof rel ||
-		    (size_t)snprintf(path, sizeof path, "%s/%s", dir, rel) >= sizeof path)
+		    (size_t)snprintf(path, sizeof path, "%s/%s", w->dir, rel) >= sizeof path)
 			continue;
-		rc = fn(&v, arg);
+		struct cli_fs_visit v = { rel, path, (uint64_t)st.st_mtime, is_tmp, fd, de->d_name,
+			                  unsafe_why(w, &st) };
+		if (!v.unsafe && !S_ISREG(st.st_mode))
+			continue;
+		rc = w->fn(&v, w->arg);
 	}
 	closedir(d);
 	return rc;
@@ -59,27 +130,64 @@ static int walk_one(const char *dir, const char *sub, int is_tmp,
 
 int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg), void *arg)
 {
-	char path[4096], sub[64];
-	struct dirent *de;
-	DIR *d;
-	int rc = 0;
-
 	const char *images = symdb_layout_name(SYMDB_LAYOUT_IMAGES);
+	struct walk w = { dir, 0, fn, arg };
+	char sub[64];
+	struct dirent *de;
+	struct stat st;
+	int dbfd, fd, rc = 0;
+	DIR *d = NULL;
 
-	snprintf(path, sizeof path, "%s/%s", dir, images);
-	d = opendir(path);
-	if (!d && errno != ENOENT)
-		return -errno;
+	dbfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* DB itself: the user's choice */
+	if (dbfd < 0 || fstat(dbfd, &st) < 0) {
+		rc = -errno;
+		if (dbfd >= 0)
+			close(dbfd);
+		return rc;
+	}
+	w.owner = st.st_uid;
+	fd = walk_opendir(&w, dbfd, images, images, 0, &rc);
+	if (fd > 0 && !(d = fdopendir(fd))) {
+		rc = -errno;
+		close(fd);
+	}
 	while (d && rc == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' || strlen(de->d_name) > 32)
 			continue;
 		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", images, de->d_name) >= sizeof sub)
 			continue;
-		rc = walk_one(dir, sub, 0, fn, arg);
+		rc = walk_one(&w, fd, de->d_name, sub, 0);
 	}
 	if (d)
 		closedir(d);
-	return rc ? rc : walk_one(dir, symdb_layout_name(SYMDB_LAYOUT_TMP), 1, fn, arg);
+	if (rc == 0)
+		rc = walk_one(&w, dbfd, symdb_layout_name(SYMDB_LAYOUT_TMP),
+		              symdb_layout_name(SYMDB_LAYOUT_TMP), 1);
+	close(dbfd);
+	return rc;
+}
+
+int cli_maint_lock(const char *dir)
+{
+	char path[4096];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
+	                     symdb_layout_name(SYMDB_LAYOUT_IMAGES)) >= sizeof path)
+		return -ENAMETOOLONG;
+	/* O_NOFOLLOW: a DB/images that is a symbolic link is not locked (nor
+	 * walked: cli_fs_walk reports it). */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? -1 : -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int rc = -errno;
+			close(fd);
+			return rc;
+		}
+	}
+	return fd;
 }
 
 /* ---- the catalog's files -------------------------------------------------- */
@@ -215,9 +323,11 @@ enum cli_file_role cli_catfiles_role(const struct cli_catfiles *cf, const struct
 	base[n - ext] = 0;
 	if (!cli_catfiles_has(cf, base))
 		return CLI_FILE_STRAY;
-	/* f->path is DB/rel: its .symdb sibling is f->path minus the cold suffix. */
-	snprintf(base, sizeof base, "%.*s", (int)(strlen(f->path) - ext), f->path);
-	return stat(base, &st) == 0 ? CLI_FILE_REDUNDANT : CLI_FILE_INDEX;
+	/* Its .symdb sibling: f->name minus the cold suffix, in the same
+	 * directory (never followed). */
+	snprintf(base, sizeof base, "%.*s", (int)(strlen(f->name) - ext), f->name);
+	return fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 ? CLI_FILE_REDUNDANT
+	                                                              : CLI_FILE_INDEX;
 }
 
 void cli_catfiles_free(struct cli_catfiles *cf)
@@ -317,13 +427,14 @@ int cli_entry_storage(const char *dbdir, const char *file, struct cli_storage *o
 	memset(out, 0, sizeof *out);
 	if ((size_t)snprintf(path, sizeof path, "%s/%s%s", dbdir, file, cold) >= sizeof path)
 		return -ENAMETOOLONG;
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+	/* lstat: sizes only, and a symbolic link counts as no form. */
+	if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		out->forms |= CLI_STORED_COLD;
 		out->cold_bytes = (uint64_t)sb.st_size;
 		out->disk_bytes += (uint64_t)sb.st_size;
 	}
 	path[strlen(path) - strlen(cold)] = 0;
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+	if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		out->forms |= CLI_STORED_FILE;
 		out->disk_bytes += (uint64_t)sb.st_size;
 	}

@@ -82,15 +82,27 @@ CLI_HIDDEN void cli_aged_free(struct cli_aged *a);
 /* Was it last used more than `age` seconds before `now`? */
 CLI_HIDDEN int cli_aged_unused(const struct cli_aged_image *im, uint64_t now, uint64_t age);
 
-/* Shared by verify and gc: walk DB/images/XX/ and DB/tmp/ (maint_fs.c). */
+/* Shared by verify and gc: walk DB/images/XX/ and DB/tmp/ (cli_maint.c)
+ * through directory descriptors, following nothing inside DB (SPEC §12.1). */
 struct cli_fs_visit {
-	const char *rel;   /* "images/XX/NAME" or "tmp/NAME" */
-	const char *path;  /* DB/rel */
-	uint64_t mtime;    /* unix seconds */
+	const char *rel;    /* "images/XX/NAME" or "tmp/NAME" ("images/XX" when unsafe) */
+	const char *path;   /* DB/rel, for messages only: never opened by this path */
+	uint64_t mtime;     /* unix seconds */
 	int is_tmp;
+	int dirfd;          /* the directory holding it: unlinkat(dirfd, name, 0) */
+	const char *name;   /* its last component */
+	const char *unsafe; /* NULL, or why it is never followed or removed
+	                       ("symbolic link, not followed") */
 };
 CLI_HIDDEN int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg),
                            void *arg);
+/* Serialize the commands that remove what they judge stray or expired (gc,
+ * verify --repair): flock(LOCK_EX) on DB/images for the whole run (SPEC
+ * §12.6), so that two of them never both count one removal, nor take an
+ * image's file that another is removing for an orphan.  Returns the fd to
+ * close, -1 when there is nothing to lock (no DB/images, or a symbolic link
+ * there), or -errno. */
+CLI_HIDDEN int cli_maint_lock(const char *dir);
 /* Sorted set of the file paths the catalog names, for orphan checks. */
 struct cli_catfiles {
 	char **files;

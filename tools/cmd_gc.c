@@ -13,9 +13,17 @@
  * Every removal goes through symdb_remove() (entry first, then file), so a
  * gc killed at any point leaves at most an orphan for the next gc.  The
  * clock is cli_now(): $SYMDB_NOW in tests.
+ *
+ * Nothing inside DB is followed (SPEC §12.1): the walk reaches files through
+ * directory descriptors and unlinks with unlinkat(); a symbolic link or a
+ * foreign entry is named on stderr, left alone, and makes the exit 1.  Two
+ * gc runs take turns (cli_maint_lock), and each counts only what it removed
+ * itself: an entry someone else deleted first (SYMDB_E_NOT_INDEXED) or a
+ * file someone else unlinked first (ENOENT) is theirs.
  */
-#define _POSIX_C_SOURCE 200809L /* strdup */
+#define _POSIX_C_SOURCE 200809L /* strdup, unlinkat */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +132,9 @@ static void gc_remove_image(struct gc *gc, struct cli_aged_image *im, const char
 	symdb_uuid_format(&im->uuid, hex);
 	if (!gc->dry_run)
 		rc = symdb_remove(gc->db, &im->uuid, CLI_EB_OPTS(eb, sizeof eb));
-	if (rc < 0 && rc != SYMDB_E_NOT_INDEXED) {
+	if (rc == SYMDB_E_NOT_INDEXED)
+		return; /* another gc or rm removed it first: theirs to count */
+	if (rc < 0) {
 		cli_err_lib(hex, rc, eb);
 		gc->failed = 1;
 		return;
@@ -164,6 +174,12 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 {
 	struct gc *gc = arg;
 
+	if (f->unsafe) {
+		/* Never followed or removed (SPEC §12.1): an operator's matter. */
+		cli_err(f->path, "%s", f->unsafe);
+		gc->failed = 1;
+		return 0;
+	}
 	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&gc->cf, f);
 
 	if (role == CLI_FILE_INDEX)
@@ -173,15 +189,18 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 	if (!gc->dry_run && role == CLI_FILE_REDUNDANT) {
 		int removed, r = symdb_cold_remove_redundant(gc->db, f->rel, NULL, &removed);
 		if (r == 0 && !removed)
-			return 0; /* a compaction made it the only form meanwhile */
+			return 0; /* a compaction made it the only form, or another gc removed it */
 		if (r < 0) {
 			cli_err(f->path, "cannot remove: %s", symdb_strerror(r));
 			gc->failed = 1;
 			return 0;
 		}
-	} else if (!gc->dry_run && unlink(f->path) < 0 && errno != ENOENT) {
-		cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
-		gc->failed = 1;
+	} else if (!gc->dry_run && unlinkat(f->dirfd, f->name, 0) < 0) {
+		/* ENOENT: another gc removed it first, and counts it. */
+		if (errno != ENOENT) {
+			cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
+			gc->failed = 1;
+		}
 		return 0;
 	}
 	printf("%s %s (%s)\n", gc->dry_run ? "would remove" : "removed", f->rel,
@@ -233,14 +252,17 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
 	struct gc gc = { .grace = CLI_GRACE_DEFAULT };
-	int rc = gc_args(&gc, &g, argc, argv);
+	int lock, rc = gc_args(&gc, &g, argc, argv);
 
 	if (rc)
 		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	if (open_write(&g, &gc.db) < 0)
 		return CLI_EXIT_DATABASE;
 	gc.now = cli_now();
-	rc = cli_aged_load(gc.db, &gc.aged);
+	/* One gc (or verify --repair) at a time: the next one starts from
+	 * what this one left. */
+	lock = gc.dry_run ? -1 : cli_maint_lock(symdb_dir(gc.db));
+	rc = lock < -1 ? lock : cli_aged_load(gc.db, &gc.aged);
 	if (rc == 0)
 		gc_expire(&gc);
 	if (rc == 0)
@@ -255,6 +277,8 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 		       gc.dry_run ? "would be removed" : "removed");
 	cli_aged_free(&gc.aged);
 	cli_catfiles_free(&gc.cf);
+	if (lock >= 0)
+		close(lock);
 	symdb_close(gc.db);
 	return rc < 0 ? CLI_EXIT_DATABASE : gc.failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }

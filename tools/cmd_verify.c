@@ -24,11 +24,14 @@
  *
  * --repair removes exactly what was reported: a damaged image through
  * symdb_remove() (entry, then file), an orphan or leftover by unlink.  A
- * valid image is never touched.  Exit: 0 clean, 5 everything found was
+ * valid image is never touched.  A symbolic link or a foreign entry inside
+ * DB (SPEC §12.1) is reported as "unsafe", never followed and never
+ * repaired.  Exit: 0 clean, 5 everything found was
  * repaired, 4 damage remains, 3 the catalog cannot be read.
  */
-#define _POSIX_C_SOURCE 200809L /* strdup */
+#define _POSIX_C_SOURCE 200809L /* strdup, unlinkat */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,7 @@ struct verify {
 	struct cli_catfiles cf;
 	struct cli_out *out;
 	size_t images, damaged, orphans, leftovers, repaired, failed;
+	size_t unsafe; /* symbolic links and foreign entries inside DB: never touched */
 	size_t catalog; /* problems in the catalog's own records */
 	int bad_values; /* undecodable entries left in place: symdb_list says so */
 };
@@ -134,7 +138,8 @@ static int replaced_in_progress(const struct verify *v, const symdb_entry *e)
 
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", symdb_dir(v->db), e->file) >=
 	            sizeof path ||
-	    stat(path, &st) < 0 || !cli_younger((uint64_t)st.st_mtime, v->now, v->grace))
+	    lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    !cli_younger((uint64_t)st.st_mtime, v->now, v->grace))
 		return 0;
 	if (symdb_image_open_file(path, &o, &img) < 0)
 		return 0;
@@ -168,6 +173,12 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 {
 	struct verify *v = arg;
 
+	if (f->unsafe) {
+		/* Reported, never followed or removed, even by --repair (SPEC §12.1). */
+		v->unsafe++;
+		cli_out_fmt(v->out, "unsafe %s: %s\n", f->rel, f->unsafe);
+		return 0;
+	}
 	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&v->cf, f);
 
 	if (role == CLI_FILE_INDEX)
@@ -190,7 +201,7 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 	int removed = 1;
 	int r = role == CLI_FILE_REDUNDANT
 	                ? symdb_cold_remove_redundant(v->db, f->rel, NULL, &removed)
-	        : unlink(f->path) == 0 || errno == ENOENT ? 0 : -errno;
+	        : unlinkat(f->dirfd, f->name, 0) == 0 || errno == ENOENT ? 0 : -errno;
 	if (r == 0 && !removed) {
 		v->repaired++; /* a compaction made it the only form: not a leftover now */
 		cli_out_fmt(v->out, "kept %s (now the image's only form)\n", f->rel);
@@ -262,7 +273,17 @@ static int verify_entries(struct verify *v)
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		int r = check_image(v, &l.e[i], eb, sizeof eb);
 		v->images++;
-		if (r < 0 && replaced_in_progress(v, &l.e[i]))
+		/* -ELOOP/-EPERM: an unsafe file or directory (SPEC §12.1). */
+		if (r == -ELOOP || r == -EPERM) {
+			/* eb is "DB/ENTRY: why": shown as "unsafe UUID ENTRY: why". */
+			size_t dl = strlen(symdb_dir(v->db));
+			const char *what = strncmp(eb, symdb_dir(v->db), dl) == 0 && eb[dl] == '/'
+			                           ? eb + dl + 1 : eb;
+			char hex[2 * SYMDB_UUID_MAX + 1];
+			symdb_uuid_format(&l.e[i].uuid, hex);
+			v->unsafe++; /* never followed, never repaired (SPEC §12.1) */
+			cli_out_fmt(v->out, "unsafe %s %s\n", hex, what);
+		} else if (r < 0 && replaced_in_progress(v, &l.e[i]))
 			cli_out_fmt(v->out, "young %s (replaced by a build in progress?)\n",
 			            l.e[i].file);
 		else if (r < 0)
@@ -305,19 +326,22 @@ static int verify_args(struct verify *v, struct cli_global *g, int argc, char **
 
 static int verify_exit(const struct verify *v)
 {
-	size_t found = v->damaged + v->orphans + v->leftovers + v->catalog;
+	size_t found = v->damaged + v->orphans + v->leftovers + v->catalog + v->unsafe;
 
 	cli_out_fmt(v->out, "%zu images checked, %zu damaged, %zu orphans, %zu leftovers",
 	            v->images, v->damaged, v->orphans, v->leftovers);
+	if (v->unsafe)
+		cli_out_fmt(v->out, ", %zu unsafe", v->unsafe);
 	if (v->catalog)
 		cli_out_fmt(v->out, ", %zu catalog records damaged", v->catalog);
 	if (v->repair)
 		cli_out_fmt(v->out, ", %zu removed", v->repaired);
-	cli_out_str(v->out, found == 0 ? ": clean\n"
-	                    : v->repair && !v->failed ? ": repaired\n" : ": damaged\n");
+	/* An unsafe entry is never repaired: it is left for the operator. */
+	const int repaired = v->repair && !v->failed && !v->unsafe;
+	cli_out_str(v->out, found == 0 ? ": clean\n" : repaired ? ": repaired\n" : ": damaged\n");
 	if (found == 0)
 		return CLI_EXIT_OK;
-	return v->repair && !v->failed ? CLI_EXIT_REPAIRED : CLI_EXIT_DAMAGED;
+	return repaired ? CLI_EXIT_REPAIRED : CLI_EXIT_DAMAGED;
 }
 
 int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
@@ -344,7 +368,9 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 	}
 	v.out = &out;
 	v.now = cli_now();
-	rc = verify_catalog(&v);
+	/* --repair removes: one at a time with gc (cli_maint_lock). */
+	int lock = v.repair ? cli_maint_lock(symdb_dir(v.db)) : -1;
+	rc = lock < -1 ? lock : verify_catalog(&v);
 	if (rc == 0)
 		rc = verify_entries(&v);
 	/* The file set is read after the repairs, so removed images' files are
@@ -361,6 +387,8 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 	if (rc < 0)
 		cli_err(dir, "cannot read the catalog: %s", symdb_strerror(rc));
 	cli_catfiles_free(&v.cf);
+	if (lock >= 0)
+		close(lock);
 	symdb_close(v.db);
 	return ex;
 }

@@ -5,7 +5,7 @@
 # upgrade does the same) while a compaction or a thaw of that image is in
 # the middle of its work (SPEC §12.5, §12.8: both hold the lock of
 # DB/images/XX/ around their renames, publishers too).  strace stretches the
-# window: the compaction's rename and the thaw's renameat2 are delayed 3 s,
+# window: the compaction's rename(at) and the thaw's renameat2 are delayed 3 s,
 # and the build starts once the other side's temp file exists, i.e. while it
 # holds the lock.  Afterwards the entry must describe the file that is there
 # (verify clean, no image damaged) and queries must answer from the NEW
@@ -46,8 +46,8 @@ check() {
 # 1. build --force during compact
 rm -rf "$DB"
 "${S[@]}" build -q --no-dwarf "$X" || fail "build --no-dwarf"
-SYMDB_NOW=$(($(date +%s) + 3600)) strace -f -o /dev/null -e trace=rename \
-	-e inject=rename:delay_enter=3000000 \
+SYMDB_NOW=$(($(date +%s) + 3600)) strace -f -o /dev/null -e trace=rename,renameat \
+	-e inject=rename,renameat:delay_enter=3000000 \
 	"${S[@]}" compact --unused-for 60s >"$SCRATCH/compact.out" 2>&1 &
 cpid=$!
 wait_for "$DB/tmp/*.lz4.*"
