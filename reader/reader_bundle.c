@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db_dir.h"
 #include "format_bundle.h"
 #include "format_io.h"
 #include "publish_internal.h"
@@ -230,6 +231,7 @@ struct rd_bundle {
 	size_t n, cap;
 	int fd;             /* the file being written, or -1 */
 	char tmpl[4096];    /* TMP_DIR/bundle.XXXXXX */
+	char dbdir[4096];   /* TMP_DIR's database: DB for DB/tmp */
 	char why[256];
 	fmt_bundle_dec dec;
 	uint8_t head[5];    /* the frame's magic and FLG byte */
@@ -262,7 +264,8 @@ static int unpack_begin(rd_bundle *b)
 	f->path = strdup(b->tmpl);
 	if (!f->path)
 		return unpack_bad(b, "out of memory");
-	b->fd = mkstemp(f->path);
+	/* Through DB/tmp's descriptor, never following it (db_dir.h). */
+	b->fd = rd_safe_tmp_create(b->dbdir, f->path, NULL, 0);
 	if (b->fd < 0) {
 		free(f->path);
 		return unpack_bad(b, "cannot create a temporary file in the database");
@@ -379,7 +382,7 @@ void rd_bundle_free(rd_bundle *b)
 	if (b->fd >= 0)
 		close(b->fd);
 	for (size_t i = 0; i < b->n; i++) {
-		unlink(b->img[i].path);
+		rd_safe_tmp_unlink(b->dbdir, b->img[i].path);
 		free(b->img[i].path);
 	}
 	free(b->img);
@@ -395,6 +398,12 @@ int rd_bundle_unpack(int fd, const char *tmp_dir, rd_bundle **out, char *why, si
 		return fmt_err(why, why_sz, SYMDB_E_CORRUPT, "out of memory");
 	b->fd = -1;
 	fmt_bundle_dec_init(&b->dec);
+	/* tmp_dir is DB/tmp (fmt_layout_dir): DB is what precedes "/tmp". */
+	const char *slash = strrchr(tmp_dir, '/');
+	snprintf(b->dbdir, sizeof b->dbdir, "%.*s", slash ? (int)(slash - tmp_dir) : 1,
+	         slash ? tmp_dir : ".");
+	if (!b->dbdir[0])
+		snprintf(b->dbdir, sizeof b->dbdir, "/");
 	if ((size_t)snprintf(b->tmpl, sizeof b->tmpl, "%s/bundle.XXXXXX", tmp_dir) >=
 	    sizeof b->tmpl) {
 		free(b);

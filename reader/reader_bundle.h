@@ -16,7 +16,9 @@
 typedef struct rd_bundle rd_bundle;
 
 /* Reads a bundle from fd to its end and streams each image's index file
- * into a temporary file of its own in tmp_dir.  Returns 0 with *out set, or
+ * into a temporary file of its own in tmp_dir, which must be a database's
+ * DB/tmp: the files are created and removed through its descriptor, never
+ * following it (db_dir.h, SPEC §12.1).  Returns 0 with *out set, or
  * SYMDB_E_CORRUPT with a one-line reason in why when the bytes are not a
  * whole bundle (LZ4 checksums, a stream that ends early, bytes after it, a
  * bad magic, the limits of SPEC §12.7) or cannot be unpacked (a read error,

@@ -179,7 +179,7 @@ int cli_maint_lock(const char *dir)
 	 * walked: cli_fs_walk reports it). */
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? -1 : -errno;
+		return errno == ELOOP || errno == ENOTDIR ? -ENOENT : -errno;
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			int rc = -errno;

@@ -100,8 +100,8 @@ CLI_HIDDEN int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit 
  * verify --repair): flock(LOCK_EX) on DB/images for the whole run (SPEC
  * §12.6), so that two of them never both count one removal, nor take an
  * image's file that another is removing for an orphan.  Returns the fd to
- * close, -1 when there is nothing to lock (no DB/images, or a symbolic link
- * there), or -errno. */
+ * close, -ENOENT when there is nothing to lock (no DB/images, or a symbolic
+ * link there), or another -errno. */
 CLI_HIDDEN int cli_maint_lock(const char *dir);
 /* Sorted set of the file paths the catalog names, for orphan checks. */
 struct cli_catfiles {

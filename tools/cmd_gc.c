@@ -261,8 +261,8 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 	gc.now = cli_now();
 	/* One gc (or verify --repair) at a time: the next one starts from
 	 * what this one left. */
-	lock = gc.dry_run ? -1 : cli_maint_lock(symdb_dir(gc.db));
-	rc = lock < -1 ? lock : cli_aged_load(gc.db, &gc.aged);
+	lock = gc.dry_run ? -ENOENT : cli_maint_lock(symdb_dir(gc.db));
+	rc = lock < 0 && lock != -ENOENT ? lock : cli_aged_load(gc.db, &gc.aged);
 	if (rc == 0)
 		gc_expire(&gc);
 	if (rc == 0)

@@ -369,8 +369,8 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 	v.out = &out;
 	v.now = cli_now();
 	/* --repair removes: one at a time with gc (cli_maint_lock). */
-	int lock = v.repair ? cli_maint_lock(symdb_dir(v.db)) : -1;
-	rc = lock < -1 ? lock : verify_catalog(&v);
+	int lock = v.repair ? cli_maint_lock(symdb_dir(v.db)) : -ENOENT;
+	rc = lock < 0 && lock != -ENOENT ? lock : verify_catalog(&v);
 	if (rc == 0)
 		rc = verify_entries(&v);
 	/* The file set is read after the repairs, so removed images' files are
