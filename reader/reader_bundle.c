@@ -265,10 +265,13 @@ static int unpack_begin(rd_bundle *b)
 	if (!f->path)
 		return unpack_bad(b, "out of memory");
 	/* Through DB/tmp's descriptor, never following it (db_dir.h). */
-	b->fd = rd_safe_tmp_create(b->dbdir, f->path, NULL, 0);
+	char m[sizeof b->why] = "";
+	b->fd = rd_safe_tmp_create(b->dbdir, f->path, m, sizeof m);
 	if (b->fd < 0) {
 		free(f->path);
-		return unpack_bad(b, "cannot create a temporary file in the database");
+		/* "DB/tmp: symbolic link, not followed" says more than a code */
+		return unpack_bad(b, rd_safe_why(b->fd) ? m
+		                                        : "cannot create a temporary file in the database");
 	}
 	b->n++;
 	return 0;
