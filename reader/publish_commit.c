@@ -241,7 +241,7 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 	a = stage_decide(cat, info, o, ipath, sizeof ipath, &oi);
 	(void)img;
 	if (a == ST_SAME || a == ST_RICHER || a == ST_CONFLICT) {
-		unlink(r->tmp);
+		rd_safe_tmp_unlink(rd_catalog_dir(cat), r->tmp);
 		r->tmp[0] = 0;
 		stage_fill(res, i, r, info, 1, 0, ipath, &oi, ex->is_macho);
 		if (a != ST_CONFLICT)
@@ -258,7 +258,7 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 	 * the name we created. */
 	rc = fsync(r->fd) < 0 ? -errno : publish_entry_from_fd(r->fd, info, &e);
 	if (rc) {
-		unlink(r->tmp);
+		rd_safe_tmp_unlink(rd_catalog_dir(cat), r->tmp);
 		r->tmp[0] = 0;
 		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: cannot read header: %s", path,
 		               symdb_strerror(rc));
