@@ -12,6 +12,8 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "format_catalog.h"
 #include "rd_catalog.h"
@@ -30,6 +32,12 @@
 #define CAT_FS_CIFS 0xFF534D42L
 #define CAT_FS_SMB2 0xFE534D42L
 
+/* The files of DB/catalog (SPEC §12.1). */
+#define CAT_DATA_FILE     "data.mdb"
+#define CAT_LOCK_FILE     "lock.mdb"
+#define CAT_NEW_PREFIX    ".catalog-new."    /* DB/.catalog-new.PID.N: being created */
+#define CAT_DAMAGED_NAME  "catalog.damaged-" /* DB/catalog.damaged-<UTC time>[.N] */
+
 struct rd_catalog {
 	MDB_env *env;
 	MDB_dbi images, names, meta;
@@ -37,6 +45,11 @@ struct rd_catalog {
 	int has_used;            /* `used` exists (absent in catalogs never written since) */
 	unsigned flags;
 	pthread_rwlock_t resize; /* held shared by every txn, exclusive to resize */
+	dev_t lock_dev;          /* lock.mdb as opened (lock_known): a write */
+	ino_t lock_ino;          /* transaction refuses a replaced lock file */
+	int lock_known;
+	int damaged;             /* the last open step failed on damage reindex repairs */
+	char *recovered;         /* RD_CAT_RECOVER moved a damaged catalog: why, where */
 	char dir[];
 };
 
@@ -57,5 +70,32 @@ RD_HIDDEN int cat_txn_commit(rd_catalog *c, MDB_txn *txn);
 typedef int (*cat_write_fn)(rd_catalog *c, MDB_txn *txn, void *arg);
 RD_HIDDEN int cat_write_raw(rd_catalog *c, cat_write_fn fn, void *arg);
 RD_HIDDEN int cat_write(rd_catalog *c, cat_write_fn fn, void *arg);
+
+/* catalog_files.c: check DB/catalog before LMDB opens it: no symbolic
+ * links, data.mdb as long as its meta pages need (SPEC §12.1).  Sets
+ * c->damaged for damage reindex repairs.  *data gets data.mdb's identity. */
+RD_HIDDEN int cat_files_check(rd_catalog *c, const char *envdir, struct stat *data,
+                              char *errbuf, size_t errbuf_sz);
+/* catalog_files.c: after mdb_env_open: LMDB opened the data.mdb we checked;
+ * remember lock.mdb's identity for cat_lock_same. */
+RD_HIDDEN int cat_files_opened(rd_catalog *c, const char *envdir, const struct stat *data,
+                               char *errbuf, size_t errbuf_sz);
+/* catalog_files.c: create DB/catalog complete (named databases and schema
+ * record) in DB/.catalog-new.PID.N and rename it into place, unless it
+ * exists.  init fills a fresh environment's write transaction. */
+RD_HIDDEN int cat_create_catalog(rd_catalog *c, const char *envdir, cat_write_fn init,
+                                 char *errbuf, size_t errbuf_sz);
+/* catalog_files.c: under a flock of DB, move a damaged DB/catalog aside to
+ * DB/catalog.damaged-<UTC time> and create an empty one; c->recovered says
+ * what was done.  0 also when another process repaired it first. */
+RD_HIDDEN int cat_recover(rd_catalog *c, const char *envdir, const char *why,
+                          cat_write_fn init, char *errbuf, size_t errbuf_sz);
+/* catalog_files.c: an EIO from a commit on a full filesystem (LMDB's short
+ * write) becomes ENOSPC.  rc is an LMDB code; returns one. */
+RD_HIDDEN int cat_commit_errno(rd_catalog *c, int rc);
+/* catalog_lock.c: ESTALE when DB/catalog/lock.mdb is no longer the file
+ * this handle opened (deleted or replaced: writers no longer exclude each
+ * other), else 0.  An LMDB-style positive errno. */
+RD_HIDDEN int cat_lock_same(rd_catalog *c);
 
 #endif /* SYMDB_CATALOG_INTERNAL_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * catalog_lock.c - the lock of one DB/images/XX directory (SPEC §12.5, §12.8).
+ * catalog_lock.c - the lock of one DB/images/XX directory (SPEC §12.5, §12.8),
+ * and the check that DB/catalog/lock.mdb is still the one LMDB opened.
  */
 #define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t, mkdir, flock */
 #include "catalog_internal.h"
@@ -41,4 +42,29 @@ void rd_images_dir_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd); /* drops the flock */
+}
+
+/* ---- DB/catalog/lock.mdb (SPEC §12.1) ------------------------------------ */
+
+/* LMDB's writers exclude each other through a mutex inside lock.mdb.  A
+ * process that opens the catalog after lock.mdb was deleted creates a new
+ * one, and from then on it and the processes still holding the old one
+ * write at the same time, each committing over the other's entries.  That
+ * cannot be prevented, but a writer can notice that the path no longer
+ * names the file it opened, before it writes and again before it commits,
+ * and refuse.  Readers are not checked (their slots in the old file are
+ * invisible to the new writers, which may then reuse pages under them: see
+ * SPEC §12.1). */
+int cat_lock_same(rd_catalog *c)
+{
+	char path[4096];
+	struct stat st;
+
+	if (!c->lock_known)
+		return 0;
+	if ((size_t)snprintf(path, sizeof path, "%s/catalog/" CAT_LOCK_FILE, c->dir) >= sizeof path)
+		return ENAMETOOLONG;
+	if (lstat(path, &st) < 0 || st.st_dev != c->lock_dev || st.st_ino != c->lock_ino)
+		return ESTALE;
+	return 0;
 }

@@ -44,8 +44,8 @@ static int cat_mkdirs(char *path)
 
 static int cat_create_dirs(const char *dir, char *errbuf, size_t errbuf_sz)
 {
-	static const char *const sub[] = { NULL, FMT_LAYOUT_CATALOG, FMT_LAYOUT_IMAGES,
-		                           FMT_LAYOUT_TMP };
+	/* Not DB/catalog: cat_create_catalog makes it whole. */
+	static const char *const sub[] = { NULL, FMT_LAYOUT_IMAGES, FMT_LAYOUT_TMP };
 	char path[4096];
 	size_t i;
 	int rc;
@@ -65,6 +65,14 @@ static int cat_create_dirs(const char *dir, char *errbuf, size_t errbuf_sz)
 		}
 	}
 	return 0;
+}
+
+/* LMDB's verdicts on a damaged environment (as opposed to access or
+ * resource errors): what `symdb reindex` repairs. */
+static int cat_lmdb_damage(int rc)
+{
+	return rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
+	       rc == MDB_VERSION_MISMATCH || rc == MDB_INCOMPATIBLE || rc == MDB_NOTFOUND;
 }
 
 /* Open the environment.  A read-only open that cannot open lock.mdb (a
@@ -146,6 +154,7 @@ static int cat_init(rd_catalog *c, const char *envdir, char *errbuf, size_t errb
 		rc = mdb_get(txn, c->meta, &k, &v);
 	if (rc) {
 		cat_txn_abort(c, txn);
+		c->damaged = cat_lmdb_damage(rc);
 		cat_msg(errbuf, errbuf_sz, envdir, "not a symdb catalog", rc);
 		return rc > 0 ? -rc : SYMDB_E_CATALOG;
 	}
@@ -164,27 +173,20 @@ static int cat_init(rd_catalog *c, const char *envdir, char *errbuf, size_t errb
 	return cat_err(rc);
 }
 
-static int cat_check_dir(const char *envdir, unsigned flags, char *errbuf, size_t errbuf_sz)
+/* DB/catalog and its files as they must be before LMDB opens them
+ * (catalog_files.c), and writable when writing. */
+static int cat_check_dir(rd_catalog *c, const char *envdir, struct stat *data, char *errbuf,
+                         size_t errbuf_sz)
 {
-	struct stat st;
+	int rc = cat_files_check(c, envdir, data, errbuf, errbuf_sz);
 
-	if (stat(envdir, &st) < 0) {
-		int e = errno;
-
-		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", e);
-		return -e;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", ENOTDIR);
-		return -ENOTDIR;
-	}
-	if ((flags & RD_CAT_WRITE) && access(envdir, W_OK) < 0) {
+	if (rc == 0 && (c->flags & RD_CAT_WRITE) && access(envdir, W_OK) < 0) {
 		int e = errno;
 
 		cat_msg(errbuf, errbuf_sz, envdir, "catalog is not writable", e);
 		return -e;
 	}
-	return 0;
+	return rc;
 }
 
 static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
@@ -198,6 +200,7 @@ static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t 
 	if (rc == 0)
 		rc = cat_env_open(c, envdir);
 	if (rc) {
+		c->damaged = cat_lmdb_damage(rc);
 		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", rc);
 		return rc > 0 ? -rc : SYMDB_E_CATALOG;
 	}
@@ -252,6 +255,25 @@ static int cat_check_fs(const char *dir, char *errbuf, size_t errbuf_sz)
 	return SYMDB_E_NETFS;
 }
 
+/* Everything from the file checks to the schema, on an existing catalog. */
+static int cat_open_checked(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
+{
+	struct stat data;
+	int rc = cat_check_dir(c, envdir, &data, errbuf, errbuf_sz);
+
+	if (rc == 0)
+		rc = cat_open_env(c, envdir, errbuf, errbuf_sz);
+	if (rc == 0)
+		rc = cat_files_opened(c, envdir, &data, errbuf, errbuf_sz);
+	if (rc == 0)
+		rc = cat_init(c, envdir, errbuf, errbuf_sz);
+	if (rc && c->env) {
+		mdb_env_close(c->env);
+		c->env = NULL;
+	}
+	return rc;
+}
+
 int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *errbuf,
                     size_t errbuf_sz)
 {
@@ -261,9 +283,9 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	int rc;
 
 	*out = NULL;
-	if (!dir || !*dir || (flags & ~(RD_CAT_WRITE | RD_CAT_CREATE)))
+	if (!dir || !*dir || (flags & ~(RD_CAT_WRITE | RD_CAT_CREATE | RD_CAT_RECOVER)))
 		return SYMDB_E_INVAL;
-	if (flags & RD_CAT_CREATE)
+	if (flags & (RD_CAT_CREATE | RD_CAT_RECOVER))
 		flags |= RD_CAT_WRITE;
 	len = strlen(dir);
 	while (len > 1 && dir[len - 1] == '/')
@@ -281,12 +303,18 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	rc = cat_check_fs(c->dir, errbuf, errbuf_sz);
 	if (rc == 0 && (flags & RD_CAT_CREATE))
 		rc = cat_create_dirs(c->dir, errbuf, errbuf_sz);
+	if (rc == 0 && (flags & RD_CAT_CREATE))
+		rc = cat_create_catalog(c, envdir, cat_init_write, errbuf, errbuf_sz);
 	if (rc == 0)
-		rc = cat_check_dir(envdir, flags, errbuf, errbuf_sz);
-	if (rc == 0)
-		rc = cat_open_env(c, envdir, errbuf, errbuf_sz);
-	if (rc == 0)
-		rc = cat_init(c, envdir, errbuf, errbuf_sz);
+		rc = cat_open_checked(c, envdir, errbuf, errbuf_sz);
+	if (rc && c->damaged && (flags & RD_CAT_RECOVER)) {
+		char why[1024];
+
+		snprintf(why, sizeof why, "%s", errbuf && errbuf_sz ? errbuf : "damaged");
+		rc = cat_recover(c, envdir, why, cat_init_write, errbuf, errbuf_sz);
+		if (rc == 0)
+			rc = cat_open_checked(c, envdir, errbuf, errbuf_sz);
+	}
 	if (rc) {
 		rd_catalog_close(c);
 		return rc;
@@ -302,7 +330,13 @@ void rd_catalog_close(rd_catalog *c)
 	if (c->env)
 		mdb_env_close(c->env);
 	pthread_rwlock_destroy(&c->resize);
+	free(c->recovered);
 	free(c);
+}
+
+const char *rd_catalog_recovered(const rd_catalog *c)
+{
+	return c->recovered;
 }
 
 const char *rd_catalog_dir(const rd_catalog *c)

@@ -151,11 +151,15 @@ int cat_write_raw(rd_catalog *c, cat_write_fn fn, void *arg)
 		rc = cat_txn_begin(c, 0, &txn);
 		if (rc)
 			return rc;
-		rc = fn(c, txn, arg);
+		rc = cat_lock_same(c); /* catalog_lock.c: lock.mdb not replaced */
+		if (rc == 0)
+			rc = fn(c, txn, arg);
+		if (rc == 0)
+			rc = cat_lock_same(c);
 		if (rc)
 			cat_txn_abort(c, txn);
 		else
-			rc = cat_txn_commit(c, txn);
+			rc = cat_commit_errno(c, cat_txn_commit(c, txn)); /* EIO on a full disk */
 		if (rc != MDB_MAP_FULL)
 			return rc;
 		rc = cat_grow(c);

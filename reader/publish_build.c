@@ -35,7 +35,8 @@
 #include "format_layout.h"
 #include "rd_uuid.h"
 
-#define PUB_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE)
+#define PUB_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE | \
+                               SYMDB_BUILD_RECOVER)
 
 struct symdb_builder {
 	rd_catalog *cat;
@@ -84,7 +85,10 @@ int symdb_builder_open(const char *dir, const symdb_build_opts *opts, symdb_buil
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return -ENOMEM;
-	rc = rd_catalog_open(dir, RD_CAT_WRITE | RD_CAT_CREATE, &b->cat, o.errbuf, o.errbuf_sz);
+	rc = rd_catalog_open(dir,
+	                     RD_CAT_WRITE | RD_CAT_CREATE |
+	                             (o.flags & SYMDB_BUILD_RECOVER ? RD_CAT_RECOVER : 0),
+	                     &b->cat, o.errbuf, o.errbuf_sz);
 	if (rc) {
 		free(b);
 		return rc;

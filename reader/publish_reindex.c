@@ -13,6 +13,10 @@
  * catalog in one write transaction, so readers see the old catalog or the
  * new one, nothing in between.  Built_At becomes the file's mtime (the
  * original time lived only in the lost catalog).
+ *
+ * A damaged catalog is never opened for this: symdb_builder_open() with
+ * SYMDB_BUILD_RECOVER moves it aside and creates an empty one first
+ * (catalog_files.c), so a truncated data.mdb cannot crash its own repair.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "publish_internal.h"
@@ -285,4 +289,10 @@ int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
 		rc = (int)s.n;
 	rx_free(&s);
 	return rc;
+}
+
+const char *symdb_builder_recovered(const symdb_builder *b)
+{
+	/* The catalog accessor takes a mutable builder; nothing is changed. */
+	return b ? rd_catalog_recovered(publish_builder_catalog((symdb_builder *)b)) : NULL;
 }

@@ -19,6 +19,7 @@ typedef struct rd_catalog rd_catalog;
 
 #define RD_CAT_WRITE  0x1u /* open read-write (the builder) */
 #define RD_CAT_CREATE 0x2u /* create DB/, DB/catalog/, DB/images/, DB/tmp/ if missing */
+#define RD_CAT_RECOVER 0x4u /* a damaged catalog is moved aside and replaced by an empty one */
 
 /* A decoded `images` value (SPEC §12.3).  Strings are NUL-terminated copies in
  * caller storage (see rd_catalog_get) or, in rd_catalog_list callbacks,
@@ -38,6 +39,9 @@ typedef struct rd_cat_entry {
 RD_HIDDEN int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out,
                               char *errbuf, size_t errbuf_sz);
 RD_HIDDEN void rd_catalog_close(rd_catalog *c);
+/* After an RD_CAT_RECOVER open that moved a damaged catalog aside: one line,
+ * the damage and where the old catalog went; else NULL.  Owned by c. */
+RD_HIDDEN const char *rd_catalog_recovered(const rd_catalog *c);
 /* Whether a statfs(2) f_type is a network filesystem (NFS, SMB, CIFS, SMB2)
  * on which rd_catalog_open refuses a database (SYMDB_E_NETFS, SPEC §12.1). */
 RD_HIDDEN int rd_fs_is_network(long f_type);

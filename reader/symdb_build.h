@@ -53,6 +53,15 @@ typedef struct symdb_builder symdb_builder;
  * fork and exec, so any thread may call this at any time.
  */
 #define SYMDB_BUILD_ISOLATE  0x4u
+/**
+ * For symdb_builder_open() before symdb_builder_reindex(): a damaged
+ * catalog (data.mdb truncated, missing or not LMDB's, SPEC §12.1) is not
+ * opened but moved aside to DB/catalog.damaged-<UTC time> and replaced by
+ * an empty one, which reindex then fills from the index files
+ * (symdb_builder_recovered() says what was moved).  A catalog of another
+ * schema, or one refused for a symbolic link or permissions, is not moved.
+ */
+#define SYMDB_BUILD_RECOVER  0x8u
 
 typedef struct symdb_build_opts {
 	size_t sz;             /**< sizeof(symdb_build_opts) (SYMDB_OPTS) */
@@ -120,11 +129,15 @@ typedef struct symdb_build_result {
  * @brief symdb_builder_open() opens (creating if needed) a database for writing.
  * @param dir  database directory (symdb_default_dir() gives the conventional
  *             one); NULL fails with -ENOENT.
- * @param opts NULL or options: errbuf (flags are checked, not kept: each
- *             symdb_builder_add() takes its own options).
+ * @param opts NULL or options: errbuf, and SYMDB_BUILD_RECOVER (other flags
+ *             are checked, not kept: each symdb_builder_add() takes its own
+ *             options).
  * @param out  receives the builder, owned by the caller (symdb_builder_close()).
  * @return 0; -EACCES/-EROFS when the directory is not writable; -errno;
- *         SYMDB_E_CATALOG for a damaged catalog.
+ *         SYMDB_E_CATALOG for a damaged catalog (errbuf: "DB/catalog/data.mdb:
+ *         truncated: N bytes, the catalog needs M (run 'symdb reindex')"),
+ *         unless SYMDB_BUILD_RECOVER moved it aside; -ELOOP when DB/catalog,
+ *         data.mdb or lock.mdb is a symbolic link.
  * @note The builder may be shared by threads (see the file comment).
  */
 SYMDB_API int symdb_builder_open(const char *dir, const symdb_build_opts *opts,
@@ -266,6 +279,18 @@ typedef void (*symdb_reindex_fn)(const char *rel_path, const char *why, void *ar
  */
 SYMDB_API int symdb_builder_reindex(symdb_builder *b, symdb_reindex_fn skipped, void *arg,
                                     const symdb_build_opts *opts);
+
+/**
+ * @brief symdb_builder_recovered() tells whether symdb_builder_open() with
+ *        SYMDB_BUILD_RECOVER moved a damaged catalog aside.
+ * @param b an open builder, or NULL.
+ * @return NULL when nothing was moved (or b is NULL); else one line: the
+ *         damage and the directory the old catalog was moved to
+ *         ("DB/catalog/data.mdb: truncated: ... (run 'symdb reindex');
+ *         moved to DB/catalog.damaged-20260101T000000Z").
+ * @note The string is owned by b and valid until symdb_builder_close(b).
+ */
+SYMDB_API const char *symdb_builder_recovered(const symdb_builder *b);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,10 @@ CLI_HIDDEN int cli_cmd_import(const struct cli_global *g, int argc, char **argv)
 CLI_HIDDEN int cli_cmd_compact(const struct cli_global *g, int argc, char **argv);
 /* cmd_reindex.c: rebuild the catalog from the index files (SPEC §12.6). */
 CLI_HIDDEN int cli_cmd_reindex(const struct cli_global *g, int argc, char **argv);
+/* cmd_reindex.c: for `verify --repair` on a catalog that cannot be opened:
+ * if it is damaged, move it aside and reindex (one line on stderr each).
+ * Returns 0 when that was done, else -1 (nothing was changed). */
+CLI_HIDDEN int cli_reindex_recover(const char *dir);
 
 /* Last-query times, batched: `add` (while db is open) notes an image whose
  * stored day differs from today's; `commit` (after db is closed: LMDB

@@ -7,6 +7,10 @@
  * writes one entry per valid file in one transaction.  Damaged files are
  * reported one line each on stderr and left for `symdb verify --repair`.
  *
+ * A damaged catalog (data.mdb truncated, missing or not LMDB's) is never
+ * opened: SYMDB_BUILD_RECOVER moves it aside to DB/catalog.damaged-<time>
+ * and the rebuild starts from an empty one (one line on stderr says so).
+ *
  * Exit status: 0 when every file was valid, 4 when some were skipped, 3 when
  * the catalog could not be written.
  */
@@ -64,13 +68,51 @@ static int reindex_args(struct cli_global *g, int argc, char **argv, int *quiet)
 	return 0;
 }
 
+/* Open with recovery, rebuild; 0, or the exit status. */
+static int reindex_run(const char *dir, int quiet, int *recovered)
+{
+	char err[1024] = "";
+	SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_RECOVER, .errbuf = err,
+	           .errbuf_sz = sizeof(err));
+	symdb_builder *b;
+	unsigned skipped = 0;
+	int rc = symdb_builder_open(dir, &o, &b);
+
+	if (rc) {
+		cli_err_lib(dir, rc, err);
+		return CLI_EXIT_DATABASE;
+	}
+	const char *moved = symdb_builder_recovered(b);
+	if (recovered)
+		*recovered = moved != NULL;
+	if (moved)
+		cli_err(NULL, "%s", moved);
+	o.flags = 0;
+	rc = symdb_builder_reindex(b, reindex_skipped, &skipped, &o);
+	symdb_builder_close(b);
+	if (rc < 0) {
+		cli_err_lib(dir, rc, err);
+		return CLI_EXIT_DATABASE;
+	}
+	if (!quiet)
+		printf("reindexed %d images, skipped %u damaged files\n", rc, skipped);
+	return skipped ? CLI_EXIT_DAMAGED : CLI_EXIT_OK;
+}
+
+int cli_reindex_recover(const char *dir)
+{
+	int recovered = 0;
+
+	if (!reindex_has_images(dir))
+		return -1;
+	reindex_run(dir, 0, &recovered);
+	return recovered ? 0 : -1;
+}
+
 int cli_cmd_reindex(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
-	char dir[4096], err[1024] = "";
-	SYMDB_OPTS(symdb_build_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
-	symdb_builder *b;
-	unsigned skipped = 0;
+	char dir[4096];
 	int quiet = 0, rc = reindex_args(&g, argc, argv, &quiet);
 
 	if (rc)
@@ -81,18 +123,5 @@ int cli_cmd_reindex(const struct cli_global *g0, int argc, char **argv)
 		snprintf(dir, sizeof(dir), "(default database)");
 	if (!reindex_has_images(dir))
 		return CLI_EXIT_DATABASE;
-	rc = symdb_builder_open(dir, &o, &b);
-	if (rc) {
-		cli_err_lib(dir, rc, err);
-		return CLI_EXIT_DATABASE;
-	}
-	rc = symdb_builder_reindex(b, reindex_skipped, &skipped, &o);
-	symdb_builder_close(b);
-	if (rc < 0) {
-		cli_err_lib(dir, rc, err);
-		return CLI_EXIT_DATABASE;
-	}
-	if (!quiet)
-		printf("reindexed %d images, skipped %u damaged files\n", rc, skipped);
-	return skipped ? CLI_EXIT_DAMAGED : CLI_EXIT_OK;
+	return reindex_run(dir, quiet, NULL);
 }

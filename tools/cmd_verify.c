@@ -358,6 +358,12 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 	SYMDB_OPTS(symdb_open_opts, o, .flags = v.repair ? SYMDB_OPEN_WRITE : 0, .errbuf = err,
 	           .errbuf_sz = sizeof err);
 	rc = cli_open_db(g.db_dir, &o, &v.db);
+	/* A damaged catalog is moved aside and rebuilt from the index files,
+	 * never opened (cmd_reindex.c); then verified like any other. */
+	if (rc == SYMDB_E_CATALOG && v.repair && cli_reindex_recover(dir) == 0) {
+		v.catalog = v.repaired = 1; /* the whole catalog: found and replaced */
+		rc = cli_open_db(g.db_dir, &o, &v.db);
+	}
 	if (rc < 0) {
 		cli_err_lib(dir, rc, err);
 		return CLI_EXIT_DATABASE;
