@@ -375,10 +375,12 @@ int cat_recover(rd_catalog *c, const char *envdir, const char *why, cat_write_fn
  * When the catalog's filesystem has no room left for a page, say so. */
 int cat_commit_errno(rd_catalog *c, int rc)
 {
+	char envdir[4096];
 	struct statvfs sv;
 	uint64_t left;
 
-	if (rc != EIO || statvfs(c->dir, &sv) < 0)
+	if (rc != EIO || cat_path(envdir, sizeof envdir, c->dir, "catalog") != 0 ||
+	    statvfs(envdir, &sv) < 0)
 		return rc;
 	left = (uint64_t)(geteuid() == 0 ? sv.f_bfree : sv.f_bavail) * sv.f_frsize;
 	return left < FMT_LMDB_PSIZE_MAX ? ENOSPC : rc;

@@ -93,9 +93,9 @@ RD_HIDDEN int cat_recover(rd_catalog *c, const char *envdir, const char *why,
 /* catalog_files.c: an EIO from a commit on a full filesystem (LMDB's short
  * write) becomes ENOSPC.  rc is an LMDB code; returns one. */
 RD_HIDDEN int cat_commit_errno(rd_catalog *c, int rc);
-/* catalog_lock.c: ESTALE when DB/catalog/lock.mdb is no longer the file
- * this handle opened (deleted or replaced: writers no longer exclude each
- * other), else 0.  An LMDB-style positive errno. */
+/* catalog_lock.c: SYMDB_E_LOCK_REPLACED when DB/catalog/lock.mdb is no
+ * longer the file this handle opened (deleted or replaced: writers no longer
+ * exclude each other), else 0. */
 RD_HIDDEN int cat_lock_same(rd_catalog *c);
 
 #endif /* SYMDB_CATALOG_INTERNAL_H */

@@ -65,6 +65,6 @@ int cat_lock_same(rd_catalog *c)
 	if ((size_t)snprintf(path, sizeof path, "%s/catalog/" CAT_LOCK_FILE, c->dir) >= sizeof path)
 		return ENAMETOOLONG;
 	if (lstat(path, &st) < 0 || st.st_dev != c->lock_dev || st.st_ino != c->lock_ino)
-		return ESTALE;
+		return SYMDB_E_LOCK_REPLACED;
 	return 0;
 }

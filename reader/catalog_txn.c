@@ -57,6 +57,8 @@ int cat_err(int rc)
 		return 0;
 	if (rc > 0)
 		return -rc;
+	if (rc <= SYMDB_E_FORMAT && rc > SYMDB_E_LAST_)
+		return rc; /* already ours (cat_lock_same) */
 	switch (rc) {
 	case MDB_NOTFOUND:
 		return SYMDB_E_NOT_INDEXED;
@@ -77,7 +79,9 @@ void cat_msg(char *errbuf, size_t errbuf_sz, const char *path, const char *what,
 {
 	if (errbuf && errbuf_sz)
 		snprintf(errbuf, errbuf_sz, "%s: %s: %s", path, what,
-		         rc > 0 ? symdb_strerror(-rc) : mdb_strerror(rc));
+		         rc > 0 ? symdb_strerror(-rc)
+		         : rc <= SYMDB_E_FORMAT && rc > SYMDB_E_LAST_ ? symdb_strerror(rc)
+		                                                      : mdb_strerror(rc));
 }
 
 /* ---- transactions with map growth --------------------------------------- */

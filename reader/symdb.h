@@ -91,6 +91,10 @@
  *   symdb_fault_recover() (its documentation has the handler); the image
  *   then reads as damaged and the others keep working.
  * - After fork(2), a child must open its own symdb handle (LMDB rule).
+ * - Never delete DB/catalog/lock.mdb while a symdb process runs: writers
+ *   would stop excluding each other.  A writer that notices refuses to
+ *   commit (SYMDB_E_LOCK_REPLACED); readers cannot notice (SPEC §12.1).
+ *   A truncated data.mdb is refused at open, never mapped (SPEC §12.1).
  *
  * Threads: a symdb handle and its images may be shared by any number of
  * threads; every call on them is thread-safe unless its note says otherwise

@@ -32,10 +32,12 @@
 	X(SYMDB_E_NOT_INDEXED,-4012, "SYMDB_E_NOT_INDEXED: image is not in the database") \
 	X(SYMDB_E_EXISTS,    -4013, "SYMDB_E_EXISTS: image is already indexed")        \
 	X(SYMDB_E_READONLY,  -4014, "SYMDB_E_READONLY: database opened read-only") \
-	X(SYMDB_E_NETFS,     -4015, "SYMDB_E_NETFS: database is on a network filesystem")
+	X(SYMDB_E_NETFS,     -4015, "SYMDB_E_NETFS: database is on a network filesystem") \
+	X(SYMDB_E_LOCK_REPLACED, -4016,                                               \
+	  "SYMDB_E_LOCK_REPLACED: catalog/lock.mdb was deleted or replaced while the catalog was open")
 
 #define SYMDB_ERR_ENUM_(name, value, str) name = value,
-enum symdb_error { SYMDB_LIST_ERRORS(SYMDB_ERR_ENUM_) SYMDB_E_LAST_ = -4016 };
+enum symdb_error { SYMDB_LIST_ERRORS(SYMDB_ERR_ENUM_) SYMDB_E_LAST_ = -4017 };
 #undef SYMDB_ERR_ENUM_
 
 #endif /* SYMDB_ERRORS_H */
