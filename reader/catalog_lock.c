@@ -51,8 +51,10 @@ void rd_images_dir_unlock(int fd)
  * one, and from then on it and the processes still holding the old one
  * write at the same time, each committing over the other's entries.  That
  * cannot be prevented, but a writer can notice that the path no longer
- * names the file it opened, before it writes and again before it commits,
- * and refuse.  Readers are not checked (their slots in the old file are
+ * names the file it opened, before it writes and before it commits, and
+ * refuse; and after its commit, when a deletion raced it and a writer on
+ * the new lock file may have overwritten it, report the commit as failed
+ * rather than let an entry vanish silently.  Readers are not checked (their slots in the old file are
  * invisible to the new writers, which may then reuse pages under them: see
  * SPEC §12.1). */
 int cat_lock_same(rd_catalog *c)

@@ -164,6 +164,8 @@ int cat_write_raw(rd_catalog *c, cat_write_fn fn, void *arg)
 			cat_txn_abort(c, txn);
 		else
 			rc = cat_commit_errno(c, cat_txn_commit(c, txn)); /* EIO on a full disk */
+		if (rc == 0)
+			rc = cat_lock_same(c); /* replaced during the commit: it may be lost */
 		if (rc != MDB_MAP_FULL)
 			return rc;
 		rc = cat_grow(c);

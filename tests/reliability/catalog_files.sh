@@ -8,8 +8,9 @@
 #     exit 3, the link's target unchanged and a dangling target not created;
 #   - lock.mdb deleted under a running writer while a second writer starts:
 #     the first refuses every later commit (SYMDB_E_LOCK_REPLACED) instead
-#     of committing over the second, and every image either reported
-#     "indexed" is in the catalog;
+#     of committing over the second (a commit racing the deletion is
+#     reported as failed too), and every image either reported "indexed"
+#     is in the catalog;
 #   - the catalog's filesystem full at the commit (a small tmpfs on
 #     DB/catalog; root only): "No space left on device", never LMDB's
 #     "Input/output error" for its short write.
