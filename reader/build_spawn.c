@@ -66,6 +66,19 @@ extern char **environ;
 
 /* ---- leftovers -------------------------------------------------------------- */
 
+/* Remove tmp, a file in STAGING (DB/tmp), through STAGING's descriptor:
+ * DB/tmp is never followed (SPEC §12.1). */
+static void stage_unlink(const publish_stager *st, const char *tmp)
+{
+	int fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const char *base = strrchr(tmp, '/');
+
+	if (fd >= 0) {
+		unlinkat(fd, base ? base + 1 : tmp, 0);
+		close(fd);
+	}
+}
+
 /* Remove STAGING/<anything><tag>.XXXXXX except the files st lists. */
 static void cage_remove_tagged(const publish_stager *st)
 {
@@ -74,10 +87,15 @@ static void cage_remove_tagged(const publish_stager *st)
 	size_t tl = strlen(tag);
 	struct dirent *de;
 	DIR *dp;
+	int fd;
 
 	if (!tl)
 		return;
-	dp = opendir(st->dir);
+	/* DB/tmp by its descriptor, never followed (SPEC §12.1). */
+	fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dp = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dp && fd >= 0)
+		close(fd);
 	while (dp && (de = readdir(dp)) != NULL) {
 		const char *t = strstr(de->d_name, tag);
 		if (!t || t[tl] != '.')
@@ -87,7 +105,7 @@ static void cage_remove_tagged(const publish_stager *st)
 		while (i < st->n && strcmp(st->img[i].tmp, f) != 0)
 			i++;
 		if (i == st->n)
-			unlink(f);
+			unlinkat(fd, de->d_name, 0);
 	}
 	if (dp)
 		closedir(dp);
@@ -97,7 +115,7 @@ void build_stage_discard(publish_stager *st)
 {
 	for (unsigned i = 0; i < st->n; i++) {
 		if (st->img[i].tmp[0])
-			unlink(st->img[i].tmp);
+			stage_unlink(st, st->img[i].tmp);
 		if (st->img[i].fd >= 0)
 			close(st->img[i].fd);
 		st->img[i].tmp[0] = 0;
@@ -603,7 +621,7 @@ static int cage_output(publish_stager *st, int tmp, publish_staged *s, char *eb,
 	if (rc) {
 		if (s->fd >= 0) {
 			close(s->fd);
-			unlink(s->tmp);
+			unlinkat(tmp, strrchr(s->tmp, '/') + 1, 0);
 		}
 		s->fd = -1;
 		s->tmp[0] = 0;
@@ -645,7 +663,7 @@ static void cage_keep_reported(publish_stager *st)
 	for (unsigned i = 0; i < st->n; i++) {
 		publish_staged *s = &st->img[i];
 		if (!s->reported) {
-			unlink(s->tmp);
+			stage_unlink(st, s->tmp);
 			close(s->fd);
 			continue;
 		}
