@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,33 +47,6 @@ static int stage_send(int fd, uint32_t magic, int rc, const ix_staged *img, cons
 	free(r);
 	ret = fmt_write_full(fd, buf, sizeof buf);
 	return ret;
-}
-
-/* Test-only failures (symdb_indexer_job.test_hook, which the executable
- * takes from SYMDB_TEST_CAGE_CRASH): fired after a temp file is written and
- * before it is reported, so the parent's cleanup by tag is exercised too. */
-static int stage_test_hook(const char *what, char *eb, size_t ebsz)
-{
-	if (!strcmp(what, "segv")) {
-		signal(SIGSEGV, SIG_DFL); /* past a sanitizer's handler */
-		raise(SIGSEGV);
-	} else if (!strcmp(what, "abort")) {
-		abort();
-	} else if (!strcmp(what, "hang")) {
-		for (;;)
-			pause();
-	} else if (!strcmp(what, "oom")) {
-		/* Reserve (never touch) address space until RLIMIT_AS says no,
-		 * as a runaway allocation in a parser would. */
-		void *chunks[4096];
-		size_t n = 0;
-		while (n < 4096 && (chunks[n] = malloc(256u << 20)) != NULL)
-			n++;
-		while (n)
-			free(chunks[--n]);
-		return fmt_err(eb, ebsz, -ENOMEM, "out of memory");
-	}
-	return 0;
 }
 
 /* Lowercase hex of id (SPEC §12.1), the start of its file names. */
@@ -152,7 +124,9 @@ int ix_stage_image(ix_stager *st, const ix_image *img, const ix_output *out, con
 	st->n++;
 	if (st->fd < 0)
 		return 0;
-	if (st->test_hook && (rc = stage_test_hook(st->test_hook, eb, ebsz)) != 0)
+	/* After the write and before the report: a test's failure here
+	 * exercises the parent's cleanup by tag too. */
+	if (st->test_hook && (rc = st->test_hook(eb, ebsz)) != 0)
 		return rc;
 	rc = stage_send(st->fd, FMT_REPORT_IMAGE, 0, r, NULL);
 	return rc ? fmt_err(eb, ebsz, rc, "cannot report to the parent: %s", strerror(-rc)) : 0;
@@ -210,6 +184,26 @@ static int stage_job(ix_stager *st, const symdb_indexer_job *job, char *eb, size
 	if (stage_parse_uuid(job->uuid, &st->elf_uuid) != 0)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "%s: bad UUID \"%s\"", name, job->uuid);
 	return ix_stage_input(st, job->inputs, job->ninputs, &o);
+}
+
+void symdb_indexer_prepare(void)
+{
+	ix_elf_init();
+}
+
+size_t symdb_indexer_end_record(unsigned char *buf, size_t sz, int status, const char *msg)
+{
+	static fmt_report r; /* 9 KiB: not on a signal handler's stack */
+
+	memset(&r, 0, sizeof r);
+	r.magic = FMT_REPORT_END;
+	r.status = status;
+	for (size_t i = 0; msg && msg[i] && i + 1 < sizeof r.msg; i++)
+		r.msg[i] = msg[i]; /* no snprintf: not async-signal-safe */
+	if (sz < FMT_REPORT_SIZE)
+		return 0;
+	fmt_report_encode(&r, buf);
+	return FMT_REPORT_SIZE;
 }
 
 int symdb_indexer_run(const symdb_indexer_job *job)

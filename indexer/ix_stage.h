@@ -27,7 +27,7 @@ typedef struct ix_stager {
 	unsigned noutputs;
 	uint64_t used[(IX_MAX_IMAGES + 63) / 64]; /* outputs written */
 	int fd;           /* the report descriptor */
-	const char *test_hook; /* symdb_indexer_job.test_hook */
+	int (*test_hook)(char *, size_t); /* symdb_indexer_job.test_hook */
 	ix_uuid elf_uuid; /* an ELF input's identity, computed by the builder */
 	unsigned n;
 	ix_staged img[IX_MAX_IMAGES];

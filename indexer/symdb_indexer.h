@@ -13,6 +13,8 @@
 #ifndef SYMDB_INDEXER_H
 #define SYMDB_INDEXER_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,10 +66,31 @@ typedef struct symdb_indexer_job {
 	 *  whose UUIDs are in its load commands. */
 	const char *uuid;
 	int report_fd;           /**< receives the records (SPEC §12.5) */
-	/** Test-only failure after the first output file is written: "segv",
-	 *  "abort", "hang" or "oom"; NULL in normal use. */
-	const char *test_hook;
+	/** Called after each temp file is written and before it is reported;
+	 *  a non-zero return (a negative code, its reason in errbuf) fails the
+	 *  job.  The test build of symdb-indexer fails here on purpose (crash,
+	 *  hang, sandbox violation); NULL in normal use. */
+	int (*test_hook)(char *errbuf, size_t errbuf_sz);
 } symdb_indexer_job;
+
+/**
+ * @brief symdb_indexer_prepare() does now what the indexer would otherwise
+ *        do on first use: libelf's initialisation.
+ * @note Call before the process confines itself (a seccomp filter that
+ *       allows no open); calling it later, or never, is also correct.
+ */
+void symdb_indexer_prepare(void);
+
+/**
+ * @brief symdb_indexer_end_record() encodes an end record (SPEC §12.5) with
+ *        status and the one-line reason msg into buf.
+ * @return the record's size in bytes, or 0 when sz is too small (16 KiB
+ *         is always enough).
+ * @note Allocates nothing and takes no lock, so a signal handler may call
+ *       it (to say why the process dies); not reentrant: one caller at a
+ *       time.
+ */
+size_t symdb_indexer_end_record(unsigned char *buf, size_t sz, int status, const char *msg);
 
 /**
  * @brief symdb_indexer_run() stages every image of job->inputs and reports

@@ -29,12 +29,15 @@
  *
  * posix_spawn (a vfork-like clone, then exec) runs no code of ours in the
  * child, so it is safe from a threaded process whatever its allocator.  The
- * child gets stdio with stdout on /dev/null (libdwarf prints there before
- * it aborts), its report pipe as descriptor 3, the build's files as 4, 5,
- * ... and nothing else: other workers' pipes reach EOF when their own
- * indexers exit.  The indexer sets
- * PR_SET_PDEATHSIG and checks its parent, so it dies with the thread (so
- * the builder) that started it.
+ * child gets stderr, stdin and stdout on /dev/null (libdwarf prints there
+ * before it aborts), its report pipe as descriptor 3, the build's files as
+ * 4, 5, ... and nothing else: other workers' pipes reach EOF when their own
+ * indexers exit.  It gets no environment and a process group of its own,
+ * which a timeout kills whole.  The indexer sets PR_SET_PDEATHSIG and
+ * checks its parent, so it dies with the thread (so the builder) that
+ * started it, then confines itself with more limits and a seccomp filter
+ * (tools/indexer_sandbox.c); a call the filter forbids kills it by SIGSYS
+ * after an end record naming the call, which cage_judge reports.
  */
 #define _GNU_SOURCE /* pipe2, sigdescr_np, posix_spawn_file_actions_addclosefrom_np */
 #include "publish_internal.h"
@@ -61,8 +64,6 @@
 #define CAGE_MIN_MEMORY (8ull << 30)
 #define CAGE_MIN_TIMEOUT 120u
 #define CAGE_FD 3 /* the indexer's report descriptor */
-
-extern char **environ;
 
 /* ---- leftovers -------------------------------------------------------------- */
 
@@ -250,7 +251,21 @@ static void cage_size(char *buf, size_t sz, uint64_t v)
 		snprintf(buf, sz, "%llu bytes", (unsigned long long)v);
 }
 
-/* A killed indexer: one line naming the input and the signal. */
+#define CAGE_VIOLATION "indexer violated its sandbox: "
+
+/* The end record's "indexer violated its sandbox: NAME" (indexer_sandbox.c)
+ * is believed only as that prefix and a syscall name's characters. */
+static int cage_violation_msg(const struct cage_run *c)
+{
+	const char *n = c->end_msg + sizeof CAGE_VIOLATION - 1;
+
+	return c->got_end && !strncmp(c->end_msg, CAGE_VIOLATION, sizeof CAGE_VIOLATION - 1) &&
+	       n[0] && strlen(n) < 40 &&
+	       strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_ -") == strlen(n);
+}
+
+/* A killed indexer: one line naming the input and the signal.  SIGSYS is
+ * the seccomp filter's: the indexer made a call it does not allow. */
 static int cage_judge_signal(struct cage_run *c, int sig)
 {
 	const char *p = c->path;
@@ -258,6 +273,11 @@ static int cage_judge_signal(struct cage_run *c, int sig)
 
 	if (!d)
 		d = "unknown signal";
+	if (sig == SIGSYS && cage_violation_msg(c))
+		return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT, "%s: %s", p, c->end_msg);
+	if (sig == SIGSYS)
+		return fmt_err(c->eb, c->ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: " CAGE_VIOLATION "signal %d (%s)", p, sig, d);
 	if (sig == SIGXCPU)
 		return fmt_err(c->eb, c->ebsz, -ETIMEDOUT,
 		               "%s: indexer exceeded its CPU-time limit of %u s: signal %d (%s)", p,
@@ -342,6 +362,15 @@ static uint64_t cage_walk_threads(unsigned threads)
 	return (uint64_t)(n > 64 ? 64 : n);
 }
 
+/* Kill the indexer and its process group (cage_spawn): whatever it started
+ * where no seccomp filter stopped it dies with it.  Never after the reap:
+ * until then the PID, so the group ID, cannot be reused. */
+static void cage_kill(const struct cage_run *c)
+{
+	if (c->pid > 1 && kill(-c->pid, SIGKILL) < 0)
+		kill(c->pid, SIGKILL);
+}
+
 /* Wait for the indexer to end without reaping it (the tag cleanup runs
  * first).  One that closed its pipe but keeps running is given until the
  * deadline, then killed: EOF is not an exit. */
@@ -360,7 +389,7 @@ static void cage_wait(struct cage_run *c, siginfo_t *si)
 			return;
 		if (!c->timed_out && cage_now_ms() >= c->deadline) {
 			c->timed_out = 1;
-			kill(c->pid, SIGKILL);
+			cage_kill(c);
 		}
 		struct timespec ts = { 0, nap };
 		nanosleep(&ts, NULL);
@@ -505,11 +534,20 @@ static int cage_fds_lift(struct cage_argv *a, int *lifted)
 }
 
 /* Start symdb-indexer with wfd as its descriptor 3, the build's files as 4,
- * 5, ..., stdout on /dev/null and no other descriptor of ours.  Returns 0
- * or -errno. */
+ * 5, ..., stdin and stdout on /dev/null, no other descriptor of ours, no
+ * environment, and in a process group of its own.  Returns 0 or -errno.
+ *
+ * The environment is empty: nothing of the caller's (LD_PRELOAD,
+ * LD_LIBRARY_PATH, MALLOC_*, locale, secrets) reaches the process that
+ * parses untrusted bytes, and no variable can change what it does.  Its own
+ * group lets the parent kill everything the indexer started on a timeout
+ * (where the kernel has no seccomp to stop it from starting anything); a
+ * process outside the terminal's foreground group must not read the
+ * terminal, hence stdin on /dev/null too. */
 static int cage_spawn(struct cage_run *c, const publish_expect *ex, const symdb_build_opts *o,
                       int wfd)
 {
+	static char *const no_env[] = { NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	struct cage_argv *a = malloc(sizeof *a);
@@ -532,12 +570,14 @@ static int cage_spawn(struct cage_run *c, const publish_expect *ex, const symdb_
 	posix_spawn_file_actions_adddup2(&fa, wfd, CAGE_FD);
 	for (unsigned i = 0; i < a->nfd; i++)
 		posix_spawn_file_actions_adddup2(&fa, lifted[i], CAGE_FD + 1 + (int)i);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addclosefrom_np(&fa, CAGE_FD + 1 + (int)a->nfd);
 	/* The calling thread may block signals the indexer must not. */
 	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
-	rc = -posix_spawn(&c->pid, a->v[0], &fa, &at, a->v, environ);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+	rc = -posix_spawn(&c->pid, a->v[0], &fa, &at, a->v, no_env);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	for (unsigned i = 0; i < a->nfd; i++)
@@ -717,8 +757,11 @@ int build_spawn_run(publish_stager *st, const char *path, const publish_input *i
 	cage_collect(&c, p[0]);
 	close(p[0]);
 	if (c.timed_out || c.bad_report)
-		kill(c.pid, SIGKILL);
+		cage_kill(&c);
 	cage_wait(&c, &si);
+	/* Nothing the indexer started outlives it (it is still unreaped). */
+	if (si.si_pid == c.pid)
+		cage_kill(&c);
 	rc = cage_judge(&c, &si);
 	if (rc) {
 		build_stage_discard(st);

@@ -46,10 +46,12 @@ typedef struct symdb_builder symdb_builder;
  *
  * What spawning means for the caller: symdb_builder_add() waits for that
  * child only (waitid/waitpid on its PID, never waitpid(-1)), so a SIGCHLD
- * handler of the application sees it; the child gets the caller's
- * environment, ignored signals and stdio (stdout on /dev/null), no other
- * descriptor, and dies with the *thread* that started it
- * (PR_SET_PDEATHSIG).  posix_spawn runs no code of this library between
+ * handler of the application sees it; the child gets an empty
+ * environment, the caller's ignored signals and stderr (stdin and stdout on
+ * /dev/null), no other descriptor, a process group of its own (so a
+ * terminal's Ctrl-C does not reach it; it dies with the *thread* that
+ * started it, PR_SET_PDEATHSIG), and a seccomp sandbox: a forbidden system
+ * call is "PATH: indexer violated its sandbox: NAME".  posix_spawn runs no code of this library between
  * fork and exec, so any thread may call this at any time.
  */
 #define SYMDB_BUILD_ISOLATE  0x4u

@@ -11,10 +11,12 @@ packages=(
 	cmake make gcc g++ pkg-config
 	liblmdb-dev libdwarf-dev libxxhash-dev liblz4-dev libelf-dev zlib1g-dev libdeflate-dev libzstd-dev
 	llvm-14-dev # libLLVMDemangle: symdb demangles exactly like llvm-symbolizer
+	libseccomp-dev # symdb-indexer's sandbox (linked into symdb-indexer only)
 	# tests: fixture compilers and linkers, the oracle, strip/objcopy
 	clang clang-14 lld lld-14 llvm-14 binutils elfutils dwarfdump
 	gcc-multilib # -m32 (i386) fixtures: dwarf.fixtures_m32 runs instead of skipping
 	python3 util-linux coreutils file
+	strace # tests that watch system calls (the durability order, the sandbox's list)
 	# real binaries and separate debug files used by the oracle tests
 	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
 )

@@ -13,6 +13,11 @@
  *                 [--debug FD:PATH] [--debuglink FD:PATH ...]
  *                 [--companion FD:PATH] --output FD:UUIDHEX ...
  *
+ * Its confinement, before it reads its input: the limits (idx_confine),
+ * then the seccomp filter (indexer_sandbox.c).  The test build
+ * (symdb-indexer-test, SYMDB_INDEXER_TEST_HOOKS) also takes a leading
+ * `--test-hook NAME` (indexer_hooks.c); this one carries no test hooks.
+ *
  * Exit status: 0, or the staging error's magnitude (the end record says
  * which); 2 for a bad command line; 127 when the parent is already gone.
  */
@@ -24,9 +29,14 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "indexer_sandbox.h"
 #include "symdb_indexer.h"
+#ifdef SYMDB_INDEXER_TEST_HOOKS
+#include "indexer_hooks.h"
+#endif
 
 /* IDX_ASAN: a sanitizer that reserves terabytes of address space
  * (AddressSanitizer, ThreadSanitizer). */
@@ -39,6 +49,11 @@
 #endif
 
 #define IDX_MAX_FILES 64 /* of each kind: FMT_REPORT_MAX_IMAGES outputs */
+/* The most DWARF walk threads (ix_dwarf_shards) and descriptors the
+ * indexer may open itself (it is given every file it needs, so none): the
+ * descriptors it was given stay usable whatever their numbers. */
+#define IDX_MAX_THREADS 64
+#define IDX_NOFILE 128
 
 struct idx_args {
 	symdb_indexer_job job;
@@ -182,6 +197,40 @@ static void idx_limit(int res, unsigned long long v)
 	setrlimit(res, &r);
 }
 
+/* Lower a limit, never raise it (an unprivileged raise fails anyway). */
+static void idx_lower(int res, unsigned long long v)
+{
+	struct rlimit r;
+
+	if (getrlimit(res, &r) == 0 && r.rlim_max != RLIM_INFINITY && r.rlim_max < v)
+		v = r.rlim_max;
+	idx_limit(res, v);
+}
+
+/*
+ * RLIMIT_NPROC counts every task - thread or process - of the real user ID
+ * on the machine, not this process's children, and root (or
+ * CAP_SYS_RESOURCE) is not held to it at all.  A small number would stop the
+ * DWARF walk's own threads whenever the user runs anything else (a thread
+ * that cannot start only leaves its shards to the others, so the index is
+ * the same, only slower), so the limit is the machine's task count now
+ * (sysinfo: at least the user's) plus the walk's most threads plus a
+ * margin for the builder's other indexers starting meanwhile: a fork bomb
+ * where no seccomp filter stops it can at most double the machine's tasks.
+ * The filter (indexer_sandbox.c) is what forbids new processes; this is
+ * the backstop where the kernel has none, and does nothing for root.
+ */
+#define IDX_NPROC_MARGIN 256
+
+static void idx_limit_nproc(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) == 0)
+		idx_lower(RLIMIT_NPROC, (unsigned long long)si.procs + IDX_MAX_THREADS +
+		                                IDX_NPROC_MARGIN);
+}
+
 /* Limits first, before a byte of the input is read (SPEC §12.5). */
 static void idx_confine(const struct idx_args *a)
 {
@@ -191,6 +240,10 @@ static void idx_confine(const struct idx_args *a)
 	if (a->parent && getppid() != (pid_t)a->parent)
 		_exit(127);
 	idx_limit(RLIMIT_CORE, 0);
+	idx_limit_nproc();
+	/* The descriptors it was given stay usable whatever their numbers;
+	 * this bounds only what it opens itself. */
+	idx_lower(RLIMIT_NOFILE, IDX_NOFILE);
 	if (a->cpu)
 		idx_limit(RLIMIT_CPU, a->cpu);
 	if (a->memory) {
@@ -207,15 +260,48 @@ static void idx_confine(const struct idx_args *a)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* The filter could not be built: say so in the end record and parse
+ * nothing.  The exit status agrees with the record (SPEC §12.5). */
+static void idx_refuse(int fd, int rc, const char *why)
+{
+	static unsigned char rec[16384];
+	size_t n = symdb_indexer_end_record(rec, sizeof rec, rc, why);
+
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, rec + off, n - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	_exit(rc <= -125 ? 125 : -rc);
+}
+
 int main(int argc, char **argv)
 {
 	struct idx_args a;
+	char why[256] = "";
+	int rc;
+#ifdef SYMDB_INDEXER_TEST_HOOKS
+	int (*hook)(char *, size_t) = NULL;
+	int k = idx_test_hook_args(argc, argv, &hook);
 
+	if (k < 0)
+		return 2;
+	argv[k] = argv[0];
+	argv += k;
+	argc -= k;
+#endif
 	if (idx_parse(&a, argc, argv) < 0)
 		return 2;
 	idx_confine(&a);
-	/* Test-only crash hook (README "Tests"); read here, never by a library. */
-	a.job.test_hook = getenv("SYMDB_TEST_CAGE_CRASH");
+	/* What needs more of the system than the filter allows happens now. */
+	symdb_indexer_prepare();
+	rc = idx_sandbox_enter(a.job.report_fd, why, sizeof why);
+	if (rc < 0)
+		idx_refuse(a.job.report_fd, rc, why);
+#ifdef SYMDB_INDEXER_TEST_HOOKS
+	a.job.test_hook = hook;
+#endif
 	/* _exit: nothing to flush, and no exit-time work in the caged process. */
 	_exit(symdb_indexer_run(&a.job));
 }
