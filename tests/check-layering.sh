@@ -16,7 +16,9 @@
 #            libdwarf or LMDB.
 # Binary rules (with BUILD_DIR): the `symdb` executable defines no catalog or
 # format code of its own (it uses libsymdb.so's), and neither it nor
-# libsymdb.so depends on libdwarf.
+# libsymdb.so depends on libdwarf or libseccomp (readelf -d, ldd) or
+# contains indexer, libdwarf or libseccomp code (nm); symdb-indexer does
+# link libseccomp and define symdb_indexer_run, so those checks can fail.
 #
 # Prints one line per violation, "FILE: includes HEADER (FOLDER may not
 # include OWNER)", and exits 1 if there is any; 0 and one summary line if not.
@@ -103,7 +105,27 @@ if [ -n "$build" ]; then
 		if readelf -d "$f" | grep -qi 'NEEDED.*dwarf'; then
 			violation "$f: depends on libdwarf"
 		fi
+		# the sandbox is the indexer's alone
+		if readelf -d "$f" | grep -qi 'NEEDED.*seccomp'; then
+			violation "$f: depends on libseccomp"
+		fi
+		# no parser: neither the indexer's code nor libdwarf's, linked in
+		# statically or by name
+		ix=$( (nm --defined-only "$f" 2>/dev/null; nm -D --defined-only "$f" 2>/dev/null) |
+			awk '{print $NF}' |
+			grep -E '^(ix_|idx_|symdb_indexer_|dwarf_|_dwarf_|seccomp_)' | sort -u | head -5 | tr '\n' ' ')
+		[ -n "$ix" ] && violation "$f: contains indexer, libdwarf or libseccomp code: $ix"
+		ldd "$f" 2>/dev/null | grep -Ei 'libdwarf|libseccomp' >/dev/null &&
+			violation "$f: loads libdwarf or libseccomp (ldd)"
 	done
+	# and the check above can fail: symdb-indexer has both
+	idx=$build/tools/symdb-indexer
+	if [ -e "$idx" ]; then
+		readelf -d "$idx" | grep -qi 'NEEDED.*seccomp' ||
+			violation "$idx: does not link libseccomp (its sandbox)"
+		nm --defined-only "$idx" | grep -q ' symdb_indexer_run$' ||
+			violation "$idx: no symdb_indexer_run: the symbol check cannot see indexer code"
+	fi
 fi
 
 if [ $bad -ne 0 ]; then

@@ -108,6 +108,19 @@ db_state() {
 	return 0
 }
 
+# indexer_hook NAME: the path of a wrapper that runs the test build of
+# symdb-indexer (SYMDB_INDEXER_TEST, CTest sets it) with `--test-hook NAME`;
+# give it to the CLI as SYMDB_INDEXER=... (README "Tests").  The builder
+# starts the indexer with an empty environment, so a hook cannot travel in
+# a variable.
+indexer_hook() {
+	: "${SYMDB_INDEXER_TEST:?SYMDB_INDEXER_TEST (symdb-indexer-test) must be set}"
+	local w=$SCRATCH/indexer-hook-$1
+	printf '#!/bin/sh\nexec "%s" --test-hook %s "$@"\n' "$SYMDB_INDEXER_TEST" "$1" >"$w"
+	chmod +x "$w"
+	echo "$w"
+}
+
 # index_files DB: the index files of a database, one per line
 index_files() { find "$1/images" -type f -name '*.symdb' 2>/dev/null | sort; }
 

@@ -9,8 +9,10 @@
 #   - the database is unchanged: `symdb list` and the sha256 of every
 #     pre-existing index file are identical, and DB/tmp is empty.
 # Inputs are generated here (hostile_gen.py writes the DWARF by hand), never
-# checked in.  Test-only crash hooks: SYMDB_TEST_CAGE_CRASH=segv|abort|hang|oom
-# makes the cage child fail right after it wrote a temp file (README "Tests").
+# checked in.  Crash hooks: the test build of the indexer, run with
+# `--test-hook segv|abort|hang|oom` through a wrapper given as
+# SYMDB_INDEXER (indexer_hook in lib.sh), fails right after it wrote a temp
+# file (README "Tests").
 source "$(dirname "$0")/../cli/lib.sh"
 
 GEN=$(dirname "$0")/hostile_gen.py
@@ -205,27 +207,27 @@ note "strip / strip -g copies: the .symtab one is kept in either order"
 
 # --- 7. the cage child crashes, aborts, hangs, runs out of memory ----------------
 snapshot
-SYMDB_TEST_CAGE_CRASH=segv run "${S[@]}" build --force "$W/v1"
+SYMDB_INDEXER=$(indexer_hook segv) run "${S[@]}" build --force "$W/v1"
 expect_error "child SIGSEGV" "$W/v1: indexer crashed: signal 11 (Segmentation fault)"
 ((RC == 1)) || fail "child SIGSEGV: exit $RC"
 unchanged "child SIGSEGV"
-SYMDB_TEST_CAGE_CRASH=abort run "${S[@]}" build --force "$W/v1"
+SYMDB_INDEXER=$(indexer_hook abort) run "${S[@]}" build --force "$W/v1"
 expect_error "child abort" "$W/v1: indexer aborted (libdwarf abort): signal 6 (Aborted)"
 unchanged "child abort"
 t0=$(date +%s)
-SYMDB_TEST_CAGE_CRASH=hang run "${S[@]}" build --force --timeout 2 "$W/v1"
+SYMDB_INDEXER=$(indexer_hook hang) run "${S[@]}" build --force --timeout 2 "$W/v1"
 expect_error "child hang" "$W/v1: indexer timed out after 2 s"
 (($(date +%s) - t0 < 20)) || fail "child hang: the timeout took too long"
 unchanged "child hang"
 if ((ASAN)); then
 	note "child out of memory: skipped under AddressSanitizer (no RLIMIT_AS)"
 else
-	SYMDB_TEST_CAGE_CRASH=oom run "${S[@]}" build --force --memory-limit 1G "$W/v1"
+	SYMDB_INDEXER=$(indexer_hook oom) run "${S[@]}" build --force --memory-limit 1G "$W/v1"
 	expect_error "child oom" "$W/v1: indexer ran out of memory (address-space limit 1 GiB)"
 	unchanged "child oom"
 fi
 # -j: every worker starts its own indexer; each failure is its own line
-SYMDB_TEST_CAGE_CRASH=segv run "${S[@]}" build --force -j 3 "${BASE[@]}"
+SYMDB_INDEXER=$(indexer_hook segv) run "${S[@]}" build --force -j 3 "${BASE[@]}"
 no_crash "-j 3 crashes"
 [[ $(grep -c 'indexer crashed: signal 11' "$ERR") == 3 ]] || fail "-j 3: $(cat "$ERR")"
 unchanged "-j 3 crashes"

@@ -5,14 +5,18 @@
  * index files; an older, shorter symdb_build_opts (without the limits) is
  * accepted; an unknown flag is refused; a hanging child (test hook) ends
  * with -ETIMEDOUT after timeout_s, one line naming the file, nothing
- * published and DB/tmp empty; a child out of memory gives -ENOMEM.
+ * published and DB/tmp empty; a child out of memory gives -ENOMEM.  The
+ * failures come from the test build of the indexer (symdb-indexer-test
+ * --test-hook NAME) through a wrapper script given as indexer_path: the
+ * indexer gets no environment to carry a hook in.
  */
-#define _GNU_SOURCE /* mkdtemp, setenv */
+#define _GNU_SOURCE /* mkdtemp */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "symdb.h"
@@ -61,8 +65,26 @@ static int build_one(const char *root, const char *name, unsigned flags, char *i
 	return rc;
 }
 
+/* A wrapper under root running the test indexer with `--test-hook name`;
+ * its path in out. */
+static int hook_wrapper(const char *root, const char *name, char *out, size_t sz)
+{
+	FILE *f;
+
+	snprintf(out, sz, "%s/indexer-hook-%s", root, name);
+	f = fopen(out, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "#!/bin/sh\nexec \"%s\" --test-hook %s \"$@\"\n", SYMDB_TEST_INDEXER_HOOKS,
+	        name);
+	if (fclose(f) != 0 || chmod(out, 0755) != 0)
+		return -1;
+	return 0;
+}
+
 int main(void)
 {
+	char hang[4200], oom[4200];
 	const char *tmpdir = getenv("TMPDIR");
 	char root[4096], a[4096], b2[4096], tmp[4200], err[1024];
 	char *x = NULL, *y = NULL;
@@ -105,7 +127,9 @@ int main(void)
 		SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_ISOLATE | SYMDB_BUILD_FORCE,
 		           .errbuf = err, .errbuf_sz = sizeof err, .timeout_s = 1,
 		           .indexer_path = SYMDB_TEST_INDEXER);
-		setenv("SYMDB_TEST_CAGE_CRASH", "hang", 1);
+		CHECK(hook_wrapper(root, "hang", hang, sizeof hang) == 0);
+		CHECK(hook_wrapper(root, "oom", oom, sizeof oom) == 0);
+		o.indexer_path = hang;
 		res.sz = sizeof res;
 		rc = symdb_builder_add(b, "/proc/self/exe", &o, &res);
 		CHECK(rc == -ETIMEDOUT);
@@ -116,7 +140,7 @@ int main(void)
 		/* 4. out of memory under a 256 MiB address-space limit (not under
 		 *    ASan, which cannot run with RLIMIT_AS) */
 		if (!getenv("SYMDB_TEST_ASAN")) {
-			setenv("SYMDB_TEST_CAGE_CRASH", "oom", 1);
+			o.indexer_path = oom;
 			o.memory_limit = 256u << 20;
 			o.timeout_s = 30;
 			res.sz = sizeof res;
@@ -126,7 +150,6 @@ int main(void)
 			      NULL);
 			CHECK(check_dir_entries(tmp) == 0);
 		}
-		unsetenv("SYMDB_TEST_CAGE_CRASH");
 		/* the published index is still the first build's */
 		nx = slurp(a, &x);
 		ny = slurp(b2, &y);
