@@ -66,16 +66,6 @@ static const char *const sbx_allow[] = {
 	"sysinfo", /* glibc's qsort sizes its buffer by the physical memory */
 };
 
-/* Until the builder hands the indexer descriptors instead of paths, it
- * stats and opens its input and debug files read-only, resolves and tests
- * debug-file candidates (realpath, access), lists a .dSYM bundle and
- * creates (mkstemp, fchmod) and, on failure, removes its temp files in
- * DB/tmp: those calls are allowed, openat in a narrow form only. */
-static const char *const sbx_paths_allow[] = {
-	"getdents64", "unlink", "fchmod", "newfstatat", "statx", "readlink",
-	"access", "faccessat", "faccessat2",
-};
-
 static char sbx_names[SBX_NAMES][SBX_NAME_SZ];
 static int sbx_report_fd = -1;
 static unsigned char sbx_record[16384];
@@ -209,23 +199,6 @@ static int sbx_allow_args(scmp_filter_ctx f)
 	return rc;
 }
 
-/* Until the descriptors come from the builder (see sbx_paths_allow):
- * openat read-only, without creating or truncating anything, and the
- * O_RDWR|O_CREAT|O_EXCL of mkstemp (a new file, never an existing one). */
-static int sbx_allow_paths(scmp_filter_ctx f)
-{
-	const scmp_datum_t mask = O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND |
-	                          (O_TMPFILE & ~O_DIRECTORY);
-	int rc = sbx_allow_names(f, sbx_paths_allow,
-	                         sizeof sbx_paths_allow / sizeof sbx_paths_allow[0]);
-
-	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-	                       SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_RDONLY));
-	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-	                       SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_RDWR | O_CREAT | O_EXCL));
-	return rc;
-}
-
 #ifdef SYMDB_SANITIZER_BUILD
 /*
  * Sanitizer builds only (-DSYMDB_SANITIZE): when AddressSanitizer or UBSan
@@ -280,8 +253,6 @@ static int sbx_build(scmp_filter_ctx f)
 
 	if (rc == 0)
 		rc = sbx_allow_args(f);
-	if (rc == 0)
-		rc = sbx_allow_paths(f);
 #ifdef SYMDB_SANITIZER_BUILD
 	if (rc == 0)
 		rc = sbx_allow_sanitizer(f);
