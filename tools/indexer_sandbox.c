@@ -28,6 +28,7 @@
 #include "indexer_sandbox.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -158,6 +159,33 @@ static void sbx_name_table(void)
 	}
 }
 
+/* glibc's malloc opens /proc/sys/vm/overcommit_memory the first time a
+ * thread's arena gives memory back (check_may_shrink_heap, read once per
+ * process), which the DWARF walk's threads do on large inputs - under the
+ * filter that open would kill the indexer.  So a thread frees enough
+ * below-mmap-threshold blocks into its arena's top here, before the filter,
+ * for glibc to read it now.  About 0.1 ms; other allocators ignore it. */
+static void *sbx_warm_thread(void *arg)
+{
+	enum { N = 16 };
+	void *p[N];
+
+	(void)arg;
+	for (int i = 0; i < N; i++)
+		p[i] = malloc(64u << 10);
+	for (int i = N; i--;)
+		free(p[i]);
+	return NULL;
+}
+
+static void sbx_warm_malloc(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, sbx_warm_thread, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
 static int sbx_allow_names(scmp_filter_ctx f, const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -283,6 +311,7 @@ int idx_sandbox_enter(int report_fd, char *why, size_t why_sz)
 		return 1;
 	}
 	sbx_name_table();
+	sbx_warm_malloc();
 	sbx_report_fd = report_fd;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = sbx_sigsys;
