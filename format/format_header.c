@@ -18,15 +18,49 @@
 #include "symdb_errors.h"
 #include "symdb_endian.h"
 
+/*
+ * errbuf holds "PATH: " + the reason of length rl at its start: put PATH in
+ * front, shortened in the middle ("/a/b...y/z") when the whole does not fit,
+ * because the reason is what the reader needs and a path near PATH_MAX is
+ * longer than most callers' buffers.
+ */
+static void put_path_first(char *errbuf, size_t errbuf_sz, const char *path, size_t rl)
+{
+	size_t pl = strlen(path);
+	size_t room = errbuf_sz - 1 - rl - 2; /* for the path; caller: rl + 2 < errbuf_sz */
+
+	if (pl <= room) {
+		memmove(errbuf + pl + 2, errbuf, rl + 1);
+		memcpy(errbuf, path, pl);
+		memcpy(errbuf + pl, ": ", 2);
+		return;
+	}
+	size_t head = (room - 3) / 2, tail = room - 3 - head;
+	memmove(errbuf + room + 2, errbuf, rl + 1);
+	memcpy(errbuf, path, head);
+	memcpy(errbuf + head, "...", 3);
+	memcpy(errbuf + head + 3, path + pl - tail, tail);
+	memcpy(errbuf + room, ": ", 2);
+}
+
 int fmt_err(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (errbuf && errbuf_sz) {
-		va_start(ap, fmt);
+	if (!errbuf || !errbuf_sz)
+		return rc;
+	va_start(ap, fmt);
+	if (strncmp(fmt, "%s: ", 4) == 0) {
+		/* "PATH: reason": the reason first, then as much path as fits */
+		const char *path = va_arg(ap, const char *);
+		vsnprintf(errbuf, errbuf_sz, fmt + 4, ap);
+		size_t rl = strlen(errbuf);
+		if (rl + 2 + 8 < errbuf_sz)
+			put_path_first(errbuf, errbuf_sz, path ? path : "", rl);
+	} else {
 		vsnprintf(errbuf, errbuf_sz, fmt, ap);
-		va_end(ap);
 	}
+	va_end(ap);
 	return rc;
 }
 

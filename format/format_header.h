@@ -84,7 +84,9 @@ FMT_HIDDEN int fmt_view_check_sums(const fmt_view *v, char *errbuf, size_t errbu
  * (SPEC §4 padding).  Returns 0 or SYMDB_E_CORRUPT. */
 FMT_HIDDEN int fmt_view_check_padding(const fmt_view *v, char *errbuf, size_t errbuf_sz);
 
-/* snprintf into errbuf (NULL-safe) and return rc; for one-line reasons. */
+/* snprintf into errbuf (NULL-safe) and return rc; for one-line reasons.
+ * A format starting "%s: " (a path, then the reason) keeps the whole reason
+ * when the text does not fit: the path is shortened in the middle ("..."). */
 FMT_HIDDEN int fmt_err(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

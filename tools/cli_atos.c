@@ -62,13 +62,15 @@ int cli_atos_frame(struct cli_out *o, struct cli_demangler *dm, const char *imag
 		name = cli_demangle(dm, r->sym_name);
 	if (!name)
 		return 0;
-	cli_out_str(o, name);
+	/* names and files from the index may hold anything: one frame, one line */
+	cli_out_text(o, name, strlen(name), CLI_TEXT_CTRL);
 	cli_out_str(o, " (in ");
-	cli_out_str(o, image);
+	cli_out_text(o, image, strlen(image), CLI_TEXT_CTRL);
 	cli_out_chr(o, ')');
 	if (r->count && f[i].file && f[i].line) {
+		const char *base = atos_base(f[i].file);
 		cli_out_str(o, " (");
-		cli_out_str(o, atos_base(f[i].file));
+		cli_out_text(o, base, strlen(base), CLI_TEXT_CTRL);
 		cli_out_chr(o, ':');
 		cli_out_u64(o, f[i].line);
 		cli_out_chr(o, ')');

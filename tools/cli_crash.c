@@ -218,12 +218,12 @@ void crash_text(const struct crash *c, const struct crash_frame *f, struct cli_d
 
 void crash_print_text(struct cli_out *o, const struct crash_text *t)
 {
-	cli_out_str(o, t->name);
+	cli_out_text(o, t->name, strlen(t->name), CLI_TEXT_CTRL);
 	cli_out_str(o, " + ");
 	cli_out_u64(o, t->offset);
 	if (t->file) {
 		cli_out_str(o, " (");
-		cli_out_str(o, t->file);
+		cli_out_text(o, t->file, strlen(t->file), CLI_TEXT_CTRL);
 		cli_out_chr(o, ':');
 		cli_out_u64(o, t->line);
 		cli_out_chr(o, ')');

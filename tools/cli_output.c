@@ -387,7 +387,9 @@ static void plain_function(struct cli_printer *p, const char *name, int inlined)
 		return;
 	if (p->pretty && inlined)
 		cli_out_str(p->out, " (inlined by) ");
-	cli_out_str(p->out, name ? name : "??");
+	if (!name)
+		name = "??";
+	cli_out_text(p->out, name, strlen(name), CLI_TEXT_CTRL);
 	if (p->pretty)
 		cli_out_mem(p->out, " at ", 4);
 	else
@@ -398,12 +400,13 @@ static void plain_verbose(struct cli_printer *p, const char *file, const struct 
 {
 	struct cli_out *o = p->out;
 	cli_out_str(o, "  Filename: ");
-	cli_out_str(o, file);
+	cli_out_text(o, file, strlen(file), CLI_TEXT_CTRL);
 	cli_out_chr(o, '\n');
 	if (li->decl_line) {
 		const char *df = display_path(p, li->decl_file, li->decl_file_rel);
 		cli_out_str(o, "  Function start filename: ");
-		cli_out_str(o, df ? df : "");
+		if (df)
+			cli_out_text(o, df, strlen(df), CLI_TEXT_CTRL);
 		cli_out_str(o, "\n  Function start line: ");
 		cli_out_u64(o, li->decl_line);
 		cli_out_chr(o, '\n');
@@ -464,9 +467,10 @@ static char *put_u32(char *d, uint32_t v)
  * function line and "file:line:column" (LLVM) or "file:line" with an
  * optional discriminator (GNU).  The same bytes as plain_function and
  * plain_frame's general path, written into the buffer after one capacity
- * check instead of one per piece.
+ * check instead of one per piece.  Returns -1, having written nothing,
+ * when the name or the file has a control character to escape.
  */
-static void plain_frame_fast(struct cli_printer *p, const struct cli_line_info *li, int inlined)
+static int plain_frame_fast(struct cli_printer *p, const struct cli_line_info *li, int inlined)
 {
 	struct cli_out *o = p->out;
 	const char *name = NULL, *file = line_path(p, li);
@@ -480,6 +484,9 @@ static void plain_frame_fast(struct cli_printer *p, const struct cli_line_info *
 	if (!file)
 		file = "??";
 	fl = strlen(file);
+	if (cli_text_plain(name ? name : "", nl, CLI_TEXT_CTRL) != nl ||
+	    cli_text_plain(file, fl, CLI_TEXT_CTRL) != fl)
+		return -1;
 	size_t need = nl + fl + PLAIN_FRAME_FIXED;
 	if (o->cap - o->len < need)
 		cli_out_grow(o, need);
@@ -512,15 +519,14 @@ static void plain_frame_fast(struct cli_printer *p, const struct cli_line_info *
 	}
 	*d++ = '\n';
 	o->len = (size_t)(d - o->buf);
+	return 0;
 }
 
 static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, int inlined)
 {
 	struct cli_out *o = p->out;
-	if (!p->verbose && p->src.lines <= 0) {
-		plain_frame_fast(p, li, inlined);
+	if (!p->verbose && p->src.lines <= 0 && plain_frame_fast(p, li, inlined) == 0)
 		return;
-	}
 	plain_function(p, display_name(p, li->name), inlined);
 	const char *file = line_path(p, li);
 	if (!file)
@@ -529,7 +535,7 @@ static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, i
 		plain_verbose(p, file, li);
 		return;
 	}
-	cli_out_str(o, file);
+	cli_out_text(o, file, strlen(file), CLI_TEXT_CTRL);
 	cli_out_chr(o, ':');
 	cli_out_u64(o, li->line);
 	if (p->style == CLI_STYLE_LLVM) {
@@ -686,7 +692,9 @@ void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name, uint
 		return;
 	}
 	plain_header(p, addr);
-	cli_out_str(p->out, shown ? shown : "??");
+	if (!shown)
+		shown = "??";
+	cli_out_text(p->out, shown, strlen(shown), CLI_TEXT_CTRL);
 	cli_out_chr(p->out, '\n');
 	cli_out_u64(p->out, start);
 	cli_out_chr(p->out, ' ');

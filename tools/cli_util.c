@@ -198,17 +198,194 @@ void cli_out_fmt(struct cli_out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
-void cli_err(const char *what, const char *fmt, ...)
+/* ---- names in line-oriented output ----------------------------------- */
+
+/* The length of the valid UTF-8 sequence at s (2 to 4 bytes; RFC 3629: no
+ * overlong forms, surrogates or code points past U+10FFFF), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
 {
-	char msg[1024];
+	unsigned c = s[0], lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		lo = c == 0xe0 ? 0xa0 : lo;
+		hi = c == 0xed ? 0x9f : hi;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		lo = c == 0xf0 ? 0x90 : lo;
+		hi = c == 0xf4 ? 0x8f : hi;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* Bytes at s that a strict escape copies as they are (a character), or 0
+ * when s[0] is escaped.  C1 controls (U+0080-U+009F, encoded C2 80-C2 9F)
+ * are escaped too: some terminals take U+009B as CSI. */
+static size_t strict_unit(const unsigned char *s, size_t n)
+{
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 && s[0] != 0x7f && s[0] != '\\';
+	if (s[0] == 0xc2 && n >= 2 && s[1] < 0xa0)
+		return 0;
+	return utf8_seq(s, n);
+}
+
+size_t cli_text_plain(const char *s, size_t n, enum cli_text_mode m)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	if (m == CLI_TEXT_CTRL) {
+		while (i < n && u[i] >= 0x20 && u[i] != 0x7f)
+			i++;
+		return i;
+	}
+	while (i < n) {
+		if (u[i] >= 0x20 && u[i] < 0x7f && u[i] != '\\') {
+			i++;
+			continue;
+		}
+		size_t k = strict_unit(u + i, n - i);
+		if (!k)
+			break;
+		i += k;
+	}
+	return i;
+}
+
+void cli_out_text(struct cli_out *o, const char *s, size_t n, enum cli_text_mode m)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (;;) {
+		size_t k = cli_text_plain(s, n, m);
+		cli_out_mem(o, s, k);
+		s += k;
+		n -= k;
+		if (!n)
+			return;
+		unsigned char c = (unsigned char)*s++;
+		n--;
+		char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+		char named = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\\' ? '\\' : 0;
+		if (named)
+			e[1] = named;
+		cli_out_mem(o, e, named ? 2 : 4);
+	}
+}
+
+/* Format into o, strictly escaped; a final newline of the text is kept as
+ * the end of the record when keep_nl. */
+static void out_vline(struct cli_out *o, int keep_nl, const char *fmt, va_list ap)
+{
+	char small[512], *t = small;
+	va_list aq;
+
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof small && !(t = malloc((size_t)n + 1))) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	vsnprintf(t, (size_t)n + 1, fmt, ap);
+	size_t len = (size_t)n;
+	int nl = keep_nl && t[len - 1] == '\n';
+	cli_out_text(o, t, len - (size_t)nl, CLI_TEXT_STRICT);
+	if (nl)
+		cli_out_chr(o, '\n');
+	if (t != small)
+		free(t);
+}
+
+void cli_out_line(struct cli_out *o, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	out_vline(o, 1, fmt, ap);
 	va_end(ap);
-	if (what)
-		fprintf(stderr, "symdb: %s: %s\n", what, msg);
-	else
-		fprintf(stderr, "symdb: %s\n", msg);
+}
+
+/* An in-memory cli_out, or exit: these are a few hundred bytes. */
+static void mem_init(struct cli_out *m)
+{
+	if (cli_out_init(m, NULL, 256) < 0) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+}
+
+void cli_print_line(const char *fmt, ...)
+{
+	struct cli_out m;
+	va_list ap;
+
+	mem_init(&m);
+	va_start(ap, fmt);
+	out_vline(&m, 1, fmt, ap);
+	va_end(ap);
+	fwrite(m.buf, 1, m.len, stdout);
+	free(m.buf);
+}
+
+char *cli_line_dup(const char *fmt, ...)
+{
+	struct cli_out m;
+	va_list ap;
+
+	mem_init(&m);
+	va_start(ap, fmt);
+	out_vline(&m, 1, fmt, ap);
+	va_end(ap);
+	cli_out_chr(&m, '\0');
+	return m.buf;
+}
+
+void cli_err(const char *what, const char *fmt, ...)
+{
+	struct cli_out m;
+	va_list ap;
+
+	mem_init(&m);
+	cli_out_mem(&m, "symdb: ", 7);
+	if (what) {
+		cli_out_text(&m, what, strlen(what), CLI_TEXT_STRICT);
+		cli_out_mem(&m, ": ", 2);
+	}
+	va_start(ap, fmt);
+	out_vline(&m, 0, fmt, ap);
+	va_end(ap);
+	cli_out_chr(&m, '\n');
+	/* one write: the lines of parallel builds never mix */
+	fwrite(m.buf, 1, m.len, stderr);
+	free(m.buf);
+}
+
+const char *cli_reason_for(const char *errbuf, const char *path)
+{
+	size_t pl = strlen(path);
+	/* the library's "HEAD...TAIL: reason" for a path too long for errbuf */
+	const char *dots = strstr(errbuf, "...");
+	if (!dots || strncmp(errbuf, path, (size_t)(dots - errbuf)) != 0)
+		return NULL;
+	for (const char *c = strstr(dots + 3, ": "); c; c = strstr(c + 1, ": ")) {
+		size_t tl = (size_t)(c - (dots + 3));
+		if (tl <= pl && memcmp(dots + 3, path + pl - tl, tl) == 0)
+			return c + 2;
+	}
+	return NULL;
 }
 
 void cli_err_lib(const char *what, int rc, const char *errbuf)
@@ -220,8 +397,11 @@ void cli_err_lib(const char *what, int rc, const char *errbuf)
 	/* The library's reasons usually name the file (or one inside the
 	 * directory `what`) already. */
 	size_t wl = what ? strlen(what) : 0;
+	const char *reason = what ? cli_reason_for(errbuf, what) : NULL;
 	if (!what || (strncmp(errbuf, what, wl) == 0 && (errbuf[wl] == ':' || errbuf[wl] == '/')))
 		cli_err(NULL, "%s", errbuf);
+	else if (reason)
+		cli_err(what, "%s", reason);
 	else
 		cli_err(what, "%s", errbuf);
 }

@@ -102,11 +102,41 @@ CLI_HIDDEN void cli_out_u64(struct cli_out *o, uint64_t v);     /* decimal */
 CLI_HIDDEN void cli_out_hex(struct cli_out *o, uint64_t v);     /* lowercase, no 0x */
 CLI_HIDDEN void cli_out_fmt(struct cli_out *o, const char *fmt, ...) CLI_PRINTF(2, 3);
 
-/* "symdb: <what>: <reason>\n" on stderr; what may be NULL. */
+/*
+ * Names in line-oriented output (README "Names in output").  Every name,
+ * path and library reason that a human or a line parser reads goes through
+ * cli_out_text(), so that one record stays one line and no terminal escape
+ * sequence from a file name or a symbol reaches the terminal:
+ *   CLI_TEXT_CTRL    bytes 0x00-0x1f and 0x7f become \t \n \r or \xNN, the
+ *                    rest is copied (query's llvm-symbolizer styles: a name
+ *                    without control characters stays byte-identical)
+ *   CLI_TEXT_STRICT  also '\' becomes \\, and bytes that are not valid UTF-8
+ *                    or that encode a C1 control (U+0080-U+009F) become \xNN,
+ *                    so the output is valid UTF-8 and the escaping reversible
+ */
+enum cli_text_mode { CLI_TEXT_CTRL, CLI_TEXT_STRICT };
+CLI_HIDDEN void cli_out_text(struct cli_out *o, const char *s, size_t n, enum cli_text_mode m);
+/* The length of s's longest prefix that cli_out_text() copies unchanged. */
+CLI_HIDDEN size_t cli_text_plain(const char *s, size_t n, enum cli_text_mode m);
+/* Format one record and append it strictly escaped; a trailing newline of
+ * fmt's output is kept as the record's end. */
+CLI_HIDDEN void cli_out_line(struct cli_out *o, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* cli_out_line() to stdout (through stdio, for the commands that print one
+ * line at a time with printf). */
+CLI_HIDDEN void cli_print_line(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* cli_out_line() into a new malloc'd string; NULL when out of memory. */
+CLI_HIDDEN char *cli_line_dup(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* "symdb: <what>: <reason>\n" on stderr, strictly escaped as one line
+ * (the reason often carries a path); what may be NULL.  Never truncated. */
 CLI_HIDDEN void cli_err(const char *what, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* Report a library failure: prefers errbuf (when it already names `what`,
  * it is printed as is), else symdb_strerror(rc). */
 CLI_HIDDEN void cli_err_lib(const char *what, int rc, const char *errbuf);
+/* The reason in a library errbuf "HEAD...TAIL: reason" that names path
+ * shortened in the middle (format_header.h's fmt_err: path was too long
+ * for errbuf), else NULL. */
+CLI_HIDDEN const char *cli_reason_for(const char *errbuf, const char *path);
 /* Exit code for a library error. */
 CLI_HIDDEN int cli_exit_for(int rc);
 

@@ -67,11 +67,12 @@ static char *dup_printf(const char *fmt, ...)
 static char *error_line(const char *path, int rc, const char *err)
 {
 	size_t pl = strlen(path);
+	const char *reason = cli_reason_for(err, path);
 	if (!err[0])
-		return dup_printf("symdb: %s: %s\n", path, symdb_strerror(rc));
+		return cli_line_dup("symdb: %s: %s\n", path, symdb_strerror(rc));
 	if (strncmp(err, path, pl) == 0 && err[pl] == ':')
-		return dup_printf("symdb: %s\n", err);
-	return dup_printf("symdb: %s: %s\n", path, err);
+		return cli_line_dup("symdb: %s\n", err);
+	return cli_line_dup("symdb: %s: %s\n", path, reason ? reason : err);
 }
 
 static void draw_progress(struct build_run *r)
@@ -115,13 +116,15 @@ static char *macho_lines(const char *path, const symdb_build_result *res)
 	for (unsigned k = 0; k < res->nimages; k++) {
 		const symdb_build_image *im = &res->images[k];
 		char hex[2 * SYMDB_UUID_MAX + 1];
-		char *next;
+		char *line, *next;
 		symdb_uuid_format(&im->uuid, hex);
-		next = dup_printf("%s%s %s %s (%s%s)\n", acc ? acc : "",
-		                  im->skipped ? "skipped" : "indexed", hex, path, im->arch,
-		                  im->skipped    ? ", already indexed"
-		                  : im->replaced ? ", replaced an index without DWARF"
-		                                 : "");
+		line = cli_line_dup("%s %s %s (%s%s)\n", im->skipped ? "skipped" : "indexed", hex,
+		                    path, im->arch,
+		                    im->skipped    ? ", already indexed"
+		                    : im->replaced ? ", replaced an index without DWARF"
+		                                   : "");
+		next = dup_printf("%s%s", acc ? acc : "", line);
+		free(line);
 		free(acc);
 		acc = next;
 	}
@@ -149,16 +152,16 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	} else if (rc == 0) {
 		symdb_uuid_format(&res->uuid, hex);
 		if (res->skipped)
-			out = dup_printf("skipped %s %s (already indexed)\n", hex, path);
+			out = cli_line_dup("skipped %s %s (already indexed)\n", hex, path);
 		else if (res->replaced)
-			out = dup_printf("indexed %s %s (replaced an index %s)\n", hex, path,
-			                 res->replaced == 2 ? "made from .dynsym only"
-			                                    : "without DWARF");
+			out = cli_line_dup("indexed %s %s (replaced an index %s)\n", hex, path,
+			                   res->replaced == 2 ? "made from .dynsym only"
+			                                      : "without DWARF");
 		else if (res->debug_path[0])
-			out = dup_printf("indexed %s %s (debug file %s)\n", hex, path,
-			                 res->debug_path);
+			out = cli_line_dup("indexed %s %s (debug file %s)\n", hex, path,
+			                   res->debug_path);
 		else
-			out = dup_printf("indexed %s %s\n", hex, path);
+			out = cli_line_dup("indexed %s %s\n", hex, path);
 	} else {
 		errl = error_line(path, rc, err);
 	}

@@ -31,8 +31,10 @@ static void cp_progress(const struct compact *c, size_t i, const char *name)
 {
 	if (!c->tty)
 		return;
-	fprintf(stderr, "\r\033[K[%zu/%zu] compacting %s...", i + 1, c->aged.n, name);
+	char *shown = cli_line_dup("%s", name); /* the name escaped, not our \r\033[K */
+	fprintf(stderr, "\r\033[K[%zu/%zu] compacting %s...", i + 1, c->aged.n, shown);
 	fflush(stderr);
+	free(shown);
 }
 
 static void cp_clear(const struct compact *c)
@@ -62,7 +64,7 @@ static void cp_one(struct compact *c, struct cli_aged_image *im)
 	}
 	if (c->dry_run) {
 		cp_clear(c);
-		printf("would compact %s %s (%llu bytes, last used %s)\n", hex, im->name,
+		cli_print_line("would compact %s %s (%llu bytes, last used %s)\n", hex, im->name,
 		       (unsigned long long)im->file_size, cli_time_name(im->last_use, tb, sizeof tb));
 		c->done++;
 		c->before += im->file_size;
@@ -82,7 +84,7 @@ static void cp_one(struct compact *c, struct cli_aged_image *im)
 			c->exit = cli_exit_for(rc);
 		return;
 	}
-	printf("compacted %s %s (%llu -> %llu bytes, %.1f%%, last used %s)\n", hex, im->name,
+	cli_print_line("compacted %s %s (%llu -> %llu bytes, %.1f%%, last used %s)\n", hex, im->name,
 	       (unsigned long long)st.bytes_before, (unsigned long long)st.bytes_after,
 	       cp_pct(st.bytes_after, st.bytes_before), cli_time_name(im->last_use, tb, sizeof tb));
 	fflush(stdout);
@@ -102,10 +104,10 @@ static void cp_run(struct compact *c)
 	}
 	cp_clear(c);
 	if (c->dry_run)
-		printf("%zu images (%llu bytes) would be compacted, %zu already cold\n", c->done,
+		cli_print_line("%zu images (%llu bytes) would be compacted, %zu already cold\n", c->done,
 		       (unsigned long long)c->before, c->cold);
 	else
-		printf("%zu images compacted: %llu -> %llu bytes (%.1f%%), %zu already cold, "
+		cli_print_line("%zu images compacted: %llu -> %llu bytes (%.1f%%), %zu already cold, "
 		       "%zu failed\n",
 		       c->done, (unsigned long long)c->before, (unsigned long long)c->after,
 		       cp_pct(c->after, c->before), c->cold, c->failed_n);

@@ -157,7 +157,7 @@ static void bn_report_image(const symdb_uuid *uuid, int rc, const symdb_build_re
 		cli_err(r->what, "image %s: %s", hex, why[0] ? why : symdb_strerror(rc));
 		r->failed = 1;
 	} else if (!r->quiet) {
-		printf(res->skipped ? "skipped %s (already indexed)\n" : "imported %s\n", hex);
+		cli_print_line(res->skipped ? "skipped %s (already indexed)\n" : "imported %s\n", hex);
 	}
 }
 

@@ -69,7 +69,7 @@ static int rm_one(symdb *db, const char *hex)
 		cli_err_lib(hex, rc, eb);
 		return CLI_EXIT_FAILED;
 	}
-	printf("removed %s\n", hex);
+	cli_print_line("removed %s\n", hex);
 	return CLI_EXIT_OK;
 }
 
@@ -139,7 +139,7 @@ static void gc_remove_image(struct gc *gc, struct cli_aged_image *im, const char
 		gc->failed = 1;
 		return;
 	}
-	printf("%s %s %s (%s, last used %s)\n", gc->dry_run ? "would remove" : "removed", hex,
+	cli_print_line("%s %s %s (%s, last used %s)\n", gc->dry_run ? "would remove" : "removed", hex,
 	       im->name, why, cli_time_name(im->last_use, tb, sizeof tb));
 	gc->images_removed++;
 	gc->bytes_removed += im->disk_size;
@@ -203,7 +203,7 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 		}
 		return 0;
 	}
-	printf("%s %s (%s)\n", gc->dry_run ? "would remove" : "removed", f->rel,
+	cli_print_line("%s %s (%s)\n", gc->dry_run ? "would remove" : "removed", f->rel,
 	       f->is_tmp                   ? "leftover of a build"
 	       : role == CLI_FILE_REDUNDANT ? "redundant cold copy"
 	                                    : "orphan");
@@ -272,7 +272,7 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 	if (rc < 0)
 		cli_err(symdb_dir(gc.db), "cannot read the catalog: %s", symdb_strerror(rc));
 	else
-		printf("%zu images (%llu bytes) and %zu stray files %s\n", gc.images_removed,
+		cli_print_line("%zu images (%llu bytes) and %zu stray files %s\n", gc.images_removed,
 		       (unsigned long long)gc.bytes_removed, gc.files_removed,
 		       gc.dry_run ? "would be removed" : "removed");
 	cli_aged_free(&gc.aged);

@@ -34,18 +34,18 @@ static void print_build_info(struct cli_out *o, const symdb_image_info *in)
 	};
 	for (unsigned i = 0; i < in->nbuild_info && i < 16; i++) {
 		if (i < 5) {
-			cli_out_fmt(o, "%-20s %llu\n", labels[i], (unsigned long long)in->build_info[i]);
+			cli_out_line(o, "%-20s %llu\n", labels[i], (unsigned long long)in->build_info[i]);
 		} else if (i == 5) {
-			cli_out_fmt(o, "%-20s", "DWARF versions");
+			cli_out_line(o, "%-20s", "DWARF versions");
 			int any = 0;
 			for (unsigned v = 0; v < 64; v++)
 				if (in->build_info[5] >> v & 1) {
-					cli_out_fmt(o, " %u", v);
+					cli_out_line(o, " %u", v);
 					any = 1;
 				}
 			cli_out_str(o, any ? "\n" : " none\n");
 		} else {
-			cli_out_fmt(o, "build counter %-6u %llu\n", i,
+			cli_out_line(o, "build counter %-6u %llu\n", i,
 			            (unsigned long long)in->build_info[i]);
 		}
 	}
@@ -56,27 +56,27 @@ static void print_info(struct cli_out *o, const symdb_image_info *in, const char
 {
 	char hex[2 * SYMDB_UUID_MAX + 1], mbuf[32];
 	symdb_uuid_format(&in->uuid, hex);
-	cli_out_fmt(o, "%-20s %s (%s)\n", "uuid", hex, uuid_kind_name(in->uuid.kind));
-	cli_out_fmt(o, "%-20s %s\n", "image name", in->image_name ? in->image_name : "");
+	cli_out_line(o, "%-20s %s (%s)\n", "uuid", hex, uuid_kind_name(in->uuid.kind));
+	cli_out_line(o, "%-20s %s\n", "image name", in->image_name ? in->image_name : "");
 	if (index_path)
-		cli_out_fmt(o, "%-20s %s\n", "index file", index_path);
+		cli_out_line(o, "%-20s %s\n", "index file", index_path);
 	if (storage[0])
-		cli_out_fmt(o, "%-20s %s\n", "storage", storage);
-	cli_out_fmt(o, "%-20s %u.%u\n", "format version", in->format_major, in->format_minor);
-	cli_out_fmt(o, "%-20s %s%u %s-endian, type %u, machine %s\n", "object",
+		cli_out_line(o, "%-20s %s\n", "storage", storage);
+	cli_out_line(o, "%-20s %u.%u\n", "format version", in->format_major, in->format_minor);
+	cli_out_line(o, "%-20s %s%u %s-endian, type %u, machine %s\n", "object",
 	            in->object_format == 2 ? "Mach-O " : "ELF", in->object_class,
 	            in->object_endian == 2 ? "big" : "little", in->object_type,
 	            cli_machine_name(in->object_format, in->machine, mbuf, sizeof(mbuf)));
-	cli_out_fmt(o, "%-20s 0x%x\n", "flags", in->flags);
-	cli_out_fmt(o, "%-20s %u\n", "address size", in->address_size);
-	cli_out_fmt(o, "%-20s 0x%llx\n", "base address", (unsigned long long)in->base_address);
-	cli_out_fmt(o, "%-20s %llu\n", "index bytes", (unsigned long long)in->file_size);
-	cli_out_fmt(o, "%-20s %llu\n", "symbols", (unsigned long long)in->nsymbols);
-	cli_out_fmt(o, "%-20s %llu\n", "functions", (unsigned long long)in->nfunctions);
-	cli_out_fmt(o, "%-20s %llu\n", "inline nodes", (unsigned long long)in->ninline_nodes);
-	cli_out_fmt(o, "%-20s %llu\n", "line rows", (unsigned long long)in->nline_rows);
-	cli_out_fmt(o, "%-20s %llu\n", "files", (unsigned long long)in->nfiles);
-	cli_out_fmt(o, "%-20s %llu\n", "segments", (unsigned long long)in->nsegments);
+	cli_out_line(o, "%-20s 0x%x\n", "flags", in->flags);
+	cli_out_line(o, "%-20s %u\n", "address size", in->address_size);
+	cli_out_line(o, "%-20s 0x%llx\n", "base address", (unsigned long long)in->base_address);
+	cli_out_line(o, "%-20s %llu\n", "index bytes", (unsigned long long)in->file_size);
+	cli_out_line(o, "%-20s %llu\n", "symbols", (unsigned long long)in->nsymbols);
+	cli_out_line(o, "%-20s %llu\n", "functions", (unsigned long long)in->nfunctions);
+	cli_out_line(o, "%-20s %llu\n", "inline nodes", (unsigned long long)in->ninline_nodes);
+	cli_out_line(o, "%-20s %llu\n", "line rows", (unsigned long long)in->nline_rows);
+	cli_out_line(o, "%-20s %llu\n", "files", (unsigned long long)in->nfiles);
+	cli_out_line(o, "%-20s %llu\n", "segments", (unsigned long long)in->nsegments);
 	print_build_info(o, in);
 }
 
@@ -226,9 +226,9 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 		char err[512] = "";
 		rc = symdb_image_verify(img, CLI_EB_OPTS(err, sizeof(err)));
 		if (rc == 0) {
-			cli_out_fmt(&out, "%-20s ok\n", "verify");
+			cli_out_line(&out, "%-20s ok\n", "verify");
 		} else {
-			cli_out_fmt(&out, "%-20s DAMAGED: %s\n", "verify",
+			cli_out_line(&out, "%-20s DAMAGED: %s\n", "verify",
 			            err[0] ? err : symdb_strerror(rc));
 			ex = CLI_EXIT_DAMAGED;
 		}

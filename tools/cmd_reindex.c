@@ -95,7 +95,7 @@ static int reindex_run(const char *dir, int quiet, int *recovered)
 		return CLI_EXIT_DATABASE;
 	}
 	if (!quiet)
-		printf("reindexed %d images, skipped %u damaged files\n", rc, skipped);
+		cli_print_line("reindexed %d images, skipped %u damaged files\n", rc, skipped);
 	return skipped ? CLI_EXIT_DAMAGED : CLI_EXIT_OK;
 }
 

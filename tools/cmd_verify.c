@@ -154,15 +154,15 @@ static void report_image(struct verify *v, const symdb_entry *e, int rc, const c
 
 	symdb_uuid_format(&e->uuid, hex);
 	v->damaged++;
-	cli_out_fmt(v->out, "damaged %s %s: %s\n", hex, e->file,
-	            eb[0] ? eb : symdb_strerror(rc));
+	cli_out_line(v->out, "damaged %s %s: %s\n", hex, e->file,
+	             eb[0] ? eb : symdb_strerror(rc));
 	if (!v->repair)
 		return;
 	char rb[1024] = "";
 	int r = symdb_remove(v->db, &e->uuid, CLI_EB_OPTS(rb, sizeof rb));
 	if (r == 0 || r == SYMDB_E_NOT_INDEXED) {
 		v->repaired++;
-		cli_out_fmt(v->out, "removed %s\n", hex);
+		cli_out_line(v->out, "removed %s\n", hex);
 	} else {
 		v->failed++;
 		cli_err(hex, "cannot remove: %s", rb[0] ? rb : symdb_strerror(r));
@@ -176,7 +176,7 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 	if (f->unsafe) {
 		/* Reported, never followed or removed, even by --repair (SPEC §12.1). */
 		v->unsafe++;
-		cli_out_fmt(v->out, "unsafe %s: %s\n", f->rel, f->unsafe);
+		cli_out_line(v->out, "unsafe %s: %s\n", f->rel, f->unsafe);
 		return 0;
 	}
 	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&v->cf, f);
@@ -184,7 +184,7 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 	if (role == CLI_FILE_INDEX)
 		return 0;
 	if (cli_younger(f->mtime, v->now, v->grace)) {
-		cli_out_fmt(v->out, "young %s (may belong to a build in progress)\n", f->rel);
+		cli_out_line(v->out, "young %s (may belong to a build in progress)\n", f->rel);
 		return 0;
 	}
 	if (f->is_tmp || role == CLI_FILE_REDUNDANT)
@@ -192,10 +192,10 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 	else
 		v->orphans++;
 	if (role == CLI_FILE_REDUNDANT)
-		cli_out_fmt(v->out, "leftover %s (its .symdb exists: redundant cold copy)\n",
-		            f->rel);
+		cli_out_line(v->out, "leftover %s (its .symdb exists: redundant cold copy)\n",
+		             f->rel);
 	else
-		cli_out_fmt(v->out, "%s %s\n", f->is_tmp ? "leftover" : "orphan", f->rel);
+		cli_out_line(v->out, "%s %s\n", f->is_tmp ? "leftover" : "orphan", f->rel);
 	if (!v->repair)
 		return 0;
 	int removed = 1;
@@ -204,10 +204,10 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 	        : unlinkat(f->dirfd, f->name, 0) == 0 || errno == ENOENT ? 0 : -errno;
 	if (r == 0 && !removed) {
 		v->repaired++; /* a compaction made it the only form: not a leftover now */
-		cli_out_fmt(v->out, "kept %s (now the image's only form)\n", f->rel);
+		cli_out_line(v->out, "kept %s (now the image's only form)\n", f->rel);
 	} else if (r == 0) {
 		v->repaired++;
-		cli_out_fmt(v->out, "removed %s\n", f->rel);
+		cli_out_line(v->out, "removed %s\n", f->rel);
 	} else {
 		v->failed++;
 		cli_err(f->path, "cannot remove: %s", symdb_strerror(r));
@@ -242,7 +242,7 @@ static void verify_catalog_problem(symdb_catalog_problem kind, const uint8_t *ke
 	v->catalog++;
 	if (kind == SYMDB_CAT_BAD_VALUE)
 		v->bad_values = 1;
-	cli_out_fmt(v->out, "catalog %s %s: %s\n", db[kind <= 4 ? kind : 0], k, why);
+	cli_out_line(v->out, "catalog %s %s: %s\n", db[kind <= 4 ? kind : 0], k, why);
 }
 
 /* The catalog's records first (SPEC §12.6): with --repair they are fixed in
@@ -255,7 +255,7 @@ static int verify_catalog(struct verify *v)
 	if (rc > 0 && v->repair) {
 		v->repaired += (size_t)rc;
 		v->bad_values = 0;
-		cli_out_fmt(v->out, "repaired %d catalog records\n", rc);
+		cli_out_line(v->out, "repaired %d catalog records\n", rc);
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -282,10 +282,10 @@ static int verify_entries(struct verify *v)
 			char hex[2 * SYMDB_UUID_MAX + 1];
 			symdb_uuid_format(&l.e[i].uuid, hex);
 			v->unsafe++; /* never followed, never repaired (SPEC §12.1) */
-			cli_out_fmt(v->out, "unsafe %s %s\n", hex, what);
+			cli_out_line(v->out, "unsafe %s %s\n", hex, what);
 		} else if (r < 0 && replaced_in_progress(v, &l.e[i]))
-			cli_out_fmt(v->out, "young %s (replaced by a build in progress?)\n",
-			            l.e[i].file);
+			cli_out_line(v->out, "young %s (replaced by a build in progress?)\n",
+			             l.e[i].file);
 		else if (r < 0)
 			report_image(v, &l.e[i], r, eb);
 	}
@@ -328,14 +328,14 @@ static int verify_exit(const struct verify *v)
 {
 	size_t found = v->damaged + v->orphans + v->leftovers + v->catalog + v->unsafe;
 
-	cli_out_fmt(v->out, "%zu images checked, %zu damaged, %zu orphans, %zu leftovers",
-	            v->images, v->damaged, v->orphans, v->leftovers);
+	cli_out_line(v->out, "%zu images checked, %zu damaged, %zu orphans, %zu leftovers",
+	             v->images, v->damaged, v->orphans, v->leftovers);
 	if (v->unsafe)
-		cli_out_fmt(v->out, ", %zu unsafe", v->unsafe);
+		cli_out_line(v->out, ", %zu unsafe", v->unsafe);
 	if (v->catalog)
-		cli_out_fmt(v->out, ", %zu catalog records damaged", v->catalog);
+		cli_out_line(v->out, ", %zu catalog records damaged", v->catalog);
 	if (v->repair)
-		cli_out_fmt(v->out, ", %zu removed", v->repaired);
+		cli_out_line(v->out, ", %zu removed", v->repaired);
 	/* An unsafe entry is never repaired: it is left for the operator. */
 	const int repaired = v->repair && !v->failed && !v->unsafe;
 	cli_out_str(v->out, found == 0 ? ": clean\n" : repaired ? ": repaired\n" : ": damaged\n");
