@@ -33,6 +33,54 @@ int fmt_mo_kind(const uint8_t *p, size_t n)
 	return 0;
 }
 
+const char *fmt_mo_misfit(const uint8_t *p, size_t n)
+{
+	uint32_t m;
+
+	if (n < 4)
+		return NULL;
+	m = fmt_be32(p);
+	/* <mach-o/fat.h>: "always in big-endian"; a little-endian one is
+	 * written by no tool and read by none (lipo rejects it too) */
+	if (m == __builtin_bswap32(FMT_MO_FAT) || m == __builtin_bswap32(FMT_MO_FAT_64))
+		return "byte-swapped Mach-O universal header (FAT_CIGAM): universal headers are "
+		       "big-endian, this one is not supported";
+	if (n < 8 && (m == FMT_MO_FAT || m == FMT_MO_FAT_64))
+		return "Mach-O universal header is truncated (no slice count)";
+	if (n < 8 && (m == FMT_MO_MAGIC || m == FMT_MO_MAGIC_64 ||
+	              m == __builtin_bswap32(FMT_MO_MAGIC) || m == __builtin_bswap32(FMT_MO_MAGIC_64)))
+		return "Mach-O header is truncated";
+	return NULL;
+}
+
+/* Slice i's record against the file: the reason it is unusable, in the
+ * words of what is wrong (an offset inside the header is not "outside the
+ * file"), or 0. */
+static int mo_check_slice(const fmt_mo_slice *s, uint32_t i, uint64_t hdr_end, uint64_t n,
+                          const char *path, char *eb, size_t ebsz)
+{
+	if (s->offset < hdr_end)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: universal header: slice %u at offset %llu overlaps the header "
+		               "(%llu bytes)",
+		               path, i, (unsigned long long)s->offset, (unsigned long long)hdr_end);
+	if (s->size == 0)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: universal header: slice %u is empty (size 0)", path, i);
+	if (s->offset > n || s->size > n - s->offset)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: universal header: slice %u (offset %llu, size %llu) lies "
+		               "outside the file (%llu bytes)",
+		               path, i, (unsigned long long)s->offset, (unsigned long long)s->size,
+		               (unsigned long long)n);
+	if (s->size < 28)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+		               "%s: universal header: slice %u (%llu bytes) is too small for a "
+		               "Mach-O header",
+		               path, i, (unsigned long long)s->size);
+	return 0;
+}
+
 /* At most FMT_MO_MAX_SLICES slices: comparing every pair is cheap. */
 static int mo_check_overlap(const fmt_mo_slice *s, size_t n, const char *path, char *eb,
                             size_t ebsz)
@@ -82,12 +130,8 @@ int fmt_mo_slices(const uint8_t *p, uint64_t n, fmt_mo_slice *out, size_t max,
 		s->cpusubtype = fmt_be32(r + 4);
 		s->offset = rec == 32 ? fmt_be64(r + 8) : fmt_be32(r + 8);
 		s->size = rec == 32 ? fmt_be64(r + 16) : fmt_be32(r + 12);
-		if (s->offset < hdr_end || s->offset > n || s->size > n - s->offset || s->size < 28)
-			return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
-			               "%s: universal header: slice %u (offset %llu, size %llu) lies "
-			               "outside the file (%llu bytes)",
-			               path, i, (unsigned long long)s->offset,
-			               (unsigned long long)s->size, (unsigned long long)n);
+		if (mo_check_slice(s, i, hdr_end, n, path, eb, ebsz))
+			return SYMDB_E_BAD_OBJECT;
 	}
 	if (mo_check_overlap(out, count, path, eb, ebsz))
 		return SYMDB_E_BAD_OBJECT;

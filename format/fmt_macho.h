@@ -69,6 +69,13 @@ static inline uint64_t fmt_mo_u64(const uint8_t *p, int swap)
 /* 0: not Mach-O; 1: thin (either byte order); 2: universal. */
 FMT_MO_HIDDEN int fmt_mo_kind(const uint8_t *p, size_t n);
 
+/* For the first n bytes of a file that fmt_mo_kind() rejects: the reason
+ * when they look like a Mach-O container symdb cannot read (a byte-swapped
+ * universal header, FAT_CIGAM; a universal or thin header cut short), so
+ * that such a file is not called "not an ELF file"; else NULL.  A static
+ * string. */
+FMT_MO_HIDDEN const char *fmt_mo_misfit(const uint8_t *p, size_t n);
+
 /* The slices of a file of n bytes (a thin file is one slice).  Universal
  * headers are checked: slice count at most FMT_MO_MAX_SLICES, every slice
  * inside the file, after the header, and no two overlapping.  Returns the

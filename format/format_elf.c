@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt_macho.h"
 #include "symdb_errors.h"
 
 #define ELF_EI_CLASS 4
@@ -36,8 +37,10 @@ int fmt_elf_ident(const uint8_t *id, size_t n, char *why, size_t why_sz)
 {
 	unsigned type;
 
-	if (n < 4 || memcmp(id, "\177ELF", 4) != 0)
-		return fmt_err(why, why_sz, SYMDB_E_BAD_OBJECT, "not an ELF file");
+	if (n < 4 || memcmp(id, "\177ELF", 4) != 0) {
+		const char *mo = fmt_mo_misfit(id, n);
+		return fmt_err(why, why_sz, SYMDB_E_BAD_OBJECT, "%s", mo ? mo : "not an ELF file");
+	}
 	if (n < FMT_ELF_IDENT_SIZE)
 		return fmt_err(why, why_sz, SYMDB_E_BAD_OBJECT, "truncated ELF header");
 	if (id[ELF_EI_CLASS] != ELF_CLASS32 && id[ELF_EI_CLASS] != ELF_CLASS64)

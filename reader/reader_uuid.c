@@ -191,8 +191,14 @@ static int elf_uuid(Elf *e, const char *path, symdb_uuid *out, char *eb, size_t 
 	const char *raw;
 	int rc;
 
-	if (elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE)
-		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not an ELF object", path);
+	if (elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE) {
+		/* a Mach-O container symdb cannot read says so (fmt_macho.h) */
+		const char *mo = (raw = elf_rawfile(e, &raw_size)) != NULL
+		                         ? fmt_mo_misfit((const uint8_t *)raw, raw_size)
+		                         : NULL;
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: %s", path,
+		               mo ? mo : "not an ELF object");
+	}
 	raw = elf_rawfile(e, &raw_size);
 	if (!raw)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: unreadable ELF: %s", path,

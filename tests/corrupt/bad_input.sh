@@ -6,7 +6,7 @@
 # sanitizer report, and leave the database exactly as it was (same `symdb
 # list`, same index file bytes, nothing in DB/tmp).  Cases: not_elf empty
 # truncated_elf shdr_outside no_symbols directory missing et_rel mixed
-# readonly_db.
+# readonly_db long_path.
 source "$(dirname "$0")/../cli/lib.sh"
 require gcc strip llvm-objcopy-14
 
@@ -95,6 +95,24 @@ RO
 	[[ $(cat "$SCRATCH/list.rc") == 0 ]] || fail "list on a read-only database failed: $(cat "$SCRATCH/list.out")"
 	[[ $(db_state "$db") == "$state" ]] || fail "the read-only database changed"
 	echo "PASS bad_input readonly_db"
+	exit 0
+	;;
+long_path)
+	# a path of ~4000 bytes (PATH_MAX is 4096): the error keeps its reason
+	# and names the whole path, for build and for info
+	d=$SCRATCH
+	while ((${#d} < 3900)); do d=$d/$(printf 'd%.0s' {1..90}); done
+	mkdir -p "$d"
+	bad=$d/not-elf-with-a-long-path
+	printf 'this is not an ELF file, just text\n%.0s' {1..40} >"$bad"
+	run "$SYMDB" build --db "$db" "$bad"
+	expect_error "build $case" "not an ELF file"
+	grep -qF -- "symdb: $bad: not an ELF file" "$ERR" || fail "build $case: the line is not 'symdb: PATH: not an ELF file'"
+	[[ $(db_state "$db") == "$state" ]] || fail "$case: database changed"
+	run "$SYMDB" info --db "$db" "$bad"
+	expect_error "info $case" "not an ELF"
+	grep -qF -- "symdb: $bad: not an ELF" "$ERR" || fail "info $case: the line does not name the path"
+	echo "PASS bad_input long_path (${#bad} bytes)"
 	exit 0
 	;;
 *) fail "unknown case $case" ;;

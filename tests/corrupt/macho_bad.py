@@ -58,6 +58,32 @@ def case_fat_past_end(c):
     return b, "outside the file"
 
 
+def case_fat_offset0(c):
+    b = fat(c)
+    struct.pack_into(">I", b, 8 + 8, 0)  # slice 0 at offset 0: on the header
+    return b, r"slice 0 at offset 0 overlaps the header \(48 bytes\)"
+
+
+def case_fat_size0(c):
+    b = fat(c)
+    struct.pack_into(">I", b, 8 + 20 + 12, 0)  # slice 1 of size 0
+    return b, r"slice 1 is empty \(size 0\)"
+
+
+def case_fat_cigam(c):
+    """A little-endian universal header (FAT_CIGAM), which no tool writes."""
+    b = fat(c)
+    n = struct.unpack_from(">I", b, 4)[0]
+    struct.pack_into("<II", b, 0, 0xcafebabe, n)
+    for i in range(n):
+        struct.pack_into("<5I", b, 8 + 20 * i, *struct.unpack_from(">5I", b, 8 + 20 * i))
+    return b, r"byte-swapped Mach-O universal header \(FAT_CIGAM\)"
+
+
+def case_fat_bare(c):
+    return bytearray(b"\xca\xfe\xba\xbe"), r"Mach-O universal header is truncated"
+
+
 def case_fat_millions(c):
     b = fat(c)
     struct.pack_into(">I", b, 4, 5_000_000)
@@ -120,7 +146,8 @@ def case_no_uuid(c):
 
 CASES = {
     "fat_overlap": case_fat_overlap, "fat_past_end": case_fat_past_end,
-    "fat_millions": case_fat_millions, "fat_bad_second": case_fat_bad_second,
+    "fat_millions": case_fat_millions, "fat_offset0": case_fat_offset0,
+    "fat_size0": case_fat_size0, "fat_cigam": case_fat_cigam, "fat_bare": case_fat_bare, "fat_bad_second": case_fat_bad_second,
     "cmdsize": case_cmdsize, "symtab_outside": case_symtab_outside,
     "strtab_outside": case_strtab_outside, "strx": case_strx, "truncated": case_truncated,
     "no_uuid": case_no_uuid, "dsym_empty": None,
