@@ -228,7 +228,8 @@ static void main_usage(FILE *f)
 	      "\n",
 	      f);
 	fputs(exit_codes, f);
-	fputs("Errors are one line on stderr: 'symdb: <path>: <reason>'.\n"
+	fputs("Errors are one line on stderr: 'symdb: <path>: <reason>'.  Control\n"
+	      "characters in names print escaped (\\n, \\x1b; README \"Names in output\").\n"
 	      "Run under the name llvm-symbolizer (a symlink), symdb acts as\n"
 	      "'symdb query' on the default database.\n",
 	      f);
