@@ -65,7 +65,7 @@ static void cp_one(struct compact *c, struct cli_aged_image *im)
 	if (c->dry_run) {
 		cp_clear(c);
 		cli_print_line("would compact %s %s (%llu bytes, last used %s)\n", hex, im->name,
-		       (unsigned long long)im->file_size, cli_time_name(im->last_use, tb, sizeof tb));
+		               (unsigned long long)im->file_size, cli_time_name(im->last_use, tb, sizeof tb));
 		c->done++;
 		c->before += im->file_size;
 		return;
@@ -85,8 +85,9 @@ static void cp_one(struct compact *c, struct cli_aged_image *im)
 		return;
 	}
 	cli_print_line("compacted %s %s (%llu -> %llu bytes, %.1f%%, last used %s)\n", hex, im->name,
-	       (unsigned long long)st.bytes_before, (unsigned long long)st.bytes_after,
-	       cp_pct(st.bytes_after, st.bytes_before), cli_time_name(im->last_use, tb, sizeof tb));
+	               (unsigned long long)st.bytes_before, (unsigned long long)st.bytes_after,
+	               cp_pct(st.bytes_after, st.bytes_before),
+	               cli_time_name(im->last_use, tb, sizeof tb));
 	fflush(stdout);
 	c->done++;
 	c->before += st.bytes_before;
@@ -105,12 +106,12 @@ static void cp_run(struct compact *c)
 	cp_clear(c);
 	if (c->dry_run)
 		cli_print_line("%zu images (%llu bytes) would be compacted, %zu already cold\n", c->done,
-		       (unsigned long long)c->before, c->cold);
+		               (unsigned long long)c->before, c->cold);
 	else
 		cli_print_line("%zu images compacted: %llu -> %llu bytes (%.1f%%), %zu already cold, "
-		       "%zu failed\n",
-		       c->done, (unsigned long long)c->before, (unsigned long long)c->after,
-		       cp_pct(c->after, c->before), c->cold, c->failed_n);
+		               "%zu failed\n",
+		               c->done, (unsigned long long)c->before, (unsigned long long)c->after,
+		               cp_pct(c->after, c->before), c->cold, c->failed_n);
 }
 
 static int cp_args(struct compact *c, struct cli_global *g, int argc, char **argv)

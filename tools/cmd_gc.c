@@ -140,7 +140,7 @@ static void gc_remove_image(struct gc *gc, struct cli_aged_image *im, const char
 		return;
 	}
 	cli_print_line("%s %s %s (%s, last used %s)\n", gc->dry_run ? "would remove" : "removed", hex,
-	       im->name, why, cli_time_name(im->last_use, tb, sizeof tb));
+	               im->name, why, cli_time_name(im->last_use, tb, sizeof tb));
 	gc->images_removed++;
 	gc->bytes_removed += im->disk_size;
 	im->disk_size = 0; /* removed */
@@ -204,9 +204,9 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 		return 0;
 	}
 	cli_print_line("%s %s (%s)\n", gc->dry_run ? "would remove" : "removed", f->rel,
-	       f->is_tmp                   ? "leftover of a build"
-	       : role == CLI_FILE_REDUNDANT ? "redundant cold copy"
-	                                    : "orphan");
+	               f->is_tmp                   ? "leftover of a build"
+	               : role == CLI_FILE_REDUNDANT ? "redundant cold copy"
+	                                            : "orphan");
 	gc->files_removed++;
 	return 0;
 }
@@ -273,8 +273,8 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 		cli_err(symdb_dir(gc.db), "cannot read the catalog: %s", symdb_strerror(rc));
 	else
 		cli_print_line("%zu images (%llu bytes) and %zu stray files %s\n", gc.images_removed,
-		       (unsigned long long)gc.bytes_removed, gc.files_removed,
-		       gc.dry_run ? "would be removed" : "removed");
+		               (unsigned long long)gc.bytes_removed, gc.files_removed,
+		               gc.dry_run ? "would be removed" : "removed");
 	cli_aged_free(&gc.aged);
 	cli_catfiles_free(&gc.cf);
 	if (lock >= 0)

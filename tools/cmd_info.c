@@ -46,7 +46,7 @@ static void print_build_info(struct cli_out *o, const symdb_image_info *in)
 			cli_out_str(o, any ? "\n" : " none\n");
 		} else {
 			cli_out_line(o, "build counter %-6u %llu\n", i,
-			            (unsigned long long)in->build_info[i]);
+			             (unsigned long long)in->build_info[i]);
 		}
 	}
 }
@@ -64,9 +64,9 @@ static void print_info(struct cli_out *o, const symdb_image_info *in, const char
 		cli_out_line(o, "%-20s %s\n", "storage", storage);
 	cli_out_line(o, "%-20s %u.%u\n", "format version", in->format_major, in->format_minor);
 	cli_out_line(o, "%-20s %s%u %s-endian, type %u, machine %s\n", "object",
-	            in->object_format == 2 ? "Mach-O " : "ELF", in->object_class,
-	            in->object_endian == 2 ? "big" : "little", in->object_type,
-	            cli_machine_name(in->object_format, in->machine, mbuf, sizeof(mbuf)));
+	             in->object_format == 2 ? "Mach-O " : "ELF", in->object_class,
+	             in->object_endian == 2 ? "big" : "little", in->object_type,
+	             cli_machine_name(in->object_format, in->machine, mbuf, sizeof(mbuf)));
 	cli_out_line(o, "%-20s 0x%x\n", "flags", in->flags);
 	cli_out_line(o, "%-20s %u\n", "address size", in->address_size);
 	cli_out_line(o, "%-20s 0x%llx\n", "base address", (unsigned long long)in->base_address);
@@ -229,7 +229,7 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 			cli_out_line(&out, "%-20s ok\n", "verify");
 		} else {
 			cli_out_line(&out, "%-20s DAMAGED: %s\n", "verify",
-			            err[0] ? err : symdb_strerror(rc));
+			             err[0] ? err : symdb_strerror(rc));
 			ex = CLI_EXIT_DAMAGED;
 		}
 		if (cli_out_fini(&out) < 0 && ex == CLI_EXIT_OK)

@@ -17,9 +17,9 @@ static int print_entry(const symdb_entry *e, void *arg)
 	char hex[2 * SYMDB_UUID_MAX + 1], mbuf[32], tbuf[64];
 	symdb_uuid_format(&e->uuid, hex);
 	cli_out_line(o, "%s %s %llu %s %s\n", hex,
-	            cli_machine_name(e->object_format, e->machine, mbuf, sizeof(mbuf)),
-	            (unsigned long long)e->file_size, cli_time_name(e->built_at, tbuf, sizeof(tbuf)),
-	            e->image_name ? e->image_name : "");
+	             cli_machine_name(e->object_format, e->machine, mbuf, sizeof(mbuf)),
+	             (unsigned long long)e->file_size, cli_time_name(e->built_at, tbuf, sizeof(tbuf)),
+	             e->image_name ? e->image_name : "");
 	return 0;
 }
 
