@@ -41,7 +41,14 @@ int symdb_demangle(const char *name, char **buf, size_t *cap)
 		*cap = 256;
 	}
 #ifdef SYMDB_HAVE_LLVM_DEMANGLE
-	return rd_llvm_demangle(name, buf, cap);
+	static const struct rd_demangle_limits limits = {
+		.input_max = RD_DEMANGLE_INPUT_MAX,
+		.ms_input_max = RD_DEMANGLE_MS_INPUT_MAX,
+		.depth_max = RD_DEMANGLE_DEPTH_MAX,
+		.arena_max = RD_DEMANGLE_ARENA_MAX,
+		.output_max = RD_DEMANGLE_OUTPUT_MAX,
+	};
+	return rd_llvm_demangle(name, buf, cap, &limits);
 #else
 	if (name[1] != 'Z')
 		return 0;

@@ -30,33 +30,31 @@ static int store(const char *s, char **buf, size_t *cap)
 	return 1;
 }
 
-/*
- * The common case, an Itanium name starting with "_Z", goes straight to
- * itaniumDemangle with the reusable buffer: it is the call nonMicrosoftDemangle
- * makes for such names, minus its malloc + std::string copy.  itaniumDemangle
- * reallocs buf when it must grow, and then reports the length used, which is
- * a safe lower bound for the capacity.
- */
-static int demangle_itanium(const char *name, char **buf, size_t *cap)
+/* An Itanium name, as llvm::nonMicrosoftDemangle() recognises one. */
+static bool is_itanium(const char *name)
 {
-	size_t n = *cap;
-	int status = 0;
-	char *r = llvm::itaniumDemangle(name, *buf, &n, &status);
-	if (!r || status != llvm::demangle_success)
-		return 0;
-	if (r != *buf) {
-		*buf = r;
-		*cap = n;
-	}
-	return 1;
+	return std::strncmp(name, "_Z", 2) == 0 || std::strncmp(name, "___Z", 4) == 0;
 }
 
-extern "C" int rd_llvm_demangle(const char *name, char **buf, size_t *cap)
+/*
+ * nonMicrosoftDemangle's dispatch (Itanium, Rust, D by prefix; no second
+ * try when the chosen one fails), then llvm-symbolizer's Microsoft call for
+ * '?' names, each within lim.  Itanium goes to the bounded copy of LLVM's
+ * parser (reader_demangle_itanium.cpp); the others are LLVM's own functions,
+ * guarded from outside by the input length alone (Rust's demangler limits
+ * its own recursion to 500 levels; D's is one loop).
+ */
+extern "C" int rd_llvm_demangle(const char *name, char **buf, size_t *cap,
+				const struct rd_demangle_limits *lim)
 {
 	if (!*buf)
 		return 0;
-	if (name[0] == '_' && name[1] == 'Z')
-		return demangle_itanium(name, buf, cap);
+	size_t max = name[0] == '?' ? lim->ms_input_max : lim->input_max;
+	size_t len = strnlen(name, max + 1);
+	if (len > max)
+		return 0;
+	if (is_itanium(name))
+		return rd_itanium_demangle(name, len, buf, cap, lim);
 	std::string out;
 	if (llvm::nonMicrosoftDemangle(name, out))
 		return store(out.c_str(), buf, cap);

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_demangle.c: symdb_demangle() under hostile names and on real ones.
+ *
+ * 1. Hostile names (issue 12, defect 5) each give 0 ("print the raw name")
+ *    in under 100 ms of CPU and 64 MiB of extra peak RSS: "_Z1fP" + 10^6
+ *    'P' + "i", a 200 KB nested template, a 400 KB nested function type, the
+ *    454-byte name whose printed size doubles with each substitution step,
+ *    and the same shapes for the parser's other recursions.  Before the
+ *    bounds these crashed the process (stack overflow) or grew past 4 GB.
+ * 2. Real names: every Itanium name exported by libstdc++ and libLLVM-14
+ *    plus a list of rare constructs, demangled exactly as llvm-cxxfilt-14
+ *    demangles them (the oracle; a name it leaves alone must come back 0).
+ * 3. Tight budgets: with small limits rd_llvm_demangle() either refuses (0)
+ *    or gives the same text as with the default ones, never something else
+ *    and never a crash (node allocation failing mid-parse included).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "reader_demangle.h"
+
+#define HOSTILE_CPU_MS 100.0
+#define HOSTILE_RSS_KB (64L * 1024)
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static long peak_rss_kb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* pre + n copies of mid + post + n copies of tail, malloc'd. */
+static char *repeat(const char *pre, const char *mid, size_t n, const char *post, const char *tail)
+{
+	size_t lp = strlen(pre), lm = strlen(mid), lq = strlen(post), lt = strlen(tail);
+	char *s = malloc(lp + n * (lm + lt) + lq + 1);
+	if (!s)
+		abort();
+	char *p = s;
+	memcpy(p, pre, lp), p += lp;
+	for (size_t i = 0; i < n; i++)
+		memcpy(p, mid, lm), p += lm;
+	memcpy(p, post, lq), p += lq;
+	for (size_t i = 0; i < n; i++)
+		memcpy(p, tail, lt), p += lt;
+	*p = 0;
+	return s;
+}
+
+/* A substitution in base 36: S_ is 0, S0_ is 1, ... */
+static void subst(char *out, unsigned i)
+{
+	static const char d[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	if (i == 0) {
+		strcpy(out, "S_");
+		return;
+	}
+	char tmp[16];
+	int n = 0;
+	for (unsigned v = i - 1;; v /= 36) {
+		tmp[n++] = d[v % 36];
+		if (v < 36)
+			break;
+	}
+	int k = 0;
+	out[k++] = 'S';
+	while (n)
+		out[k++] = tmp[--n];
+	out[k++] = '_';
+	out[k] = 0;
+}
+
+/* "_Z1fPFv1AE" + "PFvS1_S1_E" + "PFvS3_S3_E" + ...: steps steps. */
+static char *doubling(unsigned steps)
+{
+	char *s = malloc(16 + steps * 16);
+	if (!s)
+		abort();
+	strcpy(s, "_Z1fPFv1AE");
+	for (unsigned k = 0; k < steps; k++) {
+		char sb[16];
+		subst(sb, 2 + 2 * k);
+		sprintf(s + strlen(s), "PFv%s%sE", sb, sb);
+	}
+	return s;
+}
+
+static void hostile_one(const char *what, char *name)
+{
+	char *buf = malloc(256);
+	size_t cap = 256;
+	long rss0 = peak_rss_kb();
+	double t0 = cpu_ms();
+	int rc = symdb_demangle(name, &buf, &cap);
+	double ms = cpu_ms() - t0;
+	long extra = peak_rss_kb() - rss0;
+	printf("hostile %-28s %8zu bytes: rc %d, %.2f ms CPU, %ld KiB extra peak RSS\n", what,
+	       strlen(name), rc, ms, extra);
+	if (rc != 0)
+		fprintf(stderr, "%s: demangled to %.80s...\n", what, buf);
+	CHECK(rc == 0);
+	CHECK(ms < HOSTILE_CPU_MS);
+	CHECK(extra < HOSTILE_RSS_KB);
+	free(buf);
+	free(name);
+}
+
+static void test_hostile(void)
+{
+	hostile_one("pointer chain 10^6", repeat("_Z1fP", "P", 1000000, "i", ""));
+	hostile_one("pointer chain 200 KB", repeat("_Z1fP", "P", 200000, "i", ""));
+	hostile_one("nested template 200 KB", repeat("_Z1fI", "1AI", 50000, "i", "E"));
+	hostile_one("nested function type 400 KB", repeat("_Z1f", "PF", 133333, "vv", "E"));
+	hostile_one("nested function type 150 KB", repeat("_Z1f", "PF", 50000, "vv", "E"));
+	char *d = doubling(40);
+	CHECK(strlen(d) == 454);
+	hostile_one("doubling substitutions", d);
+	hostile_one("doubling, 18 steps", doubling(18));
+	/* parseTemplateParamDecl's own recursion ("Tp"/"Tt" in a lambda). */
+	hostile_one("template param decls", repeat("_ZZ1fvENKUl", "Tp", 100000, "TyEvE_clEv", ""));
+	hostile_one("template template params", repeat("_ZZ1fvENKUl", "Tt", 60000, "TyE", "E"));
+	/* Expressions, ABI block invokes and packs. */
+	hostile_one("nested expressions", repeat("_Z1fIXadL_Z1g", "ps", 100000, "Li1EEEEvv", ""));
+	hostile_one("template arg packs", repeat("_Z1fI", "J", 100000, "i", "E"));
+	hostile_one("block invoke chain", repeat("___Z1f", "P", 200000, "i_block_invoke", ""));
+}
+
+/* Names the libraries do not export: lambdas, packs, folds, conversion
+ * operator templates, ABI tags, blocks, Rust and D. */
+static const char *const rare_names[] = {
+	"_ZZ4mainENKUlT_E_clIiEEDaS_",
+	"_ZN5Outer5InnerIJiDpT_EE1fEv",
+	"_Z1fIJicdEEvDpT_",
+	"_Z4foldIJiiiEEDTfrplT_EEDpS0_",
+	"_Z1fIJiiEEvDTflplfp_EE",
+	"_ZN1AcvT_IiEEv",
+	"_ZN1AcvPT_IcEEv",
+	"_ZN3std7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2EPKcRKS3_",
+	"_ZNKSt6vectorIiSaIiEE4sizeB5cxx11Ev",
+	"___Z1fv_block_invoke",
+	"___Z1fv_block_invoke_12",
+	"_Z1fIiEvT_PFvS0_E",
+	"_ZTVN10__cxxabiv117__class_type_infoE",
+	"_ZTCN3std9strstreamE16_NS_13basic_ostreamIcSt11char_traitsIcEEE",
+	"_ZGVZ1fvE1x",
+	"_Z1fDv4_f",
+	"_Z1fA10_i",
+	"_Z1fM1AFivE",
+	"_ZN1A1fEOS_",
+	"_Z1fILi42EEvv",
+	"_Z1fILb1EEvv",
+	"_Z1fIXadL_Z1gvEEEvv",
+	"_Z3fooILm18446744073709551615EEvv",
+	"_ZNSt3__14pairIKNS_12basic_stringIcNS_11char_traitsIcEENS_9allocatorIcEEEEiEC2B7v160006IJS7_EJiEEENS_21piecewise_construct_tENS_5tupleIJDpT_EEENSC_IJDpT0_EEE",
+	"_ZZN1N1fEvE1x_0",
+	"_Z1fPU3AS1i",
+	"_ZN4core3fmt5write17h0123456789abcdefE",
+	"_RNvCs1234_7mycrate3foo",
+	"_RINvNtC3std3mem8align_ofjEC3foo",
+	"_RNvMNtCs1234_5tokio4taskNtB2_4Task3new",
+	"_RINvC1a1fTTTEhEE",
+	"_Dmain",
+	"_D4test3fooFZv",
+	"_Z1fv.cold",
+	"_Z1fv.isra.0",
+	"_ZdlPv",
+	"_Znwm",
+	"_ZThn8_N1A1fEv",
+	"_ZTv0_n24_N1B1gEv",
+	NULL,
+};
+
+/* Fill path with one name per line; returns the number written. */
+static size_t write_names(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return 0;
+	size_t n = 0;
+	for (const char *const *p = rare_names; *p; p++, n++)
+		fprintf(f, "%s\n", *p);
+	fclose(f);
+	static const char *const libs[] = {
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+	};
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		if (access(libs[i], R_OK) != 0)
+			continue;
+		char cmd[1000];
+		snprintf(cmd, sizeof(cmd),
+			 "llvm-nm-14 -D --defined-only --no-demangle --format=just-symbols %s"
+			 " | sed 's/@.*//' | grep -E '^(_Z|___Z|_R)' >> %s",
+			 libs[i], path);
+		if (system(cmd) != 0)
+			continue;
+	}
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = 0;
+	for (int c; (c = fgetc(f)) != EOF;)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static void chomp(char *s)
+{
+	size_t n = strlen(s);
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = 0;
+}
+
+#ifdef SYMDB_HAVE_LLVM_DEMANGLE
+/* The default limits with some made small. */
+static struct rd_demangle_limits limits(size_t arena, unsigned depth, size_t output)
+{
+	struct rd_demangle_limits l = {
+		.input_max = RD_DEMANGLE_INPUT_MAX,
+		.ms_input_max = RD_DEMANGLE_MS_INPUT_MAX,
+		.depth_max = depth,
+		.arena_max = arena,
+		.output_max = output,
+	};
+	return l;
+}
+
+/* Small budgets give 0 or the same text. */
+static void check_budgets(const char *name, const char *full, char **buf, size_t *cap)
+{
+	static const size_t arenas[] = {0, 64, 300, 1000, 4000};
+	static const unsigned depths[] = {0, 1, 3, 8, 20};
+	static const size_t outputs[] = {0, 8, 40, 200};
+	for (size_t i = 0; i < 5; i++) {
+		struct rd_demangle_limits l[3] = {
+			limits(arenas[i], RD_DEMANGLE_DEPTH_MAX, RD_DEMANGLE_OUTPUT_MAX),
+			limits(RD_DEMANGLE_ARENA_MAX, depths[i], RD_DEMANGLE_OUTPUT_MAX),
+			limits(RD_DEMANGLE_ARENA_MAX, RD_DEMANGLE_DEPTH_MAX, outputs[i % 4]),
+		};
+		for (int k = 0; k < 3; k++) {
+			int rc = rd_llvm_demangle(name, buf, cap, &l[k]);
+			if (rc == 1 && (!full || strcmp(*buf, full) != 0)) {
+				fprintf(stderr, "budget %d/%zu: %s -> %s, not %s\n", k, i, name, *buf,
+					full ? full : "(refused)");
+				CHECK(0);
+			}
+		}
+	}
+}
+
+#else
+static void check_budgets(const char *name, const char *full, char **buf, size_t *cap)
+{
+	(void)name, (void)full, (void)buf, (void)cap;
+}
+#endif
+
+static void test_oracle(void)
+{
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char names[400], expect[400], cmd[1000];
+	snprintf(names, sizeof(names), "%s/test_demangle.%d.names", tmp, (int)getpid());
+	snprintf(expect, sizeof(expect), "%s/test_demangle.%d.expect", tmp, (int)getpid());
+	if (system("command -v llvm-cxxfilt-14 >/dev/null && command -v llvm-nm-14 >/dev/null") != 0) {
+		check_skip("llvm-cxxfilt-14 or llvm-nm-14 not found");
+		return;
+	}
+	size_t n = write_names(names);
+	snprintf(cmd, sizeof(cmd), "llvm-cxxfilt-14 < %s > %s", names, expect);
+	CHECK(n > 30);
+	CHECK(system(cmd) == 0);
+	FILE *fn = fopen(names, "r"), *fe = fopen(expect, "r");
+	CHECK(fn && fe);
+	if (!fn || !fe)
+		return;
+	char *name = NULL, *want = NULL, *buf = malloc(256), *full = NULL;
+	size_t name_cap = 0, want_cap = 0, cap = 256, count = 0, bad = 0, demangled = 0;
+	while (getline(&name, &name_cap, fn) > 0 && getline(&want, &want_cap, fe) > 0) {
+		chomp(name);
+		chomp(want);
+		int rc = symdb_demangle(name, &buf, &cap);
+		const char *got = rc == 1 ? buf : name;
+		count++;
+		demangled += rc == 1;
+		if (strcmp(got, want) != 0 && bad++ < 5)
+			fprintf(stderr, "%s:\n  symdb        %s\n  llvm-cxxfilt %s\n", name, got, want);
+		/* Budgets on the rare names and on every 97th real one. */
+		if (count <= sizeof(rare_names) / sizeof(rare_names[0]) || count % 97 == 0) {
+			free(full);
+			full = rc == 1 ? strdup(buf) : NULL;
+			check_budgets(name, full, &buf, &cap);
+		}
+	}
+	printf("oracle: %zu names (%zu demangled), %zu differ from llvm-cxxfilt-14\n", count,
+	       demangled, bad);
+	CHECK(count == n);
+	CHECK(bad == 0);
+	free(name);
+	free(want);
+	free(buf);
+	free(full);
+	fclose(fn);
+	fclose(fe);
+	unlink(names);
+	unlink(expect);
+}
+
+int main(void)
+{
+#ifndef SYMDB_HAVE_LLVM_DEMANGLE
+	check_skip("built without LLVM's demangler: __cxa_demangle has no bounds here");
+	return check_exit();
+#endif
+	test_hostile(); /* first: its RSS figures start from a small process */
+	test_oracle();
+	return check_exit();
+}
