@@ -39,10 +39,12 @@ static bool is_itanium(const char *name)
 /*
  * nonMicrosoftDemangle's dispatch (Itanium, Rust, D by prefix; no second
  * try when the chosen one fails), then llvm-symbolizer's Microsoft call for
- * '?' names, each within lim.  Itanium goes to the bounded copy of LLVM's
- * parser (reader_demangle_itanium.cpp); the others are LLVM's own functions,
- * guarded from outside by the input length alone (Rust's demangler limits
- * its own recursion to 500 levels; D's is one loop).
+ * '?' names, each within lim.  Itanium and Microsoft names go to bounded
+ * copies of LLVM's drivers around its own parsers and printers
+ * (reader_demangle_itanium.cpp, reader_demangle_ms.cpp); a Rust name to
+ * LLVM's rustDemangle() once rd_rust_demangle_fits() has measured what it
+ * prints (its recursion LLVM limits itself); D's demangler is one loop over
+ * its input, bounded by the input's length.
  */
 extern "C" int rd_llvm_demangle(const char *name, char **buf, size_t *cap,
 				const struct rd_demangle_limits *lim)
@@ -55,21 +57,14 @@ extern "C" int rd_llvm_demangle(const char *name, char **buf, size_t *cap,
 		return 0;
 	if (is_itanium(name))
 		return rd_itanium_demangle(name, len, buf, cap, lim);
+	if (name[0] == '?')
+		return rd_ms_demangle(name, len, buf, cap, lim);
+	if (name[0] == '_' && name[1] == 'R' && !rd_rust_demangle_fits(name, len, lim))
+		return 0;
+	/* D's output is linear in its input; checked after the fact only so
+	 * that every demangler keeps to output_max. */
 	std::string out;
-	if (llvm::nonMicrosoftDemangle(name, out))
+	if (llvm::nonMicrosoftDemangle(name, out) && out.size() <= lim->output_max)
 		return store(out.c_str(), buf, cap);
-	if (name[0] != '?')
-		return 0;
-	int status = 0;
-	char *r = llvm::microsoftDemangle(
-		name, nullptr, nullptr, nullptr, &status,
-		llvm::MSDemangleFlags(llvm::MSDF_NoAccessSpecifier | llvm::MSDF_NoCallingConvention |
-				      llvm::MSDF_NoMemberType | llvm::MSDF_NoReturnType));
-	if (!r || status != 0) {
-		std::free(r);
-		return 0;
-	}
-	int ok = store(r, buf, cap);
-	std::free(r);
-	return ok;
+	return 0;
 }

@@ -943,9 +943,10 @@ SYMDB_API const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size
  *       a malloc'd buffer) is the caller's after every return, whatever the
  *       result: reuse it for the next name and free() it after the last.
  * @note Bounded (LLVM build): a name longer than 1 MiB (a '?' name
- *       4 KiB), or a C++ name nesting deeper than 2048 parser calls, whose
- *       parse tree passes 32 MiB or whose demangled form could pass 4 MiB,
- *       gives 0: a hostile name costs little stack, memory and time.
+ *       4 KiB), a C++ name nesting deeper than 2048 parser calls or whose
+ *       parse tree passes 32 MiB, or any name whose demangled form could
+ *       pass 4 MiB, gives 0: a hostile name costs little stack, memory and
+ *       time.
  */
 SYMDB_API int symdb_demangle(const char *name, char **buf, size_t *cap);
 

@@ -5,7 +5,8 @@
 # hostile names of issue 12 (defect 5): "_Z1fP" + 10^6 'P' + "i", a 200 KB
 # nested template, a 400 KB nested function type and the 454-byte name whose
 # printed size doubles with each substitution step (llvm-symbolizer-14
-# crashes or grows past 4 GB demangling them).  Each is answered with its
+# crashes or grows past 4 GB demangling them), and the same doubling through
+# Rust back references and Microsoft nested templates.  Each is answered with its
 # raw name, in the LLVM, GNU and JSON styles, exactly as llvm-symbolizer-14
 # --no-demangle prints it, in one batch with normal C++ names that stay
 # demangled exactly as llvm-symbolizer-14 demangles them; and each query of
@@ -29,6 +30,27 @@ for k in range(40):                     # S1_ S1_, S3_ S3_, ...
     sub = "S" + b36(2 * k + 1) + "_"
     doubling += "PFv" + sub + sub + "E"
 assert len(doubling) == 454
+
+def b62(n):
+    d = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"; s = ""
+    if n == 0: return "_"
+    n -= 1
+    while True:
+        s = d[n % 62] + s; n //= 62
+        if n == 0: return s + "_"
+
+def rust_doubling(steps):              # each tuple holds the previous twice
+    s = "INvC1a1f"; prev = len(s); s += "ThhE"
+    for _ in range(steps):
+        here = len(s); s += "T" + "B" + b62(prev) + "B" + b62(prev) + "E"; prev = here
+    return "_R" + s + "E"
+
+def ms_doubling(levels):               # nested templates of doubling fn types
+    t = "PEAH"
+    for l in range(levels + 1):
+        args = t + "".join("P6AX%d%d@Z" % (i, i) for i in range(9))
+        t = ("V?$A@P6AX" + args + "@Z@@") if l < levels else ("?f@@YAX" + args + "@Z")
+    return t
 names = [
     ("hostile", "_Z1fP" + "P" * 10**6 + "i"),
     ("normal", "_ZN3foo3barIiEEvT_"),
@@ -37,6 +59,9 @@ names = [
     ("hostile", "_Z1f" + "PF" * 133333 + "vv" + "E" * 133333),
     ("hostile", doubling),
     ("normal", "_ZZ4mainENKUlT_E_clIiEEDaS_"),
+    ("hostile", rust_doubling(36)),
+    ("normal", "_RNvCs1234_7mycrate3foo"),
+    ("hostile", ms_doubling(3)),
 ]
 with open(sys.argv[1], "w") as f:
     f.write("\t.text\n\t.globl _start\n_start:\n\tret\n\t.p2align 4\nsyms_base:\n")
@@ -107,4 +132,4 @@ for addr, kind in zip(addrs, kinds):
         bad += 1
 sys.exit(1 if bad else 0)
 PY
-echo "PASS demangle_hostile: 4 hostile names raw in 3 styles, within 100 ms and 64 MiB each"
+echo "PASS demangle_hostile: 6 hostile names raw in 3 styles, within 100 ms and 64 MiB each"

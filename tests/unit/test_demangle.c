@@ -99,6 +99,63 @@ static char *doubling(unsigned steps)
 	return s;
 }
 
+/* Rust v0: a generic function over (u8, u8) and steps tuples, each of two
+ * back references to the one before, so each doubles the output. */
+static char *rust_doubling(unsigned steps)
+{
+	static const char d[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	char *s = malloc(32 + steps * 24);
+	if (!s)
+		abort();
+	strcpy(s, "_RINvC1a1f");
+	size_t prev = strlen(s) - 2; /* positions count after "_R" */
+	strcat(s, "ThhE");
+	for (unsigned k = 0; k < steps; k++) {
+		char ref[16], digits[12];
+		int n = 0;
+		if (prev == 0) {
+			strcpy(ref, "B_");
+		} else {
+			for (size_t v = prev - 1;; v /= 62) {
+				digits[n++] = d[v % 62];
+				if (v < 62)
+					break;
+			}
+			int j = 0;
+			ref[j++] = 'B';
+			while (n)
+				ref[j++] = digits[--n];
+			ref[j++] = '_';
+			ref[j] = 0;
+		}
+		size_t here = strlen(s) - 2;
+		sprintf(s + strlen(s), "T%s%sE", ref, ref);
+		prev = here;
+	}
+	strcat(s, "E");
+	return s;
+}
+
+/* Microsoft: levels nested class templates, each over a function pointer
+ * type whose parameters double nine times through back references. */
+static char *ms_doubling(unsigned levels)
+{
+	char *s = malloc(64 + (levels + 1) * 128);
+	char *t = malloc(64 + (levels + 1) * 128);
+	if (!s || !t)
+		abort();
+	strcpy(t, "PEAH");
+	for (unsigned l = 0; l <= levels; l++) {
+		size_t n = (size_t)sprintf(s, l < levels ? "V?$A@P6AX%s" : "?f@@YAX%s", t);
+		for (int i = 0; i < 9; i++)
+			n += (size_t)sprintf(s + n, "P6AX%d%d@Z", i, i);
+		strcpy(s + n, l < levels ? "@Z@@" : "@Z");
+		strcpy(t, s);
+	}
+	free(t);
+	return s;
+}
+
 static void hostile_one(const char *what, char *name)
 {
 	char *buf = malloc(256);
@@ -137,6 +194,16 @@ static void test_hostile(void)
 	hostile_one("nested expressions", repeat("_Z1fIXadL_Z1g", "ps", 100000, "Li1EEEEvv", ""));
 	hostile_one("template arg packs", repeat("_Z1fI", "J", 100000, "i", "E"));
 	hostile_one("block invoke chain", repeat("___Z1f", "P", 200000, "i_block_invoke", ""));
+	/* Rust: LLVM limits its recursion, not its output. */
+	hostile_one("Rust doubling back refs", rust_doubling(36));
+	hostile_one("Rust doubling, 20 steps", rust_doubling(20));
+	hostile_one("Rust nested types 200 KB", repeat("_RINvC1a1f", "S", 200000, "hE", ""));
+	/* Microsoft: 255 bytes that made 24 GB; deep nesting within 4 KiB. */
+	hostile_one("Microsoft doubling back refs", ms_doubling(2));
+	hostile_one("Microsoft doubling, 3 levels", ms_doubling(3));
+	hostile_one("Microsoft doubling, 1 level", ms_doubling(1));
+	hostile_one("Microsoft nested templates", repeat("?x@@3", "V?$A@", 500, "H", "@@"));
+	hostile_one("Microsoft pointer chain", repeat("?x@@3", "PEA", 1300, "H", ""));
 }
 
 /* Names the libraries do not export: lambdas, packs, folds, conversion
@@ -173,6 +240,7 @@ static const char *const rare_names[] = {
 	"_RINvNtC3std3mem8align_ofjEC3foo",
 	"_RNvMNtCs1234_5tokio4taskNtB2_4Task3new",
 	"_RINvC1a1fTTTEhEE",
+	"_RINvC1a1fThhETB7_B7_ETBb_Bb_ETBj_Bj_ETBr_Br_EE", /* doubling, 4 steps */
 	"_Dmain",
 	"_D4test3fooFZv",
 	"_Z1fv.cold",
@@ -240,6 +308,20 @@ static struct rd_demangle_limits limits(size_t arena, unsigned depth, size_t out
 	return l;
 }
 
+/* An output budget one byte short of the name refuses it: the bound before
+ * printing is an upper bound. */
+static void check_tight(const char *name, const char *full, char **buf, size_t *cap)
+{
+	if (!full)
+		return;
+	struct rd_demangle_limits l = limits(RD_DEMANGLE_ARENA_MAX, RD_DEMANGLE_DEPTH_MAX,
+					     strlen(full) - 1);
+	if (rd_llvm_demangle(name, buf, cap, &l) != 0) {
+		fprintf(stderr, "bound below the output: %s -> %s\n", name, full);
+		CHECK(0);
+	}
+}
+
 /* Small budgets give 0 or the same text. */
 static void check_budgets(const char *name, const char *full, char **buf, size_t *cap)
 {
@@ -254,6 +336,11 @@ static void check_budgets(const char *name, const char *full, char **buf, size_t
 		};
 		for (int k = 0; k < 3; k++) {
 			int rc = rd_llvm_demangle(name, buf, cap, &l[k]);
+			if (rc == 1 && strlen(*buf) > l[k].output_max) {
+				fprintf(stderr, "budget %d/%zu: %s printed %zu bytes, over %zu\n", k, i,
+					name, strlen(*buf), l[k].output_max);
+				CHECK(0);
+			}
 			if (rc == 1 && (!full || strcmp(*buf, full) != 0)) {
 				fprintf(stderr, "budget %d/%zu: %s -> %s, not %s\n", k, i, name, *buf,
 					full ? full : "(refused)");
@@ -265,6 +352,10 @@ static void check_budgets(const char *name, const char *full, char **buf, size_t
 
 #else
 static void check_budgets(const char *name, const char *full, char **buf, size_t *cap)
+{
+	(void)name, (void)full, (void)buf, (void)cap;
+}
+static void check_tight(const char *name, const char *full, char **buf, size_t *cap)
 {
 	(void)name, (void)full, (void)buf, (void)cap;
 }
@@ -299,12 +390,12 @@ static void test_oracle(void)
 		demangled += rc == 1;
 		if (strcmp(got, want) != 0 && bad++ < 5)
 			fprintf(stderr, "%s:\n  symdb        %s\n  llvm-cxxfilt %s\n", name, got, want);
+		free(full);
+		full = rc == 1 ? strdup(buf) : NULL;
+		check_tight(name, full, &buf, &cap);
 		/* Budgets on the rare names and on every 97th real one. */
-		if (count <= sizeof(rare_names) / sizeof(rare_names[0]) || count % 97 == 0) {
-			free(full);
-			full = rc == 1 ? strdup(buf) : NULL;
+		if (count <= sizeof(rare_names) / sizeof(rare_names[0]) || count % 97 == 0)
 			check_budgets(name, full, &buf, &cap);
-		}
 	}
 	printf("oracle: %zu names (%zu demangled), %zu differ from llvm-cxxfilt-14\n", count,
 	       demangled, bad);
@@ -320,6 +411,77 @@ static void test_oracle(void)
 	unlink(expect);
 }
 
+/* Microsoft names, checked against llvm-undname-14 with the flags
+ * llvm-symbolizer-14 uses. */
+static const char *const ms_names[] = {
+	"?x@@3HA",
+	"?f@@YAXXZ",
+	"??0A@@QEAA@XZ",
+	"??1A@@QEAA@XZ",
+	"?f@A@@QEAAHH@Z",
+	"??$f@H@@YAXH@Z",
+	"?f@@YAXV?$vector@HV?$allocator@H@std@@@std@@@Z",
+	"??_7A@@6B@",
+	"??_R0?AVA@@@8",
+	"?f@@YAXP6AXH@Z@Z",
+	"??$?8DU?$char_traits@D@std@@V?$allocator@D@1@@std@@YA_NAEBV?$basic_string@DU?$char_"
+	"traits@D@std@@V?$allocator@D@2@@0@PEBD@Z",
+	"??_C@_05CJBACGMB@hello?$AA@",
+	"?g@@YAXQEAH@Z",
+	"??4A@@QEAAAEAV0@AEBV0@@Z",
+	"?f@@YAXV?$A@P6AXPEAHP6AX00@ZP6AX11@Z@Z@@P6AX00@ZP6AX11@Z@Z",
+	"??_GA@@UEAAPEAXI@Z",
+	"?x@?1??f@@YAXXZ@4HA",
+	"??$f@$0BA@@@YAXXZ",
+	"?f@@YAX$$QEAH@Z",
+	"??__E?x@@YAXXZ@@YAXXZ",
+	"?f@@YAXPEQA@@H@Z",
+	"?s@@3PAY01HA",
+	NULL,
+};
+
+static void test_ms_oracle(void)
+{
+	if (system("command -v llvm-undname-14 >/dev/null") != 0) {
+		check_skip("llvm-undname-14 not found");
+		return;
+	}
+	char cmd[8192] = "llvm-undname-14 --no-access-specifier --no-calling-convention"
+			 " --no-member-type --no-return-type 2>/dev/null";
+	for (const char *const *p = ms_names; *p; p++)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " '%s'", *p);
+	FILE *f = popen(cmd, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	char *line = NULL, *buf = malloc(256), *full = NULL;
+	size_t line_cap = 0, cap = 256, n = 0, bad = 0;
+	/* Blocks: the name, its demangling, ""; or the name, "" when it fails. */
+	for (const char *const *p = ms_names; *p; p++, n++) {
+		if (getline(&line, &line_cap, f) <= 0 || getline(&line, &line_cap, f) < 0)
+			break;
+		chomp(line);
+		int failed = !*line;
+		int rc = symdb_demangle(*p, &buf, &cap);
+		const char *want = *line ? line : *p, *got = rc == 1 ? buf : *p;
+		if (strcmp(got, want) != 0 && bad++ < 5)
+			fprintf(stderr, "%s:\n  symdb         %s\n  llvm-undname  %s\n", *p, got, want);
+		free(full);
+		full = rc == 1 ? strdup(buf) : NULL;
+		check_tight(*p, full, &buf, &cap);
+		check_budgets(*p, full, &buf, &cap);
+		if (!failed && getline(&line, &line_cap, f) < 0)
+			break;
+	}
+	pclose(f);
+	printf("oracle: %zu Microsoft names, %zu differ from llvm-undname-14\n", n, bad);
+	CHECK(n == sizeof(ms_names) / sizeof(ms_names[0]) - 1);
+	CHECK(bad == 0);
+	free(line);
+	free(buf);
+	free(full);
+}
+
 int main(void)
 {
 #ifndef SYMDB_HAVE_LLVM_DEMANGLE
@@ -328,5 +490,6 @@ int main(void)
 #endif
 	test_hostile(); /* first: its RSS figures start from a small process */
 	test_oracle();
+	test_ms_oracle();
 	return check_exit();
 }
