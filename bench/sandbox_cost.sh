@@ -61,8 +61,8 @@ small=$work/small
 mkdir -p "$small"
 for i in $(seq -w 1 50); do
 	[ -x "$small/p$i" ] && continue
-	printf 'static int f%s(int x) { return x * %s + 1; }\nint main(int c, char **v) { (void)v; return f%s(c); }\n' \
-		"$i" "$i" "$i" > "$small/p$i.c"
+	printf 'static int f%s(int x) { return x * %d + 1; }\nint main(int c, char **v) { (void)v; return f%s(c); }\n' \
+		"$i" "$((10#$i))" "$i" > "$small/p$i.c"
 	cc -g -O1 -o "$small/p$i" "$small/p$i.c"
 done
 pydir=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')
