@@ -78,12 +78,6 @@ enum { RD_CHK_BAD_VALUE = 1, RD_CHK_DANGLING_NAME, RD_CHK_MISSING_NAME, RD_CHK_B
 typedef void (*rd_check_fn)(int kind, const uint8_t *key, size_t key_len, const char *why,
                             void *arg);
 RD_HIDDEN int rd_catalog_check(rd_catalog *c, int repair, rd_check_fn fn, void *arg);
-/* The lock of one DB/images/XX directory (SPEC §12.5, §12.8): publishing,
- * compaction, thawing and removal of the images in it hold it around their
- * renames and unlinks.  Returns an fd to pass to rd_images_dir_unlock, or
- * -errno. */
-RD_HIDDEN int rd_images_dir_lock(const char *dir);
-RD_HIDDEN void rd_images_dir_unlock(int fd);
 RD_HIDDEN int rd_catalog_list(rd_catalog *c, int (*fn)(const rd_cat_entry *e, void *arg),
                               void *arg);
 

@@ -486,7 +486,8 @@ static void test_open_during_reindex(void)
 	/* A publisher: the directory lock, the new file renamed into place,
 	 * and (only later) the catalog commit (SPEC §12.5). */
 	rel_of(r.id.bytes, rel, sizeof rel, sub, sizeof sub);
-	lock = rd_images_dir_lock(sub);
+	snprintf(sub, sizeof sub, "%s/%s", dbdir, rel);
+	lock = rd_dir_lock(sub); /* the lock publish_file.c takes */
 	CHECK(lock >= 0);
 	publish(NULL, r.id.bytes, "main_v2", &e, rel, sizeof rel);
 	pthread_create(&th, NULL, open_one, &r);
@@ -494,7 +495,7 @@ static void test_open_during_reindex(void)
 	 * an open that waits passes either way. */
 	usleep(200 * 1000);
 	CHECK(rd_catalog_put(cat, &e, 0) == 0);
-	rd_images_dir_unlock(lock);
+	rd_dir_unlock(lock);
 	pthread_join(th, NULL);
 	CHECK(r.rc == 0);
 	if (r.rc)
