@@ -259,7 +259,10 @@ typedef struct symdb_import_opts {
 SYMDB_API int symdb_import(symdb_builder *b, int fd, const symdb_import_opts *opts);
 
 /** Called by symdb_builder_reindex() for each index file it skips: path
- *  relative to the database directory, and a one-line reason. */
+ *  relative to the database directory, and a one-line reason.  For an
+ *  unsafe entry (a symbolic link or a foreign-owned entry, never followed:
+ *  SPEC §12.1) the reason ends in ", not followed"; for a damaged file it
+ *  never does. */
 typedef void (*symdb_reindex_fn)(const char *rel_path, const char *why, void *arg);
 
 /**

@@ -5,14 +5,16 @@
  * damaged (`catalog/data.mdb` garbage, deleted, from another machine),
  * symdb_builder_reindex() verifies every DB/images/XX/UUIDHEX.symdb and
  * writes one entry per valid file in one transaction.  Damaged files are
- * reported one line each on stderr and left for `symdb verify --repair`.
+ * reported one line each on stderr and left for `symdb verify --repair`;
+ * unsafe entries (a symbolic link or a foreign-owned entry, SPEC §12.1) are
+ * reported as such and left for the operator.
  *
  * A damaged catalog (data.mdb truncated, missing or not LMDB's) is never
  * opened: SYMDB_BUILD_RECOVER moves it aside to DB/catalog.damaged-<time>
  * and the rebuild starts from an empty one (one line on stderr says so).
  *
- * Exit status: 0 when every file was valid, 4 when some were skipped, 3 when
- * the catalog could not be written.
+ * Exit status: 0 when every file was valid, 4 when some were skipped
+ * (damaged or unsafe), 3 when the catalog could not be written.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,12 +25,31 @@
 #include "symdb.h"
 #include "symdb_build.h"
 
+struct reindex_skips {
+	unsigned damaged, unsafe;
+};
+
+/* The library gives an unsafe entry (a symbolic link or a foreign-owned
+ * entry, never followed: symdb_build.h) a reason ending in ", not followed";
+ * it is no damage, and --repair would not remove it either. */
+static int reindex_is_unsafe(const char *why)
+{
+	static const char tail[] = ", not followed";
+	size_t n = strlen(why);
+
+	return n >= sizeof tail - 1 && strcmp(why + n - (sizeof tail - 1), tail) == 0;
+}
+
 static void reindex_skipped(const char *rel, const char *why, void *arg)
 {
-	unsigned *n = arg;
+	struct reindex_skips *n = arg;
+	int unsafe = reindex_is_unsafe(why);
 
-	cli_err(NULL, "reindex: skipped damaged %s: %s", rel, why);
-	(*n)++;
+	cli_err(NULL, "reindex: skipped %s %s: %s", unsafe ? "unsafe" : "damaged", rel, why);
+	if (unsafe)
+		n->unsafe++;
+	else
+		n->damaged++;
 }
 
 /* A missing catalog is what reindex repairs; a missing DB/images means
@@ -75,7 +96,7 @@ static int reindex_run(const char *dir, int quiet, int *recovered)
 	SYMDB_OPTS(symdb_build_opts, o, .flags = SYMDB_BUILD_RECOVER, .errbuf = err,
 	           .errbuf_sz = sizeof(err));
 	symdb_builder *b;
-	unsigned skipped = 0;
+	struct reindex_skips skipped = { 0, 0 };
 	int rc = symdb_builder_open(dir, &o, &b);
 
 	if (rc) {
@@ -94,9 +115,12 @@ static int reindex_run(const char *dir, int quiet, int *recovered)
 		cli_err_lib(dir, rc, err);
 		return CLI_EXIT_DATABASE;
 	}
-	if (!quiet)
-		cli_print_line("reindexed %d images, skipped %u damaged files\n", rc, skipped);
-	return skipped ? CLI_EXIT_DAMAGED : CLI_EXIT_OK;
+	if (!quiet && skipped.unsafe)
+		cli_print_line("reindexed %d images, skipped %u damaged files, %u unsafe entries\n",
+		               rc, skipped.damaged, skipped.unsafe);
+	else if (!quiet)
+		cli_print_line("reindexed %d images, skipped %u damaged files\n", rc, skipped.damaged);
+	return skipped.damaged || skipped.unsafe ? CLI_EXIT_DAMAGED : CLI_EXIT_OK;
 }
 
 int cli_reindex_recover(const char *dir)
