@@ -134,7 +134,16 @@ static int put_image(struct bundle_writer *w, symdb *db, const symdb_uuid *id, c
 	for (off = 0; rc == 0 && off < size; off += BUNDLE_CHUNK)
 		rc = writer_put(w, (const char *)data + off,
 		                size - off < BUNDLE_CHUNK ? size - off : BUNDLE_CHUNK);
+	/* Truncated while it was copied (symdb_fault_recover): the record may
+	 * hold zeros; the bundle is left without its end record, so no
+	 * import accepts it. */
+	if (rc == 0 && symdb_image_fault_check(img) < 0) {
+		snprintf(why, sizeof why, "index file changed while in use (truncated?)");
+		rc = SYMDB_E_CORRUPT;
+	}
 	symdb_image_close(img);
+	if (rc == SYMDB_E_CORRUPT)
+		return image_err(eb, ebsz, id, rc, why);
 	return rc;
 }
 

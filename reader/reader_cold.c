@@ -425,6 +425,11 @@ static int compact_write(const char *dbdir, const char *path, const symdb_image 
 		rc = fmt_err(eb, ebsz, -errno, "%s: %s", tmp, symdb_strerror(-errno));
 	if (rc == 0)
 		rc = rd_lz4_read_frame(fd, &r, tmp, eb, ebsz);
+	/* Truncated under us (reader_fault.c): what was compressed may be
+	 * zeros, and so was what it was compared with. */
+	if (rc == 0 && rd_image_damaged(img))
+		rc = fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		             "%s: index file changed while in use (truncated?): not compacted", path);
 	close(fd);
 	if (rc) {
 		unlinkat(td->fd, base_of(tmp), 0);
@@ -435,7 +440,7 @@ static int compact_write(const char *dbdir, const char *path, const symdb_image 
 
 /* Compact the file at path (entry e) under the directory lock; dirfd is
  * path's directory (rd_dir_lock: opened without following anything). */
-static int compact_locked(const char *dbdir, int dirfd, const char *path, const rd_cat_entry *e,
+static int compact_locked(symdb *db, int dirfd, const char *path, const rd_cat_entry *e,
                           symdb_compact_stats *st, char *eb, size_t ebsz)
 {
 	char lz[PATH_MAX], tmp[PATH_MAX];
@@ -446,7 +451,9 @@ static int compact_locked(const char *dbdir, int dirfd, const char *path, const 
 
 	if (fmt_layout_cold(lz, sizeof lz, path))
 		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", path);
-	rc = rd_image_map(path, SYMDB_OPEN_VERIFY_CHECKSUMS | RD_OPEN_IN_DB, &img, eb, ebsz);
+	/* In db's fault table: a truncation while it is read is an error. */
+	rc = rd_image_map_in(path, SYMDB_OPEN_VERIFY_CHECKSUMS | RD_OPEN_IN_DB, db->cache, &img, eb,
+	                     ebsz);
 	if (rc == -ENOENT && fstatat(dirfd, base_of(lz), &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(sb.st_mode)) {
 		st->bytes_before = e->file_size;
@@ -456,14 +463,14 @@ static int compact_locked(const char *dbdir, int dirfd, const char *path, const 
 	if (rc)
 		return rc;
 	if (img->v.size != e->file_size || img->v.header_checksum != e->header_sum) {
-		rd_image_free(img);
+		rd_image_free_in(db->cache, img);
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
 		               "%s: File_Size/Header_Checksum differ from the catalog's: "
 		               "not compacted (run 'symdb verify')", path);
 	}
-	rc = compact_write(dbdir, path, img, tmp, &td, &st->bytes_after, eb, ebsz);
+	rc = compact_write(db->dir, path, img, tmp, &td, &st->bytes_after, eb, ebsz);
 	st->bytes_before = img->map_len;
-	rd_image_free(img);
+	rd_image_free_in(db->cache, img);
 	if (rc)
 		return rc;
 	if (renameat(td.fd, base_of(tmp), dirfd, base_of(lz)) < 0) {
@@ -544,7 +551,7 @@ static int image_compact(symdb *db, const symdb_uuid *id, symdb_compact_stats *s
 		             ? rc
 		             : fmt_err(eb, ebsz, rc, "%s/catalog: %s", db->dir, symdb_strerror(rc));
 	else
-		rc = compact_locked(db->dir, lock, path, &e, st, eb, ebsz);
+		rc = compact_locked(db, lock, path, &e, st, eb, ebsz);
 	rd_dir_unlock(lock);
 	free(names);
 	return rc;

@@ -83,6 +83,13 @@ RD_HIDDEN int rd_image_from_map(void *map, size_t len, const char *path, unsigne
                                 symdb_image **out, char *errbuf, size_t errbuf_sz);
 /* Unmap and free (no reference counting). */
 RD_HIDDEN void rd_image_free(symdb_image *img);
+/* rd_image_map() with the mapping in c's fault table (c a db's cache) from
+ * before validation until rd_image_free_in(): a file truncated under it is
+ * a damaged image (rd_image_damaged), not a SIGBUS, in a process whose
+ * handler calls symdb_fault_recover() (reader_fault.c). */
+RD_HIDDEN int rd_image_map_in(const char *path, unsigned flags, rd_cache *c, symdb_image **out,
+                              char *eb, size_t ebsz);
+RD_HIDDEN void rd_image_free_in(rd_cache *c, symdb_image *img);
 
 /* ---- cold storage (SPEC §12.8; reader_cold.c, reader_lz4.c) ---- */
 

@@ -232,6 +232,19 @@ int rd_image_map(const char *path, unsigned flags, symdb_image **out, char *eb, 
 	return image_map(path, flags, NULL, out, eb, ebsz);
 }
 
+int rd_image_map_in(const char *path, unsigned flags, rd_cache *c, symdb_image **out,
+                    char *eb, size_t ebsz)
+{
+	return image_map(path, flags, c, out, eb, ebsz);
+}
+
+void rd_image_free_in(rd_cache *c, symdb_image *img)
+{
+	if (img && c)
+		fault_track(c, img, 0); /* before the munmap */
+	rd_image_free(img);
+}
+
 void rd_image_free(symdb_image *img)
 {
 	if (!img)

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_fault.h - the CLI's SIGBUS handler (symdb_fault_recover, symdb.h):
- * the long-running commands (query, symbolicate) guard their database handle
- * so that an index file truncated under them damages that image only.
+ * every command that reads index mappings through a database handle (query,
+ * symbolicate, verify, export, info, compact) guards it, so that an index
+ * file truncated under it damages that image only.  (gc, rm, list and
+ * reindex read no mapping of a db's images; reindex maps each file on its
+ * own, outside any handle, and is not covered.)
  */
 #ifndef SYMDB_CLI_FAULT_H
 #define SYMDB_CLI_FAULT_H

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_fault.h"
 #include "cli_maint.h"
 
 struct compact {
@@ -171,12 +172,14 @@ int cli_cmd_compact(const struct cli_global *g0, int argc, char **argv)
 	}
 	c.now = cli_now();
 	c.tty = isatty(STDERR_FILENO);
+	cli_fault_guard(c.db); /* an index truncated meanwhile: that image fails */
 	rc = cli_aged_load(c.db, &c.aged);
 	if (rc < 0)
 		cli_err(dir, "cannot read the catalog: %s", symdb_strerror(rc));
 	else
 		cp_run(&c);
 	cli_aged_free(&c.aged);
+	cli_fault_unguard();
 	symdb_close(c.db);
 	return rc < 0 ? CLI_EXIT_DATABASE : c.exit;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_fault.h"
 #include "cli_maint.h"
 #include "cli_util.h"
 #include "symdb.h"
@@ -78,6 +79,7 @@ static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all)
 		cli_err_lib(dir, rc, err);
 		return CLI_EXIT_DATABASE;
 	}
+	cli_fault_guard(db); /* an index truncated meanwhile: an error, not SIGBUS */
 	rc = all ? symdb_list(db, bn_add_entry, l) : 0;
 	if (rc < 0) {
 		cli_err(dir, "%s", symdb_strerror(rc));
@@ -95,6 +97,7 @@ static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all)
 		if (rc < 0)
 			rc = written ? CLI_EXIT_FAILED : cli_exit_for(rc);
 	}
+	cli_fault_unguard();
 	symdb_close(db);
 	return rc;
 }

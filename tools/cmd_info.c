@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_fault.h"
 #include "cli_maint.h"
 #include "cli_slice.h"
 #include "cli_util.h"
@@ -164,6 +165,7 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 			cli_err_lib(dir, rc, err);
 		return -CLI_EXIT_DATABASE;
 	}
+	cli_fault_guard(*db); /* truncated while read: damaged, not SIGBUS */
 	err[0] = '\0';
 	if (slice && (rc = cli_open_slice(*db, target, NULL, &o, img)) <= 0)
 		return rc;
@@ -210,6 +212,7 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 	symdb_image *img = NULL;
 	int rc = open_target(&g, target, &db, &img);
 	if (rc < 0) {
+		cli_fault_unguard();
 		symdb_close(db);
 		return -rc;
 	}
@@ -225,6 +228,12 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 		print_info(&out, &info, ip, storage);
 		char err[512] = "";
 		rc = symdb_image_verify(img, CLI_EB_OPTS(err, sizeof(err)));
+		/* Truncated while it was read (cli_fault.c): what was read and
+		 * printed may be zeros. */
+		if (symdb_image_fault_check(img) < 0) {
+			snprintf(err, sizeof(err), "index file changed while in use (truncated?)");
+			rc = SYMDB_E_CORRUPT;
+		}
 		if (rc == 0) {
 			cli_out_line(&out, "%-20s ok\n", "verify");
 		} else {
@@ -240,6 +249,7 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 		ex = CLI_EXIT_FAILED;
 	}
 	symdb_image_close(img);
+	cli_fault_unguard();
 	symdb_close(db);
 	return ex;
 }

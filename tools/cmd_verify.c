@@ -26,7 +26,9 @@
  * symdb_remove() (entry, then file), an orphan or leftover by unlink.  A
  * valid image is never touched.  A symbolic link or a foreign entry inside
  * DB (SPEC §12.1) is reported as "unsafe", never followed and never
- * repaired.  Exit: 0 clean, 5 everything found was
+ * repaired.  An index file truncated while verify reads it (SIGBUS, caught
+ * by cli_fault.c) is reported as damaged like any other.  Exit: 0 clean,
+ * 5 everything found was
  * repaired, 4 damage remains, 3 the catalog cannot be read.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup, unlinkat */
@@ -38,6 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_fault.h"
 #include "cli_maint.h"
 
 struct verify {
@@ -116,7 +119,12 @@ static int check_image(struct verify *v, const symdb_entry *e, char *eb, size_t 
 	if (rc < 0)
 		return rc;
 	rc = symdb_image_verify(img, CLI_EB_OPTS(eb, ebsz));
-	if (rc == 0 && !same_uuid(img, &e->uuid)) {
+	/* Truncated while it was read (cli_fault.c): what was checked may be
+	 * zeros, whatever the checks said. */
+	if (symdb_image_fault_check(img) < 0) {
+		snprintf(eb, ebsz, "index file changed while in use (truncated?)");
+		rc = SYMDB_E_CORRUPT;
+	} else if (rc == 0 && !same_uuid(img, &e->uuid)) {
 		snprintf(eb, ebsz, "header UUID differs from the catalog key");
 		rc = SYMDB_E_CORRUPT;
 	}
@@ -374,6 +382,7 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 	}
 	v.out = &out;
 	v.now = cli_now();
+	cli_fault_guard(v.db); /* an index truncated meanwhile: that image is damaged */
 	/* --repair removes: one at a time with gc (cli_maint_lock). */
 	int lock = v.repair ? cli_maint_lock(symdb_dir(v.db)) : -ENOENT;
 	rc = lock < 0 && lock != -ENOENT ? lock : verify_catalog(&v);
@@ -395,6 +404,7 @@ int cli_cmd_verify(const struct cli_global *g0, int argc, char **argv)
 	cli_catfiles_free(&v.cf);
 	if (lock >= 0)
 		close(lock);
+	cli_fault_unguard();
 	symdb_close(v.db);
 	return ex;
 }
