@@ -43,23 +43,47 @@ static void put_path_first(char *errbuf, size_t errbuf_sz, const char *path, siz
 	memcpy(errbuf + room, ": ", 2);
 }
 
+/* Length of the literal text after a leading "%s" up to ": " (0 for "%s: "),
+ * or -1 when fmt does not start "%s" + literal + ": " (no other conversion
+ * may come before the reason: only then is the path one argument). */
+static int path_suffix_len(const char *fmt)
+{
+	if (strncmp(fmt, "%s", 2) != 0)
+		return -1;
+	for (const char *c = fmt + 2; *c && *c != '%'; c++)
+		if (c[0] == ':' && c[1] == ' ')
+			return (int)(c - (fmt + 2));
+	return -1;
+}
+
+int fmt_verr(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, va_list ap)
+{
+	int sl;
+
+	if (!errbuf || !errbuf_sz)
+		return rc;
+	if ((sl = path_suffix_len(fmt)) >= 0) {
+		/* "PATH: reason": the reason first, then as much path as fits;
+		 * a literal after the path ("%s/catalog: ") belongs to it */
+		char full[4096 + 64]; /* PATH_MAX (4096 on Linux) + the literal */
+		const char *path = va_arg(ap, const char *);
+		snprintf(full, sizeof full, "%s%.*s", path ? path : "", sl, fmt + 2);
+		vsnprintf(errbuf, errbuf_sz, fmt + 2 + sl + 2, ap);
+		size_t rl = strlen(errbuf);
+		if (rl + 2 + 8 < errbuf_sz)
+			put_path_first(errbuf, errbuf_sz, full, rl);
+	} else {
+		vsnprintf(errbuf, errbuf_sz, fmt, ap);
+	}
+	return rc;
+}
+
 int fmt_err(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!errbuf || !errbuf_sz)
-		return rc;
 	va_start(ap, fmt);
-	if (strncmp(fmt, "%s: ", 4) == 0) {
-		/* "PATH: reason": the reason first, then as much path as fits */
-		const char *path = va_arg(ap, const char *);
-		vsnprintf(errbuf, errbuf_sz, fmt + 4, ap);
-		size_t rl = strlen(errbuf);
-		if (rl + 2 + 8 < errbuf_sz)
-			put_path_first(errbuf, errbuf_sz, path ? path : "", rl);
-	} else {
-		vsnprintf(errbuf, errbuf_sz, fmt, ap);
-	}
+	rc = fmt_verr(errbuf, errbuf_sz, rc, fmt, ap);
 	va_end(ap);
 	return rc;
 }

@@ -16,6 +16,7 @@
 #ifndef SYMDB_FORMAT_HEADER_H
 #define SYMDB_FORMAT_HEADER_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,9 +86,13 @@ FMT_HIDDEN int fmt_view_check_sums(const fmt_view *v, char *errbuf, size_t errbu
 FMT_HIDDEN int fmt_view_check_padding(const fmt_view *v, char *errbuf, size_t errbuf_sz);
 
 /* snprintf into errbuf (NULL-safe) and return rc; for one-line reasons.
- * A format starting "%s: " (a path, then the reason) keeps the whole reason
- * when the text does not fit: the path is shortened in the middle ("..."). */
+ * A format starting "%s: " or "%s" + literal + ": " ("%s/catalog: ", a path
+ * then the reason) keeps the whole reason when the text does not fit: the
+ * path is shortened in the middle ("..."). */
 FMT_HIDDEN int fmt_err(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* fmt_err with a va_list, for callers' own printf-like wrappers. */
+FMT_HIDDEN int fmt_verr(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 #endif /* SYMDB_FORMAT_HEADER_H */

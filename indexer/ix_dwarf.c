@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "ix_dwarf_walk.h"
+#include "format_header.h"
 
 /* ---- libdwarf object access over ix_sections ------------------------------ */
 
@@ -133,8 +134,8 @@ static int open_dbg(const ix_sections *s, Dwarf_Obj_Access_Interface *oai, Dwarf
 	int r = dwarf_object_init_b(oai, NULL, NULL, DW_GROUPNUMBER_ANY, dbg, &e);
 	if (r == DW_DLV_OK)
 		return 0;
-	snprintf(errbuf, errbuf_sz, "%s: libdwarf cannot read the debug sections: %s", s->path,
-		 r == DW_DLV_ERROR ? dwarf_errmsg(e) : "no DWARF");
+	fmt_err(errbuf, errbuf_sz, -1, "%s: libdwarf cannot read the debug sections: %s", s->path,
+	        r == DW_DLV_ERROR ? dwarf_errmsg(e) : "no DWARF");
 	if (e)
 		dwarf_dealloc(NULL, e, DW_DLA_ERROR);
 	return -1;
@@ -262,7 +263,7 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, un
 			img->header_flags |= FMT_FLAG_HAS_DWARF;
 	}
 	if (rc)
-		snprintf(errbuf, errbuf_sz, "%s: out of memory indexing DWARF", s->path);
+		fmt_err(errbuf, errbuf_sz, rc, "%s: out of memory indexing DWARF", s->path);
 	for (size_t i = 0; t && i < nt; i++)
 		if (t[i])
 			dwarf_object_finish((Dwarf_Debug)t[i], &e);

@@ -25,6 +25,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* pread, fstat */
 #include "ix_stage.h"
+#include "format_header.h"
 #include "format_elf.h"
 #include "format_io.h"
 
@@ -65,18 +66,14 @@ static int input_fail(struct elf_input *x, int rc, const char *fmt, ...)
 
 static int input_fail(struct elf_input *x, int rc, const char *fmt, ...)
 {
+	char why[512];
 	va_list ap;
-	int n;
 
-	if (x->eb && x->ebsz) {
-		n = snprintf(x->eb, x->ebsz, "%s: ", x->path);
-		if (n >= 0 && (size_t)n < x->ebsz) {
-			va_start(ap, fmt);
-			vsnprintf(x->eb + n, x->ebsz - (size_t)n, fmt, ap);
-			va_end(ap);
-		}
-	}
-	return rc;
+	/* the reason first: fmt_err shortens a long path, never the reason */
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	return fmt_err(x->eb, x->ebsz, rc, "%s: %s", x->path, why);
 }
 
 static pthread_once_t input_once = PTHREAD_ONCE_INIT;

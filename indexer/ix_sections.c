@@ -30,6 +30,7 @@
 #include <zstd.h>
 
 #include "ix_dwarf_internal.h"
+#include "format_header.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2 /* gABI 2022; not in elfutils 0.188's elf.h */
@@ -287,8 +288,8 @@ int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf, siz
 	s->path = path;
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16) {
-		snprintf(errbuf, errbuf_sz, "%s: not a regular ELF file", path);
-		return SYMDB_E_BAD_OBJECT;
+		return fmt_err(errbuf, errbuf_sz, SYMDB_E_BAD_OBJECT, "%s: not a regular ELF file",
+		               path);
 	}
 	s->map_size = (size_t)st.st_size;
 	/* Private writable mapping: libelf wants a non-const buffer; nothing is
@@ -297,8 +298,7 @@ int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf, siz
 	if (s->map == MAP_FAILED) {
 		int e = errno;
 		s->map = NULL;
-		snprintf(errbuf, errbuf_sz, "%s: mmap: %s", path, strerror(e));
-		return -e;
+		return fmt_err(errbuf, errbuf_sz, -e, "%s: mmap: %s", path, strerror(e));
 	}
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_memory(s->map, s->map_size);
@@ -307,8 +307,7 @@ int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf, siz
 		if (elf)
 			elf_end(elf);
 		ix_sections_close(s);
-		snprintf(errbuf, errbuf_sz, "%s: not an ELF file", path);
-		return SYMDB_E_BAD_OBJECT;
+		return fmt_err(errbuf, errbuf_sz, SYMDB_E_BAD_OBJECT, "%s: not an ELF file", path);
 	}
 	s->is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
 	s->little = eh.e_ident[EI_DATA] != ELFDATA2MSB;
@@ -317,8 +316,7 @@ int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf, siz
 	elf_end(elf);
 	if (rc) {
 		ix_sections_close(s);
-		snprintf(errbuf, errbuf_sz, "%s: %s", path, why);
-		return SYMDB_E_DWARF;
+		return fmt_err(errbuf, errbuf_sz, SYMDB_E_DWARF, "%s: %s", path, why);
 	}
 	return 0;
 }

@@ -20,6 +20,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "catalog_internal.h"
+#include "format_header.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,16 +58,12 @@ static int cat_lstat(const char *path, mode_t want, struct stat *st, char *eb, s
 		return -e;
 	}
 	if (S_ISLNK(st->st_mode)) {
-		if (eb && ebsz)
-			snprintf(eb, ebsz, "%s: is a symbolic link; symdb does not follow links "
-			         "inside a database", path);
-		return -ELOOP;
+		return fmt_err(eb, ebsz, -ELOOP, "%s: is a symbolic link; symdb does not follow "
+		               "links inside a database", path);
 	}
 	if ((st->st_mode & S_IFMT) != want) {
-		if (eb && ebsz)
-			snprintf(eb, ebsz, "%s: not a %s", path,
-			         want == S_IFDIR ? "directory" : "regular file");
-		return want == S_IFDIR ? -ENOTDIR : SYMDB_E_CATALOG;
+		return fmt_err(eb, ebsz, want == S_IFDIR ? -ENOTDIR : SYMDB_E_CATALOG, "%s: not a %s",
+		               path, want == S_IFDIR ? "directory" : "regular file");
 	}
 	return 0;
 }
@@ -75,9 +72,7 @@ static int cat_lstat(const char *path, mode_t want, struct stat *st, char *eb, s
 static int cat_damaged(rd_catalog *c, char *eb, size_t ebsz, const char *path, const char *what)
 {
 	c->damaged = 1;
-	if (eb && ebsz)
-		snprintf(eb, ebsz, "%s: %s" CAT_HINT, path, what);
-	return SYMDB_E_CATALOG;
+	return fmt_err(eb, ebsz, SYMDB_E_CATALOG, "%s: %s" CAT_HINT, path, what);
 }
 
 /* data.mdb against its metas, re-checked a few times on failure: none is
@@ -144,9 +139,7 @@ int cat_files_check(rd_catalog *c, const char *envdir, struct stat *data, char *
 	}
 	if (fstat(fd, data) < 0 || !S_ISREG(data->st_mode)) {
 		close(fd);
-		if (eb && ebsz)
-			snprintf(eb, ebsz, "%s: not a regular file", path);
-		return SYMDB_E_CATALOG;
+		return fmt_err(eb, ebsz, SYMDB_E_CATALOG, "%s: not a regular file", path);
 	}
 	rc = cat_check_data(c, path, fd, eb, ebsz);
 	close(fd);
@@ -164,18 +157,14 @@ int cat_files_opened(rd_catalog *c, const char *envdir, const struct stat *data,
 	cat_path(path, sizeof path, envdir, CAT_DATA_FILE); /* fits: checked before */
 	if (mdb_env_get_fd(c->env, &fd) != 0 || fstat(fd, &st) < 0 || st.st_dev != data->st_dev ||
 	    st.st_ino != data->st_ino) {
-		if (eb && ebsz)
-			snprintf(eb, ebsz, "%s: replaced while being opened", path);
-		return SYMDB_E_CATALOG;
+		return fmt_err(eb, ebsz, SYMDB_E_CATALOG, "%s: replaced while being opened", path);
 	}
 	mdb_env_get_flags(c->env, &fl);
 	if (fl & MDB_NOLOCK)
 		return 0; /* no lock file in use */
 	cat_path(path, sizeof path, envdir, CAT_LOCK_FILE);
 	if (cat_lstat(path, S_IFREG, &st, eb, ebsz) != 0) {
-		if (eb && ebsz)
-			snprintf(eb, ebsz, "%s: replaced while being opened", path);
-		return SYMDB_E_CATALOG;
+		return fmt_err(eb, ebsz, SYMDB_E_CATALOG, "%s: replaced while being opened", path);
 	}
 	c->lock_dev = st.st_dev;
 	c->lock_ino = st.st_ino;

@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t, mkdir, flock */
 #include "catalog_internal.h"
+#include "format_header.h"
 #include "format_layout.h"
 
 #include <errno.h>
@@ -165,10 +166,8 @@ static int cat_init(rd_catalog *c, const char *envdir, char *errbuf, size_t errb
 	/* Committing a read txn keeps the dbi handles open for the env's life. */
 	rc = cat_txn_commit(c, txn);
 	if (rc == 0 && schema != FMT_CAT_SCHEMA_VERSION) {
-		if (errbuf && errbuf_sz)
-			snprintf(errbuf, errbuf_sz, "%s: catalog schema %u, expected %u", envdir,
-			         (unsigned)schema, FMT_CAT_SCHEMA_VERSION);
-		return SYMDB_E_CATALOG;
+		return fmt_err(errbuf, errbuf_sz, SYMDB_E_CATALOG, "%s: catalog schema %u, expected %u",
+		               envdir, (unsigned)schema, FMT_CAT_SCHEMA_VERSION);
 	}
 	return cat_err(rc);
 }
@@ -248,11 +247,9 @@ static int cat_check_fs(const char *dir, char *errbuf, size_t errbuf_sz)
 	}
 	if (!rd_fs_is_network((long)sf.f_type))
 		return 0;
-	if (errbuf && errbuf_sz)
-		snprintf(errbuf, errbuf_sz,
-		         "%s: database is on a network filesystem (f_type 0x%lx); LMDB needs a local one",
-		         dir, (unsigned long)sf.f_type & 0xFFFFFFFFUL);
-	return SYMDB_E_NETFS;
+	return fmt_err(errbuf, errbuf_sz, SYMDB_E_NETFS,
+	               "%s: database is on a network filesystem (f_type 0x%lx); LMDB needs a local one",
+	               dir, (unsigned long)sf.f_type & 0xFFFFFFFFUL);
 }
 
 /* Everything from the file checks to the schema, on an existing catalog. */

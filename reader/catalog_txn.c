@@ -34,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t, mkdir, flock */
 #include "catalog_internal.h"
+#include "format_header.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,11 +78,10 @@ int cat_err(int rc)
 void cat_msg(char *errbuf, size_t errbuf_sz, const char *path, const char *what,
                     int rc)
 {
-	if (errbuf && errbuf_sz)
-		snprintf(errbuf, errbuf_sz, "%s: %s: %s", path, what,
-		         rc > 0 ? symdb_strerror(-rc)
-		         : rc <= SYMDB_E_FORMAT && rc > SYMDB_E_LAST_ ? symdb_strerror(rc)
-		                                                      : mdb_strerror(rc));
+	fmt_err(errbuf, errbuf_sz, rc, "%s: %s: %s", path, what,
+	        rc > 0 ? symdb_strerror(-rc)
+	        : rc <= SYMDB_E_FORMAT && rc > SYMDB_E_LAST_ ? symdb_strerror(rc)
+	                                                     : mdb_strerror(rc));
 }
 
 /* ---- transactions with map growth --------------------------------------- */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "db_dir.h"
+#include "format_header.h"
 #include "format_layout.h"
 #include "reader_internal.h"
 
@@ -148,10 +149,7 @@ int symdb_remove(symdb *db, const symdb_uuid *id, const symdb_open_opts *opts)
 		return rc; /* nothing changed */
 	if (rc == 0)
 		rc = rd_catalog_del(db->cat, id->bytes, id->len);
-	if (rc) {
-		if (errbuf && errbuf_sz)
-			snprintf(errbuf, errbuf_sz, "%s/catalog: %s", db->dir, symdb_strerror(rc));
-		return rc;
-	}
+	if (rc)
+		return fmt_err(errbuf, errbuf_sz, rc, "%s/catalog: %s", db->dir, symdb_strerror(rc));
 	return remove_forms(path, errbuf, errbuf_sz);
 }

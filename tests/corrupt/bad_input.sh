@@ -112,6 +112,54 @@ long_path)
 	run "$SYMDB" info --db "$db" "$bad"
 	expect_error "info $case" "not an ELF"
 	grep -qF -- "symdb: $bad: not an ELF" "$ERR" || fail "info $case: the line does not name the path"
+	# the indexer's ELF reader: section headers past the end of the file
+	head -c 3000 "$BIN/c_gcc_O2_pie.symtab" >"$d/truncated"
+	run "$SYMDB" build --db "$db" "$d/truncated"
+	expect_error "build truncated $case" "section headers lie outside the file"
+	grep -qF -- "symdb: $d/truncated: section headers lie outside the file" "$ERR" ||
+		fail "build truncated $case: the line is not 'symdb: PATH: reason'"
+	# the indexer's section reader: .debug_info's sh_size past the end
+	python3 - "$FIXTURES/full/c_gcc_O2_pie" "$d/dwarf" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+stroff, = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 0x18)
+for i in range(shnum):
+    h = shoff + i * shentsize
+    n, = struct.unpack_from("<I", data, h)
+    if data[stroff + n:data.index(b"\0", stroff + n)] == b".debug_info":
+        struct.pack_into("<Q", data, h + 0x20, 4 * len(data))
+        break
+else:
+    raise SystemExit("no .debug_info")
+open(sys.argv[2], "wb").write(data)
+PY
+	run "$SYMDB" build --db "$db" "$d/dwarf"
+	expect_error "build dwarf $case" "section .debug_info lies outside the file"
+	grep -qF -- "symdb: $d/dwarf: section .debug_info lies outside the file" "$ERR" ||
+		fail "build dwarf $case: the line is not 'symdb: PATH: reason'"
+	[[ $(db_state "$db") == "$state" ]] || fail "$case: database changed"
+	# a database ~3900 bytes deep: the catalog file checks keep their reason
+	ldb=$d/db
+	run "$SYMDB" build --db "$ldb" "$good"
+	expect_ok "build into $ldb"
+	cat=$ldb/catalog
+	mv "$cat/data.mdb" "$cat/data.real"
+	ln -s data.real "$cat/data.mdb"
+	run "$SYMDB" list --db "$ldb"
+	expect_error "list, data.mdb a symlink, $case" \
+		"data.mdb: is a symbolic link; symdb does not follow links inside a database"
+	rm "$cat/data.mdb"
+	mkdir "$cat/data.mdb"
+	run "$SYMDB" list --db "$ldb"
+	expect_error "list, data.mdb a directory, $case" "data.mdb: not a regular file"
+	rmdir "$cat/data.mdb"
+	run "$SYMDB" list --db "$ldb"
+	expect_error "list, data.mdb missing, $case" "data.mdb: missing (run 'symdb reindex')"
+	mv "$cat/data.real" "$cat/data.mdb"
+	run "$SYMDB" list --db "$ldb"
+	expect_ok "list, data.mdb back, $case"
 	echo "PASS bad_input long_path (${#bad} bytes)"
 	exit 0
 	;;
