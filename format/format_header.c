@@ -43,35 +43,71 @@ static void put_path_first(char *errbuf, size_t errbuf_sz, const char *path, siz
 	memcpy(errbuf + room, ": ", 2);
 }
 
-/* Length of the literal text after a leading "%s" up to ": " (0 for "%s: "),
- * or -1 when fmt does not start "%s" + literal + ": " (no other conversion
- * may come before the reason: only then is the path one argument). */
-static int path_suffix_len(const char *fmt)
+/* Length of the path part of fmt, up to its first ": ", or -1 when fmt does
+ * not start "%s" or the path part holds another conversion than %s and %.*s
+ * ("%s/catalog: ", "%s/%.*s: ": the path may come in pieces). */
+static int path_part_len(const char *fmt)
 {
+	const char *c = fmt;
+
 	if (strncmp(fmt, "%s", 2) != 0)
 		return -1;
-	for (const char *c = fmt + 2; *c && *c != '%'; c++)
-		if (c[0] == ':' && c[1] == ' ')
-			return (int)(c - (fmt + 2));
-	return -1;
+	while (*c && !(c[0] == ':' && c[1] == ' ')) {
+		if (strncmp(c, "%s", 2) == 0)
+			c += 2;
+		else if (strncmp(c, "%.*s", 4) == 0)
+			c += 4;
+		else if (*c == '%')
+			return -1;
+		else
+			c++;
+	}
+	return *c ? (int)(c - fmt) : -1;
+}
+
+/* Print the n-byte path part of fmt into buf (cut at sz), taking all of its
+ * arguments off ap whatever fits. */
+static void put_path_part(char *buf, size_t sz, const char *fmt, int n, va_list *ap)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (const char *c = fmt; c < fmt + n;) {
+		if (c[0] != '%') {
+			if (len + 1 < sz) {
+				buf[len++] = *c;
+				buf[len] = '\0';
+			}
+			c++;
+			continue;
+		}
+		int prec = c[1] == '.' ? va_arg(*ap, int) : -1; /* "%.*s" */
+		const char *s = va_arg(*ap, const char *);
+		c += c[1] == '.' ? 4 : 2;
+		snprintf(buf + len, sz - len, "%.*s", prec < 0 ? (int)sz : prec, s ? s : "");
+		len += strlen(buf + len);
+	}
 }
 
 int fmt_verr(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, va_list ap)
 {
-	int sl;
+	int pn;
 
 	if (!errbuf || !errbuf_sz)
 		return rc;
-	if ((sl = path_suffix_len(fmt)) >= 0) {
-		/* "PATH: reason": the reason first, then as much path as fits;
-		 * a literal after the path ("%s/catalog: ") belongs to it */
-		char full[4096 + 64]; /* PATH_MAX (4096 on Linux) + the literal */
-		const char *path = va_arg(ap, const char *);
-		snprintf(full, sizeof full, "%s%.*s", path ? path : "", sl, fmt + 2);
-		vsnprintf(errbuf, errbuf_sz, fmt + 2 + sl + 2, ap);
+	if ((pn = path_part_len(fmt)) >= 0) {
+		/* "PATH: reason": the reason first, then as much path as fits.
+		 * Room for two PATH_MAX (4096) pieces: "path too long" must
+		 * keep the path's end too. */
+		char path[2 * 4096 + 64];
+		va_list aq;
+		va_copy(aq, ap);
+		put_path_part(path, sizeof path, fmt, pn, &aq);
+		vsnprintf(errbuf, errbuf_sz, fmt + pn + 2, aq);
+		va_end(aq);
 		size_t rl = strlen(errbuf);
 		if (rl + 2 + 8 < errbuf_sz)
-			put_path_first(errbuf, errbuf_sz, full, rl);
+			put_path_first(errbuf, errbuf_sz, path, rl);
 	} else {
 		vsnprintf(errbuf, errbuf_sz, fmt, ap);
 	}

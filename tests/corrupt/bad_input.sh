@@ -160,6 +160,16 @@ PY
 	mv "$cat/data.real" "$cat/data.mdb"
 	run "$SYMDB" list --db "$ldb"
 	expect_ok "list, data.mdb back, $case"
+	# ... and its catalog on a read-only mount (as in readonly_db)
+	if unshare -m true 2>/dev/null; then
+		RC=0
+		unshare -m bash -c "mount --bind '$ldb' '$ldb' && mount -o remount,bind,ro '$ldb' &&
+			'$SYMDB' build --db '$ldb' '$BIN/c_gcc_O0_pie.symtab' >'$OUT' 2>'$ERR'" || RC=$?
+		expect_error "build into a read-only $case database" \
+			"catalog: catalog is not writable: Read-only file system"
+	else
+		note "no private mount namespace: the read-only catalog case is not run"
+	fi
 	echo "PASS bad_input long_path (${#bad} bytes)"
 	exit 0
 	;;

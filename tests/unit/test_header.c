@@ -406,6 +406,37 @@ static void test_misc_api(void)
 	CHECK(symdb_uuid_parse("zz", &id) == SYMDB_E_INVAL);
 }
 
+/* fmt_err: ordinary paths give snprintf's text; a path near PATH_MAX,
+ * given whole or in pieces ("%s/%.*s: "), is shortened in the middle and the
+ * reason kept whole. */
+static void test_fmt_err(void)
+{
+	static char d1[4001], d2[4001];
+	char eb[256], want[256];
+
+	memset(d1, 'a', sizeof d1 - 1);
+	memset(d2, 'b', sizeof d2 - 1);
+	d1[0] = '/', d2[sizeof d2 - 2] = 'Z';
+	CHECK(fmt_err(eb, sizeof eb, -5, "%s: not a %s", "/db/x", "file") == -5);
+	CHECK(strcmp(eb, "/db/x: not a file") == 0);
+	fmt_err(eb, sizeof eb, 0, "%s/%.*s: %s %u", "/db", 3, "images/x", "why", 7u);
+	snprintf(want, sizeof want, "%s/%.*s: %s %u", "/db", 3, "images/x", "why", 7u);
+	CHECK(strcmp(eb, want) == 0);
+	fmt_err(eb, sizeof eb, 0, "%s%s: cannot remove: %s", "/db/f", ".lz4", "gone");
+	CHECK(strcmp(eb, "/db/f.lz4: cannot remove: gone") == 0);
+	fmt_err(eb, sizeof eb, 0, "table %s: no data", "SYMBOLS");
+	CHECK(strcmp(eb, "table SYMBOLS: no data") == 0);
+
+	fmt_err(eb, sizeof eb, 0, "%s/catalog: %s", d1, "Permission denied");
+	CHECK(strncmp(eb, "/aaa", 4) == 0 && strstr(eb, "...") != NULL);
+	CHECK(strlen(eb) == sizeof eb - 1);
+	CHECK(strstr(eb, "aaa/catalog: Permission denied") != NULL);
+	fmt_err(eb, sizeof eb, 0, "%s/%s: path too long", d1, d2);
+	CHECK(strstr(eb, "bbbZ: path too long") != NULL && strncmp(eb, "/aaa", 4) == 0);
+	fmt_err(eb, sizeof eb, 0, "%s/%.*s: %s %u", d1, 2, "xyz", "why", 7u);
+	CHECK(strstr(eb, "aaa/xy: why 7") != NULL);
+}
+
 int main(void)
 {
 	fill_tables();
@@ -416,5 +447,6 @@ int main(void)
 	test_sums_and_padding();
 	test_open_file();
 	test_misc_api();
+	test_fmt_err();
 	return check_exit();
 }
