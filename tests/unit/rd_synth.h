@@ -152,6 +152,25 @@ static inline int synth_write_tmp(const uint8_t *f, size_t len, char *buf, size_
 	return 0;
 }
 
+/* Put bytes at path the way the publisher does: written aside as
+ * path.tmp, then renamed over, so a mapping of the old file keeps its
+ * bytes.  Returns 0 or -1. */
+static inline int synth_replace_file(const char *path, const uint8_t *f, size_t len)
+{
+	char tmp[4200];
+	FILE *fp;
+	int ok;
+
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+		return -1;
+	fp = fopen(tmp, "wb");
+	if (!fp)
+		return -1;
+	ok = fwrite(f, 1, len, fp) == len;
+	ok = fclose(fp) == 0 && ok;
+	return ok && rename(tmp, path) == 0 ? 0 : -1;
+}
+
 /* A minimal valid image file for the 20-byte `uuid`: one symbol `sym` at
  * base + 0x1000 (size 0x40), image name "prog", no DWARF; malloc'ed. */
 static inline uint8_t *synth_minimal_image(const uint8_t *uuid, const char *sym, size_t *len)

@@ -106,21 +106,15 @@ static void fill_entry(rd_cat_entry *e, const uint8_t *uuid, const char *rel, si
 static void publish(rd_catalog *cat, const uint8_t *uuid, const char *sym, rd_cat_entry *e,
                     char *rel, size_t reln)
 {
-	char sub[600], path[800], tmp[820];
+	char sub[600], path[800];
 	uint8_t *f;
 	size_t len;
-	FILE *fp;
 
 	rel_of(uuid, rel, reln, sub, sizeof sub);
 	mkdir(sub, 0755);
 	snprintf(path, sizeof path, "%s/%s", dbdir, rel);
 	f = synth_minimal_image(uuid, sym, &len);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	fp = fopen(tmp, "wb");
-	CHECK(fp && fwrite(f, 1, len, fp) == len);
-	if (fp)
-		fclose(fp);
-	CHECK(rename(tmp, path) == 0);
+	CHECK(synth_replace_file(path, f, len) == 0);
 	fill_entry(e, uuid, rel, len, fmt_be64(f + FMT_H_CHECKSUM), "prog");
 	if (cat)
 		CHECK(rd_catalog_put(cat, e, 0) == 0);

@@ -31,11 +31,10 @@ static char dbdir[400];
  * `sum_delta` != 0 records a wrong Header_Checksum in the catalog. */
 static void publish(rd_catalog *cat, const uint8_t *uuid, const char *sym, uint64_t sum_delta)
 {
-	char hex[41], rel[128], path[800], tmp[820];
+	char hex[41], rel[128], path[800];
 	rd_cat_entry e;
 	uint8_t *f;
 	size_t len;
-	FILE *fp;
 	int i;
 
 	for (i = 0; i < 20; i++)
@@ -46,14 +45,7 @@ static void publish(rd_catalog *cat, const uint8_t *uuid, const char *sym, uint6
 	snprintf(rel, sizeof rel, "images/%.2s/%s.symdb", hex, hex);
 	snprintf(path, sizeof path, "%s/%s", dbdir, rel);
 	f = synth_minimal_image(uuid, sym, &len);
-	/* Write aside and rename over, as the publisher does: a mapping of the
-	 * old file must keep its bytes. */
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	fp = fopen(tmp, "wb");
-	CHECK(fp && fwrite(f, 1, len, fp) == len);
-	if (fp)
-		fclose(fp);
-	CHECK(rename(tmp, path) == 0);
+	CHECK(synth_replace_file(path, f, len) == 0);
 	memset(&e, 0, sizeof e);
 	memcpy(e.uuid, uuid, 20);
 	e.uuid_len = 20;
