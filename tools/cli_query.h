@@ -83,6 +83,7 @@ struct query {
 	const char *image_name; /* for --output-style=atos */
 	enum symdb_addr_kind kind;
 	uint64_t load_address, adjust_vma;
+	int load_given; /* --load-address was given (0 is a valid load address) */
 	int inlines;
 	int no_verify;  /* --no-verify: skip table checksums at open */
 	int lib_demangle; /* the library demangles (the printer then does not) */

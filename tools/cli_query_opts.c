@@ -157,7 +157,10 @@ static int apply_value_opt(struct query *q, struct cli_global *g, int id, const 
 	case V_DB: g->db_dir = v; break;
 	case V_STYLE: bad = parse_style(v, &q->pr.style); break;
 	case V_KIND: bad = parse_addr_kind(v, &q->kind); break;
-	case V_LOAD: bad = cli_parse_u64(v, strlen(v), &q->load_address); break;
+	case V_LOAD:
+		bad = cli_parse_u64(v, strlen(v), &q->load_address);
+		q->load_given = 1;
+		break;
 	case V_ARCH: q->arch = v; break;
 	case V_CONTEXT: bad = parse_context_lines(v, &q->pr.src.lines); break;
 	case V_IGNORED: break;
@@ -229,6 +232,12 @@ int cli_query_parse_args(struct query *q, struct cli_global *g, int argc, char *
 	q->per_line = !q->obj && !q->uuid_hex;
 	if (q->per_line && q->pr.style == CLI_STYLE_ATOS) {
 		cli_err(NULL, "query: --output-style=atos needs --obj FILE or --uuid HEX");
+		return -CLI_EXIT_USAGE;
+	}
+	if (q->kind == SYMDB_ADDR_RUNTIME && !q->load_given) {
+		/* Without it every runtime address would be read as an offset
+		 * from load address 0: wrong answers instead of an error. */
+		cli_err(NULL, "query: --addr-kind runtime needs --load-address ADDR");
 		return -CLI_EXIT_USAGE;
 	}
 	if (q->kind != SYMDB_ADDR_RUNTIME && q->load_address) {
