@@ -79,6 +79,69 @@ int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, rd_cat_e
 	return rc;
 }
 
+/* Does key k start with the first ndigits hex digits of pfx (ndigits / 2
+ * whole bytes, then the high nibble of the next byte when ndigits is odd)? */
+static int prefix_match(const MDB_val *k, const uint8_t *pfx, size_t ndigits)
+{
+	const uint8_t *key = k->mv_data;
+	size_t whole = ndigits / 2;
+
+	if (k->mv_size * 2 < ndigits || memcmp(key, pfx, whole) != 0)
+		return 0;
+	return !(ndigits & 1) || ((key[whole] ^ pfx[whole]) & 0xf0) == 0;
+}
+
+/* Keys sort as bytes (LMDB's default order), so every key starting with the
+ * prefix lies in one run that MDB_SET_RANGE on the prefix bytes reaches
+ * first: a range scan, never the whole catalog.  An exact key sorts first
+ * in that run and is then the only match, so a full UUID is never ambiguous
+ * with a longer one it happens to begin. */
+int rd_catalog_prefix(rd_catalog *c, const uint8_t *pfx, size_t ndigits, rd_cat_entry *out,
+                      size_t max)
+{
+	uint8_t start[FMT_UUID_MAX];
+	MDB_val k = { (ndigits + 1) / 2, start }, v;
+	fmt_cat_value cv;
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	int rc, n = 0;
+
+	if (!c || !pfx || ndigits == 0 || ndigits > 2 * FMT_UUID_MAX || (max && !out))
+		return SYMDB_E_INVAL;
+	memcpy(start, pfx, k.mv_size);
+	if (ndigits & 1)
+		start[ndigits / 2] &= 0xf0;
+	rc = cat_txn_begin(c, MDB_RDONLY, &txn);
+	if (rc)
+		return cat_err(rc);
+	rc = mdb_cursor_open(txn, c->images, &cur);
+	if (rc) {
+		cat_txn_abort(c, txn);
+		return cat_err(rc);
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	     rc == 0 && prefix_match(&k, start, ndigits) && n < INT32_MAX;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if ((size_t)n < max) {
+			/* An undecodable value still names its UUID (rm removes it);
+			 * it only lacks the kind. */
+			if (cat_decode(&k, &v, &out[n], &cv) != 0) {
+				memset(&out[n], 0, sizeof out[n]);
+				memcpy(out[n].uuid, k.mv_data, k.mv_size);
+				out[n].uuid_len = (uint8_t)k.mv_size;
+			}
+		}
+		n++;
+		if (n == 1 && k.mv_size * 2 == ndigits)
+			break; /* the exact key */
+	}
+	mdb_cursor_close(cur);
+	cat_txn_abort(c, txn);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return cat_err(rc);
+	return n;
+}
+
 struct cat_put_arg {
 	const rd_cat_entry *e;
 	int only_if_absent;

@@ -52,6 +52,14 @@ RD_HIDDEN const char *rd_catalog_dir(const rd_catalog *c);
 RD_HIDDEN int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len,
                              rd_cat_entry *out, char *buf, size_t buf_sz);
 
+/* The entries whose UUID starts with the first ndigits hex digits of pfx
+ * (ndigits / 2 bytes, then the high nibble of the next when ndigits is odd),
+ * in UUID order; an entry whose UUID is exactly those digits is the only
+ * match.  out[0 .. min(n, max)) receives them without strings (file and
+ * image_name NULL).  Returns the number n of matches, or an error. */
+RD_HIDDEN int rd_catalog_prefix(rd_catalog *c, const uint8_t *pfx, size_t ndigits,
+                                rd_cat_entry *out, size_t max);
+
 /* Insert or replace one entry, `images` and `names` in one write transaction.
  * With `only_if_absent`, returns SYMDB_E_EXISTS (and changes nothing) when
  * the UUID is already present.  Grows the LMDB map as needed. */

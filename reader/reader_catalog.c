@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reader_catalog.c - symdb_list() and symdb_lookup(): the catalog as the
+ * reader_catalog.c - symdb_list(), symdb_lookup() and symdb_lookup_prefix():
+ * the catalog as the
  * public API shows it, converted from rd_catalog's entries (SPEC §12.3).
  *
  * Locking rule (symdb.h "Threads"): nothing here holds a lock while calling
@@ -101,4 +102,50 @@ int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out, char *namebu
 		rc = rd_out_put(out, &full, sizeof full);
 	}
 	return rc;
+}
+
+/* Hex digits of a UUID prefix into bytes (dashes ignored, as in
+ * symdb_uuid_parse); returns the digit count, or -1. */
+static int prefix_digits(const char *hex, uint8_t *bytes)
+{
+	int nd = 0, v;
+
+	memset(bytes, 0, SYMDB_UUID_MAX);
+	for (; *hex; hex++) {
+		char ch = *hex;
+		if (ch == '-')
+			continue;
+		v = ch >= '0' && ch <= '9'   ? ch - '0'
+		    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+		    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+		                             : -1;
+		if (v < 0 || nd >= 2 * SYMDB_UUID_MAX)
+			return -1;
+		bytes[nd / 2] |= (uint8_t)(nd % 2 ? v : v << 4);
+		nd++;
+	}
+	return nd;
+}
+
+int symdb_lookup_prefix(symdb *db, const char *hex, symdb_uuid *out, size_t max)
+{
+	uint8_t pfx[SYMDB_UUID_MAX];
+	rd_cat_entry ce[16];
+	int nd, n;
+
+	if (!db || !hex || (max && !out))
+		return SYMDB_E_INVAL;
+	nd = prefix_digits(hex, pfx);
+	if (nd < SYMDB_UUID_PREFIX_MIN)
+		return SYMDB_E_INVAL;
+	/* Matches beyond ce's capacity are counted, not copied: ask again with
+	 * a longer prefix rather than for a longer list. */
+	n = rd_catalog_prefix(db->cat, pfx, (size_t)nd, ce, sizeof ce / sizeof ce[0]);
+	for (int i = 0; i < n && (size_t)i < max && i < (int)(sizeof ce / sizeof ce[0]); i++) {
+		memset(&out[i], 0, sizeof out[i]);
+		memcpy(out[i].bytes, ce[i].uuid, ce[i].uuid_len);
+		out[i].len = ce[i].uuid_len;
+		out[i].kind = ce[i].uuid_kind;
+	}
+	return n;
 }

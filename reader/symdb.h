@@ -1044,6 +1044,32 @@ SYMDB_API int symdb_catalog_check(symdb *db, unsigned flags,
 SYMDB_API int symdb_lookup(symdb *db, const symdb_uuid *id, symdb_entry *out,
                            char *namebuf, size_t namebuf_sz);
 
+/** The fewest hex digits symdb_lookup_prefix() accepts: 32 bits, so that
+ *  a prefix typed from a list stays unique in any realistic database. */
+#define SYMDB_UUID_PREFIX_MIN 8
+
+/**
+ * @brief symdb_lookup_prefix() finds the indexed images whose UUID begins
+ *        with the given hex digits, as git finds an object by a short hash.
+ * @param db  an open database.
+ * @param hex SYMDB_UUID_PREFIX_MIN (8) to 64 hex digits, any case, an odd
+ *            count allowed; dashes are ignored as in symdb_uuid_parse().  A
+ *            UUID indexed exactly as written is the only match, even when a
+ *            longer indexed UUID begins with it.
+ * @param out caller-owned array of max UUIDs (NULL when max is 0, to count):
+ *            receives the first min(count, max, 16) matches in UUID byte
+ *            order, each with its kind (0 when its catalog value cannot be
+ *            decoded).
+ * @param max its capacity, in elements.
+ * @return the number of matches (0: none, 1: unique, more: ambiguous), or
+ *         SYMDB_E_INVAL for a NULL db or hex, a NULL out with max > 0, a
+ *         character that is not a hex digit or dash, fewer than 8 or more
+ *         than 64 digits; another negative error from the catalog.
+ * @note One read transaction, a range scan over the matches only.  Nothing
+ *       is allocated for the caller.  Thread-safe.
+ */
+SYMDB_API int symdb_lookup_prefix(symdb *db, const char *hex, symdb_uuid *out, size_t max);
+
 /* ---- database life cycle (SPEC §12.6) ---------------------------------- */
 
 /**

@@ -11,6 +11,7 @@
 
 #include "cli_query.h"
 #include "cli_slice.h"
+#include "cli_target.h"
 
 /* ---- opening the image ---------------------------------------------------- */
 
@@ -70,8 +71,13 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 		rc = symdb_image_open_binary(q->db, obj, &o, img);
 	} else {
 		symdb_uuid id;
-		if (symdb_uuid_parse(uuid_hex, &id) < 0) {
-			cli_err(uuid_hex, "not a UUID (2 to 64 hex digits)");
+		/* A unique prefix names its image too; cli_target.c words the
+		 * ambiguous, short and malformed ones. */
+		int n = q->db ? symdb_lookup_prefix(q->db, uuid_hex, NULL, 0) : 0;
+		if (n != 0 && (rc = cli_uuid_resolve(q->db, uuid_hex, &id)) < 0)
+			return rc;
+		if (n == 0 && symdb_uuid_parse(uuid_hex, &id) < 0) {
+			cli_err(uuid_hex, "not a UUID (8 to 64 hex digits)");
 			return -CLI_EXIT_USAGE;
 		}
 		rc = symdb_image_open_uuid(q->db, &id, &o, img);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `symdb export UUID... > BUNDLE` and `symdb import [BUNDLE] < BUNDLE`: move
+ * `symdb export UUID|PREFIX|FILE... > BUNDLE` and `symdb import [BUNDLE] < BUNDLE`: move
  * indexed images between machines, so that a fleet builds each binary once
  * and distributes the index files (SPEC §12.7).
  *
@@ -18,6 +18,7 @@
 
 #include "cli_fault.h"
 #include "cli_maint.h"
+#include "cli_target.h"
 #include "cli_util.h"
 #include "symdb.h"
 #include "symdb_build.h"
@@ -65,8 +66,25 @@ static void bn_ids_free(struct bn_ids *l)
 	free(l->ids);
 }
 
+/* The images args name (UUIDs, unique prefixes, binaries: cli_target.c). */
+static int bn_add_args(symdb *db, struct bn_ids *l, char **args, int nargs)
+{
+	symdb_uuid ids[64];
+
+	for (int i = 0; i < nargs; i++) {
+		int n = cli_target_uuids(db, args[i], ids, sizeof ids / sizeof ids[0]);
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++)
+			if (bn_add(l, &ids[k]) < 0)
+				return -CLI_EXIT_FAILED;
+	}
+	return 0;
+}
+
 /* Export the listed images (or every image with --all) from db. */
-static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all)
+static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all, char **args,
+                        int nargs)
 {
 	char err[512] = "", dir[4096];
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
@@ -84,6 +102,8 @@ static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all)
 	if (rc < 0) {
 		cli_err(dir, "%s", symdb_strerror(rc));
 		rc = CLI_EXIT_DATABASE;
+	} else if (!all) {
+		rc = -bn_add_args(db, l, args, nargs);
 	}
 	if (rc == 0) {
 		char why[1200] = "";
@@ -106,8 +126,8 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
 	struct bn_ids l = { 0 };
-	symdb_uuid id;
-	int all = 0, rc = -1;
+	char **args = calloc((size_t)argc, sizeof *args);
+	int all = 0, rc = args ? -1 : CLI_EXIT_FAILED, nargs = 0;
 
 	for (int i = 1; rc < 0 && i < argc; i++) {
 		int m = cli_opt_common(&g, "export", argc, argv, &i);
@@ -119,14 +139,14 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 			continue;
 		} else if (!strcmp(argv[i], "--all")) {
 			all = 1;
-		} else if (symdb_uuid_parse(argv[i], &id) < 0) {
-			cli_err(NULL, "export: '%s' is not a UUID (see 'symdb help export')", argv[i]);
+		} else if (argv[i][0] == '-' && argv[i][1] && !cli_is_uuid_arg(argv[i])) {
+			cli_err(NULL, "export: unknown option '%s' (see 'symdb help export')", argv[i]);
 			rc = CLI_EXIT_USAGE;
-		} else if (bn_add(&l, &id) < 0) {
-			rc = CLI_EXIT_FAILED;
+		} else {
+			args[nargs++] = argv[i]; /* resolved once the database is open */
 		}
 	}
-	if (rc < 0 && (l.n == 0) == !all) {
+	if (rc < 0 && (nargs == 0) == !all) {
 		cli_err(NULL, all ? "export: --all takes no UUID (see 'symdb help export')"
 		                  : "export: no UUID given (see 'symdb help export')");
 		rc = CLI_EXIT_USAGE;
@@ -136,8 +156,9 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 		rc = CLI_EXIT_USAGE;
 	}
 	if (rc < 0)
-		rc = bn_export_db(&g, &l, all);
+		rc = bn_export_db(&g, &l, all, args, nargs);
 	bn_ids_free(&l);
+	free(args);
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `symdb rm UUID...` and `symdb gc [--unused-for D] [--max-size S]`.
+ * `symdb rm UUID|PREFIX|FILE...` and `symdb gc [--unused-for D] [--max-size S]`.
  *
  * gc always removes leftovers of builds that died (DB/tmp/ files) and orphan
  * index files (under DB/images/ but named by no catalog entry), once they
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli_maint.h"
+#include "cli_target.h"
 
 /* ---- rm ------------------------------------------------------------------- */
 
@@ -50,27 +51,42 @@ static int open_write(const struct cli_global *g, symdb **db)
 	return rc;
 }
 
-static int rm_one(symdb *db, const char *hex)
+static int rm_uuid(symdb *db, const char *arg, const symdb_uuid *id)
 {
-	symdb_uuid id;
-	char eb[1024] = "";
-	int rc;
+	char hex[2 * SYMDB_UUID_MAX + 1], eb[1024] = "";
+	int rc = symdb_remove(db, id, CLI_EB_OPTS(eb, sizeof eb));
 
-	if (symdb_uuid_parse(hex, &id) < 0) {
-		cli_err(hex, "not a UUID (2 to 64 hex digits)");
-		return CLI_EXIT_USAGE;
-	}
-	rc = symdb_remove(db, &id, CLI_EB_OPTS(eb, sizeof eb));
+	symdb_uuid_format(id, hex);
 	if (rc == SYMDB_E_NOT_INDEXED) {
-		cli_err(hex, "not in the database");
+		/* A path names its image by build-id: say which one is missing. */
+		if (strcmp(arg, hex) != 0 && !cli_is_uuid_arg(arg))
+			cli_err(arg, "not in the database (UUID %s)", hex);
+		else
+			cli_err(arg, "not in the database");
 		return CLI_EXIT_FAILED;
 	}
 	if (rc < 0) {
-		cli_err_lib(hex, rc, eb);
+		cli_err_lib(arg, rc, eb);
 		return CLI_EXIT_FAILED;
 	}
 	cli_print_line("removed %s\n", hex);
 	return CLI_EXIT_OK;
+}
+
+/* One argument: a UUID, a unique prefix, or a binary (each of its images). */
+static int rm_one(symdb *db, const char *arg)
+{
+	symdb_uuid ids[64];
+	int n = cli_target_uuids(db, arg, ids, sizeof ids / sizeof ids[0]), ex = CLI_EXIT_OK;
+
+	if (n < 0)
+		return -n;
+	for (int k = 0; k < n; k++) {
+		int r = rm_uuid(db, arg, &ids[k]);
+		if (r > ex)
+			ex = r;
+	}
+	return ex;
 }
 
 int cli_cmd_rm(const struct cli_global *g0, int argc, char **argv)
@@ -97,7 +113,7 @@ int cli_cmd_rm(const struct cli_global *g0, int argc, char **argv)
 	}
 	nargs = argc - i;
 	if (nargs == 0) {
-		cli_err(NULL, "rm: no UUID given (see 'symdb help rm')");
+		cli_err(NULL, "rm: no image given (see 'symdb help rm')");
 		return CLI_EXIT_USAGE;
 	}
 	if (open_write(&g, &db) < 0)

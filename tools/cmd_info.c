@@ -14,6 +14,7 @@
 #include "cli_fault.h"
 #include "cli_maint.h"
 #include "cli_slice.h"
+#include "cli_target.h"
 #include "cli_util.h"
 #include "symdb.h"
 
@@ -152,7 +153,7 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 	}
 	/* "FILE:ARCH" picks a slice of a universal Mach-O file (cli_slice.c). */
 	int slice = is_file || strchr(target, ':') != NULL;
-	if (!slice && symdb_uuid_parse(target, &id) < 0) {
+	if (!slice && !cli_is_uuid_arg(target)) {
 		cli_err(target, "no such file, and not a UUID");
 		return -CLI_EXIT_FAILED;
 	}
@@ -173,6 +174,9 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 		cli_err(target, "no such file, and not a UUID");
 		return -CLI_EXIT_FAILED;
 	}
+	/* A UUID, or a unique prefix of one (cli_target.c). */
+	if (!is_file && (rc = cli_uuid_resolve(*db, target, &id)) < 0)
+		return rc;
 	rc = is_file ? symdb_image_open_binary(*db, target, &o, img)
 	             : symdb_image_open_uuid(*db, &id, &o, img);
 	if (rc == SYMDB_E_NOT_INDEXED)

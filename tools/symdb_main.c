@@ -57,7 +57,7 @@ static const struct subcommand commands[] = {
 	  "                   (default: the larger of 8G and 64 times the FILE's size)\n"
 	  "  -q, --quiet      no per-file lines on stdout\n" },
 	{ "query", cli_cmd_query, "resolve addresses like llvm-symbolizer --obj",
-	  "usage: symdb query [--db DIR] [--obj FILE | --uuid HEX] [options] [ADDR...]\n"
+	  "usage: symdb query [--db DIR] [--obj FILE | --uuid UUID] [options] [ADDR...]\n"
 	  "\n"
 	  "Resolve addresses of one indexed image and print what `llvm-symbolizer-14\n"
 	  "--obj FILE` prints, byte for byte.  Addresses come from the arguments, else\n"
@@ -69,7 +69,8 @@ static const struct subcommand commands[] = {
 	  "\n"
 	  "  --obj FILE, --exe FILE, -e FILE\n"
 	  "                   the binary whose addresses these are (found by its build-id)\n"
-	  "  --uuid HEX       the image's UUID instead of a file; JSON ModuleName is HEX\n"
+	  "  --uuid UUID      the image's UUID, or a unique prefix of 8+ hex digits,\n"
+	  "                   instead of a file; JSON ModuleName is UUID as given\n"
 	  "  --db DIR         database directory\n"
 	  "  --addr-kind K    vaddr (default), offset (from the image base), fileoff\n"
 	  "                   (ELF file offset), runtime (needs --load-address)\n"
@@ -97,12 +98,13 @@ static const struct subcommand commands[] = {
 	  "One line per indexed image, in UUID order:\n"
 	  "  UUID MACHINE INDEX-BYTES BUILT-AT(UTC) IMAGE-NAME\n" },
 	{ "info", cli_cmd_info, "describe and verify one index file",
-	  "usage: symdb info [--db DIR] UUID|FILE|INDEX.symdb\n"
+	  "usage: symdb info [--db DIR] UUID|PREFIX|FILE|INDEX.symdb\n"
 	  "\n"
 	  "Print the header facts, table counts and build counters of one image's\n"
 	  "index file, and verify every table checksum and invariant.  The image is\n"
-	  "named by UUID, by the indexed binary FILE, or by an index file path\n"
-	  "ending in .symdb.  A damaged file is reported and exits 4.\n" },
+	  "named by UUID, by a unique UUID PREFIX (8+ hex digits), by the indexed\n"
+	  "binary FILE (its build-id), or by an index file path ending in .symdb.\n"
+	  "A damaged file is reported and exits 4.\n" },
 	{ "symbolicate", cli_cmd_symbolicate, "symbolicate an Apple crash report",
 	  "usage: symdb symbolicate [--db DIR] [--stack] [-i] [REPORT|-]\n"
 	  "\n"
@@ -137,10 +139,12 @@ static const struct subcommand commands[] = {
 	  "verify exits 0 when clean, 5 when it found damage and repaired all of\n"
 	  "it, 4 when damage remains.\n" },
 	{ "rm", cli_cmd_rm, "remove images from the database",
-	  "usage: symdb rm [--db DIR] UUID...\n"
+	  "usage: symdb rm [--db DIR] UUID|PREFIX|FILE...\n"
 	  "\n"
 	  "Remove each image: its catalog entry, then its index file.  Processes\n"
-	  "that have the file mapped keep using it.  'removed UUID' per image.\n" },
+	  "that have the file mapped keep using it.  'removed UUID' per image.\n"
+	  "An image is named by UUID, unique UUID PREFIX (8+ hex digits), or the\n"
+	  "binary FILE it was built from (every slice of a universal file).\n" },
 	{ "gc", cli_cmd_gc, "expire unused images, trim to a size, clean leftovers",
 	  "usage: symdb gc [--db DIR] [--unused-for AGE] [--max-size SIZE] [--grace AGE] [-n]\n"
 	  "\n"
@@ -168,7 +172,7 @@ static const struct subcommand commands[] = {
 	  "  --unused-for AGE  compact images not used for AGE (45d, 12h, 2w, 3600)\n"
 	  "  -n, --dry-run     only print what would be compacted\n" },
 	{ "export", cli_cmd_export, "write indexed images as a bundle to stdout",
-	  "usage: symdb export [--db DIR] UUID...|--all > BUNDLE\n"
+	  "usage: symdb export [--db DIR] UUID|PREFIX|FILE...|--all > BUNDLE\n"
 	  "\n"
 	  "Write the index files of the images (--all: every indexed image) as one\n"
 	  "LZ4 frame with content and block checksums (SPEC §12.7), for 'symdb\n"

@@ -4,8 +4,9 @@
  * symdb_last_used()/symdb_mark_used() (only for indexed images, never back
  * in time, write handles only; the clock is the caller's, $SYMDB_NOW is the
  * CLI's and tested through it by gc.sh and compact.sh) and
- * symdb_remove() (entry, used record and file; write handles only).  The
- * image indexed is this test executable itself.
+ * symdb_remove() (entry, used record and file; write handles only), and
+ * symdb_lookup_prefix() (unique prefixes, odd digit counts, the minimum
+ * length).  The image indexed is this test executable itself.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp */
 #include <stdio.h>
@@ -87,6 +88,32 @@ static void test_remove(const char *dir, const symdb_uuid *id, const char *index
 	symdb_close(db);
 }
 
+static void test_prefix(const char *dir, const symdb_uuid *id)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1], p[2 * SYMDB_UUID_MAX + 1];
+	symdb_uuid out[2];
+	symdb *db = open_db(dir, 0);
+
+	symdb_uuid_format(id, hex);
+	for (size_t n = SYMDB_UUID_PREFIX_MIN; n <= strlen(hex); n++) {
+		memset(out, 0, sizeof out);
+		snprintf(p, sizeof p, "%.*s", (int)n, hex);
+		CHECK(symdb_lookup_prefix(db, p, out, 2) == 1);
+		CHECK(out[0].len == id->len && memcmp(out[0].bytes, id->bytes, id->len) == 0);
+		CHECK(out[0].kind == id->kind);
+	}
+	snprintf(p, sizeof p, "%.8s", hex);
+	CHECK(symdb_lookup_prefix(db, p, NULL, 0) == 1); /* count only */
+	p[7] = p[7] == '0' ? '1' : '0';                /* another last digit */
+	CHECK(symdb_lookup_prefix(db, p, out, 2) == 0);
+	CHECK(symdb_lookup_prefix(db, "0123456", out, 2) == SYMDB_E_INVAL);  /* 7 digits */
+	CHECK(symdb_lookup_prefix(db, "0123456x", out, 2) == SYMDB_E_INVAL); /* not hex */
+	CHECK(symdb_lookup_prefix(db, NULL, out, 2) == SYMDB_E_INVAL);
+	CHECK(symdb_lookup_prefix(db, hex, NULL, 1) == SYMDB_E_INVAL);
+	CHECK(symdb_lookup_prefix(NULL, hex, out, 2) == SYMDB_E_INVAL);
+	symdb_close(db);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/symdb-lifecycle-XXXXXX", index_path[4096], cmd[128];
@@ -103,6 +130,7 @@ int main(void)
 	}
 	build_self(tdir, &id, index_path, sizeof index_path);
 	test_used(tdir, &id);
+	test_prefix(tdir, &id);
 	test_remove(tdir, &id, index_path);
 	build_self(tdir, &id, index_path, sizeof index_path); /* again: no stale time */
 	{
