@@ -72,10 +72,14 @@ command -v llvm-symbolizer-14 >/dev/null && command -v llvm-nm-14 >/dev/null || 
 
 # ---- build ------------------------------------------------------------------
 if [ -n "$rev" ]; then
+	# a clean export, kept while WORK holds that revision's
 	src=$work/src
-	rm -rf "$src" && mkdir -p "$src"
-	git -C "$root" archive "$rev" | tar -x -C "$src"
 	commit=$(git -C "$root" rev-parse --short "$rev")
+	if [ "$(cat "$work/src.rev" 2>/dev/null)" != "$commit" ]; then
+		rm -rf "$src" "$work/src.rev" && mkdir -p "$src"
+		git -C "$root" archive "$rev" | tar -x -C "$src"
+		echo "$commit" > "$work/src.rev"
+	fi
 else
 	src=$root
 	commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
