@@ -167,8 +167,10 @@ CLI_HIDDEN void cli_query_cache_lookup(struct query *q);
 CLI_HIDDEN void cli_query_cache_review(struct query *q);
 
 /* cli_query_opts.c: 0, HELP_SHOWN, or minus an exit code. */
+/* The addresses given as arguments come back in *addrs[0..*naddrs), valid
+ * until exit. */
 CLI_HIDDEN int cli_query_parse_args(struct query *q, struct cli_global *g, int argc, char **argv,
-                                    int *first_addr);
+                                    char ***addrs, int *naddrs);
 
 /* cli_query_open.c */
 CLI_HIDDEN int cli_query_open_db(const struct cli_global *g, symdb **db);

@@ -1,29 +1,153 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_query_opts.c - `symdb query`'s options: llvm-symbolizer's flags and values,
- * and symdb's own.
+ * cli_query_opts.c - the options of `symdb query` and of the llvm-symbolizer
+ * personality: one table, LLVM 14's llvm-symbolizer option set (Opts.td:
+ * every spelling, alias and hidden compatibility flag) plus symdb's own,
+ * parsed by LLVM's rules (cli_llvm_opts.c) and applied with LLVM's
+ * precedence (the last of an option or its negation wins; any plain
+ * --functions beats --functions=).
+ *
+ * The two differ only in words: run as llvm-symbolizer, the environment and
+ * @FILE are expanded first and errors are llvm-symbolizer-14's ("error:
+ * unknown argument '--x', did you mean '--y'?", exit 1; an unknown
+ * --output-style or --functions value is quietly the default, as there);
+ * as `symdb query`, @FILE is expanded, "--" ends the options, and errors
+ * are symdb's (exit 2).
+ *
+ * To add an option: an id in enum opt_id, its spellings in opts[] (EQ()
+ * for --name=V / --name V), and what it does in apply_opt().
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_llvm.h"
+#include "cli_llvm_opts.h"
 #include "cli_query.h"
 
-/* ---- options ------------------------------------------------------------ */
+enum opt_id {
+	/* llvm-symbolizer-14's */
+	O_ADDRESSES = CLI_OPT_FIRST,
+	O_ADJUST_VMA,
+	O_BASENAMES,
+	O_RELATIVENAMES,
+	O_DEBUG_FILE_DIRECTORY,
+	O_DEFAULT_ARCH,
+	O_DEMANGLE,
+	O_NO_DEMANGLE,
+	O_DIA,
+	O_DWP,
+	O_DSYM_HINT,
+	O_FALLBACK_DEBUG_PATH,
+	O_FUNCTIONS,
+	O_FUNCTIONS_EQ,
+	O_HELP,
+	O_INLINES,
+	O_NO_INLINES,
+	O_OBJ,
+	O_OUTPUT_STYLE,
+	O_PRETTY_PRINT,
+	O_CONTEXT_LINES,
+	O_RELATIVE_ADDRESS,
+	O_UNTAG_ADDRESSES,
+	O_NO_UNTAG_ADDRESSES,
+	O_USE_SYMBOL_TABLE,
+	O_VERBOSE,
+	O_VERSION,
+	/* symdb's */
+	X_DB,
+	X_UUID,
+	X_ADDR_KIND,
+	X_LOAD_ADDRESS,
+	X_NO_VERIFY,
+};
+
+#define F_(p, n, id) { p, n, CLI_OPTK_FLAG, 0, id, NULL }
+#define FA(p, n, id, canon) { p, n, CLI_OPTK_FLAG, 0, id, canon }
+/* LLVM's Eq multiclass: --name=V, and --name V reported as "--name=" */
+#define EQ(n, id) { "--", n "=", CLI_OPTK_JOINED, 0, id, NULL }, \
+	{ "--", n, CLI_OPTK_SEPARATE, 0, id, "--" n "=" }
+#define XEQ(n, id) { "--", n "=", CLI_OPTK_JOINED, 1, id, NULL }, \
+	{ "--", n, CLI_OPTK_SEPARATE, 1, id, "--" n "=" }
+
+/* LLVM 14's llvm/tools/llvm-symbolizer/Opts.td, then symdb's. */
+static const struct cli_optdef opts[] = {
+	F_("--", "addresses", O_ADDRESSES),
+	FA("-", "a", O_ADDRESSES, "--addresses"),
+	FA("--", "print-address", O_ADDRESSES, "--addresses"),
+	EQ("adjust-vma", O_ADJUST_VMA),
+	F_("--", "basenames", O_BASENAMES),
+	FA("-", "s", O_BASENAMES, "--basenames"),
+	F_("--", "relativenames", O_RELATIVENAMES),
+	EQ("debug-file-directory", O_DEBUG_FILE_DIRECTORY),
+	EQ("default-arch", O_DEFAULT_ARCH),
+	F_("--", "demangle", O_DEMANGLE),
+	FA("-", "C", O_DEMANGLE, "--demangle"),
+	FA("-", "demangle=true", O_DEMANGLE, "--demangle"),
+	F_("--", "no-demangle", O_NO_DEMANGLE),
+	FA("-", "demangle=false", O_NO_DEMANGLE, "--no-demangle"),
+	F_("--", "dia", O_DIA),
+	EQ("dwp", O_DWP),
+	EQ("dsym-hint", O_DSYM_HINT),
+	EQ("fallback-debug-path", O_FALLBACK_DEBUG_PATH),
+	F_("--", "functions", O_FUNCTIONS),
+	FA("-", "f", O_FUNCTIONS, "--functions"),
+	{ "--", "functions=", CLI_OPTK_JOINED, 0, O_FUNCTIONS_EQ, NULL },
+	{ "-", "f=", CLI_OPTK_JOINED, 0, O_FUNCTIONS_EQ, "--functions=" },
+	F_("--", "help", O_HELP),
+	FA("-", "h", O_HELP, "--help"),
+	F_("--", "inlines", O_INLINES),
+	FA("-", "i", O_INLINES, "--inlines"),
+	FA("--", "inlining", O_INLINES, "--inlines"),
+	FA("--", "inlining=true", O_INLINES, "--inlines"),
+	F_("--", "no-inlines", O_NO_INLINES),
+	FA("--", "inlining=false", O_NO_INLINES, "--no-inlines"),
+	EQ("obj", O_OBJ),
+	{ "--", "exe=", CLI_OPTK_JOINED, 0, O_OBJ, "--obj=" },
+	{ "--", "exe", CLI_OPTK_SEPARATE, 0, O_OBJ, "--obj=" },
+	{ "-", "e", CLI_OPTK_JOINED_OR_SEPARATE, 0, O_OBJ, "--obj=" },
+	{ "-", "e=", CLI_OPTK_JOINED, 0, O_OBJ, "--obj=" },
+	EQ("output-style", O_OUTPUT_STYLE),
+	F_("--", "pretty-print", O_PRETTY_PRINT),
+	FA("-", "p", O_PRETTY_PRINT, "--pretty-print"),
+	EQ("print-source-context-lines", O_CONTEXT_LINES),
+	F_("--", "relative-address", O_RELATIVE_ADDRESS),
+	F_("--", "untag-addresses", O_UNTAG_ADDRESSES),
+	F_("--", "no-untag-addresses", O_NO_UNTAG_ADDRESSES),
+	/* a compatibility no-op for old sanitizer runtimes, not in --help */
+	F_("--", "use-symbol-table=true", O_USE_SYMBOL_TABLE),
+	F_("--", "verbose", O_VERBOSE),
+	F_("--", "version", O_VERSION),
+	FA("-", "v", O_VERSION, "--version"),
+
+	XEQ("db", X_DB),
+	XEQ("uuid", X_UUID),
+	XEQ("addr-kind", X_ADDR_KIND),
+	XEQ("load-address", X_LOAD_ADDRESS),
+	XEQ("arch", O_DEFAULT_ARCH),
+	{ "--", "no-verify", CLI_OPTK_FLAG, 1, X_NO_VERIFY, NULL },
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+/* ---- values ------------------------------------------------------------- */
 
 static int parse_style(const char *v, enum cli_style *out)
 {
-	if (strcmp(v, "LLVM") == 0)
-		*out = CLI_STYLE_LLVM;
-	else if (strcmp(v, "GNU") == 0)
-		*out = CLI_STYLE_GNU;
-	else if (strcmp(v, "JSON") == 0)
-		*out = CLI_STYLE_JSON;
-	else if (strcmp(v, "atos") == 0)
-		*out = CLI_STYLE_ATOS;
-	else
-		return -1;
-	return 0;
+	static const struct {
+		const char *name;
+		enum cli_style style;
+	} styles[] = { { "LLVM", CLI_STYLE_LLVM },
+		       { "GNU", CLI_STYLE_GNU },
+		       { "JSON", CLI_STYLE_JSON },
+		       { "atos", CLI_STYLE_ATOS } };
+	for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++)
+		if (strcmp(v, styles[i].name) == 0) {
+			*out = styles[i].style;
+			return 0;
+		}
+	return -1;
 }
 
 static int parse_fn_kind(const char *v, enum cli_fn_kind *out)
@@ -56,175 +180,190 @@ static int parse_addr_kind(const char *v, enum symdb_addr_kind *out)
 	return -1;
 }
 
-/* Plain flags; returns 1 when argv[i] was one. */
-static int query_flag(struct query *q, const char *a)
-{
-	struct cli_printer *p = &q->pr;
-	if (!strcmp(a, "--inlines") || !strcmp(a, "--inlining") || !strcmp(a, "--inlining=true"))
-		q->inlines = 1;
-	else if (!strcmp(a, "--no-inlines") || !strcmp(a, "--inlining=false"))
-		q->inlines = 0;
-	else if (!strcmp(a, "--functions"))
-		p->fn_kind = CLI_FN_LINKAGE;
-	else if (!strcmp(a, "--demangle") || !strcmp(a, "-demangle=true"))
-		p->demangle = 1;
-	else if (!strcmp(a, "--no-demangle") || !strcmp(a, "-demangle=false"))
-		p->demangle = 0;
-	else if (!strcmp(a, "--basenames"))
-		p->path_kind = CLI_PATH_BASENAME;
-	else if (!strcmp(a, "--relativenames"))
-		p->path_kind = CLI_PATH_RELATIVE;
-	else if (!strcmp(a, "--addresses") || !strcmp(a, "--print-address"))
-		p->print_address = 1;
-	else if (!strcmp(a, "--pretty-print"))
-		p->pretty = 1;
-	else if (!strcmp(a, "--verbose"))
-		p->verbose = 1;
-	else if (!strcmp(a, "--no-verify"))
-		q->no_verify = 1;
-	else if (!strcmp(a, "--relative-address") || !strcmp(a, "--use-symbol-table=true"))
-		; /* no-ops for ELF and Mach-O in llvm-symbolizer-14: its "preferred
-		   base" is non-zero only for COFF.  Use --addr-kind offset. */
-	else
-		return 0;
-	return 1;
-}
-
-/* Grouped one-letter flags, as LLVM's OptTable accepts them: -apCs. */
-static int query_short_flags(struct query *q, const char *a)
-{
-	if (a[0] != '-' || a[1] == '-' || a[1] == '\0')
-		return 0;
-	for (const char *c = a + 1; *c; c++)
-		if (!strchr("aCfips", *c))
-			return 0;
-	for (const char *c = a + 1; *c; c++) {
-		switch (*c) {
-		case 'a': q->pr.print_address = 1; break;
-		case 'C': q->pr.demangle = 1; break;
-		case 'f': q->pr.fn_kind = CLI_FN_LINKAGE; break;
-		case 'i': q->inlines = 1; break;
-		case 'p': q->pr.pretty = 1; break;
-		case 's': q->pr.path_kind = CLI_PATH_BASENAME; break;
-		}
-	}
-	return 1;
-}
-
-/* A signed int like StringRef::getAsInteger: "-N" is accepted (and, being
- * <= 0, turns the context off). */
+/* An int as StringRef::getAsInteger<int> reads it (radix from the
+ * prefix, "-N" accepted; N <= 0 turns the context off). */
 static int parse_context_lines(const char *v, int *out)
 {
 	int neg = v[0] == '-';
 	uint64_t n;
-	if (cli_parse_u64(v + neg, strlen(v + neg), &n) < 0 || n > 1000000)
+	if (cli_parse_u64(v + neg, strlen(v + neg), &n) < 0 || n > (uint64_t)INT32_MAX + neg)
 		return -1;
-	*out = neg ? -(int)n : (int)n;
+	*out = neg ? (int)-(int64_t)n : (int)n;
 	return 0;
 }
+
+/* sys::path::extension(hint) == ".dSYM": the last component's ("." for a
+ * path ending in '/'). */
+static int is_dsym(const char *hint)
+{
+	size_t n = strlen(hint);
+	if (n && hint[n - 1] == '/')
+		return 0;
+	const char *base = strrchr(hint, '/');
+	base = base ? base + 1 : hint;
+	const char *dot = strrchr(base, '.');
+	return dot && strcmp(base, ".") && strcmp(base, "..") && !strcmp(dot, ".dSYM");
+}
+
+/* ---- applying ----------------------------------------------------------- */
+
+struct opt_state {
+	int llvm;            /* the llvm-symbolizer personality */
+	int help, version;
+	int functions_flag;  /* a plain --functions/-f: wins over --functions= */
+	const char *functions_eq, *adjust_vma, *context_lines, *style, *kind, *load;
+	const char *adjust_vma_sp, *context_lines_sp;
+};
 
 static int bad_value(const char *opt, const char *v)
 {
 	cli_err(NULL, "invalid value '%s' for %s (see 'symdb help query')", v, opt);
-	return CLI_EXIT_USAGE;
+	return -CLI_EXIT_USAGE;
 }
 
-enum { V_OBJ, V_UUID, V_DB, V_STYLE, V_KIND, V_LOAD, V_VMA, V_ARCH, V_CONTEXT, V_IGNORED };
-
-static const struct {
-	const char *name;
-	int id;
-} value_opts[] = {
-	{ "--obj", V_OBJ },       { "--exe", V_OBJ },         { "-e", V_OBJ },
-	{ "--uuid", V_UUID },     { "--db", V_DB },           { "--output-style", V_STYLE },
-	{ "--addr-kind", V_KIND }, { "--load-address", V_LOAD }, { "--adjust-vma", V_VMA },
-	{ "--arch", V_ARCH },     { "--default-arch", V_ARCH },
-	{ "--print-source-context-lines", V_CONTEXT },
-	/* Where llvm-symbolizer looks for debug info: symdb decides that when
-	 * indexing (symdb build --debug-dir), so at query time they are
-	 * accepted and have no effect. */
-	{ "--debug-file-directory", V_IGNORED }, { "--dwp", V_IGNORED },
-	{ "--fallback-debug-path", V_IGNORED },  { "--dsym-hint", V_IGNORED },
-};
-
-static int apply_value_opt(struct query *q, struct cli_global *g, int id, const char *name,
-                           const char *v)
+static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s,
+                      const struct cli_optval *a)
 {
-	int bad = 0;
-	switch (id) {
-	case V_OBJ: q->obj = v; break;
-	case V_UUID: q->uuid_hex = v; break;
-	case V_DB: g->db_dir = v; break;
-	case V_STYLE: bad = parse_style(v, &q->pr.style); break;
-	case V_KIND: bad = parse_addr_kind(v, &q->kind); break;
-	case V_LOAD:
-		bad = cli_parse_u64(v, strlen(v), &q->load_address);
-		q->load_given = 1;
-		break;
-	case V_ARCH: q->arch = v; break;
-	case V_CONTEXT: bad = parse_context_lines(v, &q->pr.src.lines); break;
-	case V_IGNORED: break;
-	default: bad = cli_parse_u64(v, strlen(v), &q->adjust_vma); break;
+	struct cli_printer *p = &q->pr;
+	switch (a->id) {
+	case O_ADDRESSES: p->print_address = 1; break;
+	case O_ADJUST_VMA: s->adjust_vma = a->value; s->adjust_vma_sp = a->spelling; break;
+	case O_BASENAMES: p->path_kind = CLI_PATH_BASENAME; break;
+	case O_RELATIVENAMES: p->path_kind = CLI_PATH_RELATIVE; break;
+	case O_DEFAULT_ARCH: q->arch = a->value; break;
+	case O_DEMANGLE: p->demangle = 1; break;
+	case O_NO_DEMANGLE: p->demangle = 0; break;
+	case O_FUNCTIONS: s->functions_flag = 1; break;
+	case O_FUNCTIONS_EQ: s->functions_eq = a->value; break;
+	case O_HELP: s->help = 1; break;
+	case O_INLINES: q->inlines = 1; break;
+	case O_NO_INLINES: q->inlines = 0; break;
+	case O_OBJ: q->obj = a->value; break;
+	case O_OUTPUT_STYLE: s->style = a->value; break;
+	case O_PRETTY_PRINT: p->pretty = 1; break;
+	case O_CONTEXT_LINES: s->context_lines = a->value; s->context_lines_sp = a->spelling; break;
+	case O_VERBOSE: p->verbose = 1; break;
+	case O_VERSION: s->version = 1; break;
+	case X_DB: g->db_dir = a->value; break;
+	case X_UUID: q->uuid_hex = a->value; break;
+	case X_ADDR_KIND: s->kind = a->value; break;
+	case X_LOAD_ADDRESS: s->load = a->value; break;
+	case X_NO_VERIFY: q->no_verify = 1; break;
+	/*
+	 * Accepted, no effect.  --debug-file-directory, --dwp and
+	 * --fallback-debug-path say where debug info is: symdb decides that
+	 * when indexing (symdb build --debug-dir).  --relative-address,
+	 * --untag-addresses and --use-symbol-table=true change nothing for
+	 * ELF and Mach-O files in llvm-symbolizer-14 either (a preferred base
+	 * is COFF's; untagging applies to symbol addresses, which carry no
+	 * tags), and --dia is Windows-only.
+	 */
+	default: break;
 	}
-	return bad ? -bad_value(name, v) : 1;
 }
 
-/* Options that take a value; returns 1 handled, 0 not ours, or -exit code. */
-static int query_value_opt(struct query *q, struct cli_global *g, int argc, char **argv, int *i)
+/* LLVM's "SPELLING: expected a non-negative integer, but got 'V'" (no
+ * newline, exit 1), or symdb's usage error. */
+static int bad_int(const struct opt_state *s, const char *spelling, const char *v)
 {
-	const char *v;
-	for (size_t k = 0; k < sizeof(value_opts) / sizeof(value_opts[0]); k++) {
-		int m = cli_opt_value(argc, argv, i, value_opts[k].name, &v);
-		if (m < 0)
-			return -CLI_EXIT_USAGE;
-		if (m > 0)
-			return apply_value_opt(q, g, value_opts[k].id, value_opts[k].name, v);
+	if (!s->llvm) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(spelling, "="), spelling);
+		return bad_value(name, v);
 	}
-	const char *a = argv[*i];
-	if (!strncmp(a, "--functions=", 12) || !strncmp(a, "-f=", 3)) {
-		v = strchr(a, '=') + 1;
-		if (parse_fn_kind(v, &q->pr.fn_kind))
-			return -bad_value("--functions", v);
-		return 1;
+	fprintf(stderr, "%s: expected a non-negative integer, but got '%s'", spelling, v);
+	return -CLI_EXIT_FAILED;
+}
+
+/* The values that need parsing, in llvm-symbolizer-14's order. */
+static int finish_values(struct query *q, const struct opt_state *s)
+{
+	struct cli_printer *p = &q->pr;
+	if (s->adjust_vma && cli_parse_u64(s->adjust_vma, strlen(s->adjust_vma), &q->adjust_vma))
+		return bad_int(s, s->adjust_vma_sp, s->adjust_vma);
+	if (s->functions_flag) {
+		p->fn_kind = CLI_FN_LINKAGE;
+	} else if (s->functions_eq && parse_fn_kind(s->functions_eq, &p->fn_kind)) {
+		if (!s->llvm)
+			return bad_value("--functions", s->functions_eq);
+		p->fn_kind = CLI_FN_LINKAGE;
 	}
+	if (s->context_lines && parse_context_lines(s->context_lines, &p->src.lines))
+		return bad_int(s, s->context_lines_sp, s->context_lines);
+	if (s->style && parse_style(s->style, &p->style)) {
+		if (!s->llvm)
+			return bad_value("--output-style", s->style);
+		p->style = CLI_STYLE_LLVM;
+	}
+	if (s->style && s->llvm && p->style == CLI_STYLE_ATOS)
+		p->style = CLI_STYLE_LLVM; /* symdb's own style, not llvm-symbolizer's */
+	if (s->kind && parse_addr_kind(s->kind, &q->kind))
+		return bad_value("--addr-kind", s->kind);
+	if (s->load && cli_parse_u64(s->load, strlen(s->load), &q->load_address))
+		return bad_value("--load-address", s->load);
+	q->load_given = s->load != NULL;
 	return 0;
 }
 
-/* Returns 0, HELP_SHOWN, or minus an exit code. */
-int cli_query_parse_args(struct query *q, struct cli_global *g, int argc, char **argv,
-                            int *first_addr)
+/* ---- errors ------------------------------------------------------------- */
+
+/* Every parse error, in llvm-symbolizer-14's words (exit 1) or the first in
+ * symdb's (exit 2); 0 when there is none. */
+static int report_errors(const struct cli_optlist *l, int llvm)
 {
-	int i = 1, nat = 0;
-	/* Addresses are collected at the front of argv, in order. */
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			for (i++; i < argc; i++)
-				if (argv[i][0])
-					argv[nat++] = argv[i];
-			break;
+	char near[256];
+	int errors = 0;
+	if (l->missing) {
+		if (!llvm) {
+			cli_err(NULL, "option '%s' needs a value", l->missing);
+			return -CLI_EXIT_USAGE;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			cli_usage(stdout, "query");
-			return HELP_SHOWN;
-		}
-		if (a[0] == '\0')
-			continue; /* LLVM's OptTable drops empty arguments */
-		if (a[0] != '-' || a[1] == '\0') {
-			argv[nat++] = argv[i];
-			continue;
-		}
-		if (query_flag(q, a) || query_short_flags(q, a))
-			continue;
-		int m = query_value_opt(q, g, argc, argv, &i);
-		if (m < 0)
-			return m;
-		if (m > 0)
-			continue;
-		cli_err(NULL, "query: unknown option '%s' (see 'symdb help query')", a);
-		return -CLI_EXIT_USAGE;
+		fprintf(stderr, "error: %s: missing argument\n", l->missing);
+		errors++;
 	}
-	*first_addr = nat;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].id != CLI_OPT_UNKNOWN)
+			continue;
+		const char *a = l->v[i].value;
+		int close = cli_opt_nearest(opts, NOPTS, a, !llvm, near, sizeof(near)) <= 1;
+		if (!llvm) {
+			if (close)
+				cli_err(NULL, "query: unknown option '%s', did you mean '%s'? "
+				              "(see 'symdb help query')", a, near);
+			else
+				cli_err(NULL, "query: unknown option '%s' (see 'symdb help query')", a);
+			return -CLI_EXIT_USAGE;
+		}
+		if (close)
+			fprintf(stderr, "error: unknown argument '%s', did you mean '%s'?\n", a, near);
+		else
+			fprintf(stderr, "error: unknown argument '%s'\n", a);
+		errors++;
+	}
+	return errors ? -CLI_EXIT_FAILED : 0;
+}
+
+/* ---- the command line --------------------------------------------------- */
+
+/* Kept until exit: option values and addresses point into them. */
+static struct {
+	char **args;
+	int nargs;
+	struct cli_optlist list;
+	char **inputs;
+} parsed;
+
+static void free_parsed(void)
+{
+	cli_optlist_free(&parsed.list);
+	cli_llvm_args_free(parsed.args, parsed.nargs);
+	free(parsed.inputs);
+	memset(&parsed, 0, sizeof(parsed));
+}
+
+/* Check what the options say together; 0 or minus an exit code. */
+static int check_combination(struct query *q)
+{
 	if (q->obj && q->uuid_hex) {
 		cli_err(NULL, "query: give only one of --obj FILE and --uuid HEX");
 		return -CLI_EXIT_USAGE;
@@ -245,4 +384,64 @@ int cli_query_parse_args(struct query *q, struct cli_global *g, int argc, char *
 		return -CLI_EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* Returns 0, HELP_SHOWN, or minus an exit code. */
+int cli_query_parse_args(struct query *q, struct cli_global *g, int argc, char **argv,
+                         char ***addrs, int *naddrs)
+{
+	struct opt_state s = { .llvm = g->llvm_symbolizer };
+	free_parsed();
+	const char *env = s.llvm ? getenv(CLI_LLVM_ENV) : NULL;
+	if (cli_llvm_expand_args(env, argc - 1, argv + 1, &parsed.args, &parsed.nargs) < 0)
+		return -CLI_EXIT_FAILED;
+	/* symdb's own "--": what follows are addresses (LLVM 14 has none). */
+	int nopt = parsed.nargs;
+	for (int i = 0; !s.llvm && i < parsed.nargs; i++)
+		if (!strcmp(parsed.args[i], "--")) {
+			nopt = i;
+			break;
+		}
+	if (cli_opt_parse(opts, NOPTS, nopt, parsed.args, &parsed.list) < 0)
+		return -CLI_EXIT_FAILED;
+	int rc = report_errors(&parsed.list, s.llvm);
+	if (rc < 0)
+		return rc;
+	parsed.inputs = malloc(((size_t)parsed.nargs + 1) * sizeof(*parsed.inputs));
+	if (!parsed.inputs)
+		return -CLI_EXIT_FAILED;
+	int n = 0;
+	for (size_t i = 0; i < parsed.list.n; i++) {
+		if (parsed.list.v[i].id == CLI_OPT_INPUT)
+			parsed.inputs[n++] = (char *)parsed.list.v[i].value;
+		else
+			apply_opt(q, g, &s, &parsed.list.v[i]);
+	}
+	for (int i = nopt + 1; i < parsed.nargs; i++)
+		if (parsed.args[i][0])
+			parsed.inputs[n++] = parsed.args[i];
+	if (s.help) {
+		if (s.llvm)
+			cli_llvm_help(stdout);
+		else
+			cli_usage(stdout, "query");
+		return HELP_SHOWN;
+	}
+	if (s.version) {
+		cli_llvm_version(stdout);
+		return HELP_SHOWN;
+	}
+	if ((rc = finish_values(q, &s)) < 0)
+		return rc;
+	/* llvm-symbolizer-14 checks each --dsym-hint after the other values;
+	 * symdb finds .dSYM bundles when indexing, so that is all it does. */
+	for (size_t i = 0; i < parsed.list.n; i++)
+		if (parsed.list.v[i].id == O_DSYM_HINT && !is_dsym(parsed.list.v[i].value))
+			fprintf(stderr,
+			        "Warning: invalid dSYM hint: \"%s\" (must have the '.dSYM' "
+			        "extension).\n",
+			        parsed.list.v[i].value);
+	*addrs = parsed.inputs;
+	*naddrs = n;
+	return check_combination(q);
 }

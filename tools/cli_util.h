@@ -56,6 +56,7 @@ CLI_HIDDEN int cli_open_db(const char *db_dir, struct symdb_open_opts *o, struct
 
 struct cli_global {
 	const char *db_dir; /* --db DIR, or NULL for symdb_default_dir() */
+	int llvm_symbolizer; /* run as llvm-symbolizer: its option words (cli_llvm.h) */
 };
 
 /* A growable output buffer in front of one FILE, or (f == NULL) a buffer

@@ -210,7 +210,8 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 	cli_printer_init(&q.pr, &out);
 
 	int naddr = 0, ex = CLI_EXIT_OK;
-	int rc = cli_query_parse_args(&q, &g, argc, argv, &naddr);
+	char **addrs = NULL;
+	int rc = cli_query_parse_args(&q, &g, argc, argv, &addrs, &naddr);
 	if (rc < 0) {
 		ex = rc == HELP_SHOWN ? CLI_EXIT_OK : -rc;
 		goto out;
@@ -250,7 +251,7 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 	q.pr.json_list = naddr > 0;
 	cli_query_cache_init(&q);
 	cli_print_begin(&q.pr);
-	rc = naddr > 0 ? cli_query_run_args(&q, argv, naddr) : cli_query_run_stdin(&q);
+	rc = naddr > 0 ? cli_query_run_args(&q, addrs, naddr) : cli_query_run_stdin(&q);
 	cli_print_end(&q.pr);
 	if (rc < 0)
 		ex = cli_exit_for(rc);

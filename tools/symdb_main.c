@@ -88,10 +88,18 @@ static const struct subcommand commands[] = {
 	  "  --pretty-print, -p                     one line per frame\n"
 	  "  --verbose                              llvm-symbolizer's verbose form\n"
 	  "  --print-source-context-lines=N         N lines of source around each line\n"
-	  "  --debug-file-directory, --dwp, --fallback-debug-path, --dsym-hint\n"
+	  "  --debug-file-directory, --dwp, --fallback-debug-path, --dsym-hint, --dia,\n"
+	  "  --untag-addresses, --no-untag-addresses, --use-symbol-table=true\n"
 	  "                   accepted, no effect: debug files are chosen by symdb build\n"
+	  "  --default-arch=ARCH, --arch=ARCH     the slice of a universal Mach-O file\n"
+	  "  --version, -v                        llvm-symbolizer's version shape\n"
+	  "Options are parsed as llvm-symbolizer-14 parses them: --x=V or --x V,\n"
+	  "grouped letters (-apCs), @FILE reads more arguments from FILE (GNU\n"
+	  "quoting; nested; a missing FILE stays an argument); '--' ends options.\n"
 	  "DATA requests print the covering symbol; FRAME requests always print the\n"
-	  "'no locals' answer (symdb stores no variable information).\n" },
+	  "'no locals' answer (symdb stores no variable information).\n"
+	  "Run as llvm-symbolizer (a link to symdb), it also reads\n"
+	  "$LLVM_SYMBOLIZER_OPTS, and its errors and --help are llvm-symbolizer-14's.\n" },
 	{ "list", cli_cmd_list, "list the indexed images",
 	  "usage: symdb list [--db DIR]\n"
 	  "\n"
@@ -234,8 +242,9 @@ static void main_usage(FILE *f)
 	fputs(exit_codes, f);
 	fputs("Errors are one line on stderr: 'symdb: <path>: <reason>'.  Control\n"
 	      "characters in names print escaped (\\n, \\x1b; README \"Names in output\").\n"
-	      "Run under the name llvm-symbolizer (a symlink), symdb acts as\n"
-	      "'symdb query' on the default database.\n",
+	      "Run under the name llvm-symbolizer (a link; 'cmake --install' makes\n"
+	      "libexec/symdb/llvm-symbolizer), symdb is 'symdb query' on the default\n"
+	      "database with llvm-symbolizer-14's options, --help and --version.\n",
 	      f);
 }
 
@@ -285,9 +294,13 @@ static int help_command(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
-/* Installed (or symlinked) under the name llvm-symbolizer, symdb is `symdb
- * query` on the default database ($SYMDB_DIR...), so that tools which run
- * "llvm-symbolizer" by name (the sanitizers' ASAN_SYMBOLIZER_PATH) use it. */
+/*
+ * Installed (or linked) under a name that starts with "llvm-symbolizer"
+ * ("llvm-symbolizer", "llvm-symbolizer-14"), symdb is `symdb query` on the
+ * default database ($SYMDB_DIR...) with llvm-symbolizer-14's command line
+ * (cli_llvm.h), so that tools which run "llvm-symbolizer" by name (the
+ * sanitizers' ASAN_SYMBOLIZER_PATH, pprof) use it.
+ */
 static int called_as_llvm_symbolizer(const char *argv0)
 {
 	const char *base = strrchr(argv0, '/');
@@ -295,12 +308,24 @@ static int called_as_llvm_symbolizer(const char *argv0)
 	return strncmp(base, "llvm-symbolizer", 15) == 0;
 }
 
+/* One line per personality: the name symdb was run under -> its command. */
+static const struct {
+	int (*match)(const char *argv0);
+	int (*run)(const struct cli_global *g, int argc, char **argv);
+	int llvm_symbolizer;
+} personalities[] = {
+	{ called_as_llvm_symbolizer, cli_cmd_query, 1 },
+};
+
 int main(int argc, char **argv)
 {
 	struct cli_global g = { .db_dir = NULL };
 	int i = 1;
-	if (argc > 0 && called_as_llvm_symbolizer(argv[0]))
-		return cli_cmd_query(&g, argc, argv);
+	for (size_t k = 0; argc > 0 && k < sizeof(personalities) / sizeof(personalities[0]); k++)
+		if (personalities[k].match(argv[0])) {
+			g.llvm_symbolizer = personalities[k].llvm_symbolizer;
+			return personalities[k].run(&g, argc, argv);
+		}
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *v;
 		int m = cli_opt_value(argc, argv, &i, "--db", &v);

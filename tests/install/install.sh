@@ -9,7 +9,8 @@
 # compiles as C11 and as C++, included twice.  Every exported target is
 # consumed: symdb::symdb (shared), symdb::symdb_static and symdb::indexer,
 # each with CMake and with pkg-config (symdb.pc --static, symdb-indexer.pc);
-# no internal target (symdb_warnings, the executables) is exported.
+# no internal target (symdb_warnings, the executables) is exported.  The
+# llvm-symbolizer link lands in libexec/symdb/ and runs as llvm-symbolizer.
 source "$(dirname "$0")/../cli/lib.sh"
 require cmake pkg-config gcc nm
 : "${SYMDB_BUILD:?SYMDB_BUILD (the build tree) must be set}"
@@ -33,6 +34,16 @@ libdir=$(dirname "$(find "$prefix" -name 'libsymdb.so' | head -1)")
 [[ -f $libdir/pkgconfig/symdb-indexer.pc && -f $libdir/libsymdb_indexer.a && -f $prefix/include/symdb_indexer.h ]] ||
 	fail "the indexer library, its header or symdb-indexer.pc not installed"
 [[ -x $prefix/bin/symdb && -x $prefix/bin/symdb-indexer ]] || fail "symdb or symdb-indexer not installed"
+# The llvm-symbolizer personality: a relative link under libexec/symdb/,
+# never in bin/ (it would shadow a real llvm-symbolizer), that runs as one.
+link=$prefix/libexec/symdb/llvm-symbolizer
+[[ -L $link ]] || fail "libexec/symdb/llvm-symbolizer is not installed as a link"
+[[ $(readlink "$link") == ../../bin/symdb ]] || fail "libexec/symdb/llvm-symbolizer -> $(readlink "$link"), want ../../bin/symdb"
+[[ ! -e $prefix/bin/llvm-symbolizer ]] || fail "bin/llvm-symbolizer installed: it would shadow a real one"
+run "$link" --version
+expect_ok "libexec/symdb/llvm-symbolizer --version"
+[[ $(head -1 "$OUT") == llvm-symbolizer ]] && grep -q 'LLVM version 14' "$OUT" ||
+	fail "libexec/symdb/llvm-symbolizer --version: $(head -2 "$OUT")"
 exported=$(sed -n 's/^add_library(\([^ ]*\) .*/\1/p' "$libdir"/cmake/symdb/symdb*Targets.cmake | sort | tr '\n' ' ')
 [[ $exported == "symdb::indexer symdb::symdb symdb::symdb_static " ]] ||
 	fail "exported targets are '$exported', want symdb::indexer symdb::symdb symdb::symdb_static"
