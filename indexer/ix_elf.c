@@ -43,6 +43,9 @@
 #ifndef EM_AARCH64
 #define EM_AARCH64 183
 #endif
+#ifndef EM_RISCV
+#define EM_RISCV 243
+#endif
 
 struct elf_input {
 	const char *path;
@@ -397,13 +400,28 @@ static size_t input_sym_section(const struct elf_input *x, const struct symtab *
 	return s->st_shndx < x->shnum ? s->st_shndx : 0;
 }
 
-/* AArch64/ARM mapping symbols: $a, $d, $t, $x, alone or followed by '.'. */
-static int input_is_mapping(const struct elf_input *x, const char *name)
+/*
+ * Symbols LLVM 14 marks SF_FormatSpecific by machine (ELFObjectFile::
+ * getSymbolFlags) and addSymbol() therefore skips, whatever their type:
+ * AArch64 names starting "$d" or "$x"; ARM empty names and names starting
+ * "$d", "$t" or "$a"; RISC-V empty names (the assembler's labels for
+ * relaxable differences, which lld keeps and which would otherwise cut a
+ * function into nameless pieces).  Prefixes, not whole names: "$d.1" and
+ * "$dfoo" alike.
+ */
+static int input_is_format_specific(const struct elf_input *x, const char *name)
 {
-	if (x->eh.e_machine != EM_ARM && x->eh.e_machine != EM_AARCH64)
+	switch (x->eh.e_machine) {
+	case EM_AARCH64:
+		return name[0] == '$' && (name[1] == 'd' || name[1] == 'x');
+	case EM_ARM:
+		return name[0] == 0 ||
+		       (name[0] == '$' && (name[1] == 'd' || name[1] == 't' || name[1] == 'a'));
+	case EM_RISCV:
+		return name[0] == 0;
+	default:
 		return 0;
-	return name[0] == '$' && name[1] && strchr("adtx", name[1]) &&
-	       (name[2] == 0 || name[2] == '.');
+	}
 }
 
 static uint32_t input_sym_flags(const GElf_Sym *s, int dynsym)
@@ -488,7 +506,7 @@ static int input_symbol(struct elf_input *x, ix_image *img, const struct symtab 
 	if (!memchr(name, 0, t->strs_size - s.st_name))
 		return input_fail(x, SYMDB_E_BAD_OBJECT, "symbol %llu: unterminated name",
 				  (unsigned long long)i);
-	if (type == STT_NOTYPE && input_is_mapping(x, name))
+	if (input_is_format_specific(x, name))
 		return 0;
 	addr = s.st_value;
 	if ((x->eh.e_machine == EM_ARM || x->eh.e_machine == EM_MIPS) && type == STT_FUNC)
