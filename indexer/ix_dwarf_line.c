@@ -10,11 +10,13 @@
  * DWARF 2-4 from 1, §6.2.4) and how the printed path is built from comp_dir,
  * include directory and name (LLVM's Prologue::getFileNameByIndex); (2) which
  * row an address gets: LLVM keeps only sequences with LowPC < HighPC (LowPC
- * being the first row's address), sorts them by LowPC, picks a sequence with
- * upper_bound on HighPC, then the row with upper_bound - 1 inside it.  We
+ * being the first row's address), sorts them by HighPC (std::sort, so ties
+ * land where libstdc++'s introsort puts them: seq_sort), picks a sequence
+ * with upper_bound on HighPC, then the row with upper_bound - 1 inside it.  We
  * evaluate that very search at every row and sequence boundary, so whatever
  * it does on odd input (overlapping or unsorted sequences), we do too.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,12 +510,178 @@ static int run_program(const ix_line_ctx *lc, line_header *h, file_entries *f, l
 
 /* ---- flattening ------------------------------------------------------------ */
 
-static int cmp_seq(const void *a, const void *b)
+/*
+ * LLVM 14 sorts a table's sequences with llvm::sort(Sequences,
+ * Sequence::orderByHighPC), which is std::sort: not stable.  Sequences with
+ * the same HighPC (identical code folded by the linker leaves several
+ * sequences over the same bytes) end in whatever order libstdc++'s
+ * introsort leaves them, and lookup takes the first.  So we run that very
+ * algorithm (GCC's bits/stl_algo.h and stl_heap.h, unchanged for many
+ * releases): introsort loop down to runs of 16 with a median-of-three pivot
+ * moved to the front and an unguarded partition, heapsort past depth
+ * 2*floor(log2 n), then insertion sort.  Only "hi <" is compared, as
+ * orderByHighPC does for the sections of a linked image (all of one
+ * SectionIndex).  Sequences are appended in end_sequence order, as LLVM's are.
+ */
+#define SEQ_SORT_THRESHOLD 16
+
+static int seq_less(const line_seq *a, const line_seq *b)
 {
-	const line_seq *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->first < y->first ? -1 : x->first > y->first; /* stable */
+	return a->hi < b->hi;
+}
+
+static void seq_swap(line_seq *a, line_seq *b)
+{
+	line_seq t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* std::__unguarded_linear_insert */
+static void seq_linear_insert(line_seq *last)
+{
+	line_seq val = *last, *next = last - 1;
+	while (seq_less(&val, next)) {
+		*last = *next;
+		last = next--;
+	}
+	*last = val;
+}
+
+/* std::__insertion_sort */
+static void seq_insertion_sort(line_seq *first, line_seq *last)
+{
+	if (first == last)
+		return;
+	for (line_seq *i = first + 1; i != last; i++) {
+		if (seq_less(i, first)) {
+			line_seq val = *i;
+			memmove(first + 1, first, (size_t)(i - first) * sizeof(*i));
+			*first = val;
+		} else {
+			seq_linear_insert(i);
+		}
+	}
+}
+
+/* std::__push_heap and std::__adjust_heap (a max-heap over seq_less). */
+static void seq_push_heap(line_seq *first, ptrdiff_t hole, ptrdiff_t top, line_seq val)
+{
+	ptrdiff_t parent = (hole - 1) / 2;
+	while (hole > top && seq_less(&first[parent], &val)) {
+		first[hole] = first[parent];
+		hole = parent;
+		parent = (hole - 1) / 2;
+	}
+	first[hole] = val;
+}
+
+static void seq_adjust_heap(line_seq *first, ptrdiff_t hole, ptrdiff_t len, line_seq val)
+{
+	ptrdiff_t top = hole, child = hole;
+	while (child < (len - 1) / 2) {
+		child = 2 * (child + 1);
+		if (seq_less(&first[child], &first[child - 1]))
+			child--;
+		first[hole] = first[child];
+		hole = child;
+	}
+	if ((len & 1) == 0 && child == (len - 2) / 2) {
+		child = 2 * (child + 1);
+		first[hole] = first[child - 1];
+		hole = child - 1;
+	}
+	seq_push_heap(first, hole, top, val);
+}
+
+/* std::__partial_sort(first, last, last): make_heap, then sort_heap. */
+static void seq_heap_sort(line_seq *first, line_seq *last)
+{
+	ptrdiff_t len = last - first;
+	if (len < 2)
+		return;
+	for (ptrdiff_t parent = (len - 2) / 2;; parent--) {
+		seq_adjust_heap(first, parent, len, first[parent]);
+		if (parent == 0)
+			break;
+	}
+	while (last - first > 1) {
+		last--;
+		line_seq val = *last; /* std::__pop_heap */
+		*last = *first;
+		seq_adjust_heap(first, 0, last - first, val);
+	}
+}
+
+/* std::__move_median_to_first */
+static void seq_median_to_first(line_seq *result, line_seq *a, line_seq *b, line_seq *c)
+{
+	if (seq_less(a, b)) {
+		if (seq_less(b, c))
+			seq_swap(result, b);
+		else if (seq_less(a, c))
+			seq_swap(result, c);
+		else
+			seq_swap(result, a);
+	} else if (seq_less(a, c)) {
+		seq_swap(result, a);
+	} else if (seq_less(b, c)) {
+		seq_swap(result, c);
+	} else {
+		seq_swap(result, b);
+	}
+}
+
+/* std::__unguarded_partition_pivot */
+static line_seq *seq_partition(line_seq *first, line_seq *last)
+{
+	line_seq *mid = first + (last - first) / 2, *pivot = first;
+	seq_median_to_first(first, first + 1, mid, last - 1);
+	first++;
+	for (;;) {
+		while (seq_less(first, pivot))
+			first++;
+		last--;
+		while (seq_less(pivot, last))
+			last--;
+		if (!(first < last))
+			return first;
+		seq_swap(first, last);
+		first++;
+	}
+}
+
+static void seq_introsort_loop(line_seq *first, line_seq *last, unsigned depth)
+{
+	while (last - first > SEQ_SORT_THRESHOLD) {
+		if (depth == 0) {
+			seq_heap_sort(first, last);
+			return;
+		}
+		depth--;
+		line_seq *cut = seq_partition(first, last);
+		seq_introsort_loop(cut, last, depth);
+		last = cut;
+	}
+}
+
+/* std::sort(first, first + n, orderByHighPC) as libstdc++ runs it. */
+static void seq_sort(line_seq *first, size_t n)
+{
+	line_seq *last = first + n;
+	unsigned lg = 0;
+	if (n < 2)
+		return;
+	while ((n >> lg) > 1)
+		lg++;
+	seq_introsort_loop(first, last, 2 * lg);
+	if (n > SEQ_SORT_THRESHOLD) {
+		seq_insertion_sort(first, first + SEQ_SORT_THRESHOLD);
+		for (line_seq *i = first + SEQ_SORT_THRESHOLD; i != last; i++)
+			seq_linear_insert(i);
+	} else {
+		seq_insertion_sort(first, last);
+	}
 }
 
 /* LLVM 14 LineTable::lookupAddressImpl + findRowInSeq, step for step
@@ -562,7 +730,7 @@ static int flatten(const line_program *p, ix_line_table *t)
 	for (size_t i = 0; i < p->nseqs; i++)
 		for (size_t k = p->seqs[i].first; k < p->seqs[i].last; k++)
 			pts[npts++] = p->rows[k].addr;
-	/* Sequences are sorted by start and usually disjoint, with ascending
+	/* Sequences are sorted by end and usually disjoint, with ascending
 	 * rows: then the points are already in order and need no sort. */
 	size_t k = 1;
 	while (k < npts && pts[k - 1] <= pts[k])
@@ -616,8 +784,7 @@ int ix_line_parse(const ix_line_ctx *lc, ix_line_table *t, char *why, size_t why
 	}
 	/* Like LLVM, keep the sequences completed before a malformed opcode. */
 	(void)run_program(lc, &h, &f, &p, t);
-	if (p.nseqs)
-		qsort(p.seqs, p.nseqs, sizeof(*p.seqs), cmp_seq);
+	seq_sort(p.seqs, p.nseqs);
 	rc = flatten(&p, t);
 	if (rc)
 		snprintf(why, why_sz, "out of memory");

@@ -48,8 +48,25 @@ names() {
 	compare "$work/names_riscv_c"
 }
 
+icf() {
+	have ld.lld || { skip "ld.lld not found"; return; }
+	# gcc folds identical functions itself (-fipa-icf) into aliases: one
+	# sequence; keep both bodies for the linker to fold instead.
+	g++ -O2 -g -fno-ipa-icf -ffunction-sections -fuse-ld=lld -Wl,--icf=all \
+		"$srcdir/icf_fold.cpp" -o "$work/icf-gcc"
+	compare "$work/icf-gcc"
+	if have clang++; then
+		clang++ -O2 -g -ffunction-sections -fuse-ld=lld -Wl,--icf=all \
+			"$srcdir/icf_fold.cpp" -o "$work/icf-clang"
+		compare "$work/icf-clang"
+	else
+		skip "clang++ not found"
+	fi
+}
+
 case $group in
 names) names ;;
+icf) icf ;;
 *) echo "pair_fixtures.sh: unknown group $group" >&2; exit 2 ;;
 esac
 ((fail)) && exit 1
