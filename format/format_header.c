@@ -134,6 +134,9 @@ const char *fmt_table_name(uint32_t kind)
 		[FMT_T_INLINE_NODES] = "INLINE_NODES", [FMT_T_LINE_ADDRS] = "LINE_ADDRS",
 		[FMT_T_LINE_ROWS] = "LINE_ROWS",       [FMT_T_BUILD_INFO] = "BUILD_INFO",
 		[FMT_T_SYMBOL_FILES] = "SYMBOL_FILES",
+		[FMT_T_ALT_SYMBOL_ADDRS] = "ALT_SYMBOL_ADDRS",
+		[FMT_T_ALT_SYMBOLS] = "ALT_SYMBOLS",
+		[FMT_T_ALT_SYMBOL_FILES] = "ALT_SYMBOL_FILES",
 	};
 
 	if (kind == 0 || kind > FMT_T_KIND_MAX)
@@ -147,16 +150,19 @@ int fmt_record_size(uint32_t kind, unsigned address_size)
 	case FMT_T_STRINGS: return 0;
 	case FMT_T_SEGMENTS: return FMT_SEG_SIZE;
 	case FMT_T_SYMBOL_ADDRS:
+	case FMT_T_ALT_SYMBOL_ADDRS:
 	case FMT_T_INLINE_ADDRS:
 	case FMT_T_LINE_ADDRS: return (int)address_size;
-	case FMT_T_SYMBOLS: return FMT_SYM_SIZE;
+	case FMT_T_SYMBOLS:
+	case FMT_T_ALT_SYMBOLS: return FMT_SYM_SIZE;
 	case FMT_T_FILES: return FMT_FILE_SIZE;
 	case FMT_T_FUNCTIONS: return FMT_FN_SIZE;
 	case FMT_T_INLINE_MAP: return FMT_IMAP_SIZE;
 	case FMT_T_INLINE_NODES: return FMT_NODE_SIZE;
 	case FMT_T_LINE_ROWS: return FMT_ROW_SIZE;
 	case FMT_T_BUILD_INFO: return FMT_BI_SIZE;
-	case FMT_T_SYMBOL_FILES: return FMT_SYMFILE_SIZE;
+	case FMT_T_SYMBOL_FILES:
+	case FMT_T_ALT_SYMBOL_FILES: return FMT_SYMFILE_SIZE;
 	default: return -1;
 	}
 }
@@ -386,6 +392,16 @@ static int check_kinds(fmt_view *v, char *eb, size_t ebsz)
 	    (rc = check_parallel(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)) ||
 	    (v->t[FMT_T_SYMBOL_FILES].p &&
 	     (rc = check_parallel(v, FMT_T_SYMBOLS, FMT_T_SYMBOL_FILES, eb, ebsz))))
+		return rc;
+	/* §7.2.2: the other file's table, all three or its first two only. */
+	if (!v->t[FMT_T_ALT_SYMBOL_ADDRS].p != !v->t[FMT_T_ALT_SYMBOLS].p ||
+	    (v->t[FMT_T_ALT_SYMBOL_FILES].p && !v->t[FMT_T_ALT_SYMBOLS].p))
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		               "tables 14-16 (ALT_SYMBOL_*) present without one another");
+	if ((v->t[FMT_T_ALT_SYMBOLS].p &&
+	     (rc = check_parallel(v, FMT_T_ALT_SYMBOL_ADDRS, FMT_T_ALT_SYMBOLS, eb, ebsz))) ||
+	    (v->t[FMT_T_ALT_SYMBOL_FILES].p &&
+	     (rc = check_parallel(v, FMT_T_ALT_SYMBOLS, FMT_T_ALT_SYMBOL_FILES, eb, ebsz))))
 		return rc;
 	if (s->length == 0 || s->p[0] != 0 || s->p[s->length - 1] != 0)
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,

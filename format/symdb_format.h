@@ -26,8 +26,9 @@ extern "C" {
 #define FMT_MAGIC            "\x89SYMDB\r\n"
 #define FMT_MAGIC_LEN        8
 #define FMT_VERSION_MAJOR    1   /* a reader rejects any other major */
-#define FMT_VERSION_MINOR    1   /* a reader accepts any minor of its major;
-                                     1.1 added SYMBOL_FILES (kind 13) */
+#define FMT_VERSION_MINOR    2   /* a reader accepts any minor of its major;
+                                     1.1 added SYMBOL_FILES (kind 13), 1.2 the
+                                     other file's symbol table (kinds 14-16) */
 #define FMT_HEADER_SIZE      128
 
 /* Field offsets inside the header (SPEC §5). */
@@ -103,7 +104,10 @@ enum fmt_table_kind {
 	FMT_T_LINE_ROWS     = 11, /* §7.6 interval -> file, line, column */
 	FMT_T_BUILD_INFO    = 12, /* §7.7 counters about the build, optional */
 	FMT_T_SYMBOL_FILES  = 13, /* §7.2.1 STT_FILE name per symbol, optional (1.1) */
-	FMT_T_KIND_MAX      = 13
+	FMT_T_ALT_SYMBOL_ADDRS = 14, /* §7.2.2 the pair's other symbol table: starts (1.2) */
+	FMT_T_ALT_SYMBOLS   = 15, /* §7.2.2 its SYMBOLS records (1.2) */
+	FMT_T_ALT_SYMBOL_FILES = 16, /* §7.2.2 its SYMBOL_FILES records (1.2) */
+	FMT_T_KIND_MAX      = 16
 };
 
 /* "No entry" in any u32 index column. */
@@ -190,13 +194,16 @@ enum fmt_table_kind {
 #define FMT_BI_SOURCE_XXH3          6  /* XXH3-64 (seed 0) of the input's bytes (§12.5) */
 #define FMT_BI_DEBUG_XXH3           7  /* XXH3-64 of the separate debug file used, 0 = none */
 #define FMT_BI_SYMBOL_SOURCE        8  /* FMT_BI_SYMSRC_*: the symbol table indexed */
-#define FMT_BI_COUNT                9
+#define FMT_BI_ALT_SYMBOL_SOURCE    9  /* FMT_BI_SYMSRC_* of ALT_SYMBOLS, 0 = none (1.2) */
+#define FMT_BI_COUNT                10
 
-/* §7.7 BUILD_INFO index 8. */
+/* §7.7 BUILD_INFO indexes 8 and 9 (SYMTAB and DYNSYM also name the table a
+ * request's file holds, §7.2.2). */
 #define FMT_BI_SYMSRC_NONE   0u /* no symbol table */
 #define FMT_BI_SYMSRC_SYMTAB 1u /* ELF .symtab */
 #define FMT_BI_SYMSRC_DYNSYM 2u /* ELF .dynsym only (a fully stripped file) */
 #define FMT_BI_SYMSRC_NLIST  3u /* Mach-O LC_SYMTAB */
+
 
 /* ---- SPEC §12 Catalog --------------------------------------------------- */
 

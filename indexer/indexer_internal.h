@@ -136,6 +136,11 @@ typedef struct ix_image {
 	ix_vec segments;  /* ix_segment, sorted by vaddr */
 	ix_vec symbols;   /* ix_symbol, any order: ix_tables sorts and dedups */
 	int symbols_reduced; /* symbols already sorted and deduplicated (SPEC §7.2) */
+	/* SPEC §7.2.2: the symbol table of the pair's other file (the debug
+	 * file a stripped binary found), ix_symbol, any order; written as
+	 * ALT_SYMBOL_* when non-empty.  BUILD_INFO Symbol_Source and
+	 * Alt_Symbol_Source say which table each is. */
+	ix_vec alt_symbols;
 	ix_vec files;     /* ix_file; indexes are referenced by functions/nodes/rows */
 	ix_vec functions; /* ix_function, sorted by die_offset, unique */
 	ix_vec nodes;     /* ix_node, parents first */
@@ -158,6 +163,15 @@ IX_HIDDEN void ix_image_free(ix_image *img);
  * errbuf. */
 IX_HIDDEN int ix_elf_load(ix_image *img, int fd, const char *path, char *errbuf,
                           size_t errbuf_sz);
+
+/* ix_elf.c: SPEC §7.2.2.  Read the symbol table of the pair's other file
+ * (the separate debug file open at fd, named path) into img->alt_symbols by
+ * the rules of §7.2 when it is another kind of table than the image's own
+ * (.symtab against .dynsym) and keeps a symbol; sets Alt_Symbol_Source.  A
+ * file that cannot be read adds nothing: its DWARF decides the build.
+ * Interns names into img->strings, so it must not run concurrently with
+ * other writers of the pool. */
+IX_HIDDEN void ix_elf_load_alt(ix_image *img, int fd, const char *path);
 
 /* ix_dwarf*.c: fill img->files/functions/nodes/imap/rows from the DWARF of
  * the binary open at fd (named binary_path) or of its separate debug file

@@ -326,6 +326,9 @@ int ix_dwarf_attach(ix_image *img, int fd, const char *binary_path, const ix_opt
 	if (ix_sections_find(use, ".debug_info"))
 		rc = index_dwarf(img, use, opts ? opts->threads : 0, opts ? opts->cpus : 1, errbuf,
 				 errbuf_sz);
+	/* §7.2.2: the debug file's own symbol table, for requests naming it. */
+	if (rc == 0 && use != &bin)
+		ix_elf_load_alt(img, df->fd, df->name ? df->name : "");
 	if (use != &bin)
 		ix_sections_close(&dbg);
 	ix_sections_close(&bin);

@@ -56,6 +56,10 @@ struct elf_input {
 	size_t shnum;
 	char *eb;
 	size_t ebsz;
+	/* Where kept symbols and the BUILD_INFO counters go: the image's own
+	 * table, or the pair's other table (SPEC §7.2.2). */
+	ix_vec *syms;
+	uint64_t *bi;
 };
 
 /* Big-endian PowerPC64 ELFv1 function descriptors (LLVM's OpdExtractor). */
@@ -513,10 +517,10 @@ static int input_symbol(struct elf_input *x, ix_image *img, const struct symtab 
 		addr &= ~(uint64_t)1;
 	addr = opd_translate(o, addr);
 	if (addr < img->base_address) {
-		img->build_info[FMT_BI_SYMBOLS_DROPPED]++;
+		x->bi[FMT_BI_SYMBOLS_DROPPED]++;
 		return 0;
 	}
-	out = ix_vec_push(&img->symbols);
+	out = ix_vec_push(x->syms);
 	if (!out)
 		return input_fail(x, -ENOMEM, "out of memory");
 	out->addr = addr;
@@ -554,8 +558,8 @@ static int input_symbols(struct elf_input *x, ix_image *img)
 	if (rc)
 		return rc;
 	input_find_opd(x, &o);
-	img->build_info[FMT_BI_SYMBOLS_SEEN] = t.n - 1;
-	img->build_info[FMT_BI_SYMBOL_SOURCE] = t.dynsym ? FMT_BI_SYMSRC_DYNSYM : FMT_BI_SYMSRC_SYMTAB;
+	x->bi[FMT_BI_SYMBOLS_SEEN] = t.n - 1;
+	x->bi[FMT_BI_SYMBOL_SOURCE] = t.dynsym ? FMT_BI_SYMSRC_DYNSYM : FMT_BI_SYMSRC_SYMTAB;
 	for (i = 1; i < t.n; i++) {
 		rc = input_symbol(x, img, &t, &o, &f, i);
 		if (rc)
@@ -597,6 +601,8 @@ int ix_elf_load(ix_image *img, int fd, const char *path, char *errbuf, size_t er
 	int rc;
 
 	input_init(&x, fd, path, errbuf, errbuf_sz);
+	x.syms = &img->symbols;
+	x.bi = img->build_info;
 	pthread_once(&input_once, input_libelf_init);
 	rc = input_open(&x);
 	if (rc == 0)
@@ -616,4 +622,23 @@ int ix_elf_load(ix_image *img, int fd, const char *path, char *errbuf, size_t er
 	if (x.elf)
 		elf_end(x.elf);
 	return rc;
+}
+
+void ix_elf_load_alt(ix_image *img, int fd, const char *path)
+{
+	uint64_t bi[FMT_BI_COUNT] = { 0 };
+	struct elf_input x;
+	char why[256];
+
+	input_init(&x, fd, path, why, sizeof why);
+	x.syms = &img->alt_symbols;
+	x.bi = bi;
+	pthread_once(&input_once, input_libelf_init);
+	if (input_open(&x) == 0 && input_headers(&x) == 0 && input_symbols(&x, img) == 0 &&
+	    img->alt_symbols.n && bi[FMT_BI_SYMBOL_SOURCE] != img->build_info[FMT_BI_SYMBOL_SOURCE])
+		img->build_info[FMT_BI_ALT_SYMBOL_SOURCE] = bi[FMT_BI_SYMBOL_SOURCE];
+	else
+		img->alt_symbols.n = 0; /* all or nothing; the same kind of table adds nothing */
+	if (x.elf)
+		elf_end(x.elf);
 }

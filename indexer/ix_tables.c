@@ -16,7 +16,9 @@
  *
  * The DWARF tables (kinds 5-11) are written exactly when FMT_FLAG_HAS_DWARF
  * is set; BUILD_INFO always, marked OPTIONAL; SYMBOL_FILES (OPTIONAL) when a
- * symbol has a file.
+ * symbol has a file.  The other file's symbol table of a stripped-binary /
+ * debug-file pair (ALT_SYMBOL_*, §7.2.2, OPTIONAL) goes through the same
+ * reduction and encoding as the image's own.
  */
 #include "ix_emit.h"
 
@@ -40,12 +42,11 @@ static int cmp_sym(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-void ix_symbols_reduce(ix_image *img)
+static void symbols_reduce(ix_vec *v)
 {
-	ix_symbol *s = img->symbols.p;
-	size_t n = img->symbols.n, i, j = 0;
+	ix_symbol *s = v->p;
+	size_t n = v->n, i, j = 0;
 
-	img->symbols_reduced = 1;
 	if (n == 0)
 		return;
 	qsort(s, n, sizeof *s, cmp_sym);
@@ -54,7 +55,13 @@ void ix_symbols_reduce(ix_image *img)
 			continue;
 		s[j++] = s[i];
 	}
-	img->symbols.n = j;
+	v->n = j;
+}
+
+void ix_symbols_reduce(ix_image *img)
+{
+	img->symbols_reduced = 1;
+	symbols_reduce(&img->symbols);
 }
 
 /* Intervals are emitted from Base_Address up: an interval starting below it
@@ -174,6 +181,13 @@ static unsigned builder_address_size(const struct table_builder *b)
 		if (o > ADDR32_MAX || s[i].size > ADDR32_MAX - o)
 			return 8;
 	}
+	s = img->alt_symbols.p;
+	for (i = 0; i < img->alt_symbols.n; i++) {
+		uint64_t o = s[i].addr - base;
+
+		if (o > ADDR32_MAX || s[i].size > ADDR32_MAX - o)
+			return 8;
+	}
 	if (!b->dwarf)
 		return 4;
 	/* Interval starts ascend, so the last one is the largest; one below the
@@ -187,12 +201,17 @@ static unsigned builder_address_size(const struct table_builder *b)
 	return 4;
 }
 
-static int builder_symbols(struct table_builder *b, unsigned as)
+/* SYMBOL_ADDRS/SYMBOLS/SYMBOL_FILES (§7.2, §7.2.1) from v, or their
+ * ALT_ twins (§7.2.2): the same records under other kinds.  The files table
+ * is written only when some kept symbol has an STT_FILE name, so an image
+ * without any (stripped, Mach-O, .dynsym only) is unchanged. */
+static int builder_symtab(struct table_builder *b, unsigned as, const ix_vec *v, uint32_t k_addrs,
+                          uint32_t k_syms, uint32_t k_files, uint16_t flags)
 {
-	const ix_symbol *s = b->img->symbols.p;
-	size_t n = b->img->symbols.n, i;
-	uint8_t *a = builder_alloc(b, FMT_T_SYMBOL_ADDRS, 0, n, as);
-	uint8_t *r = builder_alloc(b, FMT_T_SYMBOLS, 0, n, FMT_SYM_SIZE);
+	const ix_symbol *s = v->p;
+	size_t n = v->n, i;
+	uint8_t *a = builder_alloc(b, k_addrs, flags, n, as);
+	uint8_t *r = builder_alloc(b, k_syms, flags, n, FMT_SYM_SIZE);
 
 	if (!a || !r)
 		return -ENOMEM;
@@ -200,28 +219,28 @@ static int builder_symbols(struct table_builder *b, unsigned as)
 		fmt_put_addr(a, as, i, s[i].addr - b->img->base_address);
 		fmt_enc_symbol(r + i * FMT_SYM_SIZE, s[i].size, s[i].name, s[i].flags);
 	}
-	b->out->nsymbols = n;
-	return 0;
-}
-
-/* SPEC §7.2.1: written only when some kept symbol has an STT_FILE name, so an
- * image without any (stripped, Mach-O, .dynsym only) is unchanged. */
-static int builder_symbol_files(struct table_builder *b)
-{
-	const ix_symbol *s = b->img->symbols.p;
-	size_t n = b->img->symbols.n, i;
-	uint8_t *r;
-
 	for (i = 0; i < n && s[i].file == 0; i++)
 		;
 	if (i == n)
 		return 0;
-	r = builder_alloc(b, FMT_T_SYMBOL_FILES, FMT_TABLE_OPTIONAL, n, FMT_SYMFILE_SIZE);
+	r = builder_alloc(b, k_files, FMT_TABLE_OPTIONAL, n, FMT_SYMFILE_SIZE);
 	if (!r)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		fmt_enc_symbol_file(r + i * FMT_SYMFILE_SIZE, s[i].file);
 	return 0;
+}
+
+static int builder_symbols(struct table_builder *b, unsigned as)
+{
+	int rc = builder_symtab(b, as, &b->img->symbols, FMT_T_SYMBOL_ADDRS, FMT_T_SYMBOLS,
+	                        FMT_T_SYMBOL_FILES, 0);
+
+	b->out->nsymbols = b->img->symbols.n;
+	if (rc == 0 && b->img->alt_symbols.n)
+		rc = builder_symtab(b, as, &b->img->alt_symbols, FMT_T_ALT_SYMBOL_ADDRS,
+		                    FMT_T_ALT_SYMBOLS, FMT_T_ALT_SYMBOL_FILES, FMT_TABLE_OPTIONAL);
+	return rc;
 }
 
 static int builder_segments(struct table_builder *b)
@@ -372,8 +391,6 @@ static int builder_encode(struct table_builder *b, unsigned as)
 		rc = builder_segments(b);
 	if (rc == 0)
 		rc = builder_symbols(b, as);
-	if (rc == 0)
-		rc = builder_symbol_files(b);
 	if (rc == 0 && b->dwarf)
 		rc = builder_files_functions(b);
 	if (rc == 0 && b->dwarf)
@@ -402,6 +419,7 @@ int ix_tables_build(ix_image *img, ix_output *out, char *eb, size_t ebsz)
 		img->header_flags &= ~(uint32_t)FMT_FLAG_PARTIAL;
 	if (!img->symbols_reduced)
 		ix_symbols_reduce(img);
+	symbols_reduce(&img->alt_symbols);
 	if (b.dwarf) {
 		rc = builder_check_dwarf(img, eb, ebsz);
 		if (rc)

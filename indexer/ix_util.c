@@ -250,6 +250,7 @@ int ix_image_init(ix_image *img)
 		return -ENOMEM;
 	ix_vec_init(&img->segments, sizeof(ix_segment));
 	ix_vec_init(&img->symbols, sizeof(ix_symbol));
+	ix_vec_init(&img->alt_symbols, sizeof(ix_symbol));
 	ix_vec_init(&img->files, sizeof(ix_file));
 	ix_vec_init(&img->functions, sizeof(ix_function));
 	ix_vec_init(&img->nodes, sizeof(ix_node));
@@ -264,6 +265,7 @@ void ix_image_free(ix_image *img)
 	img->strings = NULL;
 	ix_vec_free(&img->segments);
 	ix_vec_free(&img->symbols);
+	ix_vec_free(&img->alt_symbols);
 	ix_vec_free(&img->files);
 	ix_vec_free(&img->functions);
 	ix_vec_free(&img->nodes);

@@ -170,6 +170,30 @@ static int stage_rank(const symdb_image_info *i)
 	return 1;
 }
 
+/* The kinds of ELF symbol table an image stores (§7.2.2), as bits 1 << SYMSRC:
+ * its own (Symbol_Source) and ALT_SYMBOLS's (Alt_Symbol_Source). */
+static unsigned stage_tables(const symdb_image_info *i)
+{
+	unsigned m = 0;
+
+	if (i->nbuild_info > FMT_BI_SYMBOL_SOURCE && i->build_info[FMT_BI_SYMBOL_SOURCE] < 8)
+		m |= 1u << i->build_info[FMT_BI_SYMBOL_SOURCE];
+	if (i->nbuild_info > FMT_BI_ALT_SYMBOL_SOURCE && i->build_info[FMT_BI_ALT_SYMBOL_SOURCE] < 8)
+		m |= 1u << i->build_info[FMT_BI_ALT_SYMBOL_SOURCE];
+	return m & ~1u; /* SYMSRC_NONE is no table */
+}
+
+/* §12.5 rule 2, §7.2.2: the new index stores every kind of symbol table the
+ * old one does and one more, and carries no less: a stripped binary built
+ * after its own .debug file (which holds only the .debug's .symtab) brings
+ * its .dynsym, for requests that name it. */
+static int stage_more_tables(const symdb_image_info *ni, const symdb_image_info *oi)
+{
+	unsigned n = stage_tables(ni), o = stage_tables(oi);
+
+	return (n & o) == o && n != o && stage_rank(ni) >= stage_rank(oi);
+}
+
 static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *ni,
                                       const symdb_build_opts *o, char *ipath, size_t ipath_sz,
                                       symdb_image_info *oi)
@@ -183,6 +207,8 @@ static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *n
 		a = state == 0 ? ST_PUBLISH : ST_REPLACE;
 	else if (o->flags & SYMDB_BUILD_FORCE)
 		a = ST_REPLACE;
+	else if (stage_more_tables(ni, oi))
+		a = ST_UPGRADE;
 	else if (stage_same(oi, ni->build_info[FMT_BI_SOURCE_XXH3],
 	                    ni->build_info[FMT_BI_DEBUG_XXH3]))
 		a = ST_SAME;
@@ -268,7 +294,10 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 	r->tmp[0] = 0; /* renamed or removed */
 	if (rc == 0)
 		stage_fill(res, i, r, info, raced,
-		           a != ST_UPGRADE ? 0 : stage_rank(&oi) == 0 && stage_rank(info) == 1 ? 2 : 1,
+		           a != ST_UPGRADE                                        ? 0
+		           : stage_rank(&oi) == stage_rank(info)                  ? 3
+		           : stage_rank(&oi) == 0 && stage_rank(info) == 1        ? 2
+		                                                                  : 1,
 		           ipath, &oi, ex->is_macho);
 	return rc;
 }

@@ -51,6 +51,8 @@ int symdb_image_get_info(const symdb_image *img, symdb_image_info *caller)
 	for (i = 0; i < img->nbinfo && i < 16; i++)
 		out->build_info[i] = fmt_be64(img->binfo + i * FMT_BI_SIZE);
 	out->nbuild_info = (unsigned)i;
+	out->alt_symbols = img->alt != 0;
+	out->symbols_missing = img->names_missing != 0;
 	return rd_out_put(caller, out, sizeof *out);
 }
 
@@ -107,20 +109,35 @@ static int check_segments(const symdb_image *img, char *eb, size_t ebsz)
 	return 0;
 }
 
+/* One symbol table (§7.2, §7.2.1), the image's own or ALT_SYMBOL_* (§7.2.2),
+ * as the view gives it: verify checks both, whichever the handle answers with. */
+static int check_symtab(const symdb_image *img, uint32_t k_addrs, uint32_t k_syms,
+                        uint32_t k_files, char *eb, size_t ebsz)
+{
+	const fmt_view *v = &img->v;
+	const uint8_t *syms = v->t[k_syms].p, *sfiles = v->t[k_files].p;
+	uint64_t i, n = v->t[k_syms].count;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *s = syms + i * FMT_SYM_SIZE;
+		if (!ref_ok(img, fmt_be32(s + FMT_SYM_NAME)))
+			return BAD(k_syms, i, "Name past the string pool");
+		if (fmt_be32(s + FMT_SYM_FLAGS) & ~FMT_SYMF_KNOWN)
+			return BAD(k_syms, i, "unknown Flags bits");
+		if (sfiles && !ref_ok(img, fmt_be32(sfiles + i * FMT_SYMFILE_SIZE)))
+			return BAD(k_files, i, "File past the string pool");
+	}
+	return ascending(img, k_addrs, v->t[k_addrs].p, n, eb, ebsz);
+}
+
 static int check_symbols(const symdb_image *img, char *eb, size_t ebsz)
 {
-	uint64_t i;
+	int rc = check_symtab(img, FMT_T_SYMBOL_ADDRS, FMT_T_SYMBOLS, FMT_T_SYMBOL_FILES, eb, ebsz);
 
-	for (i = 0; i < img->nsyms; i++) {
-		const uint8_t *s = img->syms + i * FMT_SYM_SIZE;
-		if (!ref_ok(img, fmt_be32(s + FMT_SYM_NAME)))
-			return BAD(FMT_T_SYMBOLS, i, "Name past the string pool");
-		if (fmt_be32(s + FMT_SYM_FLAGS) & ~FMT_SYMF_KNOWN)
-			return BAD(FMT_T_SYMBOLS, i, "unknown Flags bits");
-		if (img->sfiles && !ref_ok(img, fmt_be32(img->sfiles + i * FMT_SYMFILE_SIZE)))
-			return BAD(FMT_T_SYMBOL_FILES, i, "File past the string pool");
-	}
-	return ascending(img, FMT_T_SYMBOL_ADDRS, img->saddr, img->nsyms, eb, ebsz);
+	if (rc == 0 && img->v.t[FMT_T_ALT_SYMBOLS].p)
+		rc = check_symtab(img, FMT_T_ALT_SYMBOL_ADDRS, FMT_T_ALT_SYMBOLS,
+		                  FMT_T_ALT_SYMBOL_FILES, eb, ebsz);
+	return rc;
 }
 
 static int check_files(const symdb_image *img, char *eb, size_t ebsz)

@@ -71,6 +71,12 @@ struct symdb_image {
 	const uint8_t *laddr;  const uint8_t *rows;  uint64_t nrows;
 	const uint8_t *binfo;  uint64_t nbinfo;
 	const uint8_t *sfiles;                /* SYMBOL_FILES, parallel to syms, or NULL */
+
+	/* SPEC §7.2.2: the table a request's file holds (SYMDB_OPEN_NAMES_*
+	 * of the open; part of the cache key), whether saddr/syms/sfiles are the
+	 * ALT_SYMBOL_* tables, and whether the index lacks that table. */
+	unsigned names;
+	int alt, names_missing;
 };
 
 /* Map and validate an index file; `path` is only for messages.  The image

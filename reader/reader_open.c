@@ -50,15 +50,19 @@
 
 #include "db_dir.h"
 #include "format_layout.h"
+#include "format_symsrc.h"
 #include "reader_internal.h"
+#include "symdb_endian.h"
 
 /* Attempts at an image whose file disagrees with its catalog entry (rule 3):
  * one re-index caught mid-publish needs two; more allow for a few back to
  * back. */
 #define RD_OPEN_TRIES 4
 
+#define RD_OPEN_NAMES (SYMDB_OPEN_NAMES_SYMTAB | SYMDB_OPEN_NAMES_DYNSYM)
 #define RD_OPEN_KNOWN \
-	(SYMDB_OPEN_WRITE | SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_CREATE | SYMDB_OPEN_NO_THAW)
+	(SYMDB_OPEN_WRITE | SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_CREATE | SYMDB_OPEN_NO_THAW | \
+	 RD_OPEN_NAMES)
 
 /* Point the hoisted table fields at the view's tables. */
 static void hoist_tables(symdb_image *img)
@@ -90,6 +94,43 @@ static void hoist_tables(symdb_image *img)
 	img->nbinfo = v->t[FMT_T_BUILD_INFO].count;
 	/* format_header.c checked its Count against SYMBOLS. */
 	img->sfiles = v->t[FMT_T_SYMBOL_FILES].p;
+}
+
+/* BUILD_INFO counter i, 0 when absent (§7.7). */
+static uint64_t build_info(const symdb_image *img, unsigned i)
+{
+	return i < img->nbinfo ? fmt_be64(img->binfo + (uint64_t)i * FMT_BI_SIZE) : 0;
+}
+
+/*
+ * SPEC §7.2.2: point the symbol columns at the stored table llvm-symbolizer
+ * 14 would read from the file a request names.  `names` (SYMDB_OPEN_NAMES_*)
+ * is that file's kind of table; the image's own table answers when it is
+ * that kind, when the request names none, and for an index that does not
+ * record its kind (1.0 files, Mach-O); else ALT_SYMBOL_* when they are that
+ * kind; else the own table, noted as missing.
+ */
+static void pick_symbols(symdb_image *img, unsigned names)
+{
+	const fmt_view *v = &img->v;
+	uint64_t want = (names & SYMDB_OPEN_NAMES_SYMTAB)   ? FMT_BI_SYMSRC_SYMTAB
+	                : (names & SYMDB_OPEN_NAMES_DYNSYM) ? FMT_BI_SYMSRC_DYNSYM
+	                                                    : 0;
+	uint64_t own = build_info(img, FMT_BI_SYMBOL_SOURCE);
+
+	img->names = names & RD_OPEN_NAMES;
+	img->alt = img->names_missing = 0;
+	if (!want || !own || own == FMT_BI_SYMSRC_NLIST || own == want)
+		return;
+	if (v->t[FMT_T_ALT_SYMBOLS].p && build_info(img, FMT_BI_ALT_SYMBOL_SOURCE) == want) {
+		img->saddr = v->t[FMT_T_ALT_SYMBOL_ADDRS].p;
+		img->syms = v->t[FMT_T_ALT_SYMBOLS].p;
+		img->nsyms = v->t[FMT_T_ALT_SYMBOLS].count;
+		img->sfiles = v->t[FMT_T_ALT_SYMBOL_FILES].p;
+		img->alt = 1;
+		return;
+	}
+	img->names_missing = 1;
 }
 
 /* The address columns are what every lookup binary-searches: ask for them
@@ -268,14 +309,15 @@ static int same_file(const symdb_image *img, uint64_t size, uint64_t header_sum)
 /* A reference to the cached image of id that is the file entry e
  * describes, or NULL.  A mapping that faulted (symdb_fault_recover) is not
  * shared: the file is mapped and validated afresh, as after a re-index. */
-static symdb_image *cache_get(rd_cache *c, const symdb_uuid *id, const rd_cat_entry *e)
+static symdb_image *cache_get(rd_cache *c, const symdb_uuid *id, const rd_cat_entry *e,
+                              unsigned names)
 {
 	symdb_image *img;
 
 	pthread_mutex_lock(&c->lock);
 	for (img = c->images; img; img = img->next)
 		if (same_uuid(img, id->bytes, id->len) && same_file(img, e->file_size, e->header_sum) &&
-		    !rd_image_damaged(img))
+		    img->names == names && !rd_image_damaged(img))
 			break;
 	if (img)
 		img->refs++;
@@ -310,6 +352,8 @@ static symdb_image *cache_put(rd_cache *c, symdb_image *img)
 		next = old->next;
 		if (!same_uuid(old, img->v.uuid, img->v.uuid_len))
 			continue;
+		if (same_file(old, img->v.size, img->v.header_checksum) && old->names != img->names)
+			continue; /* the same file for requests naming another table (§7.2.2) */
 		if (same_file(old, img->v.size, img->v.header_checksum) && !rd_image_damaged(old)) {
 			old->refs++;
 			keep = old;
@@ -512,7 +556,7 @@ static int open_entry(symdb *db, const symdb_uuid *id, unsigned flags, const rd_
 		rc = fetch_entry(db, id, &e, strbuf, strbuf_sz, path, eb, ebsz);
 		if (rc)
 			return rc;
-		img = cache_get(db->cache, id, &e);
+		img = cache_get(db->cache, id, &e, flags & RD_OPEN_NAMES);
 		if (img)
 			return share(img, flags, path, out, eb, ebsz);
 		/* RD_OPEN_IN_DB: nothing inside DB is followed (db_dir.h). */
@@ -524,6 +568,7 @@ static int open_entry(symdb *db, const symdb_uuid *id, unsigned flags, const rd_
 			return rc;
 		rc = match_catalog(img, &e, id, path, eb, ebsz);
 		if (rc == 0) {
+			pick_symbols(img, flags);
 			*out = cache_put(db->cache, img);
 			return 0;
 		}
@@ -576,6 +621,7 @@ int symdb_image_open_uuid(symdb *db, const symdb_uuid *id, const symdb_open_opts
 int symdb_image_open_binary(symdb *db, const char *binary_path, const symdb_open_opts *opts,
                             symdb_image **out)
 {
+	symdb_open_opts o;
 	symdb_uuid id;
 	int rc;
 
@@ -585,7 +631,31 @@ int symdb_image_open_binary(symdb *db, const char *binary_path, const symdb_open
 	rc = symdb_file_uuid(binary_path, opts, &id);
 	if (rc)
 		return rc;
-	return symdb_image_open_uuid(db, &id, opts, out);
+	rc = rd_opts_get(opts, RD_OPEN_KNOWN, &o);
+	if (rc)
+		return rc;
+	if (!(o.flags & RD_OPEN_NAMES))
+		o.flags |= symdb_file_symbol_table(binary_path);
+	return symdb_image_open_uuid(db, &id, &o, out);
+}
+
+unsigned symdb_file_symbol_table(const char *path)
+{
+	struct stat st;
+	unsigned src = FMT_BI_SYMSRC_NONE;
+	int fd;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		src = fmt_elf_symbol_source(fd, (uint64_t)st.st_size);
+	close(fd);
+	return src == FMT_BI_SYMSRC_SYMTAB   ? SYMDB_OPEN_NAMES_SYMTAB
+	       : src == FMT_BI_SYMSRC_DYNSYM ? SYMDB_OPEN_NAMES_DYNSYM
+	                                     : 0;
 }
 
 int symdb_image_open_file(const char *index_path, const symdb_open_opts *opts, symdb_image **out)

@@ -227,6 +227,15 @@ typedef struct symdb_open_opts {
  *  decompress it into private memory for this handle only (verify, export,
  *  info).  Without it, the first open of a cold image thaws it on disk. */
 #define SYMDB_OPEN_NO_THAW          0x8u
+/** symdb_image_open_*(): the image answers requests that name a file whose
+ *  symbol table is a `.symtab` (NAMES_SYMTAB) or only a `.dynsym`
+ *  (NAMES_DYNSYM), such as a separate debug file and the stripped binary of
+ *  one build-id (SPEC §7.2.2): outermost names come from the stored table
+ *  llvm-symbolizer-14 would read from that file.  Neither: the image's own
+ *  table, as indexed.  symdb_image_open_binary() sets the one its file
+ *  holds; symdb_file_symbol_table() tells it for a path. */
+#define SYMDB_OPEN_NAMES_SYMTAB     0x10u
+#define SYMDB_OPEN_NAMES_DYNSYM     0x20u
 
 /**
  * Declare and initialise an options struct, or a sized output struct, with
@@ -407,7 +416,8 @@ SYMDB_API int symdb_image_open_uuid(symdb *db, const symdb_uuid *id,
 
 /**
  * @brief symdb_image_open_binary() = symdb_file_uuid() of binary_path, then
- *        symdb_image_open_uuid() of that UUID.
+ *        symdb_image_open_uuid() of that UUID with the SYMDB_OPEN_NAMES_*
+ *        flag of binary_path (symdb_file_symbol_table()) unless opts has one.
  * @param db          an open database.
  * @param binary_path the binary whose index is wanted (read for its UUID).
  * @param opts        NULL or options, used by both steps.
@@ -417,6 +427,17 @@ SYMDB_API int symdb_image_open_uuid(symdb *db, const symdb_uuid *id,
  */
 SYMDB_API int symdb_image_open_binary(symdb *db, const char *binary_path,
                                       const symdb_open_opts *opts, symdb_image **out);
+
+/**
+ * @brief symdb_file_symbol_table() tells which symbol table
+ *        llvm-symbolizer-14 reads from an ELF file (SPEC §7.2.2).
+ * @param path the file a request names.
+ * @return SYMDB_OPEN_NAMES_SYMTAB (a `.symtab` with an entry besides the null
+ *         symbol), SYMDB_OPEN_NAMES_DYNSYM (only a `.dynsym`), or 0 (neither,
+ *         not ELF, or unreadable): a flag for symdb_image_open_uuid().
+ * @note Reads the ELF header and section headers only.  Thread-safe.
+ */
+SYMDB_API unsigned symdb_file_symbol_table(const char *path);
 
 /**
  * @brief symdb_image_open_file() maps an index file directly, without a
@@ -478,6 +499,13 @@ typedef struct symdb_image_info {
 	uint64_t nsymbols, nfunctions, ninline_nodes, nline_rows, nfiles, nsegments;
 	uint64_t build_info[16];  /**< BUILD_INFO counters (SPEC §7.7), 0 if absent */
 	unsigned nbuild_info;
+	/** SPEC §7.2.2: 1 when this handle answers with the ALT_SYMBOL_* tables
+	 *  (the pair's other file), 0 with the image's own. */
+	unsigned alt_symbols;
+	/** 1 when the handle was opened for a file whose kind of symbol table
+	 *  (SYMDB_OPEN_NAMES_*) the index lacks: answers use the table it has,
+	 *  and indexing that file (`symdb build FILE`) completes the index. */
+	unsigned symbols_missing;
 } symdb_image_info;
 
 /**

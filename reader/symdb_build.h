@@ -98,7 +98,8 @@ typedef struct symdb_build_image {
 	symdb_uuid uuid;
 	int skipped;  /**< 1: already indexed, nothing written */
 	int replaced; /**< 1: replaced an index without DWARF; 2: one made from
-	                   .dynsym only, with a full symbol table (SPEC §12.5) */
+	                   .dynsym only, with a full symbol table; 3: one without
+	                   this file's kind of symbol table (SPEC §12.5, §7.2.2) */
 	char arch[16]; /**< "arm64", "x86_64", ... */
 } symdb_build_image;
 
@@ -123,7 +124,8 @@ typedef struct symdb_build_result {
 	/** Not 0: the UUID was indexed from an input carrying less, and this
 	 *  one replaced that index (SPEC §12.5): 1 the old one had no DWARF and
 	 *  this one has; 2 the old one had .dynsym only and this one a full
-	 *  symbol table. */
+	 *  symbol table; 3 this one also stores a kind of symbol table the old
+	 *  one lacked (a stripped binary after its .debug file, §7.2.2). */
 	int replaced;
 } symdb_build_result;
 

@@ -155,8 +155,9 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 			out = cli_line_dup("skipped %s %s (already indexed)\n", hex, path);
 		else if (res->replaced)
 			out = cli_line_dup("indexed %s %s (replaced an index %s)\n", hex, path,
-			                   res->replaced == 2 ? "made from .dynsym only"
-			                                      : "without DWARF");
+			                   res->replaced == 3   ? "without this file's symbol table"
+			                   : res->replaced == 2 ? "made from .dynsym only"
+			                                        : "without DWARF");
 		else if (res->debug_path[0])
 			out = cli_line_dup("indexed %s %s (debug file %s)\n", hex, path,
 			                   res->debug_path);

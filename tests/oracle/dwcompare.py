@@ -155,6 +155,11 @@ def main():
     ap.add_argument("--llvm-arg", action="append", default=[])
     ap.add_argument("--query-arg", action="append", default=[])
     ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--no-build", action="store_true",
+                    help="query the database as it is (the caller built it)")
+    ap.add_argument("--addr-obj",
+                    help="take the addresses from this file's executable sections "
+                         "(a debug file has none: its stripped binary)")
     ap.add_argument("--ignore-stt-file", action="store_true",
                     help="do not count differences that are only the STT_FILE "
                          "file-name fallback of symbol-table frames (not DWARF)")
@@ -164,12 +169,13 @@ def main():
             print("SKIP: %s not found" % tool)
             return 77
 
-    b = subprocess.run([a.symdb, "--db", a.db, "build", "--force"] + a.build_arg + [a.obj],
-                       capture_output=True, text=True)
-    if b.returncode != 0:
-        sys.stderr.write(b.stdout + b.stderr)
-        raise SystemExit("symdb build failed")
-    addrs = pick_addresses(a.obj, a.sample, a.seed)
+    if not a.no_build:
+        b = subprocess.run([a.symdb, "--db", a.db, "build", "--force"] + a.build_arg + [a.obj],
+                           capture_output=True, text=True)
+        if b.returncode != 0:
+            sys.stderr.write(b.stdout + b.stderr)
+            raise SystemExit("symdb build failed")
+    addrs = pick_addresses(a.addr_obj or a.obj, a.sample, a.seed)
     if not addrs:  # nothing compared is no pass
         raise SystemExit(f"{a.obj}: no executable section, no address to compare")
     ok = True

@@ -10,7 +10,9 @@
 #   icf    identical code folded inside one unit (several line sequences at
 #          one address): the sequence LLVM 14 picks (SPEC §7.6)
 #   pair   a stripped binary and its debug file (one build-id, one index):
-#          either file indexed first, either file queried (SPEC §7.2.2)
+#          either file indexed first, either file queried (SPEC §7.2.2); the
+#          debug file found by build-id under a directory and by debuglink
+#   real   the same for Debian's libc.so.6 and its libc6-dbg file (sampled)
 # Exit 77 (skipped, never a pass) when a compiler, linker or target a group
 # needs is missing: the parts that can run still run and are compared.
 set -euo pipefail
@@ -64,9 +66,104 @@ icf() {
 	fi
 }
 
+# pair_check LABEL DB BIN DEBUG [dwcompare args...]: both files of a pair,
+# each queried by name, every executable address of BIN.
+pair_check() {
+	local label=$1 d=$2 bin=$3 dbg=$4
+	shift 4
+	echo "-- $label: $bin"
+	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$d" --obj "$bin" --no-build \
+		--style LLVM,GNU,JSON "$@" || fail=1
+	echo "-- $label: $dbg"
+	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$d" --obj "$dbg" --addr-obj "$bin" \
+		--no-build --style LLVM,GNU,JSON "$@" || fail=1
+}
+
+# expect_build DB WANT FILE [build args...]: symdb build prints WANT
+# ("indexed", "skipped", "replaced an index without this file's symbol
+# table") for FILE.
+expect_build() {
+	local d=$1 want=$2 out
+	shift 2
+	out=$("$symdb" --db "$d" build "$@") || { echo "FAIL: symdb build $*"; fail=1; return; }
+	echo "$out"
+	if [[ $out != *"$want"* ]]; then
+		echo "FAIL: symdb build $*: wanted '$want'"
+		fail=1
+	fi
+}
+
+# Both orders of indexing for one pair; the debug file is found by build-id
+# under DIR (--debug-dir / --debug-file-directory) or by .gnu_debuglink
+# beside the binary (DIR empty).
+pair_orders() {
+	local name=$1 bin=$2 dbg=$3 dir=$4
+	local b=() l=(--llvm-arg=--debug-file-directory=/nonexistent)
+	if [[ -n $dir ]]; then
+		b=(--debug-dir "$dir")
+		l=(--llvm-arg=--debug-file-directory="$dir")
+	fi
+	# the stripped binary first: it finds its debug file, the index holds
+	# both tables; the debug file is then already indexed
+	expect_build "$work/db-$name-bin" "indexed" "${b[@]}" "$bin"
+	pair_check "$name, binary first" "$work/db-$name-bin" "$bin" "$dbg" "${l[@]}"
+	expect_build "$work/db-$name-bin" "skipped" "$dbg"
+	# the debug file first: right for itself; the binary then completes
+	# the index (SPEC §12.5) and both are right
+	expect_build "$work/db-$name-dbg" "indexed" "$dbg"
+	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$work/db-$name-dbg" --obj "$dbg" \
+		--addr-obj "$bin" --no-build --style LLVM,GNU,JSON "${l[@]}" || fail=1
+	expect_build "$work/db-$name-dbg" "replaced an index without this file's symbol table" \
+		"${b[@]}" "$bin"
+	pair_check "$name, debug file first" "$work/db-$name-dbg" "$bin" "$dbg" "${l[@]}"
+}
+
+pair() {
+	local dir="$work/dbg" f id
+	gcc -O2 -g -fPIC -shared -Wl,--version-script="$srcdir/pair_lib.map" \
+		"$srcdir/pair_lib.c" -o "$work/libpair.so.full"
+	g++ -O2 -g "$srcdir/pair_main.cpp" -o "$work/main.full" -L"$work" -l:libpair.so.full
+	# by build-id under a debug directory, --strip-all (only .dynsym left)
+	for f in libpair.so main; do
+		id=$(readelf -n "$work/$f.full" | awk '/Build ID/ {print $3}')
+		mkdir -p "$dir/.build-id/${id:0:2}"
+		objcopy --only-keep-debug "$work/$f.full" "$dir/.build-id/${id:0:2}/${id:2}.debug"
+		strip --strip-all "$work/$f.full" -o "$work/$f"
+		pair_orders "bid-$f" "$work/$f" "$dir/.build-id/${id:0:2}/${id:2}.debug" "$dir"
+	done
+	# by .gnu_debuglink beside the binary, plain `strip`
+	mkdir -p "$work/link"
+	cp "$work/libpair.so.full" "$work/link/libpair.so"
+	objcopy --only-keep-debug "$work/link/libpair.so" "$work/link/libpair.so.debug"
+	strip "$work/link/libpair.so"
+	(cd "$work/link" && objcopy --add-gnu-debuglink=libpair.so.debug libpair.so)
+	pair_orders link "$work/link/libpair.so" "$work/link/libpair.so.debug" ""
+}
+
+# Debian's libc.so.6 and its libc6-dbg file (a sample of addresses).
+real_libc() {
+	local lib id dbg
+	lib=$(gcc -print-file-name=libc.so.6)
+	lib=$(readlink -f "$lib")
+	id=$(readelf -n "$lib" 2>/dev/null | awk '/Build ID/ {print $3}')
+	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+	if [[ -z $id || ! -f $dbg ]]; then
+		skip "no libc6-dbg debug file for $lib (apt-get install libc6-dbg)"
+		return
+	fi
+	local s=(--sample 20000 --sample-others 4000)
+	expect_build "$work/db-libc-bin" "indexed" "$lib"
+	pair_check "libc, binary first" "$work/db-libc-bin" "$lib" "$dbg" "${s[@]}"
+	expect_build "$work/db-libc-dbg" "indexed" "$dbg"
+	expect_build "$work/db-libc-dbg" "replaced an index without this file's symbol table" "$lib"
+	pair_check "libc, debug file first" "$work/db-libc-dbg" "$lib" "$dbg" "${s[@]}"
+}
+
 case $group in
 names) names ;;
 icf) icf ;;
+pair) pair ;;
+real) real_libc ;;
 *) echo "pair_fixtures.sh: unknown group $group" >&2; exit 2 ;;
 esac
 ((fail)) && exit 1
