@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# pair_fixtures.sh SYMDB SCRATCH GROUP: which symbol names the outermost frame
+# pair_fixtures.sh SYMDB SCRATCH GROUP [PAIR_API]: which symbol names the outermost frame
 # gets, compared with llvm-symbolizer-14 on EVERY address of every executable
 # section in LLVM, GNU and JSON styles (dwcompare.py).  Groups:
 #   names  symbols LLVM 14 ignores by machine (SPEC §7.2): empty names on
@@ -19,6 +19,7 @@ set -euo pipefail
 symdb=${1:?usage: pair_fixtures.sh SYMDB SCRATCH GROUP}
 scratch=${2:?}
 group=${3:?}
+pair_api=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../fixtures" && pwd)
 work="$scratch/pair-$group"
@@ -93,6 +94,17 @@ expect_build() {
 	fi
 }
 
+# expect_api DB FILE WANT: pair_api (the C API's choice of table) prints WANT.
+expect_api() {
+	[[ -n $pair_api ]] || return 0
+	local got
+	got=$("$pair_api" "$1" "$2") || { echo "FAIL: pair_api $2"; fail=1; return; }
+	if [[ $got != "$3" ]]; then
+		echo "FAIL: pair_api $2: '$got', wanted '$3'"
+		fail=1
+	fi
+}
+
 # Both orders of indexing for one pair; the debug file is found by build-id
 # under DIR (--debug-dir / --debug-file-directory) or by .gnu_debuglink
 # beside the binary (DIR empty).
@@ -107,15 +119,22 @@ pair_orders() {
 	# both tables; the debug file is then already indexed
 	expect_build "$work/db-$name-bin" "indexed" "${b[@]}" "$bin"
 	pair_check "$name, binary first" "$work/db-$name-bin" "$bin" "$dbg" "${l[@]}"
+	expect_api "$work/db-$name-bin" "$bin" "names=dynsym alt=0 missing=0"
+	expect_api "$work/db-$name-bin" "$dbg" "names=symtab alt=1 missing=0"
 	expect_build "$work/db-$name-bin" "skipped" "$dbg"
-	# the debug file first: right for itself; the binary then completes
-	# the index (SPEC §12.5) and both are right
+	# the debug file first: right for itself, and the binary's table is
+	# missing; the binary then completes the index (SPEC §12.5) and both
+	# are right
 	expect_build "$work/db-$name-dbg" "indexed" "$dbg"
 	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$work/db-$name-dbg" --obj "$dbg" \
 		--addr-obj "$bin" --no-build --style LLVM,GNU,JSON "${l[@]}" || fail=1
+	expect_api "$work/db-$name-dbg" "$dbg" "names=symtab alt=0 missing=0"
+	expect_api "$work/db-$name-dbg" "$bin" "names=dynsym alt=0 missing=1"
 	expect_build "$work/db-$name-dbg" "replaced an index without this file's symbol table" \
 		"${b[@]}" "$bin"
 	pair_check "$name, debug file first" "$work/db-$name-dbg" "$bin" "$dbg" "${l[@]}"
+	expect_api "$work/db-$name-dbg" "$bin" "names=dynsym alt=0 missing=0"
+	expect_api "$work/db-$name-dbg" "$dbg" "names=symtab alt=1 missing=0"
 }
 
 pair() {
