@@ -58,6 +58,9 @@ icf() {
 	g++ -O2 -g -fno-ipa-icf -ffunction-sections -fuse-ld=lld -Wl,--icf=all \
 		"$srcdir/icf_fold.cpp" -o "$work/icf-gcc"
 	compare "$work/icf-gcc"
+	# gcc's own folding (-fipa-icf, on at -O2): aliases and thunks
+	g++ -O2 -g "$srcdir/icf_fold.cpp" -o "$work/icf-gcc-ipa"
+	compare "$work/icf-gcc-ipa"
 	if have clang++; then
 		clang++ -O2 -g -ffunction-sections -fuse-ld=lld -Wl,--icf=all \
 			"$srcdir/icf_fold.cpp" -o "$work/icf-clang"
