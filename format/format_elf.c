@@ -27,7 +27,6 @@ static const char *elf_type_name(unsigned t)
 {
 	switch (t) {
 	case 0: return "ET_NONE";
-	case ELF_ET_REL: return "ET_REL (relocatable object)";
 	case ELF_ET_CORE: return "ET_CORE (core dump)";
 	default: return "unknown e_type";
 	}
@@ -51,8 +50,9 @@ int fmt_elf_ident(const uint8_t *id, size_t n, char *why, size_t why_sz)
 		               (unsigned)id[ELF_EI_DATA]);
 	type = id[ELF_EI_DATA] == ELF_DATA2LSB ? (unsigned)(id[16] | id[17] << 8)
 	                                       : (unsigned)(id[16] << 8 | id[17]);
-	if (type != ELF_ET_EXEC && type != ELF_ET_DYN)
+	if (type != ELF_ET_EXEC && type != ELF_ET_DYN && type != ELF_ET_REL)
 		return fmt_err(why, why_sz, SYMDB_E_BAD_OBJECT,
-		               "%s is not supported, only ET_EXEC and ET_DYN", elf_type_name(type));
+		               "%s is not supported, only ET_EXEC, ET_DYN and ET_REL",
+		               elf_type_name(type));
 	return 0;
 }

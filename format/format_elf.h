@@ -16,7 +16,7 @@
 #define FMT_ELF_IDENT_SIZE 18
 
 /* Judge id[0..n), the first n bytes of a non-empty file: the ELF magic,
- * EI_CLASS, EI_DATA and e_type (ET_EXEC or ET_DYN only).  Returns 0 or
+ * EI_CLASS, EI_DATA and e_type (ET_EXEC, ET_DYN or ET_REL).  Returns 0 or
  * SYMDB_E_BAD_OBJECT with the reason ("not an ELF file") in why. */
 FMT_HIDDEN int fmt_elf_ident(const uint8_t *id, size_t n, char *why, size_t why_sz);
 

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "ix_dwarf_walk.h"
+#include "ix_reloc.h"
 #include "format_header.h"
 
 /* ---- libdwarf object access over ix_sections ------------------------------ */
@@ -311,7 +312,8 @@ int ix_dwarf_attach(ix_image *img, int fd, const char *binary_path, const ix_opt
 		char why[512];
 		const char *name = df->name ? df->name : "";
 		if (ix_sections_open(&dbg, df->fd, name, why, sizeof(why)) == 0) {
-			if (ix_sections_find(&dbg, ".debug_info")) {
+			if (ix_sections_find(&dbg, ".debug_info") &&
+			    ix_reloc_claims_from(&dbg, &bin) == 0) {
 				use = &dbg;
 				/* §12.5: the debug file's identity, for the
 				 * same-build-id policy (a stripped binary and

@@ -48,6 +48,7 @@ typedef struct ix_sections {
 	size_t build_id_len;
 	char debuglink[256]; /* "" when there is no .gnu_debuglink */
 	uint32_t debuglink_crc;
+	struct ix_reloc_info *reloc; /* ET_REL only (ix_reloc.h), else NULL */
 } ix_sections;
 
 /* Maps the ELF file open at fd (named path in messages; the descriptor
@@ -97,6 +98,7 @@ typedef struct ix_line_ctx {
 	const char *comp_dir; /* DW_AT_comp_dir or NULL */
 	ix_image *img;        /* strings and FILES are added here */
 	void *files_index;    /* ix_dwarf's path -> FILES index map */
+	const struct ix_reloc_info *reloc; /* ET_REL: sections of sequences */
 } ix_line_ctx;
 
 /* A parsed line table: the FILES index of each file entry, and the flat

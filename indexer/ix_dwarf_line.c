@@ -23,6 +23,7 @@
 
 #include "ix_dwarf_cursor.h"
 #include "ix_dwarf_internal.h"
+#include "ix_reloc.h"
 
 /* DWARF 5 §7.22 line number header entry formats. */
 #define LNCT_PATH 1
@@ -358,11 +359,13 @@ static int intern_files(const ix_line_ctx *lc, const line_header *h, const file_
 typedef struct line_row {
 	uint64_t addr, file;
 	uint32_t line, col, discr;
+	uint32_t sec; /* ET_REL: section of the DW_LNE_set_address relocation */
 } line_row;
 
 typedef struct line_seq {
 	uint64_t lo, hi;
 	size_t first, last; /* rows [first, last), last row is the end_sequence */
+	uint32_t sec;       /* LLVM's Sequence::SectionIndex, of the end row */
 } line_seq;
 
 typedef struct line_program {
@@ -404,7 +407,7 @@ static int append_row(line_program *p, const line_row *r, int end_seq)
 		p->seqs = n;
 		p->capseqs = cap;
 	}
-	p->seqs[p->nseqs++] = (line_seq){ lo, r->addr, p->seq_first, p->nrows };
+	p->seqs[p->nseqs++] = (line_seq){ lo, r->addr, p->seq_first, p->nrows, r->sec };
 	return 0;
 }
 
@@ -413,6 +416,7 @@ static void reset_row(line_row *r)
 	memset(r, 0, sizeof(*r));
 	r->file = 1;
 	r->line = 1;
+	r->sec = IX_SEC_UNDEF;
 }
 
 static int run_extended(const ix_line_ctx *lc, ix_cursor *c, line_program *p, line_row *r,
@@ -430,8 +434,10 @@ static int run_extended(const ix_line_ctx *lc, ix_cursor *c, line_program *p, li
 		reset_row(r);
 		break;
 	case 2: /* DW_LNE_set_address */
-		if (len - 1 == 1 || len - 1 == 2 || len - 1 == 4 || len - 1 == 8)
+		if (len - 1 == 1 || len - 1 == 2 || len - 1 == 4 || len - 1 == 8) {
+			r->sec = ix_reloc_line_sec(lc->reloc, (uint64_t)(c->p - lc->line->data));
 			r->addr = ix_cursor_n(c, (unsigned)(len - 1));
+		}
 		break;
 	case 3: { /* DW_LNE_define_file (DWARF 2-4) */
 		ix_cursor fc = { c->p, next, c->little, 0 };
@@ -447,7 +453,6 @@ static int run_extended(const ix_line_ctx *lc, ix_cursor *c, line_program *p, li
 	default:
 		break;
 	}
-	(void)lc;
 	c->p = next;
 	return rc;
 }
@@ -519,14 +524,17 @@ static int run_program(const ix_line_ctx *lc, line_header *h, file_entries *f, l
  * algorithm (GCC's bits/stl_algo.h and stl_heap.h, unchanged for many
  * releases): introsort loop down to runs of 16 with a median-of-three pivot
  * moved to the front and an unguarded partition, heapsort past depth
- * 2*floor(log2 n), then insertion sort.  Only "hi <" is compared, as
- * orderByHighPC does for the sections of a linked image (all of one
- * SectionIndex).  Sequences are appended in end_sequence order, as LLVM's are.
+ * 2*floor(log2 n), then insertion sort.  (sec, hi) is compared, as
+ * orderByHighPC does; in a linked image every sequence has SectionIndex
+ * Undef, so only "hi <" decides, and in an object file (SPEC §7.8) each
+ * section's sequences form one run.  Sequences are appended in end_sequence order, as LLVM's are.
  */
 #define SEQ_SORT_THRESHOLD 16
 
 static int seq_less(const line_seq *a, const line_seq *b)
 {
+	if (a->sec != b->sec) /* only in an object file (SPEC §7.8) */
+		return a->sec < b->sec;
 	return a->hi < b->hi;
 }
 
@@ -752,6 +760,71 @@ static int flatten(const line_program *p, ix_line_table *t)
 	return rc;
 }
 
+/* ---- relocatable objects (SPEC §7.8) ---------------------------------------- */
+
+/* The run of sequences of section sec, as a program of its own. */
+static line_program sec_run(const line_program *p, uint32_t sec)
+{
+	size_t b = 0, e;
+	while (b < p->nseqs && p->seqs[b].sec < sec)
+		b++;
+	for (e = b; e < p->nseqs && p->seqs[e].sec == sec; e++)
+		;
+	line_program v = *p;
+	v.seqs = p->seqs + b;
+	v.nseqs = e - b;
+	return v;
+}
+
+/* LineTable::lookupAddress with the section llvm-symbolizer picks for the
+ * address (ix_reloc_owner), then, if that finds no row, with none. */
+static const line_row *lookup_sec(const line_program *p, const ix_reloc_info *rel, uint64_t a)
+{
+	uint32_t sec = ix_reloc_owner(rel, a);
+	line_program v = sec_run(p, sec);
+	const line_row *r = lookup_row(&v, a);
+	if (!r && sec != IX_SEC_UNDEF) {
+		v = sec_run(p, IX_SEC_UNDEF);
+		r = lookup_row(&v, a);
+	}
+	return r;
+}
+
+/* flatten() for an object file: the answer changes at row addresses and
+ * where the owning section changes. */
+static int flatten_sections(const line_program *p, ix_line_table *t, const ix_reloc_info *rel)
+{
+	size_t npts = 2 * rel->nclaims;
+	for (size_t i = 0; i < p->nseqs; i++)
+		npts += p->seqs[i].last - p->seqs[i].first;
+	uint64_t *pts = malloc((npts ? npts : 1) * sizeof(*pts));
+	if (!pts)
+		return -1;
+	npts = 0;
+	for (size_t i = 0; i < rel->nclaims; i++) {
+		pts[npts++] = rel->claims[i].lo;
+		pts[npts++] = rel->claims[i].hi;
+	}
+	for (size_t i = 0; i < p->nseqs; i++)
+		for (size_t k = p->seqs[i].first; k < p->seqs[i].last; k++)
+			pts[npts++] = p->rows[k].addr;
+	int rc = ix_sort_u64(pts, npts);
+	for (size_t i = 0; i < npts && !rc; i++) {
+		if (i && pts[i] == pts[i - 1])
+			continue;
+		const line_row *r = lookup_sec(p, rel, pts[i]);
+		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
+		if (r && (v[0] = ix_line_file(t, r->file)) != FMT_NONE) {
+			v[1] = r->line;
+			v[2] = r->col;
+			v[3] = r->discr;
+		}
+		rc = ix_piece_push(&t->pieces, pts[i], v);
+	}
+	free(pts);
+	return rc;
+}
+
 uint32_t ix_line_file(const ix_line_table *t, uint64_t idx)
 {
 	return idx < t->nfiles ? t->file_map[idx] : FMT_NONE;
@@ -785,7 +858,7 @@ int ix_line_parse(const ix_line_ctx *lc, ix_line_table *t, char *why, size_t why
 	/* Like LLVM, keep the sequences completed before a malformed opcode. */
 	(void)run_program(lc, &h, &f, &p, t);
 	seq_sort(p.seqs, p.nseqs);
-	rc = flatten(&p, t);
+	rc = lc->reloc ? flatten_sections(&p, t, lc->reloc) : flatten(&p, t);
 	if (rc)
 		snprintf(why, why_sz, "out of memory");
 out:

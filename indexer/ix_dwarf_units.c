@@ -60,6 +60,7 @@ static int parse_lines(ix_shard *x, Dwarf_Die cu_die, uint8_t addr_size, ix_line
 		.comp_dir = ix_dwarf_attr_string(x, cu_die, DW_AT_comp_dir),
 		.img = x->img,
 		.files_index = &x->files_idx,
+		.reloc = x->secs->reloc,
 	};
 	char why[200];
 	if (ix_line_parse(&lc, t, why, sizeof(why))) {

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ix_elf.c - read an ELF executable, shared object or separate debug file
- * into an ix_image: header facts, Base_Address, the PT_LOAD segments (SPEC
- * §7.1) and the symbol table reduced the way llvm-symbolizer 14 reduces it
- * (SPEC §7.2).  DWARF is ix_dwarf*.c's business.
+ * ix_elf.c - read an ELF executable, shared object, relocatable object or
+ * separate debug file into an ix_image: header facts, Base_Address, the
+ * PT_LOAD segments (SPEC §7.1) and the symbol table reduced the way
+ * llvm-symbolizer 14 reduces it (SPEC §7.2).  DWARF is ix_dwarf*.c's
+ * business.  A relocatable object has no segments; its symbols keep their
+ * section-relative values plus sh_addr (0 in practice), so symbols of
+ * different sections share addresses, as llvm-symbolizer sees them (SPEC
+ * §7.8).
  *
  * The input is untrusted.  libelf is only asked for data after this file has
  * checked that the program and section header tables and every section it
@@ -98,7 +102,7 @@ void ix_elf_init(void)
 /* ---- the file and its headers ------------------------------------------ */
 
 /* Judge the open file by its first bytes: magic, class, data encoding and
- * e_type (ET_EXEC or ET_DYN only), before any parsing.  The descriptor is
+ * e_type (ET_EXEC, ET_DYN or ET_REL), before any parsing.  The descriptor is
  * the caller's (SPEC §12.5: the indexer opens nothing). */
 static int input_open(struct elf_input *x)
 {
@@ -404,6 +408,19 @@ static size_t input_sym_section(const struct elf_input *x, const struct symtab *
 	return s->st_shndx < x->shnum ? s->st_shndx : 0;
 }
 
+/* LLVM's ELFObjectFile::getSymbolAddress adds the section's sh_addr to a
+ * symbol of a relocatable object (0 elsewhere). */
+static uint64_t input_section_addr(struct elf_input *x, size_t idx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (x->eh.e_type != ET_REL || idx == 0)
+		return 0;
+	scn = elf_getscn(x->elf, idx);
+	return scn && gelf_getshdr(scn, &sh) ? sh.sh_addr : 0;
+}
+
 /*
  * Symbols LLVM 14 marks SF_FormatSpecific by machine (ELFObjectFile::
  * getSymbolFlags) and addSymbol() therefore skips, whatever their type:
@@ -512,7 +529,7 @@ static int input_symbol(struct elf_input *x, ix_image *img, const struct symtab 
 				  (unsigned long long)i);
 	if (input_is_format_specific(x, name))
 		return 0;
-	addr = s.st_value;
+	addr = s.st_value + input_section_addr(x, input_sym_section(x, t, &s, i));
 	if ((x->eh.e_machine == EM_ARM || x->eh.e_machine == EM_MIPS) && type == STT_FUNC)
 		addr &= ~(uint64_t)1;
 	addr = opd_translate(o, addr);

@@ -30,6 +30,7 @@
 #include <zstd.h>
 
 #include "ix_dwarf_internal.h"
+#include "ix_reloc.h"
 #include "format_header.h"
 
 #ifndef ELFCOMPRESS_ZSTD
@@ -313,6 +314,9 @@ int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf, siz
 	s->little = eh.e_ident[EI_DATA] != ELFDATA2MSB;
 	s->machine = eh.e_machine;
 	int rc = scan_sections(s, elf, why, sizeof(why));
+	/* an object file's debug sections are relocated (SPEC §7.8) */
+	if (rc == 0 && eh.e_type == ET_REL)
+		rc = ix_reloc_apply(s, elf, why, sizeof(why));
 	elf_end(elf);
 	if (rc) {
 		ix_sections_close(s);
@@ -326,6 +330,7 @@ void ix_sections_close(ix_sections *s)
 	for (size_t i = 0; i < s->nsecs; i++)
 		free(s->secs[i].owned);
 	free(s->secs);
+	ix_reloc_free(s->reloc);
 	if (s->map)
 		munmap(s->map, s->map_size);
 	memset(s, 0, sizeof(*s));

@@ -138,7 +138,7 @@ static void hash_range(XXH3_state_t *st, const char *raw, const uint8_t *eh, siz
 }
 
 /* SPEC §5.2: XXH3-128 over (BE vaddr, BE filesz, bytes) of each PT_LOAD, in
- * program-header order. */
+ * program-header order; over the whole file for an ET_REL object. */
 static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *out,
                          const char *path, char *eb, size_t ebsz)
 {
@@ -147,14 +147,24 @@ static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *o
 	uint8_t eh[64];
 	size_t i, n, nload = 0, ehlen;
 	GElf_Phdr ph;
+	GElf_Ehdr ehdr;
 	int rc = 0;
 
-	if (elf_getphdrnum(e, &n) != 0)
-		return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: no build-id and no program headers", path);
 	st = XXH3_createState();
 	if (!st)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 	XXH3_128bits_reset(st);
+	/* A relocatable object maps nothing: its identity is every byte of
+	 * it (SPEC §5.2), since two objects may share their code bytes and
+	 * differ only in symbols, relocations or debug information. */
+	if (gelf_getehdr(e, &ehdr) && ehdr.e_type == ET_REL) {
+		XXH3_128bits_update(st, raw, raw_size);
+		n = 0;
+		nload = 1;
+	} else if (elf_getphdrnum(e, &n) != 0) {
+		XXH3_freeState(st);
+		return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: no build-id and no program headers", path);
+	}
 	ehlen = masked_ehdr(raw, raw_size, gelf_getclass(e), eh);
 	for (i = 0; i < n && rc == 0; i++) {
 		uint8_t hdr[16];

@@ -39,7 +39,21 @@ no_symbols)
 	;;
 directory) mkdir -p "$bad" ;;
 missing) bad=$SCRATCH/no/such/file ;;
-et_rel) gcc -c -g -O2 "$(dirname "$0")/../fixtures/fx_lib.c" -o "$bad" ;;
+et_core)
+	# e_type ET_CORE (offset 16): a core dump is not an image
+	cp "$BIN/c_gcc_O2_pie.symtab" "$bad"
+	printf '\004' | dd of="$bad" bs=1 seek=16 conv=notrunc status=none
+	run "$SYMDB" build --db "$db" "$bad"
+	expect_error "build $case" "ET_CORE (core dump) is not supported, only ET_EXEC, ET_DYN and ET_REL"
+	;;
+et_rel_empty)
+	# an object file with nothing to index (relocatable objects are
+	# indexed, SPEC §7.8; this one has no symbol and no DWARF)
+	printf 'typedef int unused;\n' >"$SCRATCH/empty.c"
+	gcc -c -O2 "$SCRATCH/empty.c" -o "$bad"
+	run "$SYMDB" build --db "$db" "$bad"
+	expect_error "build $case" "no symbols and no debug information to index"
+	;;
 mixed)
 	# a good file and a bad one in one call: the good one is indexed, the
 	# bad one reported, the exit status non-zero

@@ -19,6 +19,14 @@
 #             debug file found by build-id (--debug-dir) and by .gnu_debuglink;
 #             a debuglink whose CRC does not match is not used (both sides)
 #   m32       dw_inline.c with gcc -m32 against glibc (needs gcc-multilib)
+#   reloc     relocatable objects (`-c`): dw_inline.c, dw_cxx.cpp and
+#             dw_reloc.c with gcc and clang, -O0/-O2, DWARF 4 and 5,
+#             -ffunction-sections on and off; dw_reloc.c for aarch64
+#             (clang); two objects merged by `ld -r` (several units, as in
+#             a kernel module); with and without --inlines
+#   module    a .ko-shaped object (.modinfo, build-id, .gnu_debuglink,
+#             stripped with --strip-debug) whose debug file is found by
+#             build-id and by debuglink
 # Exit 77 (skipped, never a pass) when a compiler, linker or target a group
 # needs is missing: the parts that can run still run and are compared.
 set -euo pipefail
@@ -187,7 +195,97 @@ split() {
 	fi
 }
 
+compare_data() { # OBJ: DATA requests on every byte of its data sections
+	local obj=$1 max style
+	# the largest SHF_ALLOC section without SHF_EXECINSTR (all start at 0)
+	max=$(python3 - "$obj" <<-'PY'
+		import struct, sys
+		d = open(sys.argv[1], "rb").read()
+		shoff, = struct.unpack_from("<Q", d, 0x28)
+		n, = struct.unpack_from("<H", d, 0x3C)
+		m = 0
+		for i in range(n):
+		    f = struct.unpack_from("<IIQQQQIIQQ", d, shoff + 64 * i)
+		    if f[2] & 2 and not f[2] & 4:  # SHF_ALLOC, not SHF_EXECINSTR
+		        m = max(m, f[5])
+		print(m)
+		PY
+	)
+	((max > 0)) || { echo "FAIL: $obj: no data section"; fail=1; return; }
+	seq 0 $((max + 1)) | awk '{ printf "DATA 0x%x\n", $1 }' >"$obj.data"
+	for style in $styles; do
+		llvm-symbolizer-14 --obj "$obj" --output-style=$style <"$obj.data" >"$obj.want"
+		"$symdb" --db "$db" query --obj "$obj" --output-style=$style <"$obj.data" >"$obj.got"
+		if cmp -s "$obj.want" "$obj.got"; then
+			echo "$obj [DATA $style]: $((max + 2)) requests identical"
+		else
+			echo "FAIL: $obj [DATA $style]:"
+			diff "$obj.want" "$obj.got" | head -10
+			fail=1
+		fi
+	done
+}
+
+reloc() {
+	local cc cxx opt dw fs b tag
+	for cc in gcc clang; do
+		cxx=g++
+		[[ $cc == clang ]] && cxx=clang++
+		have $cc && have $cxx || { skip "$cc or $cxx not found"; continue; }
+		for opt in -O0 -O2; do
+			for dw in 4 5; do
+				for fs in "" -ffunction-sections; do
+					tag=$cc$opt-v$dw${fs:+-fs}
+					b="$work/in-$tag.o"
+					$cc -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_inline.c" -o "$b"
+					compare "$b"
+					b="$work/cxx-$tag.o"
+					$cxx -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_cxx.cpp" -o "$b"
+					compare "$b"
+					b="$work/rel-$tag.o"
+					$cc -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_reloc.c" -o "$b"
+					compare "$b"
+					compare_data "$b"
+				done
+			done
+		done
+	done
+	# without inline frames, one object of each compiler
+	for cc in gcc clang; do
+		have $cc || continue
+		b="$work/noinl-$cc.o"
+		$cc -c -O2 -g "$srcdir/dw_inline.c" -o "$b"
+		compare "$b" --llvm-arg=--no-inlines --query-arg=--no-inlines
+	done
+	# aarch64: clang only needs the target, dw_reloc.c needs no headers
+	if have clang; then
+		for opt in -O0 -O2; do
+			for dw in 4 5; do
+				for fs in "" -ffunction-sections; do
+					b="$work/a64$opt-v$dw${fs:+-fs}.o"
+					clang --target=aarch64-linux-gnu -c $opt -g -gdwarf-$dw $fs \
+						"$srcdir/dw_reloc.c" -o "$b"
+					compare "$b"
+					compare_data "$b"
+				done
+			done
+		done
+	fi
+	# several units in one object, merged by ld -r as a kernel module is
+	if have ld; then
+		for dw in 4 5; do
+			gcc -c -O2 -g -gdwarf-$dw "$srcdir/dw_inline.c" -o "$work/m1-v$dw.o"
+			gcc -c -O2 -g -gdwarf-$dw -ffunction-sections -Dmain=main2 -Dother=other2 \
+				"$srcdir/dw_reloc.c" \
+				-o "$work/m2-v$dw.o"
+			ld -r "$work/m1-v$dw.o" "$work/m2-v$dw.o" -o "$work/merged-v$dw.o"
+			compare "$work/merged-v$dw.o"
+		done
+	fi
+}
+
 case $group in
+reloc) reloc ;;
 matrix) matrix ;;
 cross) cross ;;
 options) options ;;

@@ -69,7 +69,8 @@ def functions(path):
 def pick_addresses(path, sample, seed):
     secs = exec_sections(path)
     if not sample:
-        return [a for lo, n in secs for a in range(lo, lo + n)]
+        # sections of an object file all start at 0: each address once
+        return sorted({a for lo, n in secs for a in range(lo, lo + n)})
     rng = random.Random(seed)
     total = sum(n for _, n in secs)
     starts, acc = [], 0
