@@ -106,6 +106,21 @@ static int ix_side_join(ix_side *j)
 	return j->rc;
 }
 
+/* The options the DWARF reader gets for img.  LLVM 14 looks a build-id up
+ * only in PT_NOTE segments (Symbolize.cpp getBuildID), and a relocatable
+ * object has none, so llvm-symbolizer-14 never finds a kernel module's
+ * debug file by build-id, only by .gnu_debuglink: neither does symdb (SPEC
+ * §7.8), though the builder opened one. */
+static const ix_opts *ix_debug_opts(const ix_image *img, const ix_opts *o, ix_opts *tmp)
+{
+	if (img->object_type != 1 /* ET_REL */ || o->debug.fd < 0)
+		return o;
+	*tmp = *o;
+	tmp->debug.fd = -1;
+	tmp->debug.name = NULL;
+	return tmp;
+}
+
 /* Parse and build one ELF image whose UUID is known, and stage it. */
 static int ix_elf_stage(ix_stager *st, int fd, const char *path, const ix_opts *o)
 {
@@ -114,6 +129,7 @@ static int ix_elf_stage(ix_stager *st, int fd, const char *path, const ix_opts *
 	ix_image img;
 	ix_output *out;
 	ix_side side;
+	ix_opts rel_opts;
 	int rc, loaded;
 
 	rc = ix_elf_precheck(fd, path, o->errbuf, o->errbuf_sz);
@@ -133,8 +149,8 @@ static int ix_elf_stage(ix_stager *st, int fd, const char *path, const ix_opts *
 	loaded = rc == 0;
 	ix_side_symbols(&side, loaded);
 	if (rc == 0 && !(o->flags & SYMDB_INDEXER_NO_DWARF))
-		rc = ix_dwarf_attach(&img, fd, path, o, debug_path, sizeof debug_path, o->errbuf,
-		                     o->errbuf_sz);
+		rc = ix_dwarf_attach(&img, fd, path, ix_debug_opts(&img, o, &rel_opts), debug_path,
+		                     sizeof debug_path, o->errbuf, o->errbuf_sz);
 	/* The errors rank as when the hash ran between load and DWARF. */
 	if (ix_side_join(&side) < 0 && loaded)
 		rc = fmt_err(o->errbuf, o->errbuf_sz, -EIO, "%s: cannot read it again", path);
