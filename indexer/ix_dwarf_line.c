@@ -762,14 +762,25 @@ static int flatten(const line_program *p, ix_line_table *t)
 
 /* ---- relocatable objects (SPEC §7.8) ---------------------------------------- */
 
+/* The first sequence whose section is not below sec (binary search: an
+ * object built with -ffunction-sections has a run per function). */
+static size_t sec_lower(const line_program *p, uint64_t sec)
+{
+	size_t lo = 0, hi = p->nseqs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->seqs[mid].sec < sec)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The run of sequences of section sec, as a program of its own. */
 static line_program sec_run(const line_program *p, uint32_t sec)
 {
-	size_t b = 0, e;
-	while (b < p->nseqs && p->seqs[b].sec < sec)
-		b++;
-	for (e = b; e < p->nseqs && p->seqs[e].sec == sec; e++)
-		;
+	size_t b = sec_lower(p, sec), e = sec_lower(p, (uint64_t)sec + 1);
 	line_program v = *p;
 	v.seqs = p->seqs + b;
 	v.nseqs = e - b;
