@@ -15,10 +15,11 @@
  *    .debug_addr and .debug_str_offsets (never .debug_aranges, .debug_str
  *    or .debug_abbrev: LLVM keeps those as plain bytes, so an object's
  *    .debug_aranges says address 0 and unit offset 0 there too);
- *  - S + A for absolute types, S + A - P for PC-relative ones, where S is
- *    the symbol's st_value plus its section's sh_addr (0 for an undefined
- *    or absent symbol) and A is r_addend (SHT_RELA) or the bytes in place
- *    (SHT_REL);
+ *  - S + A for absolute types, S + A - P for PC-relative ones, RISC-V's
+ *    ADD/SUB pairs on the field as the previous relocation left it, where
+ *    S is the symbol's st_value plus its section's sh_addr (0 for an
+ *    undefined or absent symbol) and A is r_addend (SHT_RELA) or the bytes
+ *    in place (SHT_REL);
  *  - types LLVM cannot resolve are left alone (it warns and reads the raw
  *    bytes).
  * Relocations are written into a private copy of each section; the file is
@@ -60,40 +61,94 @@ static int relocated(const char *name)
 	return 0;
 }
 
-/* How one relocation type is resolved: field width (0 = unsupported) and
- * whether P is subtracted. */
+/* What a relocation computes from S (symbol), A (addend), P (offset) and
+ * L (the field as it stands: RISC-V pairs two relocations on one field). */
+enum rop {
+	OP_ABS,   /* S + A */
+	OP_PCREL, /* S + A - P */
+	OP_ADD,   /* L + (S + A) */
+	OP_SUB,   /* L - (S + A) */
+	OP_SET6,  /* low 6 bits of S + A, L's top 2 */
+	OP_SUB6,  /* low 6 bits of L - (S + A), L's top 2 */
+};
+
+/* How one relocation type is resolved: field width (0 = unsupported). */
 typedef struct rtype {
 	unsigned width;
-	int pcrel;
+	enum rop op;
 } rtype;
+
+/* RISC-V (LLVM 14 resolveRISCV): linker relaxation leaves ADD/SUB pairs
+ * on one field wherever DWARF holds a difference of two code addresses. */
+static rtype resolve_riscv(uint32_t type)
+{
+	switch (type) {
+	case R_RISCV_32: return (rtype){ 4, OP_ABS };
+	case R_RISCV_64: return (rtype){ 8, OP_ABS };
+	case R_RISCV_32_PCREL: return (rtype){ 4, OP_PCREL };
+	case R_RISCV_SET6: return (rtype){ 1, OP_SET6 };
+	case R_RISCV_SUB6: return (rtype){ 1, OP_SUB6 };
+	case R_RISCV_ADD8: return (rtype){ 1, OP_ADD };
+	case R_RISCV_SUB8: return (rtype){ 1, OP_SUB };
+	case R_RISCV_ADD16: return (rtype){ 2, OP_ADD };
+	case R_RISCV_SUB16: return (rtype){ 2, OP_SUB };
+	case R_RISCV_ADD32: return (rtype){ 4, OP_ADD };
+	case R_RISCV_SUB32: return (rtype){ 4, OP_SUB };
+	case R_RISCV_ADD64: return (rtype){ 8, OP_ADD };
+	case R_RISCV_SUB64: return (rtype){ 8, OP_SUB };
+	}
+	return (rtype){ 0, OP_ABS };
+}
 
 static rtype resolve_type(uint16_t machine, uint32_t type)
 {
 	switch (machine) {
 	case EM_X86_64:
 		switch (type) {
-		case R_X86_64_64: case R_X86_64_DTPOFF64: return (rtype){ 8, 0 };
-		case R_X86_64_32: case R_X86_64_32S: case R_X86_64_DTPOFF32: return (rtype){ 4, 0 };
-		case R_X86_64_PC32: return (rtype){ 4, 1 };
-		case R_X86_64_PC64: return (rtype){ 8, 1 };
+		case R_X86_64_64: case R_X86_64_DTPOFF64: return (rtype){ 8, OP_ABS };
+		case R_X86_64_32: case R_X86_64_32S: case R_X86_64_DTPOFF32: return (rtype){ 4, OP_ABS };
+		case R_X86_64_PC32: return (rtype){ 4, OP_PCREL };
+		case R_X86_64_PC64: return (rtype){ 8, OP_PCREL };
 		}
 		break;
 	case EM_AARCH64:
 		switch (type) {
-		case R_AARCH64_ABS64: return (rtype){ 8, 0 };
-		case R_AARCH64_ABS32: return (rtype){ 4, 0 };
-		case R_AARCH64_PREL64: return (rtype){ 8, 1 };
-		case R_AARCH64_PREL32: return (rtype){ 4, 1 };
+		case R_AARCH64_ABS64: return (rtype){ 8, OP_ABS };
+		case R_AARCH64_ABS32: return (rtype){ 4, OP_ABS };
+		case R_AARCH64_PREL64: return (rtype){ 8, OP_PCREL };
+		case R_AARCH64_PREL32: return (rtype){ 4, OP_PCREL };
 		}
 		break;
 	case EM_386:
 		switch (type) {
-		case R_386_32: return (rtype){ 4, 0 };
-		case R_386_PC32: return (rtype){ 4, 1 };
+		case R_386_32: return (rtype){ 4, OP_ABS };
+		case R_386_PC32: return (rtype){ 4, OP_PCREL };
 		}
 		break;
+	case EM_PPC64:
+		switch (type) {
+		case R_PPC64_ADDR64: return (rtype){ 8, OP_ABS };
+		case R_PPC64_ADDR32: return (rtype){ 4, OP_ABS };
+		case R_PPC64_REL64: return (rtype){ 8, OP_PCREL };
+		case R_PPC64_REL32: return (rtype){ 4, OP_PCREL };
+		}
+		break;
+	case EM_PPC:
+		switch (type) {
+		case R_PPC_ADDR32: return (rtype){ 4, OP_ABS };
+		case R_PPC_REL32: return (rtype){ 4, OP_PCREL };
+		}
+		break;
+	case EM_ARM:
+		switch (type) {
+		case R_ARM_ABS32: return (rtype){ 4, OP_ABS };
+		case R_ARM_REL32: return (rtype){ 4, OP_PCREL };
+		}
+		break;
+	case EM_RISCV:
+		return resolve_riscv(type);
 	}
-	return (rtype){ 0, 0 };
+	return (rtype){ 0, OP_ABS };
 }
 
 static uint64_t get_n(const uint8_t *p, unsigned n, int little)
@@ -108,6 +163,19 @@ static void put_n(uint8_t *p, unsigned n, int little, uint64_t v)
 {
 	for (unsigned i = 0; i < n; i++)
 		p[little ? i : n - 1 - i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t compute(enum rop op, uint64_t S, uint64_t A, uint64_t P, uint64_t L)
+{
+	switch (op) {
+	case OP_ABS: return S + A;
+	case OP_PCREL: return S + A - P;
+	case OP_ADD: return L + (S + A);
+	case OP_SUB: return L - (S + A);
+	case OP_SET6: return (L & 0xC0) | ((S + A) & 0x3F);
+	case OP_SUB6: return (L & 0xC0) | ((L - (S + A)) & 0x3F);
+	}
+	return L;
 }
 
 /* The symbol table relocations refer to, checked against the file. */
@@ -187,10 +255,9 @@ static int apply_section(rel_ctx *x, Elf_Scn *rscn, const GElf_Shdr *rsh, ix_deb
 			ra.r_info = rl.r_info;
 			ra.r_addend = 0;
 		}
-		uint32_t type = x->s->is64 ? (uint32_t)GELF_R_TYPE(ra.r_info)
-					   : (uint32_t)ELF32_R_TYPE((uint32_t)ra.r_info);
-		size_t symi = x->s->is64 ? (size_t)GELF_R_SYM(ra.r_info)
-					 : (size_t)ELF32_R_SYM((uint32_t)ra.r_info);
+		/* gelf gives ELF32 r_info in the ELF64 layout */
+		uint32_t type = (uint32_t)GELF_R_TYPE(ra.r_info);
+		size_t symi = (size_t)GELF_R_SYM(ra.r_info);
 		rtype t = resolve_type(x->s->machine, type);
 		if (t.width == 0 || ra.r_offset > d->size || d->size - ra.r_offset < t.width) {
 			x->r->skipped++;
@@ -199,10 +266,9 @@ static int apply_section(rel_ctx *x, Elf_Scn *rscn, const GElf_Shdr *rsh, ix_deb
 		uint64_t S;
 		uint32_t sec;
 		symbol_value(x, symi, &S, &sec);
-		uint64_t A = rela ? (uint64_t)ra.r_addend
-				  : get_n(bytes + ra.r_offset, t.width, x->s->little);
-		uint64_t v = S + A - (t.pcrel ? ra.r_offset : 0);
-		put_n(bytes + ra.r_offset, t.width, x->s->little, v);
+		uint64_t L = get_n(bytes + ra.r_offset, t.width, x->s->little);
+		uint64_t A = rela ? (uint64_t)ra.r_addend : L;
+		put_n(bytes + ra.r_offset, t.width, x->s->little, compute(t.op, S, A, ra.r_offset, L));
 		x->r->applied++;
 		if (is_line && note_line_at(x, ra.r_offset, sec))
 			return -1;

@@ -52,9 +52,9 @@ struct ix_sections;
 typedef struct Elf Elf;
 
 /* For an ET_REL file whose debug sections s holds: applies every
- * relocation LLVM 14 applies to them (x86_64, AArch64 and i386 types that
- * its RelocationResolver supports, to the sections DWARFObjInMemory
- * relocates), records the .debug_line relocation targets and the claims
+ * relocation LLVM 14 applies to them (the x86_64, AArch64, i386, ARM,
+ * PowerPC and RISC-V types its RelocationResolver supports, to the
+ * sections DWARFObjInMemory relocates), records the .debug_line relocation targets and the claims
  * of its executable sections, and sets s->reloc.  Returns 0, or -1 with a
  * reason in why (out of memory, a relocation section that lies outside the
  * file). */

@@ -21,9 +21,10 @@
 #   m32       dw_inline.c with gcc -m32 against glibc (needs gcc-multilib)
 #   reloc     relocatable objects (`-c`): dw_inline.c, dw_cxx.cpp and
 #             dw_reloc.c with gcc and clang, -O0/-O2, DWARF 4 and 5,
-#             -ffunction-sections on and off; dw_reloc.c for aarch64
-#             (clang); two objects merged by `ld -r` (several units, as in
-#             a kernel module); with and without --inlines
+#             -ffunction-sections on and off; dw_reloc.c for aarch64,
+#             i386, arm, ppc64 and ppc (clang); two objects merged by
+#             `ld -r` (several units, as in a kernel module); with and
+#             without --inlines; DATA requests on the data sections
 #   module    a .ko-shaped object (.modinfo, build-id, .gnu_debuglink,
 #             stripped with --strip-debug) whose debug file is found by
 #             build-id and by debuglink
@@ -195,6 +196,13 @@ split() {
 	fi
 }
 
+compare1() { # BIN [args...]: every style in one dwcompare run (one build)
+	local bin=$1
+	shift
+	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
+		--style "${styles// /,}" "$@" || fail=1
+}
+
 compare_data() { # OBJ: DATA requests on every byte of its data sections
 	local obj=$1 max style
 	# the largest SHF_ALLOC section without SHF_EXECINSTR (all start at 0)
@@ -238,13 +246,13 @@ reloc() {
 					tag=$cc$opt-v$dw${fs:+-fs}
 					b="$work/in-$tag.o"
 					$cc -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_inline.c" -o "$b"
-					compare "$b"
+					compare1 "$b"
 					b="$work/cxx-$tag.o"
 					$cxx -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_cxx.cpp" -o "$b"
-					compare "$b"
+					compare1 "$b"
 					b="$work/rel-$tag.o"
 					$cc -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_reloc.c" -o "$b"
-					compare "$b"
+					compare1 "$b"
 					compare_data "$b"
 				done
 			done
@@ -255,7 +263,7 @@ reloc() {
 		have $cc || continue
 		b="$work/noinl-$cc.o"
 		$cc -c -O2 -g "$srcdir/dw_inline.c" -o "$b"
-		compare "$b" --llvm-arg=--no-inlines --query-arg=--no-inlines
+		compare1 "$b" --llvm-arg=--no-inlines --query-arg=--no-inlines
 	done
 	# aarch64: clang only needs the target, dw_reloc.c needs no headers
 	if have clang; then
@@ -265,10 +273,19 @@ reloc() {
 					b="$work/a64$opt-v$dw${fs:+-fs}.o"
 					clang --target=aarch64-linux-gnu -c $opt -g -gdwarf-$dw $fs \
 						"$srcdir/dw_reloc.c" -o "$b"
-					compare "$b"
+					compare1 "$b"
 					compare_data "$b"
 				done
 			done
+		done
+	fi
+	# other relocation flavours: REL (i386, arm), big-endian (ppc64, ppc)
+	if have clang; then
+		for t in i386-linux-gnu arm-linux-gnueabihf powerpc64-linux-gnu powerpc-linux-gnu; do
+			b="$work/$t.o"
+			clang --target=$t -c -O2 -g -gdwarf-5 -ffunction-sections \
+				"$srcdir/dw_reloc.c" -o "$b"
+			compare1 "$b"
 		done
 	fi
 	# several units in one object, merged by ld -r as a kernel module is
@@ -279,7 +296,7 @@ reloc() {
 				"$srcdir/dw_reloc.c" \
 				-o "$work/m2-v$dw.o"
 			ld -r "$work/m1-v$dw.o" "$work/m2-v$dw.o" -o "$work/merged-v$dw.o"
-			compare "$work/merged-v$dw.o"
+			compare1 "$work/merged-v$dw.o"
 		done
 	fi
 }
@@ -296,7 +313,7 @@ module() {
 			"$srcdir/dw_reloc.c" -o "$m/a-v$dw.o"
 		gcc -c -O2 -g -gdwarf-$dw -fno-pie -mcmodel=kernel "$srcdir/dw_kmod.c" -o "$m/b-v$dw.o"
 		ld -r --build-id=sha1 "$m/a-v$dw.o" "$m/b-v$dw.o" -o "$m/full-v$dw.ko"
-		compare "$m/full-v$dw.ko"
+		compare1 "$m/full-v$dw.ko"
 		compare_data "$m/full-v$dw.ko"
 		# stripped, its debug file under a build-id directory: llvm-symbolizer
 		# 14 reads build-ids from PT_NOTE only and an object has none, so
@@ -305,7 +322,7 @@ module() {
 		mkdir -p "$m/dbg/.build-id/${id:0:2}"
 		objcopy --only-keep-debug "$m/full-v$dw.ko" "$m/dbg/.build-id/${id:0:2}/${id:2}.debug"
 		objcopy --strip-debug "$m/full-v$dw.ko" "$m/bid-v$dw.ko"
-		compare "$m/bid-v$dw.ko" --build-arg=--debug-dir="$m/dbg" \
+		compare1 "$m/bid-v$dw.ko" --build-arg=--debug-dir="$m/dbg" \
 			--llvm-arg=--debug-file-directory="$m/dbg"
 		if "$symdb" --db "$db" info "$m/bid-v$dw.ko" | grep -q 'DWARF units indexed *[1-9]'; then
 			echo "FAIL: a module's debug file was found by build-id (llvm-symbolizer-14 does not)"
@@ -315,7 +332,7 @@ module() {
 		objcopy --only-keep-debug "$m/full-v$dw.ko" "$m/link-v$dw.ko.debug"
 		(cd "$m" && objcopy --strip-debug --add-gnu-debuglink=link-v$dw.ko.debug \
 			"full-v$dw.ko" "link-v$dw.ko")
-		compare "$m/link-v$dw.ko" --llvm-arg=--debug-file-directory=/nonexistent
+		compare1 "$m/link-v$dw.ko" --llvm-arg=--debug-file-directory=/nonexistent
 		if ! "$symdb" --db "$db" info "$m/link-v$dw.ko" | grep -q 'DWARF units indexed *2'; then
 			echo "FAIL: a module's debug file was not found by .gnu_debuglink"
 			fail=1
