@@ -372,41 +372,109 @@ static void sort_line_at(ix_reloc_info *r)
 
 /* ---- executable sections ------------------------------------------------ */
 
-/* Adds [lo, hi) minus what earlier sections claimed. */
-static int claim(ix_reloc_info *r, size_t *cap, uint64_t lo, uint64_t hi, uint32_t sec)
+/* An endpoint of an executable section's range, for the sweep below. */
+typedef struct sec_edge {
+	uint64_t addr;
+	uint32_t sec;
+	int start;
+} sec_edge;
+
+static int cmp_edge(const void *a, const void *b)
 {
-	while (lo < hi) {
-		/* the first claim that ends after lo */
-		size_t i = 0;
-		while (i < r->nclaims && r->claims[i].hi <= lo)
-			i++;
-		uint64_t end = hi;
-		if (i < r->nclaims && r->claims[i].lo <= lo) {
-			lo = r->claims[i].hi; /* covered: skip past it */
-			continue;
-		}
-		if (i < r->nclaims && r->claims[i].lo < end)
-			end = r->claims[i].lo;
-		if (r->nclaims == *cap) {
-			size_t nc = *cap ? 2 * *cap : 16;
-			ix_sec_claim *n = realloc(r->claims, nc * sizeof(*n));
-			if (!n)
-				return -1;
-			r->claims = n;
-			*cap = nc;
-		}
-		memmove(&r->claims[i + 1], &r->claims[i], (r->nclaims - i) * sizeof(*r->claims));
-		r->claims[i] = (ix_sec_claim){ lo, end, sec };
-		r->nclaims++;
-		lo = end;
+	const sec_edge *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->start - y->start;
+}
+
+/* A min-heap of section indexes (the sections covering the sweep point;
+ * ended ones are dropped lazily, when they reach the top). */
+typedef struct sec_heap {
+	uint32_t *v;
+	size_t n;
+} sec_heap;
+
+static void heap_push(sec_heap *h, uint32_t sec)
+{
+	size_t i = h->n++;
+	while (i > 0 && h->v[(i - 1) / 2] > sec) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
 	}
+	h->v[i] = sec;
+}
+
+static void heap_pop(sec_heap *h)
+{
+	uint32_t last = h->v[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (h->v[c] >= last)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+}
+
+static int push_claim(ix_reloc_info *r, size_t *cap, uint64_t lo, uint64_t hi, uint32_t sec)
+{
+	if (r->nclaims && r->claims[r->nclaims - 1].sec == sec && r->claims[r->nclaims - 1].hi == lo) {
+		r->claims[r->nclaims - 1].hi = hi;
+		return 0;
+	}
+	if (r->nclaims == *cap) {
+		size_t nc = *cap ? 2 * *cap : 16;
+		ix_sec_claim *n = realloc(r->claims, nc * sizeof(*n));
+		if (!n)
+			return -1;
+		r->claims = n;
+		*cap = nc;
+	}
+	r->claims[r->nclaims++] = (ix_sec_claim){ lo, hi, sec };
 	return 0;
+}
+
+/* The claims: between consecutive endpoints, the lowest-numbered section
+ * covering the interval (a sweep with a min-heap, O(n log n) however the
+ * sections overlap).  ended[sec] marks sections whose end was passed. */
+static int sweep(ix_reloc_info *r, sec_edge *e, size_t ne, size_t nsec)
+{
+	sec_heap h = { malloc((ne / 2 + 1) * sizeof(uint32_t)), 0 };
+	uint8_t *ended = calloc(nsec + 1, 1);
+	size_t cap = 0;
+	int rc = h.v && ended ? 0 : -1;
+	qsort(e, ne, sizeof(*e), cmp_edge);
+	for (size_t i = 0; i < ne && !rc; i++) {
+		if (e[i].start)
+			heap_push(&h, e[i].sec);
+		else
+			ended[e[i].sec] = 1;
+		while (h.n && ended[h.v[0]])
+			heap_pop(&h);
+		if (h.n && i + 1 < ne && e[i + 1].addr > e[i].addr)
+			rc = push_claim(r, &cap, e[i].addr, e[i + 1].addr, h.v[0]);
+	}
+	free(h.v);
+	free(ended);
+	return rc;
 }
 
 /* LLVM's isText() && !isVirtual(): SHF_EXECINSTR and not SHT_NOBITS. */
 static int claim_text(rel_ctx *x)
 {
-	size_t cap = 0;
+	sec_edge *e = malloc((2 * x->shnum + 1) * sizeof(*e));
+	size_t ne = 0;
+	if (!e)
+		return -1;
 	for (size_t i = 1; i < x->shnum; i++) {
 		GElf_Shdr sh;
 		Elf_Scn *scn = elf_getscn(x->elf, i);
@@ -415,10 +483,12 @@ static int claim_text(rel_ctx *x)
 		if (!(sh.sh_flags & SHF_EXECINSTR) || sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
 			continue;
 		uint64_t hi = sh.sh_addr + sh.sh_size < sh.sh_addr ? UINT64_MAX : sh.sh_addr + sh.sh_size;
-		if (claim(x->r, &cap, sh.sh_addr, hi, (uint32_t)i))
-			return -1;
+		e[ne++] = (sec_edge){ sh.sh_addr, (uint32_t)i, 1 };
+		e[ne++] = (sec_edge){ hi, (uint32_t)i, 0 };
 	}
-	return 0;
+	int rc = sweep(x->r, e, ne, x->shnum);
+	free(e);
+	return rc;
 }
 
 /* ---- entry points ------------------------------------------------------- */
