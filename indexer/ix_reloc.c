@@ -203,6 +203,11 @@ static void symbol_value(const rel_ctx *x, size_t idx, uint64_t *value, uint32_t
 	if (idx == 0 || idx >= x->st.n || !gelf_getsymshndx(x->st.syms, x->st.shndx, (int)idx, &sym, &xi))
 		return;
 	*value = sym.st_value;
+	/* getSymbolValue: the Thumb / microMIPS bit of a function is not
+	 * part of its address */
+	if ((x->s->machine == EM_ARM || x->s->machine == EM_MIPS) &&
+	    GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+		*value &= ~(uint64_t)1;
 	size_t shndx = sym.st_shndx == SHN_XINDEX ? xi : sym.st_shndx;
 	if (sym.st_shndx == SHN_UNDEF || (sym.st_shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
 		return;
