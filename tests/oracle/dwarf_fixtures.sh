@@ -22,7 +22,7 @@
 #   reloc     relocatable objects (`-c`): dw_inline.c, dw_cxx.cpp and
 #             dw_reloc.c with gcc and clang, -O0/-O2, DWARF 4 and 5,
 #             -ffunction-sections on and off; dw_reloc.c for aarch64,
-#             i386, arm, ppc64 and ppc (clang); two objects merged by
+#             i386, arm, thumb, ppc64, ppc and riscv64 (clang); two objects merged by
 #             `ld -r` (several units, as in a kernel module); with and
 #             without --inlines; DATA requests on the data sections
 #   module    a .ko-shaped object (.modinfo, build-id, .gnu_debuglink,
@@ -301,9 +301,11 @@ reloc() {
 		open(p, "wb").write(d)
 		PY
 	compare1 "$b"
-	# other relocation flavours: REL (i386, arm), big-endian (ppc64, ppc)
+	# other relocation flavours: REL (i386, arm, thumb), big-endian (ppc64,
+	# ppc), RISC-V ADD/SUB pairs
 	if have clang; then
-		for t in i386-linux-gnu arm-linux-gnueabihf powerpc64-linux-gnu powerpc-linux-gnu; do
+		for t in i386-linux-gnu arm-linux-gnueabihf thumbv7-linux-gnueabihf \
+			powerpc64-linux-gnu powerpc-linux-gnu riscv64-linux-gnu; do
 			b="$work/$t.o"
 			clang --target=$t -c -O2 -g -gdwarf-5 -ffunction-sections \
 				"$srcdir/dw_reloc.c" -o "$b"
