@@ -120,17 +120,31 @@ int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *opts, symdb_
 	char *eb;
 	size_t ebsz;
 	int rc = rd_opts_prefix(opts, RD_OPTS_END(symdb_symbolizer_opts),
-	                        SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW, &flags, &eb,
-	                        &ebsz);
+	                        SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW |
+	                                SYMDB_SYMBOLIZER_BUILD,
+	                        &flags, &eb, &ebsz);
 	if (rc)
 		return rc;
-	if (!db || !out)
+	if ((!db && !(flags & SYMDB_SYMBOLIZER_BUILD)) || !out)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "symdb_symbolizer_create: NULL argument");
+	/* The caller's struct may be older (smaller): what it lacks reads as 0. */
+	symdb_symbolizer_opts o;
+	memset(&o, 0, sizeof o);
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof o ? opts->sz : sizeof o);
 	symdb_symbolizer *s = calloc(1, sizeof(*s));
 	if (!s)
 		return fmt_err(eb, ebsz, -ENOMEM, "symdb_symbolizer_create: out of memory");
 	s->db = db;
-	s->open_flags = flags;
+	s->open_flags = flags & ~SYMDB_SYMBOLIZER_BUILD;
+	s->build = (flags & SYMDB_SYMBOLIZER_BUILD) != 0;
+	s->on_warning = o.on_warning;
+	s->on_warning_arg = o.on_warning_arg;
+	if ((o.indexer_path && !(s->indexer_path = strdup(o.indexer_path))) ||
+	    (o.tmp_dir && !(s->tmp_dir = strdup(o.tmp_dir)))) {
+		symdb_symbolizer_free(s);
+		return fmt_err(eb, ebsz, -ENOMEM, "symdb_symbolizer_create: out of memory");
+	}
 	*out = s;
 	return 0;
 }
@@ -161,6 +175,7 @@ void symdb_symbolizer_free(symdb_symbolizer *s)
 	rd_sym_frames_free(s->frames, s->frames_bytes);
 	free(s->out_frames);
 	rd_names_fini(&s->names);
+	rd_sym_build_fini(s);
 	free(s);
 }
 
@@ -172,8 +187,40 @@ static int open_status(int rc)
 	return rc == SYMDB_E_NOT_INDEXED ? SYMDB_SYM_NOT_INDEXED : SYMDB_SYM_DAMAGED;
 }
 
-/* The context's entry for id, opened on first use; -ENOMEM. */
-static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id)
+/* Open e's image (from the database, or by indexing path on first sight);
+ * records the outcome in e. */
+static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *path)
+{
+	int rc = SYMDB_E_NOT_INDEXED;
+	if (s->db) {
+		/* The reason stays for symdb_symbolizer_image(). */
+		SYMDB_OPTS(symdb_open_opts, o, .flags = s->open_flags, .errbuf = s->build_err,
+		           .errbuf_sz = sizeof s->build_err);
+		rc = symdb_image_open_uuid(s->db, &e->id, &o, &e->img);
+		if (rc == SYMDB_E_NOT_INDEXED)
+			s->build_err[0] = '\0';
+	}
+	/* A failure other than "not indexed" is a damaged index (or catalog
+	 * entry): indexing the binary again replaces it. */
+	if (rc && path && s->build && !e->build_failed) {
+		e->img = NULL;
+		rc = rd_sym_first_sight(s, path, &e->id, rc != SYMDB_E_NOT_INDEXED, &e->img);
+		e->build_failed = rc != 0;
+		if (rc == -ENOMEM)
+			e->build_failed = 0;
+	}
+	e->status = rc == 0                      ? SYMDB_SYM_OK
+	            : rc == SYMDB_E_BAD_OBJECT   ? SYMDB_SYM_NO_IMAGE
+	                                         : open_status(rc);
+	e->error = rc;
+	e->call = s->call;
+	if (rc)
+		e->img = NULL;
+}
+
+/* The context's entry for id, opened on first use (path: the binary it
+ * came from, indexed on first sight, or NULL); -ENOMEM. */
+static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const char *path)
 {
 	size_t h = 0;
 	if (s->by_uuid.cap) {
@@ -182,16 +229,8 @@ static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id)
 			struct sym_image *e = &s->images[s->by_uuid.slot[h] - 1];
 			if (!uuid_eq(&e->id, id))
 				continue;
-			if (!e->img && e->call != s->call) {
-				/* Failed in an earlier call: try again (indexed since?). */
-				SYMDB_OPTS(symdb_open_opts, o, .flags = s->open_flags);
-				int rc = symdb_image_open_uuid(s->db, id, &o, &e->img);
-				e->status = rc ? open_status(rc) : SYMDB_SYM_OK;
-				e->error = rc;
-				e->call = s->call;
-				if (rc)
-					e->img = NULL;
-			}
+			if (!e->img && e->call != s->call)
+				open_entry(s, e, path); /* failed before: indexed since? */
 			return (int64_t)(s->by_uuid.slot[h] - 1);
 		}
 	}
@@ -201,14 +240,7 @@ static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id)
 	struct sym_image *e = &s->images[s->nimages];
 	memset(e, 0, sizeof(*e));
 	e->id = *id;
-	SYMDB_OPTS(symdb_open_opts, o, .flags = s->open_flags);
-	int rc = symdb_image_open_uuid(s->db, id, &o, &e->img);
-	if (rc) {
-		e->img = NULL;
-		e->status = open_status(rc);
-		e->error = rc;
-		e->call = s->call;
-	}
+	open_entry(s, e, path);
 	for (h = (size_t)uuid_hash(id) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
 	     h = (h + 1) & (s->by_uuid.cap - 1))
 		;
@@ -241,10 +273,14 @@ static int64_t image_by_path(symdb_symbolizer *s, const char *path, int *err)
 		}
 	}
 	symdb_uuid id;
-	int rc = symdb_file_uuid(path, NULL, &id);
+	/* Only a regular file is read: a FIFO would give what a writer
+	 * chooses to send, or nothing, and a device is no object file. */
+	int rc = S_ISDIR(st.st_mode)   ? -EISDIR
+	         : !S_ISREG(st.st_mode) ? SYMDB_E_BAD_OBJECT
+	                                : symdb_file_uuid(path, NULL, &id);
 	key.image = -1;
 	key.error = rc;
-	if (rc == 0 && (key.image = image_by_uuid(s, &id)) < 0)
+	if (rc == 0 && (key.image = image_by_uuid(s, &id, path)) < 0)
 		return -2;
 	if (rd_sym_grow(&s->paths, &s->paths_cap, s->npaths + 1, sizeof(*s->paths)) < 0 ||
 	    index_reserve(&s->by_path, s, path_hash_of) < 0)
@@ -312,7 +348,7 @@ int rd_sym_find_image(symdb_symbolizer *s, const symdb_request *rq, const symdb_
 			*err = SYMDB_E_INVAL;
 			return 0;
 		}
-		e = image_by_uuid(s, rq->image.uuid);
+		e = image_by_uuid(s, rq->image.uuid, NULL);
 		break;
 	case SYMDB_IMAGE_HEX:
 		if (!rq->image.hex || symdb_uuid_parse(rq->image.hex, &id) < 0) {
@@ -320,7 +356,7 @@ int rd_sym_find_image(symdb_symbolizer *s, const symdb_request *rq, const symdb_
 			*err = SYMDB_E_INVAL;
 			return 0;
 		}
-		e = image_by_uuid(s, &id);
+		e = image_by_uuid(s, &id, NULL);
 		break;
 	default: /* SYMDB_IMAGE_PATH */
 		if (!rq->image.path) {
@@ -375,4 +411,33 @@ int rd_sym_group_of(symdb_symbolizer *s, const symdb_image *img, uint32_t *out)
 	s->group_img[s->ngroups] = img;
 	*out = (uint32_t)s->ngroups++;
 	return 0;
+}
+
+int symdb_symbolizer_image(symdb_symbolizer *s, const char *path, const symdb_symbolize_opts *opts,
+                           const symdb_image **out)
+{
+	unsigned flags;
+	char *eb;
+	size_t ebsz;
+	int rc = rd_opts_prefix(opts, RD_OPTS_END(symdb_symbolize_opts), 0, &flags, &eb, &ebsz);
+	if (rc)
+		return rc;
+	if (!s || !path || !out)
+		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "symdb_symbolizer_image: NULL argument");
+	*out = NULL;
+	s->build_err[0] = '\0';
+	int err = 0;
+	int64_t e = image_by_path(s, path, &err);
+	if (e == -2)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	if (e == -1)
+		return fmt_err(eb, ebsz, err, "%s: %s", path, symdb_strerror(err));
+	const struct sym_image *im = &s->images[e];
+	if (im->img) {
+		*out = im->img;
+		return 0;
+	}
+	if (s->build_err[0])
+		return fmt_err(eb, ebsz, im->error, "%s", s->build_err);
+	return fmt_err(eb, ebsz, im->error, "%s: %s", path, symdb_strerror(im->error));
 }

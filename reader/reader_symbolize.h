@@ -71,6 +71,7 @@ struct sym_image {
 	symdb_image *img;  /* NULL when it could not be opened */
 	int status, error; /* when img is NULL: SYMDB_SYM_* and the code */
 	uint64_t call;     /* the call that failed to open it (retried after) */
+	int build_failed;  /* first sight tried and failed: not built again */
 };
 
 /* A chunk of addresses per library call: its frames, the rows and strings
@@ -148,6 +149,15 @@ struct symdb_symbolizer {
 	int saw_damage;                 /* a result of the last call was damaged by a
 	                                   fault (reader_fault.c): the next call drops
 	                                   such images and the name cache */
+
+	/* first sight (reader_symbolize_build.c) */
+	int build;                      /* SYMDB_SYMBOLIZER_BUILD */
+	char *indexer_path, *tmp_dir;   /* copies, NULL = defaults */
+	symdb_warning_fn on_warning;
+	void *on_warning_arg;
+	struct symdb_builder *builder;  /* on db, opened by the first build */
+	int private_only;               /* db cannot take indexes: build privately */
+	char build_err[1024];           /* why the last open or first-sight build failed */
 };
 
 /* realloc *pp (of *cap elements of elem bytes) to hold need: capacity
@@ -165,6 +175,13 @@ RD_HIDDEN int rd_sym_group_of(symdb_symbolizer *s, const symdb_image *img, uint3
  * whose mapping faulted (they are opened afresh when next named) and clear
  * the name cache, whose keys point into mappings. */
 RD_HIDDEN void rd_sym_drop_damaged(symdb_symbolizer *s);
+/* First sight: index path, whose image id the database lacks (damaged: it
+ * holds a damaged file, replaced), and open the new index into *img.  0, or
+ * the build's error with s->build_err set. */
+RD_HIDDEN int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
+                                 int damaged, symdb_image **img);
+/* Free what first sight keeps (the builder, the copied options). */
+RD_HIDDEN void rd_sym_build_fini(symdb_symbolizer *s);
 /* Free a frames array of the batch (bytes: its mapping's size, 0 if malloc'd). */
 RD_HIDDEN void rd_sym_frames_free(symdb_frame *f, size_t bytes);
 

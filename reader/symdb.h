@@ -762,23 +762,68 @@ SYMDB_API int symdb_image_fault_check(const symdb_image *img);
  */
 typedef struct symdb_symbolizer symdb_symbolizer;
 
+/**
+ * Called once per context when an image must be indexed on first sight and
+ * the database cannot take it (read-only, missing and uncreatable, full,
+ * damaged catalog): `line` is one line without a newline, "symdb: warning:
+ * DIR: REASON; indexing into a private temporary directory for this
+ * process".  It runs on the thread that called symdb_symbolize() or
+ * symdb_symbolizer_image(), with no library lock held; the line is valid
+ * during the call only, and the callback must not call into the context.
+ */
+typedef void (*symdb_warning_fn)(const char *line, void *arg);
+
 /** Options for symdb_symbolizer_create(): the leading fields are those of
  *  symdb_open_opts and mean the same. */
 typedef struct symdb_symbolizer_opts {
 	size_t sz;          /**< sizeof(symdb_symbolizer_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< SYMDB_OPEN_VERIFY_CHECKSUMS, SYMDB_OPEN_NO_THAW: how
-	                         the context opens images; other bits: SYMDB_E_INVAL */
+	                         the context opens images; SYMDB_SYMBOLIZER_BUILD;
+	                         other bits: SYMDB_E_INVAL */
 	char *errbuf;       /**< optional: receives a one-line reason on failure */
 	size_t errbuf_sz;   /**< size of errbuf */
+	/** SYMDB_SYMBOLIZER_BUILD: the symdb-indexer executable to run, or NULL
+	 *  for the installed one (symdb_build_opts.indexer_path).  Copied. */
+	const char *indexer_path;
+	/** SYMDB_SYMBOLIZER_BUILD: where a private index is made when the
+	 *  database cannot be written; NULL = "/tmp".  Copied. */
+	const char *tmp_dir;
+	/** SYMDB_SYMBOLIZER_BUILD: told the one warning line; NULL = the line
+	 *  and a newline are written to stderr (file descriptor 2). */
+	symdb_warning_fn on_warning;
+	void *on_warning_arg; /**< passed to on_warning */
 } symdb_symbolizer_opts;
 
 /**
+ * Index on first sight: an image named by path (SYMDB_IMAGE_PATH,
+ * symdb_symbolizer_image()) that the database does not hold, or holds only
+ * as a damaged file, is indexed when the context first meets it, by the
+ * same sandboxed symdb-indexer and publishing as symdb_builder_add() (a
+ * damaged file is replaced, as with SYMDB_BUILD_FORCE; separate debug files
+ * are found as `symdb build` finds them), and then answered from the
+ * published index; later runs find it there.  When the database cannot be
+ * written (symdb_builder_open() or publishing fails for the database's sake:
+ * read-only, full, damaged catalog) or the context has no database (db
+ * NULL), the image is indexed into a private directory under tmp_dir,
+ * mapped, and the directory removed at once: nothing of it outlives the
+ * process.  The first such fallback is told through on_warning, once per
+ * context.  An input the indexer rejects is SYMDB_E_BAD_OBJECT, and is not
+ * indexed again by this context.  Images named by UUID or hex are never
+ * built (there is no file to read).
+ */
+#define SYMDB_SYMBOLIZER_BUILD 0x100u
+
+/**
  * @brief symdb_symbolizer_create() makes a context for symdb_symbolize().
- * @param db   an open database; it must outlive the context.
- * @param opts NULL or options (errbuf, image open flags).
+ * @param db   an open database; it must outlive the context.  NULL only
+ *             with SYMDB_SYMBOLIZER_BUILD: every image is then indexed
+ *             privately (no database could be opened).
+ * @param opts NULL or options (errbuf, image open flags, first sight).
  * @param out  receives the context (free it with symdb_symbolizer_free()).
  * @return 0; SYMDB_E_INVAL for a NULL argument or bad opts; -ENOMEM.
- * @note Thread-safe (each call makes its own context).  Opens nothing yet.
+ * @note Thread-safe (each call makes its own context).  Opens nothing yet;
+ *       the strings of opts are copied, the callback and its argument kept
+ *       (they must stay valid for the context's life).
  */
 SYMDB_API int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *opts,
                                       symdb_symbolizer **out);
@@ -954,6 +999,29 @@ SYMDB_API int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, si
  *       s.  Allocates nothing; the caller frees nothing.
  */
 SYMDB_API const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size_t *n);
+
+/**
+ * @brief symdb_symbolizer_image() gives the image the context answers a
+ *        binary's SYMDB_IMAGE_PATH requests from: found by the file's
+ *        build-id (symdb_file_uuid()), opened, or indexed on first sight
+ *        (SYMDB_SYMBOLIZER_BUILD).
+ * @param s    a context of this thread.
+ * @param path the binary (an ELF file or a thin Mach-O file).
+ * @param opts NULL or options: errbuf only (flags must be 0).
+ * @param out  receives the image, owned by the context: valid until
+ *             symdb_symbolizer_free(s).  Do not close it.
+ * @return 0; -errno when the file cannot be read (-ENOENT, -EACCES,
+ *         -EISDIR...); SYMDB_E_BAD_OBJECT when it is not an object file
+ *         (or not a regular file: a FIFO is never opened for reading) or
+ *         the indexer rejected it; SYMDB_E_NOT_INDEXED without
+ *         SYMDB_SYMBOLIZER_BUILD; a damage code (SYMDB_E_CORRUPT...) for a
+ *         damaged index without it; the builder's codes when indexing
+ *         failed (errbuf says why, on the call that tried).
+ * @note Not thread-safe, like the context.  The answer is remembered per
+ *       file identity, like SYMDB_IMAGE_PATH requests' (symdb_symbolize()).
+ */
+SYMDB_API int symdb_symbolizer_image(symdb_symbolizer *s, const char *path,
+                                     const symdb_symbolize_opts *opts, const symdb_image **out);
 
 /**
  * @brief symdb_demangle() demangles one linkage name exactly as

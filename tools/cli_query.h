@@ -75,6 +75,8 @@ struct module {
 	symdb_image *img; /* NULL until opened, or when opening failed */
 	int state;        /* 0 not tried, 1 open, < 0 the error */
 	char *error;      /* why it failed (JSON Error.Message) */
+	int ctx_img;      /* img is the symbolizer context's: not closed here */
+	int error_shown;  /* JSON: its Error was printed (once, as llvm's) */
 };
 
 struct query {
@@ -86,6 +88,7 @@ struct query {
 	int load_given; /* --load-address was given (0 is a valid load address) */
 	int inlines;
 	int no_verify;  /* --no-verify: skip table checksums at open */
+	int no_build;   /* --no-build: no indexing on first sight */
 	int lib_demangle; /* the library demangles (the printer then does not) */
 	symdb_image *img;
 	struct cli_printer pr;
@@ -173,9 +176,20 @@ CLI_HIDDEN int cli_query_parse_args(struct query *q, struct cli_global *g, int a
                                     char ***addrs, int *naddrs);
 
 /* cli_query_open.c */
-CLI_HIDDEN int cli_query_open_db(const struct cli_global *g, symdb **db);
+/* The database; unless no_build, a missing one is created, and one that
+ * cannot be had leaves *db NULL after one warning (indexes are then made
+ * privately).  0 or minus an exit code. */
+CLI_HIDDEN int cli_query_open_db(const struct cli_global *g, int no_build, symdb **db);
+/* q->sym, indexing on first sight unless no_build; 0 or an error (reported). */
+CLI_HIDDEN int cli_query_create_sym(struct query *q, int no_build);
+/* cli_query_open_named(): failed as llvm-symbolizer-14 fails on that file
+ * (reported in its words; the exit status stays 0). */
+#define OPEN_AS_LLVM (-1001)
 CLI_HIDDEN int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
                                     symdb_image **img, char *msg, size_t msz);
+/* Record cli_query_open_named()'s outcome rc (msg: its reason) in m. */
+CLI_HIDDEN void cli_query_module_opened(struct query *q, struct module *m, int rc,
+                                        const char *msg);
 CLI_HIDDEN symdb_image *cli_query_module_image(struct query *q, struct module *m);
 
 #endif /* SYMDB_CLI_QUERY_H */

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "symdb_build.h"
 
 #include "cli_query.h"
 #include "cli_slice.h"
@@ -15,7 +18,28 @@
 
 /* ---- opening the image ---------------------------------------------------- */
 
-int cli_query_open_db(const struct cli_global *g, symdb **db)
+/* The one warning of a run whose database cannot be written (the library
+ * words it the same way when it finds out later, at the first build). */
+static void warn_private(const char *dir, const char *why)
+{
+	fprintf(stderr,
+	        "symdb: warning: database %s cannot be written (%s); indexing into a private "
+	        "temporary directory for this process\n",
+	        dir, why);
+}
+
+/* The default database is created on first sight, as `symdb build` would
+ * create it (with its parents). */
+static int create_db(const char *dir, char *err, size_t errsz)
+{
+	symdb_builder *b = NULL;
+	SYMDB_OPTS(symdb_build_opts, bo, .errbuf = err, .errbuf_sz = errsz);
+	int rc = symdb_builder_open(dir, &bo, &b);
+	symdb_builder_close(b);
+	return rc;
+}
+
+int cli_query_open_db(const struct cli_global *g, int no_build, symdb **db)
 {
 	char err[512] = "";
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof(err));
@@ -27,11 +51,55 @@ int cli_query_open_db(const struct cli_global *g, symdb **db)
 		snprintf(dir, sizeof(dir), "%s", g->db_dir);
 	else if (cli_default_dir(dir, sizeof(dir)) < 0)
 		snprintf(dir, sizeof(dir), "(default database)");
+	if (!no_build) {
+		/* Answers come first: a database that cannot be had leaves
+		 * the run with private indexes (db NULL) and one warning. */
+		if (rc == -ENOENT && dir[0] != '(' && (rc = create_db(dir, err, sizeof err)) == 0 &&
+		    (rc = cli_open_db(dir, &o, db)) == 0)
+			return 0;
+		*db = NULL;
+		warn_private(dir, err[0] ? err : symdb_strerror(rc));
+		return 0;
+	}
 	if (rc == -ENOENT)
 		cli_err(dir, "no symdb database here (create it with 'symdb build FILE')");
 	else
 		cli_err_lib(dir, rc, err);
 	return -CLI_EXIT_DATABASE;
+}
+
+/* The indexer first sight runs: $SYMDB_INDEXER when set (as `symdb build`
+ * runs it), else symdb-indexer beside this executable (a build tree or a
+ * moved install runs its own), else NULL for the library's installed one. */
+static const char *query_indexer(char *buf, size_t sz)
+{
+	const char *env = getenv("SYMDB_INDEXER");
+	if (env && env[0])
+		return env;
+	ssize_t n = readlink("/proc/self/exe", buf, sz - 1);
+	if (n <= 0 || (size_t)n >= sz - 1)
+		return NULL;
+	buf[n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (!slash || (size_t)(slash - buf) + sizeof "/symdb-indexer" > sz)
+		return NULL;
+	memcpy(slash, "/symdb-indexer", sizeof "/symdb-indexer");
+	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+int cli_query_create_sym(struct query *q, int no_build)
+{
+	char ix[4096];
+	const char *tmp = getenv("TMPDIR");
+	SYMDB_OPTS(symdb_symbolizer_opts, so,
+	           .flags = (q->no_verify ? 0u : SYMDB_OPEN_VERIFY_CHECKSUMS) |
+	                    (no_build ? 0u : SYMDB_SYMBOLIZER_BUILD),
+	           .indexer_path = no_build ? NULL : query_indexer(ix, sizeof ix),
+	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL);
+	int rc = symdb_symbolizer_create(q->db, &so, &q->sym);
+	if (rc < 0)
+		cli_err(NULL, "%s", symdb_strerror(rc));
+	return rc;
 }
 
 static void describe_not_indexed(const char *obj, char *msg, size_t msz)
@@ -48,15 +116,35 @@ static void describe_not_indexed(const char *obj, char *msg, size_t msz)
 }
 
 /*
- * Open the image of a binary (obj) or of a UUID.  On failure the reason is
- * printed on stderr, a short form of it left in msg (JSON's Error.Message:
- * strerror text for system errors, as llvm-symbolizer's), and minus an exit
- * code returned.
+ * What llvm-symbolizer-14 says of a file it cannot read (JSON's
+ * Error.Message, and "LLVMSymbolizer: error reading file: MSG" on stderr),
+ * or NULL when the failure is symdb's own (an index, a database, an
+ * indexer limit): llvm-symbolizer reads the file itself and would answer.
+ */
+static const char *llvm_reason(int rc)
+{
+	if (rc == SYMDB_E_BAD_OBJECT || rc == SYMDB_E_FORMAT || rc == SYMDB_E_NO_UUID)
+		return "The file was not recognized as a valid object file";
+	if (rc < 0 && rc > SYMDB_E_FORMAT && rc != -ENOMEM && rc != -ETIMEDOUT && rc != -ENOSPC)
+		return strerror(-rc);
+	return NULL;
+}
+
+/*
+ * Open the image of a binary (obj) or of a UUID.  A binary's image comes
+ * from the symbolizer context, indexed on first sight unless --no-build
+ * (symdb_symbolizer_image): 1 is returned then, the image being the
+ * context's (never closed here).  On failure the reason is printed on
+ * stderr (llvm-symbolizer's words when it too cannot read the file, unless
+ * --no-build, which keeps symdb's own words and exit codes), a
+ * short form of it left in msg (JSON's Error.Message), and minus an exit
+ * code returned, or OPEN_AS_LLVM when llvm-symbolizer-14 fails alike (it
+ * answers "??" and exits 0).
  */
 int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
                       symdb_image **img, char *msg, size_t msz)
 {
-	char err[512] = "";
+	char err[1024] = "";
 	/* Checksums are verified unless --no-verify: XXH3 runs at memory speed,
 	 * and a flipped byte must be reported rather than printed as a wrong
 	 * answer. */
@@ -68,7 +156,27 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 	if (obj && (rc = cli_open_slice(q->db, obj, q->arch, &o, img)) <= 0) {
 		return rc; /* Mach-O: opened, or reported */
 	} else if (obj) {
-		rc = symdb_image_open_binary(q->db, obj, &o, img);
+		const symdb_image *ci = NULL;
+		SYMDB_OPTS(symdb_symbolize_opts, so, .errbuf = err, .errbuf_sz = sizeof(err));
+		rc = symdb_symbolizer_image(q->sym, obj, &so, &ci);
+		if (rc == 0) {
+			*img = (symdb_image *)ci;
+			return 1;
+		}
+		/* A file whose image id can be read is an object file that
+		 * failed to index (the indexer's limits, a crash): symdb's
+		 * own failure, said symdb's way. */
+		symdb_uuid id;
+		const char *llvm = q->no_build || symdb_file_uuid(obj, NULL, &id) == 0
+		                           ? NULL
+		                           : llvm_reason(rc);
+		if (llvm) {
+			snprintf(msg, msz, "%s", llvm);
+			/* JSON carries it in the answer instead. */
+			if (q->pr.style != CLI_STYLE_JSON)
+				fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", llvm);
+			return OPEN_AS_LLVM;
+		}
 	} else {
 		symdb_uuid id;
 		/* A unique prefix names its image too; cli_target.c words the
@@ -81,9 +189,9 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 			return -CLI_EXIT_USAGE;
 		}
 		rc = symdb_image_open_uuid(q->db, &id, &o, img);
+		if (rc == 0)
+			return 0;
 	}
-	if (rc == 0)
-		return 0;
 	if (rc == SYMDB_E_NOT_INDEXED && obj) {
 		describe_not_indexed(obj, msg, msz);
 		cli_err(obj, "%s", msg);
@@ -105,13 +213,19 @@ symdb_image *cli_query_module_image(struct query *q, struct module *m)
 	if (m->state == 0) {
 		char msg[1024];
 		int rc = cli_query_open_named(q, m->name, NULL, &m->img, msg, sizeof(msg));
-		m->state = rc < 0 ? rc : 1;
-		if (rc < 0) {
-			m->img = NULL;
-			m->error = strdup(msg);
-			if (-rc > q->module_failed)
-				q->module_failed = -rc;
-		}
+		cli_query_module_opened(q, m, rc, msg);
 	}
 	return m->state > 0 ? m->img : NULL;
+}
+
+void cli_query_module_opened(struct query *q, struct module *m, int rc, const char *msg)
+{
+	m->ctx_img = rc == 1;
+	m->state = rc < 0 ? rc : 1;
+	if (rc >= 0)
+		return;
+	m->img = NULL;
+	m->error = strdup(msg);
+	if (rc != OPEN_AS_LLVM && -rc > q->module_failed)
+		q->module_failed = -rc;
 }

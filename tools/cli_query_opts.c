@@ -61,6 +61,7 @@ enum opt_id {
 	X_ADDR_KIND,
 	X_LOAD_ADDRESS,
 	X_NO_VERIFY,
+	X_NO_BUILD,
 };
 
 #define F_(p, n, id) { p, n, CLI_OPTK_FLAG, 0, id, NULL }
@@ -127,6 +128,7 @@ static const struct cli_optdef opts[] = {
 	XEQ("load-address", X_LOAD_ADDRESS),
 	XEQ("arch", O_DEFAULT_ARCH),
 	{ "--", "no-verify", CLI_OPTK_FLAG, 1, X_NO_VERIFY, NULL },
+	{ "--", "no-build", CLI_OPTK_FLAG, 1, X_NO_BUILD, NULL },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -249,6 +251,7 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 	case X_ADDR_KIND: s->kind = a->value; break;
 	case X_LOAD_ADDRESS: s->load = a->value; break;
 	case X_NO_VERIFY: q->no_verify = 1; break;
+	case X_NO_BUILD: q->no_build = 1; break;
 	/*
 	 * Accepted, no effect.  --debug-file-directory, --dwp and
 	 * --fallback-debug-path say where debug info is: symdb decides that

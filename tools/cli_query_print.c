@@ -227,15 +227,24 @@ static inline __attribute__((always_inline)) void prefetch_bodies(const struct q
 
 /* One request of the batch that was not formatted apart; r is its result
  * (NULL for FRAME and invalid lines). */
-static void print_request(struct query *q, const struct request *rq, const struct module *md,
+static void print_request(struct query *q, const struct request *rq, struct module *md,
                           const symdb_symbolized *r)
 {
 	q->pr.module = md->name;
-	/* llvm-symbolizer prints an Error object for CODE and DATA
-	 * requests on a module it cannot read, and "Frame": [] for FRAME. */
-	if (r && md->state < 0 && q->pr.style == CLI_STYLE_JSON) {
-		cli_print_error(&q->pr, rq->addr, md->error);
-		return;
+	/* llvm-symbolizer prints an Error object for the first request on a
+	 * module it cannot read (CODE, DATA or FRAME), and from then on
+	 * answers as for an empty module: "Symbol":[], an empty "Data",
+	 * "Frame":[]. */
+	if (md->state < 0 && q->pr.style == CLI_STYLE_JSON && rq->kind != REQ_INVALID) {
+		if (!md->error_shown) {
+			md->error_shown = 1;
+			cli_print_error(&q->pr, rq->addr, md->error);
+			return;
+		}
+		if (rq->kind == REQ_CODE) {
+			cli_print_code(&q->pr, rq->addr, q->li, 0);
+			return;
+		}
 	}
 	if (r && r->status == SYMDB_SYM_DAMAGED)
 		q->damaged = 1;
@@ -285,6 +294,10 @@ void cli_query_print_batch(struct query *q)
 			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
 			continue;
 		}
+		/* llvm-symbolizer reads the module of a FRAME request too
+		 * (its errors are reported alike). */
+		if (rq->kind == REQ_FRAME && md->state == 0)
+			cli_query_module_image(q, md);
 		static const symdb_symbolized none = { .status = SYMDB_SYM_NO_IMAGE,
 			                               .vaddr = SYMDB_ADDR_INVALID };
 		int resolved = rq->kind == REQ_CODE || rq->kind == REQ_DATA;

@@ -170,15 +170,18 @@ static void query_free(struct query *q)
 	struct cli_used used; /* last-query times, written once at exit (cli_maint.c) */
 	cli_used_init(&used, q->db);
 	cli_used_add(&used, q->db, q->img);
+	int img_ctx = 0; /* q->img is the context's */
 	for (size_t i = 0; i < q->nmods; i++) {
 		cli_used_add(&used, q->db, q->mods[i].img);
-		if (q->mods[i].img != q->img)
+		img_ctx |= q->mods[i].ctx_img && q->mods[i].img == q->img;
+		if (q->mods[i].img != q->img && !q->mods[i].ctx_img)
 			symdb_image_close(q->mods[i].img);
 		free(q->mods[i].name);
 		free(q->mods[i].error);
 	}
 	free(q->mods);
-	symdb_image_close(q->img);
+	if (!img_ctx)
+		symdb_image_close(q->img);
 	symdb_symbolizer_free(q->sym);
 	cli_fault_unguard();
 	symdb_close(q->db);
@@ -216,15 +219,14 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		ex = rc == HELP_SHOWN ? CLI_EXIT_OK : -rc;
 		goto out;
 	}
-	if ((rc = cli_query_open_db(&g, &q.db)) < 0) {
+	if ((rc = cli_query_open_db(&g, q.no_build, &q.db)) < 0) {
 		ex = -rc;
 		goto out;
 	}
 	/* A stream may run for hours: an index file truncated meanwhile
 	 * damages that module only (cli_query_module_damaged). */
 	cli_fault_guard(q.db);
-	if ((rc = symdb_symbolizer_create(q.db, NULL, &q.sym)) < 0) {
-		cli_err(NULL, "%s", symdb_strerror(rc));
+	if (cli_query_create_sym(&q, q.no_build) < 0) {
 		ex = CLI_EXIT_FAILED;
 		goto out;
 	}
@@ -237,16 +239,23 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		char msg[1024];
 		const char *name = q.obj ? q.obj : q.uuid_hex;
 		uint32_t m0 = cli_query_intern_module(&q, name, strlen(name)); /* reallocs mods */
-		if ((rc = cli_query_open_named(&q, q.obj, q.uuid_hex, &q.img, msg, sizeof(msg))) < 0) {
-			ex = -rc;
+		rc = cli_query_open_named(&q, q.obj, q.uuid_hex, &q.img, msg, sizeof(msg));
+		/* A file that cannot be read still gets one answer per
+		 * request ("??"), as from llvm-symbolizer; a bad command line
+		 * or database does not. */
+		if (rc == -CLI_EXIT_USAGE || rc == -CLI_EXIT_DATABASE ||
+		    (rc < 0 && q.pr.style == CLI_STYLE_ATOS)) {
+			ex = rc == OPEN_AS_LLVM ? CLI_EXIT_FAILED : -rc;
 			goto out;
 		}
 		q.mods[m0].img = q.img;
-		q.mods[m0].state = 1;
-		symdb_image_info info;
-		info.sz = sizeof info;
-		symdb_image_get_info(q.img, &info);
-		q.image_name = info.image_name;
+		cli_query_module_opened(&q, &q.mods[m0], rc, msg);
+		if (rc >= 0) {
+			symdb_image_info info;
+			info.sz = sizeof info;
+			symdb_image_get_info(q.img, &info);
+			q.image_name = info.image_name;
+		}
 	}
 	q.pr.json_list = naddr > 0;
 	cli_query_cache_init(&q);

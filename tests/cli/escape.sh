@@ -115,7 +115,7 @@ expect_error "info of a missing file" "not a UUID"
 lines "$ERR" 1 "info error" utf8
 has "$ERR" "$strict.bin.missing" "info error"
 cp "$bin.bad" "$bin.other"
-run "$SYMDB" query --db "$db" --obj "$bin.other" 0x1000
+run "$SYMDB" query --db "$db" --no-build --obj "$bin.other" 0x1000
 no_crash "query of a file never indexed"
 lines "$ERR" "$(wc -l <"$ERR")" "query error" utf8
 has "$ERR" "$strict.bin.other" "query error"

@@ -91,7 +91,7 @@ expect_ok "build into \$XDG_CACHE_HOME/symdb"
 [[ -n $(index_files "$SCRATCH/xdg/symdb") ]] || fail "nothing in \$XDG_CACHE_HOME/symdb"
 
 note "not indexed"
-run "$SYMDB" query --db "$db" --obj "$BIN/c_clang_O0_pie.symtab" 0x1000
+run "$SYMDB" query --db "$db" --no-build --obj "$BIN/c_clang_O0_pie.symtab" 0x1000
 expect_error "query on a file not indexed" "c_clang_O0_pie.symtab"
 run "$SYMDB" query --db "$db" --uuid 0123456789abcdef 0x1000
 no_crash "query unknown uuid"

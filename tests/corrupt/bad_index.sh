@@ -5,6 +5,10 @@
 # report the damage (one line naming the file, non-zero exit, no crash, no
 # sanitizer report), `symdb info` must show it (non-zero exit), and the
 # catalog and the other image must be untouched and still answer correctly.
+# That is `symdb query --no-build`; without it the query answers as
+# llvm-symbolizer-14 does on the binary, silently: a damaged index file is
+# replaced by a new one built from the binary, and a damaged catalog (which
+# cannot take one) leaves the run with a private index and one warning.
 # Cases: truncated truncated_header empty flip_magic flip_uuid flip_directory
 # flip_symbols flip_strings flip_last appended, and a damaged catalog
 # (catalog_garbage catalog_truncated).
@@ -54,9 +58,15 @@ if [[ $case == catalog_garbage || $case == catalog_truncated ]]; then
 	else
 		truncate -s 100 "$cat"
 	fi
-	run "$SYMDB" query --db "$db" --obj "$victim" 0x1000
+	run "$SYMDB" query --db "$db" --no-build --obj "$victim" 0x1000
 	expect_error "query with a damaged catalog ($case)" "$db"
 	((RC == 3)) || fail "query with a damaged catalog: exit $RC, expected 3"
+	llvm_query "$victim" 0x1000 >"$SCRATCH/expect"
+	run "$SYMDB" query --db "$db" --obj "$victim" 0x1000
+	expect_ok "first sight with a damaged catalog ($case)"
+	cmp -s "$OUT" "$SCRATCH/expect" || fail "first sight with a damaged catalog: not llvm-symbolizer-14's answer"
+	[[ $(grep -c . "$ERR") == 1 ]] && grep -q "^symdb: warning: database $db cannot be written" "$ERR" ||
+		fail "first sight with a damaged catalog: not one warning line: $(cat "$ERR")"
 	run "$SYMDB" list --db "$db"
 	expect_error "list with a damaged catalog ($case)" "$db"
 	run "$SYMDB" build --db "$db" "$BIN/c_gcc_O0_pie.symtab"
@@ -87,7 +97,7 @@ flip_last) flip $((size - 1)) ;;
 *) fail "unknown case $case" ;;
 esac
 
-run "$SYMDB" query --db "$db" --obj "$victim" 0x1000 0x2000
+run "$SYMDB" query --db "$db" --no-build --obj "$victim" 0x1000 0x2000
 expect_error "query on a damaged index ($case)" "$f" "$victim" "$id"
 run "$SYMDB" info --db "$db" "$id"
 no_crash "info on a damaged index ($case)"
@@ -100,4 +110,16 @@ llvm_query "$other" 0x1100 0x1130 >"$SCRATCH/expect"
 run "$SYMDB" query --db "$db" --obj "$other" 0x1100 0x1130
 expect_ok "query on the undamaged image"
 cmp -s "$OUT" "$SCRATCH/expect" || fail "the undamaged image answers differently"
+
+# First sight: the damaged file is replaced from the binary, and the answer
+# is llvm-symbolizer-14's, with nothing on stderr; --no-build then finds it.
+llvm_query "$victim" 0x1000 0x2000 >"$SCRATCH/expect"
+run "$SYMDB" query --db "$db" --obj "$victim" 0x1000 0x2000
+expect_ok "first sight over a damaged index ($case)"
+cmp -s "$OUT" "$SCRATCH/expect" || fail "first sight over a damaged index: not llvm-symbolizer-14's answer"
+[[ ! -s $ERR ]] || fail "first sight over a damaged index: stderr: $(cat "$ERR")"
+run "$SYMDB" query --db "$db" --no-build --obj "$victim" 0x1000 0x2000
+expect_ok "the replaced index ($case)"
+cmp -s "$OUT" "$SCRATCH/expect" || fail "the replaced index answers differently"
+[[ $(sha256sum <"$other_file") == "$other_sum" ]] || fail "the other index file changed"
 echo "PASS bad_index $case"

@@ -68,7 +68,7 @@ def main():
                     if line and line[0] in "0123456789abcdef"})
     addrs += [a + 3 for a in addrs] + [0, 1 << 40]
     stdin = "".join("0x%x\n" % a for a in addrs).encode()
-    query = [args.symdb, "query", "--obj", args.binary]
+    query = [args.symdb, "query", "--no-build", "--obj", args.binary]
     rc, want, err = run(query, stdin, env)
     if rc != 0:
         print("FAIL: query on the undamaged file exited %d: %s" % (rc, err.decode()))
