@@ -95,6 +95,22 @@ expect_error "--no-build, no database" "$SCRATCH/none/db"
 ((RC == 3)) || fail "--no-build, no database: exit $RC, expected 3"
 [[ ! -e $SCRATCH/none ]] || fail "--no-build created the database"
 
+note "a stripped libc.so.6 with libc6-dbg: .dynsym names, file:line from the debug file"
+libc=/lib/x86_64-linux-gnu/libc.so.6
+lid=$(build_id "$libc" 2>/dev/null || true)
+if [[ -n $lid && -f /usr/lib/debug/.build-id/${lid:0:2}/${lid:2}.debug ]]; then
+	llvm-nm-14 -D --defined-only "$libc" | awk '$2 ~ /^[tTiW]$/ { print "0x" $1 }' | sort -u |
+		awk 'NR % 97 == 1' | head -40 >"$SCRATCH/libc.addrs"
+	echo 0x98944 >>"$SCRATCH/libc.addrs"
+	llvm-symbolizer-14 --obj "$libc" <"$SCRATCH/libc.addrs" >"$SCRATCH/libc.expect"
+	run_in "$SCRATCH/libc.addrs" "$SYMDB" query --db "$SCRATCH/libc-db" --obj "$libc"
+	expect_ok "libc.so.6 on first sight"
+	cmp -s "$OUT" "$SCRATCH/libc.expect" || fail "libc.so.6: answers differ from llvm-symbolizer-14's"
+	grep -q '^__libc_malloc$' "$OUT" || fail "libc.so.6: 0x98944 is not __libc_malloc"
+else
+	skip_part "libc6-dbg's debug file for $libc is not installed"
+fi
+
 note "a database that cannot be created"
 : >"$SCRATCH/a-file"
 query_all "$SCRATCH/a-file/db"
