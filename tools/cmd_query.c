@@ -219,7 +219,8 @@ int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 		ex = rc == HELP_SHOWN ? CLI_EXIT_OK : -rc;
 		goto out;
 	}
-	if ((rc = cli_query_open_db(&g, q.no_build, &q.db)) < 0) {
+	/* --uuid names no file to index: its database must exist. */
+	if ((rc = cli_query_open_db(&g, q.no_build || q.uuid_hex, &q.db)) < 0) {
 		ex = -rc;
 		goto out;
 	}
