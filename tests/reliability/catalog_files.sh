@@ -39,7 +39,7 @@ S=("$SYMDB" --db "$DB")
 run "${S[@]}" build -q "$W/p1" "$W/p2"
 expect_ok "build"
 : >"$DB/catalog/data.mdb"
-for c in list "query --obj $W/p1 $f_addr" "build $W/p3" verify; do
+for c in list "query --no-build --obj $W/p1 $f_addr" "build $W/p3" verify; do
 	# shellcheck disable=SC2086
 	run "${S[@]}" $c
 	one_line "$c with a 0-byte data.mdb" "$DB/catalog/data.mdb: truncated: 0 bytes"
@@ -57,7 +57,7 @@ expect_ok "build"
 mv "$DB/catalog" "$SCRATCH/elsewhere"
 ln -s "$SCRATCH/elsewhere" "$DB/catalog"
 sum=$(sha256sum <"$SCRATCH/elsewhere/data.mdb")
-for c in list "build $W/p2" "query --obj $W/p1 $f_addr" "verify --repair" reindex; do
+for c in list "build $W/p2" "query --no-build --obj $W/p1 $f_addr" "verify --repair" reindex; do
 	# shellcheck disable=SC2086
 	run "${S[@]}" $c
 	one_line "$c with DB/catalog a symlink" "$DB/catalog: is a symbolic link"

@@ -230,7 +230,7 @@ damage() { # damage KIND: replace C's cold file by a damaged one
 for kind in flip truncated size; do
 	damage $kind
 	state=$(db_state "$DB")
-	run "${S[@]}" query --obj "$C" 0x1000
+	run "${S[@]}" query --no-build --obj "$C" 0x1000
 	expect_error "query of a cold image with a $kind .lz4" "$UC.symdb.lz4"
 	((RC == 4)) || fail "$kind .lz4: exit $RC, expected 4"
 	[[ $(db_state "$DB") == "$state" ]] || fail "$kind .lz4: the database changed"

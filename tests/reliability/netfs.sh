@@ -20,7 +20,7 @@ expect_error "build into a new database on NFS" "network filesystem"
 [[ ! -e $SCRATCH/new ]] || fail "build on NFS created $SCRATCH/new"
 grep -qF "$SCRATCH/new" "$ERR" || fail "the error does not name the directory"
 
-for cmd in "list" "query --obj $f 0x1000" "build --force $f"; do
+for cmd in "list" "query --no-build --obj $f 0x1000" "build --force $f"; do
 	before=$(db_state "$db")
 	run env LD_PRELOAD="$NETFS_SHIM" "$SYMDB" $cmd --db "$db"
 	expect_error "$cmd on NFS" "database is on a network filesystem"
