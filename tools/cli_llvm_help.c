@@ -81,6 +81,7 @@ static const struct help_line own[] = {
 	{ "--addr-kind=<kind>", "vaddr (the default), offset, fileoff or runtime" },
 	{ "--load-address=<addr>", "Where the image was loaded (--addr-kind=runtime)" },
 	{ "--no-verify", "Skip the index files' table checksums" },
+	{ "--no-build", "Do not index a file met unindexed (first sight)" },
 	{ "--arch=<value>", "Same as --default-arch" },
 };
 

@@ -78,6 +78,7 @@ static const struct subcommand commands[] = {
 	  "  --relative-address  accepted; a no-op, as in llvm-symbolizer-14 for ELF\n"
 	  "  --adjust-vma X   subtract X from every address first\n"
 	  "  --no-verify      skip the index file's table checksums (verified by default)\n"
+	  "  --no-build       do not index a FILE met unindexed (indexed on first sight)\n"
 	  "llvm-symbolizer options:\n"
 	  "  --output-style=LLVM|GNU|JSON\n"
 	  "  --inlines, -i / --no-inlines   print inlined frames (default on)\n"
