@@ -7,6 +7,7 @@
  *   cli_query_cache.c  the body cache across batches
  *   cli_query_opts.c   options
  *   cli_query_open.c   the database and the images
+ *   cli_addr2line.c    the same machinery behind GNU addr2line's options and input
  */
 #ifndef SYMDB_CLI_QUERY_H
 #define SYMDB_CLI_QUERY_H
@@ -120,6 +121,9 @@ struct query {
 	int apart;                /* the batch's CODE bodies are formatted apart,
 	                             in the library's order, then printed */
 	int apart_failed;         /* ... and text outgrew the 32-bit spans */
+	/* Reads and answers the requests (NULL: llvm-symbolizer's, from
+	 * addrs[0..naddr) or stdin); another front end's own input syntax. */
+	int (*run)(struct query *q, char **addrs, int naddr);
 };
 
 #define STDIN_BUF (1u << 20)
@@ -143,6 +147,15 @@ CLI_HIDDEN uint32_t cli_query_intern_module(struct query *q, const char *name, s
 CLI_HIDDEN int cli_query_run_stdin(struct query *q);
 CLI_HIDDEN int cli_query_run_args(struct query *q, char **addrs, int naddrs);
 
+/* cmd_query.c: a query's life, for symdb query and the front ends that
+ * share it.  setup: zeroed, defaults, stdout through out (exits on OOM);
+ * execute: after the options are in q, open the database and the image,
+ * answer addrs[0..naddr) or stdin, return the exit code; finish: flush and
+ * free, returning ex or a write error's code. */
+CLI_HIDDEN void cli_query_setup(struct query *q, struct cli_out *out);
+CLI_HIDDEN int cli_query_execute(struct query *q, const struct cli_global *g, char **addrs,
+                                 int naddr);
+CLI_HIDDEN int cli_query_finish(struct query *q, struct cli_out *out, int ex);
 /* cmd_query.c: resolve and print the requests read so far. */
 CLI_HIDDEN int cli_query_run_batch(struct query *q);
 /* Module mod's index mapping faulted (its file was truncated while the query

@@ -197,87 +197,96 @@ static void query_free(struct query *q)
 	free(q->cache.slot);
 }
 
+void cli_query_setup(struct query *q, struct cli_out *out)
+{
+	memset(q, 0, sizeof(*q));
+	q->inlines = -1; /* on, as llvm-symbolizer; atos style needs an explicit -i */
+	if (cli_out_init(out, stdout, 256 * 1024) < 0 || cli_out_init(&q->text, NULL, 1 << 20) < 0) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	cli_printer_init(&q->pr, out);
+}
+
+int cli_query_execute(struct query *q, const struct cli_global *g, char **addrs, int naddr)
+{
+	int rc, ex = CLI_EXIT_OK;
+	/* --uuid names no file to index: its database must exist. */
+	if ((rc = cli_query_open_db(g, q->no_build || q->uuid_hex, &q->db)) < 0)
+		return -rc;
+	/* A stream may run for hours: an index file truncated meanwhile
+	 * damages that module only (cli_query_module_damaged). */
+	cli_fault_guard(q->db);
+	if (cli_query_create_sym(q, q->no_build) < 0)
+		return CLI_EXIT_FAILED;
+	/* Names are demangled by the library, once per name; atos style
+	 * demangles its own way (cli_atos.c). */
+	q->lib_demangle = q->pr.demangle && q->pr.style != CLI_STYLE_ATOS;
+	if (q->lib_demangle)
+		q->pr.demangle = 0;
+	if (!q->per_line) {
+		char msg[1024];
+		const char *name = q->obj ? q->obj : q->uuid_hex;
+		uint32_t m0 = cli_query_intern_module(q, name, strlen(name)); /* reallocs mods */
+		rc = cli_query_open_named(q, q->obj, q->uuid_hex, &q->img, msg, sizeof(msg));
+		/* A file that cannot be read still gets one answer per
+		 * request ("??"), as from llvm-symbolizer; a bad command line
+		 * or database does not. */
+		if (rc == -CLI_EXIT_USAGE || rc == -CLI_EXIT_DATABASE ||
+		    (rc < 0 && q->pr.style == CLI_STYLE_ATOS))
+			return rc == OPEN_AS_LLVM ? CLI_EXIT_FAILED : -rc;
+		q->mods[m0].img = q->img;
+		cli_query_module_opened(q, &q->mods[m0], rc, msg);
+		if (rc >= 0) {
+			symdb_image_info info;
+			info.sz = sizeof info;
+			symdb_image_get_info(q->img, &info);
+			q->image_name = info.image_name;
+		}
+	}
+	q->pr.json_list = naddr > 0;
+	cli_query_cache_init(q);
+	cli_print_begin(&q->pr);
+	if (q->run)
+		rc = q->run(q, addrs, naddr);
+	else
+		rc = naddr > 0 ? cli_query_run_args(q, addrs, naddr) : cli_query_run_stdin(q);
+	cli_print_end(&q->pr);
+	if (rc < 0)
+		ex = cli_exit_for(rc);
+	if (q->module_failed && ex == CLI_EXIT_OK)
+		ex = q->module_failed;
+	if (q->damaged) {
+		cli_err(q->per_line ? "query" : q->mods[0].name,
+		        "index file is damaged: some addresses were not resolved");
+		ex = CLI_EXIT_DAMAGED;
+	}
+	return ex;
+}
+
+int cli_query_finish(struct query *q, struct cli_out *out, int ex)
+{
+	cli_printer_fini(&q->pr);
+	if (cli_out_fini(out) < 0 && ex == CLI_EXIT_OK) {
+		cli_err("<stdout>", "write error");
+		ex = CLI_EXIT_FAILED;
+	}
+	query_free(q);
+	return ex;
+}
+
 int cli_cmd_query(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
 	struct cli_out out;
 	struct query q;
-	memset(&q, 0, sizeof(q));
-	q.inlines = -1; /* on, as llvm-symbolizer; atos style needs an explicit -i */
-	if (cli_out_init(&out, stdout, 256 * 1024) < 0)
-		return CLI_EXIT_FAILED;
-	if (cli_out_init(&q.text, NULL, 1 << 20) < 0) {
-		cli_out_fini(&out);
-		return CLI_EXIT_FAILED;
-	}
-	cli_printer_init(&q.pr, &out);
-
-	int naddr = 0, ex = CLI_EXIT_OK;
+	cli_query_setup(&q, &out);
+	int naddr = 0, ex;
 	char **addrs = NULL;
 	int rc = cli_query_parse_args(&q, &g, argc, argv, &addrs, &naddr);
-	if (rc < 0) {
-		ex = rc == HELP_SHOWN ? CLI_EXIT_OK : -rc;
-		goto out;
-	}
-	/* --uuid names no file to index: its database must exist. */
-	if ((rc = cli_query_open_db(&g, q.no_build || q.uuid_hex, &q.db)) < 0) {
-		ex = -rc;
-		goto out;
-	}
-	/* A stream may run for hours: an index file truncated meanwhile
-	 * damages that module only (cli_query_module_damaged). */
-	cli_fault_guard(q.db);
-	if (cli_query_create_sym(&q, q.no_build) < 0) {
-		ex = CLI_EXIT_FAILED;
-		goto out;
-	}
-	/* Names are demangled by the library, once per name; atos style
-	 * demangles its own way (cli_atos.c). */
-	q.lib_demangle = q.pr.demangle && q.pr.style != CLI_STYLE_ATOS;
-	if (q.lib_demangle)
-		q.pr.demangle = 0;
-	if (!q.per_line) {
-		char msg[1024];
-		const char *name = q.obj ? q.obj : q.uuid_hex;
-		uint32_t m0 = cli_query_intern_module(&q, name, strlen(name)); /* reallocs mods */
-		rc = cli_query_open_named(&q, q.obj, q.uuid_hex, &q.img, msg, sizeof(msg));
-		/* A file that cannot be read still gets one answer per
-		 * request ("??"), as from llvm-symbolizer; a bad command line
-		 * or database does not. */
-		if (rc == -CLI_EXIT_USAGE || rc == -CLI_EXIT_DATABASE ||
-		    (rc < 0 && q.pr.style == CLI_STYLE_ATOS)) {
-			ex = rc == OPEN_AS_LLVM ? CLI_EXIT_FAILED : -rc;
-			goto out;
-		}
-		q.mods[m0].img = q.img;
-		cli_query_module_opened(&q, &q.mods[m0], rc, msg);
-		if (rc >= 0) {
-			symdb_image_info info;
-			info.sz = sizeof info;
-			symdb_image_get_info(q.img, &info);
-			q.image_name = info.image_name;
-		}
-	}
-	q.pr.json_list = naddr > 0;
-	cli_query_cache_init(&q);
-	cli_print_begin(&q.pr);
-	rc = naddr > 0 ? cli_query_run_args(&q, addrs, naddr) : cli_query_run_stdin(&q);
-	cli_print_end(&q.pr);
 	if (rc < 0)
-		ex = cli_exit_for(rc);
-	if (q.module_failed && ex == CLI_EXIT_OK)
-		ex = q.module_failed;
-	if (q.damaged) {
-		cli_err(q.per_line ? "query" : q.mods[0].name,
-		        "index file is damaged: some addresses were not resolved");
-		ex = CLI_EXIT_DAMAGED;
-	}
-out:
-	cli_printer_fini(&q.pr);
-	if (cli_out_fini(&out) < 0 && ex == CLI_EXIT_OK) {
-		cli_err("<stdout>", "write error");
-		ex = CLI_EXIT_FAILED;
-	}
-	query_free(&q);
-	return ex;
+		ex = rc == HELP_SHOWN ? CLI_EXIT_OK : -rc;
+	else
+		ex = cli_query_execute(&q, &g, addrs, naddr);
+	return cli_query_finish(&q, &out, ex);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_addr2line.h"
 #include "cli_demangle.h"
 #include "cli_maint.h"
 #include "cli_util.h"
@@ -101,6 +102,21 @@ static const struct subcommand commands[] = {
 	  "'no locals' answer (symdb stores no variable information).\n"
 	  "Run as llvm-symbolizer (a link to symdb), it also reads\n"
 	  "$LLVM_SYMBOLIZER_OPTS, and its errors and --help are llvm-symbolizer-14's.\n" },
+	{ "addr2line", cli_cmd_addr2line, "GNU addr2line's options, llvm-addr2line's answers",
+	  "usage: symdb addr2line [-a] [-b BFDNAME] [-C] [-e FILE] [-f] [-i] [-j SECTION]\n"
+	  "                       [-p] [-r] [-R] [-s] [-h] [-v] [ADDR...]\n"
+	  "\n"
+	  "GNU addr2line (binutils 2.40) over the database, also run as symdb under\n"
+	  "the name addr2line (a symlink first in PATH: perf runs 'addr2line -e FILE\n"
+	  "-i -f').  FILE (default a.out) must be indexed.  Addresses are hex, with or\n"
+	  "without 0x, from the arguments or one per line from stdin; each is answered\n"
+	  "as llvm-addr2line-14 answers it.  A line that is not an address gets GNU's\n"
+	  "answer (its leading hex digits, else a symbol[+offset], else 0: '?\?' and\n"
+	  "'??:0' for perf's ',' end marker).  Every batch is flushed at once.\n"
+	  "Options are GNU's: -a/--addresses, -b/--target (ignored), -C/--demangle[=S],\n"
+	  "-e/--exe, -f/--functions, -i/--inlines, -j/--section (offsets into that\n"
+	  "section), -p/--pretty-print, -s/--basenames, -r/-R (ignored), -h, -v.\n"
+	  "The database is $SYMDB_DIR, else ~/.cache/symdb ('symdb --db DIR addr2line').\n" },
 	{ "list", cli_cmd_list, "list the indexed images",
 	  "usage: symdb list [--db DIR]\n"
 	  "\n"
@@ -316,6 +332,7 @@ static const struct {
 	int llvm_symbolizer;
 } personalities[] = {
 	{ called_as_llvm_symbolizer, cli_cmd_query, 1 },
+	{ cli_called_as_addr2line, cli_cmd_addr2line, 0 },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_addr2line.c - `symdb addr2line`, and symdb run under the name
+ * addr2line: a drop-in for GNU addr2line over symdb query's machinery
+ * (cmd_query.c: the same module opening, batches through symdb_symbolize,
+ * printers and body cache), so that tools which run "addr2line" from PATH,
+ * perf above all, are answered from the index.
+ *
+ * What is whose:
+ *   - the command line is GNU addr2line's (binutils 2.40, getopt_long with
+ *     its option string and long names; -b, -r, -R accepted and ignored);
+ *   - a line that is an address as llvm-addr2line-14 reads one (spaces,
+ *     one token of hex digits with or without 0x, the rest ignored) is
+ *     answered byte for byte as llvm-addr2line-14 answers it: GNU's output
+ *     format with llvm's correct DWARF 5 file names;
+ *   - any other line gets GNU's answer.  llvm-addr2line echoes such lines,
+ *     and perf 6.1, which sends "ADDR\n,\n" and reads until the "??" /
+ *     "??:0" that GNU gives its "," line, then waits forever.  GNU reads
+ *     every line as an address: strtoul(line, 16) when it starts (after
+ *     white space) with a hex digit, otherwise a symbol name with an
+ *     optional "+OFFSET" (strtoul base 0), 0 when the name is unknown.
+ *     With -a its address header is GNU's, zero-padded to the ELF class's
+ *     width ("0x0000000000000000").
+ * Every batch of input is answered and flushed before the next read, so a
+ * client that writes one request and waits for its answer gets it.
+ */
+#define _GNU_SOURCE /* getopt_long */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_addr2line.h"
+#include "cli_addr2line_elf.h"
+#include "cli_query.h"
+
+struct a2l {
+	struct query q; /* first: the run hook is handed &a2l.q */
+	const char *prog;
+	unsigned vma_digits;  /* GNU's -a width: 16, or 8 for ELF32 */
+	uint64_t vma_mask;    /* GNU masks its addresses to the ELF class */
+};
+
+/* ---- the command line ------------------------------------------------- */
+
+static const char usage_text[] =
+	" Convert addresses into line number/file name pairs.\n"
+	" If no addresses are specified on the command line, they will be read from stdin\n"
+	" The options are:\n"
+	"  -a --addresses         Show addresses\n"
+	"  -b --target=<bfdname>  Set the binary file format (accepted, ignored)\n"
+	"  -e --exe=<executable>  Set the input file name (default is a.out)\n"
+	"  -i --inlines           Unwind inlined functions\n"
+	"  -j --section=<name>    Read section-relative offsets instead of addresses\n"
+	"  -p --pretty-print      Make the output easier to read for humans\n"
+	"  -s --basenames         Strip directory names\n"
+	"  -f --functions         Show function names\n"
+	"  -C --demangle[=style]  Demangle function names\n"
+	"  -R --recurse-limit     Enable a limit on recursion whilst demangling.  [Default]\n"
+	"  -r --no-recurse-limit  Disable a limit on recursion whilst demangling\n"
+	"  -h --help              Display this information\n"
+	"  -v --version           Display the program's version\n"
+	"\n";
+
+static int usage(const char *prog, FILE *f, int status)
+{
+	fprintf(f, "Usage: %s [option(s)] [addr(s)]\n%s", prog, usage_text);
+	fprintf(f, "%s: answers from the symdb database ($SYMDB_DIR, else ~/.cache/symdb);\n"
+	           "  addresses as llvm-addr2line-14 answers them (see 'symdb help addr2line')\n",
+	        prog);
+	return status;
+}
+
+static int version(const char *prog)
+{
+	printf("%s (symdb) %d.%d.%d\n"
+	       "symdb library %s.  GNU addr2line's options and output format, llvm-addr2line's\n"
+	       "file names; answers come from the symdb database.\n",
+	       prog, SYMDB_VERSION_MAJOR, SYMDB_VERSION_MINOR, SYMDB_VERSION_PATCH,
+	       symdb_version_string());
+	return CLI_EXIT_OK;
+}
+
+/* The demangling styles libiberty's cplus_demangle_name_to_style knows. */
+static int known_style(const char *s)
+{
+	static const char *const styles[] = { "none", "auto", "gnu-v3", "java",
+		                              "gnat", "dlang", "rust" };
+	for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++)
+		if (strcmp(s, styles[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static const struct option long_opts[] = {
+	{ "addresses", no_argument, NULL, 'a' },
+	{ "basenames", no_argument, NULL, 's' },
+	{ "demangle", optional_argument, NULL, 'C' },
+	{ "exe", required_argument, NULL, 'e' },
+	{ "functions", no_argument, NULL, 'f' },
+	{ "inlines", no_argument, NULL, 'i' },
+	{ "pretty-print", no_argument, NULL, 'p' },
+	{ "recurse-limit", no_argument, NULL, 'R' },
+	{ "recursion-limit", no_argument, NULL, 'R' },
+	{ "no-recurse-limit", no_argument, NULL, 'r' },
+	{ "no-recursion-limit", no_argument, NULL, 'r' },
+	{ "section", required_argument, NULL, 'j' },
+	{ "target", required_argument, NULL, 'b' },
+	{ "help", no_argument, NULL, 'H' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns -1 to go on, else the exit status.  *section is -j's name. */
+static int parse_args(struct a2l *a, int argc, char **argv, const char **section)
+{
+	struct query *q = &a->q;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ab:Ce:rRsfHhij:pVv", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': q->pr.print_address = 1; break;
+		case 'b': break; /* the index knows the format */
+		case 'C':
+			if (optarg && !known_style(optarg)) {
+				fprintf(stderr, "%s: unknown demangling style `%s'\n", a->prog, optarg);
+				return CLI_EXIT_FAILED;
+			}
+			q->pr.demangle = 1;
+			break;
+		case 'e': q->obj = optarg; break;
+		case 'f': q->pr.fn_kind = CLI_FN_LINKAGE; break;
+		case 'i': q->inlines = 1; break;
+		case 'j': *section = optarg; break;
+		case 'p': q->pr.pretty = 1; break;
+		case 's': q->pr.path_kind = CLI_PATH_BASENAME; break;
+		case 'r': case 'R': break; /* symdb's demangler is always bounded */
+		case 'h': case 'H': return usage(a->prog, stdout, CLI_EXIT_OK);
+		case 'v': case 'V': return version(a->prog);
+		default: return usage(a->prog, stderr, CLI_EXIT_FAILED);
+		}
+	}
+	return -1;
+}
+
+/* GNU's checks of the file before anything is read, in its words. */
+static int check_file(const struct a2l *a, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		if (errno == ENOENT)
+			fprintf(stderr, "%s: '%s': No such file\n", a->prog, path);
+		else
+			fprintf(stderr, "%s: %s: %s\n", a->prog, path, strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: Warning: '%s' is a directory\n", a->prog, path);
+		return CLI_EXIT_FAILED;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "%s: Warning: '%s' is not an ordinary file\n", a->prog, path);
+		return CLI_EXIT_FAILED;
+	}
+	return 0;
+}
+
+/* -j NAME: addresses are offsets into that section.  Requests keep the
+ * offset (GNU's -a prints it) and the section's address is added when
+ * resolving, through --adjust-vma's subtraction. */
+static int apply_section(struct a2l *a, const char *name)
+{
+	uint64_t vma, size;
+	int rc = cli_a2l_section(a->q.obj, name, &vma, &size);
+	if (rc == 0) {
+		a->q.adjust_vma = (uint64_t)0 - vma;
+		return 0;
+	}
+	fprintf(stderr, "%s: %s: cannot find section %s\n", a->prog, a->q.obj, name);
+	return CLI_EXIT_FAILED;
+}
+
+/* ---- reading a line ----------------------------------------------------- */
+
+static int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * llvm-addr2line-14's address (llvm-symbolizer.cpp parseCommand in addr2line
+ * mode): ' ', '\r', '\n' skipped, the token up to the next of them, an
+ * optional 0x/0X, then StringRef::getAsInteger(16): hex digits only, at
+ * least one, no overflow.  Returns 0 with *out set, or -1.
+ */
+static int llvm_address(const char *s, size_t n, uint64_t *out)
+{
+	size_t i = 0, end;
+	while (i < n && (s[i] == ' ' || s[i] == '\r' || s[i] == '\n'))
+		i++;
+	for (end = i; end < n && s[end] != ' ' && s[end] != '\r' && s[end] != '\n'; end++)
+		;
+	if (end - i >= 2 && s[i] == '0' && (s[i + 1] | 0x20) == 'x')
+		i += 2;
+	if (i == end)
+		return -1;
+	uint64_t v = 0;
+	for (; i < end; i++) {
+		int d = hex_digit((unsigned char)s[i]);
+		if (d < 0 || v >> 60)
+			return -1;
+		v = v << 4 | (uint64_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int is_space(int c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* GNU addr2line's address for a line llvm-addr2line does not read as one
+ * (the file comment); s is NUL-terminated. */
+static uint64_t gnu_address(const struct a2l *a, const char *s)
+{
+	while (is_space((unsigned char)*s))
+		s++;
+	if (hex_digit((unsigned char)*s) >= 0)
+		return strtoull(s, NULL, 16) & a->vma_mask;
+	size_t len = 0;
+	while (s[len] && s[len] != '+' && !is_space((unsigned char)s[len]))
+		len++;
+	uint64_t value;
+	if (cli_a2l_symbol(a->q.obj, s, len, &value) < 0)
+		return 0;
+	const char *plus = strchr(s + len, '+');
+	if (plus)
+		value += strtoull(plus + 1, NULL, 0);
+	return value & a->vma_mask;
+}
+
+/* ---- answering -------------------------------------------------------- */
+
+static void add_request(struct query *q, const char *s, size_t n, uint64_t addr)
+{
+	q->req = cli_query_grow(q->req, &q->req_cap, q->nreq + 1, sizeof(*q->req));
+	struct request *r = &q->req[q->nreq++];
+	memset(r, 0, sizeof(*r));
+	r->text = s;
+	r->len = n;
+	r->addr = addr;
+	r->kind = REQ_CODE;
+}
+
+static int run_pending(struct query *q)
+{
+	int rc = q->nreq ? cli_query_run_batch(q) : 0;
+	cli_out_flush(q->pr.out);
+	return rc;
+}
+
+/*
+ * A line answered as GNU's address alone, after the requests before it:
+ * with -a its header is GNU's (zero-padded), printed here instead of by
+ * the printer, and with -p -f GNU's "nothing found" is "?? ??:0" where
+ * llvm's is "?? at ??:0".
+ */
+static int add_gnu_line(struct a2l *a, const char *s, size_t n, uint64_t addr)
+{
+	struct query *q = &a->q;
+	struct cli_out *o = q->pr.out;
+	int rc = run_pending(q);
+	if (rc < 0)
+		return rc;
+	int header = q->pr.print_address;
+	if (header)
+		cli_out_fmt(o, "0x%0*llx%s", (int)a->vma_digits, (unsigned long long)addr,
+		            q->pr.pretty ? ": " : "\n");
+	q->pr.print_address = 0;
+	add_request(q, s, n, addr);
+	size_t from = o->len;
+	uint64_t flushed = o->flushed;
+	rc = cli_query_run_batch(q);
+	q->pr.print_address = header;
+	static const char llvm_none[] = "?? at ??:0\n";
+	if (o->flushed == flushed && o->len - from == sizeof(llvm_none) - 1 &&
+	    !memcmp(o->buf + from, llvm_none, o->len - from)) {
+		o->len = from;
+		cli_out_str(o, "?? ??:0\n");
+	}
+	cli_out_flush(o);
+	return rc;
+}
+
+/* One input line s[0..n) (NUL-terminated at n): an address joins the
+ * batch, another line is answered as GNU's address. */
+static int add_line(struct a2l *a, const char *s, size_t n)
+{
+	struct query *q = &a->q;
+	uint64_t addr;
+	if (llvm_address(s, n, &addr) == 0) {
+		add_request(q, s, n, addr);
+		return 0;
+	}
+	addr = gnu_address(a, s);
+	if (q->pr.print_address || (q->pr.pretty && q->pr.fn_kind != CLI_FN_NONE))
+		return add_gnu_line(a, s, n, addr);
+	add_request(q, s, n, addr);
+	return 0;
+}
+
+/* A fgets()-sized piece of input as llvm-symbolizer takes it: up to the
+ * first NUL, every \r and \n removed, in place.  Returns the new length. */
+static size_t clean_piece(char *s, size_t n)
+{
+	char *nul = memchr(s, '\0', n);
+	if (nul)
+		n = (size_t)(nul - s);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '\r' && s[i] != '\n')
+			s[w++] = s[i];
+	return w;
+}
+
+/* The complete lines of buf[0..len) (at EOF the tail too), answered;
+ * returns the bytes taken, or a negative error.  Each piece is cut at
+ * LLVM_LINE_MAX as llvm-symbolizer's fgets cuts it, and NUL-terminated in
+ * place (over its newline, or in the buffer's spare byte). */
+static ptrdiff_t take_lines(struct a2l *a, char *buf, size_t len, int eof)
+{
+	size_t off = 0;
+	while (off < len) {
+		size_t avail = len - off, lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX;
+		char *nl = memchr(buf + off, '\n', lim);
+		size_t take;
+		if (nl)
+			take = (size_t)(nl - (buf + off)) + 1;
+		else if (avail >= LLVM_LINE_MAX)
+			take = LLVM_LINE_MAX;
+		else if (eof)
+			take = avail;
+		else
+			break;
+		size_t n = clean_piece(buf + off, take);
+		char saved = buf[off + n];
+		buf[off + n] = '\0';
+		int rc = add_line(a, buf + off, n);
+		if (rc < 0)
+			return rc;
+		/* The piece's text stays in the batch: only a cut piece had a
+		 * byte of the next line overwritten; give it back. */
+		if (n == take)
+			buf[off + n] = saved;
+		off += take;
+	}
+	return (ptrdiff_t)off;
+}
+
+static int run_stdin(struct a2l *a)
+{
+	char *buf = malloc(STDIN_BUF + 1);
+	if (!buf) {
+		cli_err(NULL, "out of memory");
+		return -ENOMEM;
+	}
+	size_t len = 0;
+	int eof = 0, rc = 0;
+	while (!eof && rc == 0) {
+		ssize_t n = read(STDIN_FILENO, buf + len, STDIN_BUF - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			cli_err("<stdin>", "%s", strerror(errno));
+			break;
+		}
+		eof = n == 0;
+		len += (size_t)n;
+		ptrdiff_t used = take_lines(a, buf, len, eof);
+		if (used < 0) {
+			rc = (int)used;
+			break;
+		}
+		rc = run_pending(&a->q);
+		memmove(buf, buf + used, len - (size_t)used);
+		len -= (size_t)used;
+	}
+	free(buf);
+	return rc;
+}
+
+static int run(struct query *q, char **addrs, int naddr)
+{
+	struct a2l *a = (struct a2l *)q;
+	symdb_image_info info;
+	info.sz = sizeof info;
+	if (symdb_image_get_info(q->img, &info) == 0 && info.object_class == 32) {
+		a->vma_digits = 8;
+		a->vma_mask = UINT32_MAX;
+	}
+	if (naddr == 0)
+		return run_stdin(a);
+	for (int i = 0; i < naddr; i++) {
+		int rc = add_line(a, addrs[i], strlen(addrs[i]));
+		if (rc < 0)
+			return rc;
+	}
+	return run_pending(q);
+}
+
+int cli_called_as_addr2line(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+	base = base ? base + 1 : argv0;
+	size_t n = strlen(base);
+	if (strcmp(base, "addr2line") == 0)
+		return 1;
+	return n > 10 && strcmp(base + n - 10, "-addr2line") == 0 &&
+	       strncmp(base, "llvm-", 5) != 0;
+}
+
+int cli_cmd_addr2line(const struct cli_global *g, int argc, char **argv)
+{
+	struct a2l a;
+	struct cli_out out;
+	cli_query_setup(&a.q, &out);
+	const char *slash = strrchr(argv[0], '/');
+	a.prog = slash ? slash + 1 : argv[0];
+	a.vma_digits = 16;
+	a.vma_mask = UINT64_MAX;
+	/* GNU addr2line's defaults, which llvm-addr2line shares. */
+	a.q.pr.style = CLI_STYLE_GNU;
+	a.q.pr.fn_kind = CLI_FN_NONE;
+	a.q.pr.demangle = 0;
+	a.q.inlines = 0;
+	a.q.obj = "a.out";
+	a.q.run = run;
+	const char *section = NULL;
+	int ex = parse_args(&a, argc, argv, &section);
+	if (ex < 0)
+		ex = check_file(&a, a.q.obj);
+	if (ex == 0 && section)
+		ex = apply_section(&a, section);
+	if (ex == 0)
+		ex = cli_query_execute(&a.q, g, argv + optind, argc - optind);
+	return cli_query_finish(&a.q, &out, ex);
+}
