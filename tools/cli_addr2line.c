@@ -42,6 +42,15 @@ struct a2l {
 	const char *prog;
 	unsigned vma_digits;  /* GNU's -a width: 16, or 8 for ELF32 */
 	uint64_t vma_mask;    /* GNU masks its addresses to the ELF class */
+	struct cli_a2l_syms syms; /* the -e file's symbol table, read on first use */
+	int syms_state;           /* 0 not read, 1 read (or absent) */
+	struct cli_a2l_range *secs; /* its allocated sections, read on first use */
+	size_t nsecs;
+	int secs_state;
+	char last_name[64];       /* the last name looked up and its value: perf */
+	size_t last_len;          /* sends the same "," after every address */
+	uint64_t last_value;
+	int last_found;           /* -1 no last name, 0 not found, 1 found */
 };
 
 /* ---- the command line ------------------------------------------------- */
@@ -226,21 +235,52 @@ static int is_space(int c)
 	return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
-/* GNU addr2line's address for a line llvm-addr2line does not read as one
- * (the file comment); s is NUL-terminated. */
-static uint64_t gnu_address(const struct a2l *a, const char *s)
+/* A symbol's value by name, from the -e file's table (read once); the
+ * last answer is remembered. */
+static int lookup_symbol(struct a2l *a, const char *name, size_t len, uint64_t *value)
+{
+	if (a->last_found >= 0 && len == a->last_len && memcmp(name, a->last_name, len) == 0) {
+		*value = a->last_value;
+		return a->last_found ? 0 : -1;
+	}
+	if (!a->syms_state) {
+		cli_a2l_syms_load(a->q.obj, &a->syms);
+		a->syms_state = 1;
+	}
+	int rc = cli_a2l_symbol(&a->syms, name, len, value);
+	if (len < sizeof(a->last_name)) {
+		memcpy(a->last_name, name, len);
+		a->last_len = len;
+		a->last_value = rc == 0 ? *value : 0;
+		a->last_found = rc == 0;
+	}
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * GNU addr2line's address for a line llvm-addr2line does not read as one;
+ * s is NUL-terminated.  Measured on binutils 2.40 (symbol names as
+ * addresses arrived in 2.39): a line with a '+' is SYMBOL+OFFSET unless it
+ * starts with a decimal digit, a line without one is a hex number when it
+ * starts with a hex digit ("foo" is 0xf) and a SYMBOL otherwise; numbers
+ * are read by strtoull (leading white space, optional 0x, saturating, the
+ * rest ignored), OFFSET by strtoull base 0, and an unknown SYMBOL is 0.
+ * White space before it is skipped; a name ends at white space or '+'.
+ */
+static uint64_t gnu_address(struct a2l *a, const char *s)
 {
 	while (is_space((unsigned char)*s))
 		s++;
-	if (hex_digit((unsigned char)*s) >= 0)
+	const char *plus = strchr(s, '+');
+	int number = plus ? (*s >= '0' && *s <= '9') : hex_digit((unsigned char)*s) >= 0;
+	if (number)
 		return strtoull(s, NULL, 16) & a->vma_mask;
 	size_t len = 0;
 	while (s[len] && s[len] != '+' && !is_space((unsigned char)s[len]))
 		len++;
 	uint64_t value;
-	if (cli_a2l_symbol(a->q.obj, s, len, &value) < 0)
+	if (lookup_symbol(a, s, len, &value) < 0)
 		return 0;
-	const char *plus = strchr(s + len, '+');
 	if (plus)
 		value += strtoull(plus + 1, NULL, 0);
 	return value & a->vma_mask;
@@ -266,13 +306,28 @@ static int run_pending(struct query *q)
 	return rc;
 }
 
+/* Whether GNU addr2line would look addr up at all: it searches the
+ * allocated sections only, and answers "not found" outside them. */
+static int in_section(struct a2l *a, uint64_t addr)
+{
+	if (!a->secs_state) {
+		cli_a2l_alloc_sections(a->q.obj, &a->secs, &a->nsecs);
+		a->secs_state = 1;
+	}
+	for (size_t i = 0; i < a->nsecs; i++)
+		if (addr >= a->secs[i].start && addr - a->secs[i].start < a->secs[i].size)
+			return 1;
+	return 0;
+}
+
 /*
  * A line answered as GNU's address alone, after the requests before it:
  * with -a its header is GNU's (zero-padded), printed here instead of by
- * the printer, and with -p -f GNU's "nothing found" is "?? ??:0" where
- * llvm's is "?? at ??:0".
+ * the printer.  Outside every allocated section the answer is GNU's "not
+ * found" ("??" and "??:0", pretty "?? ??:0"); inside one, the address is
+ * resolved as any other.
  */
-static int add_gnu_line(struct a2l *a, const char *s, size_t n, uint64_t addr)
+static int add_gnu_line(struct a2l *a, const char *s, size_t n, uint64_t addr, int inside)
 {
 	struct query *q = &a->q;
 	struct cli_out *o = q->pr.out;
@@ -283,19 +338,17 @@ static int add_gnu_line(struct a2l *a, const char *s, size_t n, uint64_t addr)
 	if (header)
 		cli_out_fmt(o, "0x%0*llx%s", (int)a->vma_digits, (unsigned long long)addr,
 		            q->pr.pretty ? ": " : "\n");
+	if (!inside) {
+		if (q->pr.fn_kind != CLI_FN_NONE)
+			cli_out_str(o, q->pr.pretty ? "?? " : "??\n");
+		cli_out_str(o, "??:0\n");
+		cli_out_flush(o);
+		return 0;
+	}
 	q->pr.print_address = 0;
 	add_request(q, s, n, addr);
-	size_t from = o->len;
-	uint64_t flushed = o->flushed;
-	rc = cli_query_run_batch(q);
+	rc = run_pending(q);
 	q->pr.print_address = header;
-	static const char llvm_none[] = "?? at ??:0\n";
-	if (o->flushed == flushed && o->len - from == sizeof(llvm_none) - 1 &&
-	    !memcmp(o->buf + from, llvm_none, o->len - from)) {
-		o->len = from;
-		cli_out_str(o, "?? ??:0\n");
-	}
-	cli_out_flush(o);
 	return rc;
 }
 
@@ -310,10 +363,12 @@ static int add_line(struct a2l *a, const char *s, size_t n)
 		return 0;
 	}
 	addr = gnu_address(a, s);
-	if (q->pr.print_address || (q->pr.pretty && q->pr.fn_kind != CLI_FN_NONE))
-		return add_gnu_line(a, s, n, addr);
-	add_request(q, s, n, addr);
-	return 0;
+	int inside = in_section(a, addr - q->adjust_vma); /* -j: the section's address added */
+	if (inside && !q->pr.print_address) {
+		add_request(q, s, n, addr);
+		return 0;
+	}
+	return add_gnu_line(a, s, n, addr, inside);
 }
 
 /* A fgets()-sized piece of input as llvm-symbolizer takes it: up to the
@@ -434,8 +489,15 @@ int cli_cmd_addr2line(const struct cli_global *g, int argc, char **argv)
 	cli_query_setup(&a.q, &out);
 	const char *slash = strrchr(argv[0], '/');
 	a.prog = slash ? slash + 1 : argv[0];
+	argv[0] = (char *)a.prog; /* getopt's messages name it, as GNU's do */
 	a.vma_digits = 16;
 	a.vma_mask = UINT64_MAX;
+	memset(&a.syms, 0, sizeof(a.syms));
+	a.syms_state = 0;
+	a.secs = NULL;
+	a.nsecs = 0;
+	a.secs_state = 0;
+	a.last_found = -1;
 	/* GNU addr2line's defaults, which llvm-addr2line shares. */
 	a.q.pr.style = CLI_STYLE_GNU;
 	a.q.pr.fn_kind = CLI_FN_NONE;
@@ -444,12 +506,16 @@ int cli_cmd_addr2line(const struct cli_global *g, int argc, char **argv)
 	a.q.obj = "a.out";
 	a.q.run = run;
 	const char *section = NULL;
-	int ex = parse_args(&a, argc, argv, &section);
-	if (ex < 0)
-		ex = check_file(&a, a.q.obj);
+	int ex = parse_args(&a, argc, argv, &section); /* >= 0: help, version, error */
+	if (ex >= 0)
+		goto done;
+	ex = check_file(&a, a.q.obj);
 	if (ex == 0 && section)
 		ex = apply_section(&a, section);
 	if (ex == 0)
 		ex = cli_query_execute(&a.q, g, argv + optind, argc - optind);
+done:
+	cli_a2l_syms_free(&a.syms);
+	free(a.secs);
 	return cli_query_finish(&a.q, &out, ex);
 }

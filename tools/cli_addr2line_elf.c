@@ -71,7 +71,7 @@ bad:
 
 struct shdr {
 	uint32_t name, type, link;
-	uint64_t addr, offset, size, entsize;
+	uint64_t flags, addr, offset, size, entsize;
 };
 
 static int read_shdr(const struct elf_file *e, unsigned i, struct shdr *s)
@@ -82,6 +82,7 @@ static int read_shdr(const struct elf_file *e, unsigned i, struct shdr *s)
 	int w = e->is64 ? 8 : 4;
 	s->name = (uint32_t)field(b, 4, e->swap);
 	s->type = (uint32_t)field(b + 4, 4, e->swap);
+	s->flags = field(b + 8, w, e->swap);
 	s->addr = field(b + (e->is64 ? 16 : 12), w, e->swap);
 	s->offset = field(b + (e->is64 ? 24 : 16), w, e->swap);
 	s->size = field(b + (e->is64 ? 32 : 20), w, e->swap);
@@ -122,50 +123,115 @@ int cli_a2l_section(const char *path, const char *name, uint64_t *vma, uint64_t 
 	return rc;
 }
 
-/* The first symbol of table tab named name[0..len), as BFD's canonical
- * table lists them (in file order, without the null entry). */
-static int find_in_table(const struct elf_file *e, const struct shdr *tab, const char *name,
-                         size_t len, uint64_t *value)
+int cli_a2l_alloc_sections(const char *path, struct cli_a2l_range **out, size_t *n)
+{
+	struct elf_file e;
+	struct shdr s;
+	*out = NULL;
+	*n = 0;
+	if (elf_open(path, &e) < 0)
+		return -ENOEXEC;
+	struct cli_a2l_range *r = calloc(e.shnum ? e.shnum : 1, sizeof(*r));
+	if (!r) {
+		close(e.fd);
+		return -ENOMEM;
+	}
+	size_t k = 0;
+	for (unsigned i = 1; i < e.shnum; i++) {
+		if (read_shdr(&e, i, &s) < 0)
+			break;
+		uint64_t flags = s.flags;
+		if ((flags & SHF_ALLOC) && s.size) {
+			r[k].start = s.addr;
+			r[k].size = s.size;
+			k++;
+		}
+	}
+	close(e.fd);
+	*out = r;
+	*n = k;
+	return 0;
+}
+
+/* Read a section's bytes into a new buffer (NULL on failure). */
+static char *read_section(const struct elf_file *e, const struct shdr *s)
+{
+	if (s->size > e->size || s->size == 0)
+		return NULL;
+	char *p = malloc(s->size + 1);
+	if (p && read_at(e, s->offset, p, s->size) < 0) {
+		free(p);
+		return NULL;
+	}
+	if (p)
+		p[s->size] = '\0'; /* a last name without its NUL still ends */
+	return p;
+}
+
+static int load_table(const struct elf_file *e, const struct shdr *tab, struct cli_a2l_syms *t)
 {
 	struct shdr strtab;
 	size_t esz = e->is64 ? 24 : 16;
-	unsigned char b[24];
 	if (tab->entsize < esz || read_shdr(e, tab->link, &strtab) < 0)
 		return -1;
-	uint64_t n = tab->size / tab->entsize;
-	for (uint64_t i = 1; i < n; i++) {
-		if (read_at(e, tab->offset + i * tab->entsize, b, esz) < 0)
-			return -1;
-		uint32_t nm = (uint32_t)field(b, 4, e->swap);
-		if (!name_is(e, &strtab, nm, name, len))
-			continue;
-		*value = e->is64 ? field(b + 8, 8, e->swap) : field(b + 4, 4, e->swap);
-		return 0;
-	}
-	return -1;
+	t->syms = read_section(e, tab);
+	t->strs = read_section(e, &strtab);
+	if (!t->syms || !t->strs)
+		return -1;
+	t->nsyms = tab->size / tab->entsize;
+	t->entsize = tab->entsize;
+	t->strs_size = strtab.size;
+	t->is64 = e->is64;
+	t->be = e->swap;
+	return 0;
 }
 
-int cli_a2l_symbol(const char *path, const char *name, size_t len, uint64_t *value)
+int cli_a2l_syms_load(const char *path, struct cli_a2l_syms *t)
 {
 	struct elf_file e;
 	struct shdr s, dyn = { 0 };
-	int rc = -ENOENT, have_dyn = 0, have_sym = 0;
+	int have_dyn = 0, rc = -ENOENT;
+	memset(t, 0, sizeof(*t));
 	if (elf_open(path, &e) < 0)
 		return -ENOEXEC;
-	for (unsigned i = 1; i < e.shnum && !have_sym; i++) {
-		if (read_shdr(&e, i, &s) < 0 || e.shnum <= 1)
+	for (unsigned i = 1; i < e.shnum; i++) {
+		if (read_shdr(&e, i, &s) < 0)
 			break;
 		if (s.type == SHT_SYMTAB) {
-			have_sym = 1;
-			if (find_in_table(&e, &s, name, len, value) == 0)
-				rc = 0;
-		} else if (s.type == SHT_DYNSYM && !have_dyn) {
+			rc = load_table(&e, &s, t);
+			break;
+		}
+		if (s.type == SHT_DYNSYM && !have_dyn) {
 			have_dyn = 1;
 			dyn = s;
 		}
 	}
-	if (!have_sym && have_dyn && find_in_table(&e, &dyn, name, len, value) == 0)
-		rc = 0;
+	if (rc == -ENOENT && have_dyn)
+		rc = load_table(&e, &dyn, t);
 	close(e.fd);
-	return rc;
+	if (rc < 0)
+		cli_a2l_syms_free(t);
+	return rc < 0 ? -ENOENT : 0;
+}
+
+int cli_a2l_symbol(const struct cli_a2l_syms *t, const char *name, size_t len, uint64_t *value)
+{
+	const unsigned char *p = (const unsigned char *)t->syms;
+	for (uint64_t i = 1; i < t->nsyms; i++) {
+		const unsigned char *sym = p + i * t->entsize;
+		uint64_t nm = field(sym, 4, t->be);
+		if (nm >= t->strs_size || t->strs_size - nm < len + 1 ||
+		    memcmp(t->strs + nm, name, len) != 0 || t->strs[nm + len] != '\0')
+			continue;
+		*value = t->is64 ? field(sym + 8, 8, t->be) : field(sym + 4, 4, t->be);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void cli_a2l_syms_free(struct cli_a2l_syms *t)
+{
+	free(t->syms);
+	free(t->strs);
+	memset(t, 0, sizeof(*t));
 }

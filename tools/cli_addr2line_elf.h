@@ -16,8 +16,28 @@
 CLI_HIDDEN int cli_a2l_section(const char *path, const char *name, uint64_t *vma,
                                uint64_t *size);
 
-/* The value of the first symbol called name[0..len) in .symtab (in .dynsym
- * when there is no .symtab): 0, -ENOENT, or -ENOEXEC as above. */
-CLI_HIDDEN int cli_a2l_symbol(const char *path, const char *name, size_t len, uint64_t *value);
+/* The allocated sections (SHF_ALLOC, non-empty) of path, where GNU
+ * addr2line looks for an address: *out (malloc'd, free it) and *n; 0, or
+ * -ENOEXEC / -ENOMEM. */
+struct cli_a2l_range {
+	uint64_t start, size;
+};
+CLI_HIDDEN int cli_a2l_alloc_sections(const char *path, struct cli_a2l_range **out, size_t *n);
+
+/* A symbol table read into memory: .symtab, else .dynsym (as BFD's
+ * canonical table, in file order without the null entry). */
+struct cli_a2l_syms {
+	char *syms, *strs;
+	uint64_t nsyms, entsize, strs_size;
+	int is64, be;
+};
+
+/* Load path's table: 0, or -ENOEXEC (not a readable ELF file) / -ENOENT
+ * (no symbol table); t is then empty, and cli_a2l_symbol finds nothing. */
+CLI_HIDDEN int cli_a2l_syms_load(const char *path, struct cli_a2l_syms *t);
+/* The value of the first symbol called name[0..len): 0, or -ENOENT. */
+CLI_HIDDEN int cli_a2l_symbol(const struct cli_a2l_syms *t, const char *name, size_t len,
+                              uint64_t *value);
+CLI_HIDDEN void cli_a2l_syms_free(struct cli_a2l_syms *t); /* NULL-safe contents */
 
 #endif /* SYMDB_CLI_ADDR2LINE_ELF_H */

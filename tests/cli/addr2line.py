@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""symdb addr2line against its oracles (tests/cli/addr2line*.sh run it).
+
+  oracle  every combination of -a -f -i -C -p -s over many addresses of
+          DWARF fixtures and libpython: stdin and argument answers byte for
+          byte those of llvm-addr2line-14; lines that are not addresses
+          (perf's ',' end marker, junk, symbol names) answered as GNU
+          addr2line (binutils) answers them; GNU's option errors.
+  pipe    a client that writes one request (perf 6.1's 'ADDR\\n,\\n') and
+          reads its whole answer before writing the next, with a timeout on
+          every read: no request may block.
+
+Usage: addr2line.py MODE SYMDB SCRATCH FILE...  (the database is $SYMDB_DIR)
+"""
+import itertools
+import os
+import random
+import select
+import subprocess
+import sys
+import time
+
+MODE, SYMDB, SCRATCH = sys.argv[1], sys.argv[2], sys.argv[3]
+FILES = [f for f in sys.argv[4:] if os.path.isfile(f)]
+LLVM = "llvm-addr2line-14"
+GNU = "addr2line"
+TIMEOUT = 120
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def a2l_cmd():
+    """symdb run under the name addr2line, through a symlink."""
+    d = os.path.join(SCRATCH, "bin")
+    os.makedirs(d, exist_ok=True)
+    link = os.path.join(d, "addr2line")
+    if not os.path.islink(link):
+        os.symlink(SYMDB, link)
+    return link
+
+
+def run(cmd, text=None):
+    p = subprocess.run(cmd, input=text, capture_output=True, timeout=TIMEOUT)
+    return p.returncode, p.stdout, p.stderr
+
+
+def functions(path):
+    """Start addresses of the defined functions (llvm-nm-14)."""
+    out = subprocess.run(["llvm-nm-14", "--defined-only", "-n", path],
+                         capture_output=True, text=True).stdout
+    starts = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[1] in "tTwW":
+            starts.add(int(f[0], 16))
+    return sorted(starts)
+
+
+def addresses(path, n, rng):
+    """n addresses: function starts and points inside functions."""
+    starts = functions(path)
+    if not starts:
+        return []
+    picks = rng.sample(starts, min(len(starts), n // 2))
+    out = []
+    for s in picks:
+        out.append(s)
+        out.append(s + rng.choice([1, 2, 4, 7, 16, 33, 64, 130]))
+    return out[:n]
+
+
+def spell(a, rng):
+    """An address line as GNU and llvm-addr2line both read it."""
+    return rng.choice(["%x" % a, "0x%x" % a, "%016x" % a, "0X%X" % a, " %x" % a,
+                       "%x trailing words" % a])
+
+
+def compare_addresses(a2l, files, rng):
+    combos = [c for r in range(0, 7) for c in itertools.combinations("afiCps", r)]
+    checked = 0
+    for path in files:
+        addrs = addresses(path, 400 if "libpython" in path else 160, rng)
+        if not addrs:
+            fail("%s: no functions found" % path)
+        lines = "".join(spell(a, rng) + "\n" for a in addrs).encode()
+        for combo in combos:
+            opts = ["-" + "".join(combo)] if combo else []
+            mine = run([a2l, "-e", path] + opts, lines)
+            ref = run([LLVM, "-e", path] + opts, lines)
+            if mine[0] != 0 or mine[1] != ref[1]:
+                diff_lines(path, opts, mine, ref)
+            checked += len(addrs)
+        # addresses as arguments, a few combinations
+        args = ["%x" % a for a in addrs[:40]]
+        for opts in ([], ["-f", "-i"], ["-a", "-p", "-f", "-C", "-s"]):
+            mine = run([a2l, "-e", path] + opts + args)
+            ref = run([LLVM, "-e", path] + opts + args)
+            if mine[0] != 0 or mine[1] != ref[1]:
+                diff_lines(path, opts + ["(arguments)"], mine, ref)
+        print("-- %s: %d addresses x %d option sets identical to %s" %
+              (path, len(addrs), len(combos), LLVM))
+    return checked
+
+
+def diff_lines(path, opts, mine, ref):
+    a = mine[1].decode(errors="replace").splitlines()
+    b = ref[1].decode(errors="replace").splitlines()
+    for i, (x, y) in enumerate(itertools.zip_longest(a, b)):
+        if x != y:
+            fail("%s %s: line %d: symdb %r, %s %r (exit %d, stderr %r)" %
+                 (path, " ".join(opts), i + 1, x, LLVM, y, mine[0], mine[2][:300]))
+    fail("%s %s: exit %d, stderr %r" % (path, " ".join(opts), mine[0], mine[2][:300]))
+
+
+# Lines that are not addresses for llvm-addr2line-14 (it echoes them); GNU
+# reads each as an address of its own (hex prefix, symbol[+offset], or 0).
+NON_ADDRESS = [",", "", "zz", "12zz", "-1", "+10", "++12", "x12", "0x", "0x0x12",
+               "\t%(hex)s", "%(hex)s,2", "%(fn)s", "%(fn)s+4", " %(fn)s+0x10",
+               "nosuch_symbol", "nosuch_symbol+4", "CODE %(hex)s", "DATA %(hex)s",
+               "f+2", "-1+2", "%(hex)s+1", "0x%(fn)s+4", "%(fn)s +4", "%(fn)s+-4", "%(fn)s++4",
+               "%(fn)s+ 4", "%(fn)s\t+4", "abcz", "%(fn)s 4",
+               "10000000000000000", "fffffffffffffffff"]
+
+
+def compare_non_addresses(a2l, path, rng):
+    """GNU's answers on a small C fixture (one unit: binutils' file names are
+    right there), interleaved with addresses."""
+    starts = functions(path)
+    names = subprocess.run(["llvm-nm-14", "--defined-only", path], capture_output=True,
+                           text=True).stdout.split("\n")
+    fn = next((l.split()[2] for l in names if len(l.split()) == 3 and l.split()[1] == "T"
+               and not l.split()[2].startswith("_")), None)
+    if not fn:
+        fail("%s: no global function" % path)
+    hexa = "%x" % starts[len(starts) // 2]
+    lines = [l % {"hex": hexa, "fn": fn} for l in NON_ADDRESS]
+    for opts in ([], ["-f"], ["-i", "-f"], ["-a"], ["-a", "-f"], ["-p", "-f"], ["-a", "-p", "-f"],
+                 ["-a", "-p"], ["-p"]):
+        for line in lines:
+            text = (line + "\n").encode()
+            mine = run([a2l, "-e", path] + opts, text)
+            ref = run([GNU, "-e", path] + opts, text)
+            if mine[0] != 0 or mine[1] != ref[1]:
+                fail("%s %s: line %r: symdb %r, GNU %r (stderr %r)" %
+                     (path, " ".join(opts), line, mine[1], ref[1], mine[2][:300]))
+        # the same lines in one stream after a real address, as perf sends them
+        text = "".join("%s\n%s\n" % (hexa, l) for l in lines).encode()
+        mine = run([a2l, "-e", path] + opts, text)
+        gnu = run([GNU, "-e", path] + opts, text)
+        if mine[1].count(b"\n") != gnu[1].count(b"\n"):
+            fail("%s %s: a stream of mixed lines: %d answer lines, GNU %d" %
+                 (path, " ".join(opts), mine[1].count(b"\n"), gnu[1].count(b"\n")))
+    print("-- %s: %d non-address lines x 9 option sets answered as GNU addr2line" %
+          (path, len(lines)))
+
+
+def compare_cli(a2l, path):
+    """GNU's command line: errors, help and version shapes, -j."""
+    for opts in (["-x"], ["--demangle=nosuch"], ["--no-such-option"]):
+        mine = run([a2l, "-e", path] + opts + ["0"])
+        ref = run([GNU, "-e", path] + opts + ["0"])
+        if mine[0] != ref[0] or mine[2].splitlines()[:1] != ref[2].splitlines()[:1]:
+            fail("%s: exit %d %r, GNU exit %d %r" % (" ".join(opts), mine[0], mine[2][:200],
+                                                     ref[0], ref[2][:200]))
+    mine, ref = run([a2l, "-e", "/nonexistent/a2l"]), run([GNU, "-e", "/nonexistent/a2l"])
+    if (mine[0], mine[2]) != (ref[0], ref[2]):
+        fail("missing file: %r vs GNU %r" % (mine[2], ref[2]))
+    for opt in ("-h", "--help", "-H"):
+        mine, ref = run([a2l, opt]), run([GNU, opt])
+        if mine[0] != 0 or mine[1].split(b"\n")[0] != ref[1].split(b"\n")[0]:
+            fail("%s: exit %d, first line %r" % (opt, mine[0], mine[1][:80]))
+    for opt in ("-v", "--version", "-V"):
+        mine = run([a2l, opt])
+        if mine[0] != 0 or not mine[1].startswith(b"addr2line ("):
+            fail("%s: exit %d, %r" % (opt, mine[0], mine[1][:80]))
+    # long forms and ignored options give the same answers as the short ones
+    a = "%x" % functions(path)[0]
+    short = run([a2l, "-e", path, "-a", "-f", "-i", "-C", "-p", "-s", a])
+    long_ = run([a2l, "--exe=" + path, "--addresses", "--functions", "--inlines",
+                 "--demangle=gnu-v3", "--pretty-print", "--basenames", "-b", "elf64-x86-64",
+                 "-r", "-R", "--target=elf64-x86-64", a])
+    if short != long_:
+        fail("long options: %r vs %r" % (long_, short))
+    # -j SECTION: offsets into the section, as GNU reads them
+    sec = subprocess.run(["llvm-readelf-14", "-S", "-W", path], capture_output=True,
+                         text=True).stdout
+    text_addr = next(int(l.split()[l.split().index(".text") + 2], 16)
+                     for l in sec.splitlines() if " .text " in l)
+    a = "%x" % next(f for f in functions(path) if f > text_addr)
+    off = "%x" % (int(a, 16) - text_addr)
+    mine = run([a2l, "-e", path, "-f", "-j", ".text", off])
+    ref = run([LLVM, "-e", path, "-f", a])
+    if mine[1] != ref[1]:
+        fail("-j .text %s: %r, llvm-addr2line-14 at %s: %r" % (off, mine[1], a, ref[1]))
+    mine, ref = run([a2l, "-e", path, "-j", ".nosuch", "0"]), run([GNU, "-e", path, "-j", ".nosuch", "0"])
+    if (mine[0], mine[2]) != (ref[0], ref[2]):
+        fail("-j .nosuch: %r vs GNU %r" % (mine[2], ref[2]))
+    print("-- command line: GNU's errors, help, long forms, -j")
+
+
+def read_lines(p, buf, n, timeout):
+    """n lines of p's output, failing when one takes longer than timeout."""
+    lines = []
+    while len(lines) < n:
+        deadline = time.time() + timeout
+        while b"\n" not in buf:
+            left = deadline - time.time()
+            if left <= 0 or not select.select([p.stdout], [], [], left)[0]:
+                fail("no answer within %d s; got %r so far" % (timeout, lines))
+            chunk = os.read(p.stdout.fileno(), 65536)
+            if not chunk:
+                fail("end of output; got %r" % lines)
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        lines.append(line)
+    return lines, buf
+
+
+def pipe(a2l, path, rng):
+    addrs = addresses(path, 300, rng)
+    # llvm-addr2line-14's answer to each address: it echoes the ','
+    # after each, which splits its output per request
+    text = "".join("%016x\n,\n" % a for a in addrs).encode()
+    ref = run([LLVM, "-e", path, "-i", "-f"], text)[1].split(b"\n,\n")
+    if len(ref) != len(addrs) + 1:
+        fail("llvm-addr2line-14 gave %d answers for %d addresses" % (len(ref) - 1, len(addrs)))
+    p = subprocess.Popen([a2l, "-e", path, "-i", "-f"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE)
+    buf = b""
+    for i, a in enumerate(addrs):
+        p.stdin.write(b"%016x\n,\n" % a)
+        p.stdin.flush()
+        want = ref[i].lstrip(b"\n").split(b"\n") + [b"??", b"??:0"]
+        got, buf = read_lines(p, buf, len(want), 20)
+        if got != want:
+            fail("%s: request %d (%x): %r, want llvm-addr2line-14's %r then GNU's ??/??:0" %
+                 (path, i, a, got, want))
+    p.stdin.close()
+    rc = p.wait(timeout=20)
+    rest = p.stdout.read()
+    if rc != 0 or buf or rest:
+        fail("exit %d, %r left over" % (rc, (buf + rest)[:100]))
+    print("-- %s: %d requests, each answered before the next was written" % (path, len(addrs)))
+
+
+def main():
+    rng = random.Random(13)
+    a2l = a2l_cmd()
+    for f in FILES:
+        rc, _, err = run([SYMDB, "build", f])
+        if rc != 0:
+            fail("symdb build %s: %r" % (f, err))
+    if MODE == "oracle":
+        n = compare_addresses(a2l, FILES, rng)
+        compare_non_addresses(a2l, FILES[0], rng)
+        compare_cli(a2l, FILES[0])
+        print("-- %d answers identical" % n)
+    else:
+        for f in FILES:
+            pipe(a2l, f, rng)
+
+
+main()
