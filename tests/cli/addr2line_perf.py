@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The checks of addr2line_perf.sh, after both perf runs.
+
+Every address perf asked about (the wrappers' logs) is answered by GNU
+addr2line, symdb addr2line, llvm-addr2line-14 and llvm-symbolizer-14
+(-a -i -f, linkage names).  Where GNU and symdb differ, symdb must equal both
+llvm tools and GNU's answer must fall in a class of tests/KNOWN_DIFFERENCES.md
+class 4 (binutils wrong):
+  4a  no line:    GNU ':?' or '??:?' where llvm has '??:0' (a symbol, no line row)
+  4b  file name:  same frames, names and line numbers; another file (GNU's
+                  DWARF 5 file-index bug)
+  4c  no function: GNU '??' as the outermost name where llvm names the
+                  symbol before the address (a PLT stub after _init)
+  4d  discriminator: GNU prints an inlined call's DW_AT_GNU_discriminator on
+                  the caller's line, llvm does not (perf drops discriminators)
+  4e  outermost name: GNU the DWARF name, llvm the symbol table's
+                  (foo.isra.0, foo.cold, an alias)
+Any other difference fails.  Then every line where the perf texts differ
+must be explained by such an address: perf script's by its ip, perf report's
+by the words that differ (GNU's from GNU's answer, symdb's from llvm's).
+"""
+import difflib
+import glob
+import os
+import re
+import subprocess
+import sys
+
+S = sys.argv[1]
+A2L = os.path.join(S, "symdb-bin", "addr2line")
+HEX = re.compile(rb"^ *(?:0[xX])?([0-9a-fA-F]+)$")
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def requests():
+    """file -> the addresses perf sent for it (both runs)."""
+    out = {}
+    for args in glob.glob(os.path.join(S, "*", "req.*.args")):
+        f = open(args).read().strip()
+        m = re.match(r"^-e (.*) -i -f$", f)
+        if not m:
+            fail("perf ran addr2line %r" % f)
+        for line in open(args[:-5], "rb").read().split(b"\n"):
+            h = HEX.match(line)
+            if h:
+                out.setdefault(m.group(1), set()).add(int(h.group(1), 16))
+    return out
+
+
+def answers(cmd, addrs, fmt="%x\n"):
+    """addr -> answer lines, split at the -a header lines."""
+    text = "".join(fmt % a for a in addrs).encode()
+    p = subprocess.run(cmd, input=text, capture_output=True, timeout=600)
+    res, cur = {}, None
+    for line in p.stdout.decode(errors="replace").split("\n"):
+        m = re.match(r"^0x([0-9a-f]+)$", line)
+        if m:
+            cur = int(m.group(1), 16)
+            res[cur] = []
+        elif cur is not None and line:
+            res[cur].append(line)
+    if set(res) != set(addrs):
+        fail("%s: %d answers for %d addresses" % (cmd[0], len(res), len(addrs)))
+    return res
+
+
+def classify(gnu, llvm):
+    """'4a', '4b', or None (not a documented class)."""
+    if len(gnu) != len(llvm):
+        return None
+    kinds = set()
+    for i, (g, l) in enumerate(zip(gnu, llvm)):
+        if g == l:
+            continue
+        if i % 2 == 0:
+            if i != len(gnu) - 2 or l == "??":
+                return None  # an inlined frame's name, or llvm has none
+            kinds.add("4c" if g == "??" else "4e")  # the outermost name
+            continue
+        if re.sub(r" \(discriminator \d+\)$", "", g) == re.sub(r" \(discriminator \d+\)$", "", l):
+            kinds.add("4d")  # a discriminator only: perf drops them
+            continue
+        gf, _, gl = g.rpartition(":")
+        lf, _, ll = l.rpartition(":")
+        if l == "??:0" and gl == "?" and gf in ("", "??"):
+            kinds.add("4a")
+        elif gl == ll and gl not in ("0", "?") and gf != lf:
+            kinds.add("4b")
+        else:
+            return None
+    return "+".join(sorted(kinds)) if kinds else None
+
+
+def main():
+    reqs = requests()
+    if not reqs:
+        fail("no requests logged")
+    diff = {}  # addr -> (file, gnu answer, symdb answer, class)
+    total = 0
+    for f, addrs in sorted(reqs.items()):
+        addrs = sorted(addrs)
+        total += len(addrs)
+        gnu = answers(["addr2line", "-e", f, "-a", "-i", "-f"], addrs)
+        mine = answers([A2L, "-e", f, "-a", "-i", "-f"], addrs)
+        llvm = answers(["llvm-addr2line-14", "-e", f, "-a", "-i", "-f"], addrs)
+        sym = answers(["llvm-symbolizer-14", "--obj=" + f, "--output-style=GNU", "-a", "-i",
+                       "-f", "--no-demangle"], addrs, "0x%x\n")
+        for a in addrs:
+            if gnu[a] == mine[a]:
+                continue
+            if mine[a] != llvm[a] or mine[a] != sym[a]:
+                fail("%s 0x%x: symdb %r, llvm-addr2line-14 %r, llvm-symbolizer-14 %r (GNU %r)" %
+                     (f, a, mine[a], llvm[a], sym[a], gnu[a]))
+            cls = classify(gnu[a], llvm[a])
+            if not cls:
+                fail("%s 0x%x: GNU %r vs llvm %r is no documented class" % (f, a, gnu[a], llvm[a]))
+            diff[a] = (f, gnu[a], mine[a], cls)
+    classes = {}
+    for f, g, m, c in diff.values():
+        classes[c] = classes.get(c, 0) + 1
+    print("-- %d addresses in %d files; GNU and symdb differ at %d: %s, each as llvm-symbolizer-14"
+          % (total, len(reqs), len(diff), classes or "none"))
+    check_text("script", diff, script_key)
+    check_text("report", diff, report_key)
+
+
+def words(line):
+    return set(line.split())
+
+
+def explained(gline, mline, diff, key):
+    gw, mw = words(gline) - words(mline), words(mline) - words(gline)
+    for a, (f, g, m, c) in diff.items():
+        if key(gline, mline, a, g, m, gw, mw):
+            return True
+    return False
+
+
+def srclines(answer):
+    """The file:line words perf prints for an answer: basename:line."""
+    out = set()
+    for i, l in enumerate(answer):
+        if i % 2 == 1:
+            f, _, n = l.rpartition(":")
+            out.add("%s:%s" % (os.path.basename(f), n if n != "?" else "0"))
+            out.add("%s:%s" % (f, n if n != "?" else "0"))
+    return out
+
+
+def script_key(gline, mline, a, g, m, gw, mw):
+    return True  # paired with the ip line below
+
+
+def report_key(gline, mline, a, g, m, gw, mw):
+    return all(any(w.endswith(s) or s.endswith(w) for s in srclines(g)) for w in gw) and \
+        all(any(w.endswith(s) or s.endswith(w) or w.endswith("[%x]" % a) for s in srclines(m))
+            for w in mw)
+
+
+def check_text(what, diff, key):
+    gnu = [l for l in open(os.path.join(S, "gnu." + what)).read().split("\n")
+           if not l.startswith("# (Tip:")]
+    mine = [l for l in open(os.path.join(S, "mine." + what)).read().split("\n")
+            if not l.startswith("# (Tip:")]
+    n = 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, gnu, mine, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if op != "replace" or i2 - i1 != j2 - j1:
+            fail("perf %s: lines %d-%d (GNU) and %d-%d (symdb) do not pair up: %r vs %r" %
+                 (what, i1 + 1, i2, j1 + 1, j2, gnu[i1:i2][:3], mine[j1:j2][:3]))
+        for k in range(i2 - i1):
+            g, m = gnu[i1 + k], mine[j1 + k]
+            ok = False
+            if what == "script":
+                # "\t ADDR SYM" then the srcline line: the address is the ip's
+                ip = gnu[i1 + k - 1].split()[0] if i1 + k else ""
+                try:
+                    ok = int(ip, 16) in diff
+                except ValueError:
+                    ok = False
+            else:
+                ok = explained(g, m, diff, key)
+            if not ok:
+                fail("perf %s line %d: GNU %r, symdb %r: no documented difference explains it" %
+                     (what, i1 + k + 1, g, m))
+            n += 1
+    print("-- perf %s: %d lines, %d differ, each at an address where binutils is wrong" %
+          (what, len(gnu), n))
+
+
+main()
