@@ -6,15 +6,13 @@ Every address perf asked about (the wrappers' logs) is answered by GNU
 addr2line, symdb addr2line, llvm-addr2line-14 and llvm-symbolizer-14
 (-a -i -f, linkage names).  Where GNU and symdb differ, symdb must equal both
 llvm tools and GNU's answer must fall in a class of tests/KNOWN_DIFFERENCES.md
-class 4 (binutils wrong):
-  4a  no line:    GNU ':?' or '??:?' where llvm has '??:0' (a symbol, no line row)
-  4b  file name:  same frames, names and line numbers; another file (GNU's
-                  DWARF 5 file-index bug)
-  4c  no function: GNU '??' as the outermost name where llvm names the
+section "GNU addr2line under perf" (classes A-D):
+  A   no line:    GNU ':?' or '??:?' where llvm has '??:0' (a symbol, no line row)
+  B   no function: GNU '??' as the outermost name where llvm names the
                   symbol before the address (a PLT stub after _init)
-  4d  discriminator: GNU prints an inlined call's DW_AT_GNU_discriminator on
+  C   discriminator: GNU prints an inlined call's DW_AT_GNU_discriminator on
                   the caller's line, llvm does not (perf drops discriminators)
-  4e  outermost name: GNU the DWARF name, llvm the symbol table's
+  D   outermost name: GNU the DWARF name, llvm the symbol table's
                   (foo.isra.0, foo.cold, an alias)
 Any other difference fails.  Then every line where the perf texts differ
 must be explained by such an address: perf script's by its ip, perf report's
@@ -80,17 +78,15 @@ def classify(gnu, llvm):
         if i % 2 == 0:
             if i != len(gnu) - 2 or l == "??":
                 return None  # an inlined frame's name, or llvm has none
-            kinds.add("4c" if g == "??" else "4e")  # the outermost name
+            kinds.add("B" if g == "??" else "D")  # the outermost name
             continue
         if re.sub(r" \(discriminator \d+\)$", "", g) == re.sub(r" \(discriminator \d+\)$", "", l):
-            kinds.add("4d")  # a discriminator only: perf drops them
+            kinds.add("C")  # a discriminator only: perf drops them
             continue
         gf, _, gl = g.rpartition(":")
         lf, _, ll = l.rpartition(":")
         if l == "??:0" and gl == "?" and gf in ("", "??"):
-            kinds.add("4a")
-        elif gl == ll and gl not in ("0", "?") and gf != lf:
-            kinds.add("4b")
+            kinds.add("A")
         else:
             return None
     return "+".join(sorted(kinds)) if kinds else None
@@ -121,7 +117,9 @@ def main():
                 fail("%s 0x%x: GNU %r vs llvm %r is no documented class" % (f, a, gnu[a], llvm[a]))
             diff[a] = (f, gnu[a], mine[a], cls)
     classes = {}
-    for f, g, m, c in diff.values():
+    for a, (f, g, m, c) in sorted(diff.items()):
+        if c not in classes:
+            print("-- class %s, e.g. %s 0x%x: GNU %r, symdb and llvm %r" % (c, f, a, g, m))
         classes[c] = classes.get(c, 0) + 1
     print("-- %d addresses in %d files; GNU and symdb differ at %d: %s, each as llvm-symbolizer-14"
           % (total, len(reqs), len(diff), classes or "none"))
