@@ -6,9 +6,11 @@
 # perf 6.1's `perf report --stdio -s dso,sym,srcline` on one profile, with
 # binutils' addr2line and with symdb's (a directory holding an `addr2line`
 # symlink to PATH first in PATH): runs interleaved, the order alternating
-# each round, medians with min and max, CPU from rusage (perf and the
-# addr2line processes it waited for, bench/rusage.py), the 1-minute load
-# average beside each figure.  The profile: `perf record -e cpu-clock -g` of
+# each round, medians with min and max, wall time from bench/rusage.py, CPU
+# as `perf stat -e task-clock` counts it over the whole process tree (perf
+# report and every addr2line it started: perf 6.1 kills them at exit without
+# reaping, so rusage would miss them), the 1-minute load average beside each
+# figure.  The profile: `perf record -e cpu-clock -g` of
 # 3 s of pure-Python work (pyenv python3.11 and its libpython, else
 # /usr/bin/python3.11), recorded once into WORK with its own $HOME (perf's
 # build-id cache).  The files perf names are indexed into WORK/db before the
@@ -60,8 +62,10 @@ one() { # TOOL DIR: one timed perf report
 	local load
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	PATH=$2:$PATH python3 "$bench/rusage.py" "$work/ru" -- \
+		perf stat -x, -e task-clock -o "$work/stat" -- \
 		perf report -i "$work/perf.data" --stdio -s dso,sym,srcline >"$work/$1.txt" 2>/dev/null
-	echo "$1 $(cat "$work/ru") $load" >>"$raw"
+	# raw: TOOL WALL USER SYS MAXRSS_KB LOAD TASK_CLOCK_MS
+	echo "$1 $(cat "$work/ru") $load $(grep task-clock "$work/stat" | cut -d, -f1)" >>"$raw"
 }
 for ((r = 0; r < runs; r++)); do
 	if ((r % 2)); then
@@ -75,9 +79,9 @@ python3 - "$raw" "$runs" "$py" <<'EOF'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    t, wall, user, sys_, rss, load = line.split()
-    rows.setdefault(t, []).append((float(wall), float(user) + float(sys_), float(load)))
-print("| perf report with | wall s, median (min-max) | CPU s (user+sys), median (min-max) | load avg, median (min-max) |")
+    t, wall, user, sys_, rss, load, task_ms = line.split()
+    rows.setdefault(t, []).append((float(wall), float(task_ms) / 1000, float(load)))
+print("| perf report with | wall s, median (min-max) | CPU s (task-clock, all processes), median (min-max) | load avg, median (min-max) |")
 print("|---|---|---|---|")
 for t in ("symdb", "binutils"):
     r = rows[t]
