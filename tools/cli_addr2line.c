@@ -155,7 +155,8 @@ static int parse_args(struct a2l *a, int argc, char **argv, const char **section
 	return -1;
 }
 
-/* GNU's checks of the file before anything is read, in its words. */
+/* GNU's checks of the file before anything is read, in its words (an ELF
+ * file that cannot be indexed is answered "??" as by symdb query). */
 static int check_file(const struct a2l *a, const char *path)
 {
 	struct stat st;
@@ -172,6 +173,11 @@ static int check_file(const struct a2l *a, const char *path)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "%s: Warning: '%s' is not an ordinary file\n", a->prog, path);
+		return CLI_EXIT_FAILED;
+	}
+	uint64_t vma, size;
+	if (cli_a2l_section(path, "", &vma, &size) == -ENOEXEC) {
+		fprintf(stderr, "%s: %s: file format not recognized\n", a->prog, path);
 		return CLI_EXIT_FAILED;
 	}
 	return 0;
@@ -457,7 +463,7 @@ static int run(struct query *q, char **addrs, int naddr)
 	struct a2l *a = (struct a2l *)q;
 	symdb_image_info info;
 	info.sz = sizeof info;
-	if (symdb_image_get_info(q->img, &info) == 0 && info.object_class == 32) {
+	if (q->img && symdb_image_get_info(q->img, &info) == 0 && info.object_class == 32) {
 		a->vma_digits = 8;
 		a->vma_mask = UINT32_MAX;
 	}
