@@ -95,9 +95,15 @@ static int index_reserve(struct sym_index *t, const void *ctx,
 	return 0;
 }
 
+static uint64_t image_key_hash(const symdb_uuid *id, unsigned names)
+{
+	return uuid_hash(id) ^ mix64(names);
+}
+
 static uint64_t image_hash_of(const void *ctx, uint32_t i)
 {
-	return uuid_hash(&((const symdb_symbolizer *)ctx)->images[i].id);
+	const struct sym_image *e = &((const symdb_symbolizer *)ctx)->images[i];
+	return image_key_hash(&e->id, e->names);
 }
 
 static uint64_t path_key_hash(const struct sym_path *p)
@@ -187,6 +193,14 @@ static int open_status(int rc)
 	return rc == SYMDB_E_NOT_INDEXED ? SYMDB_SYM_NOT_INDEXED : SYMDB_SYM_DAMAGED;
 }
 
+static int symbols_missing(const symdb_image *img)
+{
+	symdb_image_info info;
+	memset(&info, 0, sizeof info);
+	info.sz = sizeof info;
+	return symdb_image_get_info(img, &info) == 0 && info.symbols_missing == 1;
+}
+
 /* Open e's image (from the database, or by indexing path on first sight);
  * records the outcome in e. */
 static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *path)
@@ -194,17 +208,30 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 	int rc = SYMDB_E_NOT_INDEXED;
 	if (s->db) {
 		/* The reason stays for symdb_symbolizer_image(). */
-		SYMDB_OPTS(symdb_open_opts, o, .flags = s->open_flags, .errbuf = s->build_err,
-		           .errbuf_sz = sizeof s->build_err);
+		SYMDB_OPTS(symdb_open_opts, o, .flags = s->open_flags | e->names,
+		           .errbuf = s->build_err, .errbuf_sz = sizeof s->build_err);
 		rc = symdb_image_open_uuid(s->db, &e->id, &o, &e->img);
 		if (rc == SYMDB_E_NOT_INDEXED)
 			s->build_err[0] = '\0';
+	}
+	/* Indexed from the other file of a stripped-binary / debug-file pair,
+	 * without this file's symbol table (SPEC §7.2.2): indexing this file
+	 * completes the index, once; a build that adds nothing (its debug
+	 * file not found) leaves the answers to the table the index has. */
+	if (rc == 0 && path && s->build && !e->build_failed && symbols_missing(e->img)) {
+		symdb_image *img = NULL;
+		e->build_failed = 1;
+		if (rd_sym_first_sight(s, path, &e->id, e->names, 0, &img) == 0) {
+			symdb_image_close(e->img);
+			e->img = img;
+		}
 	}
 	/* A failure other than "not indexed" is a damaged index (or catalog
 	 * entry): indexing the binary again replaces it. */
 	if (rc && path && s->build && !e->build_failed) {
 		e->img = NULL;
-		rc = rd_sym_first_sight(s, path, &e->id, rc != SYMDB_E_NOT_INDEXED, &e->img);
+		rc = rd_sym_first_sight(s, path, &e->id, e->names, rc != SYMDB_E_NOT_INDEXED,
+		                        &e->img);
 		e->build_failed = rc != 0;
 		if (rc == -ENOMEM)
 			e->build_failed = 0;
@@ -223,11 +250,13 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const char *path)
 {
 	size_t h = 0;
+	/* Which symbol table the named file has picks the pair's table. */
+	unsigned names = path ? symdb_file_symbol_table(path) : 0;
 	if (s->by_uuid.cap) {
-		for (h = (size_t)uuid_hash(id) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
+		for (h = (size_t)image_key_hash(id, names) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
 		     h = (h + 1) & (s->by_uuid.cap - 1)) {
 			struct sym_image *e = &s->images[s->by_uuid.slot[h] - 1];
-			if (!uuid_eq(&e->id, id))
+			if (!uuid_eq(&e->id, id) || e->names != names)
 				continue;
 			if (!e->img && e->call != s->call)
 				open_entry(s, e, path); /* failed before: indexed since? */
@@ -240,8 +269,9 @@ static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const ch
 	struct sym_image *e = &s->images[s->nimages];
 	memset(e, 0, sizeof(*e));
 	e->id = *id;
+	e->names = names;
 	open_entry(s, e, path);
-	for (h = (size_t)uuid_hash(id) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
+	for (h = (size_t)image_key_hash(id, names) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
 	     h = (h + 1) & (s->by_uuid.cap - 1))
 		;
 	s->by_uuid.slot[h] = (uint32_t)++s->nimages;

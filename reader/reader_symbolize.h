@@ -72,6 +72,8 @@ struct sym_image {
 	int status, error; /* when img is NULL: SYMDB_SYM_* and the code */
 	uint64_t call;     /* the call that failed to open it (retried after) */
 	int build_failed;  /* first sight tried and failed: not built again */
+	unsigned names;    /* SYMDB_OPEN_NAMES_* of the file named (SPEC §7.2.2):
+	                      part of the key, X and X.debug get their own handle */
 };
 
 /* A chunk of addresses per library call: its frames, the rows and strings
@@ -179,7 +181,7 @@ RD_HIDDEN void rd_sym_drop_damaged(symdb_symbolizer *s);
  * holds a damaged file, replaced), and open the new index into *img.  0, or
  * the build's error with s->build_err set. */
 RD_HIDDEN int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
-                                 int damaged, symdb_image **img);
+                                 unsigned names, int damaged, symdb_image **img);
 /* Free what first sight keeps (the builder, the copied options). */
 RD_HIDDEN void rd_sym_build_fini(symdb_symbolizer *s);
 /* Free a frames array of the batch (bytes: its mapping's size, 0 if malloc'd). */

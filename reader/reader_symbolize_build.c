@@ -75,7 +75,8 @@ static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *
 }
 
 /* Build path into a fresh private database and map its index file. */
-static int build_private(symdb_symbolizer *s, const char *path, symdb_image **img)
+static int build_private(symdb_symbolizer *s, const char *path, unsigned names,
+                         symdb_image **img)
 {
 	char dir[4096];
 	const char *tmp = s->tmp_dir ? s->tmp_dir : "/tmp";
@@ -104,7 +105,8 @@ static int build_private(symdb_symbolizer *s, const char *path, symdb_image **im
 		rc = symdb_builder_add(b, path, &bo, res);
 	symdb_builder_close(b);
 	if (rc == 0) {
-		SYMDB_OPTS(symdb_open_opts, oo, .flags = s->open_flags & SYMDB_OPEN_VERIFY_CHECKSUMS,
+		SYMDB_OPTS(symdb_open_opts, oo,
+		           .flags = (s->open_flags & SYMDB_OPEN_VERIFY_CHECKSUMS) | names,
 		           .errbuf = s->build_err, .errbuf_sz = sizeof s->build_err);
 		rc = symdb_image_open_file(res->index_path, &oo, img);
 	}
@@ -115,8 +117,8 @@ static int build_private(symdb_symbolizer *s, const char *path, symdb_image **im
 
 /* Publish path into the context's database (opening its builder on first
  * use) and open the image from there: 0, or the error. */
-static int build_shared(symdb_symbolizer *s, const char *path, const symdb_uuid *id, int damaged,
-                        symdb_image **img)
+static int build_shared(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
+                        unsigned names, int damaged, symdb_image **img)
 {
 	int rc;
 
@@ -128,20 +130,20 @@ static int build_shared(symdb_symbolizer *s, const char *path, const symdb_uuid 
 	rc = symdb_builder_add(s->builder, path, &bo, NULL);
 	if (rc)
 		return rc;
-	SYMDB_OPTS(symdb_open_opts, oo, .flags = s->open_flags, .errbuf = s->build_err,
+	SYMDB_OPTS(symdb_open_opts, oo, .flags = s->open_flags | names, .errbuf = s->build_err,
 	           .errbuf_sz = sizeof s->build_err);
 	return symdb_image_open_uuid(s->db, id, &oo, img);
 }
 
-int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *id, int damaged,
-                       symdb_image **img)
+int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
+                       unsigned names, int damaged, symdb_image **img)
 {
 	int rc;
 
 	*img = NULL;
 	s->build_err[0] = '\0'; /* the open's reason: the build's replaces it */
 	if (s->db && !s->private_only) {
-		rc = build_shared(s, path, id, damaged, img);
+		rc = build_shared(s, path, id, names, damaged, img);
 		if (rc == 0 || !db_fault(rc))
 			return rc;
 		warn_private(s, symdb_dir(s->db),
@@ -151,7 +153,7 @@ int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *
 		s->builder = NULL;
 		s->build_err[0] = '\0';
 	}
-	return build_private(s, path, img);
+	return build_private(s, path, names, img);
 }
 
 void rd_sym_build_fini(symdb_symbolizer *s)

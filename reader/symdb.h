@@ -807,7 +807,12 @@ typedef struct symdb_symbolizer_opts {
  * NULL), the image is indexed into a private directory under tmp_dir,
  * mapped, and the directory removed at once: nothing of it outlives the
  * process.  The first such fallback is told through on_warning, once per
- * context.  An input the indexer rejects is SYMDB_E_BAD_OBJECT, and is not
+ * context.  An image indexed from the other file of a stripped-binary /
+ * debug-file pair, without the named file's kind of symbol table
+ * (symdb_image_info.symbols_missing), is completed the same way, once.  A
+ * path's image is opened with the SYMDB_OPEN_NAMES_* flag of that file
+ * (symdb_file_symbol_table()), so X and X.debug get their own handles.
+ * An input the indexer rejects is SYMDB_E_BAD_OBJECT, and is not
  * indexed again by this context.  Images named by UUID or hex are never
  * built (there is no file to read).
  */
