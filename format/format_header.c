@@ -137,9 +137,10 @@ const char *fmt_table_name(uint32_t kind)
 		[FMT_T_ALT_SYMBOL_ADDRS] = "ALT_SYMBOL_ADDRS",
 		[FMT_T_ALT_SYMBOLS] = "ALT_SYMBOLS",
 		[FMT_T_ALT_SYMBOL_FILES] = "ALT_SYMBOL_FILES",
+		[FMT_T_FILE_SOURCES] = "FILE_SOURCES",
 	};
 
-	if (kind == 0 || kind > FMT_T_KIND_MAX)
+	if (kind == 0 || kind > FMT_T_KIND_MAX || !names[kind])
 		return "unknown";
 	return names[kind];
 }
@@ -163,6 +164,7 @@ int fmt_record_size(uint32_t kind, unsigned address_size)
 	case FMT_T_BUILD_INFO: return FMT_BI_SIZE;
 	case FMT_T_SYMBOL_FILES:
 	case FMT_T_ALT_SYMBOL_FILES: return FMT_SYMFILE_SIZE;
+	case FMT_T_FILE_SOURCES: return FMT_FSRC_SIZE;
 	default: return -1;
 	}
 }
@@ -345,7 +347,8 @@ static int check_directory(fmt_view *v, char *eb, size_t ebsz)
 			               "directory entry %u: Kind %u not above the previous %u", i,
 			               t->kind, prev);
 		prev = t->kind;
-		if (t->kind > FMT_T_KIND_MAX && !(t->flags & FMT_TABLE_OPTIONAL))
+		if (fmt_record_size(t->kind, v->address_size) < 0 &&
+		    !(t->flags & FMT_TABLE_OPTIONAL))
 			return fmt_err(eb, ebsz, SYMDB_E_VERSION,
 			               "table %u is of an unknown required kind", t->kind);
 		rc = check_entry(v, t, eb, ebsz);

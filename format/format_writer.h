@@ -105,6 +105,13 @@ static inline void fmt_enc_file(uint8_t *r, uint32_t path, uint32_t relative, ui
 	fmt_put32(r + FMT_FILE_BASE, base);
 }
 
+/* §7.3.1: one FILE_SOURCES record. */
+static inline void fmt_enc_file_source(uint8_t *r, uint32_t path, uint32_t source)
+{
+	fmt_put32(r + FMT_FSRC_PATH, path);
+	fmt_put32(r + FMT_FSRC_SOURCE, source);
+}
+
 static inline void fmt_enc_function(uint8_t *r, uint64_t die_offset, uint32_t linkage_name,
                                     uint32_t name, uint32_t decl_file, uint32_t decl_line)
 {

@@ -28,7 +28,8 @@ extern "C" {
 #define FMT_VERSION_MAJOR    1   /* a reader rejects any other major */
 #define FMT_VERSION_MINOR    2   /* a reader accepts any minor of its major;
                                      1.1 added SYMBOL_FILES (kind 13), 1.2 the
-                                     other file's symbol table (kinds 14-16) */
+                                     other file's symbol table (kinds 14-16)
+                                     and embedded sources (17) */
 #define FMT_HEADER_SIZE      128
 
 /* Field offsets inside the header (SPEC §5). */
@@ -107,7 +108,9 @@ enum fmt_table_kind {
 	FMT_T_ALT_SYMBOL_ADDRS = 14, /* §7.2.2 the pair's other symbol table: starts (1.2) */
 	FMT_T_ALT_SYMBOLS   = 15, /* §7.2.2 its SYMBOLS records (1.2) */
 	FMT_T_ALT_SYMBOL_FILES = 16, /* §7.2.2 its SYMBOL_FILES records (1.2) */
-	FMT_T_KIND_MAX      = 16
+	FMT_T_FILE_SOURCES  = 17, /* §7.3.1 embedded source per file, optional (1.2) */
+	FMT_T_KIND_MAX      = 17  /* kinds up to here have a slot in fmt_view.t;
+	                             one this reader does not know has Record_Size -1 */
 };
 
 /* "No entry" in any u32 index column. */
@@ -148,6 +151,13 @@ enum fmt_table_kind {
 #define FMT_FILE_PATH        0   /* u32: full path as llvm-symbolizer prints it */
 #define FMT_FILE_RELATIVE    4   /* u32: path without the compilation dir */
 #define FMT_FILE_BASE        8   /* u32: last path component */
+
+/* §7.3.1 FILE_SOURCES record, sorted by Path, unique: the source text a
+ * line table embeds for the FILES record whose Path it is (DWARF 5
+ * DW_LNCT_LLVM_source). */
+#define FMT_FSRC_SIZE        8
+#define FMT_FSRC_PATH        0   /* u32: a FILES record's Path string reference */
+#define FMT_FSRC_SOURCE      4   /* u32: string reference of the text (may be "") */
 
 /* §7.4 FUNCTIONS record, sorted by Die_Offset. */
 #define FMT_FN_SIZE          24

@@ -91,6 +91,7 @@ typedef struct ix_symbol {
 
 typedef struct ix_file {
 	uint32_t path, relative, base; /* string refs (SPEC §7.3) */
+	uint32_t source; /* embedded source text (SPEC §7.3.1), FMT_NONE if none */
 } ix_file;
 
 typedef struct ix_function {

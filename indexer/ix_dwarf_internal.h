@@ -120,6 +120,9 @@ IX_HIDDEN uint32_t ix_line_file(const ix_line_table *t, uint64_t idx);
 IX_HIDDEN uint32_t ix_file_intern(ix_image *img, void *files_index,
 				  const char *comp_dir, const char *dir,
 				  int dir_is_compdir, const char *name);
+/* Record src as file f's embedded source unless it has one (first wins,
+ * in unit order).  0, or -1 when out of memory. */
+IX_HIDDEN int ix_file_embed_source(ix_image *img, uint32_t f, const char *src);
 
 /* ---- range lists (ix_dwarf_ranges.c) ------------------------------------ */
 

@@ -28,6 +28,7 @@
 /* DWARF 5 §7.22 line number header entry formats. */
 #define LNCT_PATH 1
 #define LNCT_DIR_INDEX 2
+#define LNCT_LLVM_SOURCE 0x2001 /* clang -gembed-source: the file's text */
 
 static const char *str_at(const ix_debug_section *sec, uint64_t off)
 {
@@ -86,6 +87,7 @@ static uint32_t files_lookup(ix_image *img, ix_u64map *idx, uint32_t path,
 	nf->path = path;
 	nf->relative = rel;
 	nf->base = base;
+	nf->source = FMT_NONE;
 	f = (uint32_t)(img->files.n - 1);
 	if (ix_u64map_put(idx, path, f))
 		return FMT_NONE;
@@ -119,6 +121,19 @@ uint32_t ix_file_intern(ix_image *img, void *files_index, const char *comp_dir,
 	if (p == FMT_NONE || r == FMT_NONE || b == FMT_NONE)
 		return FMT_NONE;
 	return files_lookup(img, files_index, p, r, b);
+}
+
+/* The first embedded source met for file f, in unit order (SPEC §7.3.1). */
+int ix_file_embed_source(ix_image *img, uint32_t f, const char *src)
+{
+	ix_file *file = &IX_AT(&img->files, ix_file, f);
+	if (file->source != FMT_NONE)
+		return 0;
+	uint32_t s = ix_str_addz(img->strings, src);
+	if (s == FMT_NONE)
+		return -1;
+	file->source = s;
+	return 0;
 }
 
 /* ---- header ---------------------------------------------------------------- */
@@ -169,9 +184,11 @@ static int read_form(const ix_line_ctx *lc, ix_cursor *c, uint64_t form, uint8_t
 }
 
 /* Reads a DWARF 5 entry-format list and its entries.  For directories only
- * names are kept; for files, names and directory indexes. */
+ * names are kept; for files, names, directory indexes and embedded sources
+ * (NULL where the entry has none: LLVM's DILineInfo::Source is set exactly
+ * when the format has a DW_LNCT_LLVM_source string, even an empty one). */
 static int read_v5_entries(const ix_line_ctx *lc, ix_cursor *c, uint8_t offsz,
-			   const char ***names, uint64_t **dirs, size_t *n)
+			   const char ***names, uint64_t **dirs, const char ***srcs, size_t *n)
 {
 	uint8_t nfmt = (uint8_t)ix_cursor_n(c, 1);
 	uint64_t fmt[2 * 255];
@@ -185,7 +202,9 @@ static int read_v5_entries(const ix_line_ctx *lc, ix_cursor *c, uint8_t offsz,
 	*names = calloc(count + 1, sizeof(**names));
 	if (dirs)
 		*dirs = calloc(count + 1, sizeof(**dirs));
-	if (!*names || (dirs && !*dirs))
+	if (srcs)
+		*srcs = calloc(count + 1, sizeof(**srcs));
+	if (!*names || (dirs && !*dirs) || (srcs && !*srcs))
 		return -1;
 	for (uint64_t k = 0; k < count; k++) {
 		for (unsigned i = 0; i < nfmt; i++) {
@@ -197,6 +216,8 @@ static int read_v5_entries(const ix_line_ctx *lc, ix_cursor *c, uint8_t offsz,
 				(*names)[k] = s;
 			else if (fmt[2 * i] == LNCT_DIR_INDEX && dirs)
 				(*dirs)[k] = u;
+			else if (fmt[2 * i] == LNCT_LLVM_SOURCE && srcs)
+				(*srcs)[k] = s;
 		}
 	}
 	*n = (size_t)count;
@@ -207,10 +228,11 @@ static int read_v5_entries(const ix_line_ctx *lc, ix_cursor *c, uint8_t offsz,
 typedef struct file_entries {
 	const char **names;
 	uint64_t *dirs;
+	const char **srcs; /* embedded source, or NULL */
 	size_t n, cap;
 } file_entries;
 
-static int file_entries_add(file_entries *f, const char *name, uint64_t dir)
+static int file_entries_add(file_entries *f, const char *name, uint64_t dir, const char *src)
 {
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 64;
@@ -222,9 +244,14 @@ static int file_entries_add(file_entries *f, const char *name, uint64_t dir)
 		if (!nd)
 			return -1;
 		f->dirs = nd;
+		const char **ns = realloc(f->srcs, cap * sizeof(*ns));
+		if (!ns)
+			return -1;
+		f->srcs = ns;
 		f->cap = cap;
 	}
 	f->names[f->n] = name;
+	f->srcs[f->n] = src;
 	f->dirs[f->n++] = dir;
 	return 0;
 }
@@ -252,7 +279,7 @@ static int read_v4_tables(ix_cursor *c, line_header *h, file_entries *f)
 		uint64_t dir = ix_cursor_uleb(c);
 		ix_cursor_uleb(c);
 		ix_cursor_uleb(c);
-		if (c->bad || file_entries_add(f, name, dir))
+		if (c->bad || file_entries_add(f, name, dir, NULL))
 			return -1;
 	}
 	return c->bad ? -1 : 0;
@@ -260,20 +287,22 @@ static int read_v4_tables(ix_cursor *c, line_header *h, file_entries *f)
 
 static int read_v5_tables(const ix_line_ctx *lc, ix_cursor *c, line_header *h, file_entries *f)
 {
-	const char **fn = NULL;
+	const char **fn = NULL, **fs = NULL;
 	uint64_t *fd = NULL;
 	size_t nf = 0;
-	if (read_v5_entries(lc, c, h->offset_size, &h->dirs, NULL, &h->ndirs) ||
-	    read_v5_entries(lc, c, h->offset_size, &fn, &fd, &nf)) {
+	if (read_v5_entries(lc, c, h->offset_size, &h->dirs, NULL, NULL, &h->ndirs) ||
+	    read_v5_entries(lc, c, h->offset_size, &fn, &fd, &fs, &nf)) {
 		free(fn);
 		free(fd);
+		free(fs);
 		return -1;
 	}
 	int rc = 0;
 	for (size_t i = 0; i < nf && !rc; i++)
-		rc = file_entries_add(f, fn[i], fd[i]);
+		rc = file_entries_add(f, fn[i], fd[i], fs[i]);
 	free(fn);
 	free(fd);
+	free(fs);
 	return rc;
 }
 
@@ -349,6 +378,9 @@ static int intern_files(const ix_line_ctx *lc, const line_header *h, const file_
 		}
 		m[i] = ix_file_intern(lc->img, lc->files_index, lc->comp_dir,
 				      dir, dir0, f->names[k]);
+		if (f->srcs[k] && m[i] != FMT_NONE &&
+		    ix_file_embed_source(lc->img, m[i], f->srcs[k]) < 0)
+			return -1;
 	}
 	t->nfiles = n;
 	return 0;
@@ -443,7 +475,7 @@ static int run_extended(const ix_line_ctx *lc, ix_cursor *c, line_program *p, li
 		ix_cursor fc = { c->p, next, c->little, 0 };
 		const char *name = ix_cursor_cstr(&fc);
 		uint64_t dir = ix_cursor_uleb(&fc);
-		if (!fc.bad && h->version < 5 && file_entries_add(f, name, dir) == 0)
+		if (!fc.bad && h->version < 5 && file_entries_add(f, name, dir, NULL) == 0)
 			*changed_files = 1;
 		break;
 	}
@@ -876,6 +908,7 @@ out:
 	free(h.dirs);
 	free(f.names);
 	free(f.dirs);
+	free(f.srcs);
 	free(p.rows);
 	free(p.seqs);
 	return rc;

@@ -84,10 +84,15 @@ static int merge_files(ix_shard *g, const ix_image *l, const ix_u64map *smap, ui
 			nf->path = path;
 			nf->relative = sref(smap, f->relative);
 			nf->base = sref(smap, f->base);
+			nf->source = FMT_NONE;
 			gi = (uint32_t)(g->img->files.n - 1);
 			if (ix_u64map_put(&g->files_idx, path, gi))
 				return -1;
 		}
+		/* the first unit, in unit order, that embeds the file's source */
+		ix_file *gf = &IX_AT(&g->img->files, ix_file, gi);
+		if (gf->source == FMT_NONE && f->source != FMT_NONE)
+			gf->source = sref(smap, f->source);
 		fmap[i] = gi;
 	}
 	return 0;

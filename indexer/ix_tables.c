@@ -16,7 +16,8 @@
  *
  * The DWARF tables (kinds 5-11) are written exactly when FMT_FLAG_HAS_DWARF
  * is set; BUILD_INFO always, marked OPTIONAL; SYMBOL_FILES (OPTIONAL) when a
- * symbol has a file.  The other file's symbol table of a stripped-binary /
+ * symbol has a file; FILE_SOURCES (OPTIONAL) when a file has embedded
+ * source.  The other file's symbol table of a stripped-binary /
  * debug-file pair (ALT_SYMBOL_*, §7.2.2, OPTIONAL) goes through the same
  * reduction and encoding as the image's own.
  */
@@ -299,6 +300,41 @@ static int builder_files_functions(struct table_builder *b)
 	return 0;
 }
 
+static int cmp_fsrc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* SPEC §7.3.1: written only when a line table embeds some file's source
+ * (clang -gembed-source), as (Path, Source) pairs sorted by Path. */
+static int builder_file_sources(struct table_builder *b)
+{
+	const ix_file *f = b->img->files.p;
+	size_t n = 0, i, k = 0;
+
+	for (i = 0; i < b->img->files.n; i++)
+		n += f[i].source != FMT_NONE;
+	if (n == 0)
+		return 0;
+	uint32_t *pairs = malloc(n * 2 * sizeof(*pairs));
+	uint8_t *r = builder_alloc(b, FMT_T_FILE_SOURCES, FMT_TABLE_OPTIONAL, n, FMT_FSRC_SIZE);
+	if (!pairs || !r) {
+		free(pairs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < b->img->files.n; i++)
+		if (f[i].source != FMT_NONE) {
+			pairs[2 * k] = f[i].path;
+			pairs[2 * k++ + 1] = f[i].source;
+		}
+	qsort(pairs, n, 2 * sizeof(*pairs), cmp_fsrc);
+	for (i = 0; i < n; i++)
+		fmt_enc_file_source(r + i * FMT_FSRC_SIZE, pairs[2 * i], pairs[2 * i + 1]);
+	free(pairs);
+	return 0;
+}
+
 static int builder_nodes(struct table_builder *b)
 {
 	const ix_node *nd = b->img->nodes.p;
@@ -401,6 +437,8 @@ static int builder_encode(struct table_builder *b, unsigned as)
 		rc = builder_rows(b, as);
 	if (rc == 0)
 		rc = builder_build_info(b);
+	if (rc == 0 && b->dwarf)
+		rc = builder_file_sources(b);
 	return rc;
 }
 

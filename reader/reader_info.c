@@ -151,6 +151,14 @@ static int check_files(const symdb_image *img, char *eb, size_t ebsz)
 		    !ref_ok(img, fmt_be32(f + FMT_FILE_BASE)))
 			return BAD(FMT_T_FILES, i, "path past the string pool");
 	}
+	for (i = 0; i < img->nfsrcs; i++) {
+		const uint8_t *r = img->fsrcs + i * FMT_FSRC_SIZE;
+		if (!ref_ok(img, fmt_be32(r + FMT_FSRC_PATH)) ||
+		    !ref_ok(img, fmt_be32(r + FMT_FSRC_SOURCE)))
+			return BAD(FMT_T_FILE_SOURCES, i, "string past the string pool");
+		if (i && fmt_be32(r + FMT_FSRC_PATH) <= fmt_be32(r - FMT_FSRC_SIZE + FMT_FSRC_PATH))
+			return BAD(FMT_T_FILE_SOURCES, i, "Path not above the previous one");
+	}
 	return 0;
 }
 

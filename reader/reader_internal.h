@@ -71,6 +71,7 @@ struct symdb_image {
 	const uint8_t *laddr;  const uint8_t *rows;  uint64_t nrows;
 	const uint8_t *binfo;  uint64_t nbinfo;
 	const uint8_t *sfiles;                /* SYMBOL_FILES, parallel to syms, or NULL */
+	const uint8_t *fsrcs;  uint64_t nfsrcs; /* FILE_SOURCES (SPEC §7.3.1), or NULL */
 
 	/* SPEC §7.2.2: the table a request's file holds (SYMDB_OPEN_NAMES_*
 	 * of the open; part of the cache key), whether saddr/syms/sfiles are the

@@ -94,6 +94,8 @@ static void hoist_tables(symdb_image *img)
 	img->nbinfo = v->t[FMT_T_BUILD_INFO].count;
 	/* format_header.c checked its Count against SYMBOLS. */
 	img->sfiles = v->t[FMT_T_SYMBOL_FILES].p;
+	img->fsrcs = v->t[FMT_T_FILE_SOURCES].p;
+	img->nfsrcs = v->t[FMT_T_FILE_SOURCES].count;
 }
 
 /* BUILD_INFO counter i, 0 when absent (§7.7). */

@@ -523,6 +523,26 @@ typedef struct symdb_image_info {
 SYMDB_API int symdb_image_get_info(const symdb_image *img, symdb_image_info *out);
 
 /**
+ * @brief symdb_image_file_source() finds the source text a DWARF 5 line
+ *        table embeds for a file (clang -gembed-source; SPEC §7.3.1).
+ * @param img   an open image.
+ * @param file  a frame's file: symdb_frame.file of a frame resolved from img
+ *              (a pointer into img's mapping; any other pointer finds nothing).
+ * @param text  out: the text, NUL-terminated, pointing into img's mapping.
+ * @param len   out (may be NULL): its length in bytes.
+ * @return 1 when the file has embedded source (possibly empty: a line table
+ *         that embeds sources gives "" for a file it has none for, and
+ *         llvm-symbolizer then prints no context); 0 when it has none (read
+ *         the file from disk); SYMDB_E_INVAL for a NULL argument.
+ * @note llvm-symbolizer-14 uses embedded source for the line-table frame of
+ *       an address (the innermost, or the only one with --no-inlines), not
+ *       for the call sites of inlined frames.  *text is valid until the last
+ *       symdb_image_close() of img.  Thread-safe; never allocates.
+ */
+SYMDB_API int symdb_image_file_source(const symdb_image *img, const char *file, const char **text,
+                                      size_t *len);
+
+/**
  * @brief symdb_image_verify() recomputes every table checksum and checks every
  *        table's sort order and references (what open skips for speed).
  * @param img  an open image.

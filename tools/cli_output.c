@@ -549,7 +549,10 @@ static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, i
 	cli_out_chr(o, '\n');
 	if (p->src.lines > 0) {
 		/* llvm reads the name as printed: "??" included. */
-		cli_source_format(&p->src, file, li->line);
+		if (li->source)
+			cli_source_format_text(&p->src, li->source, li->source_len, li->line);
+		else
+			cli_source_format(&p->src, file, li->line);
 		cli_out_mem(o, p->src.out, p->src.out_len);
 	}
 }
@@ -589,7 +592,10 @@ static void json_frame(struct cli_printer *p, const struct cli_line_info *li)
 	j_kv_u64(p, "Line", li->line);
 	if (p->src.lines > 0) {
 		/* An unknown file is DILineInfo::BadString to llvm. */
-		cli_source_format(&p->src, file ? file : "<invalid>", li->line);
+		if (li->source)
+			cli_source_format_text(&p->src, li->source, li->source_len, li->line);
+		else
+			cli_source_format(&p->src, file ? file : "<invalid>", li->line);
 		if (p->src.out_len) {
 			j_key(p, "Source");
 			cli_json_string(p->out, p->src.out, p->src.out_len);

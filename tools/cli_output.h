@@ -29,6 +29,8 @@ struct cli_line_info {
 	uint64_t start;
 	int has_start;
 	int file_verbatim; /* file is an STT_FILE name: no --basenames/--relativenames */
+	const char *source; /* the line table's embedded source of file, or NULL */
+	size_t source_len;
 };
 
 /*

@@ -48,6 +48,17 @@ static void line_info_from(const struct query *q, const symdb_frame *f,
 	}
 }
 
+/* The source the line table embeds for frame 0's file (DWARF 5
+ * -gembed-source), which llvm-symbolizer-14 prints instead of the file's:
+ * for the line-table frame only, never for inlined call sites. */
+static void embedded_source(const struct query *q, const symdb_symbolized *r,
+                            struct cli_line_info *li)
+{
+	if (q->pr.src.lines > 0 && r->image && li->file && !li->file_verbatim &&
+	    symdb_image_file_source(r->image, li->file, &li->source, &li->source_len) != 1)
+		li->source = NULL;
+}
+
 /*
  * The frames llvm-symbolizer prints for one CODE request:
  * - --inlines: every frame (symbolizeInlinedCode), at least one;
@@ -69,9 +80,11 @@ static size_t select_frames(struct query *q, const symdb_symbolized *r)
 	if (q->inlines) {
 		for (size_t i = 0; i < n; i++)
 			line_info_from(q, &f[i], &q->li[i]);
+		embedded_source(q, r, &q->li[0]);
 		return n;
 	}
 	line_info_from(q, &f[0], &q->li[0]);
+	embedded_source(q, r, &q->li[0]);
 	if (q->pr.style != CLI_STYLE_GNU && q->pr.fn_kind == CLI_FN_LINKAGE && r->sym_name) {
 		const symdb_frame *outer = &f[r->nframes - 1];
 		q->li[0].name = r->sym_name;

@@ -3,7 +3,9 @@
  * Source context for --print-source-context-lines (see cli_source.h).  The
  * window is FirstLine = max(1, Line - N/2) .. LastLine = FirstLine + N - 1,
  * as in llvm-symbolizer-14's DIPrinter; a window starting past the end of
- * the file prints nothing, one running past it prints what there is.
+ * the file prints nothing, one running past it prints what there is.  The
+ * text is the file's, or the source its line table embeds (DWARF 5
+ * DW_LNCT_LLVM_source), which llvm-symbolizer prefers to the file.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "cli_source.h"
@@ -96,32 +98,45 @@ static ptrdiff_t line_start(const char *d, size_t n, int64_t first)
 	return (ptrdiff_t)pos;
 }
 
-void cli_source_format(struct cli_source *s, const char *file, int64_t line)
+/* The context of `line` in d[0..n). */
+static void format_text(struct cli_source *s, const char *d, size_t n, int64_t line)
 {
-	s->out_len = 0;
-	if (s->lines <= 0 || !file || load(s, file) < 0)
-		return;
 	int64_t first = line - s->lines / 2 > 1 ? line - s->lines / 2 : 1;
 	int64_t last = first + s->lines - 1;
-	ptrdiff_t start = line_start(s->data, s->len, first);
+	ptrdiff_t start = line_start(d, n, first);
 	if (start < 0)
 		return;
 	int width = number_width(last);
 	size_t pos = (size_t)start;
-	for (int64_t l = first; l <= last && pos < s->len; l++) {
-		const char *nl = memchr(s->data + pos, '\n', s->len - pos);
-		size_t end = nl ? (size_t)(nl - s->data) : s->len;
+	for (int64_t l = first; l <= last && pos < n; l++) {
+		const char *nl = memchr(d + pos, '\n', n - pos);
+		size_t end = nl ? (size_t)(nl - d) : n;
 		size_t tl = end - pos;
-		if (tl && s->data[pos + tl - 1] == '\r')
+		if (tl && d[pos + tl - 1] == '\r')
 			tl--;
 		char num[32];
 		int k = snprintf(num, sizeof(num), "%*lld", width, (long long)l);
 		out_mem(s, num, (size_t)k);
 		out_mem(s, l == line ? " >: " : "  : ", 4);
-		out_mem(s, s->data + pos, tl);
+		out_mem(s, d + pos, tl);
 		out_mem(s, "\n", 1);
 		if (!nl)
 			break;
 		pos = end + 1;
 	}
+}
+
+void cli_source_format(struct cli_source *s, const char *file, int64_t line)
+{
+	s->out_len = 0;
+	if (s->lines <= 0 || !file || load(s, file) < 0)
+		return;
+	format_text(s, s->data, s->len, line);
+}
+
+void cli_source_format_text(struct cli_source *s, const char *text, size_t len, int64_t line)
+{
+	s->out_len = 0;
+	if (s->lines > 0)
+		format_text(s, text, len, line);
 }

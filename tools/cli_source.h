@@ -31,5 +31,10 @@ CLI_HIDDEN void cli_source_fini(struct cli_source *s);
  * file cannot be read, the range lies past its end, or lines <= 0).
  */
 CLI_HIDDEN void cli_source_format(struct cli_source *s, const char *file, int64_t line);
+/* The same from text[0..len): source embedded in the DWARF (-gembed-source),
+ * which llvm-symbolizer-14 uses instead of the file when the line table has
+ * it for the line's file. */
+CLI_HIDDEN void cli_source_format_text(struct cli_source *s, const char *text, size_t len,
+                                       int64_t line);
 
 #endif /* SYMDB_CLI_SOURCE_H */

@@ -33,7 +33,7 @@ KINDS = {
     7: ("INLINE_ADDRS", None, False), 8: ("INLINE_MAP", 4, False),
     9: ("INLINE_NODES", 40, False), 10: ("LINE_ADDRS", None, False),
     11: ("LINE_ROWS", 16, False), 12: ("BUILD_INFO", 8, False),
-    13: ("SYMBOL_FILES", 4, False),
+    13: ("SYMBOL_FILES", 4, False), 17: ("FILE_SOURCES", 8, False),
 }
 DWARF_KINDS = range(5, 12)
 PARALLEL = ((3, 4), (7, 8), (10, 11), (4, 13))
@@ -207,6 +207,13 @@ class Index:
         self.line_addrs = self._addrs(10)
         self.line_rows = self._records(11, "IIII")
         self.build_info = [r[0] for r in self._records(12, "Q")]
+        # §7.3.1: Path -> Source, Paths strictly ascending, both in the pool
+        self.file_sources = self._records(17, "II")
+        if any(b[0] <= a[0] for a, b in zip(self.file_sources, self.file_sources[1:])):
+            raise Corrupt("FILE_SOURCES not strictly ascending by Path")
+        for path, src in self.file_sources:
+            self.string(path)
+            self.string(src)
         if self.inline_map and self.inline_map[-1] != NONE:
             raise Corrupt("INLINE_MAP: last interval must map to NONE")
         if self.line_rows and self.line_rows[-1][0] != NONE:
