@@ -199,4 +199,31 @@ run "$SYMDB" query @a.rsp -pe "$cpp" -f=short -- "$a1" -a
 expect_ok "query @FILE, grouped, --"
 cmp -s "$OUT" "$SCRATCH/expect" || fail "query @a.rsp -pe FILE -f=short -- ADDR -a: output differs"
 
+# FRAME requests on gcc and clang -O0 programs (locals in the DWARF):
+# symdb stores no variables and answers with exactly llvm-symbolizer-14's
+# empty answer, that of an address without a subprogram
+# (tests/KNOWN_DIFFERENCES.md class 7).
+printf 'int f(int a) { int b = a * 2; return b + 1; }\nint main(int c, char **v) { (void)v; return f(c); }\n' >"$SCRATCH/frame.c"
+for cc in gcc clang-14; do
+	command -v "$cc" >/dev/null || { skip_part "$cc not found: FRAME on its -O0 output"; continue; }
+	fb=$SCRATCH/frame_$cc
+	"$cc" -g -O0 -o "$fb" "$SCRATCH/frame.c" || fail "$cc -g -O0 failed"
+	run "$SYMDB" build "$fb"
+	expect_ok "build $fb"
+	fa=$(printf '0x%x' "0x$(llvm-nm-14 "$fb" | awk '$3 == "f" { print $1 }')")
+	for style in LLVM GNU JSON; do
+		for o in "" "-a" "-p -a"; do
+			# shellcheck disable=SC2086
+			llvm-symbolizer-14 --obj "$fb" --output-style=$style $o "FRAME 0x0" |
+				sed "s/\"0x0\"/\"$fa\"/; s/^0x0/$fa/" >"$SCRATCH/expect"
+			# shellcheck disable=SC2086
+			run "$ls_bin" --obj "$fb" --output-style=$style $o "FRAME $fa"
+			expect_ok "FRAME $cc $style $o"
+			cmp -s "$OUT" "$SCRATCH/expect" ||
+				fail "FRAME $cc $style $o: not llvm-symbolizer-14's empty answer: $(cat "$OUT")"
+			n=$((n + 1))
+		done
+	done
+done
+
 note "$n cases equal to llvm-symbolizer-14"
