@@ -61,7 +61,8 @@ int fmt_report_decode(const uint8_t buf[FMT_REPORT_SIZE], fmt_report *r)
 	r->uuid_kind = buf[REP_KIND];
 	r->uuid_len = buf[REP_UUID_LEN];
 	r->output = (uint16_t)(buf[REP_OUTPUT] << 8 | buf[REP_OUTPUT + 1]);
-	if ((r->magic != FMT_REPORT_IMAGE && r->magic != FMT_REPORT_END) ||
+	if ((r->magic != FMT_REPORT_IMAGE && r->magic != FMT_REPORT_END &&
+	     r->magic != FMT_REPORT_WANT) ||
 	    r->uuid_len > FMT_UUID_MAX)
 		return SYMDB_E_CORRUPT;
 	memcpy(r->uuid, buf + REP_UUID, r->uuid_len);

@@ -6,14 +6,16 @@
  * layout is fixed and big-endian, independent of either side's structs.
  *
  *   off  size  field
- *     0     4  magic: FMT_REPORT_IMAGE ("SYI1") or FMT_REPORT_END ("SYIE")
+ *     0     4  magic: FMT_REPORT_IMAGE ("SYI1"), FMT_REPORT_WANT ("SYIW")
+ *              or FMT_REPORT_END ("SYIE")
  *     4     4  status (signed): 0 or a negative symdb/errno code (end record)
  *     8     1  UUID kind (SPEC §5.2)
  *     9     1  UUID length, 0..32
  *    10     2  output: 0-based position of the --output written
  *    12    32  UUID bytes, zero past the length
  *    44    16  architecture, NUL-padded ("" for ELF)
- *    60  4096  separate debug file used, NUL-padded ("" if none)
+ *    60  4096  separate debug file used, NUL-padded ("" if none); in a
+ *              want record the split DWARF file's path (SPEC §12.5)
  *  4156  1024  one-line reason (end record), NUL-padded
  *  5180        end
  *
@@ -29,6 +31,10 @@
 
 #define FMT_REPORT_IMAGE 0x53594931u /* "SYI1": one staged image */
 #define FMT_REPORT_END 0x53594945u   /* "SYIE": the indexer's status */
+/* "SYIW": a split DWARF file (.dwo) a skeleton unit names and the job did
+ * not pass; before the end record, at most FMT_REPORT_MAX_WANTS. */
+#define FMT_REPORT_WANT 0x53594957u
+#define FMT_REPORT_MAX_WANTS 1000
 
 #define FMT_REPORT_ARCH_SZ 16
 #define FMT_REPORT_PATH_SZ 4096

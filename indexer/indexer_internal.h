@@ -47,6 +47,13 @@ typedef struct ix_opts {
 	const symdb_indexer_file *debuglinks; /* candidates, CRC checked here */
 	unsigned ndebuglinks;
 	symdb_indexer_file companion;   /* Mach-O BINARY.dSYM file, or fd -1 */
+	/* Split DWARF: the .dwo files opened for the skeletons' paths, the
+	 * BINARY.dwp package (fd -1: none), and where the paths of the .dwo
+	 * files still missing are reported (-1: nowhere). */
+	const symdb_indexer_file *dwos;
+	unsigned ndwos;
+	symdb_indexer_file dwp;
+	int want_fd;
 	char *errbuf;
 	size_t errbuf_sz;
 } ix_opts;

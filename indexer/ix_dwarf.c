@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ix_dwarf_split.h"
 #include "ix_dwarf_walk.h"
 #include "ix_reloc.h"
 #include "format_header.h"
@@ -60,7 +61,8 @@ static int obj_section_info(void *obj, Dwarf_Half idx, Dwarf_Obj_Access_Section 
 	/* Range lists are read by ix_dwarf_ranges.c: libdwarf 20210528
 	 * double-frees on some malformed .debug_rnglists, so it never sees
 	 * them. */
-	if (strcmp(r->name, ".debug_rnglists") == 0 || strcmp(r->name, ".debug_ranges") == 0)
+	if (strcmp(r->name, ".debug_rnglists") == 0 || strcmp(r->name, ".debug_ranges") == 0 ||
+	    strcmp(r->name, ".debug_rnglists.dwo") == 0)
 		r->name = ".symdb_hidden";
 	return DW_DLV_OK;
 }
@@ -119,19 +121,16 @@ void ix_shard_free(ix_shard *x)
 }
 
 /* oai must outlive the Dwarf_Debug: libdwarf keeps the pointer.  One
- * interface serves every thread's handle (it is read-only). */
-static int open_dbg(const ix_sections *s, Dwarf_Obj_Access_Interface *oai, Dwarf_Debug *dbg,
-		    char *errbuf, size_t errbuf_sz)
+ * interface serves every thread's handle (it is read-only).  ix_dwarf.c
+ * fills oai; a caller elsewhere passes it zeroed. */
+int ix_dwarf_open_dbg(const ix_sections *s, Dwarf_Obj_Access_Interface *oai, Dwarf_Debug *dbg,
+		      char *errbuf, size_t errbuf_sz)
 {
 	Dwarf_Error e = NULL;
-	/* libdwarf's process-wide de_alloc_tree records every DIE and
-	 * attribute handed out, so that dwarf_finish can free what the caller
-	 * forgot (a tsearch insert and delete per handle: 11% of a build).  We
-	 * free every handle ourselves.  The flag is read at every allocation
-	 * and release, so it is only ever set to 0, before any handle exists,
-	 * and never back (a handle allocated with it on and released with it
-	 * off would be freed twice). */
-	dwarf_set_de_alloc_flag(0);
+	if (!oai->object) {
+		oai->object = (void *)(uintptr_t)s;
+		oai->methods = &obj_methods;
+	}
 	int r = dwarf_object_init_b(oai, NULL, NULL, DW_GROUPNUMBER_ANY, dbg, &e);
 	if (r == DW_DLV_OK)
 		return 0;
@@ -205,16 +204,25 @@ static void cut_shards(ix_shard *w, size_t n, const unit_header *h, size_t nh)
 	}
 }
 
-static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, unsigned cpus,
-		       char *errbuf, size_t errbuf_sz)
+static int index_dwarf(ix_image *img, const ix_sections *s, ix_split *sp, unsigned threads,
+		       unsigned cpus, char *errbuf, size_t errbuf_sz)
 {
 	Dwarf_Obj_Access_Interface oai = { (void *)(uintptr_t)s, &obj_methods };
 	Dwarf_Debug hdbg = NULL;
+	/* libdwarf's process-wide de_alloc_tree records every DIE and
+	 * attribute handed out, so that dwarf_finish can free what the caller
+	 * forgot (a tsearch insert and delete per handle: 11% of a build).  We
+	 * free every handle ourselves.  The flag is read at every allocation
+	 * and release, so it is only ever set to 0, before any handle exists,
+	 * and never back (a handle allocated with it on and released with it
+	 * off would be freed twice). */
+	dwarf_set_de_alloc_flag(0);
+
 	unit_header *h = NULL;
 	size_t nh = 0;
 	uint64_t versions = 0;
 	int bad = 0;
-	if (open_dbg(s, &oai, &hdbg, errbuf, errbuf_sz)) {
+	if (ix_dwarf_open_dbg(s, &oai, &hdbg, errbuf, errbuf_sz)) {
 		img->header_flags |= FMT_FLAG_PARTIAL;
 		img->build_info[FMT_BI_UNITS_SKIPPED]++;
 		return 0;
@@ -241,11 +249,11 @@ static int index_dwarf(ix_image *img, const ix_sections *s, unsigned threads, un
 		ix_vec_init(&units[i].dies, sizeof(ix_piece));
 	}
 	for (size_t i = 0; !rc && i < n; i++)
-		w[i] = (ix_shard){ .img = img, .secs = s, .units = units, .nunits = nh };
+		w[i] = (ix_shard){ .img = img, .secs = s, .units = units, .nunits = nh, .split = sp };
 	for (size_t i = t && t[0] ? 1 : 0; !rc && i < nt; i++) {
 		char why[256];
 		Dwarf_Debug dbg = NULL;
-		if (open_dbg(s, &oai, &dbg, why, sizeof(why)))
+		if (ix_dwarf_open_dbg(s, &oai, &dbg, why, sizeof(why)))
 			rc = -1; /* it opened once: only memory can fail */
 		t[i] = dbg;
 	}
@@ -288,7 +296,7 @@ int ix_dwarf_index_sections(ix_image *img, const ix_sections *s, unsigned cpus, 
 {
 	if (!ix_sections_find(s, ".debug_info"))
 		return 0;
-	return index_dwarf(img, s, 0, cpus, errbuf, errbuf_sz);
+	return index_dwarf(img, s, NULL, 0, cpus, errbuf, errbuf_sz);
 }
 
 /* The builder never passes the input itself as its own debug file (a .debug
@@ -325,9 +333,24 @@ int ix_dwarf_attach(ix_image *img, int fd, const char *binary_path, const ix_opt
 			}
 		}
 	}
-	if (ix_sections_find(use, ".debug_info"))
-		rc = index_dwarf(img, use, opts ? opts->threads : 0, opts ? opts->cpus : 1, errbuf,
-				 errbuf_sz);
+	/* Split DWARF (ix_dwarf_split.c).  LLVM looks for OBJECT.dwp beside
+	 * the file its DWARF comes from; the builder opens BINARY.dwp only,
+	 * so a separate debug file's skeletons read .dwo files alone. */
+	ix_split sp;
+	ix_opts so;
+	if (opts) {
+		so = *opts;
+		if (use != &bin)
+			so.dwp = (symdb_indexer_file){ -1, NULL };
+	}
+	if (ix_split_open(&sp, opts ? &so : NULL))
+		rc = fmt_err(errbuf, errbuf_sz, -ENOMEM, "%s: out of memory", binary_path);
+	if (!rc && ix_sections_find(use, ".debug_info"))
+		rc = index_dwarf(img, use, &sp, opts ? opts->threads : 0, opts ? opts->cpus : 1,
+				 errbuf, errbuf_sz);
+	if (!rc && ix_split_report(&sp, opts) < 0)
+		rc = fmt_err(errbuf, errbuf_sz, -EIO, "cannot report to the parent");
+	ix_split_close(&sp);
 	/* §7.2.2: the debug file's own symbol table, for requests naming it. */
 	if (rc == 0 && use != &bin)
 		ix_elf_load_alt(img, df->fd, df->name ? df->name : "");

@@ -83,6 +83,24 @@ static int is_addr_form(Dwarf_Half f)
 	}
 }
 
+/* An address attribute: in a split unit, an index form reads the
+ * skeleton's .debug_addr (libdwarf would need the skeleton's Dwarf_Debug
+ * tied to the split file's, and a search of its units by DWO id). */
+static int form_addr(ix_shard *x, Dwarf_Attribute a, Dwarf_Half form, Dwarf_Addr *ad,
+		     Dwarf_Error *e)
+{
+	if (x->addrx && form != DW_FORM_addr) {
+		Dwarf_Unsigned idx = 0;
+		uint64_t v = 0;
+		if (dwarf_get_debug_addr_index(a, &idx, e) != DW_DLV_OK ||
+		    !ix_addr_entry(x->addrx, idx, &v))
+			return DW_DLV_ERROR;
+		*ad = v;
+		return DW_DLV_OK;
+	}
+	return dwarf_formaddr(a, ad, e);
+}
+
 /* One attribute of read_dinfo; bit is its SUB_* flag. */
 static void sub_attr_read(ix_shard *x, Dwarf_Attribute a, uint32_t bit, sub_attrs *di)
 {
@@ -97,12 +115,12 @@ static void sub_attr_read(ix_shard *x, Dwarf_Attribute a, uint32_t bit, sub_attr
 	}
 	switch (bit) {
 	case SUB_LOW:
-		if (is_addr_form(form) && dwarf_formaddr(a, &ad, &e) == DW_DLV_OK)
+		if (is_addr_form(form) && form_addr(x, a, form, &ad, &e) == DW_DLV_OK)
 			di->low = ad, di->has_low = 1;
 		break;
 	case SUB_HIGH:
 		if (is_addr_form(form)) {
-			if (dwarf_formaddr(a, &ad, &e) == DW_DLV_OK)
+			if (form_addr(x, a, form, &ad, &e) == DW_DLV_OK)
 				di->high = ad, di->has_high = 1;
 		} else if (ix_dwarf_form_unsigned(x, a, &v)) {
 			di->high = v, di->has_high = di->high_const = 1;

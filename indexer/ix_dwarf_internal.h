@@ -135,6 +135,8 @@ typedef struct ix_ranges_ctx {
 	uint64_t base;          /* the unit's DW_AT_low_pc, valid with has_base */
 	uint64_t rnglists_base; /* DW_AT_rnglists_base */
 	uint64_t addr_base;     /* DW_AT_addr_base */
+	uint64_t ranges_base;   /* a split DWARF 4 unit: its skeleton's
+	                         * DW_AT_GNU_ranges_base, added to offsets */
 	int has_base, has_rnglists_base, has_addr_base;
 } ix_ranges_ctx;
 
@@ -145,6 +147,9 @@ typedef int (*ix_range_cb)(void *arg, uint64_t lo, uint64_t hi);
  * for a malformed list (ranges before the damage were delivered). */
 IX_HIDDEN int ix_ranges_read(const ix_ranges_ctx *c, uint64_t value, int rnglistx,
 			     ix_range_cb add, void *arg);
+/* Entry `idx` of the unit's .debug_addr contribution.  Returns 1, or 0
+ * when there is none (LLVM's LookupPooledAddress failing). */
+IX_HIDDEN int ix_addr_entry(const ix_ranges_ctx *c, uint64_t idx, uint64_t *v);
 
 /* ---- flattening (ix_dwarf_flat.c) --------------------------------------- */
 

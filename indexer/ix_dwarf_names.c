@@ -120,7 +120,8 @@ static void resolve_names(ix_shard *x, Dwarf_Die start, function_names *f)
 static uint32_t function_for(unit_walk *u, Dwarf_Die d, uint64_t off)
 {
 	ix_shard *x = u->x;
-	uint32_t fi = ix_u64map_get(&x->fn_idx, off);
+	uint64_t key = off | u->off_tag;
+	uint32_t fi = ix_u64map_get(&x->fn_idx, key);
 	if (fi != FMT_NONE)
 		return fi;
 	function_names f = { 0 };
@@ -128,18 +129,18 @@ static uint32_t function_for(unit_walk *u, Dwarf_Die d, uint64_t off)
 	ix_function *fn = ix_vec_push(&x->img->functions);
 	if (!fn)
 		return FMT_NONE;
-	fn->die_offset = off;
+	fn->die_offset = key;
 	const char *ln = f.link ? f.link : f.name;
 	fn->linkage_name = ln ? ix_str_addz(x->img->strings, ln) : 0;
 	fn->name = f.name ? ix_str_addz(x->img->strings, f.name) : 0;
 	fn->decl_file = FMT_NONE;
 	if (f.file_ok && f.file_cu == u->cu_die_off)
 		fn->decl_file = ix_line_file(&u->lt, f.file);
-	else if (f.file_ok)
+	else if (f.file_ok && !u->off_tag) /* a split unit refers to no other */
 		fn->decl_file = ix_dwarf_foreign_file(x, f.file_cu, f.file);
 	fn->decl_line = (uint32_t)f.line;
 	fi = (uint32_t)(x->img->functions.n - 1);
-	if (ix_u64map_put(&x->fn_idx, off, fi))
+	if (ix_u64map_put(&x->fn_idx, key, fi))
 		return FMT_NONE;
 	return fi;
 }
@@ -159,8 +160,8 @@ uint32_t ix_dwarf_function_of_node(unit_walk *u, Dwarf_Die d, const sub_attrs *d
 	if (inlined && !di->has_name && !di->has_link && di->has_origin) {
 		Dwarf_Off o = di->origin;
 		Dwarf_Die od;
-		if (ix_u64map_get(&x->fn_idx, o) != FMT_NONE)
-			return ix_u64map_get(&x->fn_idx, o);
+		if (ix_u64map_get(&x->fn_idx, o | u->off_tag) != FMT_NONE)
+			return ix_u64map_get(&x->fn_idx, o | u->off_tag);
 		if (dwarf_offdie_b(((Dwarf_Debug)x->dbg), o, 1, &od, &e) == DW_DLV_OK) {
 			uint32_t fi = function_for(u, od, o);
 			dwarf_dealloc_die(od);

@@ -41,6 +41,12 @@ typedef struct ix_shard {
 	size_t nur, capur;
 	uint64_t indexed, skipped;
 	int rc;               /* 0, or -1: out of memory */
+	struct ix_split *split; /* split DWARF files (ix_dwarf_split.h), or NULL */
+	uint64_t unit_sig;    /* the current unit header's DWO id (DWARF 5) */
+	uint16_t unit_type;   /* ... and its DW_UT_* */
+	/* While a split unit is walked: its skeleton's .debug_addr, which
+	 * DW_FORM_addrx and DW_FORM_GNU_addr_index values index; else NULL. */
+	const ix_ranges_ctx *addrx;
 	ix_image own;         /* the private image of a shard > 0 */
 } ix_shard;
 

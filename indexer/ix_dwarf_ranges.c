@@ -164,5 +164,12 @@ int ix_ranges_read(const ix_ranges_ctx *c, uint64_t value, int rnglistx, ix_rang
 	}
 	if (c->version >= 5)
 		return ranges_v5(c, value, add, arg);
-	return ranges_v4(c, value, add, arg);
+	return ranges_v4(c, value + c->ranges_base, add, arg);
+}
+
+int ix_addr_entry(const ix_ranges_ctx *c, uint64_t idx, uint64_t *v)
+{
+	int ok;
+	*v = pooled(c, idx, &ok);
+	return ok;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ix_dwarf_split.h"
 #include "ix_dwarf_walk.h"
 
 typedef ix_unit unit;
@@ -113,6 +114,152 @@ uint32_t ix_dwarf_foreign_file(ix_shard *x, uint64_t cu_off, uint64_t idx)
 	return ix_line_file(&x->foreign[slot], idx);
 }
 
+/* ---- split units ---------------------------------------------------------- */
+
+/* The skeleton's DWO id: the unit header's (DWARF 5), else its
+ * DW_AT_GNU_dwo_id; 0 when it has none (LLVM then reads no split unit). */
+static int skeleton_id(unit_walk *u, Dwarf_Die cu_die, uint64_t *id)
+{
+	ix_shard *x = u->x;
+	if (x->unit_type == DW_UT_skeleton) {
+		*id = x->unit_sig;
+		return 1;
+	}
+	return ix_dwarf_attr_secoff(x, cu_die, DW_AT_GNU_dwo_id, id, NULL);
+}
+
+/* The first unit of the split file whose DWO id is `id` (LLVM's
+ * getDWOCompileUnitForHash), or NULL. */
+static Dwarf_Die split_unit(ix_shard *x, Dwarf_Debug dbg, uint64_t id)
+{
+	for (;;) {
+		Dwarf_Unsigned len = 0, abbr = 0, toff = 0, next = 0;
+		Dwarf_Half ver = 0, asz = 0, lsz = 0, esz = 0, utype = 0;
+		Dwarf_Sig8 sig;
+		Dwarf_Error e = NULL;
+		Dwarf_Die cu = NULL;
+		memset(&sig, 0, sizeof(sig));
+		int r = dwarf_next_cu_header_d(dbg, 1, &len, &ver, &abbr, &asz, &lsz, &esz, &sig,
+					       &toff, &next, &utype, &e);
+		if (r != DW_DLV_OK) {
+			if (e)
+				dwarf_dealloc_error(dbg, e);
+			return NULL;
+		}
+		if (dwarf_siblingof_b(dbg, NULL, 1, &cu, &e) != DW_DLV_OK) {
+			if (e)
+				dwarf_dealloc_error(dbg, e);
+			continue;
+		}
+		uint64_t have = 0;
+		int ok = 0;
+		if (utype == DW_UT_split_compile) {
+			memcpy(&have, sig.signature, 8);
+			ok = 1;
+		} else {
+			void *keep = x->dbg;
+			x->dbg = dbg;
+			ok = ix_dwarf_attr_secoff(x, cu, DW_AT_GNU_dwo_id, &have, NULL);
+			x->dbg = keep;
+		}
+		if (ok && have == id)
+			return cu;
+		dwarf_dealloc_die(cu);
+	}
+}
+
+/* What the walk of a split unit changes in u and x, to put back after. */
+typedef struct split_saved {
+	void *dbg;
+	ix_ranges_ctx rng;
+	uint64_t cu_die_off;
+	ix_u64map ab_code;
+} split_saved;
+
+/* The ranges of a split unit: DWARF 5 lists in its own .debug_rnglists.dwo
+ * (base: the header's end, LLVM's DWARFListTableHeader::getHeaderSize);
+ * DWARF 4 ones in the skeleton's .debug_ranges at DW_AT_GNU_ranges_base.
+ * Addresses are the skeleton's .debug_addr either way. */
+static void split_ranges(unit_walk *u, Dwarf_Die skel, const ix_dwo_view *v)
+{
+	ix_shard *x = u->x;
+	if (u->version >= 5) {
+		u->rng.rnglists = ix_sections_find(&v->s, ".debug_rnglists.dwo");
+		u->rng.rnglists_base = u->rng.offset_size == 8 ? 20 : 12;
+		u->rng.has_rnglists_base = 1;
+	} else {
+		ix_dwarf_attr_secoff(x, skel, DW_AT_GNU_ranges_base, &u->rng.ranges_base, NULL);
+		if (!u->rng.has_addr_base)
+			u->rng.has_addr_base = ix_dwarf_attr_secoff(x, skel, DW_AT_GNU_addr_base,
+								    &u->rng.addr_base, NULL);
+	}
+}
+
+/* The split unit's DIEs, walked as if they were the skeleton's children
+ * (LLVM's getInlinedChainForAddress looks in the DWO unit); its line
+ * table stays the skeleton's.  A split file that cannot be read leaves
+ * the skeleton's line table alone, as in LLVM. */
+static int walk_split(unit_walk *u, Dwarf_Die skel)
+{
+	ix_shard *x = u->x;
+	const char *name = ix_dwarf_attr_string(x, skel, u->version >= 5 ? DW_AT_dwo_name
+									: DW_AT_GNU_dwo_name);
+	uint64_t id = 0;
+	char path[4096];
+	if (!x->split || !name || !skeleton_id(u, skel, &id) ||
+	    ix_split_path(path, sizeof(path), ix_dwarf_attr_string(x, skel, DW_AT_comp_dir), name))
+		return 0;
+	ix_dwo_view *v = malloc(sizeof(*v));
+	Dwarf_Obj_Access_Interface oai = { NULL, NULL };
+	Dwarf_Debug dbg = NULL;
+	char why[256];
+	if (!v)
+		return -1;
+	if (ix_split_view(x->split, path, id, u->version, v) ||
+	    ix_dwarf_open_dbg(&v->s, &oai, &dbg, why, sizeof(why))) {
+		free(v);
+		return 0;
+	}
+	int rc = 0;
+	Dwarf_Die cu = split_unit(x, dbg, id);
+	if (cu) {
+		split_saved sv = { x->dbg, u->rng, u->cu_die_off, x->ab_code };
+		Dwarf_Off cuo = 0;
+		Dwarf_Error e = NULL;
+		split_ranges(u, skel, v);
+		x->dbg = dbg;
+		memset(&x->ab_code, 0, sizeof(x->ab_code));
+		x->addrx = &u->rng;
+		if (dwarf_dieoffset(cu, &cuo, &e) != DW_DLV_OK)
+			drop_err(x, &e);
+		u->cu_die_off = cuo;
+		/* LLVM's DWARFUnit::getBaseAddress of the split unit: its own
+		 * unit DIE's low_pc, which GCC and clang do not give it; the
+		 * skeleton's is not used (offset pairs then start at 0). */
+		sub_attrs cd;
+		u->rng.has_base = 0;
+		u->rng.base = 0;
+		if (!ix_dwarf_read_sub_attrs(x, cu, &cd) && cd.has_low) {
+			u->rng.base = cd.low;
+			u->rng.has_base = 1;
+		}
+		u->off_tag = 1ull << 63 | (uint64_t)u->unit << 32;
+		rc = ix_dwarf_walk_dies(u, cu) < 0 ? -1 : 0;
+		dwarf_dealloc_die(cu);
+		ix_u64map_free(&x->ab_code);
+		x->ab_code = sv.ab_code;
+		x->dbg = sv.dbg;
+		x->addrx = NULL;
+		u->rng = sv.rng;
+		u->cu_die_off = sv.cu_die_off;
+		u->off_tag = 0;
+	}
+	Dwarf_Error e = NULL;
+	dwarf_object_finish(dbg, &e);
+	free(v);
+	return rc;
+}
+
 static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t offset_size,
 			uint32_t idx)
 {
@@ -149,6 +296,8 @@ static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t
 	int rc = add_unit_ranges(&u, cu_die);
 	if (!rc)
 		rc = ix_dwarf_walk_dies(&u, cu_die) < 0 ? -1 : 0;
+	if (!rc)
+		rc = walk_split(&u, cu_die);
 	unit *un = &x->units[idx];
 	if (!rc)
 		rc = ix_diemap_flatten(&u.dm, &un->dies);
@@ -177,10 +326,13 @@ static int next_header(ix_shard *x, Dwarf_Half *ver, Dwarf_Half *lsz)
 	Dwarf_Half asz = 0, esz = 0, utype = 0;
 	Dwarf_Sig8 sig;
 	Dwarf_Error e = NULL;
+	memset(&sig, 0, sizeof(sig));
 	int r = dwarf_next_cu_header_d(((Dwarf_Debug)x->dbg), 1, &len, ver, &abbr, &asz, lsz,
 				       &esz, &sig, &toff, &next, &utype, &e);
 	drop_err(x, &e);
 	if (r == DW_DLV_OK) {
+		memcpy(&x->unit_sig, sig.signature, 8);
+		x->unit_type = utype;
 		(*x->cursor)++;
 		return 0;
 	}

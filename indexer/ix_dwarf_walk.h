@@ -42,6 +42,9 @@ typedef struct unit_walk {
 	ix_shard *x;
 	uint32_t unit;
 	uint64_t cu_die_off;
+	/* 0, or while a split unit is walked the bits that make its DIE
+	 * offsets unique in the image (SPEC §7.4): 2^63 | unit << 32. */
+	uint64_t off_tag;
 	uint16_t version;
 	uint8_t addr_size;
 	uint64_t base;
@@ -107,6 +110,13 @@ IX_HIDDEN uint32_t ix_dwarf_function_of_node(unit_walk *u, Dwarf_Die d, const su
 
 /* Walks the DIEs below cu_die into u->dm.  Returns 0 or -1. */
 IX_HIDDEN int ix_dwarf_walk_dies(unit_walk *u, Dwarf_Die cu_die);
+
+/* ---- libdwarf over our sections (ix_dwarf.c) ------------------------------- */
+
+/* A Dwarf_Debug reading s; oai zeroed (filled here) and kept until
+ * dwarf_object_finish.  Returns 0 or -1 with a reason in errbuf. */
+IX_HIDDEN int ix_dwarf_open_dbg(const ix_sections *s, Dwarf_Obj_Access_Interface *oai,
+				Dwarf_Debug *dbg, char *errbuf, size_t errbuf_sz);
 
 /* ---- units (ix_dwarf_units.c) --------------------------------------------- */
 

@@ -237,11 +237,15 @@ static int wanted(const char *name)
 {
 	static const char *const keep[] = {
 		"info", "abbrev", "str", "line_str", "str_offsets", "addr", "line",
-		"aranges", "ranges", "rnglists",
+		"aranges", "ranges", "rnglists", "cu_index",
 	};
 	const char *n = name + (name[1] == 'z' ? 8 : 7);
+	/* A split DWARF file's sections (.debug_info.dwo) are read too. */
+	size_t len = strlen(n);
+	if (len > 4 && strcmp(n + len - 4, ".dwo") == 0)
+		len -= 4;
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		if (strcmp(n, keep[i]) == 0)
+		if (strlen(keep[i]) == len && strncmp(n, keep[i], len) == 0)
 			return 1;
 	return 0;
 }

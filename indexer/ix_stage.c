@@ -163,7 +163,9 @@ static int stage_job(ix_stager *st, const symdb_indexer_job *job, char *eb, size
 	ix_opts o = { .flags = job->flags, .threads = job->threads, .cpus = job->cpus,
 	              .debug = job->debug, .debuglinks = job->debuglinks,
 	              .ndebuglinks = job->debuglinks ? job->ndebuglinks : 0,
-	              .companion = job->companion, .errbuf = eb, .errbuf_sz = ebsz };
+	              .companion = job->companion, .dwos = job->dwos,
+	              .ndwos = job->dwos ? job->ndwos : 0, .dwp = job->dwp,
+	              .want_fd = job->report_fd, .errbuf = eb, .errbuf_sz = ebsz };
 	const char *name;
 
 	/* A zeroed job means no debug file, not descriptor 0. */
@@ -171,6 +173,8 @@ static int stage_job(ix_stager *st, const symdb_indexer_job *job, char *eb, size
 		o.debug = none;
 	if (o.companion.fd <= 0 && !o.companion.name)
 		o.companion = none;
+	if (o.dwp.fd <= 0 && !o.dwp.name)
+		o.dwp = none;
 	memset(st, 0, sizeof *st);
 	st->fd = job->report_fd;
 	st->test_hook = job->test_hook;

@@ -23,6 +23,9 @@ extern "C" {
 #define SYMDB_INDEXER_NO_DWARF 0x1u
 /** The inputs are the DWARF files of one .dSYM bundle (all Mach-O). */
 #define SYMDB_INDEXER_DSYM 0x2u
+/** The builder already opened every split DWARF file it could (dwos): the
+ *  indexer reports no missing one (SPEC §12.5). */
+#define SYMDB_INDEXER_DWO_PASS 0x4u
 
 /** An open file and the name it goes by in messages and in the index
  *  (Image_Name is the base name of an input's name; a debug file's name is
@@ -55,6 +58,13 @@ typedef struct symdb_indexer_job {
 	unsigned ndebuglinks;
 	/** Mach-O: the companion BINARY.dSYM DWARF file, or fd -1. */
 	symdb_indexer_file companion;
+	/** ELF split DWARF: the .dwo files the builder opened, each named by
+	 *  the path a skeleton unit gives (comp_dir + dwo_name, as LLVM 14
+	 *  joins them); the indexer matches names exactly. */
+	const symdb_indexer_file *dwos;
+	unsigned ndwos;
+	/** ELF split DWARF: BINARY.dwp, or fd -1 (a zeroed job: none). */
+	symdb_indexer_file dwp;
 	/** One per image the caller expects. */
 	const symdb_indexer_output *outputs;
 	unsigned noutputs;

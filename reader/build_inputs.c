@@ -86,6 +86,7 @@ void build_input_close(publish_input *in)
 	for (unsigned i = 0; i < in->nlinks; i++)
 		bi_fd_close(&in->links[i]);
 	bi_fd_close(&in->companion);
+	bi_fd_close(&in->dwp);
 	in->nfiles = in->nlinks = 0;
 }
 
@@ -160,6 +161,7 @@ int build_input_open(publish_input *in, const char *path, char *eb, size_t ebsz)
 	bi_fd_none(&in->in);
 	bi_fd_none(&in->debug);
 	bi_fd_none(&in->companion);
+	bi_fd_none(&in->dwp);
 	fd = open(path, BI_FLAGS);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		rc = -errno;
@@ -274,6 +276,16 @@ static void bi_companion(publish_input *in, const char *path)
 		(void)bi_candidate(in, &in->companion, cand);
 }
 
+/* BINARY.dwp, named as llvm-symbolizer 14 names it: the path it was given
+ * plus ".dwp" (DWARFContext::getDWOContext). */
+static void bi_dwp(publish_input *in, const char *path)
+{
+	char cand[4096];
+
+	if ((size_t)snprintf(cand, sizeof cand, "%s.dwp", path) < sizeof cand)
+		(void)bi_candidate(in, &in->dwp, cand);
+}
+
 void build_input_debug(publish_input *in, const char *path, int is_macho,
                        const symdb_build_opts *o)
 {
@@ -287,9 +299,31 @@ void build_input_debug(publish_input *in, const char *path, int is_macho,
 		bi_companion(in, path);
 		return;
 	}
+	/* BINARY.dwp, named as llvm-symbolizer 14 names it (the path it was
+	 * given plus ".dwp", DWARFContext::getDWOContext). */
+	bi_dwp(in, path);
 	rd_elf_debug_refs(in->in.fd, id, &len, link, sizeof link);
 	if (bi_build_id(in, id, len, o->debug_dir) ||
 	    bi_build_id(in, id, len, BI_SYSTEM_DEBUG_DIR))
 		return;
 	bi_debuglink(in, link, path, o->debug_dir);
+}
+
+int build_input_dwo(const publish_input *in, publish_fd *f, const char *path, const char **why)
+{
+	unsigned char magic[4];
+	int r;
+
+	f->fd = -1;
+	r = bi_candidate(in, f, path);
+	if (r != 1) {
+		*why = r == 2 ? "is the input itself" : "not found";
+		return 0;
+	}
+	if (pread(f->fd, magic, 4, 0) != 4 || memcmp(magic, "\177ELF", 4) != 0) {
+		bi_fd_close(f);
+		*why = "not an ELF file";
+		return 0;
+	}
+	return 1;
 }

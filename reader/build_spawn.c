@@ -64,6 +64,8 @@
 #define CAGE_MIN_MEMORY (8ull << 30)
 #define CAGE_MIN_TIMEOUT 120u
 #define CAGE_FD 3 /* the indexer's report descriptor */
+#define CAGE_STR_(x) #x
+#define CAGE_STR(x) CAGE_STR_(x)
 
 /* ---- leftovers -------------------------------------------------------------- */
 
@@ -128,8 +130,19 @@ void build_stage_discard(publish_stager *st)
 
 /* ---- the parent ----------------------------------------------------------- */
 
+/* Split DWARF (SPEC §12.5): the .dwo paths the indexer asked for (want
+ * records), and those this process opened for the second run. */
+struct cage_dwo {
+	char (*want)[FMT_REPORT_PATH_SZ];
+	unsigned nwant;
+	publish_fd *fds;
+	unsigned nfds;
+	int pass; /* the second run: the indexer asks for nothing more */
+};
+
 struct cage_run {
 	publish_stager *st;
+	struct cage_dwo *dwo;
 	const char *path;
 	const publish_input *in;
 	pid_t pid;
@@ -189,6 +202,13 @@ static void cage_take(struct cage_run *c, const uint8_t *buf)
 		snprintf(c->end_msg, sizeof c->end_msg, "%s", m.msg);
 	} else if (m.magic == FMT_REPORT_IMAGE && !c->got_end && cage_output_ok(c, &m)) {
 		cage_staged(&c->st->img[m.output], &m);
+	} else if (m.magic == FMT_REPORT_WANT && !c->got_end && !c->dwo->pass &&
+	           c->dwo->nwant < FMT_REPORT_MAX_WANTS && m.debug_path[0]) {
+		struct cage_dwo *d = c->dwo;
+		if (!d->want)
+			d->want = malloc(FMT_REPORT_MAX_WANTS * sizeof *d->want);
+		if (d->want)
+			memcpy(d->want[d->nwant++], m.debug_path, sizeof *d->want);
 	} else {
 		c->bad_report = 1;
 	}
@@ -406,7 +426,8 @@ static const char *cage_exe(const symdb_build_opts *o)
 
 /* The descriptors the indexer gets, in command-line order: descriptor
  * CAGE_FD + 1 + i is src[i]. */
-#define CAGE_MAX_FDS (PUBLISH_MAX_DSYM_FILES + 2 + PUBLISH_MAX_LINKS + SYMDB_BUILD_MAX_IMAGES)
+#define CAGE_MAX_FDS                                                                       \
+	(PUBLISH_MAX_DSYM_FILES + 3 + PUBLISH_MAX_LINKS + SYMDB_BUILD_MAX_IMAGES + PUBLISH_MAX_DWOS)
 
 /* symdb-indexer's command line (SPEC §12.5) and its descriptors; the
  * strings live in num, own and uuid. */
@@ -490,6 +511,12 @@ static void cage_argv_files(struct cage_argv *a, const struct cage_run *c)
 		cage_arg_fd(a, "--debuglink", in->links[i].fd, in->links[i].name);
 	if (in->companion.fd >= 0)
 		cage_arg_fd(a, "--companion", in->companion.fd, in->companion.name);
+	if (in->dwp.fd >= 0)
+		cage_arg_fd(a, "--dwp", in->dwp.fd, in->dwp.name);
+	if (c->dwo->pass)
+		cage_arg(a, "--dwo-pass");
+	for (unsigned i = 0; i < c->dwo->nfds; i++)
+		cage_arg_fd(a, "--dwo", c->dwo->fds[i].fd, c->dwo->fds[i].name);
 	for (unsigned i = 0; i < c->st->n; i++) {
 		symdb_uuid_format(&c->st->img[i].uuid, hex);
 		cage_arg_fd(a, "--output", c->st->img[i].fd, hex);
@@ -714,8 +741,8 @@ static void cage_keep_reported(publish_stager *st)
 	st->n = n;
 }
 
-int build_spawn_run(publish_stager *st, const char *path, const publish_input *in,
-                    const publish_expect *ex, const symdb_build_opts *o)
+static int cage_once(publish_stager *st, const char *path, const publish_input *in,
+                     const publish_expect *ex, const symdb_build_opts *o, struct cage_dwo *dwo)
 {
 	struct cage_run c;
 	siginfo_t si;
@@ -723,6 +750,7 @@ int build_spawn_run(publish_stager *st, const char *path, const publish_input *i
 
 	memset(&c, 0, sizeof c);
 	c.st = st;
+	c.dwo = dwo;
 	c.path = path;
 	c.in = in;
 	c.eb = o->errbuf;
@@ -773,5 +801,84 @@ int build_spawn_run(publish_stager *st, const char *path, const publish_input *i
 		;
 	/* Later discards remove only the files reported to us. */
 	st->tag[0] = 0;
+	return rc;
+}
+
+/* One warning line for st (symdb_build_result.warnings); lines that do not
+ * fit are counted in the last one. */
+static void cage_warn(publish_stager *st, unsigned *dropped, const char *path, const char *why)
+{
+	size_t len = strlen(st->warnings), room = sizeof st->warnings - len;
+	int n = snprintf(st->warnings + len, room, "%s: split DWARF file %s\n", path, why);
+
+	if (n < 0 || (size_t)n >= room - 80) {
+		st->warnings[len] = 0;
+		++*dropped;
+	}
+}
+
+/* Open what the indexer asked for, as the other inputs are opened
+ * (build_input_dwo); each file not opened is one warning line. */
+static void cage_dwo_open(struct cage_dwo *d, publish_stager *st, const publish_input *in)
+{
+	unsigned dropped = 0;
+	const char *why;
+
+	st->warnings[0] = 0;
+	d->fds = calloc(PUBLISH_MAX_DWOS, sizeof *d->fds);
+	for (unsigned i = 0; i < d->nwant; i++) {
+		if (!d->fds || d->nfds == PUBLISH_MAX_DWOS) {
+			cage_warn(st, &dropped, d->want[i],
+			          "not read: more than " CAGE_STR(PUBLISH_MAX_DWOS)
+			          " .dwo files (a .dwp package has no limit)");
+			continue;
+		}
+		if (build_input_dwo(in, &d->fds[d->nfds], d->want[i], &why))
+			d->nfds++;
+		else
+			cage_warn(st, &dropped, d->want[i], why);
+	}
+	if (dropped) {
+		size_t len = strlen(st->warnings);
+		snprintf(st->warnings + len, sizeof st->warnings - len,
+		         "%u more split DWARF files not read\n", dropped);
+	}
+}
+
+static void cage_dwo_free(struct cage_dwo *d)
+{
+	for (unsigned i = 0; d->fds && i < d->nfds; i++)
+		close(d->fds[i].fd);
+	free(d->fds);
+	free(d->want);
+}
+
+/*
+ * Split DWARF takes two runs (SPEC §12.5): the parent parses no DWARF, so
+ * only the indexer knows which .dwo files the skeleton units name.  The
+ * first run indexes as if they were all missing - which is exactly the
+ * answer when they are, the skeletons' line tables - and asks for each
+ * path in a want record.  The builder opens what it can, and only when it
+ * opened one does a second run, given those descriptors, replace the
+ * first one's output.  A program without split DWARF runs once.
+ */
+int build_spawn_run(publish_stager *st, const char *path, const publish_input *in,
+                    const publish_expect *ex, const symdb_build_opts *o)
+{
+	struct cage_dwo d;
+	int rc;
+
+	memset(&d, 0, sizeof d);
+	st->warnings[0] = 0;
+	rc = cage_once(st, path, in, ex, o, &d);
+	if (rc == 0 && d.nwant) {
+		cage_dwo_open(&d, st, in);
+		if (d.nfds) {
+			build_stage_discard(st);
+			d.pass = 1;
+			rc = cage_once(st, path, in, ex, o, &d);
+		}
+	}
+	cage_dwo_free(&d);
 	return rc;
 }

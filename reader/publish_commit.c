@@ -347,6 +347,8 @@ int publish_staged_images(rd_catalog *cat, publish_stager *st, const char *path,
 	for (i = 0; i < SYMDB_BUILD_MAX_IMAGES; i++)
 		symdb_image_close(img[i]);
 	free(info);
+	if (res)
+		snprintf(res->warnings, sizeof res->warnings, "%s", st->warnings);
 	build_stage_discard(st);
 	return rc ? rc : first ? SYMDB_E_EXISTS : 0;
 }

@@ -40,6 +40,9 @@ typedef struct publish_stager {
 	char tag[32];   /* ".cage-PID-N" while the indexer runs, then "" */
 	unsigned n;
 	publish_staged img[SYMDB_BUILD_MAX_IMAGES];
+	/* One line per split DWARF file a skeleton names and the builder
+	 * could not open (symdb_build_result.warnings). */
+	char warnings[4096];
 } publish_stager;
 
 /* One file of a build, opened once (build_inputs.c), and its name. */
@@ -66,7 +69,13 @@ typedef struct publish_input {
 	unsigned nlinks;
 	publish_fd links[PUBLISH_MAX_LINKS]; /* ELF: .gnu_debuglink candidates */
 	publish_fd companion; /* Mach-O: BINARY.dSYM/Contents/Resources/DWARF/BINARY */
+	publish_fd dwp;       /* ELF: BINARY.dwp, the split DWARF package */
 } publish_input;
+
+/* The most .dwo files passed to one indexer run (each is a descriptor in
+ * this process and in the indexer's); more are left missing, with a
+ * warning that says so.  A program built from more units ships a .dwp. */
+#define PUBLISH_MAX_DWOS 256
 
 /* build_inputs.c: open path (a file, or a .dSYM bundle directory and its
  * DWARF files) into in.  Not a regular file: "PATH: not a regular file
@@ -80,6 +89,14 @@ RD_HIDDEN int build_input_open(publish_input *in, const char *path, char *eb, si
  * regular file, or is the input itself, is skipped.  Never fails. */
 RD_HIDDEN void build_input_debug(publish_input *in, const char *path, int is_macho,
                                  const symdb_build_opts *o);
+
+/* build_inputs.c: open the split DWARF file a skeleton unit names, as the
+ * indexer asked for it (want records, SPEC §12.5): a regular file that
+ * starts like an ELF file (the name comes from the untrusted input, and
+ * what the indexer reads may end up in the index).  Returns 1 with f
+ * holding it, 0 when it is missing or refused (why says which). */
+RD_HIDDEN int build_input_dwo(const publish_input *in, publish_fd *f, const char *path,
+                              const char **why);
 
 /* build_inputs.c: close every descriptor of in. */
 RD_HIDDEN void build_input_close(publish_input *in);

@@ -127,6 +127,11 @@ typedef struct symdb_build_result {
 	 *  symbol table; 3 this one also stores a kind of symbol table the old
 	 *  one lacked (a stripped binary after its .debug file, §7.2.2). */
 	int replaced;
+	/** Split DWARF: one line ("PATH: split DWARF file not found\n") per
+	 *  .dwo file a skeleton unit names that could not be read; the index
+	 *  then holds those units' skeleton line tables, as llvm-symbolizer 14
+	 *  answers without the file.  "" when none. */
+	char warnings[4096];
 } symdb_build_result;
 
 /**

@@ -131,6 +131,24 @@ static char *macho_lines(const char *path, const symdb_build_result *res)
 	return acc;
 }
 
+/* "symdb: warning: LINE" for each line of a build's warnings (split DWARF
+ * files not found, symdb_build_result.warnings). */
+static char *warning_lines(const char *w)
+{
+	char *acc = NULL;
+	while (*w) {
+		const char *nl = strchr(w, '\n');
+		int len = nl ? (int)(nl - w) : (int)strlen(w);
+		char *next = dup_printf("%ssymdb: warning: %.*s\n", acc ? acc : "", len, w);
+		free(acc);
+		acc = next;
+		if (!acc || !nl)
+			break;
+		w = nl + 1;
+	}
+	return acc;
+}
+
 static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 {
 	const char *path = r->files[i];
@@ -166,6 +184,8 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	} else {
 		errl = error_line(path, rc, err);
 	}
+	if (rc == 0 && res->warnings[0])
+		errl = warning_lines(res->warnings);
 	pthread_mutex_lock(&r->lock);
 	r->st[i].rc = rc;
 	r->st[i].out_line = out;

@@ -11,7 +11,8 @@
  *                 [--memory-limit BYTES] [--uuid KIND:HEX] [--threads N]
  *                 [--cpus N] [--no-dwarf] [--dsym] --input FD:NAME ...
  *                 [--debug FD:PATH] [--debuglink FD:PATH ...]
- *                 [--companion FD:PATH] --output FD:UUIDHEX ...
+ *                 [--companion FD:PATH] [--dwp FD:PATH] [--dwo-pass]
+ *                 [--dwo FD:PATH ...] --output FD:UUIDHEX ...
  *
  * Its confinement, before it reads its input: the limits (idx_confine),
  * then the seccomp filter (indexer_sandbox.c).  The test build
@@ -55,9 +56,12 @@
 #define IDX_MAX_THREADS 64
 #define IDX_NOFILE 128
 
+/* The most .dwo files of one job (FMT_REPORT_MAX_WANTS). */
+#define IDX_MAX_DWOS 1000
+
 struct idx_args {
 	symdb_indexer_job job;
-	symdb_indexer_file in[IDX_MAX_FILES], links[IDX_MAX_FILES];
+	symdb_indexer_file in[IDX_MAX_FILES], links[IDX_MAX_FILES], dwos[IDX_MAX_DWOS];
 	symdb_indexer_output out[IDX_MAX_FILES];
 	long long parent;  /* 0: not checked */
 	unsigned long long cpu, memory; /* 0: no limit */
@@ -91,7 +95,7 @@ static int idx_fdname(const char *val, int *fd, const char **name)
 		return idx_usage("expected FD:NAME", val);
 	memcpy(num, val, (size_t)(colon - val));
 	num[colon - val] = 0;
-	if (idx_num(num, &v) < 0 || v < 3 || v > 1024)
+	if (idx_num(num, &v) < 0 || v < 3 || v > 65535)
 		return idx_usage("bad descriptor", val);
 	*fd = (int)v;
 	*name = colon + 1;
@@ -112,12 +116,16 @@ static int idx_file_opt(struct idx_args *a, const char *opt, const char *val)
 		f = &j->debug;
 	else if (!strcmp(opt, "--companion") && j->companion.fd < 0)
 		f = &j->companion;
+	else if (!strcmp(opt, "--dwo") && j->ndwos < IDX_MAX_DWOS)
+		f = &a->dwos[j->ndwos++];
+	else if (!strcmp(opt, "--dwp") && j->dwp.fd < 0)
+		f = &j->dwp;
 	else if (!strcmp(opt, "--output") && j->noutputs < IDX_MAX_FILES) {
 		symdb_indexer_output *o = &a->out[j->noutputs++];
 		return idx_fdname(val, &o->fd, &o->uuid);
 	} else if (!strcmp(opt, "--input") || !strcmp(opt, "--debuglink") ||
 	           !strcmp(opt, "--debug") || !strcmp(opt, "--companion") ||
-	           !strcmp(opt, "--output"))
+	           !strcmp(opt, "--output") || !strcmp(opt, "--dwo") || !strcmp(opt, "--dwp"))
 		return idx_usage("too many", opt);
 	else
 		return 1;
@@ -163,6 +171,8 @@ static int idx_parse(struct idx_args *a, int argc, char **argv)
 	a->job.report_fd = -1;
 	a->job.debug.fd = -1;
 	a->job.companion.fd = -1;
+	a->job.dwp.fd = -1;
+	a->job.dwos = a->dwos;
 	a->job.inputs = a->in;
 	a->job.debuglinks = a->links;
 	a->job.outputs = a->out;
@@ -173,6 +183,10 @@ static int idx_parse(struct idx_args *a, int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--dsym")) {
 			a->job.flags |= SYMDB_INDEXER_DSYM;
+			continue;
+		}
+		if (!strcmp(argv[i], "--dwo-pass")) {
+			a->job.flags |= SYMDB_INDEXER_DWO_PASS;
 			continue;
 		}
 		if (i + 1 >= argc)

@@ -28,6 +28,14 @@
 #   module    a .ko-shaped object (.modinfo, build-id, .gnu_debuglink,
 #             stripped with --strip-debug) whose debug file is found by
 #             build-id and by debuglink
+#   dwo       split DWARF (-gsplit-dwarf): dwo_{a,b,c}.cpp -O2 with gcc and
+#             clang, DWARF 4 (GNU extension) and 5: .dwo files beside the
+#             objects, a .dwp package (llvm-dwp-14; binutils dwp for
+#             DWARF 4) with the .dwo files gone, one .dwo missing (one
+#             warning, the skeleton's line table), comp_dir "." compared
+#             from inside and outside the build directory, an absolute
+#             dwo_name, no comp_dir at all, a .dwo of another build (DWO
+#             id mismatch) and a .dwo that is not ELF
 # Exit 77 (skipped, never a pass) when a compiler, linker or target a group
 # needs is missing: the parts that can run still run and are compared.
 set -euo pipefail
@@ -364,10 +372,100 @@ module() {
 	done
 }
 
+# dwo: compile the three units into DIR with CXX and FLAGS (relative
+# paths, from DIR, so that comp_dir is what the flags make it).
+dwo_build() { # DIR CXX FLAGS...
+	local d=$1 cxx=$2
+	shift 2
+	mkdir -p "$d"
+	cp "$srcdir/dwo.h" "$srcdir"/dwo_?.cpp "$d/"
+	(cd "$d" && for u in a b c; do $cxx -O2 -g -gsplit-dwarf "$@" -c dwo_$u.cpp -o $u.o; done &&
+		$cxx a.o b.o c.o -o prog)
+}
+
+# symdb build's stderr names each missing .dwo once, and llvm-symbolizer-14
+# says nothing about it (measured: no output on stderr).
+dwo_warns() { # BIN MISSING_PATH
+	local bin=$1 missing=$2 err n
+	rm -rf "$work/wdb"
+	err=$("$symdb" --db "$work/wdb" build "$bin" 2>&1 >/dev/null) || true
+	n=$(grep -cxF "symdb: warning: $missing: split DWARF file not found" <<<"$err" || true)
+	if [[ $n != 1 || $(wc -l <<<"$err") != 1 ]]; then
+		echo "FAIL: $bin: expected one warning for $missing, got: $err"
+		fail=1
+	fi
+	err=$(llvm-symbolizer-14 --obj "$bin" 0x0 2>&1 >/dev/null)
+	[[ -z $err ]] || echo "note: llvm-symbolizer-14 now says: $err"
+}
+
+dwo() {
+	have llvm-dwp-14 || { skip "llvm-dwp-14 not found"; }
+	for cc in gcc clang; do
+		local cxx=g++
+		[[ $cc == clang ]] && cxx=clang++
+		have $cxx || { skip "$cxx not found"; continue; }
+		for dw in 4 5; do
+			local d="$work/$cc-v$dw"
+			dwo_build "$d" $cxx -gdwarf-$dw
+			compare "$d/prog"
+			if have llvm-dwp-14; then
+				# the package alone: the .dwo files moved away
+				mkdir -p "$d/pkg" "$d/away"
+				cp "$d/prog" "$d/pkg/prog"
+				llvm-dwp-14 -e "$d/prog" -o "$d/pkg/prog.dwp"
+				mv "$d"/*.dwo "$d/away/"
+				compare "$d/pkg/prog"
+				if [[ $cc$dw == gcc4 ]] && have dwp; then
+					mkdir -p "$d/gpkg"
+					cp "$d/prog" "$d/gpkg/prog"
+					(cd "$d/away" && cp *.dwo "$d/" && dwp -e "$d/prog" -o "$d/gpkg/prog.dwp")
+					rm -f "$d"/*.dwo
+					compare "$d/gpkg/prog"
+				fi
+				mv "$d/away"/*.dwo "$d/"
+			fi
+			# one .dwo missing
+			mv "$d/b.dwo" "$d/b.dwo.gone"
+			compare "$d/prog"
+			dwo_warns "$d/prog" "$d/b.dwo"
+			mv "$d/b.dwo.gone" "$d/b.dwo"
+		done
+		# comp_dir ".": found from the build directory, missing elsewhere
+		local r="$work/rel-$cc" flag="-fdebug-compilation-dir=."
+		[[ $cc == gcc ]] && flag="-fdebug-prefix-map=$r=."
+		dwo_build "$r" $cxx $flag
+		(cd "$r" && compare prog)
+		compare "$r/prog"
+	done
+	# an absolute dwo_name (gcc names the .dwo by the absolute -o)
+	local a="$work/abs"
+	mkdir -p "$a/obj"
+	for u in a b c; do
+		g++ -O2 -g -gsplit-dwarf -c "$srcdir/dwo_$u.cpp" -o "$a/obj/$u.o"
+	done
+	g++ "$a"/obj/?.o -o "$a/prog"
+	(cd / && compare "$a/prog")
+	# no comp_dir: the dwo_name is relative to the working directory
+	local n="$work/nocd"
+	dwo_build "$n" g++ -gdwarf-5
+	python3 "$here/dwo_nocompdir.py" "$n/prog"
+	(cd "$n" && compare prog)
+	compare "$n/prog"
+	# a .dwo of another build of b (its DWO id differs), then not ELF
+	local m="$work/mismatch"
+	dwo_build "$m" g++ -gdwarf-5
+	(cd "$m" && sed 's/n \* 2, nullptr/n * 3, nullptr/' dwo_b.cpp >b2.cpp &&
+		g++ -O2 -g -gsplit-dwarf -c b2.cpp -o b2.o && mv b2.dwo b.dwo)
+	compare "$m/prog"
+	echo "not an object" >"$m/b.dwo"
+	compare "$m/prog"
+}
+
 case $group in
 reloc) reloc ;;
 module) module ;;
 matrix) matrix ;;
+dwo) dwo ;;
 cross) cross ;;
 options) options ;;
 compress) compress ;;
