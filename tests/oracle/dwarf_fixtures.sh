@@ -385,17 +385,39 @@ dwo_build() { # DIR CXX FLAGS...
 
 # symdb build's stderr names each missing .dwo once, and llvm-symbolizer-14
 # says nothing about it (measured: no output on stderr).
-dwo_warns() { # BIN MISSING_PATH
-	local bin=$1 missing=$2 err n
+dwo_warns() { # BIN MISSING_PATH [REASON]
+	local bin=$1 missing=$2 why=${3:-not found} err n
 	rm -rf "$work/wdb"
 	err=$("$symdb" --db "$work/wdb" build "$bin" 2>&1 >/dev/null) || true
-	n=$(grep -cxF "symdb: warning: $missing: split DWARF file not found" <<<"$err" || true)
+	n=$(grep -cxF "symdb: warning: $missing: split DWARF file $why" <<<"$err" || true)
 	if [[ $n != 1 || $(wc -l <<<"$err") != 1 ]]; then
-		echo "FAIL: $bin: expected one warning for $missing, got: $err"
+		echo "FAIL: $bin: expected one warning for $missing ($why), got: $err"
 		fail=1
 	fi
 	err=$(llvm-symbolizer-14 --obj "$bin" 0x0 2>&1 >/dev/null)
 	[[ -z $err ]] || echo "note: llvm-symbolizer-14 now says: $err"
+}
+
+# More .dwo files than one indexer run takes: 260 one-function units, the
+# four past the 256th each named in one warning; the build succeeds.
+dwo_many() {
+	local d="$work/many" err n
+	mkdir -p "$d"
+	for i in $(seq 1 260); do
+		echo "int f$i(int x) { return x * $i; }" >"$d/f$i.c"
+	done
+	echo "int main(void) { return 0; }" >"$d/main.c"
+	(cd "$d" && gcc -O1 -g -gsplit-dwarf -c f*.c main.c && gcc f*.o main.o -o prog)
+	rm -rf "$work/mdb"
+	err=$("$symdb" --db "$work/mdb" build "$d/prog" 2>&1 >/dev/null) || {
+		echo "FAIL: $d/prog: build failed: $err"
+		fail=1
+	}
+	n=$(grep -c "^symdb: warning: $d/.*\.dwo: split DWARF file not read: more than 256 .dwo files (a .dwp package has no limit)$" <<<"$err" || true)
+	if [[ $n != 4 || $(wc -l <<<"$err") != 4 ]]; then
+		echo "FAIL: $d/prog: expected 4 warnings past 256 .dwo files, got $n: $err"
+		fail=1
+	fi
 }
 
 dwo() {
@@ -459,6 +481,8 @@ dwo() {
 	compare "$m/prog"
 	echo "not an object" >"$m/b.dwo"
 	compare "$m/prog"
+	dwo_warns "$m/prog" "$m/b.dwo" "not an ELF file"
+	dwo_many
 }
 
 case $group in
