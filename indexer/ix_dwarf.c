@@ -229,7 +229,10 @@ static int index_dwarf(ix_image *img, const ix_sections *s, ix_split *sp, unsign
 	}
 	int rc = read_headers(hdbg, &h, &nh, &versions, &bad);
 	Dwarf_Error e = NULL;
-	size_t nt = ix_dwarf_shards(threads, cpus, nh, ix_sections_find(s, ".debug_info")->size);
+	/* Split units' DIEs are in their .dwo files: a skeleton is a few
+	 * dozen bytes, so their sizes decide the threads. */
+	uint64_t info = ix_sections_find(s, ".debug_info")->size + (sp ? ix_split_info_bytes(sp) : 0);
+	size_t nt = ix_dwarf_shards(threads, cpus, nh, info);
 	size_t n = ix_dwarf_nshards(nt, nh);
 	ix_unit *units = rc ? NULL : calloc(nh + 1, sizeof(*units));
 	ix_shard *w = calloc(n, sizeof(*w));

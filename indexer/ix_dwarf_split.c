@@ -285,3 +285,15 @@ int ix_split_report(const ix_split *sp, const ix_opts *opts)
 	free(buf);
 	return rc;
 }
+
+uint64_t ix_split_info_bytes(const ix_split *sp)
+{
+	uint64_t n = 0;
+	const ix_debug_section *d;
+	for (size_t i = 0; i < sp->ndwo; i++)
+		if ((d = ix_sections_find(&sp->dwo[i], ".debug_info.dwo")) != NULL)
+			n += d->size;
+	if (sp->has_dwp && (d = ix_sections_find(&sp->dwp, ".debug_info.dwo")) != NULL)
+		n += d->size;
+	return n;
+}

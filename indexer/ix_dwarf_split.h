@@ -57,6 +57,9 @@ IX_HIDDEN int ix_split_view(ix_split *sp, const char *path, uint64_t id, int ver
  * sys::path::append joins them.  Returns 0, or -1 when it does not fit. */
 IX_HIDDEN int ix_split_path(char *out, size_t sz, const char *comp_dir, const char *dwo_name);
 
+/* The .debug_info.dwo bytes of every split file of sp. */
+IX_HIDDEN uint64_t ix_split_info_bytes(const ix_split *sp);
+
 /* Reports each missing path on opts->want_fd as a want record (SPEC
  * §12.5), unless the job is the builder's second pass or there is no
  * descriptor.  Returns 0 or a negative code. */
