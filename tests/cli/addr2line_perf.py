@@ -6,7 +6,7 @@ Every address perf asked about (the wrappers' logs) is answered by GNU
 addr2line, symdb addr2line, llvm-addr2line-14 and llvm-symbolizer-14
 (-a -i -f, linkage names).  Where GNU and symdb differ, symdb must equal both
 llvm tools and GNU's answer must fall in a class of tests/KNOWN_DIFFERENCES.md
-section "GNU addr2line under perf" (classes A-D):
+section "GNU addr2line under perf" (classes A-E):
   A   no line:    GNU ':?' or '??:?' where llvm has '??:0' (a symbol, no line row)
   B   no function: GNU '??' as the outermost name where llvm names the
                   symbol before the address (a PLT stub after _init)
@@ -14,6 +14,9 @@ section "GNU addr2line under perf" (classes A-D):
                   the caller's line, llvm does not (perf drops discriminators)
   D   outermost name: GNU the DWARF name, llvm the symbol table's
                   (foo.isra.0, foo.cold, an alias)
+  E   file name:  GNU names another file of the unit on the same line number
+                  (binutils 2.40 misreads GCC 12's DWARF 5 file tables); the
+                  llvm file is confirmed by eu-addr2line, an independent reader
 Any other difference fails.  Then every line where the perf texts differ
 must be explained by such an address: perf script's by its ip, perf report's
 by the words that differ (GNU's from GNU's answer, symdb's from llvm's).
@@ -87,9 +90,29 @@ def classify(gnu, llvm):
         lf, _, ll = l.rpartition(":")
         if l == "??:0" and gl == "?" and gf in ("", "??"):
             kinds.add("A")
+        elif gl == ll and gf != lf and gf not in ("", "??"):
+            kinds.add("E")
         else:
             return None
     return "+".join(sorted(kinds)) if kinds else None
+
+
+def eu_confirms(f, a, llvm, gnu):
+    """Class E: every file:line where llvm and GNU differ is one that
+    eu-addr2line (elfutils' own DWARF reader) also gives for the address."""
+    p = subprocess.run(["eu-addr2line", "-e", f, "-i", "0x%x" % a], capture_output=True,
+                       timeout=600)
+    eu = set()
+    for line in p.stdout.decode(errors="replace").split("\n"):
+        m = re.match(r"^(.*?):(\d+)(?::\d+)?$", line)  # FILE:LINE[:COLUMN]
+        if m:
+            eu.add("%s:%s" % (os.path.basename(m.group(1)), m.group(2)))
+    for i in range(1, len(llvm), 2):
+        if llvm[i] != gnu[i]:
+            fl, _, n = llvm[i].rpartition(":")
+            if "%s:%s" % (os.path.basename(fl), n.split(" ")[0]) not in eu:
+                return False
+    return True
 
 
 def main():
@@ -115,6 +138,9 @@ def main():
             cls = classify(gnu[a], llvm[a])
             if not cls:
                 fail("%s 0x%x: GNU %r vs llvm %r is no documented class" % (f, a, gnu[a], llvm[a]))
+            if "E" in cls and not eu_confirms(f, a, llvm[a], gnu[a]):
+                fail("%s 0x%x: GNU %r vs llvm %r: eu-addr2line does not confirm llvm's file" %
+                     (f, a, gnu[a], llvm[a]))
             diff[a] = (f, gnu[a], mine[a], cls)
     classes = {}
     for a, (f, g, m, c) in sorted(diff.items()):
