@@ -5,7 +5,8 @@
  * printed in argument order (a file's line waits for the ones before it), so
  * the output does not depend on -j.  A progress line is drawn on stderr only
  * when stderr is a terminal.  A failing file is reported and skipped; the
- * others are still indexed.
+ * others are still indexed.  Directories are walked with -r
+ * (cli_build_walk.c); a run that walked one ends with a summary line.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_build_walk.h"
 #include "cli_util.h"
 #include "symdb_build.h"
 
@@ -36,11 +38,12 @@ struct build_run {
 	uint64_t memory_limit; /* --memory-limit; 0 = the library's default */
 	unsigned threads; /* per input's DWARF, 0 = the indexer's default */
 	const char *indexer; /* symdb-indexer beside this executable, or NULL */
-	int quiet, tty;
+	int quiet, tty, recursive;
 	atomic_size_t next;
 	pthread_mutex_t lock; /* guards everything below */
 	struct file_state *st;
 	size_t printed, finished;
+	size_t n_indexed, n_already, n_failed; /* files, for the summary line */
 	int exit_code;
 };
 
@@ -192,6 +195,12 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 	r->st[i].err_line = errl;
 	r->st[i].finished = 1;
 	r->finished++;
+	if (rc < 0)
+		r->n_failed++;
+	else if (res->skipped)
+		r->n_already++;
+	else
+		r->n_indexed++;
 	if (rc < 0) {
 		int ex = cli_exit_for(rc);
 		if (ex == CLI_EXIT_DAMAGED || ex == CLI_EXIT_USAGE)
@@ -292,6 +301,8 @@ static int parse_build_args(struct build_run *r, struct cli_global *g, unsigned 
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			cli_usage(stdout, "build");
 			return -1000;
+		} else if (!strcmp(a, "-r") || !strcmp(a, "--recursive")) {
+			r->recursive = 1;
 		} else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
 			r->flags |= SYMDB_BUILD_FORCE;
 		} else if (!strcmp(a, "--no-dwarf")) {
@@ -392,10 +403,21 @@ static int run_workers(struct build_run *r, unsigned jobs)
 	return 0;
 }
 
+/* After a walk: what became of every file, skipped ones included. */
+static void print_summary(const struct build_run *r, const struct cli_inputs *in)
+{
+	if (!in->walked || r->quiet)
+		return;
+	printf("summary: %zu indexed, %zu already indexed, %zu failed, %zu skipped "
+	       "(not object files)\n",
+	       r->n_indexed, r->n_already, r->n_failed + in->refused, in->skipped);
+}
+
 int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
 	struct build_run r;
+	struct cli_inputs in = { 0 };
 	memset(&r, 0, sizeof(r));
 	static char indexer[4096];
 	r.flags = SYMDB_BUILD_ISOLATE; /* the CLI parses untrusted inputs in the cage */
@@ -404,25 +426,36 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 	int nf = parse_build_args(&r, &g, &jobs, argc, argv);
 	if (nf < 0)
 		return nf == -1000 ? CLI_EXIT_OK : -nf;
-	r.files = argv;
-	r.nfiles = (size_t)nf;
+	in.quiet = r.quiet;
+	if (cli_inputs_expand(&in, argv, (size_t)nf, r.recursive) < 0) {
+		cli_inputs_free(&in);
+		cli_err(NULL, "out of memory");
+		return CLI_EXIT_FAILED;
+	}
+	r.files = in.files;
+	r.nfiles = in.n;
+	if (in.refused)
+		r.exit_code = CLI_EXIT_FAILED;
 	/* -j files at once share the CPUs: without --threads, each gets its
 	 * part of them for its DWARF (never oversubscribed, at least 1). */
 	if (!r.threads && jobs > 1) {
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned par = jobs < r.nfiles ? jobs : (unsigned)r.nfiles;
-		r.threads = c > (long)par ? (unsigned)(c / par) : 1;
+		r.threads = c > (long)par && par ? (unsigned)(c / par) : 1;
 	}
 	r.tty = isatty(STDERR_FILENO);
 	atomic_init(&r.next, 0);
-	r.st = calloc(r.nfiles, sizeof(*r.st));
+	r.st = calloc(r.nfiles ? r.nfiles : 1, sizeof(*r.st));
 	if (!r.st || pthread_mutex_init(&r.lock, NULL) != 0) {
 		free(r.st);
+		cli_inputs_free(&in);
 		cli_err(NULL, "out of memory");
 		return CLI_EXIT_FAILED;
 	}
-	int rc = open_builder(&r, &g);
-	if (rc == 0) {
+	/* Nothing to index (every argument refused, or a walk found no object
+	 * file): the database is not even opened. */
+	int rc = r.nfiles ? open_builder(&r, &g) : 0;
+	if (rc == 0 && r.nfiles) {
 		draw_progress(&r);
 		if (run_workers(&r, jobs) < 0) {
 			cli_err(NULL, "out of memory");
@@ -434,9 +467,12 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 		if (r.printed < r.nfiles)
 			r.exit_code = CLI_EXIT_FAILED;
 	}
+	if (rc == 0)
+		print_summary(&r, &in);
 	symdb_builder_close(r.b);
 	pthread_mutex_destroy(&r.lock);
 	free(r.st);
+	cli_inputs_free(&in);
 	if (fflush(stdout) != 0 && r.exit_code == 0)
 		r.exit_code = CLI_EXIT_FAILED;
 	return rc < 0 ? -rc : r.exit_code;

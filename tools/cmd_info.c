@@ -28,35 +28,150 @@ static const char *uuid_kind_name(unsigned kind)
 	}
 }
 
+/* ELF e_type / Mach-O filetype (SPEC §5 Object_Type), by the name of the
+ * constant in elf.h / mach-o/loader.h. */
+static const char *object_type_name(unsigned fmt, unsigned type, char *buf, size_t bufsz)
+{
+	static const char *const elf[] = { "none (ET_NONE)", "relocatable object (ET_REL)",
+		                           "executable (ET_EXEC)",
+		                           "shared object or PIE (ET_DYN)", "core file (ET_CORE)" };
+	static const char *const macho[] = {
+		NULL, "object (MH_OBJECT)", "executable (MH_EXECUTE)", "fixed VM library (MH_FVMLIB)",
+		"core file (MH_CORE)", "preloaded executable (MH_PRELOAD)", "dynamic library (MH_DYLIB)",
+		"dynamic linker (MH_DYLINKER)", "bundle (MH_BUNDLE)", "dylib stub (MH_DYLIB_STUB)",
+		"debug companion, dSYM (MH_DSYM)", "kernel extension (MH_KEXT_BUNDLE)",
+		"file set (MH_FILESET)",
+	};
+	if (fmt == 2 && type < sizeof macho / sizeof macho[0] && macho[type])
+		return macho[type];
+	if (fmt != 2 && type < sizeof elf / sizeof elf[0])
+		return elf[type];
+	snprintf(buf, bufsz, "unknown (%s %u)", fmt == 2 ? "filetype" : "e_type", type);
+	return buf;
+}
+
+/* Header flag names (SPEC §5.1), comma-separated; "none" for 0. */
+static const char *flag_names(uint32_t flags, char *buf, size_t bufsz)
+{
+	static const char *const names[] = {
+		"UUID_FALLBACK (the image had no build-id)", "HAS_DWARF (debug information indexed)",
+		"PARTIAL (malformed DWARF units skipped)",
+	};
+	size_t len = 0;
+	buf[0] = '\0';
+	for (unsigned b = 0; b < 32 && len < bufsz; b++) {
+		if (!(flags >> b & 1))
+			continue;
+		if (b < sizeof names / sizeof names[0])
+			len += (size_t)snprintf(buf + len, bufsz - len, "%s%s", len ? ", " : "",
+			                        names[b]);
+		else /* reserved: a reader rejects them, so only a damaged file */
+			len += (size_t)snprintf(buf + len, bufsz - len, "%sreserved bit %u",
+			                        len ? ", " : "", b);
+	}
+	return flags ? buf : "none";
+}
+
+/* BUILD_INFO index 8 (SPEC §7.7): which symbol table was indexed. */
+static const char *symbol_source_name(uint64_t v)
+{
+	switch (v) {
+	case 0: return "none";
+	case 1: return "ELF .symtab";
+	case 2: return "ELF .dynsym only";
+	case 3: return "Mach-O LC_SYMTAB";
+	default: return "unknown";
+	}
+}
+
+/* The BUILD_INFO counters (SPEC §7.7), each under its SPEC name. */
 static void print_build_info(struct cli_out *o, const symdb_image_info *in)
 {
 	static const char *const labels[] = {
 		"source file bytes", "symbol entries read", "symbols dropped",
 		"DWARF units indexed", "DWARF units skipped",
 	};
+	static const char *const notes[] = { "", "", " (below the base address)", "",
+		                             " (malformed)" };
+	const uint64_t *bi = in->build_info;
 	for (unsigned i = 0; i < in->nbuild_info && i < 16; i++) {
 		if (i < 5) {
-			cli_out_line(o, "%-20s %llu\n", labels[i], (unsigned long long)in->build_info[i]);
+			cli_out_line(o, "%-20s %llu%s\n", labels[i], (unsigned long long)bi[i],
+			             notes[i]);
 		} else if (i == 5) {
 			cli_out_line(o, "%-20s", "DWARF versions");
 			int any = 0;
 			for (unsigned v = 0; v < 64; v++)
-				if (in->build_info[5] >> v & 1) {
+				if (bi[5] >> v & 1) {
 					cli_out_line(o, " %u", v);
 					any = 1;
 				}
 			cli_out_str(o, any ? "\n" : " none\n");
+		} else if (i == 6 || i == 7) {
+			const char *label = i == 6 ? "source XXH3" : "debug file XXH3";
+			if (bi[i])
+				cli_out_line(o, "%-20s %016llx\n", label, (unsigned long long)bi[i]);
+			else
+				cli_out_line(o, "%-20s %s\n", label,
+				             i == 6 ? "not recorded" : "none (no separate debug file)");
+		} else if (i == 8) {
+			cli_out_line(o, "%-20s %s\n", "symbol table", symbol_source_name(bi[8]));
 		} else {
-			cli_out_line(o, "build counter %-6u %llu\n", i,
-			             (unsigned long long)in->build_info[i]);
+			/* A counter a later writer added (SPEC §7.7: readers ignore
+			 * the ones they do not know): still labelled by its index. */
+			char label[32];
+			snprintf(label, sizeof label, "BUILD_INFO[%u]", i);
+			cli_out_line(o, "%-20s %llu (not known to this symdb)\n", label,
+			             (unsigned long long)bi[i]);
 		}
 	}
+}
+
+/* Mach-O cpusubtype by its mach/machine.h name; the high byte holds
+ * capability bits (CPU_SUBTYPE_LIB64), not the subtype. */
+static const char *cpu_subtype_name(uint32_t cputype, uint32_t sub, char *buf, size_t bufsz)
+{
+	static const struct {
+		uint32_t type, sub;
+		const char *name;
+	} names[] = {
+		{ 0x01000007, 3, "CPU_SUBTYPE_X86_64_ALL" }, { 0x01000007, 8, "CPU_SUBTYPE_X86_64_H" },
+		{ 7, 3, "CPU_SUBTYPE_I386_ALL" },            { 0x0100000c, 0, "CPU_SUBTYPE_ARM64_ALL" },
+		{ 0x0100000c, 1, "CPU_SUBTYPE_ARM64_V8" },   { 0x0100000c, 2, "CPU_SUBTYPE_ARM64E" },
+		{ 12, 0, "CPU_SUBTYPE_ARM_ALL" },            { 12, 9, "CPU_SUBTYPE_ARM_V7" },
+		{ 0x0200000c, 0, "CPU_SUBTYPE_ARM64_32_ALL" },
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].type == cputype && names[i].sub == (sub & 0x00ffffffu)) {
+			snprintf(buf, bufsz, "%s (%u)", names[i].name, sub & 0x00ffffffu);
+			return buf;
+		}
+	snprintf(buf, bufsz, "unknown (cpusubtype %u)", sub & 0x00ffffffu);
+	return buf;
+}
+
+static void print_object(struct cli_out *o, const symdb_image_info *in)
+{
+	char tbuf[64], mbuf[32];
+	if (in->object_format == 2)
+		cli_out_line(o, "%-20s Mach-O %u-bit, %s-endian\n", "object format", in->object_class,
+		             in->object_endian == 2 ? "big" : "little");
+	else
+		cli_out_line(o, "%-20s ELF%u, %s-endian\n", "object format", in->object_class,
+		             in->object_endian == 2 ? "big" : "little");
+	cli_out_line(o, "%-20s %s\n", "object type",
+	             object_type_name(in->object_format, in->object_type, tbuf, sizeof tbuf));
+	cli_out_line(o, "%-20s %s\n", "machine",
+	             cli_machine_name(in->object_format, in->machine, mbuf, sizeof(mbuf)));
+	if (in->object_format == 2)
+		cli_out_line(o, "%-20s %s\n", "cpu subtype",
+		             cpu_subtype_name(in->machine, in->machine_sub, tbuf, sizeof tbuf));
 }
 
 static void print_info(struct cli_out *o, const symdb_image_info *in, const char *index_path,
                        const char *storage)
 {
-	char hex[2 * SYMDB_UUID_MAX + 1], mbuf[32];
+	char hex[2 * SYMDB_UUID_MAX + 1], fbuf[1024];
 	symdb_uuid_format(&in->uuid, hex);
 	cli_out_line(o, "%-20s %s (%s)\n", "uuid", hex, uuid_kind_name(in->uuid.kind));
 	cli_out_line(o, "%-20s %s\n", "image name", in->image_name ? in->image_name : "");
@@ -65,11 +180,8 @@ static void print_info(struct cli_out *o, const symdb_image_info *in, const char
 	if (storage[0])
 		cli_out_line(o, "%-20s %s\n", "storage", storage);
 	cli_out_line(o, "%-20s %u.%u\n", "format version", in->format_major, in->format_minor);
-	cli_out_line(o, "%-20s %s%u %s-endian, type %u, machine %s\n", "object",
-	             in->object_format == 2 ? "Mach-O " : "ELF", in->object_class,
-	             in->object_endian == 2 ? "big" : "little", in->object_type,
-	             cli_machine_name(in->object_format, in->machine, mbuf, sizeof(mbuf)));
-	cli_out_line(o, "%-20s 0x%x\n", "flags", in->flags);
+	print_object(o, in);
+	cli_out_line(o, "%-20s %s\n", "flags", flag_names(in->flags, fbuf, sizeof fbuf));
 	cli_out_line(o, "%-20s %u\n", "address size", in->address_size);
 	cli_out_line(o, "%-20s 0x%llx\n", "base address", (unsigned long long)in->base_address);
 	cli_out_line(o, "%-20s %llu\n", "index bytes", (unsigned long long)in->file_size);

@@ -23,7 +23,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
 	{ "build", cli_cmd_build, "index binaries into the database",
-	  "usage: symdb build [--db DIR] [--force] [-j N] [--threads N] [--debug-dir DIR] [--no-dwarf]\n"
+	  "usage: symdb build [--db DIR] [-r] [--force] [-j N] [--threads N] [--debug-dir DIR] [--no-dwarf]\n"
 	  "                   [--no-isolate] [--timeout SECONDS] [--memory-limit SIZE] FILE...\n"
 	  "\n"
 	  "Index each FILE (ELF executable, shared object or .debug file) and publish\n"
@@ -42,7 +42,12 @@ static const struct subcommand commands[] = {
 	  "A binary's DWARF is taken from FILE.dSYM beside it when the UUIDs match.\n"
 	  "Failures print 'symdb: FILE: reason' on stderr; the other files are still\n"
 	  "indexed and the exit status is 1.\n"
+	  "A directory FILE needs -r; then every ELF and Mach-O file under it is\n"
+	  "indexed (links followed to files, never to directories), every other\n"
+	  "file is skipped with 'ignored PATH (why)' (not a failure), and a last line\n"
+	  "says 'summary: N indexed, N already indexed, N failed, N skipped ...'.\n"
 	  "\n"
+	  "  -r, --recursive  index the object files under each directory FILE\n"
 	  "  --db DIR         database directory (default: $SYMDB_DIR, else\n"
 	  "                   $XDG_CACHE_HOME/symdb, else ~/.cache/symdb); created if needed\n"
 	  "  --force          re-index even if the UUID is already in the database\n"
