@@ -43,10 +43,15 @@ static int cat_decode(const MDB_val *key, const MDB_val *val, rd_cat_entry *e,
 	return 0;
 }
 
-/* Copy both strings of v into buf as NUL-terminated strings. */
-static int cat_strings(const fmt_cat_value *v, rd_cat_entry *e, char *buf, size_t buf_sz)
+/* Copy both strings of v into buf as NUL-terminated strings, then the
+ * source path p (SPEC §12.2) when there is one and room for it: a caller's
+ * buffer sized for the two strings of §12.3 never fails because of it. */
+static int cat_strings(const fmt_cat_value *v, const MDB_val *p, rd_cat_entry *e, char *buf,
+                       size_t buf_sz)
 {
-	if (v->file_len + 1 + v->name_len + 1 > buf_sz)
+	size_t used = v->file_len + 1 + v->name_len + 1;
+
+	if (used > buf_sz)
 		return -ENAMETOOLONG;
 	memcpy(buf, v->file, v->file_len);
 	buf[v->file_len] = 0;
@@ -54,7 +59,23 @@ static int cat_strings(const fmt_cat_value *v, rd_cat_entry *e, char *buf, size_
 	buf[v->file_len + 1 + v->name_len] = 0;
 	e->file = buf;
 	e->image_name = buf + v->file_len + 1;
+	e->source_path = NULL;
+	if (p && p->mv_size && p->mv_size < buf_sz - used && !memchr(p->mv_data, 0, p->mv_size)) {
+		memcpy(buf + used, p->mv_data, p->mv_size);
+		buf[used + p->mv_size] = 0;
+		e->source_path = buf + used;
+	}
 	return 0;
+}
+
+/* The `paths` record of key k, or an empty value. */
+static MDB_val cat_path_get(rd_catalog *c, MDB_txn *txn, MDB_val *k)
+{
+	MDB_val p = { 0, NULL };
+
+	if (!c->has_paths || mdb_get(txn, c->paths, k, &p) != 0)
+		p.mv_size = 0;
+	return p;
 }
 
 int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, rd_cat_entry *out,
@@ -73,8 +94,10 @@ int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, rd_cat_e
 	rc = cat_err(mdb_get(txn, c->images, &k, &v));
 	if (rc == 0)
 		rc = cat_decode(&k, &v, out, &cv);
-	if (rc == 0)
-		rc = cat_strings(&cv, out, buf, buf_sz);
+	if (rc == 0) {
+		MDB_val p = cat_path_get(c, txn, &k);
+		rc = cat_strings(&cv, &p, out, buf, buf_sz);
+	}
 	cat_txn_abort(c, txn);
 	return rc;
 }
@@ -193,7 +216,14 @@ static int cat_put_txn(rd_catalog *c, MDB_txn *txn, void *argp)
 	nkv.mv_size = fmt_cat_name_key(a->e->image_name, strlen(a->e->image_name), a->e->uuid,
 	                               a->e->uuid_len, nk, sizeof nk);
 	nkv.mv_data = nk;
-	return mdb_put(txn, c->names, &nkv, &empty, 0);
+	rc = mdb_put(txn, c->names, &nkv, &empty, 0);
+	/* No path (an import, a reindex): a recorded one stays, since it
+	 * still names a file with this build-id as far as anyone knows. */
+	if (rc == 0 && c->has_paths && a->e->source_path && a->e->source_path[0]) {
+		MDB_val p = { strlen(a->e->source_path), (void *)a->e->source_path };
+		rc = mdb_put(txn, c->paths, &k, &p, 0);
+	}
+	return rc;
 }
 
 /* Encode e as an `images` value into a->val (malloc'd; the caller frees),
@@ -251,16 +281,16 @@ struct cat_replace_arg {
 	size_t n;
 };
 
-/* Drop `used` records of UUIDs that `images` no longer has. */
-static int cat_prune_used(rd_catalog *c, MDB_txn *txn)
+/* Drop the `used` (or `paths`) records of UUIDs that `images` no longer has. */
+static int cat_prune(rd_catalog *c, MDB_txn *txn, int has, MDB_dbi dbi)
 {
 	MDB_cursor *cur;
 	MDB_val k, v, iv;
 	int rc;
 
-	if (!c->has_used)
+	if (!has)
 		return 0;
-	rc = mdb_cursor_open(txn, c->used, &cur);
+	rc = mdb_cursor_open(txn, dbi, &cur);
 	if (rc)
 		return rc;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
@@ -283,7 +313,9 @@ static int cat_replace_txn(rd_catalog *c, MDB_txn *txn, void *argp)
 		rc = mdb_drop(txn, c->names, 0);
 	for (size_t i = 0; i < a->n && rc == 0; i++)
 		rc = cat_put_txn(c, txn, &a->puts[i]);
-	return rc ? rc : cat_prune_used(c, txn);
+	if (rc == 0)
+		rc = cat_prune(c, txn, c->has_used, c->used);
+	return rc ? rc : cat_prune(c, txn, c->has_paths, c->paths);
 }
 
 int rd_catalog_replace_all(rd_catalog *c, const rd_cat_entry *e, size_t n)
@@ -324,6 +356,11 @@ static int cat_del_txn(rd_catalog *c, MDB_txn *txn, void *argp)
 		if (rc == MDB_NOTFOUND)
 			rc = 0;
 	}
+	if (rc == 0 && c->has_paths) {
+		rc = mdb_del(txn, c->paths, &k, NULL);
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+	}
 	return rc;
 }
 
@@ -345,24 +382,26 @@ int rd_catalog_del(rd_catalog *c, const uint8_t *uuid, size_t uuid_len)
  * sees the batch; the next batch starts after the last key seen.  Each
  * batch is a consistent snapshot; an entry added or removed during the
  * listing may or may not be listed, every other entry is listed once. */
-#define CAT_SCRATCH (2 * (FMT_CV_STR_MAX + 1))
+#define CAT_SCRATCH (2 * (FMT_CV_STR_MAX + 1) + CAT_PATH_MAX + 1)
+#define CAT_PATH_MAX 4096 /* a longer `paths` record is not listed */
 #define CAT_BATCH_ENTRIES 64
 #define CAT_BATCH_BYTES   (256u << 10) /* soft: one entry may exceed it */
 
 struct cat_batch {
-	uint8_t *buf;                 /* per entry: u32 key length, u32 value length, bytes */
+	uint8_t *buf;                 /* per entry: u32 key, value and path lengths, bytes */
 	size_t len, cap, n;
 	uint8_t last[512];            /* the last key copied (LMDB keys are <= 511 bytes) */
 	size_t last_len;              /* 0 before the first batch */
 	int done;                     /* the cursor reached the end */
 };
 
-static int batch_add(struct cat_batch *b, const MDB_val *k, const MDB_val *v)
+static int batch_add(struct cat_batch *b, const MDB_val *k, const MDB_val *v,
+                     const MDB_val *path)
 {
-	size_t need = 8 + k->mv_size + v->mv_size;
-	uint32_t kl = (uint32_t)k->mv_size, vl = (uint32_t)v->mv_size;
+	size_t need = 12 + k->mv_size + v->mv_size + path->mv_size;
+	uint32_t kl = (uint32_t)k->mv_size, vl = (uint32_t)v->mv_size, pl = (uint32_t)path->mv_size;
 
-	if (k->mv_size > sizeof b->last || v->mv_size > UINT32_MAX)
+	if (k->mv_size > sizeof b->last || v->mv_size > UINT32_MAX || path->mv_size > CAT_PATH_MAX)
 		return SYMDB_E_CATALOG;
 	if (b->len + need > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
@@ -376,8 +415,11 @@ static int batch_add(struct cat_batch *b, const MDB_val *k, const MDB_val *v)
 	}
 	memcpy(b->buf + b->len, &kl, 4);
 	memcpy(b->buf + b->len + 4, &vl, 4);
-	memcpy(b->buf + b->len + 8, k->mv_data, k->mv_size);
-	memcpy(b->buf + b->len + 8 + k->mv_size, v->mv_data, v->mv_size);
+	memcpy(b->buf + b->len + 8, &pl, 4);
+	memcpy(b->buf + b->len + 12, k->mv_data, k->mv_size);
+	memcpy(b->buf + b->len + 12 + k->mv_size, v->mv_data, v->mv_size);
+	if (pl)
+		memcpy(b->buf + b->len + 12 + k->mv_size + vl, path->mv_data, pl);
 	b->len += need;
 	b->n++;
 	memcpy(b->last, k->mv_data, k->mv_size);
@@ -412,7 +454,10 @@ static int batch_read(rd_catalog *c, struct cat_batch *b)
 			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	while (rc == 0) {
-		err = batch_add(b, &k, &v);
+		MDB_val p = cat_path_get(c, txn, &k);
+		if (p.mv_size > CAT_PATH_MAX)
+			p.mv_size = 0; /* not a path symdb wrote: listed without it */
+		err = batch_add(b, &k, &v, &p);
 		if (err || b->n == CAT_BATCH_ENTRIES || b->len >= CAT_BATCH_BYTES)
 			break;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
@@ -436,22 +481,25 @@ static int batch_call(const struct cat_batch *b, char *scratch, int *damaged,
 	fmt_cat_value cv;
 	rd_cat_entry e;
 	size_t off = 0, i;
-	uint32_t kl, vl;
-	MDB_val k, v;
+	uint32_t kl, vl, pl;
+	MDB_val k, v, p;
 	int rc;
 
 	for (i = 0; i < b->n; i++) {
 		memcpy(&kl, b->buf + off, 4);
 		memcpy(&vl, b->buf + off + 4, 4);
+		memcpy(&pl, b->buf + off + 8, 4);
 		k.mv_size = kl;
-		k.mv_data = b->buf + off + 8;
+		k.mv_data = b->buf + off + 12;
 		v.mv_size = vl;
-		v.mv_data = b->buf + off + 8 + kl;
-		off += 8 + (size_t)kl + vl;
+		v.mv_data = b->buf + off + 12 + kl;
+		p.mv_size = pl;
+		p.mv_data = b->buf + off + 12 + kl + vl;
+		off += 12 + (size_t)kl + vl + pl;
 		/* An undecodable value is skipped, not fatal: every readable entry
 		 * is still listed, and the damage is reported at the end. */
 		if (cat_decode(&k, &v, &e, &cv) != 0 ||
-		    cat_strings(&cv, &e, scratch, CAT_SCRATCH) != 0) {
+		    cat_strings(&cv, &p, &e, scratch, CAT_SCRATCH) != 0) {
 			*damaged = 1;
 			continue;
 		}

@@ -211,7 +211,7 @@ static int cat_fill_new(const char *tmp, cat_write_fn init)
 	pthread_rwlock_init(&t->resize, NULL);
 	rc = mdb_env_create(&t->env);
 	if (rc == 0)
-		rc = mdb_env_set_maxdbs(t->env, 4);
+		rc = mdb_env_set_maxdbs(t->env, CAT_MAX_DBS);
 	if (rc == 0)
 		rc = mdb_env_set_mapsize(t->env, CAT_MAP_INITIAL);
 	if (rc == 0)

@@ -32,6 +32,12 @@
 #define CAT_FS_CIFS 0xFF534D42L
 #define CAT_FS_SMB2 0xFE534D42L
 
+/* SPEC §12.2: the named database of source paths (added in catalog schema 1
+ * without a version change: readers that do not know it never open it). */
+#define CAT_DB_PATHS "paths"
+/* meta, images, names, used, paths */
+#define CAT_MAX_DBS 5
+
 /* The files of DB/catalog (SPEC §12.1). */
 #define CAT_DATA_FILE     "data.mdb"
 #define CAT_LOCK_FILE     "lock.mdb"
@@ -43,6 +49,8 @@ struct rd_catalog {
 	MDB_dbi images, names, meta;
 	MDB_dbi used;            /* last-query times (SPEC §12.6) */
 	int has_used;            /* `used` exists (absent in catalogs never written since) */
+	MDB_dbi paths;           /* source paths (SPEC §12.2) */
+	int has_paths;           /* `paths` exists (absent in catalogs never written since) */
 	unsigned flags;
 	pthread_rwlock_t resize; /* held shared by every txn, exclusive to resize */
 	dev_t lock_dev;          /* lock.mdb as opened (lock_known): a write */

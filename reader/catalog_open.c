@@ -93,7 +93,7 @@ static int cat_env_open(rd_catalog *c, const char *envdir)
 		c->env = NULL;
 		rc = mdb_env_create(&c->env);
 		if (rc == 0)
-			rc = mdb_env_set_maxdbs(c->env, 4);
+			rc = mdb_env_set_maxdbs(c->env, CAT_MAX_DBS);
 		if (rc == 0)
 			rc = mdb_env_open(c->env, envdir, fl | MDB_NOLOCK, 0666);
 	}
@@ -115,6 +115,8 @@ static int cat_init_write(rd_catalog *c, MDB_txn *txn, void *arg)
 		rc = mdb_dbi_open(txn, FMT_CAT_DB_NAMES, MDB_CREATE, &c->names);
 	if (rc == 0)
 		rc = mdb_dbi_open(txn, FMT_CAT_DB_USED, MDB_CREATE, &c->used);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, CAT_DB_PATHS, MDB_CREATE, &c->paths);
 	if (rc)
 		return rc;
 	rc = mdb_get(txn, c->meta, &k, &v);
@@ -163,6 +165,7 @@ static int cat_init(rd_catalog *c, const char *envdir, char *errbuf, size_t errb
 	/* Last: a catalog no writer opened since `used` was added lacks it, and
 	 * a failed mdb_dbi_open leaves the transaction usable. */
 	c->has_used = mdb_dbi_open(txn, FMT_CAT_DB_USED, 0, &c->used) == 0;
+	c->has_paths = mdb_dbi_open(txn, CAT_DB_PATHS, 0, &c->paths) == 0;
 	/* Committing a read txn keeps the dbi handles open for the env's life. */
 	rc = cat_txn_commit(c, txn);
 	if (rc == 0 && schema != FMT_CAT_SCHEMA_VERSION) {
@@ -193,7 +196,7 @@ static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t 
 	int rc = mdb_env_create(&c->env);
 
 	if (rc == 0)
-		rc = mdb_env_set_maxdbs(c->env, 4);
+		rc = mdb_env_set_maxdbs(c->env, CAT_MAX_DBS);
 	if (rc == 0)
 		rc = mdb_env_set_mapsize(c->env, CAT_MAP_INITIAL);
 	if (rc == 0)

@@ -283,6 +283,9 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 	/* Step 2 of §12.5 on our own descriptor; publish_tmp's rename is of
 	 * the name we created. */
 	rc = fsync(r->fd) < 0 ? -errno : publish_entry_from_fd(r->fd, info, &e);
+	/* The input's absolute path, for `symdb list` (SPEC §12.2 `paths`). */
+	char *abs = rc == 0 ? realpath(path, NULL) : NULL;
+	e.source_path = abs;
 	if (rc) {
 		rd_safe_tmp_unlink(rd_catalog_dir(cat), r->tmp);
 		r->tmp[0] = 0;
@@ -291,6 +294,7 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 	}
 	rc = publish_tmp(cat, &e, r->tmp, a == ST_PUBLISH, &raced, ipath, sizeof ipath,
 	                    o->errbuf, o->errbuf_sz);
+	free(abs);
 	r->tmp[0] = 0; /* renamed or removed */
 	if (rc == 0)
 		stage_fill(res, i, r, info, raced,

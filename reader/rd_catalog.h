@@ -31,6 +31,8 @@ typedef struct rd_cat_entry {
 	uint64_t file_size, header_sum, built_at;
 	const char *file;       /* relative to the database directory */
 	const char *image_name;
+	const char *source_path; /* the `paths` record: absolute path of the file
+	                            indexed, or NULL (SPEC §12.2) */
 } rd_cat_entry;
 
 /* Open the catalog of database directory `dir`.  Returns 0, -ENOENT (no

@@ -26,6 +26,7 @@ static void to_entry(const rd_cat_entry *c, symdb_entry *e)
 	e->machine = c->machine;
 	e->machine_sub = c->machine_sub;
 	e->object_format = c->object_format;
+	e->source_path = c->source_path;
 }
 
 struct list_ctx {

@@ -1093,6 +1093,9 @@ typedef struct symdb_entry {
 	uint32_t flags;          /**< header flags */
 	uint32_t machine, machine_sub;
 	unsigned object_format;
+	const char *source_path; /**< absolute path of the file indexed, as it was
+	                              when built (SPEC §12.2 `paths`); NULL when not
+	                              recorded (imported, reindexed, older symdb) */
 } symdb_entry;
 
 /**
@@ -1156,7 +1159,8 @@ SYMDB_API int symdb_catalog_check(symdb *db, unsigned flags,
  * @param out        caller-allocated; out->sz must be set (SYMDB_OPTS()).
  * @param namebuf    caller-owned buffer that receives the entry's strings.
  * @param namebuf_sz its size (two strings of up to 65535 bytes fit in
- *                   2 * 65536 bytes).
+ *                   2 * 65536 bytes; source_path is filled only when it
+ *                   fits after them, else NULL).
  * @return 0, SYMDB_E_NOT_INDEXED, -ENAMETOOLONG when namebuf is too small,
  *         SYMDB_E_INVAL (bad arguments, out->sz too small), or another
  *         negative error.  The entry's strings point into namebuf.

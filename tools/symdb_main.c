@@ -123,10 +123,20 @@ static const struct subcommand commands[] = {
 	  "section), -p/--pretty-print, -s/--basenames, -r/-R (ignored), -h, -v.\n"
 	  "The database is $SYMDB_DIR, else ~/.cache/symdb ('symdb --db DIR addr2line').\n" },
 	{ "list", cli_cmd_list, "list the indexed images",
-	  "usage: symdb list [--db DIR]\n"
+	  "usage: symdb list [--db DIR] [--name PATTERN] [--machine NAME] [--older-than AGE]\n"
+	  "                  [--json]\n"
 	  "\n"
 	  "One line per indexed image, in UUID order:\n"
-	  "  UUID MACHINE INDEX-BYTES BUILT-AT(UTC) IMAGE-NAME\n" },
+	  "  UUID MACHINE INDEX-BYTES BUILT-AT(UTC) PATH\n"
+	  "PATH is the file it was built from (an imported or reindexed image: its\n"
+	  "image name).\n"
+	  "\n"
+	  "  --name PATTERN    image name or path contains PATTERN (a glob if it\n"
+	  "                    has * ? or [)\n"
+	  "  --machine NAME    x86_64, aarch64, arm64, ...\n"
+	  "  --older-than AGE  last used (as 'symdb gc' counts it) more than AGE ago\n"
+	  "                    (30d, 12h, 2w, 3600); the clock is $SYMDB_NOW when set\n"
+	  "  --json            one JSON document: {\"images\":[{...}, ...]}\n" },
 	{ "info", cli_cmd_info, "describe and verify one index file",
 	  "usage: symdb info [--db DIR] UUID|PREFIX|FILE|INDEX.symdb\n"
 	  "\n"

@@ -93,7 +93,7 @@ has "$OUT" "$strict.bin" "build"
 run "$SYMDB" list --db "$db"
 expect_ok "list"
 lines "$OUT" 1 "list" utf8
-has "$OUT" " $strict.bin" "list"
+has "$OUT" "/$strict.bin" "list" # the end of the path it was built from
 
 run "$SYMDB" info --db "$db" "$bin"
 expect_ok "info"

@@ -329,11 +329,11 @@ expect_ok "gc --max-size below the cold total"
 note "gc --max-size counts the cold files' $cold bytes, not the index files' $full"
 
 # reindex rebuilds the entries of cold images; rm removes the cold file.
-LIST1=$("${S[@]}" list | awk '{print $1, $2, $3, $5}')
+LIST1=$("${S[@]}" list | awk '{sub(/.*\//, "", $5); print $1, $2, $3, $5}')
 rm -rf "$DB/catalog"
 run "${S[@]}" reindex
 expect_ok "reindex with cold images"
-[[ $("${S[@]}" list | awk '{print $1, $2, $3, $5}') == "$LIST1" ]] || fail "reindex: list differs"
+[[ $("${S[@]}" list | awk '{sub(/.*\//, "", $5); print $1, $2, $3, $5}') == "$LIST1" ]] || fail "reindex: list differs"
 for f in "${FILES[@]}"; do
 	id=${ID[$f]}
 	"${S[@]}" list | grep -q "^$id" || continue
