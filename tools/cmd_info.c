@@ -116,6 +116,8 @@ static void print_build_info(struct cli_out *o, const symdb_image_info *in)
 				             i == 6 ? "not recorded" : "none (no separate debug file)");
 		} else if (i == 8) {
 			cli_out_line(o, "%-20s %s\n", "symbol table", symbol_source_name(bi[8]));
+		} else if (i == 9) { /* Alt_Symbol_Source: the ALT_SYMBOLS table (§7.2.2) */
+			cli_out_line(o, "%-20s %s\n", "alt symbol table", symbol_source_name(bi[9]));
 		} else {
 			/* A counter a later writer added (SPEC §7.7: readers ignore
 			 * the ones they do not know): still labelled by its index. */
