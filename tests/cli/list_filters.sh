@@ -19,7 +19,9 @@ db=$SCRATCH/db
 (cd "$SCRATCH" && "$SYMDB" build --db "$db" "my dir/prog" libx.so far >/dev/null) || fail build
 P=$(build_id "$SCRATCH/my dir/prog") L=$(build_id "$SCRATCH/libx.so") F=$(build_id "$SCRATCH/far")
 [[ $P && $L && $F ]] || fail "llvm-readelf-14 shows no build-ids"
-llvm-readelf-14 -h "$SCRATCH/far" | grep -q 'Machine: *AArch64' || fail "far is not AArch64"
+# (the header text whole: grep -q on a pipe can SIGPIPE llvm-readelf-14 under pipefail)
+fh=$(llvm-readelf-14 -h "$SCRATCH/far")
+grep -q 'Machine: *AArch64' <<<"$fh" || fail "far is not AArch64"
 
 # Text: the last field is the path.
 run "$SYMDB" list --db "$db"
