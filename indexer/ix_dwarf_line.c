@@ -78,7 +78,13 @@ static void path_append(char *buf, size_t sz, const char *comp)
 static uint32_t files_lookup(ix_image *img, ix_u64map *idx, uint32_t path,
 			     uint32_t rel, uint32_t base)
 {
-	uint32_t f = ix_u64map_get(idx, path);
+	/* Keyed by both names: one path can have two relative forms in one
+	 * line table (GCC 12's DWARF 5 file 0 under directory 1 and file 1
+	 * under directory 0, the compilation directory, name the same file;
+	 * LLVM prints "/dir/a.c" for the first and "a.c" for the second under
+	 * --relativenames). */
+	uint64_t key = (uint64_t)path | (uint64_t)rel << 32;
+	uint32_t f = ix_u64map_get(idx, key);
 	if (f != FMT_NONE)
 		return f;
 	ix_file *nf = ix_vec_push(&img->files);
@@ -89,7 +95,7 @@ static uint32_t files_lookup(ix_image *img, ix_u64map *idx, uint32_t path,
 	nf->base = base;
 	nf->source = FMT_NONE;
 	f = (uint32_t)(img->files.n - 1);
-	if (ix_u64map_put(idx, path, f))
+	if (ix_u64map_put(idx, key, f))
 		return FMT_NONE;
 	return f;
 }

@@ -76,17 +76,19 @@ static int merge_files(ix_shard *g, const ix_image *l, const ix_u64map *smap, ui
 	for (size_t i = 0; i < l->files.n; i++) {
 		const ix_file *f = &IX_AT(&l->files, ix_file, i);
 		uint32_t path = sref(smap, f->path);
-		uint32_t gi = ix_u64map_get(&g->files_idx, path);
+		uint32_t rel = sref(smap, f->relative);
+		uint64_t key = (uint64_t)path | (uint64_t)rel << 32; /* as files_lookup's */
+		uint32_t gi = ix_u64map_get(&g->files_idx, key);
 		if (gi == FMT_NONE) {
 			ix_file *nf = ix_vec_push(&g->img->files);
 			if (!nf)
 				return -1;
 			nf->path = path;
-			nf->relative = sref(smap, f->relative);
+			nf->relative = rel;
 			nf->base = sref(smap, f->base);
 			nf->source = FMT_NONE;
 			gi = (uint32_t)(g->img->files.n - 1);
-			if (ix_u64map_put(&g->files_idx, path, gi))
+			if (ix_u64map_put(&g->files_idx, key, gi))
 				return -1;
 		}
 		/* the first unit, in unit order, that embeds the file's source */

@@ -30,7 +30,7 @@ typedef struct ix_shard {
 	size_t nunits;        /* of the image */
 	size_t first, last;
 	uint64_t bytes;       /* .debug_info bytes of those units */
-	ix_u64map files_idx;  /* path string ref -> FILES index */
+	ix_u64map files_idx;  /* (path, relative) string refs -> FILES index */
 	ix_u64map fn_idx;     /* DIE offset -> FUNCTIONS index */
 	ix_u64map lt_idx;     /* CU DIE offset -> foreign[] slot */
 	ix_u64map ab_code;    /* .debug_abbrev offset of an abbreviation -> 1 if it

@@ -300,38 +300,50 @@ static int builder_files_functions(struct table_builder *b)
 	return 0;
 }
 
+/* (path, order) triples: by path, then FILES order (a total order, so
+ * qsort's instability cannot change which text is first). */
 static int cmp_fsrc(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
+	const uint32_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
 /* SPEC §7.3.1: written only when a line table embeds some file's source
- * (clang -gembed-source), as (Path, Source) pairs sorted by Path. */
+ * (clang -gembed-source), as (Path, Source) pairs sorted by Path, each Path
+ * once.  A path can head two FILES records (two relative forms, §7.3): the
+ * first record in FILES order, which is unit order, gives its text. */
 static int builder_file_sources(struct table_builder *b)
 {
 	const ix_file *f = b->img->files.p;
-	size_t n = 0, i, k = 0;
+	size_t n = 0, i, k = 0, u = 0;
 
 	for (i = 0; i < b->img->files.n; i++)
 		n += f[i].source != FMT_NONE;
 	if (n == 0)
 		return 0;
-	uint32_t *pairs = malloc(n * 2 * sizeof(*pairs));
-	uint8_t *r = builder_alloc(b, FMT_T_FILE_SOURCES, FMT_TABLE_OPTIONAL, n, FMT_FSRC_SIZE);
-	if (!pairs || !r) {
-		free(pairs);
+	uint32_t *tri = malloc(n * 3 * sizeof(*tri)); /* path, order, source */
+	if (!tri)
 		return -ENOMEM;
-	}
 	for (i = 0; i < b->img->files.n; i++)
 		if (f[i].source != FMT_NONE) {
-			pairs[2 * k] = f[i].path;
-			pairs[2 * k++ + 1] = f[i].source;
+			tri[3 * k] = f[i].path;
+			tri[3 * k + 1] = (uint32_t)i;
+			tri[3 * k++ + 2] = f[i].source;
 		}
-	qsort(pairs, n, 2 * sizeof(*pairs), cmp_fsrc);
+	qsort(tri, n, 3 * sizeof(*tri), cmp_fsrc);
 	for (i = 0; i < n; i++)
-		fmt_enc_file_source(r + i * FMT_FSRC_SIZE, pairs[2 * i], pairs[2 * i + 1]);
-	free(pairs);
+		u += i == 0 || tri[3 * i] != tri[3 * (i - 1)];
+	uint8_t *r = builder_alloc(b, FMT_T_FILE_SOURCES, FMT_TABLE_OPTIONAL, u, FMT_FSRC_SIZE);
+	if (!r) {
+		free(tri);
+		return -ENOMEM;
+	}
+	for (i = 0, k = 0; i < n; i++)
+		if (i == 0 || tri[3 * i] != tri[3 * (i - 1)])
+			fmt_enc_file_source(r + k++ * FMT_FSRC_SIZE, tri[3 * i], tri[3 * i + 2]);
+	free(tri);
 	return 0;
 }
 
