@@ -17,6 +17,7 @@ packages=(
 	gcc-multilib # -m32 (i386) fixtures: dwarf.fixtures_m32 runs instead of skipping
 	python3 util-linux coreutils file
 	strace # tests that watch system calls (the durability order, the sandbox's list)
+	linux-perf # cli.addr2line_perf: perf 6.1 driving symdb as addr2line
 	# real binaries and separate debug files used by the oracle tests
 	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
 )
