@@ -764,6 +764,29 @@ static const line_row *lookup_row(const line_program *p, uint64_t a)
 	return &p->rows[lo - 1];
 }
 
+static const line_row *lookup_sec(const line_program *p, const ix_reloc_info *rel, uint64_t a);
+
+/* One piece per distinct point of pts (sorted): the row that answers it,
+ * looked up as a linked image does (rel NULL) or as an object does. */
+static int push_pieces(const line_program *p, ix_line_table *t, const uint64_t *pts,
+                       size_t npts, const ix_reloc_info *rel)
+{
+	int rc = 0;
+	for (size_t i = 0; i < npts && !rc; i++) {
+		if (i && pts[i] == pts[i - 1])
+			continue;
+		const line_row *r = rel ? lookup_sec(p, rel, pts[i]) : lookup_row(p, pts[i]);
+		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
+		if (r && (v[0] = ix_line_file(t, r->file)) != FMT_NONE) {
+			v[1] = r->line;
+			v[2] = r->col;
+			v[3] = r->discr;
+		}
+		rc = ix_piece_push(&t->pieces, pts[i], v);
+	}
+	return rc;
+}
+
 static int flatten(const line_program *p, ix_line_table *t)
 {
 	size_t npts = 0;
@@ -782,18 +805,8 @@ static int flatten(const line_program *p, ix_line_table *t)
 	while (k < npts && pts[k - 1] <= pts[k])
 		k++;
 	int rc = k < npts ? ix_sort_u64(pts, npts) : 0;
-	for (size_t i = 0; i < npts && !rc; i++) {
-		if (i && pts[i] == pts[i - 1])
-			continue;
-		const line_row *r = lookup_row(p, pts[i]);
-		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
-		if (r && (v[0] = ix_line_file(t, r->file)) != FMT_NONE) {
-			v[1] = r->line;
-			v[2] = r->col;
-			v[3] = r->discr;
-		}
-		rc = ix_piece_push(&t->pieces, pts[i], v);
-	}
+	if (!rc)
+		rc = push_pieces(p, t, pts, npts, NULL);
 	free(pts);
 	return rc;
 }
@@ -858,18 +871,8 @@ static int flatten_sections(const line_program *p, ix_line_table *t, const ix_re
 		for (size_t k = p->seqs[i].first; k < p->seqs[i].last; k++)
 			pts[npts++] = p->rows[k].addr;
 	int rc = ix_sort_u64(pts, npts);
-	for (size_t i = 0; i < npts && !rc; i++) {
-		if (i && pts[i] == pts[i - 1])
-			continue;
-		const line_row *r = lookup_sec(p, rel, pts[i]);
-		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
-		if (r && (v[0] = ix_line_file(t, r->file)) != FMT_NONE) {
-			v[1] = r->line;
-			v[2] = r->col;
-			v[3] = r->discr;
-		}
-		rc = ix_piece_push(&t->pieces, pts[i], v);
-	}
+	if (!rc)
+		rc = push_pieces(p, t, pts, npts, rel);
 	free(pts);
 	return rc;
 }

@@ -399,16 +399,9 @@ static ptrdiff_t take_lines(struct a2l *a, char *buf, size_t len, int eof)
 {
 	size_t off = 0;
 	while (off < len) {
-		size_t avail = len - off, lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX;
-		char *nl = memchr(buf + off, '\n', lim);
-		size_t take;
-		if (nl)
-			take = (size_t)(nl - (buf + off)) + 1;
-		else if (avail >= LLVM_LINE_MAX)
-			take = LLVM_LINE_MAX;
-		else if (eof)
-			take = avail;
-		else
+		size_t avail = len - off;
+		size_t take = cli_llvm_piece_len(buf + off, avail, eof);
+		if (!take)
 			break;
 		size_t n = clean_piece(buf + off, take);
 		char saved = buf[off + n];

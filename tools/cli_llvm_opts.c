@@ -173,7 +173,8 @@ int cli_opt_parse(const struct cli_optdef *defs, size_t ndefs, int argc, char **
 	char **args = malloc(((size_t)argc + 1) * sizeof(*args));
 	if (!args)
 		goto oom;
-	memcpy(args, argv, (size_t)argc * sizeof(*args));
+	if (argc > 0) /* argv may be NULL with no arguments: memcpy's must not be */
+		memcpy(args, argv, (size_t)argc * sizeof(*args));
 	for (int i = 0; i < argc;) {
 		const char *a = args[i];
 		if (a[0] == '\0') {

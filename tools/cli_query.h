@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cli_output.h"
 #include "cli_util.h"
@@ -129,6 +130,20 @@ struct query {
 #define STDIN_BUF (1u << 20)
 #define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
 #define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
+
+/* The length of the next request piece of buf[0..avail), as llvm-symbolizer's
+ * fgets cuts it (through the newline, or LLVM_LINE_MAX bytes), or 0 when
+ * the piece is not complete yet (no newline, fewer bytes, not at eof). */
+static inline size_t cli_llvm_piece_len(const char *buf, size_t avail, int eof)
+{
+	size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX;
+	const char *nl = memchr(buf, '\n', lim);
+	if (nl)
+		return (size_t)(nl - buf) + 1;
+	if (avail >= LLVM_LINE_MAX)
+		return LLVM_LINE_MAX;
+	return eof ? avail : 0;
+}
 
 /* parse_query_args: help was printed, exit 0. */
 #define HELP_SHOWN (-1000)

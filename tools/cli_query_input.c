@@ -182,16 +182,8 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 			off += fast;
 			continue;
 		}
-		size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX;
-		char *nl = memchr(buf + off, '\n', lim);
-		size_t take;
-		if (nl)
-			take = (size_t)(nl - (buf + off)) + 1;
-		else if (avail >= LLVM_LINE_MAX)
-			take = LLVM_LINE_MAX;
-		else if (eof)
-			take = avail;
-		else
+		size_t take = cli_llvm_piece_len(buf + off, avail, eof);
+		if (!take)
 			break;
 		add_piece(q, buf + off, take);
 		off += take;
