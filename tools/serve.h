@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb serve`: a long-running batch symbolization service.  This header is
+ * how its parts meet; each part is one file:
+ *
+ *   serve_main.c     the `symdb serve` command: options, limits, signals
+ *   serve_http.c     the libmicrohttpd daemon: listening (TCP, [v6], unix:),
+ *                    routing, body limits, header/body deadlines, the cap on
+ *                    concurrent requests (503), graceful shutdown, access log
+ *   serve_routes.c   the table of endpoints
+ *   serve_metrics.c  counters, the latency histogram, GET /metrics, /healthz
+ *   serve_buf.c      the growable output buffer and JSON string escaping
+ *   serve_batch.c    the batch model and its execution through
+ *                    symdb_symbolize() on a pooled context
+ *   serve_json.c     POST /v1/symbolize, application/json (json-c)
+ *   serve_binary.c   POST /v1/symbolize, application/x-symdb-batch
+ *                    (the codec is symdb_batch.h, in format/)
+ *   serve_cache.c    the stack cache
+ *   serve_images.c   POST /v1/images, GET /v1/images/{id}[/index]
+ *
+ * Threads: libmicrohttpd runs every handler on one of its pool threads; a
+ * request is handled start to finish on one thread.  struct serve_server is
+ * shared by all threads and is read-only after start, except through the
+ * thread-safe objects it points to (metrics, cache, pool, images).
+ * The server uses only the public headers (symdb.h, symdb_build.h,
+ * format/include/*.h), like the rest of tools/.
+ */
+#ifndef SYMDB_SERVE_H
+#define SYMDB_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli_util.h"
+#include "symdb.h"
+
+/* ---- limits (serve_main.c fills them from options; README lists them) ---- */
+
+struct serve_limits {
+	uint64_t max_body;          /* bytes of a /v1/symbolize body */
+	uint64_t max_upload;        /* bytes of a /v1/images body */
+	uint32_t max_modules;       /* modules per request */
+	uint32_t max_addresses;     /* addresses per request, stack frames included */
+	uint32_t max_stacks;        /* stacks per request */
+	uint32_t max_depth;         /* JSON nesting depth */
+	uint32_t deadline_ms;       /* per request, from its headers to its answer */
+	uint32_t max_concurrent;    /* requests in flight; beyond it 503 + Retry-After */
+	uint32_t header_timeout_ms; /* from accept to the end of the headers */
+	uint32_t body_timeout_ms;   /* from the end of the headers to the end of the body */
+	uint32_t idle_timeout_s;    /* keep-alive idle, or a client that stops reading */
+	uint32_t max_indexers;      /* concurrent symdb-indexer runs */
+	uint32_t threads;           /* libmicrohttpd pool threads */
+	uint64_t cache_bytes;       /* the stack cache's memory bound; 0 = no cache */
+};
+
+/* ---- the server: shared by every thread ---------------------------------- */
+
+struct serve_metrics;
+struct serve_cache;
+struct serve_pool;
+struct serve_images;
+
+struct serve_server {
+	symdb *db;                    /* opened once; catalog with MDB_NOTLS */
+	const char *db_dir;           /* the database directory */
+	const char *indexer_path;     /* NULL = the symdb-indexer beside symdb */
+	const char *tmp_dir;          /* uploads are streamed here (default: db_dir/tmp) */
+	bool allow_paths;             /* "path" modules accepted (loopback/unix listeners) */
+	struct serve_limits lim;
+	struct serve_metrics *metrics;
+	struct serve_cache *cache;    /* NULL when cache_bytes is 0 */
+	struct serve_pool *pool;      /* symbolizer contexts, one per busy thread */
+	struct serve_images *images;  /* upload state: indexer slots, per-id locks */
+	int log_fd;                   /* access log (2 = stderr); -1 = none */
+};
+
+/* ---- endpoints ----------------------------------------------------------- */
+
+/* The fixed set of metric labels for endpoints: never request data. */
+enum serve_endpoint_id {
+	SERVE_EP_SYMBOLIZE_JSON = 0,
+	SERVE_EP_SYMBOLIZE_BINARY,
+	SERVE_EP_IMAGES_UPLOAD,
+	SERVE_EP_IMAGES_GET,
+	SERVE_EP_IMAGES_INDEX,
+	SERVE_EP_HEALTHZ,
+	SERVE_EP_METRICS,
+	SERVE_EP_OTHER,             /* 404, 405 and requests refused before routing */
+	SERVE_EP_COUNT
+};
+
+/* One request, as a handler sees it.  Owned by serve_http.c. */
+struct serve_request {
+	struct serve_server *srv;
+	const char *method;           /* "GET", "POST", ... */
+	const char *path;             /* the URL path, percent-decoded by libmicrohttpd */
+	const char *raw_path;         /* the path as the client sent it (for %2e checks) */
+	const char *content_type;     /* the header up to ';', or NULL */
+	uint64_t content_length;      /* UINT64_MAX when the header is absent */
+	uint64_t start_ns;            /* CLOCK_MONOTONIC when the headers were complete */
+	uint64_t deadline_ns;         /* start_ns + lim.deadline_ms */
+	enum serve_endpoint_id ep;    /* for metrics; a handler may refine it */
+	const char *body;             /* buffered endpoints: the whole body */
+	size_t body_len;
+	void *state;                  /* streaming endpoints: their own state */
+};
+
+/* A handler's answer.  The core sends it, frees body, closes fd. */
+struct serve_reply {
+	unsigned status;              /* HTTP status */
+	const char *content_type;     /* a static string */
+	char *body;                   /* malloc'd (or NULL); the core frees it */
+	size_t len;
+	int fd;                       /* >= 0: send fd_len bytes of this file instead */
+	uint64_t fd_len;
+	unsigned retry_after;         /* seconds; 0 = no Retry-After header */
+	uint64_t addresses;           /* addresses answered, for the log and metrics */
+	char reason[200];             /* one line for the access log when status >= 400 */
+};
+
+struct serve_endpoint {
+	const char *method;
+	const char *path;             /* exact, or a prefix when it ends with '/' */
+	const char *content_type;     /* NULL = any; else the request's must match */
+	enum serve_endpoint_id id;
+	/* Streaming body (uploads): called per chunk; return 0, or fill err and
+	 * return -1 to refuse the request.  NULL = the core buffers the body, up
+	 * to lim.max_body (413 from Content-Length before anything is read). */
+	int (*on_body)(struct serve_request *rq, const char *data, size_t len, struct serve_reply *err);
+	/* The whole request is in: answer it. */
+	void (*handle)(struct serve_request *rq, struct serve_reply *out);
+	/* Frees rq->state; called once per request, also for aborted ones. */
+	void (*cleanup)(struct serve_request *rq);
+};
+
+/* The routing table (serve_routes.c), ended by an entry with a NULL path. */
+extern const struct serve_endpoint serve_endpoints[];
+
+/* ---- replies (serve_http.c) ---------------------------------------------- */
+
+/* A JSON error reply: {"error": "REASON"} with the status; the reason (one
+ * line, escaped) also goes to the access log. */
+void serve_reply_error(struct serve_reply *out, unsigned status, const char *fmt, ...)
+	CLI_PRINTF(3, 4);
+
+/* 1 when s is 2..64 lowercase hex digits, an even number of them (a
+ * build-id, LC_UUID or symdb fallback id as symdb prints it); else 0.
+ * Checked before a name touches the catalog or the filesystem. */
+int serve_hex_id_valid(const char *s, size_t len);
+
+/* ---- the output buffer (serve_buf.c) ------------------------------------- */
+
+/* Grows by doubling; on allocation failure it sets oom and drops further
+ * output, so writers check once at the end. */
+struct serve_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+	uint64_t limit;               /* 0 = none; beyond it oom is set */
+};
+
+void serve_buf_put(struct serve_buf *b, const void *data, size_t n);
+void serve_buf_str(struct serve_buf *b, const char *s);
+void serve_buf_printf(struct serve_buf *b, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* s as a JSON string with its quotes: ", \ and control characters escaped
+ * (\uXXXX), invalid UTF-8 bytes as \u00XX of the byte (so any name a binary
+ * holds comes out as valid JSON). */
+void serve_buf_json_str(struct serve_buf *b, const char *s, size_t n);
+/* Hands the bytes to the caller (who frees them) and resets b. */
+char *serve_buf_take(struct serve_buf *b, size_t *len);
+void serve_buf_free(struct serve_buf *b);
+
+/* ---- metrics (serve_metrics.c): thread-safe, lock-free counters ----------- */
+
+int serve_metrics_create(struct serve_metrics **out);
+void serve_metrics_free(struct serve_metrics *m);
+/* One finished request: its endpoint, HTTP status, addresses, latency. */
+void serve_metrics_request(struct serve_metrics *m, enum serve_endpoint_id ep, unsigned status,
+                           uint64_t addresses, uint64_t latency_ns);
+void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses);
+void serve_metrics_indexer(struct serve_metrics *m, bool ok);
+/* GET /metrics (Prometheus text 0.0.4) and GET /healthz. */
+void serve_metrics_handle(struct serve_request *rq, struct serve_reply *out);
+void serve_healthz_handle(struct serve_request *rq, struct serve_reply *out);
+
+#endif /* SYMDB_SERVE_H */
