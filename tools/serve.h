@@ -23,7 +23,7 @@
  * shared by all threads and is read-only after start, except through the
  * thread-safe objects it points to (metrics, cache, pool, images).
  * The server uses only the public headers (symdb.h, symdb_build.h,
- * format/include/*.h), like the rest of tools/.
+ * the headers in format/include), like the rest of tools/.
  */
 #ifndef SYMDB_SERVE_H
 #define SYMDB_SERVE_H
