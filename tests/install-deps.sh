@@ -12,12 +12,15 @@ packages=(
 	liblmdb-dev libdwarf-dev libxxhash-dev liblz4-dev libelf-dev zlib1g-dev libdeflate-dev libzstd-dev
 	llvm-14-dev # libLLVMDemangle: symdb demangles exactly like llvm-symbolizer
 	libseccomp-dev # symdb-indexer's sandbox (linked into symdb-indexer only)
+	libmicrohttpd-dev libjson-c-dev # symdb serve: the HTTP server and the JSON parser (the CLI only)
 	# tests: fixture compilers and linkers, the oracle, strip/objcopy
 	clang clang-14 lld lld-14 llvm-14 binutils elfutils dwarfdump
 	gcc-multilib # -m32 (i386) fixtures: dwarf.fixtures_m32 runs instead of skipping
 	python3 util-linux coreutils file
 	strace # tests that watch system calls (the durability order, the sandbox's list)
 	linux-perf # cli.addr2line_perf: perf 6.1 driving symdb as addr2line
+	curl wrk golang-go # the server's clients: README's curl and Go examples, the load benchmark
+	nodejs # a real JIT writing perf maps (node --perf-basic-prof)
 	# real binaries and separate debug files used by the oracle tests
 	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
 )
