@@ -137,6 +137,26 @@ struct serve_endpoint {
 /* The routing table (serve_routes.c), ended by an entry with a NULL path. */
 extern const struct serve_endpoint serve_endpoints[];
 
+/* ---- images (serve_images.c) -------------------------------------------- */
+
+/* The upload state of a server: a builder on srv->db_dir, the indexer slots
+ * (lim.max_indexers) and the build-ids being indexed.  Called once at
+ * start, before the listener; errbuf gets one line on failure. */
+int serve_images_create(const struct serve_server *srv, struct serve_images **out, char *errbuf,
+                        size_t errbuf_sz);
+void serve_images_free(struct serve_images *im);
+/* POST /v1/images: on_body, handle and cleanup of a streaming endpoint.
+ * The first on_body call (len may be 0: the core may call it when the
+ * headers are complete) refuses a Content-Length over lim.max_upload with
+ * 413 before anything is written. */
+int serve_images_upload_body(struct serve_request *rq, const char *data, size_t len,
+                             struct serve_reply *err);
+void serve_images_upload_handle(struct serve_request *rq, struct serve_reply *out);
+void serve_images_upload_cleanup(struct serve_request *rq);
+/* GET /v1/images/{id} and GET /v1/images/{id}/index (route "/v1/images/"
+ * as a prefix); it sets rq->ep to SERVE_EP_IMAGES_INDEX for the latter. */
+void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out);
+
 /* ---- replies (serve_http.c) ---------------------------------------------- */
 
 /* A JSON error reply: {"error": "REASON"} with the status; the reason (one
