@@ -81,6 +81,8 @@ struct serve_module {
 	enum serve_status status;      /* SERVE_OK, UNKNOWN_IMAGE, DAMAGED, BAD_IMAGE, DEADLINE */
 	const symdb_image *image;      /* SERVE_OK: owned by the checked-out context */
 	symdb_uuid uuid;               /* SERVE_OK: the image's identity (cache keys) */
+	int error;                     /* not SERVE_OK: the SYMDB_E_* / -errno behind the
+	                                  status (symdb_strerror()), or 0 */
 };
 
 /* One frame of a stack: an address of a module, of that module's addr_kind. */
@@ -107,7 +109,10 @@ struct serve_options {
 struct serve_batch {
 	struct serve_module *modules;
 	uint32_t nmodules;
-	const uint64_t *addrs;         /* every module's addresses, module after module */
+	const uint64_t *addrs;         /* every module's addresses, module after module:
+	                                  modules[0].first is 0 and each next module's
+	                                  first is the previous first + count; the last
+	                                  ends at naddrs */
 	uint32_t naddrs;
 	const struct serve_stack_frame *frames;
 	uint32_t nframes;
