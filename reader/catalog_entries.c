@@ -134,14 +134,9 @@ int rd_catalog_prefix(rd_catalog *c, const uint8_t *pfx, size_t ndigits, rd_cat_
 	memcpy(start, pfx, k.mv_size);
 	if (ndigits & 1)
 		start[ndigits / 2] &= 0xf0;
-	rc = cat_txn_begin(c, MDB_RDONLY, &txn);
+	rc = cat_scan_begin(c, c->images, &txn, &cur);
 	if (rc)
-		return cat_err(rc);
-	rc = mdb_cursor_open(txn, c->images, &cur);
-	if (rc) {
-		cat_txn_abort(c, txn);
-		return cat_err(rc);
-	}
+		return rc;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	     rc == 0 && prefix_match(&k, start, ndigits) && n < INT32_MAX;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -158,8 +153,7 @@ int rd_catalog_prefix(rd_catalog *c, const uint8_t *pfx, size_t ndigits, rd_cat_
 		if (n == 1 && k.mv_size * 2 == ndigits)
 			break; /* the exact key */
 	}
-	mdb_cursor_close(cur);
-	cat_txn_abort(c, txn);
+	cat_scan_end(c, txn, cur);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return cat_err(rc);
 	return n;
@@ -436,14 +430,9 @@ static int batch_read(rd_catalog *c, struct cat_batch *b)
 	int rc, err = 0;
 
 	b->len = b->n = 0;
-	rc = cat_txn_begin(c, MDB_RDONLY, &txn);
+	rc = cat_scan_begin(c, c->images, &txn, &cur);
 	if (rc)
-		return cat_err(rc);
-	rc = mdb_cursor_open(txn, c->images, &cur);
-	if (rc) {
-		cat_txn_abort(c, txn);
-		return cat_err(rc);
-	}
+		return rc;
 	if (b->last_len == 0) {
 		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
 	} else {
@@ -462,8 +451,7 @@ static int batch_read(rd_catalog *c, struct cat_batch *b)
 			break;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
-	mdb_cursor_close(cur);
-	cat_txn_abort(c, txn);
+	cat_scan_end(c, txn, cur);
 	if (err)
 		return err;
 	if (rc == MDB_NOTFOUND) {

@@ -70,6 +70,11 @@ RD_HIDDEN void cat_msg(char *errbuf, size_t errbuf_sz, const char *path, const c
 /* catalog_txn.c: transactions holding `resize` shared; LMDB codes. */
 RD_HIDDEN int cat_txn_begin(rd_catalog *c, unsigned txn_flags, MDB_txn **txn);
 RD_HIDDEN void cat_txn_abort(rd_catalog *c, MDB_txn *txn);
+/* A read snapshot with a cursor on dbi, for a scan: 0, or a SYMDB_E_* code
+ * with nothing left open.  cat_scan_end() closes the cursor, then the
+ * snapshot (a read-only transaction's cursor is not freed with it). */
+RD_HIDDEN int cat_scan_begin(rd_catalog *c, MDB_dbi dbi, MDB_txn **txn, MDB_cursor **cur);
+RD_HIDDEN void cat_scan_end(rd_catalog *c, MDB_txn *txn, MDB_cursor *cur);
 RD_HIDDEN int cat_txn_commit(rd_catalog *c, MDB_txn *txn);
 
 /* catalog_txn.c: run fn in a write transaction and commit, doubling the map

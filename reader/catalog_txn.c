@@ -115,6 +115,26 @@ void cat_txn_abort(rd_catalog *c, MDB_txn *txn)
 	pthread_rwlock_unlock(&c->resize);
 }
 
+int cat_scan_begin(rd_catalog *c, MDB_dbi dbi, MDB_txn **txn, MDB_cursor **cur)
+{
+	int rc = cat_txn_begin(c, MDB_RDONLY, txn);
+
+	if (rc)
+		return cat_err(rc);
+	rc = mdb_cursor_open(*txn, dbi, cur);
+	if (rc) {
+		cat_txn_abort(c, *txn);
+		return cat_err(rc);
+	}
+	return 0;
+}
+
+void cat_scan_end(rd_catalog *c, MDB_txn *txn, MDB_cursor *cur)
+{
+	mdb_cursor_close(cur);
+	cat_txn_abort(c, txn);
+}
+
 int cat_txn_commit(rd_catalog *c, MDB_txn *txn)
 {
 	int rc = mdb_txn_commit(txn);

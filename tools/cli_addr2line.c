@@ -391,12 +391,13 @@ static size_t clean_piece(char *s, size_t n)
 	return w;
 }
 
-/* The complete lines of buf[0..len) (at EOF the tail too), answered;
+/* cli_query_stdin_loop()'s take: the complete lines of buf[0..len) (at EOF the tail too) as requests;
  * returns the bytes taken, or a negative error.  Each piece is cut at
  * LLVM_LINE_MAX as llvm-symbolizer's fgets cuts it, and NUL-terminated in
  * place (over its newline, or in the buffer's spare byte). */
-static ptrdiff_t take_lines(struct a2l *a, char *buf, size_t len, int eof)
+static ptrdiff_t take_lines(void *arg, char *buf, size_t len, int eof)
 {
+	struct a2l *a = arg;
 	size_t off = 0;
 	while (off < len) {
 		size_t avail = len - off;
@@ -418,39 +419,6 @@ static ptrdiff_t take_lines(struct a2l *a, char *buf, size_t len, int eof)
 	return (ptrdiff_t)off;
 }
 
-static int run_stdin(struct a2l *a)
-{
-	char *buf = malloc(STDIN_BUF + 1);
-	if (!buf) {
-		cli_err(NULL, "out of memory");
-		return -ENOMEM;
-	}
-	size_t len = 0;
-	int eof = 0, rc = 0;
-	while (!eof && rc == 0) {
-		ssize_t n = read(STDIN_FILENO, buf + len, STDIN_BUF - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			cli_err("<stdin>", "%s", strerror(errno));
-			break;
-		}
-		eof = n == 0;
-		len += (size_t)n;
-		ptrdiff_t used = take_lines(a, buf, len, eof);
-		if (used < 0) {
-			rc = (int)used;
-			break;
-		}
-		rc = run_pending(&a->q);
-		memmove(buf, buf + used, len - (size_t)used);
-		len -= (size_t)used;
-	}
-	free(buf);
-	return rc;
-}
-
 static int run(struct query *q, char **addrs, int naddr)
 {
 	struct a2l *a = (struct a2l *)q;
@@ -461,7 +429,7 @@ static int run(struct query *q, char **addrs, int naddr)
 		a->vma_mask = UINT32_MAX;
 	}
 	if (naddr == 0)
-		return run_stdin(a);
+		return cli_query_stdin_loop(q, take_lines, a);
 	for (int i = 0; i < naddr; i++) {
 		int rc = add_line(a, addrs[i], strlen(addrs[i]));
 		if (rc < 0)

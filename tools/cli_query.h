@@ -160,6 +160,16 @@ static inline void *cli_query_grow(void *p, size_t *cap, size_t need, size_t ele
 /* The index of module name[0..len), added on first sight. */
 CLI_HIDDEN uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len);
 CLI_HIDDEN int cli_query_run_stdin(struct query *q);
+/* Both front ends' stdin loop: read stdin in STDIN_BUF windows; after each
+ * read, take(arg, buf, len, eof) turns the complete lines of buf[0..len)
+ * into requests (buf has one spare byte past len for a NUL) and returns the
+ * bytes it used (< 0: an error, returned), then the batch is answered and
+ * flushed (cli_query_run_batch) and the unused tail kept for the next
+ * read.  Answering per read is what lets a pipe client that writes one line
+ * and waits get its answer. */
+CLI_HIDDEN int cli_query_stdin_loop(struct query *q,
+                                    ptrdiff_t (*take)(void *arg, char *buf, size_t len, int eof),
+                                    void *arg);
 CLI_HIDDEN int cli_query_run_args(struct query *q, char **addrs, int naddrs);
 
 /* cmd_query.c: a query's life, for symdb query and the front ends that

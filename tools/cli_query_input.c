@@ -191,9 +191,10 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 	return off;
 }
 
-int cli_query_run_stdin(struct query *q)
+int cli_query_stdin_loop(struct query *q,
+                         ptrdiff_t (*take)(void *arg, char *buf, size_t len, int eof), void *arg)
 {
-	char *buf = malloc(STDIN_BUF);
+	char *buf = malloc(STDIN_BUF + 1);
 	if (!buf) {
 		cli_err(NULL, "out of memory");
 		return -ENOMEM;
@@ -202,26 +203,38 @@ int cli_query_run_stdin(struct query *q)
 	int eof = 0, rc = 0;
 	while (!eof && rc == 0) {
 		ssize_t n = read(STDIN_FILENO, buf + len, STDIN_BUF - len);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
 			rc = -errno;
 			cli_err("<stdin>", "%s", strerror(errno));
 			break;
 		}
-		if (n == 0)
-			eof = 1;
+		eof = n == 0;
 		len += (size_t)n;
-		size_t used = split_pieces(q, buf, len, eof);
-		if (q->nreq) {
-			rc = cli_query_run_batch(q);
-			cli_out_flush(q->pr.out);
+		ptrdiff_t used = take(arg, buf, len, eof);
+		if (used < 0) {
+			rc = (int)used;
+			break;
 		}
-		memmove(buf, buf + used, len - used);
-		len -= used;
+		if (q->nreq)
+			rc = cli_query_run_batch(q);
+		cli_out_flush(q->pr.out);
+		memmove(buf, buf + used, len - (size_t)used);
+		len -= (size_t)used;
 	}
 	free(buf);
 	return rc;
+}
+
+static ptrdiff_t take_pieces(void *arg, char *buf, size_t len, int eof)
+{
+	return (ptrdiff_t)split_pieces(arg, buf, len, eof);
+}
+
+int cli_query_run_stdin(struct query *q)
+{
+	return cli_query_stdin_loop(q, take_pieces, q);
 }
 
 int cli_query_run_args(struct query *q, char **addrs, int naddrs)
