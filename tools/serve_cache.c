@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "serve.h"
+#include "serve_batch.h"
 
 #define CACHE_MAX_SHARDS 64u
 /* Below this share a shard could hold only a few large stacks. */
@@ -164,6 +165,35 @@ void serve_cache_key_release(struct serve_cache_key *k)
 	k->p = k->inline_buf;
 	k->len = 0;
 	k->cap = sizeof k->inline_buf;
+}
+
+bool serve_cache_stack_key(struct serve_cache_key *k, const struct serve_batch *b,
+                           const struct serve_stack *st, enum serve_cache_format format)
+{
+	uint64_t options = (uint64_t)b->opt.demangle | (uint64_t)b->opt.inlines << 1 |
+	                   (uint64_t)b->opt.functions << 2;
+
+	serve_cache_key_init(k, format, options);
+	for (uint32_t i = 0; i < st->count && !k->uncacheable; i++) {
+		const struct serve_stack_frame *f = &b->frames[st->first + i];
+		const struct serve_module *m = &b->modules[f->module];
+
+		if (m->ref == SERVE_REF_PATH || m->status != SERVE_OK)
+			k->uncacheable = true;
+		else
+			serve_cache_key_frame(k, m->uuid.bytes, m->uuid.len, m->addr_kind,
+			                      m->load_address, f->addr);
+	}
+	return !k->uncacheable;
+}
+
+bool serve_cache_results_keepable(const struct serve_result *res, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (res[i].status != SERVE_OK && res[i].status != SERVE_NO_SYMBOL &&
+		    res[i].status != SERVE_OUT_OF_RANGE)
+			return false;
+	return true;
 }
 
 /* ---- creation -------------------------------------------------------------- */

@@ -34,7 +34,8 @@
  * held for the lookup and the copy only, so the pool threads rarely wait
  * on each other.  A struct serve_cache_key belongs to one thread.
  *
- * Use, in a writer, per stack:
+ * Use, in a writer, per stack (serve_cache_stack_key() builds the key of a
+ * stack of a struct serve_batch with serve_cache_key_init/_frame):
  *
  *	struct serve_cache_key k;
  *	serve_cache_key_init(&k, SERVE_CACHE_JSON, options);
@@ -42,10 +43,16 @@
  *	size_t at = out->len;
  *	if (!serve_cache_get(cache, &k, out)) {
  *		render the stack into out;
- *		if (!out->oom)
+ *		if (!out->oom && its results are keepable)
  *			serve_cache_put(cache, &k, out->p + at, out->len - at);
  *	}
  *	serve_cache_key_release(&k);
+ *
+ * The cached bytes must not depend on the request either: no module index,
+ * no offset into a per-response string table.
+ *
+ * An image re-indexed (symdb reindex) while the server runs keeps the
+ * answers cached from its old index until they are evicted.
  *
  * serve_cache_get and serve_cache_put take a NULL cache (no cache
  * configured): get then misses without counting and put does nothing.
@@ -60,6 +67,9 @@
 struct serve_buf;
 struct serve_metrics;
 struct serve_cache;
+struct serve_batch;
+struct serve_stack;
+struct serve_result;
 
 /* The output format is part of the key: one stack has a JSON and a
  * binary answer. */
@@ -90,6 +100,17 @@ int serve_cache_create(uint64_t max_bytes, unsigned shards, struct serve_metrics
                        struct serve_cache **out);
 /* NULL-safe; no other call on c may run. */
 void serve_cache_free(struct serve_cache *c);
+
+/* The key of stack st of batch b, after serve_batch_open(): each frame's
+ * module uuid, addr_kind, load address and address, b's options and the
+ * format.  Returns false, the key marked uncacheable, when a frame's module
+ * is a path or was not found (SERVE_OK): an image uploaded later must not
+ * find "unknown_image" in the cache.  Release k either way. */
+bool serve_cache_stack_key(struct serve_cache_key *k, const struct serve_batch *b,
+                           const struct serve_stack *st, enum serve_cache_format format);
+/* Whether a stack's n results may be kept: each ok, no_symbol or
+ * out_of_range (answers of an immutable index), never damaged or deadline. */
+bool serve_cache_results_keepable(const struct serve_result *res, size_t n);
 
 /* Starts a key: format and options (the request's demangle / inlines /
  * functions bits, anything that changes the rendered bytes). */

@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "serve.h"
+#include "serve_batch.h"
 #include "serve_cache.h"
 
 /* ---- the two server functions the cache calls -------------------------------- */
@@ -375,6 +376,77 @@ static void test_uncacheable(void)
 	serve_cache_free(c);
 }
 
+/* Keys of a batch's stacks: request-local module numbers do not count,
+ * modules that are paths or not found make a stack uncacheable, options
+ * count. */
+static void set_module(struct serve_module *m, const uint8_t *id, enum serve_ref ref,
+                       enum serve_status st)
+{
+	memset(m, 0, sizeof *m);
+	m->ref = ref;
+	m->id = "x";
+	m->addr_kind = SYMDB_ADDR_VADDR;
+	m->status = st;
+	memcpy(m->uuid.bytes, id, 20);
+	m->uuid.len = 20;
+	m->uuid.kind = SYMDB_UUID_GNU_BUILD_ID;
+}
+
+static void test_batch_keys(void)
+{
+	struct serve_module mods[4];
+	/* stack 0: A@1 B@2; stack 1 the same with the modules numbered the
+	 * other way; stack 2: an unknown image; stack 3: a path module */
+	const struct serve_stack_frame frames[] = {
+		{ .module = 0, .addr = 1 }, { .module = 1, .addr = 2 },
+		{ .module = 1, .addr = 1 }, { .module = 0, .addr = 2 },
+		{ .module = 0, .addr = 1 }, { .module = 2, .addr = 2 },
+		{ .module = 3, .addr = 1 },
+	};
+	struct serve_stack stacks[] = { { 0, 2, false }, { 2, 2, false }, { 4, 2, false }, { 6, 1, false } };
+	struct serve_batch b = { .modules = mods, .nmodules = 4, .frames = frames, .nframes = 7,
+	                         .stacks = stacks, .nstacks = 4,
+	                         .opt = { .demangle = true, .inlines = true } };
+	struct serve_cache *c;
+	struct serve_cache_key k;
+	struct serve_result res[3] = { { .status = SERVE_OK }, { .status = SERVE_NO_SYMBOL },
+	                               { .status = SERVE_OUT_OF_RANGE } };
+
+	CHECK_RC(serve_cache_create(1 << 20, 0, NULL, &c));
+	set_module(&mods[0], id_a, SERVE_REF_BUILD_ID, SERVE_OK);
+	set_module(&mods[1], id_b, SERVE_REF_BUILD_ID, SERVE_OK);
+	set_module(&mods[2], id_b, SERVE_REF_BUILD_ID, SERVE_UNKNOWN_IMAGE);
+	set_module(&mods[3], id_a, SERVE_REF_PATH, SERVE_OK);
+	CHECK(serve_cache_stack_key(&k, &b, &stacks[0], SERVE_CACHE_JSON));
+	put_str(c, &k, "A1 B2");
+	serve_cache_key_release(&k);
+	/* stack 1 in a request whose modules are listed B, A */
+	set_module(&mods[0], id_b, SERVE_REF_BUILD_ID, SERVE_OK);
+	set_module(&mods[1], id_a, SERVE_REF_BUILD_ID, SERVE_OK);
+	CHECK(serve_cache_stack_key(&k, &b, &stacks[1], SERVE_CACHE_JSON));
+	CHECK(get_is(c, &k, "A1 B2"));
+	serve_cache_key_release(&k);
+	CHECK(serve_cache_stack_key(&k, &b, &stacks[1], SERVE_CACHE_BINARY));
+	CHECK(misses(c, &k));
+	serve_cache_key_release(&k);
+	b.opt.functions = SERVE_FN_SHORT;
+	CHECK(serve_cache_stack_key(&k, &b, &stacks[1], SERVE_CACHE_JSON));
+	CHECK(misses(c, &k));
+	serve_cache_key_release(&k);
+	CHECK(!serve_cache_stack_key(&k, &b, &stacks[2], SERVE_CACHE_JSON));
+	put_str(c, &k, "unknown");
+	CHECK(misses(c, &k));
+	serve_cache_key_release(&k);
+	CHECK(!serve_cache_stack_key(&k, &b, &stacks[3], SERVE_CACHE_JSON));
+	serve_cache_key_release(&k);
+	CHECK(serve_cache_results_keepable(res, 3));
+	res[1].status = SERVE_DEADLINE;
+	CHECK(!serve_cache_results_keepable(res, 3));
+	res[1].status = SERVE_DAMAGED;
+	CHECK(!serve_cache_results_keepable(res, 3));
+	serve_cache_free(c);
+}
+
 /* ---- threads ----------------------------------------------------------------- */
 
 #define MT_THREADS 4
@@ -456,6 +528,7 @@ int main(void)
 	test_eviction();
 	test_lru_order();
 	test_uncacheable();
+	test_batch_keys();
 	test_threads();
 	return check_exit();
 }
