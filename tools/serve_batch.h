@@ -206,6 +206,12 @@ void serve_batch_close(struct serve_run *run);
 int serve_batch_run(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
                     serve_chunk_fn fn, void *arg, char *err, size_t errsz);
 
+/* ---- the JSON front end (the routing table names it) ---------------------- */
+
+/* POST /v1/symbolize with Content-Type application/json (serve_json.c): the
+ * request and response formats are README's "symdb serve" API reference. */
+void serve_json_handle(struct serve_request *rq, struct serve_reply *out);
+
 /* ---- the pool (serve_main.c creates it into srv->pool) ------------------- */
 
 /*
