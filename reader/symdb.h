@@ -1348,6 +1348,162 @@ SYMDB_API int symdb_export(symdb *db, const symdb_uuid *ids, size_t n, int fd,
 /* symdb_import(), the other half, publishes and is in symdb_build.h. */
 
 
+/* ======================================================================
+ * Perf maps: symbols of JIT-compiled code (reader/live_perfmap.c)
+ * ====================================================================== */
+
+/**
+ * A perf map, `/tmp/perf-PID.map`: the text file in which a JIT (V8 and Node
+ * with --perf-basic-prof, the JVM's perf-map agents, Python 3.12 -X perf)
+ * names the code it writes into anonymous executable memory, one
+ * "START SIZE NAME" line per piece of code, START and SIZE in hex without
+ * (or with) 0x, as perf(1) reads it.
+ *
+ * Lifetime.  A perf map belongs to one run of one process: it is not
+ * keyed by build-id (the code has no file), it grows while the process
+ * runs, and a JIT may rewrite it.  Its name holds only the pid, so a map
+ * left behind by an earlier process with the same pid looks the same:
+ * callers key their handles by (pid, process start time: field 22 of
+ * /proc/PID/stat) and drop a handle when that pair changes.  Within a run,
+ * symdb_perfmap_refresh() reads what was appended since the last read (a
+ * profiler calls it when an address is not found), and rereads the file
+ * whole when it was replaced, truncated or rewritten from its first bytes.
+ *
+ * Reading.  Lines are read as perf 6.1 reads them, except that lines perf
+ * would misread are skipped and counted (symdb_perfmap_stats): no hex
+ * numbers, numbers past 64 bits, a range past 2^64, a NUL byte, a name
+ * shorter than 3 bytes (perf drops those too), a line longer than
+ * max_line.  A last line without its newline is being written: it is read
+ * by a later refresh, once complete.  A size of 0 answers its start address
+ * only (as perf).  Where entries overlap, the latest line covering an
+ * address answers it (the JIT wrote it last; perf's choice there depends
+ * on the shape of its rb-tree); earlier entries keep answering the
+ * addresses no later line covers.  Lookups are binary searches over a
+ * sorted table of disjoint ranges built at each read that added lines.
+ */
+typedef struct symdb_perfmap symdb_perfmap;
+
+/** Options for symdb_perfmap_open*() and symdb_perfmap_refresh(); the
+ *  first four fields are those of symdb_open_opts. */
+typedef struct symdb_perfmap_opts {
+	size_t sz;        /**< sizeof(symdb_perfmap_opts): set by SYMDB_OPTS() */
+	unsigned flags;   /**< SYMDB_PERFMAP_*; unknown bits give SYMDB_E_INVAL */
+	char *errbuf;     /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz; /**< size of errbuf */
+	/** symdb_perfmap_open_pid(): the directory holding perf-PID.map;
+	 *  NULL is "/tmp" (the library reads no $TMPDIR: perf does not either). */
+	const char *dir;
+	/** lines longer than this many bytes (without the newline) are skipped
+	 *  and counted; 0 is 4096 */
+	size_t max_line;
+} symdb_perfmap_opts;
+
+/** symdb_perfmap_open_pid(): the map of a process in another mount and pid
+ *  namespace (a container), as perf finds it: the file is
+ *  /proc/PID/root/DIR/perf-NSPID.map, NSPID being the pid the process has
+ *  in its own namespace (the last NSpid of /proc/PID/status). */
+#define SYMDB_PERFMAP_IN_ROOT 0x1u
+
+/**
+ * @brief symdb_perfmap_open() reads a perf map file.
+ * @param path the file.
+ * @param opts NULL or options (errbuf, max_line; flags must be 0 or
+ *             SYMDB_PERFMAP_IN_ROOT, which has no effect here).
+ * @param out  receives the handle, owned by the caller (symdb_perfmap_close()).
+ * @return 0; -ENOENT (no such file), -EACCES or another -errno of open(2);
+ *         SYMDB_E_INVAL for a NULL/empty path or a path that is not a
+ *         regular file; -ENOMEM.  Malformed lines are not errors: they are
+ *         counted (symdb_perfmap_get_stats()).
+ * @note Reads the file once, whole; never blocks on a writer.
+ */
+SYMDB_API int symdb_perfmap_open(const char *path, const symdb_perfmap_opts *opts,
+                                 symdb_perfmap **out);
+
+/**
+ * @brief symdb_perfmap_open_pid() reads the perf map of process pid:
+ *        DIR/perf-PID.map (DIR from opts, "/tmp" by default), or with
+ *        SYMDB_PERFMAP_IN_ROOT the file in the process's own root.
+ * @param pid  the process id (> 0).  The process need not be alive: a map
+ *             outlives its process.
+ * @param opts NULL or options (dir, flags, errbuf, max_line).
+ * @param out  receives the handle, owned by the caller.
+ * @return as symdb_perfmap_open(); -ENOENT when the process wrote no map
+ *         (errbuf names the path); SYMDB_E_INVAL for pid <= 0;
+ *         -ENAMETOOLONG for a too long dir.
+ */
+SYMDB_API int symdb_perfmap_open_pid(int pid, const symdb_perfmap_opts *opts,
+                                     symdb_perfmap **out);
+
+/**
+ * @brief symdb_perfmap_refresh() catches up with the file: reads the lines
+ *        appended since the last read, or the whole file again when it was
+ *        replaced (another inode), shrank or its first bytes changed.
+ * @param m    a handle.
+ * @param opts NULL or options (errbuf only; dir and max_line are those of
+ *             the open).
+ * @return 0 nothing new; 1 appended lines were read; 2 the file was read
+ *         whole again; or an error as symdb_perfmap_open() (-ENOENT: the
+ *         file was removed).  A file that cannot be opened leaves the table
+ *         as it was (samples taken before still resolve); a read that
+ *         fails part way empties it (SYMDB_E_NOT_FOUND for every address)
+ *         until a refresh succeeds.
+ * @note Invalidates the names of earlier lookups.  Must not race with any
+ *       other call on m (the caller locks).
+ */
+SYMDB_API int symdb_perfmap_refresh(symdb_perfmap *m, const symdb_perfmap_opts *opts);
+
+/** One perf map entry (a sized output: set sz, or use SYMDB_OPTS). */
+typedef struct symdb_perfmap_sym {
+	size_t sz;        /**< sizeof(symdb_perfmap_sym) */
+	const char *name; /**< as written, NUL-terminated; owned by the handle */
+	uint64_t start;   /**< START of its line */
+	uint64_t size;    /**< SIZE of its line (0: it answers start only) */
+	uint64_t line;    /**< its line number in the file, from 1 */
+} symdb_perfmap_sym;
+
+/**
+ * @brief symdb_perfmap_lookup() finds the entry that answers addr.
+ * @param m    a handle.
+ * @param addr a runtime address of the process.
+ * @param out  receives the entry (min(out->sz, its size) bytes).
+ * @return 0; SYMDB_E_NOT_FOUND when no entry covers addr (a caller may
+ *         refresh and try again); SYMDB_E_INVAL for NULL arguments.
+ * @note name is valid until the next symdb_perfmap_refresh() or
+ *       symdb_perfmap_close() of m.  Any number of threads may look up at
+ *       once; none may while another refreshes or closes m.
+ */
+SYMDB_API int symdb_perfmap_lookup(const symdb_perfmap *m, uint64_t addr,
+                                   symdb_perfmap_sym *out);
+
+/** What reading a perf map found (counts since the file was last read
+ *  whole; a sized output). */
+typedef struct symdb_perfmap_stats {
+	size_t sz;                   /**< sizeof(symdb_perfmap_stats) */
+	uint64_t lines;              /**< complete lines read */
+	uint64_t entries;            /**< lines taken as entries */
+	uint64_t skipped;            /**< lines skipped as malformed (long ones included) */
+	uint64_t long_lines;         /**< of those, lines longer than max_line */
+	uint64_t first_skipped_line; /**< line number of the first skipped, 0: none */
+	uint64_t zero_size;          /**< entries of size 0 */
+	uint64_t shadowed;           /**< entries every address of which a later line covers */
+	uint64_t bytes;              /**< bytes read (complete lines) */
+	uint64_t pending;            /**< bytes of an unterminated last line, not read yet */
+	uint64_t rereads;            /**< times the file was read whole again since open */
+} symdb_perfmap_stats;
+
+/**
+ * @brief symdb_perfmap_get_stats() tells what the reads found.
+ * @return 0; SYMDB_E_INVAL for NULL arguments or a too small out->sz.
+ * @note Same thread rule as symdb_perfmap_lookup().
+ */
+SYMDB_API int symdb_perfmap_get_stats(const symdb_perfmap *m, symdb_perfmap_stats *out);
+
+/** @brief symdb_perfmap_path() is the file m reads (owned by m), NULL for NULL. */
+SYMDB_API const char *symdb_perfmap_path(const symdb_perfmap *m);
+
+/** @brief symdb_perfmap_close() frees m (NULL-safe); its names go with it. */
+SYMDB_API void symdb_perfmap_close(symdb_perfmap *m);
+
 #ifdef __cplusplus
 }
 #endif
