@@ -65,28 +65,37 @@ static void hash_xxh3(const void *p, size_t n, uint64_t h[2])
 
 /* ---- keys ----------------------------------------------------------------- */
 
-static void key_put(struct serve_cache_key *k, const void *data, size_t n)
+/* Room for n more bytes; false (and the key uncacheable) when there is none. */
+static bool key_reserve(struct serve_cache_key *k, size_t n)
 {
+	size_t cap;
+	uint8_t *p;
+
 	if (k->uncacheable)
-		return;
+		return false;
+	if (n <= k->cap - k->len)
+		return true;
 	if (n > CACHE_MAX_KEY - k->len) {
 		k->uncacheable = true;
-		return;
+		return false;
 	}
-	if (k->len + n > k->cap) {
-		size_t cap = k->cap * 2 > k->len + n ? k->cap * 2 : k->len + n;
-		uint8_t *p = k->p == k->inline_buf ? malloc(cap) : realloc(k->p, cap);
+	cap = k->cap * 2 > k->len + n ? k->cap * 2 : k->len + n;
+	p = k->p == k->inline_buf ? malloc(cap) : realloc(k->p, cap);
+	if (!p) {
+		/* A key we cannot build is a stack we do not cache. */
+		k->uncacheable = true;
+		return false;
+	}
+	if (k->p == k->inline_buf)
+		memcpy(p, k->inline_buf, k->len);
+	k->p = p;
+	k->cap = cap;
+	return true;
+}
 
-		if (!p) {
-			/* A key we cannot build is a stack we do not cache. */
-			k->uncacheable = true;
-			return;
-		}
-		if (k->p == k->inline_buf)
-			memcpy(p, k->inline_buf, k->len);
-		k->p = p;
-		k->cap = cap;
-	}
+/* Appends n bytes after key_reserve() made room. */
+static inline void key_write(struct serve_cache_key *k, const void *data, size_t n)
+{
 	memcpy(k->p + k->len, data, n);
 	k->len += n;
 }
@@ -102,8 +111,8 @@ void serve_cache_key_init(struct serve_cache_key *k, enum serve_cache_format for
 	k->hashed = false;
 	k->uncacheable = false;
 	k->nimages = 0;
-	key_put(k, &f, 1);
-	key_put(k, &options, sizeof options);
+	key_write(k, &f, 1);
+	key_write(k, &options, sizeof options);
 }
 
 /* The slot of an identity already in the key, or -1.  Repeating an image's
@@ -118,39 +127,43 @@ static int key_find_image(const struct serve_cache_key *k, const void *id, size_
 	return -1;
 }
 
-static void key_image(struct serve_cache_key *k, const void *id, size_t id_len)
+/* One frame; slot is the identity's back-reference, or -1 for an identity
+ * the key has not named yet.  Fixed-size copies: this runs 64 times per
+ * stack on the cache's hit path. */
+static void key_frame_slot(struct serve_cache_key *k, int slot, const void *id, uint8_t id_len,
+                           uint8_t kind, uint64_t load_address, uint64_t addr)
 {
-	int slot = key_find_image(k, id, id_len);
-	uint8_t tag = slot >= 0 ? (uint8_t)slot : KEY_NEW_IMAGE, len = (uint8_t)id_len;
+	uint8_t tag = slot >= 0 ? (uint8_t)slot : KEY_NEW_IMAGE;
 
-	key_put(k, &tag, 1);
-	if (slot >= 0)
+	if (!key_reserve(k, 2u + id_len + 1u + 2 * sizeof(uint64_t)))
 		return;
-	key_put(k, &len, 1);
-	/* Past 8 images a new identity is written out each time it occurs:
-	 * longer, still unambiguous. */
-	if (k->nimages < 8 && !k->uncacheable) {
-		k->image_off[k->nimages] = (uint32_t)k->len;
-		k->image_len[k->nimages] = len;
-		k->nimages++;
+	key_write(k, &tag, 1);
+	if (slot < 0) {
+		key_write(k, &id_len, 1);
+		/* Past 8 images a new identity is written out each time it
+		 * occurs: longer, still unambiguous. */
+		if (k->nimages < 8) {
+			k->image_off[k->nimages] = (uint32_t)k->len;
+			k->image_len[k->nimages] = id_len;
+			k->nimages++;
+		}
+		key_write(k, id, id_len);
 	}
-	key_put(k, id, id_len);
+	key_write(k, &kind, 1);
+	key_write(k, &addr, sizeof addr);
+	if (kind == SYMDB_ADDR_RUNTIME)
+		key_write(k, &load_address, sizeof load_address);
 }
 
 void serve_cache_key_frame(struct serve_cache_key *k, const void *id, size_t id_len,
                            unsigned addr_kind, uint64_t load_address, uint64_t addr)
 {
-	uint8_t kind = (uint8_t)addr_kind;
-
 	if (id_len == 0 || id_len > 255 || addr_kind > 255) {
 		k->uncacheable = true;
 		return;
 	}
-	key_image(k, id, id_len);
-	key_put(k, &kind, 1);
-	key_put(k, &addr, sizeof addr);
-	if (addr_kind == SYMDB_ADDR_RUNTIME)
-		key_put(k, &load_address, sizeof load_address);
+	key_frame_slot(k, key_find_image(k, id, id_len), id, (uint8_t)id_len, (uint8_t)addr_kind,
+	               load_address, addr);
 }
 
 void serve_cache_key_uncacheable(struct serve_cache_key *k)
@@ -172,17 +185,30 @@ bool serve_cache_stack_key(struct serve_cache_key *k, const struct serve_batch *
 {
 	uint64_t options = (uint64_t)b->opt.demangle | (uint64_t)b->opt.inlines << 1 |
 	                   (uint64_t)b->opt.functions << 2;
+	uint32_t last_module = UINT32_MAX;
+	unsigned nimages;
+	int slot = -1;
 
 	serve_cache_key_init(k, format, options);
 	for (uint32_t i = 0; i < st->count && !k->uncacheable; i++) {
 		const struct serve_stack_frame *f = &b->frames[st->first + i];
 		const struct serve_module *m = &b->modules[f->module];
 
-		if (m->ref == SERVE_REF_PATH || m->status != SERVE_OK)
+		if (m->ref == SERVE_REF_PATH || m->status != SERVE_OK || !m->uuid.len) {
 			k->uncacheable = true;
-		else
-			serve_cache_key_frame(k, m->uuid.bytes, m->uuid.len, m->addr_kind,
-			                      m->load_address, f->addr);
+			break;
+		}
+		/* Stacks run through one module for many frames: its slot is
+		 * looked up by bytes once per run of frames. */
+		if (f->module != last_module) {
+			slot = key_find_image(k, m->uuid.bytes, m->uuid.len);
+			last_module = f->module;
+		}
+		nimages = k->nimages;
+		key_frame_slot(k, slot, m->uuid.bytes, m->uuid.len, (uint8_t)m->addr_kind,
+		               m->load_address, f->addr);
+		if (slot < 0 && k->nimages > nimages)
+			slot = k->nimages - 1; /* named now: the next frames refer back */
 	}
 	return !k->uncacheable;
 }
