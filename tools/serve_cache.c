@@ -222,6 +222,94 @@ bool serve_cache_results_keepable(const struct serve_result *res, size_t n)
 	return true;
 }
 
+/* ---- packed results ----------------------------------------------------------- */
+
+#define PACK_NULL UINT32_MAX
+#define PACK_HAS_START 1u
+#define PACK_INLINED 2u
+
+static void pack_str(struct serve_buf *v, const char *s)
+{
+	uint32_t n = s ? (uint32_t)strlen(s) : PACK_NULL;
+
+	serve_buf_put(v, &n, sizeof n);
+	if (s)
+		serve_buf_put(v, s, (size_t)n + 1);
+}
+
+void serve_cache_pack_result(struct serve_buf *v, unsigned status, uint64_t vaddr,
+                             const struct serve_frame *frames, size_t nframes)
+{
+	uint32_t head[2] = { status, (uint32_t)nframes };
+
+	serve_buf_put(v, head, sizeof head);
+	serve_buf_put(v, &vaddr, sizeof vaddr);
+	for (size_t i = 0; i < nframes; i++) {
+		const struct serve_frame *f = &frames[i];
+		uint32_t nums[5] = { f->line, f->column, f->discriminator, f->start_line,
+		                     (f->has_start ? PACK_HAS_START : 0) | (f->inlined ? PACK_INLINED : 0) };
+
+		serve_buf_put(v, nums, sizeof nums);
+		serve_buf_put(v, &f->start, sizeof f->start);
+		pack_str(v, f->function);
+		pack_str(v, f->file);
+		pack_str(v, f->start_file);
+	}
+}
+
+static int unpack(struct serve_cache_reader *rd, void *out, size_t n)
+{
+	if ((size_t)(rd->end - rd->p) < n)
+		return -1;
+	memcpy(out, rd->p, n);
+	rd->p += n;
+	return 0;
+}
+
+static int unpack_str(struct serve_cache_reader *rd, const char **s)
+{
+	uint32_t n;
+
+	if (unpack(rd, &n, sizeof n))
+		return -1;
+	*s = NULL;
+	if (n == PACK_NULL)
+		return 0;
+	if ((size_t)(rd->end - rd->p) <= n || rd->p[n])
+		return -1;
+	*s = (const char *)rd->p;
+	rd->p += (size_t)n + 1;
+	return 0;
+}
+
+int serve_cache_unpack_result(struct serve_cache_reader *rd, unsigned *status, uint64_t *vaddr,
+                              uint32_t *nframes)
+{
+	uint32_t head[2];
+
+	if (unpack(rd, head, sizeof head) || unpack(rd, vaddr, sizeof *vaddr))
+		return -1;
+	*status = head[0];
+	*nframes = head[1];
+	return 0;
+}
+
+int serve_cache_unpack_frame(struct serve_cache_reader *rd, struct serve_frame *f)
+{
+	uint32_t nums[5];
+
+	if (unpack(rd, nums, sizeof nums) || unpack(rd, &f->start, sizeof f->start) ||
+	    unpack_str(rd, &f->function) || unpack_str(rd, &f->file) || unpack_str(rd, &f->start_file))
+		return -1;
+	f->line = nums[0];
+	f->column = nums[1];
+	f->discriminator = nums[2];
+	f->start_line = nums[3];
+	f->has_start = nums[4] & PACK_HAS_START;
+	f->inlined = nums[4] & PACK_INLINED;
+	return 0;
+}
+
 /* ---- creation -------------------------------------------------------------- */
 
 static unsigned default_shards(uint64_t max_bytes)

@@ -70,6 +70,7 @@ struct serve_cache;
 struct serve_batch;
 struct serve_stack;
 struct serve_result;
+struct serve_frame;
 
 /* The output format is part of the key: one stack has a JSON and a
  * binary answer. */
@@ -137,6 +138,28 @@ bool serve_cache_get(struct serve_cache *c, struct serve_cache_key *k, struct se
  * same key meanwhile, its entry stays. */
 void serve_cache_put(struct serve_cache *c, struct serve_cache_key *k, const void *bytes,
                      size_t n);
+
+/*
+ * A self-contained form of a stack's results, for a front end whose output
+ * cannot be cached as it is because it refers to per-response tables (the
+ * binary format's string table): on a miss it packs each result (status,
+ * vaddr, the frames serve_result_frames() chose, strings inline) into a
+ * value and puts that; on a hit it walks the value with the reader and
+ * encodes the results as if they had been resolved.  Native byte order:
+ * the bytes never leave the process.
+ */
+void serve_cache_pack_result(struct serve_buf *v, unsigned status, uint64_t vaddr,
+                             const struct serve_frame *frames, size_t nframes);
+struct serve_cache_reader {
+	const unsigned char *p, *end;
+};
+/* The next result: its status, vaddr and number of frames, which the next
+ * nframes serve_cache_unpack_frame() calls give (strings point into the
+ * value, NUL-terminated).  Both return 0, or -1 at the end of the value or
+ * on a value that was not packed so. */
+int serve_cache_unpack_result(struct serve_cache_reader *rd, unsigned *status, uint64_t *vaddr,
+                              uint32_t *nframes);
+int serve_cache_unpack_frame(struct serve_cache_reader *rd, struct serve_frame *f);
 
 /* Observability for /metrics and tests: entries and charged bytes now. */
 void serve_cache_usage(struct serve_cache *c, uint64_t *entries, uint64_t *bytes);

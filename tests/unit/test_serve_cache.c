@@ -447,6 +447,69 @@ static void test_batch_keys(void)
 	serve_cache_free(c);
 }
 
+/* Packed results survive a trip through the cache unchanged, NULL strings
+ * included; a cut value is refused, never read past. */
+static void test_packed(void)
+{
+	const struct serve_frame in[2] = {
+		{ .function = "inner", .file = "/src/a.c", .start_file = NULL, .line = 10, .column = 3,
+		  .discriminator = 2, .start_line = 0, .has_start = false, .inlined = true },
+		{ .function = NULL, .file = "", .start_file = "/src/b.h", .line = 0, .column = 0,
+		  .discriminator = 0, .start_line = 7, .has_start = true, .inlined = false,
+		  .start = 0x1234 },
+	};
+	struct serve_buf v = { 0 }, out = { 0 };
+	struct serve_cache *c;
+	struct serve_cache_key k;
+	struct serve_cache_reader rd;
+	struct serve_frame f;
+	unsigned st;
+	uint64_t vaddr;
+	uint32_t n;
+
+	serve_cache_pack_result(&v, SERVE_OK, 0x1240, in, 2);
+	serve_cache_pack_result(&v, SERVE_NO_SYMBOL, 0x99, NULL, 0);
+	CHECK_RC(serve_cache_create(1 << 20, 0, NULL, &c));
+	key_stack(&k, id_a, 0x1240, 2);
+	serve_cache_put(c, &k, v.p, v.len);
+	CHECK(serve_cache_get(c, &k, &out) && out.len == v.len);
+	rd = (struct serve_cache_reader){ (const unsigned char *)out.p,
+	                                  (const unsigned char *)out.p + out.len };
+	CHECK(!serve_cache_unpack_result(&rd, &st, &vaddr, &n) && st == SERVE_OK && vaddr == 0x1240 &&
+	      n == 2);
+	for (int i = 0; i < 2; i++) {
+		CHECK(!serve_cache_unpack_frame(&rd, &f));
+		CHECK(f.line == in[i].line && f.column == in[i].column &&
+		      f.discriminator == in[i].discriminator && f.start_line == in[i].start_line &&
+		      f.has_start == in[i].has_start && f.inlined == in[i].inlined &&
+		      f.start == in[i].start);
+		CHECK(!f.function == !in[i].function && !f.file == !in[i].file &&
+		      !f.start_file == !in[i].start_file);
+		CHECK(!f.function || !strcmp(f.function, in[i].function));
+		CHECK(!f.file || !strcmp(f.file, in[i].file));
+		CHECK(!f.start_file || !strcmp(f.start_file, in[i].start_file));
+	}
+	CHECK(!serve_cache_unpack_result(&rd, &st, &vaddr, &n) && st == SERVE_NO_SYMBOL && n == 0);
+	CHECK(serve_cache_unpack_result(&rd, &st, &vaddr, &n) == -1); /* the end */
+	/* Every cut of the value fails somewhere before its end. */
+	for (size_t cut = 1; cut < v.len; cut++) {
+		int bad = 0;
+
+		rd = (struct serve_cache_reader){ (const unsigned char *)v.p,
+		                                  (const unsigned char *)v.p + v.len - cut };
+		for (int r = 0; r < 2 && !bad; r++) {
+			bad = serve_cache_unpack_result(&rd, &st, &vaddr, &n);
+			for (uint32_t i = 0; i < n && !bad; i++)
+				bad = serve_cache_unpack_frame(&rd, &f);
+		}
+		CHECK(bad);
+	}
+	serve_cache_key_release(&k);
+	serve_cache_free(c);
+	free(v.p);
+	free(out.p);
+}
+
 /* ---- threads ----------------------------------------------------------------- */
 
 #define MT_THREADS 4
@@ -529,6 +592,7 @@ int main(void)
 	test_lru_order();
 	test_uncacheable();
 	test_batch_keys();
+	test_packed();
 	test_threads();
 	return check_exit();
 }
