@@ -185,6 +185,42 @@ static void bn_report_image(const symdb_uuid *uuid, int rc, const symdb_build_re
 	}
 }
 
+/* An index file (SPEC §5 magic), as GET /v1/images/{id}/index of `symdb
+ * serve` sends it, rather than a bundle. */
+static int is_index_file(int fd)
+{
+	static const unsigned char magic[8] = { 0x89, 'S', 'Y', 'M', 'D', 'B', '\r', '\n' };
+	unsigned char head[8];
+
+	return pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+	       memcmp(head, magic, sizeof magic) == 0;
+}
+
+/* Publish one index file as symdb_builder_import_file() does: copied,
+ * every checksum and invariant verified, then renamed and committed. */
+static int import_index_file(symdb_builder *b, const char *file, unsigned flags, int quiet)
+{
+	char err[512] = "", hex[2 * SYMDB_UUID_MAX + 1];
+	SYMDB_OPTS(symdb_build_opts, bo, .flags = flags, .errbuf = err, .errbuf_sz = sizeof err);
+	SYMDB_OPTS(symdb_build_result, res);
+	int rc = symdb_builder_import_file(b, file, NULL, &bo, &res);
+
+	if (rc < 0) {
+		size_t n = strlen(file);
+		const char *why = strncmp(err, file, n) == 0 && err[n] == ':' ? err + n + 2 : err;
+		cli_err(file, "index file rejected, nothing imported: %s",
+		        why[0] ? why : symdb_strerror(rc));
+		return rc == SYMDB_E_CHECKSUM || rc == SYMDB_E_CORRUPT || rc == SYMDB_E_FORMAT ||
+		               rc == SYMDB_E_VERSION
+		       ? CLI_EXIT_DAMAGED
+		       : CLI_EXIT_FAILED;
+	}
+	symdb_uuid_format(&res.uuid, hex);
+	if (!quiet)
+		cli_print_line(res.skipped ? "skipped %s (already indexed)\n" : "imported %s\n", hex);
+	return CLI_EXIT_OK;
+}
+
 int cli_cmd_import(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
@@ -228,6 +264,12 @@ int cli_cmd_import(const struct cli_global *g0, int argc, char **argv)
 		if (in > 0)
 			close(in);
 		return CLI_EXIT_DATABASE;
+	}
+	if (in > 0 && is_index_file(in)) {
+		rc = import_index_file(b, file, flags, quiet);
+		symdb_builder_close(b);
+		close(in);
+		return rc;
 	}
 	char why[1200] = "";
 	struct bn_report rep = { .what = what, .quiet = quiet };

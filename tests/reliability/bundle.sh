@@ -158,4 +158,31 @@ run_in "$SCRATCH/raw.lz4" "$SYMDB" --db "$DST" import
 expect_ok "import of a bundle framed by the lz4 CLI"
 grep -q "^imported $UB" "$OUT" || fail "lz4-CLI bundle did not import $UB"
 note "damaged bundles rejected, database unchanged"
+
+# One index file instead of a bundle (what `symdb serve` sends for GET
+# /v1/images/ID/index): imported as a FILE argument, verified the same way;
+# it answers like llvm-symbolizer-14; a damaged one is refused, nothing
+# published.
+IDX=$SCRATCH/one
+ia=$(find "$SRC/images" -name "$UA.symdb")
+cp "$ia" "$SCRATCH/a.symdb"
+run "$SYMDB" --db "$IDX" import "$SCRATCH/a.symdb"
+expect_ok "import of one index file"
+[[ $(cat "$OUT") == "imported $UA" ]] || fail "index file import printed: $(cat "$OUT")"
+cmp -s "$ia" "$(find "$IDX/images" -name "$UA.symdb")" || fail "imported index file differs"
+llvm-nm-14 --defined-only "$A" | awk '$2 ~ /[tT]/ {print "0x" $1}' | head -50 >"$SCRATCH/addrs"
+"$SYMDB" --db "$IDX" query --no-build --uuid "$UA" <"$SCRATCH/addrs" >"$SCRATCH/q.idx"
+llvm_query "$A" <"$SCRATCH/addrs" >"$SCRATCH/q.llvm"
+cmp -s "$SCRATCH/q.llvm" "$SCRATCH/q.idx" || fail "imported index file differs from llvm-symbolizer-14"
+run "$SYMDB" --db "$IDX" import "$SCRATCH/a.symdb"
+expect_ok "import of the index file again"
+[[ $(cat "$OUT") == "skipped $UA (already indexed)" ]] || fail "second index import: $(cat "$OUT")"
+"$SYMDB" --db "$IDX" rm "$UA" >/dev/null
+state=$(db_state "$IDX")
+flip "$SCRATCH/a.symdb" $(($(stat -c %s "$SCRATCH/a.symdb") - 1))
+run "$SYMDB" --db "$IDX" import "$SCRATCH/a.symdb.flip"
+expect_error "damaged index file" "index file rejected, nothing imported" "Checksum"
+((RC == 4)) || fail "damaged index file: exit $RC, expected 4"
+[[ $(db_state "$IDX") == "$state" ]] || fail "damaged index file: the database changed"
+note "one index file imported; a damaged one refused"
 echo "PASS bundle"
