@@ -174,6 +174,7 @@ CLI_HIDDEN int cli_cmd_query(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_list(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_info(const struct cli_global *g, int argc, char **argv);
 CLI_HIDDEN int cli_cmd_symbolicate(const struct cli_global *g, int argc, char **argv);
+CLI_HIDDEN int cli_cmd_serve(const struct cli_global *g, int argc, char **argv); /* serve_main.c */
 
 /* Per-command help texts (symdb_main.c). */
 CLI_HIDDEN void cli_usage(FILE *f, const char *cmd);

@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# basic.sh: the HTTP core of `symdb serve` (README "symdb serve"):
+#   1. GET /healthz answers 200 "ok"; GET /metrics counts it under the fixed
+#      labels endpoint="healthz",status="200";
+#   2. an unknown path is a 404, a known path with another method a 405,
+#      each with a JSON {"error": ...} body;
+#   3. keep-alive: two requests on one connection get two answers;
+#   4. a body announced over --max-body gets 413 before a byte of it is
+#      sent (with and without "Expect: 100-continue": never a 100); a
+#      chunked body that passes the limit gets 413 at its end, and one that
+#      never ends is cut off; a body under the limit is read;
+#   5. SIGTERM: exit 0;
+#   6. a missing database exits 3 with one line on stderr, and so does an
+#      unwritable one (checked as an unprivileged user when possible).
+# Before `symdb serve` existed every step failed: serve_start found no
+# "listening on" line.
+source "$(dirname "$0")/lib.sh"
+
+serve_start --max-body 1000
+
+note "1. healthz and metrics"
+serve_req GET /healthz
+((STATUS == 200)) || fail "/healthz: status $STATUS"
+[[ $(cat "$OUT") == ok ]] || fail "/healthz: body '$(cat "$OUT")'"
+serve_req GET /metrics
+((STATUS == 200)) || fail "/metrics: status $STATUS"
+grep -qx 'symdb_serve_requests_total{endpoint="healthz",status="200"} [1-9][0-9]*' "$OUT" ||
+	fail "/metrics: no healthz 200 counter"
+grep -q '^# TYPE symdb_serve_request_duration_seconds histogram$' "$OUT" ||
+	fail "/metrics: no latency histogram"
+
+note "2. 404 and 405"
+serve_req GET /no/such/thing
+((STATUS == 404)) || fail "unknown path: status $STATUS"
+grep -q '^{"error":"' "$OUT" || fail "404: body is not a JSON error: $(cat "$OUT")"
+serve_req DELETE /healthz
+((STATUS == 405)) || fail "DELETE /healthz: status $STATUS"
+
+note "3. keep-alive"
+serve_py <<'PY' || fail "keep-alive"
+import sys, serve_client as c
+s = c.connect(sys.argv[1])
+for i in range(3):
+    s.sendall(c.head_bytes("GET", "/healthz"))
+    r = c.read_response(s)
+    assert r and r[0] == 200 and r[2] == b"ok\n", r
+PY
+
+note "4. 413 before the body"
+serve_py <<'PY' || fail "413 from Content-Length"
+import sys, socket, serve_client as c
+for expect in ([], ["Expect: 100-continue"]):
+    s = c.connect(sys.argv[1], timeout=10)
+    # headers only: not one byte of the 100 MB body is ever sent
+    s.sendall(c.head_bytes("GET", "/healthz", expect, body_len=100_000_000))
+    r = c.read_response(s)
+    assert r is not None, "no answer to an over-limit Content-Length"
+    assert r[0] == 413, r
+    assert b'"error"' in r[2], r
+    s.close()
+# a chunked body past the limit that ends: read, dropped, answered 413
+s = c.connect(sys.argv[1], timeout=10)
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+          + (b"40\r\n" + b"x" * 64 + b"\r\n") * 24 + b"0\r\n\r\n")
+r = c.read_response(s)
+assert r and r[0] == 413, r
+s.close()
+# one that never ends: cut off once it is twice the limit, never answered
+s = c.connect(sys.argv[1], timeout=10)
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+sent = 0
+try:
+    while sent < 1_000_000:
+        s.sendall(b"40\r\n" + b"x" * 64 + b"\r\n")
+        sent += 64
+except OSError:
+    pass
+r = c.read_response(s)
+assert r is None or r[0] == 413, r
+assert sent < 1_000_000, "an endless chunked body was read to the end"
+# under the limit: read and answered
+r = c.request(sys.argv[1], "GET", "/healthz", b"y" * 999)
+assert r and r[0] == 200, r
+PY
+serve_alive
+
+note "5. SIGTERM"
+serve_stop TERM
+((SERVE_RC == 0)) || fail "SIGTERM: exit $SERVE_RC, expected 0"
+grep -q 'method=GET path=/healthz status=200' "$SERVE_LOG" || fail "no access-log line"
+
+note "6. missing or unwritable database"
+run "$SYMDB" serve --db "$SCRATCH/missing" --listen 127.0.0.1:0
+((RC == 3)) || fail "missing database: exit $RC, expected 3"
+expect_error "missing database" "$SCRATCH/missing"
+if command -v setpriv >/dev/null && (($(id -u) == 0)); then
+	chmod -R a+rX "$SCRATCH"
+	chmod -R a-w "$SERVE_DB"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$SYMDB" serve --db "$SERVE_DB" \
+		--listen 127.0.0.1:0
+	chmod -R u+w "$SERVE_DB"
+	((RC == 3)) || fail "unwritable database: exit $RC, expected 3"
+	expect_error "unwritable database" "not writable" "Permission denied"
+else
+	skip_part "unwritable database: needs root and setpriv to become another user"
+fi

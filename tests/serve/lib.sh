@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: MIT
+#
+# lib.sh: helpers sourced by the tests/serve/*.sh scripts, on top of
+# tests/cli/lib.sh (run, fail, note, require, SCRATCH, SYMDB, FIXTURES).
+#
+#   serve_start [SYMDB-SERVE-ARGS...]
+#       starts `symdb serve --db $SERVE_DB` on a free loopback port
+#       (--listen 127.0.0.1:0 unless the arguments name a --listen), with
+#       the access log in $SERVE_LOG and stderr in $SERVE_ERR, waits for its
+#       "listening on ADDR" line and then for GET /healthz to answer 200.
+#       Sets SERVE_PID, SERVE_ADDR (HOST:PORT, [V6]:PORT or unix:/path) and,
+#       for TCP, SERVE_URL (http://ADDR).  Every server started here is
+#       killed when the test exits, however it exits.
+#   serve_stop [SIGNAL]   SIGTERM (default) and wait; SERVE_RC = its exit code
+#   serve_req METHOD PATH [serve_client.py options]
+#       one request; STATUS = the HTTP status (0: no answer), the body in
+#       $OUT (serve_client.py is the client; python3 standard library only)
+#   serve_alive           fails the test unless the server still answers
+#   serve_hwm_kb          the server's peak RSS (VmHWM) in KiB
+#
+# SERVE_DB defaults to $SCRATCH/db (created, empty) and may be set before
+# serve_start.  Several tests run servers at once: never a fixed port.
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
+
+SERVE_CLIENT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/serve_client.py
+SERVE_DB=${SERVE_DB:-$SCRATCH/db}
+SERVE_LOG=$SCRATCH/access.log
+SERVE_ERR=$SCRATCH/serve.err
+SERVE_PID=
+SERVE_ADDR=
+SERVE_URL=
+SERVE_RC=
+SERVE_PIDS=()
+STATUS=0
+
+serve_kill_all() {
+	local p
+	for p in "${SERVE_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+# cli/lib.sh's EXIT trap (skipped parts end as 77), with the servers killed
+trap 'rc=$?; serve_kill_all; if ((rc == 0 && SKIPPED_PARTS)); then echo "SKIP: $SKIPPED_PARTS part(s) could not run"; exit 77; fi; exit $rc' EXIT
+
+serve_start() {
+	local listen=(--listen 127.0.0.1:0) a i
+	for a; do
+		[[ $a == --listen || $a == --listen=* ]] && listen=()
+	done
+	if [[ ! -d $SERVE_DB ]]; then
+		"$SYMDB" --db "$SERVE_DB" list >/dev/null 2>&1 || true
+		mkdir -p "$SERVE_DB"
+		# an empty database: created the way every command creates one
+		"$SYMDB" --db "$SERVE_DB" build /dev/null >/dev/null 2>&1 || true
+	fi
+	: >"$SERVE_ERR"
+	"$SYMDB" serve --db "$SERVE_DB" "${listen[@]}" --log "$SERVE_LOG" "$@" 2>"$SERVE_ERR" &
+	SERVE_PID=$!
+	SERVE_PIDS+=("$SERVE_PID")
+	SERVE_ADDR=
+	for ((i = 0; i < 400; i++)); do
+		SERVE_ADDR=$(sed -n 's/^symdb: serve: listening on \([^ ]*\) .*/\1/p' "$SERVE_ERR")
+		[[ -n $SERVE_ADDR ]] && break
+		kill -0 "$SERVE_PID" 2>/dev/null || fail "symdb serve $*: exited at start: $(cat "$SERVE_ERR")"
+		sleep 0.05
+	done
+	[[ -n $SERVE_ADDR ]] || fail "symdb serve $*: no 'listening on' line in 20 s"
+	SERVE_URL=
+	[[ $SERVE_ADDR == unix:* ]] || SERVE_URL=http://$SERVE_ADDR
+	for ((i = 0; i < 200; i++)); do
+		serve_req GET /healthz
+		((STATUS == 200)) && return 0
+		sleep 0.05
+	done
+	fail "symdb serve: /healthz did not answer 200 within 10 s (last: $STATUS)"
+}
+
+serve_stop() {
+	local sig=${1:-TERM}
+	kill -"$sig" "$SERVE_PID" 2>/dev/null || true
+	set +e
+	wait "$SERVE_PID"
+	SERVE_RC=$?
+	set -e
+}
+
+serve_req() {
+	local m=$1 p=$2
+	shift 2
+	set +e
+	python3 "$SERVE_CLIENT" "$SERVE_ADDR" "$m" "$p" "$@" >"$OUT.raw" 2>"$ERR"
+	local rc=$?
+	set -e
+	if ((rc != 0)); then
+		STATUS=0
+		: >"$OUT"
+		return 0
+	fi
+	STATUS=$(head -n1 "$OUT.raw")
+	tail -n +2 "$OUT.raw" >"$OUT"
+}
+
+serve_alive() {
+	kill -0 "$SERVE_PID" 2>/dev/null || fail "the server died: $(tail -n 5 "$SERVE_ERR")"
+	serve_req GET /healthz
+	((STATUS == 200)) || fail "the server no longer answers /healthz (status $STATUS)"
+}
+
+serve_hwm_kb() {
+	awk '/^VmHWM:/ { print $2 }' "/proc/$SERVE_PID/status"
+}
+
+# serve_py [ARGS...] <<'PY' ... PY: a python3 script on stdin, with
+# serve_client importable and sys.argv[1] = $SERVE_ADDR
+serve_py() {
+	PYTHONPATH=$(dirname "$SERVE_CLIENT") python3 - "$SERVE_ADDR" "$@"
+}

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb serve`: the command.  Parses the options into struct serve_limits
+ * and the listener, opens the database once (shared by every thread),
+ * starts the HTTP core (serve_http.c) and then waits for signals in the
+ * main thread, which is the only thread that receives them (they are
+ * blocked before any other thread starts):
+ *   SIGTERM, SIGINT  graceful stop: no new connections, 503 for new
+ *                    requests on open ones, the requests in flight finish
+ *                    (for at most --deadline-ms), exit 0
+ *   SIGHUP           reopens the --log FILE (for log rotation); nothing
+ *                    else is re-read
+ *   SIGPIPE          ignored (a client that hangs up is not fatal)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_maint.h"
+#include "cli_util.h"
+#include "serve_core.h"
+#include "symdb.h"
+
+struct serve_cli {
+	const char *listen;
+	const char *log_path;        /* NULL or "-": stderr; "none": no log */
+	const char *tmp_dir;
+	const char *indexer;
+	bool allow_paths;
+	struct serve_limits lim;
+	struct serve_http_opts http;
+};
+
+static void defaults(struct serve_cli *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*o = (struct serve_cli){
+		.listen = "127.0.0.1:8630",
+		.lim = {
+			.max_body = 64ull << 20,
+			.max_upload = 2ull << 30,
+			.max_modules = 1024,
+			.max_addresses = 1000000,
+			.max_stacks = 100000,
+			.max_depth = 32,
+			.deadline_ms = 30000,
+			.max_concurrent = 64,
+			.header_timeout_ms = 10000,
+			.body_timeout_ms = 60000,
+			.idle_timeout_s = 30,
+			.max_indexers = 2,
+			.threads = cpus < 2 ? 2 : cpus > 64 ? 64 : (uint32_t)cpus,
+			.cache_bytes = 64ull << 20,
+		},
+		.http = { .max_connections = 1024, .conn_memory = 32768 },
+	};
+}
+
+enum kind { K_U32, K_SIZE, K_U64SIZE };
+
+/* Options that set one number: name, where, its kind, its least value. */
+struct numopt {
+	const char *name;
+	size_t off;
+	enum kind kind;
+	uint64_t min, max;
+};
+
+#define LIM(f) offsetof(struct serve_cli, lim.f)
+static const struct numopt numopts[] = {
+	{ "--max-body", LIM(max_body), K_U64SIZE, 1, UINT64_MAX },
+	{ "--max-upload", LIM(max_upload), K_U64SIZE, 1, UINT64_MAX },
+	{ "--max-modules", LIM(max_modules), K_U32, 1, UINT32_MAX },
+	{ "--max-addresses", LIM(max_addresses), K_U32, 1, UINT32_MAX },
+	{ "--max-stacks", LIM(max_stacks), K_U32, 1, UINT32_MAX },
+	{ "--max-depth", LIM(max_depth), K_U32, 1, 10000 },
+	{ "--deadline-ms", LIM(deadline_ms), K_U32, 1, 86400000 },
+	{ "--max-concurrent", LIM(max_concurrent), K_U32, 1, 1000000 },
+	{ "--header-timeout-ms", LIM(header_timeout_ms), K_U32, 1, 86400000 },
+	{ "--body-timeout-ms", LIM(body_timeout_ms), K_U32, 1, 86400000 },
+	{ "--idle-timeout", LIM(idle_timeout_s), K_U32, 1, 86400 },
+	{ "--max-indexers", LIM(max_indexers), K_U32, 1, 1024 },
+	{ "--threads", LIM(threads), K_U32, 1, 256 },
+	{ "--cache-size", LIM(cache_bytes), K_U64SIZE, 0, UINT64_MAX },
+	{ "--max-connections", offsetof(struct serve_cli, http.max_connections), K_U32, 1, 1000000 },
+	{ "--max-header-bytes", offsetof(struct serve_cli, http.conn_memory), K_SIZE, 4096, 1u << 24 },
+};
+
+/* 1 when argv[*i] was a numeric option (set), 0 when not one, -1 on error. */
+static int number_option(struct serve_cli *o, int argc, char **argv, int *i)
+{
+	for (size_t k = 0; k < sizeof(numopts) / sizeof(numopts[0]); k++) {
+		const struct numopt *n = &numopts[k];
+		const char *v;
+		int m = cli_opt_value(argc, argv, i, n->name, &v);
+		if (m <= 0) {
+			if (m < 0)
+				return -1;
+			continue;
+		}
+		uint64_t x;
+		int bad = n->kind == K_U32 ? cli_parse_u64(v, strlen(v), &x) : cli_parse_size(v, &x);
+		if (bad || x < n->min || x > n->max) {
+			cli_err(NULL, "%s %s: expected a %s from %llu to %llu", n->name, v,
+			        n->kind == K_U32 ? "number" : "size", (unsigned long long)n->min,
+			        (unsigned long long)n->max);
+			return -1;
+		}
+		char *p = (char *)o + n->off;
+		if (n->kind == K_U64SIZE)
+			memcpy(p, &x, sizeof(uint64_t));
+		else {
+			uint32_t y = (uint32_t)x;
+			memcpy(p, &y, sizeof(y));
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_args(struct cli_global *g, struct serve_cli *o, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int m = cli_opt_common(g, "serve", argc, argv, &i);
+		if (m < 0)
+			return CLI_EXIT_USAGE;
+		if (m == CLI_OPT_HELP)
+			return CLI_EXIT_OK;
+		if (m)
+			continue;
+		m = number_option(o, argc, argv, &i);
+		if (m < 0)
+			return CLI_EXIT_USAGE;
+		if (m)
+			continue;
+		const char **str[] = { &o->listen, &o->log_path, &o->tmp_dir, &o->indexer };
+		const char *names[] = { "--listen", "--log", "--tmp-dir", "--indexer" };
+		for (size_t k = 0; !m && k < 4; k++) {
+			m = cli_opt_value(argc, argv, &i, names[k], &v);
+			if (m > 0)
+				*str[k] = v;
+		}
+		if (m < 0)
+			return CLI_EXIT_USAGE;
+		if (m)
+			continue;
+		if (!strcmp(argv[i], "--allow-paths")) {
+			o->allow_paths = true;
+			continue;
+		}
+		cli_err(NULL, "unknown option or argument '%s' (see 'symdb help serve')", argv[i]);
+		return CLI_EXIT_USAGE;
+	}
+	return -1;
+}
+
+static int open_log(const char *path)
+{
+	if (!path || !strcmp(path, "-"))
+		return 2;
+	if (!strcmp(path, "none"))
+		return -1;
+	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+}
+
+/* The other parts' state (cache, symbolizer pool, uploads): each part
+ * creates its own here and frees it in stop_parts. */
+static int start_parts(struct serve_server *srv)
+{
+	if (serve_metrics_create(&srv->metrics) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static void stop_parts(struct serve_server *srv)
+{
+	serve_metrics_free(srv->metrics);
+}
+
+/* SIGHUP: the log file is reopened in place (dup2 over the descriptor every
+ * thread writes to), so a rotated log is let go of. */
+static void reopen_log(struct serve_server *srv, const char *path)
+{
+	if (srv->log_fd <= 2 || !path)
+		return;
+	int fd = open_log(path);
+	if (fd < 0) {
+		cli_err(path, "cannot reopen the log: %s (still writing the old one)", strerror(errno));
+		return;
+	}
+	dup2(fd, srv->log_fd);
+	close(fd);
+}
+
+static int wait_for_stop(struct serve_server *srv, const char *log_path)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	for (;;) {
+		int sig = 0;
+		if (sigwait(&set, &sig))
+			continue;
+		if (sig == SIGHUP) {
+			reopen_log(srv, log_path);
+			continue;
+		}
+		return sig;
+	}
+}
+
+static int serve_run(struct serve_server *srv, struct serve_cli *o, struct serve_listener *l)
+{
+	char err[300];
+	struct serve_http *h;
+	if (serve_http_start(srv, l, &o->http, &h, err, sizeof(err)) < 0) {
+		cli_err(l->name, "%s", err);
+		return CLI_EXIT_FAILED;
+	}
+	cli_err(NULL, "serve: listening on %s (database %s, %u threads%s)", l->name, srv->db_dir,
+	        srv->lim.threads, srv->allow_paths ? "" : ", \"path\" modules refused");
+	int sig = wait_for_stop(srv, o->log_path);
+	cli_err(NULL, "serve: %s: finishing the requests in flight, then stopping",
+	        sig == SIGINT ? "SIGINT" : "SIGTERM");
+	serve_http_stop(h, srv->lim.deadline_ms);
+	return CLI_EXIT_OK;
+}
+
+int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
+{
+	struct cli_global g = *gin;
+	struct serve_cli o;
+	defaults(&o);
+	int rc = parse_args(&g, &o, argc, argv);
+	if (rc >= 0)
+		return rc;
+
+	char err[300];
+	struct serve_listener l;
+	if (serve_listen_open(o.listen, &l, err, sizeof(err)) < 0) {
+		cli_err(NULL, "--listen %s", err);
+		return CLI_EXIT_FAILED;
+	}
+	const char *dir = cli_db_dir(g.db_dir);
+	char eb[512] = "";
+	SYMDB_OPTS(symdb_open_opts, oo, .flags = SYMDB_OPEN_WRITE, .errbuf = eb, .errbuf_sz = sizeof(eb));
+	symdb *db = NULL;
+	rc = symdb_open(dir, &oo, &db);
+	if (rc < 0) {
+		serve_listen_close(&l);
+		cli_err_lib(dir ? dir : "database", rc, eb);
+		return CLI_EXIT_DATABASE;
+	}
+	char tmp[4096];
+	if (!o.tmp_dir) {
+		snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+		o.tmp_dir = tmp;
+	}
+	struct serve_server srv = {
+		.db = db, .db_dir = dir, .indexer_path = o.indexer, .tmp_dir = o.tmp_dir,
+		.allow_paths = l.loopback || o.allow_paths, .lim = o.lim, .log_fd = open_log(o.log_path),
+	};
+	if (srv.log_fd < 0 && o.log_path && strcmp(o.log_path, "none")) {
+		cli_err(o.log_path, "cannot open the log: %s", strerror(errno));
+		rc = CLI_EXIT_FAILED;
+	} else if (start_parts(&srv) < 0) {
+		cli_err(NULL, "serve: out of memory");
+		rc = CLI_EXIT_FAILED;
+	} else {
+		/* Before any thread starts, so that only this one takes them. */
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGHUP);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		rc = serve_run(&srv, &o, &l);
+	}
+	stop_parts(&srv);
+	serve_listen_close(&l);
+	if (srv.log_fd > 2)
+		close(srv.log_fd);
+	symdb_close(db);
+	return rc;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The table of endpoints of `symdb serve`.  serve_http.c walks it in order:
+ * the first entry whose path matches (exactly, or as a prefix when the
+ * entry's path ends with '/') and whose method matches answers; a path that
+ * matches with another method is a 405, no match a 404.  Each part of the
+ * server adds its own rows here (serve.h says who implements what).
+ */
+#include <stddef.h>
+
+#include "serve.h"
+
+const struct serve_endpoint serve_endpoints[] = {
+	{ .method = "GET", .path = "/healthz", .id = SERVE_EP_HEALTHZ,
+	  .handle = serve_healthz_handle },
+	{ .method = "GET", .path = "/metrics", .id = SERVE_EP_METRICS,
+	  .handle = serve_metrics_handle },
+	{ .path = NULL },
+};
