@@ -21,6 +21,7 @@ struct serve_listener {
 	bool loopback;            /* 127.0.0.0/8, ::1 or a unix socket */
 	bool is_unix;
 	char unix_path[108];      /* the socket file, unlinked at stop */
+	uint64_t unix_dev, unix_ino; /* it, as bound: another one there is left alone */
 	char name[160];           /* as the startup line prints it */
 };
 

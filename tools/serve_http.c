@@ -127,7 +127,7 @@ struct sconn {
 	_Atomic uint64_t deadline_ns;    /* 0 = none (a request is being answered) */
 	_Atomic int deadline_kind;       /* enum serve_cut_reason */
 	_Atomic int cut;                 /* 1 + the reason it was shut down; 0 = not */
-	bool in_request;                 /* a request line arrived and is not logged yet */
+	bool cut_logged;                 /* a request's log line told of the cut */
 	char peer[64];
 };
 
@@ -294,7 +294,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	int cut = atomic_load(&sc->cut);
 	/* A connection cut before it sent a whole request line has no request
 	 * to log it; say what happened to it anyway. */
-	if (cut && !sc->in_request)
+	if (cut && !sc->cut_logged)
 		log_line(h, sc->peer, "-", "-", "-", 0, 0,
 		         cut - 1 == SERVE_CUT_HEADER_TIMEOUT ? "header deadline passed"
 		                                             : "body deadline passed");
@@ -354,8 +354,6 @@ static struct sreq *sreq_new(struct serve_http *h, struct MHD_Connection *c, con
 	sr->rq.srv = h->srv;
 	sr->rq.ep = SERVE_EP_OTHER;
 	sr->sc = conn_of(c);
-	if (sr->sc)
-		sr->sc->in_request = true;
 	return sr;
 }
 
@@ -689,9 +687,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	const char *reason = sr->reason;
 	struct sconn *sc = sr->sc;
 	int cut = sc ? atomic_load(&sc->cut) : 0;
-	if (cut)
+	if (cut) {
 		reason = cut - 1 == SERVE_CUT_HEADER_TIMEOUT ? "header deadline passed"
 		                                             : "body deadline passed";
+		sc->cut_logged = true;
+	}
 	else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !*reason)
 		reason = termination_name(toe);
 	uint64_t us = sr->started ? (now - sr->rq.start_ns) / 1000 : 0;
@@ -703,7 +703,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	log_line(h, sc ? sc->peer : "-", sr->started ? sr->method : "-", sr->raw_uri ? sr->raw_uri : "-",
 	         status ? st : "-", sr->addresses, us, reason);
 	if (sc) {
-		sc->in_request = false;
 		/* The next request on this connection: its headers are due
 		 * within the idle time plus the header time. */
 		set_deadline(sc,
@@ -858,6 +857,10 @@ static int listen_unix(const char *path, struct serve_listener *l, char *err, si
 		close(fd);
 		return -1;
 	}
+	if (lstat(path, &st) == 0) {
+		l->unix_dev = (uint64_t)st.st_dev;
+		l->unix_ino = (uint64_t)st.st_ino;
+	}
 	l->fd = fd;
 	l->is_unix = true;
 	l->loopback = true;
@@ -941,8 +944,11 @@ void serve_listen_close(struct serve_listener *l)
 	if (l->fd >= 0)
 		close(l->fd);
 	l->fd = -1;
-	if (l->is_unix && l->unix_path[0]) {
+	/* Only the socket this server bound: a later server may have replaced
+	 * a stale one at the same path. */
+	struct stat st;
+	if (l->is_unix && l->unix_path[0] && lstat(l->unix_path, &st) == 0 &&
+	    (uint64_t)st.st_dev == l->unix_dev && (uint64_t)st.st_ino == l->unix_ino)
 		unlink(l->unix_path);
-		l->unix_path[0] = 0;
-	}
+	l->unix_path[0] = 0;
 }

@@ -11,12 +11,15 @@
 #       Sets SERVE_PID, SERVE_ADDR (HOST:PORT, [V6]:PORT or unix:/path) and,
 #       for TCP, SERVE_URL (http://ADDR).  Every server started here is
 #       killed when the test exits, however it exits.
-#   serve_stop [SIGNAL]   SIGTERM (default) and wait; SERVE_RC = its exit code
+#   serve_stop [SIGNAL]   SIGTERM (default; "wait": none, it was sent already)
+#                         and wait for the server; SERVE_RC = its exit code
 #   serve_req METHOD PATH [serve_client.py options]
 #       one request; STATUS = the HTTP status (0: no answer), the body in
 #       $OUT (serve_client.py is the client; python3 standard library only)
 #   serve_alive           fails the test unless the server still answers
-#   serve_hwm_kb          the server's peak RSS (VmHWM) in KiB
+#   serve_hwm_kb          the server's peak RSS (VmHWM) in KiB; the bad-request
+#                         tests check it against SERVE_RSS_BOUND_KB, the bound
+#                         README states (default limits, small databases)
 #
 # SERVE_DB defaults to $SCRATCH/db (created, empty) and may be set before
 # serve_start.  Several tests run servers at once: never a fixed port.
@@ -32,6 +35,7 @@ SERVE_URL=
 SERVE_RC=
 SERVE_PIDS=()
 STATUS=0
+SERVE_RSS_BOUND_KB=$((64 * 1024))
 
 serve_kill_all() {
 	local p
@@ -78,7 +82,7 @@ serve_start() {
 
 serve_stop() {
 	local sig=${1:-TERM}
-	kill -"$sig" "$SERVE_PID" 2>/dev/null || true
+	[[ $sig == wait ]] || kill -"$sig" "$SERVE_PID" 2>/dev/null || true
 	set +e
 	wait "$SERVE_PID"
 	SERVE_RC=$?
