@@ -1430,6 +1430,8 @@ SYMDB_API int symdb_perfmap_open(const char *path, const symdb_perfmap_opts *opt
  * @return as symdb_perfmap_open(); -ENOENT when the process wrote no map
  *         (errbuf names the path); SYMDB_E_INVAL for pid <= 0;
  *         -ENAMETOOLONG for a too long dir.
+ * @note Reads /proc/PID/status for SYMDB_PERFMAP_IN_ROOT only.  Thread-safe
+ *       (each handle is its own).
  */
 SYMDB_API int symdb_perfmap_open_pid(int pid, const symdb_perfmap_opts *opts,
                                      symdb_perfmap **out);
@@ -1493,15 +1495,26 @@ typedef struct symdb_perfmap_stats {
 
 /**
  * @brief symdb_perfmap_get_stats() tells what the reads found.
+ * @param m   a handle.
+ * @param out receives the counts (min(out->sz, their size) bytes).
  * @return 0; SYMDB_E_INVAL for NULL arguments or a too small out->sz.
  * @note Same thread rule as symdb_perfmap_lookup().
  */
 SYMDB_API int symdb_perfmap_get_stats(const symdb_perfmap *m, symdb_perfmap_stats *out);
 
-/** @brief symdb_perfmap_path() is the file m reads (owned by m), NULL for NULL. */
+/**
+ * @brief symdb_perfmap_path() tells which file m reads.
+ * @param m a handle, or NULL.
+ * @return the path (owned by m, valid until symdb_perfmap_close()); NULL for NULL.
+ * @note Same thread rule as symdb_perfmap_lookup().
+ */
 SYMDB_API const char *symdb_perfmap_path(const symdb_perfmap *m);
 
-/** @brief symdb_perfmap_close() frees m (NULL-safe); its names go with it. */
+/**
+ * @brief symdb_perfmap_close() frees a handle; the names of its lookups go with it.
+ * @param m a handle, or NULL (nothing happens).
+ * @note Must not race with any other call on m.
+ */
 SYMDB_API void symdb_perfmap_close(symdb_perfmap *m);
 
 #ifdef __cplusplus
