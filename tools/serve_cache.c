@@ -213,6 +213,90 @@ bool serve_cache_stack_key(struct serve_cache_key *k, const struct serve_batch *
 	return !k->uncacheable;
 }
 
+/* Whether frames a and b name the same address of the same image. */
+static bool frames_equal(const struct serve_batch *b, const struct serve_stack_frame *x,
+                         const struct serve_stack_frame *y)
+{
+	const struct serve_module *m = &b->modules[x->module], *n = &b->modules[y->module];
+
+	if (x->addr != y->addr)
+		return false;
+	if (x->module == y->module)
+		return true;
+	return m->status == SERVE_OK && n->status == SERVE_OK && m->ref != SERVE_REF_PATH &&
+	       n->ref != SERVE_REF_PATH && m->uuid.len == n->uuid.len &&
+	       !memcmp(m->uuid.bytes, n->uuid.bytes, m->uuid.len) && m->addr_kind == n->addr_kind &&
+	       (m->addr_kind != SYMDB_ADDR_RUNTIME || m->load_address == n->load_address);
+}
+
+static bool stacks_equal(const struct serve_batch *b, const struct serve_stack *s,
+                         const struct serve_stack *t)
+{
+	if (s->count != t->count)
+		return false;
+	for (uint32_t i = 0; i < s->count; i++)
+		if (!frames_equal(b, &b->frames[s->first + i], &b->frames[t->first + i]))
+			return false;
+	return true;
+}
+
+/* A hash that equal stacks share: a frame's module counts by its image
+ * when it found one (two modules may name the same build-id), else by its
+ * number. */
+static uint64_t stack_hash(const struct serve_batch *b, const struct serve_stack *st)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ st->count;
+
+	for (uint32_t i = 0; i < st->count; i++) {
+		const struct serve_stack_frame *f = &b->frames[st->first + i];
+		const struct serve_module *m = &b->modules[f->module];
+		uint64_t id = m->status == SERVE_OK && m->ref != SERVE_REF_PATH
+		                      ? XXH3_64bits(m->uuid.bytes, m->uuid.len)
+		                      : f->module;
+
+		h = XXH3_64bits_withSeed(&f->addr, sizeof f->addr, h ^ id);
+	}
+	return h;
+}
+
+int serve_cache_stack_dups(const struct serve_batch *b, uint32_t *dup)
+{
+	size_t cap = 16;
+	uint32_t *slot;
+	uint64_t *hash;
+
+	while (cap < (size_t)b->nstacks * 2)
+		cap *= 2;
+	slot = malloc(cap * sizeof *slot);
+	hash = malloc((b->nstacks + 1) * sizeof *hash);
+	if (!slot || !hash) {
+		free(slot);
+		free(hash);
+		return -ENOMEM;
+	}
+	memset(slot, 0xff, cap * sizeof *slot);
+	for (uint32_t i = 0; i < b->nstacks; i++) {
+		size_t at;
+
+		hash[i] = stack_hash(b, &b->stacks[i]);
+		dup[i] = i;
+		/* Open addressing, linear probing: the table is at most half full. */
+		for (at = hash[i] & (cap - 1); slot[at] != UINT32_MAX; at = (at + 1) & (cap - 1)) {
+			uint32_t j = slot[at];
+
+			if (hash[j] == hash[i] && stacks_equal(b, &b->stacks[j], &b->stacks[i])) {
+				dup[i] = j;
+				break;
+			}
+		}
+		if (dup[i] == i)
+			slot[at] = i;
+	}
+	free(slot);
+	free(hash);
+	return 0;
+}
+
 bool serve_cache_results_keepable(const struct serve_result *res, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -109,6 +109,14 @@ void serve_cache_free(struct serve_cache *c);
  * find "unknown_image" in the cache.  Release k either way. */
 bool serve_cache_stack_key(struct serve_cache_key *k, const struct serve_batch *b,
                            const struct serve_stack *st, enum serve_cache_format format);
+/* Equal stacks within one request (they are resolved once too): dup[i]
+ * (caller-owned, b->nstacks entries) becomes the first stack j <= i with
+ * the same frames as stack i: the same addresses of the same module, or of
+ * modules that found the same image (uuid, addr_kind, load address).
+ * A front end resolves only the stacks with dup[i] == i and answers the
+ * others with stack dup[i]'s text.  Needs no cache; after
+ * serve_batch_open().  Returns 0 or -ENOMEM. */
+int serve_cache_stack_dups(const struct serve_batch *b, uint32_t *dup);
 /* Whether a stack's n results may be kept: each ok, no_symbol or
  * out_of_range (answers of an immutable index), never damaged or deadline. */
 bool serve_cache_results_keepable(const struct serve_result *res, size_t n);

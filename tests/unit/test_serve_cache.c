@@ -447,6 +447,47 @@ static void test_batch_keys(void)
 	serve_cache_free(c);
 }
 
+/* Equal stacks within a request: by image, not module number; other
+ * addresses, lengths or images are not equal; an unknown image's stack
+ * equals only a stack of the same module. */
+static void test_dups(void)
+{
+	struct serve_module mods[4];
+	const struct serve_stack_frame frames[] = {
+		{ .module = 0, .addr = 1 }, { .module = 0, .addr = 2 }, /* 0: A1 A2 */
+		{ .module = 1, .addr = 1 }, { .module = 1, .addr = 2 }, /* 1: A'1 A'2 (same image) */
+		{ .module = 0, .addr = 1 },                             /* 2: A1 */
+		{ .module = 0, .addr = 2 }, { .module = 0, .addr = 1 }, /* 3: A2 A1 */
+		{ .module = 2, .addr = 1 },                             /* 4: U1 (unknown) */
+		{ .module = 3, .addr = 1 },                             /* 5: U'1 (another unknown) */
+		{ .module = 2, .addr = 1 },                             /* 6: U1 */
+		{ .module = 0, .addr = 1 }, { .module = 0, .addr = 2 }, /* 7: A1 A2 */
+	};
+	struct serve_stack stacks[] = { { 0, 2, false }, { 2, 2, false }, { 4, 1, false },
+	                                { 5, 2, false }, { 7, 1, false }, { 8, 1, false },
+	                                { 9, 1, false }, { 10, 2, false } };
+	struct serve_batch b = { .modules = mods, .nmodules = 4, .frames = frames, .nframes = 12,
+	                         .stacks = stacks, .nstacks = 8 };
+	const uint32_t want[8] = { 0, 0, 2, 3, 4, 5, 4, 0 };
+	uint32_t dup[8];
+
+	set_module(&mods[0], id_a, SERVE_REF_BUILD_ID, SERVE_OK);
+	set_module(&mods[1], id_a, SERVE_REF_BUILD_ID, SERVE_OK);
+	set_module(&mods[2], id_b, SERVE_REF_BUILD_ID, SERVE_UNKNOWN_IMAGE);
+	set_module(&mods[3], id_b, SERVE_REF_BUILD_ID, SERVE_UNKNOWN_IMAGE);
+	CHECK_RC(serve_cache_stack_dups(&b, dup));
+	for (int i = 0; i < 8; i++)
+		if (dup[i] != want[i]) {
+			fprintf(stderr, "stack %d: dup %u, expected %u\n", i, dup[i], want[i]);
+			CHECK(0);
+		}
+	/* The same image found at another load address is another image. */
+	mods[1].addr_kind = mods[0].addr_kind = SYMDB_ADDR_RUNTIME;
+	mods[1].load_address = 0x1000;
+	CHECK_RC(serve_cache_stack_dups(&b, dup));
+	CHECK(dup[1] == 1 && dup[7] == 0);
+}
+
 /* Packed results survive a trip through the cache unchanged, NULL strings
  * included; a cut value is refused, never read past. */
 static void test_packed(void)
@@ -593,6 +634,7 @@ int main(void)
 	test_uncacheable();
 	test_batch_keys();
 	test_packed();
+	test_dups();
 	test_threads();
 	return check_exit();
 }
