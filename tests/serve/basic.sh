@@ -10,7 +10,9 @@
 #   4. a body announced over --max-body gets 413 before a byte of it is
 #      sent (with and without "Expect: 100-continue": never a 100); a
 #      chunked body that passes the limit gets 413 at its end, and one that
-#      never ends is cut off; a body under the limit is read;
+#      never ends is cut off; a body under the limit is read; headers or a
+#      request target over --max-header-bytes get libmicrohttpd's 431/414;
+#      the peak RSS stays under the stated bound;
 #   5. SIGTERM: exit 0;
 #   6. a missing database exits 3 with one line on stderr, and so does an
 #      unwritable one (checked as an unprivileged user when possible).
@@ -84,7 +86,19 @@ assert sent < 1_000_000, "an endless chunked body was read to the end"
 r = c.request(sys.argv[1], "GET", "/healthz", b"y" * 999)
 assert r and r[0] == 200, r
 PY
+serve_py <<'PY' || fail "headers over --max-header-bytes"
+import sys, serve_client as c
+r = c.request(sys.argv[1], "GET", "/healthz", headers=["X-Big: " + "a" * 40000])
+assert r and r[0] == 431, "a 40 KB header: %r" % (r and r[:2],)
+r = c.request(sys.argv[1], "GET", "/healthz?" + "q" * 40000)
+assert r and r[0] == 414, "a 40 KB request target: %r" % (r and r[:2],)
+PY
 serve_alive
+serve_req GET /metrics
+grep -qx 'symdb_serve_images_mapped 0' "$OUT" || fail "metrics: $(grep mapped "$OUT")"
+hwm=$(serve_hwm_kb)
+note "peak RSS ${hwm} KiB (bound ${SERVE_RSS_BOUND_KB} KiB)"
+((hwm < SERVE_RSS_BOUND_KB)) || fail "peak RSS ${hwm} KiB is over the bound of ${SERVE_RSS_BOUND_KB} KiB"
 
 note "5. SIGTERM"
 serve_stop TERM
