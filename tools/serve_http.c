@@ -672,7 +672,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
 	struct serve_http *h = cls;
 	struct sreq *sr = *con_cls;
-	(void)c;
 	if (!sr)
 		return;
 	*con_cls = NULL;
@@ -685,6 +684,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 	unsigned status = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? sr->status : 0;
 	const char *reason = sr->reason;
+	if (!sr->replied) {
+		/* libmicrohttpd answered it itself (431: headers too large; 400:
+		 * malformed) before any handler saw it. */
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+		if (ci && ci->http_status >= 400) {
+			status = ci->http_status;
+			reason = "refused by the HTTP parser";
+			serve_metrics_request(h->srv->metrics, SERVE_EP_OTHER, status, 0, 0);
+		}
+	}
 	struct sconn *sc = sr->sc;
 	int cut = sc ? atomic_load(&sc->cut) : 0;
 	if (cut) {

@@ -96,6 +96,10 @@ PY
 serve_alive
 serve_req GET /metrics
 grep -qx 'symdb_serve_images_mapped 0' "$OUT" || fail "metrics: $(grep mapped "$OUT")"
+grep -qx 'symdb_serve_requests_total{endpoint="other",status="431"} 1' "$OUT" ||
+	fail "metrics: the 431 is not counted"
+grep -q 'path=/healthz status=431 .*reason="refused by the HTTP parser"' "$SERVE_LOG" ||
+	fail "the 431 is not logged"
 hwm=$(serve_hwm_kb)
 note "peak RSS ${hwm} KiB (bound ${SERVE_RSS_BOUND_KB} KiB)"
 ((hwm < SERVE_RSS_BOUND_KB)) || fail "peak RSS ${hwm} KiB is over the bound of ${SERVE_RSS_BOUND_KB} KiB"

@@ -45,7 +45,7 @@ serve_kill_all() {
 	done
 }
 # cli/lib.sh's EXIT trap (skipped parts end as 77), with the servers killed
-trap 'rc=$?; serve_kill_all; if ((rc == 0 && SKIPPED_PARTS)); then echo "SKIP: $SKIPPED_PARTS part(s) could not run"; exit 77; fi; exit $rc' EXIT
+trap 'rc=$?; serve_kill_all; if ((rc == 0)) && [[ -f $SERVE_ERR ]] && grep -qE "AddressSanitizer|runtime error:|ThreadSanitizer" "$SERVE_ERR"; then echo "FAIL: sanitizer report from the server" >&2; rc=1; fi; if ((rc == 0 && SKIPPED_PARTS)); then echo "SKIP: $SKIPPED_PARTS part(s) could not run"; exit 77; fi; exit $rc' EXIT
 
 serve_start() {
 	local listen=(--listen 127.0.0.1:0) a i
@@ -87,6 +87,14 @@ serve_stop() {
 	wait "$SERVE_PID"
 	SERVE_RC=$?
 	set -e
+	serve_no_sanitizer_report
+}
+
+# a sanitizer build (.ci/run's second pass) reports into the server's stderr
+serve_no_sanitizer_report() {
+	if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|ThreadSanitizer' "$SERVE_ERR"; then
+		fail "sanitizer report from the server: $(grep -m3 -E 'Sanitizer|runtime error' "$SERVE_ERR")"
+	fi
 }
 
 serve_req() {
@@ -107,6 +115,7 @@ serve_req() {
 
 serve_alive() {
 	kill -0 "$SERVE_PID" 2>/dev/null || fail "the server died: $(tail -n 5 "$SERVE_ERR")"
+	serve_no_sanitizer_report
 	serve_req GET /healthz
 	((STATUS == 200)) || fail "the server no longer answers /healthz (status $STATUS)"
 }
