@@ -94,12 +94,9 @@ r = c.request(sys.argv[1], "GET", "/healthz?" + "q" * 40000)
 assert r and r[0] == 414, "a 40 KB request target: %r" % (r and r[:2],)
 PY
 serve_alive
-serve_req GET /metrics
+serve_wait_metric 'symdb_serve_requests_total\{endpoint="other",status="431"\} 1'
 grep -qx 'symdb_serve_images_mapped 0' "$OUT" || fail "metrics: $(grep mapped "$OUT")"
-grep -qx 'symdb_serve_requests_total{endpoint="other",status="431"} 1' "$OUT" ||
-	fail "metrics: the 431 is not counted"
-grep -q 'path=/healthz status=431 .*reason="refused by the HTTP parser"' "$SERVE_LOG" ||
-	fail "the 431 is not logged"
+serve_wait_log 'path=/healthz status=431 .*reason="refused by the HTTP parser"'
 hwm=$(serve_hwm_kb)
 note "peak RSS ${hwm} KiB (bound ${SERVE_RSS_BOUND_KB} KiB)"
 ((hwm < SERVE_RSS_BOUND_KB)) || fail "peak RSS ${hwm} KiB is over the bound of ${SERVE_RSS_BOUND_KB} KiB"
@@ -107,7 +104,7 @@ note "peak RSS ${hwm} KiB (bound ${SERVE_RSS_BOUND_KB} KiB)"
 note "5. SIGTERM"
 serve_stop TERM
 ((SERVE_RC == 0)) || fail "SIGTERM: exit $SERVE_RC, expected 0"
-grep -q 'method=GET path=/healthz status=200' "$SERVE_LOG" || fail "no access-log line"
+serve_wait_log 'method=GET path=/healthz status=200'
 
 note "6. missing or unwritable database"
 run "$SYMDB" serve --db "$SCRATCH/missing" --listen 127.0.0.1:0

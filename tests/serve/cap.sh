@@ -54,13 +54,9 @@ assert r and r[0] == 200, "after the held requests: %r" % (r,)
 print("refused %d beyond the cap; the 3 held requests answered 200" % refused)
 PY
 
-serve_req GET /metrics
-grep -Eqx 'symdb_serve_requests_total\{endpoint="other",status="503"\} ([7-9]|[1-9][0-9]+)' "$OUT" ||
-	fail "metrics: $(grep 'status="503"' "$OUT")"
-grep -qx 'symdb_serve_requests_in_flight 1' "$OUT" ||
-	fail "metrics: in flight: $(grep in_flight "$OUT") (expected 1: this request)"
-grep -q 'status=503 .*reason="too many requests in flight (limit 3)"' "$SERVE_LOG" ||
-	fail "no 503 line in the log"
+serve_wait_metric 'symdb_serve_requests_total\{endpoint="other",status="503"\} ([7-9]|[1-9][0-9]+)'
+serve_wait_metric 'symdb_serve_requests_in_flight 1'   # this request
+serve_wait_log 'status=503 .*reason="too many requests in flight \(limit 3\)"' 6
 hwm=$(serve_hwm_kb)
 note "peak RSS ${hwm} KiB (bound ${SERVE_RSS_BOUND_KB} KiB)"
 ((hwm < SERVE_RSS_BOUND_KB)) || fail "peak RSS ${hwm} KiB is over the bound of ${SERVE_RSS_BOUND_KB} KiB"

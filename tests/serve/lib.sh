@@ -16,6 +16,12 @@
 #   serve_req METHOD PATH [serve_client.py options]
 #       one request; STATUS = the HTTP status (0: no answer), the body in
 #       $OUT (serve_client.py is the client; python3 standard library only)
+#   serve_wait_log ERE [N]   waits (at most 10 s) until N (default 1) lines of
+#                         the access log match ERE: a line is written when a
+#                         request ends, which can be just after its client has
+#                         read the whole answer
+#   serve_wait_metric LINE   waits (at most 10 s) until GET /metrics has LINE
+#                         (a whole line, an ERE)
 #   serve_alive           fails the test unless the server still answers
 #   serve_hwm_kb          the server's peak RSS (VmHWM) in KiB; the bad-request
 #                         tests check it against SERVE_RSS_BOUND_KB, the bound
@@ -111,6 +117,25 @@ serve_req() {
 	fi
 	STATUS=$(head -n1 "$OUT.raw")
 	tail -n +2 "$OUT.raw" >"$OUT"
+}
+
+serve_wait_log() {
+	local ere=$1 n=${2:-1} i
+	for ((i = 0; i < 200; i++)); do
+		(($(grep -cE -- "$ere" "$SERVE_LOG" 2>/dev/null || true) >= n)) && return 0
+		sleep 0.05
+	done
+	fail "the access log has $(grep -cE -- "$ere" "$SERVE_LOG" || true) lines matching '$ere', expected $n"
+}
+
+serve_wait_metric() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		serve_req GET /metrics
+		grep -qxE -- "$1" "$OUT" && return 0
+		sleep 0.05
+	done
+	fail "/metrics has no line '$1'"
 }
 
 serve_alive() {

@@ -69,7 +69,12 @@ def unesc(s):
             i += 1
     return bytes(out)
 
-lines = open(log, "rb").read().split(b"\n")
+import time
+for _ in range(200):   # a line is written as its request ends: maybe just after
+    lines = open(log, "rb").read().split(b"\n")
+    if all(any((" path=" + esc(t[:2048])).encode() in l for l in lines) for t in answered):
+        break
+    time.sleep(0.05)
 for t in answered:
     want = esc(t[:2048]) + ("..." if len(t) > 2048 else "")
     hits = [l for l in lines if (" path=" + want + " ").encode() in l]

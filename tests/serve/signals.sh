@@ -82,6 +82,7 @@ serve_stop wait
 note "3. SIGHUP reopens the log"
 serve_start
 serve_req GET /healthz?before-rotation
+serve_wait_log 'path=/healthz\?before-rotation status=200'
 mv "$SERVE_LOG" "$SERVE_LOG.1"
 kill -HUP "$SERVE_PID"
 for ((i = 0; i < 100; i++)); do
@@ -89,7 +90,7 @@ for ((i = 0; i < 100; i++)); do
 	[[ -s $SERVE_LOG ]] && break
 	sleep 0.05
 done
-grep -q 'path=/healthz?after-rotation status=200' "$SERVE_LOG" || fail "no line in the reopened log"
+serve_wait_log 'path=/healthz\?after-rotation status=200'
 grep -q 'path=/healthz?before-rotation' "$SERVE_LOG.1" || fail "the old log lost its lines"
 serve_alive
 serve_stop
