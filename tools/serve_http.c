@@ -143,6 +143,7 @@ struct sreq {
 	size_t cap;
 	uint64_t limit, received;
 	bool started, counted, replied, refused;
+	bool body_pending;               /* the request announced a body */
 	struct serve_reply refusal;      /* refused: sent when the body ends */
 	unsigned status;
 	uint64_t addresses;
@@ -374,6 +375,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	return sreq_new(cls, c, uri);
 }
 
+static void refuse(struct sreq *sr, struct serve_reply *err);
+
 /* Hands r to libmicrohttpd (which frees the body and closes the fd). */
 static enum MHD_Result send_reply(struct serve_http *h, struct MHD_Connection *c, struct sreq *sr,
                                   struct serve_reply *r, bool close_after)
@@ -436,8 +439,16 @@ static enum MHD_Result reply_error(struct serve_http *h, struct MHD_Connection *
 	va_end(ap);
 	serve_reply_error(&r, status, "%s", reason);
 	r.retry_after = retry_after;
-	/* An error answered before the body was read ends the connection:
-	 * the rest of the body is not worth reading. */
+	/* With a body announced, the error goes out now, before a byte of the
+	 * body is read, and the connection ends after it (the rest of the body
+	 * is not worth reading).  Without one, it goes out on the call that
+	 * ends the request: libmicrohttpd closes the connection after an
+	 * answer queued while it still expects a body, and a client that gets
+	 * a 404 or a 503 should keep its connection. */
+	if (!sr->body_pending) {
+		refuse(sr, &r);
+		return MHD_YES;
+	}
 	return send_reply(h, c, sr, &r, true);
 }
 
@@ -508,6 +519,8 @@ static enum MHD_Result first_call(struct serve_http *h, struct MHD_Connection *c
 	rq->path = url;
 	rq->content_type = media_type(c, sr->ctype, sizeof(sr->ctype));
 	rq->content_length = content_length(c);
+	sr->body_pending = header(c, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+	                   (rq->content_length != UINT64_MAX && rq->content_length > 0);
 	rq->start_ns = serve_now_ns();
 	rq->deadline_ns = rq->start_ns + lim->deadline_ms * NS_PER_MS;
 	set_deadline(sr->sc, rq->start_ns + lim->body_timeout_ms * NS_PER_MS, SERVE_CUT_BODY_TIMEOUT);
@@ -616,7 +629,8 @@ static enum MHD_Result finish(struct serve_http *h, struct MHD_Connection *c, st
 {
 	set_deadline(sr->sc, 0, SERVE_CUT_BODY_TIMEOUT);
 	if (sr->refused)
-		return send_reply(h, c, sr, &sr->refusal, true);
+		return send_reply(h, c, sr, &sr->refusal,
+		                  sr->body_pending || atomic_load(&h->stopping));
 	struct serve_request *rq = &sr->rq;
 	if (!sr->ep->on_body) {
 		rq->body = sr->buf ? sr->buf : "";

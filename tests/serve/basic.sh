@@ -48,6 +48,10 @@ for i in range(3):
     s.sendall(c.head_bytes("GET", "/healthz"))
     r = c.read_response(s)
     assert r and r[0] == 200 and r[2] == b"ok\n", r
+    # an error without a body pending keeps the connection too
+    s.sendall(c.head_bytes("GET", "/no/such/thing"))
+    r = c.read_response(s)
+    assert r and r[0] == 404 and r[1].get("connection", "").lower() != "close", r
 PY
 
 note "4. 413 before the body"
