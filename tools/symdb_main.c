@@ -187,7 +187,7 @@ static const struct subcommand commands[] = {
 	  "                     or none\n"
 	  "  --indexer PATH     the symdb-indexer for uploads (default: beside symdb)\n"
 	  "  --tmp-dir DIR      where uploads are streamed (default: DB/tmp)\n"
-	  "limits (SIZE: 64M, 2G, bytes; every one has to be at least 1):\n"
+	  "limits (N and MS: at least 1; SIZE: 64M, 2G or bytes):\n"
 	  "  --max-body SIZE         body of POST /v1/symbolize (64M); a larger\n"
 	  "                          Content-Length gets 413 before a byte is read\n"
 	  "  --max-upload SIZE       body of POST /v1/images (2G)\n"

@@ -15,7 +15,8 @@
 #      the peak RSS stays under the stated bound;
 #   5. SIGTERM: exit 0;
 #   6. a missing database exits 3 with one line on stderr, and so does an
-#      unwritable one (checked as an unprivileged user when possible).
+#      unwritable one (checked as an unprivileged user when possible);
+#   7. a bad option value is one line naming the option, exit 2.
 # Before `symdb serve` existed every step failed: serve_start found no
 # "listening on" line.
 source "$(dirname "$0")/lib.sh"
@@ -125,3 +126,11 @@ if command -v setpriv >/dev/null && (($(id -u) == 0)); then
 else
 	skip_part "unwritable database: needs root and setpriv to become another user"
 fi
+
+note "7. bad option values"
+for args in "--threads 0" "--max-body 1Q" "--idle-timeout 0" "--max-concurrent x" "--bogus" "--listen"; do
+	# shellcheck disable=SC2086
+	run "$SYMDB" serve --db "$SERVE_DB" $args
+	((RC == 2)) || fail "serve $args: exit $RC, expected 2"
+	expect_error "serve $args" "$(echo "$args" | cut -d' ' -f1)"
+done
