@@ -83,6 +83,7 @@ struct module {
 
 struct query {
 	const char *obj, *uuid_hex;
+	const char *perf_map;   /* --perf-map FILE: answered by cli_live_perfmap.c */
 	const char *arch;       /* --arch: a slice of a universal Mach-O file */
 	const char *image_name; /* for --output-style=atos */
 	enum symdb_addr_kind kind;
@@ -189,6 +190,9 @@ CLI_HIDDEN int cli_query_run_batch(struct query *q);
  * exit: results and names may point into it). */
 #define DAMAGED_MSG "index file changed while in use (truncated?)"
 CLI_HIDDEN void cli_query_module_damaged(struct query *q, uint32_t mod);
+
+/* cli_live_perfmap.c: `symdb query --perf-map FILE`; returns the exit code. */
+CLI_HIDDEN int cli_live_perfmap_execute(struct query *q, char **addrs, int naddr);
 
 /* cli_query_print.c */
 CLI_HIDDEN void cli_query_format_begin(struct query *q);

@@ -62,6 +62,7 @@ enum opt_id {
 	X_LOAD_ADDRESS,
 	X_NO_VERIFY,
 	X_NO_BUILD,
+	X_PERF_MAP,
 };
 
 #define F_(p, n, id) { p, n, CLI_OPTK_FLAG, 0, id, NULL }
@@ -129,6 +130,7 @@ static const struct cli_optdef opts[] = {
 	XEQ("arch", O_DEFAULT_ARCH),
 	{ "--", "no-verify", CLI_OPTK_FLAG, 1, X_NO_VERIFY, NULL },
 	{ "--", "no-build", CLI_OPTK_FLAG, 1, X_NO_BUILD, NULL },
+	XEQ("perf-map", X_PERF_MAP),
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -252,6 +254,7 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 	case X_LOAD_ADDRESS: s->load = a->value; break;
 	case X_NO_VERIFY: q->no_verify = 1; break;
 	case X_NO_BUILD: q->no_build = 1; break;
+	case X_PERF_MAP: q->perf_map = a->value; break;
 	/*
 	 * Accepted, no effect.  --debug-file-directory, --dwp and
 	 * --fallback-debug-path say where debug info is: symdb decides that
@@ -372,6 +375,10 @@ static int check_combination(struct query *q)
 		return -CLI_EXIT_USAGE;
 	}
 	q->per_line = !q->obj && !q->uuid_hex;
+	if (q->perf_map && (q->obj || q->uuid_hex || q->pr.style == CLI_STYLE_ATOS)) {
+		cli_err(NULL, "query: --perf-map takes no --obj, --uuid or --output-style=atos");
+		return -CLI_EXIT_USAGE;
+	}
 	if (q->per_line && q->pr.style == CLI_STYLE_ATOS) {
 		cli_err(NULL, "query: --output-style=atos needs --obj FILE or --uuid HEX");
 		return -CLI_EXIT_USAGE;

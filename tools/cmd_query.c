@@ -211,6 +211,8 @@ void cli_query_setup(struct query *q, struct cli_out *out)
 int cli_query_execute(struct query *q, const struct cli_global *g, char **addrs, int naddr)
 {
 	int rc, ex = CLI_EXIT_OK;
+	if (q->perf_map) /* JIT code: the map is its own index, no database */
+		return cli_live_perfmap_execute(q, addrs, naddr);
 	/* --uuid names no file to index: its database must exist. */
 	if ((rc = cli_query_open_db(g, q->no_build || q->uuid_hex, &q->db)) < 0)
 		return -rc;
