@@ -36,6 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 go=$SCRATCH/go
+cd "$SCRATCH" # node writes isolate-*-v8.log files into its working directory
 node --perf-basic-prof "$here/perfmap_hot.js" "$go" 120 >"$SCRATCH/node.out" 2>&1 &
 node_pid=$!
 map=/tmp/perf-$node_pid.map
