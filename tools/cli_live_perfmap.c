@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_live_perfmap.c - `symdb query --perf-map FILE [ADDR...]`: runtime
- * addresses of JIT-compiled code answered from a perf map
+ * addresses of JIT-compiled code answered from a perf map or a jitdump
  * (symdb_perfmap_*), printed in the query's output styles (LLVM, GNU,
  * JSON) as llvm-symbolizer prints a function without line information.
  *
@@ -15,11 +15,9 @@
  * on stderr, once per read that skipped new ones.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli_query.h"
 
@@ -137,7 +135,7 @@ static void print_one(struct pm_run *run, const struct pm_req *r)
 
 /* Answer the requests read so far: look up, refresh once if some address
  * is not covered, look up the misses again, print in input order. */
-static int run_batch(struct pm_run *run)
+static void run_batch(struct pm_run *run)
 {
 	if (lookup_all(run) && run->map) {
 		char eb[512] = "";
@@ -156,49 +154,28 @@ static int run_batch(struct pm_run *run)
 	for (size_t i = 0; i < run->nreq; i++)
 		print_one(run, &run->req[i]);
 	run->nreq = 0;
-	return 0;
 }
 
-static int run_stdin(struct pm_run *run)
+/* cli_query_stdin_loop's take: the complete lines of buf[0..len) are
+ * this read's batch, answered here (q->nreq stays 0: the loop only
+ * flushes). */
+static ptrdiff_t take_lines(void *arg, char *buf, size_t len, int eof)
 {
-	char *buf = malloc(STDIN_BUF);
-	if (!buf) {
-		cli_err(NULL, "out of memory");
-		return -ENOMEM;
-	}
-	size_t len = 0;
-	int eof = 0, rc = 0;
-	while (!eof && rc == 0) {
-		ssize_t n = read(STDIN_FILENO, buf + len, STDIN_BUF - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			cli_err("<stdin>", "%s", strerror(errno));
+	struct pm_run *run = arg;
+	size_t off = 0;
+	for (;;) {
+		size_t take = cli_llvm_piece_len(buf + off, len - off, eof);
+		if (!take)
 			break;
-		}
-		eof = n == 0;
-		len += (size_t)n;
-		size_t off = 0;
-		for (;;) {
-			size_t take = cli_llvm_piece_len(buf + off, len - off, eof);
-			if (!take)
-				break;
-			size_t w = take;
-			while (w && (buf[off + w - 1] == '\n' || buf[off + w - 1] == '\r'))
-				w--;
-			add(run, buf + off, w);
-			off += take;
-		}
-		if (run->nreq) {
-			rc = run_batch(run);
-			cli_out_flush(run->q->pr.out);
-		}
-		memmove(buf, buf + off, len - off);
-		len -= off;
+		size_t w = take;
+		while (w && (buf[off + w - 1] == '\n' || buf[off + w - 1] == '\r'))
+			w--;
+		add(run, buf + off, w);
+		off += take;
 	}
-	free(buf);
-	return rc;
+	if (run->nreq)
+		run_batch(run);
+	return (ptrdiff_t)off;
 }
 
 int cli_live_perfmap_execute(struct query *q, char **addrs, int naddr)
@@ -225,9 +202,10 @@ int cli_live_perfmap_execute(struct query *q, char **addrs, int naddr)
 	if (naddr > 0) {
 		for (int i = 0; i < naddr; i++)
 			add(&run, addrs[i], strlen(addrs[i]));
-		rc = run_batch(&run);
+		run_batch(&run);
+		rc = 0;
 	} else {
-		rc = run_stdin(&run);
+		rc = cli_query_stdin_loop(q, take_lines, &run);
 	}
 	cli_print_end(&q->pr);
 	if (rc < 0 && ex == CLI_EXIT_OK)
