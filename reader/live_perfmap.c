@@ -38,44 +38,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "live_perfmap.h"
 #include "reader_internal.h"
 
 #define PM_DEFAULT_MAX_LINE 4096
-#define PM_HEAD 256      /* first bytes kept to notice an in-place rewrite */
 #define PM_CHUNK (64u * 1024)
-
-/* One accepted line. */
-struct pm_entry {
-	uint64_t start, size;
-	uint64_t line;  /* 1-based line number in the file */
-	uint32_t name;  /* offset into names */
-};
-
-/* A range of addresses [start, end) answered by entry ent. */
-struct pm_seg {
-	uint64_t start, end;
-	uint32_t ent;
-};
-
-struct symdb_perfmap {
-	char *path;
-	size_t max_line;
-	int loaded;             /* the table answers for the file as last read */
-	dev_t dev;
-	ino_t ino;
-	uint64_t offset;        /* bytes taken: complete lines only */
-	uint64_t lineno;        /* lines seen so far */
-	int skipping;           /* inside a line longer than max_line */
-	char head[PM_HEAD];     /* the file's first bytes as read */
-	size_t head_len;
-	struct pm_entry *ent;   /* in line order */
-	size_t nent, ent_cap;
-	struct pm_seg *seg;     /* sorted, disjoint */
-	size_t nseg, seg_cap;
-	char *names;            /* NUL-terminated names, back to back */
-	size_t names_len, names_cap;
-	symdb_perfmap_stats st;
-};
 
 /* ---- the entries ------------------------------------------------------- */
 
@@ -108,7 +75,39 @@ static void stats_reset(symdb_perfmap *m)
 	m->offset = 0;
 	m->lineno = 0;
 	m->skipping = 0;
+	m->skip = 0;
+	m->kind = PM_UNKNOWN;
+	m->swapped = 0;
+	m->broken = 0;
 	m->head_len = 0;
+}
+
+int pm_add(symdb_perfmap *m, uint64_t start, uint64_t size, const char *name, size_t len,
+           uint64_t tag)
+{
+	if (len > UINT32_MAX || m->names_len + len + 1 > UINT32_MAX || start + size < start ||
+	    (size == 0 && start == UINT64_MAX)) {
+		pm_bad(m);
+		return 0;
+	}
+	if (grow((void **)&m->names, &m->names_cap, m->names_len + len + 1, 1) < 0 ||
+	    grow((void **)&m->ent, &m->ent_cap, m->nent + 1, sizeof *m->ent) < 0)
+		return -ENOMEM;
+	memcpy(m->names + m->names_len, name, len);
+	m->names[m->names_len + len] = '\0';
+	m->ent[m->nent++] = (struct pm_entry){ .start = start, .size = size, .line = m->lineno,
+		                               .tag = tag, .name = (uint32_t)m->names_len };
+	m->names_len += len + 1;
+	m->st.entries++;
+	m->st.zero_size += size == 0;
+	return 0;
+}
+
+void pm_bad(symdb_perfmap *m)
+{
+	m->st.skipped++;
+	if (!m->st.first_skipped_line)
+		m->st.first_skipped_line = m->lineno;
 }
 
 /* Hex digits as strtoull(16) after perf's skip: an optional 0x, then at
@@ -164,25 +163,9 @@ static int take_line(symdb_perfmap *m, const char *s, size_t n)
 	p++; /* perf skips exactly one byte: the name keeps further blanks */
 	if (e - p < 3 || start + size < start || (size == 0 && start == UINT64_MAX))
 		goto bad;
-	size_t len = (size_t)(e - p);
-	if (len > UINT32_MAX || m->names_len + len + 1 > UINT32_MAX)
-		goto bad;
-	if (grow((void **)&m->names, &m->names_cap, m->names_len + len + 1, 1) < 0 ||
-	    grow((void **)&m->ent, &m->ent_cap, m->nent + 1, sizeof *m->ent) < 0)
-		return -ENOMEM;
-	memcpy(m->names + m->names_len, p, len);
-	m->names[m->names_len + len] = '\0';
-	m->ent[m->nent++] = (struct pm_entry){ .start = start, .size = size,
-		                               .line = m->lineno,
-		                               .name = (uint32_t)m->names_len };
-	m->names_len += len + 1;
-	m->st.entries++;
-	m->st.zero_size += size == 0;
-	return 0;
+	return pm_add(m, start, size, p, (size_t)(e - p), 0);
 bad:
-	m->st.skipped++;
-	if (!m->st.first_skipped_line)
-		m->st.first_skipped_line = m->lineno;
+	pm_bad(m);
 	return 0;
 }
 
@@ -331,17 +314,43 @@ static ptrdiff_t take_lines(symdb_perfmap *m, const char *buf, size_t len)
 	return (ptrdiff_t)off;
 }
 
-/* Read fd from m->offset to its end, a chunk at a time; a line may span
- * chunks (the buffer keeps the unterminated tail). */
+/* The format, from the file's first bytes (buf at offset 0): a jitdump
+ * starts with its magic in either byte order; anything else is text. */
+static void decide_kind(symdb_perfmap *m, const char *buf, size_t have)
+{
+	uint32_t magic;
+	if (m->kind != PM_UNKNOWN || have < sizeof magic)
+		return;
+	memcpy(&magic, buf, sizeof magic);
+	m->kind = magic == PM_JITDUMP_MAGIC || magic == PM_JITDUMP_MAGIC_SW ? PM_JITDUMP : PM_TEXT;
+}
+
+static ptrdiff_t take_some(symdb_perfmap *m, const char *buf, size_t have, uint64_t pos)
+{
+	if (m->kind == PM_JITDUMP)
+		return pm_jitdump_take(m, (const unsigned char *)buf, have, pos);
+	return take_lines(m, buf, have);
+}
+
+/* Read fd from m->offset to its end, a chunk at a time; a line (record)
+ * may span chunks: the buffer keeps the unfinished tail, and the rest of a
+ * jitdump record taken by its name only is passed over (m->skip). */
 static int read_appended(symdb_perfmap *m, int fd, uint64_t size)
 {
 	size_t cap = PM_CHUNK + m->max_line + 1, have = 0;
 	char *buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
-	uint64_t pos = m->offset;
+	uint64_t pos = m->offset; /* the file offset of buf[0] */
 	int rc = 0;
-	while (pos + have < size || have) {
+	for (;;) {
+		if (m->skip && !have) {
+			uint64_t n = size - pos < m->skip ? size - pos : m->skip;
+			pos += n;
+			m->skip -= n;
+			if (m->skip)
+				break; /* not written yet */
+		}
 		ssize_t r = 0;
 		if (pos + have < size) {
 			size_t want = cap - have;
@@ -356,7 +365,9 @@ static int read_appended(symdb_perfmap *m, int fd, uint64_t size)
 			}
 		}
 		have += (size_t)r;
-		ptrdiff_t used = take_lines(m, buf, have);
+		if (pos == 0)
+			decide_kind(m, buf, have);
+		ptrdiff_t used = take_some(m, buf, have, pos);
 		if (used < 0) {
 			rc = (int)used;
 			break;
@@ -364,7 +375,7 @@ static int read_appended(symdb_perfmap *m, int fd, uint64_t size)
 		memmove(buf, buf + used, have - (size_t)used);
 		have -= (size_t)used;
 		pos += (uint64_t)used;
-		if (r == 0)
+		if (r == 0 && !m->skip)
 			break; /* EOF (or the size seen by fstat): the tail waits */
 	}
 	m->st.pending = have;

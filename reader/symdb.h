@@ -1380,6 +1380,18 @@ SYMDB_API int symdb_export(symdb *db, const symdb_uuid *ids, size_t n, int fd,
  * on the shape of its rb-tree); earlier entries keep answering the
  * addresses no later line covers.  Lookups are binary searches over a
  * sorted table of disjoint ranges built at each read that added lines.
+ *
+ * jitdump.  The same calls read perf's binary jit-PID.dump format (V8/Node
+ * --perf-prof, the JVM's perf agent, Python 3.12 -X perf_jit), told apart
+ * by its magic ("jItD", either byte order): each JIT_CODE_LOAD record is an
+ * entry (code_addr, code_size, name), each JIT_CODE_MOVE the latest load
+ * of its code_index at the new address; other records are passed over.
+ * There "lines" are records: line numbers and counts are record numbers
+ * and counts, long_lines counts names longer than max_line, and a record
+ * whose name is not written yet waits like an unterminated line.  A
+ * header that is not version 1, or a record shorter than its 16-byte
+ * prefix, ends what can be read (one skipped record) until the file is
+ * read whole again.
  */
 typedef struct symdb_perfmap symdb_perfmap;
 
@@ -1405,7 +1417,7 @@ typedef struct symdb_perfmap_opts {
 #define SYMDB_PERFMAP_IN_ROOT 0x1u
 
 /**
- * @brief symdb_perfmap_open() reads a perf map file.
+ * @brief symdb_perfmap_open() reads a perf map file (or a jitdump file).
  * @param path the file.
  * @param opts NULL or options (errbuf, max_line; flags must be 0 or
  *             SYMDB_PERFMAP_IN_ROOT, which has no effect here).

@@ -13,13 +13,17 @@ answer where entries overlap depends on its rb-tree's shape, so perf's
 samples are compared only where one entry covers the address.
 
 usage: perfmap_check.py --symdb SYMDB --map MAP [--perf-script FILE]
-                        [--want SUBSTRING]
+                        [--want SUBSTRING] [--jitdump [--same-as PERFMAP]]
+With --jitdump, MAP is perf's jit-PID.dump (parsed here with struct), and
+--same-as names a perf map of the same run whose entries at the same
+start and size must carry the same names.
 exit 0 when everything agrees, 1 with the differences on stderr.
 """
 import argparse
 import bisect
 import json
 import re
+import struct
 import subprocess
 import sys
 
@@ -50,6 +54,37 @@ def parse_map(path):
     return out
 
 
+def parse_dump(path):
+    """[(start, size, name)] of a jitdump (perf's tools/perf/util/jitdump.h):
+    JIT_CODE_LOAD records, and JIT_CODE_MOVE ones as the latest load of
+    their code_index at the new address, in record order; a record not
+    complete yet ends the list."""
+    with open(path, 'rb') as f:
+        d = f.read()
+    bo = '<' if d[:4] == b'DTiJ' else '>'
+    if d[:4] not in (b'DTiJ', b'jItD'):
+        sys.exit('%s: not a jitdump' % path)
+    version, hsize = struct.unpack_from(bo + 'II', d, 4)
+    if version != 1:
+        sys.exit('%s: jitdump version %d' % (path, version))
+    out, by_index, off = [], {}, hsize
+    while off + 16 <= len(d):
+        rid, total = struct.unpack_from(bo + 'II', d, off)
+        if total < 16 or off + total > len(d):
+            break
+        if rid == 0:
+            _, _, _, addr, size, index = struct.unpack_from(bo + 'IIQQQQ', d, off + 16)
+            name = d[off + 56:d.index(b'\0', off + 56)].decode('utf-8', 'surrogateescape')
+            by_index[index] = name
+            out.append((addr, size, name))
+        elif rid == 1:
+            _, _, _, _, new, size, index = struct.unpack_from(bo + 'IIQQQQQ', d, off + 16)
+            if index in by_index:
+                out.append((new, size, by_index[index]))
+        off += total
+    return out
+
+
 def ask(symdb, mapfile, addrs):
     inp = ''.join('0x%x\n' % a for a in addrs)
     p = subprocess.run([symdb, 'query', '--perf-map', mapfile, '--output-style=JSON'],
@@ -70,8 +105,10 @@ def main():
     ap.add_argument('--map', required=True)
     ap.add_argument('--perf-script')
     ap.add_argument('--want', default='')
+    ap.add_argument('--jitdump', action='store_true', help='MAP is a jit-PID.dump')
+    ap.add_argument('--same-as', help='a perf map of the same run: its names must agree')
     a = ap.parse_args()
-    entries = parse_map(a.map)
+    entries = parse_dump(a.map) if a.jitdump else parse_map(a.map)
     if not entries:
         sys.exit('%s: no entries' % a.map)
     addrs = set()
@@ -121,6 +158,21 @@ def main():
     if a.want and not wanted:
         print('no address named %r' % a.want, file=sys.stderr)
         bad += 1
+    if a.same_as:
+        other = {s: (z, n) for s, z, n in parse_map(a.same_as)}
+        agree = 0
+        for s, z, n in entries:
+            if s in other and other[s][0] == z:
+                if other[s][1] != n:
+                    bad += 1
+                    print('0x%x: %r here, %r in %s' % (s, n, other[s][1], a.same_as),
+                          file=sys.stderr)
+                else:
+                    agree += 1
+        print('%d entries named as in %s' % (agree, a.same_as))
+        if not agree:
+            print('no entry in common with %s' % a.same_as, file=sys.stderr)
+            bad += 1
     if a.perf_script:
         same = amb = hot = 0
         for ip, sym in samples:

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# perfmap_node.sh: a real JIT.  `node --perf-basic-prof` runs a hot JavaScript
-# function (perfmap_hot.js) and writes /tmp/perf-PID.map as it compiles.
+# perfmap_node.sh: a real JIT.  `node --perf-basic-prof --perf-prof` runs a hot
+# JavaScript function (perfmap_hot.js) and writes /tmp/perf-PID.map and
+# ./jit-PID.dump (perf's jitdump format) as it compiles.
 #  1. While node is stopped (so the map holds still), `perf record` samples
 #     taken just before are named by `perf script`, and a copy of the map is
 #     checked by perfmap_check.py: the first, middle and last address of every
 #     entry must resolve, through `symdb query --perf-map`, to the name of the
 #     latest line covering it, the hot function among them; each perf sample
-#     that one entry covers must get perf's own name.
+#     that one entry covers must get perf's own name.  The same for a copy
+#     of the jitdump (parsed by perfmap_check.py with struct), whose names
+#     must also be the perf map's at the same start and size.
 #  2. A `symdb query --perf-map` started on the live map, reading addresses
 #     from a pipe, answers the hot function; then node is told to start a
 #     second function, and once its line is in the map the same running
@@ -37,7 +40,7 @@ trap cleanup EXIT
 
 go=$SCRATCH/go
 cd "$SCRATCH" # node writes isolate-*-v8.log files into its working directory
-node --perf-basic-prof "$here/perfmap_hot.js" "$go" 120 >"$SCRATCH/node.out" 2>&1 &
+node --perf-basic-prof --perf-prof "$here/perfmap_hot.js" "$go" 120 >"$SCRATCH/node.out" 2>&1 &
 node_pid=$!
 map=/tmp/perf-$node_pid.map
 
@@ -66,9 +69,15 @@ else
 	kill -STOP "$node_pid"
 fi
 cp "$map" "$SCRATCH/snapshot.map"
+dump=$SCRATCH/jit-$node_pid.dump
+[[ -f $dump ]] && cp "$dump" "$SCRATCH/snapshot.dump"
 kill -CONT "$node_pid"
 python3 "$here/perfmap_check.py" --symdb "$SYMDB" --map "$SCRATCH/snapshot.map" \
 	--want hotJitFunction "${perf_args[@]}" || fail "symdb disagrees with the map or perf"
+[[ -f $SCRATCH/snapshot.dump ]] || fail "node --perf-prof wrote no $dump"
+python3 "$here/perfmap_check.py" --symdb "$SYMDB" --map "$SCRATCH/snapshot.dump" --jitdump \
+	--same-as "$SCRATCH/snapshot.map" --want hotJitFunction ||
+	fail "symdb disagrees with the jitdump"
 
 # 2. A running query picks up a line appended after it read the map.
 coproc SQ { "$SYMDB" query --perf-map "$map" 2>"$SCRATCH/query.err"; }

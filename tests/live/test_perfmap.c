@@ -207,6 +207,173 @@ static void test_rewrite(void)
 	symdb_perfmap_close(m);
 }
 
+/* ---- jitdump files, written here field by field ------------------------ */
+
+struct dump {
+	unsigned char *b;
+	size_t len, cap;
+	int swap; /* write the other byte order */
+};
+
+static void put(struct dump *d, const void *p, size_t n)
+{
+	if (d->len + n > d->cap) {
+		d->cap = (d->len + n) * 2;
+		d->b = realloc(d->b, d->cap);
+	}
+	if (d->b)
+		memcpy(d->b + d->len, p, n);
+	d->len += n;
+}
+
+static void put32(struct dump *d, uint32_t v)
+{
+	if (d->swap)
+		v = __builtin_bswap32(v);
+	put(d, &v, sizeof v);
+}
+
+static void put64(struct dump *d, uint64_t v)
+{
+	if (d->swap)
+		v = __builtin_bswap64(v);
+	put(d, &v, sizeof v);
+}
+
+static void dump_header(struct dump *d)
+{
+	put32(d, 0x4A695444); /* "jItD" in the writer's order */
+	put32(d, 1);
+	put32(d, 40);
+	put32(d, 62); /* EM_X86_64 */
+	put32(d, 0);
+	put32(d, 4242);
+	put64(d, 123456789);
+	put64(d, 0);
+}
+
+static void dump_load(struct dump *d, uint64_t addr, uint64_t size, uint64_t index,
+                      const char *name, size_t code_bytes)
+{
+	size_t n = strlen(name) + 1;
+	put32(d, 0);
+	put32(d, (uint32_t)(56 + n + code_bytes));
+	put64(d, 1);
+	put32(d, 4242);
+	put32(d, 4243);
+	put64(d, addr);
+	put64(d, addr);
+	put64(d, size);
+	put64(d, index);
+	put(d, name, n);
+	for (size_t i = 0; i < code_bytes; i++)
+		put(d, "\xcc", 1);
+}
+
+static void dump_move(struct dump *d, uint64_t from, uint64_t to, uint64_t size, uint64_t index)
+{
+	put32(d, 1);
+	put32(d, 64);
+	put64(d, 2);
+	put32(d, 4242);
+	put32(d, 4243);
+	put64(d, to);
+	put64(d, from);
+	put64(d, to);
+	put64(d, size);
+	put64(d, index);
+}
+
+static void dump_other(struct dump *d, uint32_t id, size_t body)
+{
+	put32(d, id);
+	put32(d, (uint32_t)(16 + body));
+	put64(d, 3);
+	for (size_t i = 0; i < body; i++)
+		put(d, "", 1);
+}
+
+static void write_bytes(const char *path, const char *mode, const void *p, size_t n)
+{
+	FILE *f = fopen(path, mode);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(fwrite(p, 1, n, f) == n);
+	fclose(f);
+}
+
+static void test_jitdump(int swap)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/jit-%d.dump", dir, swap);
+	struct dump d = { .swap = swap };
+	dump_header(&d);
+	dump_other(&d, 4, 40);                                   /* unwinding info: passed over */
+	dump_load(&d, 0x7000, 0x100, 1, "JS:*first /a.js:1", 0x100); /* record 2 */
+	dump_load(&d, 0x8000, 0x40, 2, "Builtin:Big", 300000);   /* code past the read buffer */
+	dump_other(&d, 2, 64);                                   /* debug info */
+	dump_move(&d, 0x7000, 0x9000, 0x100, 1);                 /* record 5: first, moved */
+	dump_move(&d, 0x1, 0x2, 0x10, 99);                       /* record 6: no such index */
+	size_t cut = d.len;
+	dump_load(&d, 0xa000, 0x20, 3, "JS:*late /a.js:9", 16); /* written in two steps */
+	CHECK(d.b != NULL);
+	if (!d.b)
+		return;
+	write_bytes(path, "wb", d.b, cut + 60); /* the late record up to 4 bytes of its name */
+	symdb_perfmap *m = NULL;
+	CHECK_RC(symdb_perfmap_open(path, NULL, &m));
+	if (!m) {
+		free(d.b);
+		return;
+	}
+	CHECK_NAME(m, 0x7000, "JS:*first /a.js:1");
+	CHECK_NAME(m, 0x70ff, "JS:*first /a.js:1");
+	CHECK_NAME(m, 0x803f, "Builtin:Big");
+	CHECK_NAME(m, 0x8040, "");
+	CHECK_NAME(m, 0x9080, "JS:*first /a.js:1");
+	CHECK_NAME(m, 0xa000, "");
+	SYMDB_OPTS(symdb_perfmap_sym, s);
+	CHECK(symdb_perfmap_lookup(m, 0x9000, &s) == 0 && s.line == 5 && s.size == 0x100);
+	symdb_perfmap_stats st = stats_of(m);
+	CHECK(st.entries == 3);
+	CHECK(st.skipped == 1 && st.first_skipped_line == 6);
+	CHECK(st.pending == 60);
+	write_bytes(path, "ab", d.b + cut + 60, d.len - cut - 60);
+	CHECK(symdb_perfmap_refresh(m, NULL) == 1);
+	CHECK_NAME(m, 0xa01f, "JS:*late /a.js:9");
+	CHECK_NAME(m, 0x7000, "JS:*first /a.js:1");
+	st = stats_of(m);
+	CHECK(st.entries == 4 && st.pending == 0 && st.lines == 7);
+	/* A record that says it is shorter than its prefix: nothing after it
+	 * can be trusted; what came before still answers. */
+	d.len = 0;
+	put32(&d, 0);
+	put32(&d, 8);
+	put64(&d, 4);
+	write_bytes(path, "ab", d.b, d.len);
+	CHECK(symdb_perfmap_refresh(m, NULL) == 1);
+	CHECK_NAME(m, 0xa000, "JS:*late /a.js:9");
+	st = stats_of(m);
+	CHECK(st.skipped == 2 && st.entries == 4);
+	symdb_perfmap_close(m);
+
+	/* Not a jitdump version this reader knows: one skipped record. */
+	d.len = 0;
+	dump_header(&d);
+	d.b[4] = d.b[7] = 7;
+	dump_load(&d, 0x7000, 0x100, 1, "JS:*first /a.js:1", 0);
+	write_bytes(path, "wb", d.b, d.len);
+	CHECK_RC(symdb_perfmap_open(path, NULL, &m));
+	if (m) {
+		CHECK_NAME(m, 0x7000, "");
+		st = stats_of(m);
+		CHECK(st.entries == 0 && st.skipped == 1);
+	}
+	symdb_perfmap_close(m);
+	free(d.b);
+}
+
 static void test_open_errors(void)
 {
 	char eb[512] = "", want[4300];
@@ -255,5 +422,7 @@ int main(void)
 	test_huge_line();
 	test_rewrite();
 	test_open_errors();
+	test_jitdump(0);
+	test_jitdump(1);
 	return check_exit();
 }
