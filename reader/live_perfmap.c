@@ -517,6 +517,46 @@ static int ns_pid(int pid)
 	return nspid;
 }
 
+/* When process pid started, in seconds since the epoch (rounded down), or
+ * 0 when the kernel does not say: field 22 of /proc/PID/stat (clock ticks
+ * since boot) plus btime of /proc/stat. */
+static uint64_t process_start(int pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* comm may hold spaces and ')' */
+	unsigned long long ticks = 0, btime = 0;
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &ticks) != 1)
+		return 0;
+	if (!(f = fopen("/proc/stat", "re")))
+		return 0;
+	while (fgets(buf, sizeof buf, f))
+		if (sscanf(buf, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	return btime && hz > 0 ? btime + ticks / (unsigned long long)hz : 0;
+}
+
+/* A map last written before its process started was left by an earlier
+ * process with the same pid: its addresses mean nothing here.  (A live
+ * JIT's map is written after its process starts; one second of slack for
+ * the rounding of both clocks.) */
+static int left_by_earlier(int pid, const char *path)
+{
+	struct stat st;
+	uint64_t start = process_start(pid);
+	return start && stat(path, &st) == 0 && (uint64_t)st.st_mtime + 1 < start;
+}
+
 int symdb_perfmap_open_pid(int pid, const symdb_perfmap_opts *opts, symdb_perfmap **out)
 {
 	unsigned flags;
@@ -542,6 +582,10 @@ int symdb_perfmap_open_pid(int pid, const symdb_perfmap_opts *opts, symdb_perfma
 		n = snprintf(path, sizeof path, "%s/perf-%d.map", dir, pid);
 	if (n < 0 || (size_t)n >= sizeof path)
 		return fmt_err(eb, ebsz, -ENAMETOOLONG, "%s: path too long", dir);
+	if (left_by_earlier(pid, path))
+		return fmt_err(eb, ebsz, -ESTALE,
+		               "%s: written before process %d started (left by an earlier "
+		               "process with this pid)", path, pid);
 	return pm_open(path, opts, out);
 }
 

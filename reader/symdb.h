@@ -1362,9 +1362,10 @@ SYMDB_API int symdb_export(symdb *db, const symdb_uuid *ids, size_t n, int fd,
  * Lifetime.  A perf map belongs to one run of one process: it is not
  * keyed by build-id (the code has no file), it grows while the process
  * runs, and a JIT may rewrite it.  Its name holds only the pid, so a map
- * left behind by an earlier process with the same pid looks the same:
- * callers key their handles by (pid, process start time: field 22 of
- * /proc/PID/stat) and drop a handle when that pair changes.  Within a run,
+ * left behind by an earlier process with the same pid looks the same
+ * (symdb_perfmap_open_pid() refuses one last written before the process
+ * started): callers key their handles by (pid, process start time: field
+ * 22 of /proc/PID/stat) and drop a handle when that pair changes.  Within a run,
  * symdb_perfmap_refresh() reads what was appended since the last read (a
  * profiler calls it when an address is not found), and rereads the file
  * whole when it was replaced, truncated or rewritten from its first bytes.
@@ -1440,10 +1441,14 @@ SYMDB_API int symdb_perfmap_open(const char *path, const symdb_perfmap_opts *opt
  * @param opts NULL or options (dir, flags, errbuf, max_line).
  * @param out  receives the handle, owned by the caller.
  * @return as symdb_perfmap_open(); -ENOENT when the process wrote no map
- *         (errbuf names the path); SYMDB_E_INVAL for pid <= 0;
- *         -ENAMETOOLONG for a too long dir.
- * @note Reads /proc/PID/status for SYMDB_PERFMAP_IN_ROOT only.  Thread-safe
- *       (each handle is its own).
+ *         (errbuf names the path); -ESTALE when pid is alive and the map
+ *         was last written before it started (a map left by an earlier
+ *         process with this pid: /proc/PID/stat's start time against the
+ *         file's mtime); SYMDB_E_INVAL for pid <= 0; -ENAMETOOLONG for a
+ *         too long dir.
+ * @note Reads /proc/PID/stat and /proc/stat (the start time), and
+ *       /proc/PID/status for SYMDB_PERFMAP_IN_ROOT.  Thread-safe (each
+ *       handle is its own).
  */
 SYMDB_API int symdb_perfmap_open_pid(int pid, const symdb_perfmap_opts *opts,
                                      symdb_perfmap **out);

@@ -9,9 +9,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -400,6 +403,22 @@ static void test_open_errors(void)
 		CHECK_NAME(m, 0x7f000000103f, "Function:self");
 		symdb_perfmap_close(m);
 	}
+	/* The same file as an earlier process with our pid would have left it:
+	 * last written an hour before we started. */
+	struct timespec old[2] = { { .tv_sec = time(NULL) - 3600 }, { .tv_sec = time(NULL) - 3600 } };
+	CHECK(utimensat(AT_FDCWD, path, old, 0) == 0);
+	eb[0] = '\0';
+	m = (symdb_perfmap *)1;
+	CHECK(symdb_perfmap_open_pid((int)getpid(), &o, &m) == -ESTALE);
+	CHECK(m == NULL);
+	snprintf(want, sizeof want, "%s: written before process %d started (left by an earlier "
+	         "process with this pid)", path, (int)getpid());
+	CHECK(strcmp(eb, want) == 0);
+	if (strcmp(eb, want))
+		fprintf(stderr, "errbuf: '%s'\n", eb);
+	CHECK_RC(symdb_perfmap_open(path, NULL, &m)); /* by path: the caller's call */
+	symdb_perfmap_close(m);
+	CHECK(utimensat(AT_FDCWD, path, NULL, 0) == 0); /* written again now */
 	/* In the process's root: /proc/self/root/DIR is DIR itself here. */
 	SYMDB_OPTS(symdb_perfmap_opts, r, .dir = dir, .flags = SYMDB_PERFMAP_IN_ROOT);
 	m = NULL;
