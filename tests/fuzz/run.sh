@@ -21,7 +21,7 @@ if [[ -z $CLANG ]]; then
 	exit 0
 fi
 CLANGXX=$(command -v clang++-14 || command -v clang++ || echo "$CLANG")
-TARGETS=(image_open elf macho crashreport)
+TARGETS=(image_open elf macho crashreport batch)
 
 CC=$CLANG CXX=$CLANGXX cmake -S . -B "$BUILD" -DSYMDB_BUILD_FUZZERS=ON \
 	-DSYMDB_SANITIZE=address,undefined >/dev/null

@@ -28,7 +28,7 @@ expect_ok "cmake --install"
 libdir=$(dirname "$(find "$prefix" -name 'libsymdb.so' | head -1)")
 [[ -f $libdir/libsymdb.so ]] || fail "no libsymdb.so installed"
 [[ -f $prefix/include/symdb.h && -f $prefix/include/symdb_build.h &&
-   -f $prefix/include/symdb_indexer.h ]] || fail "headers not installed"
+   -f $prefix/include/symdb_indexer.h && -f $prefix/include/symdb_batch.h ]] || fail "headers not installed"
 [[ -x $prefix/bin/symdb-indexer ]] || fail "symdb-indexer not installed"
 [[ -f $libdir/pkgconfig/symdb.pc ]] || fail "symdb.pc not installed"
 [[ -f $libdir/pkgconfig/symdb-indexer.pc && -f $libdir/libsymdb_indexer.a && -f $prefix/include/symdb_indexer.h ]] ||
@@ -53,7 +53,7 @@ bad=$(nm -D --defined-only "$libdir/libsymdb.so" | awk '$2 ~ /[TDBRVW]/ {print $
 [[ -z $bad ]] || fail "libsymdb.so exports non-symdb_ names: $(echo $bad | head -c 300)"
 
 note "header hygiene"
-printf '#include "symdb.h"\n#include "symdb.h"\n#include "symdb_build.h"\nint main(void){return symdb_strerror(0)==0;}\n' >"$SCRATCH/h.c"
+printf '#include "symdb.h"\n#include "symdb.h"\n#include "symdb_build.h"\n#include "symdb_batch.h"\n#include "symdb_batch.h"\nint main(void){return symdb_strerror(0)==0;}\n' >"$SCRATCH/h.c"
 run gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -Wc++-compat -fsyntax-only -I"$prefix/include" "$SCRATCH/h.c"
 expect_ok "symdb.h as C11"
 cp "$SCRATCH/h.c" "$SCRATCH/h.cpp"
