@@ -1347,6 +1347,188 @@ SYMDB_API int symdb_export(symdb *db, const symdb_uuid *ids, size_t n, int fd,
 
 /* symdb_import(), the other half, publishes and is in symdb_build.h. */
 
+/* ---- the running kernel: kallsyms, vmlinux, modules (issue 15) ---------- */
+
+/**
+ * A snapshot of the running kernel's symbols, for kernel addresses as a
+ * profiler samples them (runtime addresses, KASLR applied):
+ * - /proc/kallsyms, read once into one sorted table.  Kept are the symbols
+ *   perf keeps (types T, W, D, B in either case; ARM mapping symbols "$x"
+ *   are not), with sizes inferred as perf infers them: a symbol ends where
+ *   the next one starts; the last symbol of the kernel image or of a module
+ *   ("[mod]" in kallsyms), and the last of all, end at the page boundary
+ *   past the next page (roundup(addr + 4096, 4096)).  Of several symbols at
+ *   one address the one answered is perf's choice: global before weak
+ *   before local, then fewer leading underscores, then the longer name.
+ * - the running kernel's build-id (an ELF note in /sys/kernel/notes) picks a
+ *   vmlinux with DWARF from the debug locations; it is indexed on first sight
+ *   like any image and answers with inline chains and file:line at
+ *   address - KASLR offset, the offset being _stext in kallsyms minus _stext
+ *   in the vmlinux's symbol table (_text when there is no _stext).
+ * - modules: /proc/modules names them and /sys/module/NAME/sections/.text
+ *   says where .text was loaded; a module file NAME.ko (dashes and
+ *   underscores equal) under the debug locations' lib/modules/RELEASE or
+ *   under lib/modules/RELEASE answers addresses in .text with DWARF, at
+ *   address - .text (SPEC §7.8: the .ko's sections are indexed at address 0,
+ *   and .text is its first executable section).  Other sections
+ *   (.init.text, .exit.text, .text.unlikely) and modules without a file are
+ *   answered from kallsyms.
+ * Modules loaded after symdb_kernel_open() are not seen: open a new handle.
+ */
+typedef struct symdb_kernel symdb_kernel;
+
+/** Options of symdb_kernel_open(): every source can be named, so that a
+ *  saved kernel (or a test fixture) is read instead of the running one. */
+typedef struct symdb_kernel_opts {
+	size_t sz;             /**< sizeof(symdb_kernel_opts): set by SYMDB_OPTS() */
+	unsigned flags;        /**< SYMDB_KERNEL_*; other bits: SYMDB_E_INVAL */
+	char *errbuf;          /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;      /**< size of errbuf */
+	const char *kallsyms;  /**< NULL = "/proc/kallsyms" */
+	const char *notes;     /**< NULL = "/sys/kernel/notes" */
+	const char *modules;   /**< NULL = "/proc/modules"; a missing file = no modules */
+	const char *sysfs_module; /**< NULL = "/sys/module" */
+	const char *release;   /**< NULL = uname(2)'s release ("6.1.0-18-amd64") */
+	/** NULL = "/": where the default locations are looked for:
+	 *  ROOT/usr/lib/debug (a debug directory, below), ROOT/boot/vmlinux-RELEASE
+	 *  and ROOT/boot/vmlinux-*, ROOT/lib/modules/RELEASE/build/vmlinux,
+	 *  ROOT/lib/modules/RELEASE/vmlinux, and ROOT/lib/modules/RELEASE for
+	 *  .ko files. */
+	const char *root;
+	/** NULL or a NULL-terminated list of debug directories searched before
+	 *  ROOT/usr/lib/debug; in each DIR: DIR/.build-id/xx/rest.debug,
+	 *  DIR/boot/vmlinux-RELEASE, DIR/lib/modules/RELEASE/vmlinux,
+	 *  DIR/vmlinux-RELEASE, DIR/vmlinux, and .ko files under
+	 *  DIR/lib/modules/RELEASE.  Copied. */
+	const char *const *debug_dirs;
+} symdb_kernel_opts;
+
+/** Kallsyms only: look for no vmlinux and no module file. */
+#define SYMDB_KERNEL_NO_DWARF 0x1u
+
+/** What answered a kernel address. */
+enum symdb_kernel_source {
+	SYMDB_KERNEL_SRC_NONE = 0,     /**< nothing did (status says why) */
+	SYMDB_KERNEL_SRC_KALLSYMS = 1, /**< the kallsyms table (name, start, size) */
+	SYMDB_KERNEL_SRC_VMLINUX = 2,  /**< the vmlinux's index (frames) */
+	SYMDB_KERNEL_SRC_MODULE = 3    /**< a module file's index (frames) */
+};
+
+/** The answer for one kernel address. */
+typedef struct symdb_kernel_result {
+	int status;            /**< enum symdb_sym_status: SYMDB_SYM_OK, or
+	                            SYMDB_SYM_NO_SYMBOL (no symbol covers it) */
+	int error;             /**< 0, or why DWARF was not used for this address
+	                            (the image's error: SYMDB_E_BAD_OBJECT...) */
+	uint32_t source;       /**< enum symdb_kernel_source */
+	uint32_t nframes;      /**< DWARF frames, innermost first; 0 = none */
+	const symdb_frame *frames; /**< nframes frames of sizeof(symdb_frame); their
+	                            addresses are the image's (debug_addr's) */
+	const char *sym_name;  /**< the kallsyms symbol covering the address, or NULL */
+	uint64_t sym_addr;     /**< its runtime address */
+	uint64_t sym_size;     /**< its inferred size (above) */
+	const char *module;    /**< the module ("ext4"), or NULL for the kernel image */
+	uint64_t debug_addr;   /**< the address asked of the image: the vmlinux
+	                            vaddr, or the offset into the module's .text;
+	                            SYMDB_ADDR_INVALID when no image was asked */
+	const symdb_image *image; /**< the image that gave the frames, or NULL */
+} symdb_kernel_result;
+
+/** What symdb_kernel_open() found (symdb_kernel_get_info()). */
+typedef struct symdb_kernel_info {
+	size_t sz;               /**< sizeof(symdb_kernel_info), set by the caller */
+	size_t nsyms;            /**< symbols in the table */
+	size_t skipped_lines;    /**< kallsyms lines that were malformed */
+	size_t nmodules;         /**< modules in /proc/modules */
+	size_t nmodule_files;    /**< ... of which a .ko file was found */
+	const char *vmlinux;     /**< the vmlinux used, or NULL */
+	uint64_t kaslr_offset;   /**< runtime - vmlinux address (0 without a vmlinux) */
+	symdb_uuid build_id;     /**< from the notes; len 0 when unknown */
+	/** Why no vmlinux is used, one line (no build-id note, none of the
+	 *  locations holds a file with that build-id, no _stext...); "" when one
+	 *  is used. */
+	const char *no_vmlinux;
+} symdb_kernel_info;
+
+/**
+ * @brief symdb_kernel_open() reads kallsyms, the notes, the modules and
+ *        their sections, and finds the vmlinux and the module files.
+ * @param opts NULL or options: the sources, SYMDB_KERNEL_NO_DWARF.
+ * @param out  receives the handle (free it with symdb_kernel_close()).
+ * @return 0; -errno when kallsyms cannot be read; -EACCES when every
+ *         address in it reads as 0 (kptr_restrict, or no CAP_SYSLOG):
+ *         errbuf says so in one line, "PATH: every address reads as 0:
+ *         the kernel hides them from this user (kptr_restrict=N,
+ *         perf_event_paranoid=N; ...)"; SYMDB_E_BAD_OBJECT
+ *         when it holds no symbol; SYMDB_E_INVAL; -ENOMEM.  A missing
+ *         vmlinux, notes file, modules list or module file is not an
+ *         error: those addresses are answered from kallsyms.
+ * @note Reads files only (no database): the images are indexed and opened
+ *       by the symbolizer that symdb_kernel_symbolize() is given.  Malformed
+ *       kallsyms lines are skipped and counted (symdb_kernel_get_info()).
+ *       Thread-safe (each call makes its own handle).
+ */
+SYMDB_API int symdb_kernel_open(const symdb_kernel_opts *opts, symdb_kernel **out);
+
+/**
+ * @brief symdb_kernel_close() frees a handle.  NULL-safe.
+ * @param k NULL (nothing happens) or a handle from symdb_kernel_open().
+ * @note Call it with no other call on k running.  Names returned by
+ *       symdb_kernel_symbolize(), symdb_kernel_lookup() and
+ *       symdb_kernel_get_info() (sym_name, module, vmlinux) become invalid.
+ */
+SYMDB_API void symdb_kernel_close(symdb_kernel *k);
+
+/**
+ * @brief symdb_kernel_get_info() says what the handle found.
+ * @param k   an open handle.
+ * @param out receives min(out->sz, sizeof(symdb_kernel_info)) bytes.
+ * @return 0, or SYMDB_E_INVAL for a NULL argument or out->sz 0.
+ * @note Strings belong to k.  Thread-safe.
+ */
+SYMDB_API int symdb_kernel_get_info(const symdb_kernel *k, symdb_kernel_info *out);
+
+/**
+ * @brief symdb_kernel_lookup() finds the kallsyms symbol covering one
+ *        runtime address: a binary search, no allocation.
+ * @param k    an open handle.
+ * @param addr a kernel runtime address.
+ * @param name receives the symbol's name (owned by k).
+ * @param start receives its address; may be NULL.
+ * @param size receives its inferred size; may be NULL.
+ * @param module receives its module, or NULL for the kernel image; may be NULL.
+ * @return 0, or SYMDB_E_NOT_FOUND when no symbol covers addr.
+ * @note Thread-safe: the table is immutable after open.
+ */
+SYMDB_API int symdb_kernel_lookup(const symdb_kernel *k, uint64_t addr, const char **name,
+                                  uint64_t *start, uint64_t *size, const char **module);
+
+/**
+ * @brief symdb_kernel_symbolize() answers a batch of kernel runtime
+ *        addresses, in any order: from DWARF (the vmlinux, a module's file)
+ *        where an image is found, and from kallsyms otherwise.
+ * @param k       an open handle.
+ * @param s       a symbolizer context that indexes on first sight
+ *                (SYMDB_SYMBOLIZER_BUILD) and opens the images; NULL =
+ *                kallsyms only.
+ * @param addrs   n runtime addresses.
+ * @param n       how many (at most UINT32_MAX).
+ * @param results n results of result_sz bytes each, in input order.
+ * @param result_sz sizeof(symdb_kernel_result) as the caller knows it.
+ * @param opts    NULL or options for the symbolizer (flags
+ *                SYMDB_SYMBOLIZE_DEMANGLE only, errbuf, frame_sz).
+ * @return 0; SYMDB_E_INVAL; -ENOMEM; or symdb_symbolize()'s errors.  An
+ *         image that cannot be indexed or opened is not an error of the
+ *         call: its addresses are answered from kallsyms with `error` set.
+ * @note Frames live in s (valid until its next call); names in k.  Uses k
+ *       (its request buffers) and s: one thread at a time per handle.
+ */
+SYMDB_API int symdb_kernel_symbolize(symdb_kernel *k, symdb_symbolizer *s,
+                                     const uint64_t *addrs, size_t n,
+                                     symdb_kernel_result *results, size_t result_sz,
+                                     const symdb_symbolize_opts *opts);
+
+
 
 /* ======================================================================
  * Perf maps: symbols of JIT-compiled code (reader/live_perfmap.c)

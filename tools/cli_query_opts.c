@@ -63,6 +63,16 @@ enum opt_id {
 	X_NO_VERIFY,
 	X_NO_BUILD,
 	X_PERF_MAP,
+	/* --kernel and its sources (cli_live_kernel.c) */
+	X_KERNEL,
+	X_KALLSYMS,
+	X_KALLSYMS_ONLY,
+	X_KERNEL_NOTES,
+	X_KERNEL_MODULES,
+	X_SYSFS_MODULE,
+	X_KERNEL_RELEASE,
+	X_KERNEL_ROOT,
+	X_DEBUG_DIR,
 };
 
 #define F_(p, n, id) { p, n, CLI_OPTK_FLAG, 0, id, NULL }
@@ -131,6 +141,15 @@ static const struct cli_optdef opts[] = {
 	{ "--", "no-verify", CLI_OPTK_FLAG, 1, X_NO_VERIFY, NULL },
 	{ "--", "no-build", CLI_OPTK_FLAG, 1, X_NO_BUILD, NULL },
 	XEQ("perf-map", X_PERF_MAP),
+	{ "--", "kernel", CLI_OPTK_FLAG, 1, X_KERNEL, NULL },
+	{ "--", "kallsyms-only", CLI_OPTK_FLAG, 1, X_KALLSYMS_ONLY, NULL },
+	XEQ("kallsyms", X_KALLSYMS),
+	XEQ("kernel-notes", X_KERNEL_NOTES),
+	XEQ("kernel-modules", X_KERNEL_MODULES),
+	XEQ("sysfs-module", X_SYSFS_MODULE),
+	XEQ("kernel-release", X_KERNEL_RELEASE),
+	XEQ("kernel-root", X_KERNEL_ROOT),
+	XEQ("debug-dir", X_DEBUG_DIR),
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -255,6 +274,21 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 	case X_NO_VERIFY: q->no_verify = 1; break;
 	case X_NO_BUILD: q->no_build = 1; break;
 	case X_PERF_MAP: q->perf_map = a->value; break;
+	case X_KERNEL: q->ksrc.on = 1; break;
+	case X_KALLSYMS_ONLY: q->ksrc.no_dwarf = q->ksrc.any = 1; break;
+	case X_KALLSYMS: q->ksrc.kallsyms = a->value; q->ksrc.any = 1; break;
+	case X_KERNEL_NOTES: q->ksrc.notes = a->value; q->ksrc.any = 1; break;
+	case X_KERNEL_MODULES: q->ksrc.modules = a->value; q->ksrc.any = 1; break;
+	case X_SYSFS_MODULE: q->ksrc.sysfs_module = a->value; q->ksrc.any = 1; break;
+	case X_KERNEL_RELEASE: q->ksrc.release = a->value; q->ksrc.any = 1; break;
+	case X_KERNEL_ROOT: q->ksrc.root = a->value; q->ksrc.any = 1; break;
+	case X_DEBUG_DIR:
+		q->ksrc.any = 1;
+		if (q->ksrc.ndebug < CLI_KERNEL_DEBUG_DIRS)
+			q->ksrc.debug_dirs[q->ksrc.ndebug++] = a->value;
+		else
+			q->ksrc.too_many = 1;
+		break;
 	/*
 	 * Accepted, no effect.  --debug-file-directory, --dwp and
 	 * --fallback-debug-path say where debug info is: symdb decides that
@@ -374,6 +408,8 @@ static int check_combination(struct query *q)
 		cli_err(NULL, "query: give only one of --obj FILE and --uuid HEX");
 		return -CLI_EXIT_USAGE;
 	}
+	if (q->ksrc.on || q->ksrc.any)
+		return cli_kernel_check(q);
 	q->per_line = !q->obj && !q->uuid_hex;
 	if (q->perf_map && (q->obj || q->uuid_hex || q->pr.style == CLI_STYLE_ATOS)) {
 		cli_err(NULL, "query: --perf-map takes no --obj, --uuid or --output-style=atos");
