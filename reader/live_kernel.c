@@ -357,6 +357,7 @@ void symdb_kernel_close(symdb_kernel *k)
 	free(k->req);
 	free(k->res);
 	free(k->req_of);
+	free(k->found);
 	free(k);
 }
 

@@ -50,6 +50,7 @@ struct symdb_kernel {
 	symdb_request *req;
 	symdb_symbolized *res;
 	uint32_t *req_of;     /* address index -> request index, or UINT32_MAX */
+	const struct lk_sym **found; /* address index -> its kallsyms symbol, or NULL */
 	size_t cap;
 };
 

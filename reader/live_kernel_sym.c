@@ -30,7 +30,10 @@ static int reserve(symdb_kernel *k, size_t n)
 	uint32_t *ro = realloc(k->req_of, n * sizeof(*ro));
 	if (ro)
 		k->req_of = ro;
-	if (!rq || !rs || !ro)
+	const struct lk_sym **fd = realloc(k->found, n * sizeof(*fd));
+	if (fd)
+		k->found = fd;
+	if (!rq || !rs || !ro || !fd)
 		return -ENOMEM;
 	k->cap = n;
 	return 0;
@@ -72,12 +75,12 @@ static void kallsyms_answer(const symdb_kernel *k, const struct lk_sym *s,
 	r->module = s->mod ? k->mods[s->mod - 1].name : NULL;
 }
 
-/* Queue address i's image request, if it has one. */
-static size_t queue(symdb_kernel *k, size_t i, uint64_t addr, size_t m)
+/* Find address i's symbol and queue its image request, if it has one. */
+static size_t queue(symdb_kernel *k, int images, size_t i, uint64_t addr, size_t m)
 {
-	const struct lk_sym *s = lk_find(k, addr);
+	const struct lk_sym *s = k->found[i] = lk_find(k, addr);
 	uint64_t da = 0;
-	const char *path = image_for(k, s, addr, &da);
+	const char *path = images ? image_for(k, s, addr, &da) : NULL;
 	k->req_of[i] = UINT32_MAX;
 	if (!path)
 		return m;
@@ -105,8 +108,8 @@ int symdb_kernel_symbolize(symdb_kernel *k, symdb_symbolizer *s, const uint64_t 
 	if (reserve(k, n) < 0)
 		return fmt_err(eb, ebsz, -ENOMEM, "symdb_kernel_symbolize: out of memory");
 	size_t m = 0;
-	for (size_t i = 0; s && i < n; i++)
-		m = queue(k, i, addrs[i], m);
+	for (size_t i = 0; i < n; i++)
+		m = queue(k, s != NULL, i, addrs[i], m);
 	size_t frame_sz = sizeof(symdb_frame);
 	if (m) {
 		SYMDB_OPTS(symdb_symbolize_opts, so, .flags = flags, .errbuf = eb,
@@ -116,8 +119,8 @@ int symdb_kernel_symbolize(symdb_kernel *k, symdb_symbolizer *s, const uint64_t 
 	}
 	for (size_t i = 0; i < n; i++) {
 		symdb_kernel_result r;
-		kallsyms_answer(k, lk_find(k, addrs[i]), &r);
-		uint32_t q = s ? k->req_of[i] : UINT32_MAX;
+		kallsyms_answer(k, k->found[i], &r);
+		uint32_t q = k->req_of[i];
 		if (q != UINT32_MAX) {
 			const symdb_symbolized *x = &k->res[q];
 			r.debug_addr = k->req[q].addr;

@@ -316,7 +316,7 @@ static int refuse_arg(const char *arg, const struct stat *st, int recursive)
 		return 0;
 	if ((long)sf.f_type == PROC_FS_MAGIC && !strcmp(base_name(arg), "kallsyms")) {
 		cli_err(arg, "not an object file: the running kernel's symbol list "
-		             "(kernel symbols are not supported yet)");
+		             "(use 'symdb query --kernel' for kernel addresses)");
 		return 1;
 	}
 	if ((long)sf.f_type == PROC_FS_MAGIC || (long)sf.f_type == SYS_FS_MAGIC) {

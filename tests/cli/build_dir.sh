@@ -88,7 +88,7 @@ tail -1 "$OUT" | grep -qxF "summary: 0 indexed, 2 already indexed, 1 failed, 3 s
 # /proc/kallsyms: not an object file, said clearly (exit 1, nothing indexed).
 if [[ -r /proc/kallsyms ]]; then
 	run "$SYMDB" build --db "$SCRATCH/db2" /proc/kallsyms
-	expect_error "build /proc/kallsyms" "symdb: /proc/kallsyms: not an object file: the running kernel's symbol list (kernel symbols are not supported yet)"
+	expect_error "build /proc/kallsyms" "symdb: /proc/kallsyms: not an object file: the running kernel's symbol list (use 'symdb query --kernel' for kernel addresses)"
 	((RC == 1)) || fail "build /proc/kallsyms: exit $RC, expected 1"
 	run "$SYMDB" build --db "$SCRATCH/db2" /proc/self/status
 	expect_error "build /proc/self/status" "symdb: /proc/self/status: not an object file (a file of /proc)"
