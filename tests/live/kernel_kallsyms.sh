@@ -70,6 +70,14 @@ expect_ok "stdin"
 [[ $(awk 'NR <= 6 && NR % 3 == 1' "$OUT") == $'first_fn\nfirst_fn' ]] || fail "stdin: $(cat "$OUT")"
 grep -qx 'not-an-address' "$OUT" || fail "stdin: the bad line was not echoed"
 
+# usage errors: a source without --kernel, --kernel with another image
+run "$SYMDB" query --db "$db" --kallsyms "$SCRATCH/kallsyms" 0x1
+expect_error "--kallsyms without --kernel" "symdb: query: --kallsyms, --kallsyms-only, --kernel-notes, --kernel-modules, --sysfs-module, --kernel-release, --kernel-root and --debug-dir need --kernel"
+((RC == 2)) || fail "--kallsyms without --kernel: exit $RC, expected 2"
+run kq --obj /bin/true 0x1
+expect_error "--kernel with --obj" "symdb: query: give only one of --kernel, --perf-map FILE, --obj FILE and --uuid HEX"
+((RC == 2)) || fail "--kernel with --obj: exit $RC, expected 2"
+
 # ---- the running kernel ------------------------------------------------------
 if [[ ! -r /proc/kallsyms ]] || ! awk '$1 !~ /^0+$/ {f=1; exit} END {exit !f}' /proc/kallsyms; then
 	skip_part "/proc/kallsyms shows no addresses to this user"
