@@ -165,6 +165,7 @@ static int flush_batch(struct query *q, symdb_kernel *k, struct kbatch *b)
 	char mod[256];
 	for (size_t i = 0; i < b->n; i++) {
 		if (!b->valid[i]) {
+			q->pr.module = "[kernel.kallsyms]";
 			cli_print_invalid(&q->pr, b->text[i], b->len[i]);
 			continue;
 		}

@@ -193,4 +193,14 @@ want=$(kallsyms_names "${expect_kallsyms[@]}" "$(printf 0x%x $((gone + 5)))")
 grep -q '^??:0:0$' "$OUT" || fail "kallsyms fallback: a file:line where kallsyms has none"
 run kq --kernel-notes "$SCRATCH/notes" --kernel-root "$root" --output-style=JSON "$(printf 0x%x $((gone + 5)))"
 grep -q '"ModuleName":"\[kmodgone\]"' "$OUT" || fail "JSON ModuleName of a module without a file: $(cat "$OUT")"
+# JSON: the image that answered; an unparsable line names the kernel (not
+# the module of the line before it)
+run kq --kernel-notes "$SCRATCH/notes" --kernel-root "$root" --debug-dir "$SCRATCH/d2" \
+	--output-style=JSON "${runtime[0]}" "${mrun[0]}" "$(printf 0x%x $((gone + 5)))" junk
+expect_ok "JSON"
+python3 - "$OUT" <<'PY' || fail "JSON ModuleNames: $(cat "$OUT")"
+import json, sys
+names = [r["ModuleName"] for r in json.load(open(sys.argv[1]))]
+sys.exit(names != ["vmlinux", "kmod-fx.ko", "[kmodgone]", "[kernel.kallsyms]"])
+PY
 note "kernel_dwarf: ok"
