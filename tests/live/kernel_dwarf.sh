@@ -6,7 +6,8 @@
 # - a vmlinux-shaped ELF with DWARF (kernel_vmlinux.c) whose build-id the
 #   fake /sys/kernel/notes carries (after a Xen note, as real notes have),
 #   found in the second --debug-dir (the first holds one with another
-#   build-id), or under --kernel-root's usr/lib/debug/boot/vmlinux-RELEASE;
+#   build-id), in a debug directory's .build-id tree (addresses on stdin), or
+#   under --kernel-root's usr/lib/debug/boot/vmlinux-RELEASE;
 #   kallsyms moved by a KASLR offset: every answer equals llvm-symbolizer-14
 #   on the vmlinux at address - offset (LLVM and GNU styles, with and
 #   without inlines);
@@ -135,6 +136,20 @@ $(head -30 "$SCRATCH/diff")"
 }
 compare_vmlinux "vmlinux in the second --debug-dir" --kernel-notes "$SCRATCH/notes" \
 	--kernel-root "$root" --debug-dir "$SCRATCH/d1" --debug-dir "$SCRATCH/d2"
+
+# the build-id tree of a debug directory (.build-id/xx/rest.debug), the
+# addresses on stdin
+id=$(build_id "$SCRATCH/vmlinux")
+mkdir -p "$SCRATCH/d3/.build-id/${id:0:2}"
+cp "$SCRATCH/vmlinux" "$SCRATCH/d3/.build-id/${id:0:2}/${id:2}.debug"
+printf '%s\n' "${runtime[@]}" >"$SCRATCH/runtime"
+run_in "$SCRATCH/runtime" kq --kernel-notes "$SCRATCH/notes" --kernel-root "$root" \
+	--debug-dir "$SCRATCH/d3"
+expect_ok "vmlinux in .build-id, stdin"
+llvm_query "$SCRATCH/vmlinux" "${vaddrs[@]}" >"$SCRATCH/want"
+diff -u "$SCRATCH/want" "$OUT" >"$SCRATCH/diff" ||
+	fail "vmlinux in .build-id, stdin: differs from llvm-symbolizer-14:
+$(head -30 "$SCRATCH/diff")"
 
 cp "$SCRATCH/vmlinux" "$root/usr/lib/debug/boot/vmlinux-$rel"
 compare_vmlinux "vmlinux under ROOT/usr/lib/debug/boot" --kernel-notes "$SCRATCH/notes" \
