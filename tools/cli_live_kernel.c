@@ -127,8 +127,7 @@ static size_t result_lines(struct query *q, const symdb_kernel_result *r)
 
 /* JSON ModuleName: the image that answered, else perf's names for the
  * kernel's symbol table and a module's. */
-static const char *module_name(const symdb_kernel_result *r, const struct query *q, char *buf,
-                               size_t n)
+static const char *module_name(const symdb_kernel_result *r, char *buf, size_t n)
 {
 	if (r->image) {
 		symdb_image_info info;
@@ -136,7 +135,6 @@ static const char *module_name(const symdb_kernel_result *r, const struct query 
 		if (symdb_image_get_info(r->image, &info) == 0 && info.image_name)
 			return info.image_name;
 	}
-	(void)q;
 	if (r->module) {
 		snprintf(buf, n, "[%s]", r->module);
 		return buf;
@@ -170,7 +168,7 @@ static int flush_batch(struct query *q, symdb_kernel *k, struct kbatch *b)
 			continue;
 		}
 		const symdb_kernel_result *r = &b->res[i];
-		q->pr.module = module_name(r, q, mod, sizeof mod);
+		q->pr.module = module_name(r, mod, sizeof mod);
 		size_t n = result_lines(q, r);
 		cli_print_code(&q->pr, b->addr[i], q->li, n);
 	}
