@@ -1528,6 +1528,204 @@ SYMDB_API int symdb_kernel_symbolize(symdb_kernel *k, symdb_symbolizer *s,
                                      symdb_kernel_result *results, size_t result_sz,
                                      const symdb_symbolize_opts *opts);
 
+/* ---- live processes (runtime addresses of a pid) ------------------------- */
+
+/**
+ * A cache for symbolizing the runtime addresses of live processes, as a
+ * profiler sees them (pid, address).  For each address it finds the mapping
+ * that covers it (/proc/PID/maps, or mappings the caller recorded from mmap
+ * events), the module mapped there, the address normalised to a file offset
+ * and a virtual address of that module, and (optionally) its symbolization
+ * through symdb_symbolize() on the cache's context, so a module the database
+ * lacks is indexed on first sight (SYMDB_SYMBOLIZER_BUILD).
+ *
+ * Files are opened as the process maps them: /proc/PID/root/PATH when that
+ * is the mapped inode (the process's mount namespace: containers), else
+ * /proc/PID/map_files/START-END (a deleted or replaced file: needs
+ * CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE).  The vDSO is read from the
+ * process (/proc/PID/mem) and indexed like any image, identified by its
+ * build-id.  Anonymous executable mappings (JIT code) are passed to the
+ * caller's jit_lookup (e.g. a perf-map reader).
+ *
+ * Caching: modules are identified by build-id (else symdb's fallback id),
+ * never by path: one library mapped by a thousand processes is read,
+ * indexed and opened once.  A module is remembered by the (device, inode,
+ * size, mtime) of its file, so a second process mapping it costs no file
+ * access.  A process's mapping table is kept by (pid, start time from
+ * /proc/PID/stat), so a reused pid is never answered from its predecessor's
+ * table, and re-read once per call when an address falls outside every
+ * known mapping (a library dlopen'ed since).
+ *
+ * @note A cache is not thread-safe (like its symbolizer context): one per
+ *       thread.  Memory grows with the number of processes, modules and
+ *       the largest batch, and is reused: a warm batch of the same size over
+ *       known mappings allocates nothing and reads only /proc/PID/stat.
+ */
+typedef struct symdb_proc_cache symdb_proc_cache;
+
+/** What a jit_lookup callback found for an address in anonymous code. */
+typedef struct symdb_proc_jit {
+	const char *name;  /**< the symbol's name; valid until the next call on the cache */
+	uint64_t start;    /**< its start address (runtime) */
+	uint64_t size;     /**< its size; 0 = unknown */
+} symdb_proc_jit;
+
+/** Asked for each address in an anonymous executable mapping: 1 when found
+ *  (out filled), 0 when not, < 0 an error (the address's error).  Runs on
+ *  the calling thread; it must not call into the cache. */
+typedef int (*symdb_proc_jit_fn)(void *arg, int pid, uint64_t addr, symdb_proc_jit *out);
+
+/** Options for symdb_proc_cache_create(). */
+typedef struct symdb_proc_opts {
+	size_t sz;          /**< sizeof(symdb_proc_opts): set by SYMDB_OPTS() */
+	unsigned flags;     /**< none defined yet: must be 0 */
+	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;   /**< size of errbuf */
+	/** The procfs root; NULL = "/proc".  Copied. */
+	const char *proc_dir;
+	/** Where the vDSO's bytes are written for the indexer (a private
+	 *  directory, removed at once); NULL = "/tmp".  Copied. */
+	const char *tmp_dir;
+	symdb_proc_jit_fn jit_lookup; /**< optional: anonymous executable code */
+	void *jit_arg;                /**< passed to jit_lookup */
+} symdb_proc_opts;
+
+/**
+ * @brief symdb_proc_cache_create() makes a cache over a symbolizer context.
+ * @param s    the context that opens (and, with SYMDB_SYMBOLIZER_BUILD,
+ *             indexes) the modules; it must outlive the cache.
+ * @param opts NULL or options.
+ * @param out  receives the cache (symdb_proc_cache_free()).
+ * @return 0; SYMDB_E_INVAL for a NULL argument or bad opts; -ENOMEM.
+ * @note Opens nothing yet.  Thread-safe (each call makes its own cache).
+ */
+SYMDB_API int symdb_proc_cache_create(symdb_symbolizer *s, const symdb_proc_opts *opts,
+                                      symdb_proc_cache **out);
+
+/**
+ * @brief symdb_proc_cache_free() frees the cache; its context's images stay
+ *        open until symdb_symbolizer_free().  NULL-safe.
+ * @note Every string a symdb_proc_symbolize*() call returned becomes invalid.
+ */
+SYMDB_API void symdb_proc_cache_free(symdb_proc_cache *c);
+
+/**
+ * @brief symdb_proc_forget() drops the cached mapping table of pid (a
+ *        profiler saw it exit); the modules stay cached.
+ * @return 0, or SYMDB_E_NOT_FOUND when none was cached.
+ */
+SYMDB_API int symdb_proc_forget(symdb_proc_cache *c, int pid);
+
+/** One mapping, as a profiler records it from an mmap event or
+ *  /proc/PID/maps.  Zero-initialise it. */
+typedef struct symdb_mapping {
+	uint64_t start, end;       /**< runtime range [start, end) */
+	uint64_t file_offset;      /**< offset in the file of start (pgoff) */
+	const char *path;          /**< the file as the process named it; NULL or "" =
+	                                anonymous; "[vdso]" = the vDSO (read from pid) */
+	const symdb_uuid *build_id; /**< NULL, or the build-id the profiler saw: a
+	                                file found there with another identity (it
+	                                was replaced) answers SYMDB_PROC_NO_MODULE
+	                                with error -ESTALE, never another file's
+	                                symbols */
+	uint32_t prot;             /**< SYMDB_MAP_* */
+	uint32_t reserved_;
+} symdb_mapping;
+
+#define SYMDB_MAP_READ  0x1u
+#define SYMDB_MAP_WRITE 0x2u
+#define SYMDB_MAP_EXEC  0x4u
+
+/** What became of an address (symdb_proc_addr.status). */
+enum symdb_proc_status {
+	SYMDB_PROC_OK = 0,         /**< in a file's (or the vDSO's) mapping: module,
+	                                offsets and image are known */
+	SYMDB_PROC_NO_MAPPING = 1, /**< no mapping covers it (also after a re-read) */
+	SYMDB_PROC_GONE = 2,       /**< the process exited (or its pid was reused)
+	                                before this address could be answered */
+	SYMDB_PROC_NO_ACCESS = 3,  /**< its mapped file or memory could not be read
+	                                (permission: error is -EACCES or -EPERM) */
+	SYMDB_PROC_NO_MODULE = 4,  /**< the mapped file could not be opened, indexed
+	                                or understood (error says why); offsets known */
+	SYMDB_PROC_JIT = 5,        /**< anonymous executable code named by jit_lookup */
+	SYMDB_PROC_ANON = 6        /**< anonymous memory nothing names */
+};
+
+/** Where one runtime address lies.  Strings are owned by the cache and valid
+ *  until the next call on it. */
+typedef struct symdb_proc_addr {
+	int status;                /**< enum symdb_proc_status */
+	int error;                 /**< 0, or the -errno / SYMDB_E_* behind status */
+	const char *module;        /**< the mapping's path as /proc/PID/maps shows it
+	                                ("/usr/lib/libc.so.6", "/tmp/x.so (deleted)",
+	                                "[vdso]"), or NULL */
+	symdb_uuid id;             /**< the module's identity (len 0 when unknown) */
+	uint64_t file_offset;      /**< the address as an offset in the module's file */
+	uint64_t vaddr;            /**< ... as the module's virtual address (what
+	                                `llvm-symbolizer --obj FILE` takes), or
+	                                SYMDB_ADDR_INVALID */
+	uint64_t map_start;        /**< the covering mapping's start */
+	const symdb_image *image;  /**< the module's image (owned by the context), or NULL */
+	symdb_proc_jit jit;        /**< SYMDB_PROC_JIT: what jit_lookup said */
+} symdb_proc_addr;
+
+/** Options for one symdb_proc_symbolize*() call. */
+typedef struct symdb_proc_call_opts {
+	size_t sz;          /**< sizeof(symdb_proc_call_opts): set by SYMDB_OPTS() */
+	unsigned flags;     /**< SYMDB_SYMBOLIZE_DEMANGLE; others: SYMDB_E_INVAL */
+	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	size_t errbuf_sz;   /**< size of errbuf */
+	size_t where_sz;    /**< sizeof(symdb_proc_addr) the caller uses; 0 = this header's */
+	size_t result_sz;   /**< sizeof(symdb_symbolized) the caller uses; 0 = this header's */
+	size_t frame_sz;    /**< sizeof(symdb_frame) the caller uses; 0 = this header's */
+} symdb_proc_call_opts;
+
+/**
+ * @brief symdb_proc_symbolize() answers a batch of runtime addresses of one
+ *        live process: where each lies and, with results, its symbolization.
+ * @param c       a cache of this thread.
+ * @param pid     the process (its /proc directory under proc_dir).
+ * @param addrs   n runtime addresses, in any order.
+ * @param n       how many (at most UINT32_MAX).
+ * @param where   receives n entries of opts->where_sz bytes, in input order.
+ * @param results NULL (normalise only: images are still found, opened or
+ *                indexed, so that where[i].image can be used) or n results
+ *                of opts->result_sz bytes, in input order, as symdb_symbolize()
+ *                gives them; an address that is not SYMDB_PROC_OK gets
+ *                SYMDB_SYM_NO_IMAGE there (and frames NULL).
+ * @param opts    NULL or options.
+ * @return 0 (each address has its own status: a process that exits during
+ *         the call gives SYMDB_PROC_GONE for what was not answered yet);
+ *         -ESRCH when pid does not exist at the start of the call;
+ *         -EACCES/-EPERM when its mappings cannot be read (ptrace access);
+ *         SYMDB_E_INVAL for bad arguments; -ENOMEM.  errbuf says
+ *         "/proc/PID/maps: reason".
+ * @note Strings and frames live in the cache and its context: valid until
+ *       the next call on either.  Not thread-safe, like the context.
+ */
+SYMDB_API int symdb_proc_symbolize(symdb_proc_cache *c, int pid, const uint64_t *addrs,
+                                   size_t n, symdb_proc_addr *where, symdb_symbolized *results,
+                                   const symdb_proc_call_opts *opts);
+
+/**
+ * @brief symdb_proc_symbolize_maps() is symdb_proc_symbolize() over mappings
+ *        the caller recorded (a profiler's mmap events; a process that may be
+ *        gone), instead of /proc/PID/maps.
+ * @param pid   the process the mappings belong to, or 0: files are then
+ *              opened by their path as given, and "[vdso]" and
+ *              anonymous mappings answer SYMDB_PROC_ANON.  With a pid, files
+ *              are opened through /proc/PID/root first (falling back to the
+ *              path) and the vDSO is read from the process.
+ * @param maps  nmaps mappings, in any order, not overlapping.
+ * @return as symdb_proc_symbolize(), except that a missing process is not
+ *         an error (its files are opened by path).
+ * @note The mappings are copied for the call only: nothing about them is
+ *       cached except their modules (by file identity and build-id).
+ */
+SYMDB_API int symdb_proc_symbolize_maps(symdb_proc_cache *c, int pid, const symdb_mapping *maps,
+                                        size_t nmaps, const uint64_t *addrs, size_t n,
+                                        symdb_proc_addr *where, symdb_symbolized *results,
+                                        const symdb_proc_call_opts *opts);
 
 
 /* ======================================================================

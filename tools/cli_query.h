@@ -124,6 +124,13 @@ struct query {
 	int apart;                /* the batch's CODE bodies are formatted apart,
 	                             in the library's order, then printed */
 	int apart_failed;         /* ... and text outgrew the 32-bit spans */
+	/* --pid: addresses are runtime addresses of a live process, placed
+	 * per batch by cli_live_prepare() (cli_live_pid.c), each request's
+	 * module the file mapped there and its address xaddr[i], a vaddr. */
+	int pid;
+	struct cli_live *live;
+	uint64_t *xaddr;
+	size_t xaddr_cap;
 	/* Reads and answers the requests (NULL: llvm-symbolizer's, from
 	 * addrs[0..naddr) or stdin); another front end's own input syntax. */
 	int (*run)(struct query *q, char **addrs, int naddr);
@@ -195,6 +202,10 @@ CLI_HIDDEN void cli_query_module_damaged(struct query *q, uint32_t mod);
 
 /* cli_live_perfmap.c: `symdb query --perf-map FILE`; returns the exit code. */
 CLI_HIDDEN int cli_live_perfmap_execute(struct query *q, char **addrs, int naddr);
+/* cli_live_pid.c: --pid.  prepare: place the batch's addresses in q->pid's
+ * mappings (modules, q->xaddr); 0 or an error (reported).  free: its state. */
+CLI_HIDDEN int cli_live_prepare(struct query *q);
+CLI_HIDDEN void cli_live_free(struct query *q);
 
 /* cli_query_print.c */
 CLI_HIDDEN void cli_query_format_begin(struct query *q);

@@ -84,7 +84,7 @@ static void parse_request(struct query *q, const char *s, size_t n, struct reque
 		s += 5, n -= 5, r->kind = REQ_DATA;
 	else if (n >= 6 && memcmp(s, "FRAME ", 6) == 0)
 		s += 6, n -= 6, r->kind = REQ_FRAME;
-	if (q->per_line && parse_module(q, &s, &n, r) < 0) {
+	if (q->per_line && !q->pid && parse_module(q, &s, &n, r) < 0) {
 		r->kind = REQ_INVALID;
 		return;
 	}
@@ -126,7 +126,7 @@ static const unsigned char hex_value1[256] = {
  */
 static size_t add_hex_line(struct query *q, const char *s, size_t avail, int eof)
 {
-	if (q->per_line || avail < 3 || s[0] != '0' || (s[1] | 0x20) != 'x')
+	if ((q->per_line && !q->pid) || avail < 3 || s[0] != '0' || (s[1] | 0x20) != 'x')
 		return 0;
 	size_t lim = avail < 19 ? avail : 19, i = 2;
 	uint64_t v = 0;

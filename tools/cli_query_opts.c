@@ -73,6 +73,7 @@ enum opt_id {
 	X_KERNEL_RELEASE,
 	X_KERNEL_ROOT,
 	X_DEBUG_DIR,
+	X_PID,
 };
 
 #define F_(p, n, id) { p, n, CLI_OPTK_FLAG, 0, id, NULL }
@@ -137,6 +138,7 @@ static const struct cli_optdef opts[] = {
 	XEQ("uuid", X_UUID),
 	XEQ("addr-kind", X_ADDR_KIND),
 	XEQ("load-address", X_LOAD_ADDRESS),
+	XEQ("pid", X_PID),
 	XEQ("arch", O_DEFAULT_ARCH),
 	{ "--", "no-verify", CLI_OPTK_FLAG, 1, X_NO_VERIFY, NULL },
 	{ "--", "no-build", CLI_OPTK_FLAG, 1, X_NO_BUILD, NULL },
@@ -236,6 +238,7 @@ struct opt_state {
 	int functions_flag;  /* a plain --functions/-f: wins over --functions= */
 	const char *functions_eq, *adjust_vma, *context_lines, *style, *kind, *load;
 	const char *adjust_vma_sp, *context_lines_sp;
+	const char *pid;
 };
 
 static int bad_value(const char *opt, const char *v)
@@ -289,6 +292,7 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 		else
 			q->ksrc.too_many = 1;
 		break;
+	case X_PID: s->pid = a->value; break;
 	/*
 	 * Accepted, no effect.  --debug-file-directory, --dwp and
 	 * --fallback-debug-path say where debug info is: symdb decides that
@@ -342,6 +346,10 @@ static int finish_values(struct query *q, const struct opt_state *s)
 	if (s->load && cli_parse_u64(s->load, strlen(s->load), &q->load_address))
 		return bad_value("--load-address", s->load);
 	q->load_given = s->load != NULL;
+	uint64_t pid;
+	if (s->pid && (cli_parse_u64(s->pid, strlen(s->pid), &pid) || !pid || pid > INT32_MAX))
+		return bad_value("--pid", s->pid);
+	q->pid = s->pid ? (int)pid : 0;
 	return 0;
 }
 
@@ -408,8 +416,20 @@ static int check_combination(struct query *q)
 		cli_err(NULL, "query: give only one of --obj FILE and --uuid HEX");
 		return -CLI_EXIT_USAGE;
 	}
+	if (q->pid && (q->obj || q->uuid_hex || q->perf_map || q->ksrc.on || q->ksrc.any)) {
+		cli_err(NULL, "query: --pid PID names the process: no --obj, --uuid, --perf-map or "
+		              "--kernel with it");
+		return -CLI_EXIT_USAGE;
+	}
+	if (q->pid && (q->kind != SYMDB_ADDR_VADDR || q->load_given ||
+	               q->pr.style == CLI_STYLE_ATOS)) {
+		cli_err(NULL, "query: --pid takes runtime addresses as they are: no --addr-kind, "
+		              "--load-address or --output-style=atos with it");
+		return -CLI_EXIT_USAGE;
+	}
 	if (q->ksrc.on || q->ksrc.any)
 		return cli_kernel_check(q);
+	/* --pid: every request has its own module, found by the library */
 	q->per_line = !q->obj && !q->uuid_hex;
 	if (q->perf_map && (q->obj || q->uuid_hex || q->pr.style == CLI_STYLE_ATOS)) {
 		cli_err(NULL, "query: --perf-map takes no --obj, --uuid or --output-style=atos");

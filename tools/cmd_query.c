@@ -87,7 +87,7 @@ static int resolve_batch(struct query *q)
 		*sr = (symdb_request){ .image_ref = SYMDB_IMAGE_HANDLE,
 			               .addr_kind = (uint8_t)q->kind,
 			               .image.handle = img,
-			               .addr = rq->addr - q->adjust_vma,
+			               .addr = q->xaddr ? q->xaddr[i] : rq->addr - q->adjust_vma,
 			               .load_address = q->load_address };
 		/* A vaddr of UINT64_MAX is a real request to llvm-symbolizer
 		 * (it finds the last zero-size symbol, e.g. _end), but it is
@@ -130,7 +130,10 @@ int cli_query_run_batch(struct query *q)
 	if (q->cache.slot)
 		cli_query_cache_lookup(q);
 	q->apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr);
-	int rc = resolve_batch(q);
+	int rc = q->pid ? cli_live_prepare(q) : 0;
+	if (rc < 0)
+		return rc; /* reported */
+	rc = resolve_batch(q);
 	if (rc == 0 && q->apart && q->apart_failed) {
 		/* Print this batch directly, from all its results at once. */
 		q->apart = 0;
@@ -180,6 +183,7 @@ static void query_free(struct query *q)
 		free(q->mods[i].error);
 	}
 	free(q->mods);
+	cli_live_free(q);
 	if (!img_ctx)
 		symdb_image_close(q->img);
 	symdb_symbolizer_free(q->sym);

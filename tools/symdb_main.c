@@ -63,7 +63,7 @@ static const struct subcommand commands[] = {
 	  "                   (default: the larger of 8G and 64 times the FILE's size)\n"
 	  "  -q, --quiet      no per-file lines on stdout\n" },
 	{ "query", cli_cmd_query, "resolve addresses like llvm-symbolizer --obj",
-	  "usage: symdb query [--db DIR] [--obj FILE | --uuid UUID] [options] [ADDR...]\n"
+	  "usage: symdb query [--db DIR] [--obj FILE | --uuid UUID | --pid PID] [options] [ADDR...]\n"
 	  "\n"
 	  "Resolve addresses of one indexed image and print what `llvm-symbolizer-14\n"
 	  "--obj FILE` prints, byte for byte.  Addresses come from the arguments, else\n"
@@ -77,6 +77,9 @@ static const struct subcommand commands[] = {
 	  "                   the binary whose addresses these are (found by its build-id)\n"
 	  "  --uuid UUID      the image's UUID, or a unique prefix of 8+ hex digits,\n"
 	  "                   instead of a file; JSON ModuleName is UUID as given\n"
+	  "  --pid PID        the addresses are runtime addresses of live process PID:\n"
+	  "                   each is placed in its mapping (/proc/PID/maps), and the file\n"
+	  "                   mapped there (or the vDSO) is indexed on first sight\n"
 	  "  --db DIR         database directory\n"
 	  "  --addr-kind K    vaddr (default), offset (from the image base), fileoff\n"
 	  "                   (ELF file offset), runtime (needs --load-address)\n"
