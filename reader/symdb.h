@@ -1605,14 +1605,22 @@ SYMDB_API int symdb_proc_cache_create(symdb_symbolizer *s, const symdb_proc_opts
 /**
  * @brief symdb_proc_cache_free() frees the cache; its context's images stay
  *        open until symdb_symbolizer_free().  NULL-safe.
+ * @param c NULL (nothing happens) or a cache from symdb_proc_cache_create().
  * @note Every string a symdb_proc_symbolize*() call returned becomes invalid.
+ *       Call it on the thread that uses c, before freeing its context.
  */
 SYMDB_API void symdb_proc_cache_free(symdb_proc_cache *c);
 
 /**
  * @brief symdb_proc_forget() drops the cached mapping table of pid (a
  *        profiler saw it exit); the modules stay cached.
- * @return 0, or SYMDB_E_NOT_FOUND when none was cached.
+ * @param c   a cache of this thread.
+ * @param pid the process.
+ * @return 0; SYMDB_E_NOT_FOUND when none was cached; SYMDB_E_INVAL for a
+ *         NULL c.
+ * @note Not thread-safe, like the cache.  Tables are otherwise kept until
+ *       symdb_proc_cache_free(): a long-running caller forgets the pids it
+ *       sees exit, or its memory grows with every process it met.
  */
 SYMDB_API int symdb_proc_forget(symdb_proc_cache *c, int pid);
 
@@ -1711,16 +1719,25 @@ SYMDB_API int symdb_proc_symbolize(symdb_proc_cache *c, int pid, const uint64_t 
  * @brief symdb_proc_symbolize_maps() is symdb_proc_symbolize() over mappings
  *        the caller recorded (a profiler's mmap events; a process that may be
  *        gone), instead of /proc/PID/maps.
+ * @param c     a cache of this thread.
  * @param pid   the process the mappings belong to, or 0: files are then
  *              opened by their path as given, and "[vdso]" and
  *              anonymous mappings answer SYMDB_PROC_ANON.  With a pid, files
  *              are opened through /proc/PID/root first (falling back to the
  *              path) and the vDSO is read from the process.
  * @param maps  nmaps mappings, in any order, not overlapping.
+ * @param nmaps how many.
+ * @param addrs n runtime addresses, in any order.
+ * @param n     how many.
+ * @param where receives n entries, as for symdb_proc_symbolize().
+ * @param results NULL or n results, as for symdb_proc_symbolize().
+ * @param opts  NULL or options.
  * @return as symdb_proc_symbolize(), except that a missing process is not
- *         an error (its files are opened by path).
+ *         an error (its files are opened by path); SYMDB_E_INVAL also for a
+ *         mapping whose end is not above its start.
  * @note The mappings are copied for the call only: nothing about them is
- *       cached except their modules (by file identity and build-id).
+ *       cached except their modules (by file identity and build-id).  Not
+ *       thread-safe, like the cache.
  */
 SYMDB_API int symdb_proc_symbolize_maps(symdb_proc_cache *c, int pid, const symdb_mapping *maps,
                                         size_t nmaps, const uint64_t *addrs, size_t n,

@@ -142,14 +142,13 @@ int cli_live_prepare(struct query *q)
 	SYMDB_OPTS(symdb_proc_call_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
 	int rc = m ? symdb_proc_symbolize(l->cache, q->pid, l->addrs, m, l->where, NULL, &o) : 0;
 	if (rc < 0) {
+		/* errbuf is "/proc/PID/...: reason" */
 		char what[64];
 		snprintf(what, sizeof what, "pid %d", q->pid);
-		/* errbuf names /proc/PID/...: the reason alone reads better */
-		const char *colon = strstr(err, ": ");
-		if (colon)
-			cli_err(what, "%s", colon + 2);
+		if (err[0])
+			cli_err(NULL, "%s", err);
 		else
-			cli_err_lib(what, rc, err);
+			cli_err(what, "%s", symdb_strerror(rc));
 		return rc;
 	}
 	m = 0;
