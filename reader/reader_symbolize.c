@@ -275,6 +275,7 @@ static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const ch
 	     h = (h + 1) & (s->by_uuid.cap - 1))
 		;
 	s->by_uuid.slot[h] = (uint32_t)++s->nimages;
+	s->by_uuid.used++; /* index_reserve() keeps a free slot by this count */
 	return (int64_t)(s->nimages - 1);
 }
 
@@ -320,6 +321,7 @@ static int64_t image_by_path(symdb_symbolizer *s, const char *path, int *err)
 	     h = (h + 1) & (s->by_path.cap - 1))
 		;
 	s->by_path.slot[h] = (uint32_t)++s->npaths;
+	s->by_path.used++;
 	*err = rc;
 	return key.image;
 }
