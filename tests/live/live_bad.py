@@ -14,6 +14,7 @@ import select
 import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import live_lib as L  # noqa: E402
@@ -94,16 +95,22 @@ def case_permission(symdb, env, target, plugin, deleted, scratch):
         L.skip("needs root to start the process a non-root user may not read")
     if not shutil.which("setpriv"):
         L.skip("setpriv is not installed")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    # The build tree may lie where nobody cannot reach it (a clone under /root)
+    probe = subprocess.run(nobody + [symdb, "help", "query"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        L.skip("user 65534 cannot run %s: %s" % (symdb, probe.stderr.strip()))
+    # ... nor write there: its database and temporary files go to /tmp
+    home = tempfile.mkdtemp(prefix="symdb-live-perm-", dir="/tmp")
+    os.chmod(home, 0o777)
     p, named = L.start_target(target, plugin, deleted, os.path.join(scratch, "copy"))
     try:
-        os.chmod(scratch, 0o777)
-        db = os.path.join(scratch, "userdb")
-        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                            symdb, "query", "--db", db, "--pid", str(p.pid),
-                            "0x%x" % named["main"]],
-                           capture_output=True, text=True, env=dict(env, TMPDIR=scratch))
+        r = subprocess.run(nobody + [symdb, "query", "--db", os.path.join(home, "db"), "--pid",
+                                     str(p.pid), "0x%x" % named["main"]],
+                           capture_output=True, text=True, env=dict(env, TMPDIR=home))
     finally:
         L.stop_target(p)
+        shutil.rmtree(home, ignore_errors=True)
     want = "symdb: /proc/%d/maps: Permission denied\n" % p.pid
     if r.returncode != 1 or r.stdout != "" or r.stderr != want:
         L.fail("permission: exit %d, stdout %r, stderr %r (want exit 1, %r)"
