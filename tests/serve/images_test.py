@@ -23,6 +23,8 @@
 #                nothing published, no temp file
 #   oversize     Content-Length over --max-upload: 413 before the body is
 #                sent; a chunked body that passes it: 413; nothing kept
+#   macho        a universal Mach-O file: one image per slice (arch, LC_UUID
+#                as llvm-dwarfdump-14 --uuid prints them); a dSYM DWARF file
 #   busy         one indexer slot, held by a hanging indexer: another upload
 #                and the same upload get 503 + Retry-After at the deadline
 #   bad_ids      ../../x, %2e%2e%2f, odd length, upper case -> 400 (raw
@@ -575,6 +577,60 @@ def case_busy():
         s.p.kill()
         s.p.wait()
     check(run(SYMDB, "--db", db, "list").stdout == "", "nothing published")
+
+
+def case_macho():
+    """A universal Mach-O file: one image per slice, with its arch and
+    LC_UUID (llvm-dwarfdump-14 --uuid); a dSYM's DWARF file is a
+    debug_file with DWARF."""
+    for t in ("clang", "ld64.lld-14", "llvm-lipo-14", "dsymutil", "llvm-dwarfdump-14"):
+        if not shutil.which(t):
+            skip(t + " not found")
+    src = os.path.join(HERE, "..", "fixtures", "mo_c.c")
+    slices = []
+    for arch in ("arm64", "x86_64"):
+        o, app = os.path.join(SCRATCH, "mo_%s.o" % arch), os.path.join(SCRATCH, "app_" + arch)
+        for argv in (("clang", "-target", arch + "-apple-macos11", "-g", "-O2", "-c", src, "-o", o),
+                     ("ld64.lld-14", "-arch", arch, "-platform_version", "macos", "11.0", "11.0",
+                      "-undefined", "dynamic_lookup", "-execute", "-e", "_main", "-o", app, o)):
+            r = run(*argv)
+            if r.returncode:
+                raise SystemExit("FAIL: %s: %s" % (argv[0], r.stderr))
+        slices.append(app)
+    fat = os.path.join(SCRATCH, "app_fat")
+    run("llvm-lipo-14", "-create", *slices, "-output", fat)
+    uuids = {}
+    for line in run("llvm-dwarfdump-14", "--uuid", fat).stdout.splitlines():
+        f = line.split()  # UUID: XXXXXXXX-XXXX-... (arch) path
+        if len(f) >= 3 and f[0] == "UUID:":
+            uuids[f[2].strip("()")] = f[1].replace("-", "").lower()
+    db = os.path.join(SCRATCH, "db")
+    s = Server(db)
+    try:
+        with open(fat, "rb") as f:
+            st, _, js = s.upload(f.read())
+        got = {im.get("arch"): im.get("build_id") for im in js.get("images", [])}
+        check(st == 201 and got == uuids and len(got) == 2,
+              "universal file: 201, one image per slice, arch and LC_UUID (%s vs %s)" % (got, uuids))
+        check(all(im.get("format") == "macho" and im.get("id_kind") == "macho_uuid" and
+                  im.get("kind") == "binary" and im.get("status") == "indexed" for im in js.get("images", [])),
+              "format macho, id_kind macho_uuid, kind binary, indexed")
+        for arch, u in uuids.items():
+            st, _, body = s.request("GET", "/v1/images/" + u)
+            check(st == 200 and json.loads(body).get("format") == "macho", "GET %s entry (%s)" % (arch, st))
+        r = run("dsymutil", slices[0], "-o", slices[0] + ".dSYM")
+        dw = os.path.join(slices[0] + ".dSYM", "Contents", "Resources", "DWARF", os.path.basename(slices[0]))
+        if r.returncode or not os.path.exists(dw):
+            raise SystemExit("FAIL: dsymutil: " + r.stderr)
+        with open(dw, "rb") as f:
+            st, _, js = s.upload(f.read())
+        im = js.get("images", [{}])[0]
+        check(st == 201 and im.get("kind") == "debug_file" and im.get("dwarf") is True and
+              im.get("build_id") == uuids["arm64"] and im.get("replaced") == "index_without_dwarf",
+              "the arm64 slice's dSYM DWARF file: debug_file, DWARF, replaced (%d %s)" % (st, js))
+        check(tmp_uploads(db) == [], "no temp file left")
+    finally:
+        s.stop()
 
 
 def case_bad_ids():
