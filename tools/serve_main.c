@@ -174,13 +174,21 @@ static int open_log(const char *path)
  * creates its own here and frees it in stop_parts. */
 static int start_parts(struct serve_server *srv)
 {
+	char err[600] = "";
+
 	if (serve_metrics_create(&srv->metrics) < 0)
 		return -ENOMEM;
+	/* uploads: a builder on the database, and DB/tmp checked */
+	if (serve_images_create(srv, &srv->images, err, sizeof err) < 0) {
+		cli_err(NULL, "serve: uploads: %s", err);
+		return -EIO;
+	}
 	return 0;
 }
 
 static void stop_parts(struct serve_server *srv)
 {
+	serve_images_free(srv->images);
 	serve_metrics_free(srv->metrics);
 }
 
@@ -272,8 +280,9 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	if (srv.log_fd < 0 && o.log_path && strcmp(o.log_path, "none")) {
 		cli_err(o.log_path, "cannot open the log: %s", strerror(errno));
 		rc = CLI_EXIT_FAILED;
-	} else if (start_parts(&srv) < 0) {
-		cli_err(NULL, "serve: out of memory");
+	} else if ((rc = start_parts(&srv)) < 0) {
+		if (rc == -ENOMEM)
+			cli_err(NULL, "serve: out of memory");
 		rc = CLI_EXIT_FAILED;
 	} else {
 		/* Before any thread starts, so that only this one takes them. */

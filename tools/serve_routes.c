@@ -15,5 +15,10 @@ const struct serve_endpoint serve_endpoints[] = {
 	  .handle = serve_healthz_handle },
 	{ .method = "GET", .path = "/metrics", .id = SERVE_EP_METRICS,
 	  .handle = serve_metrics_handle },
+	{ .method = "POST", .path = "/v1/images", .id = SERVE_EP_IMAGES_UPLOAD,
+	  .content_type = "application/octet-stream", .on_body = serve_images_upload_body,
+	  .handle = serve_images_upload_handle, .cleanup = serve_images_upload_cleanup },
+	{ .method = "GET", .path = "/v1/images/", .id = SERVE_EP_IMAGES_GET,
+	  .handle = serve_images_get_handle },
 	{ .path = NULL },
 };
