@@ -29,6 +29,7 @@ struct cli_live {
 	symdb_proc_addr *where;
 	size_t cap;
 	uint32_t none_mod; /* no_module()'s index + 1, 0 until made */
+	void *jit;         /* cli_live_jit.c's state */
 };
 
 static const char *status_text(const symdb_proc_addr *w, char *buf, size_t sz)
@@ -113,8 +114,10 @@ static int live_open(struct query *q)
 	q->live = calloc(1, sizeof *q->live);
 	if (!q->live)
 		return -ENOMEM;
+	symdb_proc_jit_fn jit = cli_live_jit_fn(&q->live->jit);
 	SYMDB_OPTS(symdb_proc_opts, po, .errbuf = err, .errbuf_sz = sizeof err,
-	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL);
+	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL, .jit_lookup = jit,
+	           .jit_arg = q->live->jit);
 	int rc = symdb_proc_cache_create(q->sym, &po, &q->live->cache);
 	if (rc < 0)
 		cli_err_lib("query", rc, err);
@@ -139,6 +142,7 @@ int cli_live_prepare(struct query *q)
 		if (q->req[i].kind == REQ_CODE || q->req[i].kind == REQ_DATA)
 			l->addrs[m++] = q->req[i].addr - q->adjust_vma;
 	char err[512] = "";
+	cli_live_jit_batch(l->jit);
 	SYMDB_OPTS(symdb_proc_call_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
 	int rc = m ? symdb_proc_symbolize(l->cache, q->pid, l->addrs, m, l->where, NULL, &o) : 0;
 	if (rc < 0) {
@@ -154,11 +158,21 @@ int cli_live_prepare(struct query *q)
 	m = 0;
 	for (size_t i = 0; i < q->nreq; i++) {
 		struct request *rq = &q->req[i];
+		rq->jit_name = NULL;
 		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA) {
 			rq->mod = no_module(q); /* echoed, or FRAME: nothing to place */
 			continue;
 		}
 		const symdb_proc_addr *w = &l->where[m++];
+		if (w->status == SYMDB_PROC_JIT && w->jit.name) {
+			/* named by the perf map, printed as such */
+			rq->jit_name = w->jit.name;
+			rq->jit_start = w->jit.start;
+			rq->jit_size = w->jit.size;
+			rq->mod = no_module(q);
+			q->xaddr[i] = SYMDB_ADDR_INVALID;
+			continue;
+		}
 		rq->mod = module_for(q, w);
 		q->xaddr[i] = w->vaddr;
 	}
@@ -170,6 +184,7 @@ void cli_live_free(struct query *q)
 	if (!q->live)
 		return;
 	symdb_proc_cache_free(q->live->cache);
+	cli_live_jit_free(q->live->jit);
 	free(q->live->addrs);
 	free(q->live->where);
 	free(q->live);

@@ -36,6 +36,8 @@ struct request {
 	int kind;
 	uint32_t mod;     /* index into query.mods */
 	struct text_span body; /* REQ_CACHED: its body in query.text */
+	const char *jit_name; /* --pid: JIT code named by its perf map (cli_live_jit.c) */
+	uint64_t jit_start, jit_size;
 };
 
 /*
@@ -206,6 +208,12 @@ CLI_HIDDEN int cli_live_perfmap_execute(struct query *q, char **addrs, int naddr
  * mappings (modules, q->xaddr); 0 or an error (reported).  free: its state. */
 CLI_HIDDEN int cli_live_prepare(struct query *q);
 CLI_HIDDEN void cli_live_free(struct query *q);
+/* cli_live_jit.c: --pid's jit_lookup (symdb_proc_opts) from the process's
+ * perf map; *arg is its state.  batch: before each batch (the names of
+ * the last one are freed); free: at the end. */
+CLI_HIDDEN symdb_proc_jit_fn cli_live_jit_fn(void **arg);
+CLI_HIDDEN void cli_live_jit_batch(void *arg);
+CLI_HIDDEN void cli_live_jit_free(void *arg);
 
 /* cli_query_print.c */
 CLI_HIDDEN void cli_query_format_begin(struct query *q);

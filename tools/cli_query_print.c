@@ -288,6 +288,25 @@ static void print_request(struct query *q, const struct request *rq, struct modu
 
 /* Print the batch in input order.  With bodies formatted apart, a CODE
  * request is its header and a copy of its body. */
+/* --pid: a request in JIT code its perf map names (cli_live_jit.c),
+ * printed as a function without line information, as --perf-map prints. */
+static void print_jit(struct query *q, const struct request *rq, const struct module *md)
+{
+	q->pr.module = md->name;
+	if (rq->kind == REQ_DATA) {
+		cli_print_data(&q->pr, rq->addr, rq->jit_name, rq->jit_start, rq->jit_size);
+		return;
+	}
+	struct cli_line_info li;
+	memset(&li, 0, sizeof li);
+	if (q->pr.fn_kind != CLI_FN_NONE) {
+		li.name = rq->jit_name;
+		li.start = rq->jit_start;
+		li.has_start = 1;
+	}
+	cli_print_code(&q->pr, rq->addr, &li, 1);
+}
+
 void cli_query_print_batch(struct query *q)
 {
 	int apart = q->apart;
@@ -296,6 +315,10 @@ void cli_query_print_batch(struct query *q)
 		struct module *md = &q->mods[rq->mod];
 		if (apart)
 			prefetch_bodies(q, i);
+		if (q->pid && rq->jit_name) {
+			print_jit(q, rq, md);
+			continue;
+		}
 		if (rq->kind == REQ_CACHED) {
 			cli_print_code_body(&q->pr, rq->addr, q->text.buf + rq->body.off,
 			                    rq->body.len);
