@@ -22,6 +22,9 @@
  * of internal_add_connection: the notify, then MHD_socket_close_chk_), and
  * the callback unlinks the connection under the same mutex the reaper holds
  * while it calls shutdown, so the reaper only ever sees open descriptors.
+ * (Seen under strace with Debian's 0.9.75: shutdown(13) from the reaper,
+ * the callback's log write, close(13) from the daemon, then an accept4
+ * that returns 13 again.)
  * A client that stops reading its answer makes no progress either: the
  * inactivity timeout (idle_timeout_s) closes it.
  */
