@@ -204,6 +204,8 @@ static void reopen_log(struct serve_server *srv, const char *path)
 		return;
 	}
 	dup2(fd, srv->log_fd);
+	/* dup2 clears close-on-exec: the indexer runs must not inherit it */
+	fcntl(srv->log_fd, F_SETFD, FD_CLOEXEC);
 	close(fd);
 }
 
