@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve_batch.c - running a POST /v1/symbolize batch (serve_batch.h): the
+ * pool of symbolizer contexts, finding each module's image, and resolving
+ * the addresses in chunks through symdb_symbolize() with the request's
+ * deadline checked between chunks.
+ *
+ * Every item is sent to the library with its module's image as a handle
+ * (SYMDB_IMAGE_HANDLE): the images are found once per request, by one
+ * symdb_symbolize() call over the modules (hex ids: the context keeps what
+ * it opened, so a warm context finds them without a catalog lookup) and by
+ * symdb_symbolizer_image() for paths, and every chunk after that resolves
+ * against them without looking anything up again.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve_batch.h"
+
+/* Items per symdb_symbolize() call: small enough that the deadline is
+ * looked at every millisecond or so, large enough that the per-call costs
+ * (grouping by image, sorting) stay invisible. */
+#define SERVE_CHUNK 4096u
+
+struct serve_run {
+	struct serve_run *next;        /* the pool's idle list */
+	struct serve_pool *pool;
+	symdb_symbolizer *sym;
+	symdb_request *reqs;           /* SERVE_CHUNK (or nmodules) requests */
+	symdb_symbolized *syms;        /* their results */
+	uint32_t *slot;                /* request k answers chunk item slot[k] */
+	struct serve_result *res;      /* SERVE_CHUNK results */
+	size_t cap;                    /* elements of the four arrays */
+};
+
+struct serve_pool {
+	pthread_mutex_t mu;
+	struct serve_run *idle;
+	struct serve_server *srv;
+};
+
+static const char *const status_names[] = {
+#define SERVE_X_NAME(e, v, name, what) [v] = name,
+	SERVE_STATUS_LIST(SERVE_X_NAME)
+#undef SERVE_X_NAME
+};
+
+const char *serve_status_name(enum serve_status st)
+{
+	if ((unsigned)st >= SERVE_STATUS_COUNT || !status_names[st])
+		return "?";
+	return status_names[st];
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool past(uint64_t deadline_ns)
+{
+	return deadline_ns && now_ns() >= deadline_ns;
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+int serve_pool_create(struct serve_server *srv, struct serve_pool **out)
+{
+	struct serve_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	if (pthread_mutex_init(&p->mu, NULL)) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->srv = srv;
+	*out = p;
+	return 0;
+}
+
+static void run_free(struct serve_run *r)
+{
+	symdb_symbolizer_free(r->sym);
+	free(r->reqs);
+	free(r->syms);
+	free(r->slot);
+	free(r->res);
+	free(r);
+}
+
+void serve_pool_free(struct serve_pool *pool)
+{
+	if (!pool)
+		return;
+	while (pool->idle) {
+		struct serve_run *r = pool->idle;
+		pool->idle = r->next;
+		run_free(r);
+	}
+	pthread_mutex_destroy(&pool->mu);
+	free(pool);
+}
+
+/* The arrays of r, for at least n elements. */
+static int run_reserve(struct serve_run *r, size_t n)
+{
+	if (n <= r->cap)
+		return 0;
+	symdb_request *q = realloc(r->reqs, n * sizeof(*q));
+	if (q)
+		r->reqs = q;
+	symdb_symbolized *y = realloc(r->syms, n * sizeof(*y));
+	if (y)
+		r->syms = y;
+	uint32_t *s = realloc(r->slot, n * sizeof(*s));
+	if (s)
+		r->slot = s;
+	struct serve_result *o = realloc(r->res, n * sizeof(*o));
+	if (o)
+		r->res = o;
+	if (!q || !y || !s || !o)
+		return -ENOMEM;
+	r->cap = n;
+	return 0;
+}
+
+/* An idle context, or a new one: libmicrohttpd's pool bounds how many
+ * requests run at once, and so how many contexts there ever are. */
+static int pool_get(struct serve_pool *pool, struct serve_run **out, char *err, size_t errsz)
+{
+	pthread_mutex_lock(&pool->mu);
+	struct serve_run *r = pool->idle;
+	if (r)
+		pool->idle = r->next;
+	pthread_mutex_unlock(&pool->mu);
+	if (r) {
+		*out = r;
+		return 0;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->pool = pool;
+	const struct serve_server *srv = pool->srv;
+	/* Checksums are verified at open, as `symdb query` does: once per
+	 * image and context, and a flipped byte is then "damaged" instead of a
+	 * wrong answer. */
+	SYMDB_OPTS(symdb_symbolizer_opts, so,
+	           .flags = SYMDB_OPEN_VERIFY_CHECKSUMS |
+	                    (srv->allow_paths ? SYMDB_SYMBOLIZER_BUILD : 0u),
+	           .errbuf = err, .errbuf_sz = errsz, .indexer_path = srv->indexer_path,
+	           .tmp_dir = srv->tmp_dir);
+	int rc = symdb_symbolizer_create(srv->db, &so, &r->sym);
+	if (rc == 0)
+		rc = run_reserve(r, SERVE_CHUNK);
+	if (rc) {
+		run_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void serve_batch_close(struct serve_run *run)
+{
+	if (!run)
+		return;
+	struct serve_pool *pool = run->pool;
+	pthread_mutex_lock(&pool->mu);
+	run->next = pool->idle;
+	pool->idle = run;
+	pthread_mutex_unlock(&pool->mu);
+}
+
+/* ---- finding the images --------------------------------------------------- */
+
+/* The ranges of b as serve_batch.h requires them; err says what is wrong. */
+static int check_shape(const struct serve_batch *b, char *err, size_t errsz)
+{
+	uint64_t next = 0;
+	for (uint32_t i = 0; i < b->nmodules; i++) {
+		if (b->modules[i].first != next) {
+			snprintf(err, errsz, "modules[%u]: addresses do not follow module %u's", i,
+			         i ? i - 1 : 0);
+			return -EINVAL;
+		}
+		next += b->modules[i].count;
+	}
+	if (next != b->naddrs) {
+		snprintf(err, errsz, "modules: %llu addresses for an array of %u",
+		         (unsigned long long)next, b->naddrs);
+		return -EINVAL;
+	}
+	next = 0;
+	for (uint32_t i = 0; i < b->nstacks; i++) {
+		if (b->stacks[i].first != next) {
+			snprintf(err, errsz, "stacks[%u]: frames do not follow stack %u's", i,
+			         i ? i - 1 : 0);
+			return -EINVAL;
+		}
+		next += b->stacks[i].count;
+	}
+	if (next != b->nframes) {
+		snprintf(err, errsz, "stacks: %llu frames for an array of %u",
+		         (unsigned long long)next, b->nframes);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < b->nframes; i++)
+		if (b->frames[i].module >= b->nmodules) {
+			snprintf(err, errsz, "frame %u: module %u of %u", i, b->frames[i].module,
+			         b->nmodules);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static bool damage_code(int rc)
+{
+	return rc == SYMDB_E_FORMAT || rc == SYMDB_E_VERSION || rc == SYMDB_E_CORRUPT ||
+	       rc == SYMDB_E_CHECKSUM;
+}
+
+static void module_failed(struct serve_module *m, enum serve_status st, int error)
+{
+	m->status = st;
+	m->error = error;
+	m->image = NULL;
+}
+
+static void module_found(struct serve_module *m, const symdb_image *img)
+{
+	SYMDB_OPTS(symdb_image_info, info);
+	m->status = SERVE_OK;
+	m->error = 0;
+	m->image = img;
+	if (symdb_image_get_info(img, &info) == 0)
+		m->uuid = info.uuid;
+}
+
+/*
+ * A path module: a universal Mach-O file's slice is named by arch and
+ * opened by its LC_UUID (1 is returned: the caller adds it to the hex
+ * lookups, m->uuid set); any other file through the context, indexed on
+ * first sight (0, status set).
+ */
+static int open_path(struct serve_run *r, struct serve_module *m)
+{
+	symdb_file_image im[64];
+	int n = symdb_file_uuids(m->id, NULL, im, sizeof(im) / sizeof(im[0]), sizeof(im[0]));
+	if (n < 0) {
+		module_failed(m, SERVE_BAD_IMAGE, n);
+		return 0;
+	}
+	if (n > 1) {
+		if (n > (int)(sizeof(im) / sizeof(im[0])))
+			n = (int)(sizeof(im) / sizeof(im[0]));
+		for (int i = 0; m->arch && i < n; i++)
+			if (!strcmp(im[i].arch, m->arch)) {
+				m->uuid = im[i].uuid;
+				return 1;
+			}
+		module_failed(m, SERVE_BAD_IMAGE, SYMDB_E_NOT_FOUND);
+		return 0;
+	}
+	const symdb_image *img = NULL;
+	int rc = symdb_symbolizer_image(r->sym, m->id, NULL, &img);
+	if (rc == 0)
+		module_found(m, img);
+	else if (rc == SYMDB_E_NOT_INDEXED)
+		module_failed(m, SERVE_UNKNOWN_IMAGE, rc);
+	else if (damage_code(rc))
+		module_failed(m, SERVE_DAMAGED, rc);
+	else if (rc == -ENOMEM)
+		return rc;
+	else
+		module_failed(m, SERVE_BAD_IMAGE, rc);
+	return 0;
+}
+
+/* The modules named by id (hex, or a slice's uuid) in one symdb_symbolize()
+ * call of one request each: its results carry the images. */
+static int open_by_id(struct serve_run *r, struct serve_batch *b, const bool *by_uuid)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < b->nmodules; i++) {
+		struct serve_module *m = &b->modules[i];
+		if (m->status == SERVE_DEADLINE || (m->ref == SERVE_REF_PATH && !by_uuid[i]))
+			continue;
+		if (run_reserve(r, n + 1))
+			return -ENOMEM;
+		symdb_request *q = &r->reqs[n];
+		memset(q, 0, sizeof(*q));
+		q->addr_kind = SYMDB_ADDR_VADDR;
+		if (by_uuid[i]) {
+			q->image_ref = SYMDB_IMAGE_UUID;
+			q->image.uuid = &m->uuid;
+		} else {
+			q->image_ref = SYMDB_IMAGE_HEX;
+			q->image.hex = m->id;
+		}
+		r->slot[n++] = i;
+	}
+	if (!n)
+		return 0;
+	int rc = symdb_symbolize(r->sym, r->reqs, n, r->syms, NULL);
+	if (rc)
+		return rc;
+	for (size_t k = 0; k < n; k++) {
+		struct serve_module *m = &b->modules[r->slot[k]];
+		const symdb_symbolized *y = &r->syms[k];
+		if (y->image && y->status != SYMDB_SYM_DAMAGED)
+			module_found(m, y->image);
+		else if (y->status == SYMDB_SYM_DAMAGED)
+			module_failed(m, SERVE_DAMAGED, y->error);
+		else
+			module_failed(m, SERVE_UNKNOWN_IMAGE, y->error ? y->error : SYMDB_E_NOT_INDEXED);
+	}
+	return 0;
+}
+
+int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
+                     struct serve_run **out, char *err, size_t errsz)
+{
+	int rc = check_shape(b, err, errsz);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < b->nmodules; i++)
+		if (b->modules[i].ref == SERVE_REF_PATH && !srv->allow_paths) {
+			snprintf(err, errsz, "modules[%u].path: not accepted by this server", i);
+			return -EPERM;
+		}
+	struct serve_run *r = NULL;
+	if ((rc = pool_get(srv->pool, &r, err, errsz)))
+		return rc;
+	bool *by_uuid = calloc(b->nmodules ? b->nmodules : 1, sizeof(*by_uuid));
+	if (!by_uuid) {
+		serve_batch_close(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < b->nmodules && rc >= 0; i++) {
+		struct serve_module *m = &b->modules[i];
+		module_failed(m, SERVE_UNKNOWN_IMAGE, 0);
+		if (past(deadline_ns))
+			module_failed(m, SERVE_DEADLINE, 0);
+		else if (m->ref == SERVE_REF_PATH && (rc = open_path(r, m)) > 0)
+			by_uuid[i] = true;
+	}
+	if (rc >= 0)
+		rc = open_by_id(r, b, by_uuid);
+	free(by_uuid);
+	if (rc < 0) {
+		snprintf(err, errsz, "finding the images: %s", symdb_strerror(rc));
+		serve_batch_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+/* ---- resolving ------------------------------------------------------------ */
+
+static enum serve_status from_sym(int st)
+{
+	switch (st) {
+	case SYMDB_SYM_OK: return SERVE_OK;
+	case SYMDB_SYM_NO_SYMBOL: return SERVE_NO_SYMBOL;
+	case SYMDB_SYM_OUT_OF_RANGE: return SERVE_OUT_OF_RANGE;
+	case SYMDB_SYM_DAMAGED: return SERVE_DAMAGED;
+	default: return SERVE_UNKNOWN_IMAGE; /* NOT_INDEXED, NO_IMAGE */
+	}
+}
+
+/* Walks the items in order: which module (addresses) or stack (frames)
+ * the next item belongs to. */
+struct cursor {
+	uint32_t mod, stack;
+};
+
+static const struct serve_module *item_module(const struct serve_batch *b, struct cursor *c,
+                                              uint32_t item, const struct serve_stack **stack)
+{
+	*stack = NULL;
+	if (item < b->naddrs) {
+		while (item >= b->modules[c->mod].first + b->modules[c->mod].count)
+			c->mod++;
+		return &b->modules[c->mod];
+	}
+	uint32_t f = item - b->naddrs;
+	while (f >= b->stacks[c->stack].first + b->stacks[c->stack].count)
+		c->stack++;
+	*stack = &b->stacks[c->stack];
+	return &b->modules[b->frames[f].module];
+}
+
+/* One chunk: requests for the items that need the library, the others'
+ * results made here.  Returns the number of requests. */
+static size_t chunk_requests(struct serve_run *r, const struct serve_batch *b, struct cursor *c,
+                             uint32_t first, uint32_t count, bool late)
+{
+	size_t n = 0;
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t item = first + k;
+		const struct serve_stack *st;
+		const struct serve_module *m = item_module(b, c, item, &st);
+		struct serve_result *o = &r->res[k];
+		memset(o, 0, sizeof(*o));
+		o->vaddr = SYMDB_ADDR_INVALID;
+		if (late || (st && st->cached) || m->status != SERVE_OK) {
+			o->status = late ? SERVE_DEADLINE : st && st->cached ? SERVE_OK : m->status;
+			continue;
+		}
+		symdb_request *q = &r->reqs[n];
+		memset(q, 0, sizeof(*q));
+		q->image_ref = SYMDB_IMAGE_HANDLE;
+		q->image.handle = m->image;
+		q->addr_kind = (uint8_t)m->addr_kind;
+		q->addr = item < b->naddrs ? b->addrs[item] : b->frames[item - b->naddrs].addr;
+		q->load_address = m->load_address;
+		r->slot[n++] = k;
+	}
+	return n;
+}
+
+static void take_results(struct serve_run *r, size_t n)
+{
+	for (size_t j = 0; j < n; j++) {
+		const symdb_symbolized *y = &r->syms[j];
+		struct serve_result *o = &r->res[r->slot[j]];
+		o->status = from_sym(y->status);
+		o->nframes = y->nframes;
+		o->frames = y->frames;
+		o->sym_name = y->sym_name;
+		o->sym_addr = y->sym_addr;
+		o->sym_size = y->sym_size;
+		o->vaddr = y->vaddr;
+		o->image = y->image;
+	}
+}
+
+int serve_batch_resolve(struct serve_run *run, const struct serve_batch *b, uint64_t deadline_ns,
+                        serve_chunk_fn fn, void *arg)
+{
+	uint64_t total = (uint64_t)b->naddrs + b->nframes;
+	struct cursor c = { 0, 0 };
+	SYMDB_OPTS(symdb_symbolize_opts, so, .flags = b->opt.demangle ? SYMDB_SYMBOLIZE_DEMANGLE : 0u);
+	bool late = false;
+	for (uint64_t first = 0; first < total; first += SERVE_CHUNK) {
+		uint32_t count = (uint32_t)(total - first < SERVE_CHUNK ? total - first : SERVE_CHUNK);
+		late = late || past(deadline_ns);
+		size_t n = chunk_requests(run, b, &c, (uint32_t)first, count, late);
+		if (n) {
+			int rc = symdb_symbolize(run->sym, run->reqs, n, run->syms, &so);
+			if (rc)
+				return rc;
+			take_results(run, n);
+		}
+		if (fn(arg, b, (uint32_t)first, count, run->res))
+			return -ECANCELED;
+	}
+	return 0;
+}
+
+int serve_batch_run(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
+                    serve_chunk_fn fn, void *arg, char *err, size_t errsz)
+{
+	struct serve_run *run = NULL;
+	int rc = serve_batch_open(srv, b, deadline_ns, &run, err, errsz);
+	if (rc)
+		return rc;
+	rc = serve_batch_resolve(run, b, deadline_ns, fn, arg);
+	if (rc && rc != -ECANCELED)
+		snprintf(err, errsz, "symbolizing: %s", symdb_strerror(rc));
+	serve_batch_close(run);
+	return rc;
+}
+
+/* ---- what a result shows ---------------------------------------------------- */
+
+/* One library frame as llvm-symbolizer-14 shows it (cli_query_print.c's
+ * choice, for the JSON style). */
+static void frame_from(const struct serve_options *opt, const symdb_frame *f,
+                       struct serve_frame *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (opt->functions == SERVE_FN_LINKAGE)
+		o->function = f->name;
+	else if (opt->functions == SERVE_FN_SHORT)
+		o->function = f->short_name;
+	o->file = f->file;
+	o->start_file = f->decl_file;
+	o->line = f->line;
+	o->column = f->column;
+	o->discriminator = f->discriminator;
+	o->start_line = f->decl_line;
+	o->inlined = (f->flags & SYMDB_FRAME_INLINED) != 0;
+	/* Without linkage names llvm-symbolizer does not consult the symbol
+	 * table: the start is the DIE's DW_AT_low_pc, and an STT_FILE name
+	 * (which comes with the symbol-table override) is not shown. */
+	if (opt->functions == SERVE_FN_LINKAGE) {
+		o->has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0;
+		o->start = f->start_addr;
+	} else {
+		o->has_start = (f->flags & SYMDB_FRAME_HAS_DWARF_START) != 0;
+		o->start = f->dwarf_start_addr;
+		if (f->flags & SYMDB_FRAME_FILE_FROM_SYMTAB)
+			o->file = NULL;
+	}
+}
+
+size_t serve_result_frames(const struct serve_options *opt, const struct serve_result *r,
+                           struct serve_frame *out)
+{
+	if (r->status != SERVE_OK || !r->nframes)
+		return 0;
+	if (opt->inlines) {
+		for (uint32_t i = 0; i < r->nframes; i++)
+			frame_from(opt, &r->frames[i], &out[i]);
+		return r->nframes;
+	}
+	/* symbolizeCode: the innermost frame's line and DWARF name, the name
+	 * and start replaced by the covering symbol's with linkage names (and
+	 * a missing file by the symbol's STT_FILE name). */
+	frame_from(opt, &r->frames[0], &out[0]);
+	out[0].inlined = false;
+	if (opt->functions == SERVE_FN_LINKAGE && r->sym_name) {
+		const symdb_frame *outer = &r->frames[r->nframes - 1];
+		out[0].function = r->sym_name;
+		out[0].start = r->sym_addr;
+		out[0].has_start = true;
+		if (!out[0].file && (outer->flags & SYMDB_FRAME_FILE_FROM_SYMTAB))
+			out[0].file = outer->file;
+	}
+	return 1;
+}

@@ -1,0 +1,786 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve_json.c - POST /v1/symbolize with application/json: the request is
+ * parsed with json-c (strict RFC 8259, UTF-8 validated, nesting bounded by
+ * lim.max_depth), every field's type checked with the JSON path of a bad
+ * one in the 400, turned into a struct serve_batch, run, and the answer
+ * written by hand into a serve_buf as the results come in.  The formats are
+ * README's "symdb serve" API reference; what each field means is there.
+ *
+ * The body's values are counted before json-c builds its tree: a body that
+ * holds more values than the address, module and stack limits allow is a
+ * 413 without the tree (some hundred bytes per value) ever being built.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve_batch.h"
+#include "serve_cache.h"
+
+/* The biggest response we write; beyond it the request is answered 500. */
+#define JSON_MAX_RESPONSE (1ull << 30)
+
+/* ---- request ---------------------------------------------------------------- */
+
+struct jreq {
+	json_object *root;
+	struct serve_batch b;
+	struct serve_module *mods;
+	uint64_t *addrs;
+	struct serve_stack_frame *frames;
+	struct serve_stack *stacks;
+	unsigned status;               /* HTTP status of a refused request */
+	char err[300];
+};
+
+static unsigned refuse(struct jreq *r, unsigned status, const char *fmt, ...) CLI_PRINTF(3, 4);
+
+static unsigned refuse(struct jreq *r, unsigned status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	r->status = status;
+	return status;
+}
+
+/*
+ * An upper bound on the values in the body: every value but the first of a
+ * container follows a comma, so values <= commas + containers + 1.  Only
+ * brackets and commas outside strings count.  A quote outside a string
+ * (json-c 0.16 takes single-quoted strings even when strict) is reported
+ * through *squote, as its offset + 1.
+ */
+static uint64_t count_values(const char *s, size_t n, size_t *squote)
+{
+	uint64_t v = 1;
+	bool in_str = false;
+	*squote = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == ',' || c == '[' || c == '{') {
+			v++;
+		} else if (c == '\'' && !*squote) {
+			*squote = i + 1;
+		}
+	}
+	return v;
+}
+
+/* How many values a request within the limits can hold: an address or a
+ * stack frame is at most three ([module, "0x.."]), a module at most 16
+ * (its keys and values), a stack one, plus the top level and options. */
+static uint64_t max_values(const struct serve_limits *lim)
+{
+	return 3 * (uint64_t)lim->max_addresses + 16 * (uint64_t)lim->max_modules +
+	       (uint64_t)lim->max_stacks + 64;
+}
+
+static const char *type_name(json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null: return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double:
+	case json_type_int: return "a number";
+	case json_type_object: return "an object";
+	case json_type_array: return "an array";
+	case json_type_string: return "a string";
+	}
+	return "a value";
+}
+
+/* "0x" and 1..16 hex digits (either case). */
+static bool parse_hex_addr(json_object *v, uint64_t *out)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return false;
+	const char *s = json_object_get_string(v);
+	size_t n = (size_t)json_object_get_string_len(v);
+	if (n < 3 || n > 18 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return false;
+	uint64_t a = 0;
+	for (size_t i = 2; i < n; i++) {
+		unsigned c = (unsigned char)s[i], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return false;
+		a = a << 4 | d;
+	}
+	*out = a;
+	return true;
+}
+
+static unsigned bad_addr(struct jreq *r, const char *where, json_object *v)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return refuse(r, 400, "%s: expected a string, got %s", where, type_name(v));
+	return refuse(r, 400, "%s: expected a hex address \"0x...\" of at most 16 digits", where);
+}
+
+static unsigned parse_options(struct jreq *r, json_object *o)
+{
+	struct serve_options *opt = &r->b.opt;
+	if (!json_object_is_type(o, json_type_object))
+		return refuse(r, 400, "options: expected an object, got %s", type_name(o));
+	json_object_object_foreach(o, key, v) {
+		bool *flag = !strcmp(key, "demangle") ? &opt->demangle
+		             : !strcmp(key, "inlines") ? &opt->inlines
+		                                       : NULL;
+		if (flag) {
+			if (!json_object_is_type(v, json_type_boolean))
+				return refuse(r, 400, "options.%s: expected true or false, got %s", key,
+				              type_name(v));
+			*flag = json_object_get_boolean(v);
+		} else if (!strcmp(key, "functions")) {
+			const char *s = json_object_is_type(v, json_type_string)
+			                        ? json_object_get_string(v)
+			                        : NULL;
+			if (s && !strcmp(s, "linkage"))
+				opt->functions = SERVE_FN_LINKAGE;
+			else if (s && !strcmp(s, "short"))
+				opt->functions = SERVE_FN_SHORT;
+			else if (s && !strcmp(s, "none"))
+				opt->functions = SERVE_FN_NONE;
+			else
+				return refuse(r, 400,
+				              "options.functions: expected \"linkage\", \"short\" or \"none\"");
+		} else {
+			return refuse(r, 400, "options.%.60s: unknown field", key);
+		}
+	}
+	return 0;
+}
+
+static const char *const ref_keys[] = { "build_id", "uuid", "path" };
+
+static unsigned parse_addr_kind(struct jreq *r, uint32_t i, json_object *v, struct serve_module *m)
+{
+	static const char *const kinds[] = { "vaddr", "offset", "fileoff", "runtime" };
+	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	for (unsigned k = 0; k < 4; k++)
+		if (!strcmp(s, kinds[k])) {
+			m->addr_kind = (enum symdb_addr_kind)k;
+			return 0;
+		}
+	return refuse(r, 400,
+	              "modules[%u].addr_kind: expected \"vaddr\", \"offset\", \"fileoff\" or \"runtime\"",
+	              i);
+}
+
+/* The image reference: exactly one of build_id, uuid, path. */
+static unsigned parse_ref(struct jreq *r, uint32_t i, json_object *mo, struct serve_module *m,
+                          const struct serve_server *srv)
+{
+	int seen = 0;
+	for (unsigned k = 0; k < 3; k++) {
+		json_object *v;
+		if (!json_object_object_get_ex(mo, ref_keys[k], &v))
+			continue;
+		if (seen++)
+			return refuse(r, 400, "modules[%u]: more than one of build_id, uuid, path", i);
+		if (!json_object_is_type(v, json_type_string))
+			return refuse(r, 400, "modules[%u].%s: expected a string, got %s", i, ref_keys[k],
+			              type_name(v));
+		m->ref = (enum serve_ref)k;
+		m->id = json_object_get_string(v);
+		size_t n = (size_t)json_object_get_string_len(v);
+		if (k != SERVE_REF_PATH && !serve_hex_id_valid(m->id, n))
+			return refuse(r, 400,
+			              "modules[%u].%s: expected 2 to 64 lowercase hex digits, an even "
+			              "number of them",
+			              i, ref_keys[k]);
+		if (k == SERVE_REF_PATH && !srv->allow_paths)
+			return refuse(r, 400, "modules[%u].path: path modules are not accepted by this "
+			                      "server (it listens beyond loopback); use build_id or uuid", i);
+		if (k == SERVE_REF_PATH && (n == 0 || strlen(m->id) != n))
+			return refuse(r, 400, "modules[%u].path: expected a non-empty path without NUL", i);
+	}
+	if (!seen)
+		return refuse(r, 400, "modules[%u]: one of build_id, uuid or path is required", i);
+	return 0;
+}
+
+static unsigned parse_module(struct jreq *r, uint32_t i, json_object *mo, uint32_t *next_addr,
+                             const struct serve_server *srv)
+{
+	struct serve_module *m = &r->mods[i];
+	unsigned rc;
+	bool have_load = false;
+	m->addr_kind = SYMDB_ADDR_VADDR;
+	m->first = *next_addr;
+	if ((rc = parse_ref(r, i, mo, m, srv)))
+		return rc;
+	json_object_object_foreach(mo, key, v) {
+		if (!strcmp(key, "build_id") || !strcmp(key, "uuid") || !strcmp(key, "path")) {
+			continue;
+		} else if (!strcmp(key, "arch")) {
+			if (!json_object_is_type(v, json_type_string))
+				return refuse(r, 400, "modules[%u].arch: expected a string, got %s", i,
+				              type_name(v));
+			m->arch = json_object_get_string(v);
+		} else if (!strcmp(key, "addr_kind")) {
+			if ((rc = parse_addr_kind(r, i, v, m)))
+				return rc;
+		} else if (!strcmp(key, "load_address")) {
+			char where[64];
+			snprintf(where, sizeof(where), "modules[%u].load_address", i);
+			if (!parse_hex_addr(v, &m->load_address))
+				return bad_addr(r, where, v);
+			have_load = true;
+		} else if (!strcmp(key, "addresses")) {
+			size_t n = json_object_array_length(v);
+			for (size_t k = 0; k < n; k++) {
+				json_object *a = json_object_array_get_idx(v, k);
+				if (!parse_hex_addr(a, &r->addrs[*next_addr + k])) {
+					char where[80];
+					snprintf(where, sizeof(where), "modules[%u].addresses[%zu]", i, k);
+					return bad_addr(r, where, a);
+				}
+			}
+			m->count = (uint32_t)n;
+		} else {
+			return refuse(r, 400, "modules[%u].%.60s: unknown field", i, key);
+		}
+	}
+	if (have_load != (m->addr_kind == SYMDB_ADDR_RUNTIME))
+		return refuse(r, 400, "modules[%u].load_address: %s", i,
+		              have_load ? "only with addr_kind \"runtime\""
+		                        : "required with addr_kind \"runtime\"");
+	*next_addr += m->count;
+	return 0;
+}
+
+/* One stack: an array of [module index, "0x..."] pairs. */
+static unsigned parse_stack(struct jreq *r, uint32_t i, json_object *so, uint32_t *next_frame)
+{
+	size_t n = json_object_array_length(so);
+	r->stacks[i].first = *next_frame;
+	for (size_t k = 0; k < n; k++) {
+		json_object *f = json_object_array_get_idx(so, k);
+		struct serve_stack_frame *fr = &r->frames[*next_frame + k];
+		char where[80];
+		if (!json_object_is_type(f, json_type_array) || json_object_array_length(f) != 2)
+			return refuse(r, 400, "stacks[%u][%zu]: expected [module, \"0x...\"], got %s", i, k,
+			              json_object_is_type(f, json_type_array) ? "another array"
+			                                                      : type_name(f));
+		json_object *mi = json_object_array_get_idx(f, 0);
+		int64_t mod = json_object_get_int64(mi);
+		if (!json_object_is_type(mi, json_type_int) || mod < 0 || mod >= r->b.nmodules)
+			return refuse(r, 400, "stacks[%u][%zu][0]: expected a module index below %u", i, k,
+			              r->b.nmodules);
+		fr->module = (uint32_t)mod;
+		snprintf(where, sizeof(where), "stacks[%u][%zu][1]", i, k);
+		if (!parse_hex_addr(json_object_array_get_idx(f, 1), &fr->addr))
+			return bad_addr(r, where, json_object_array_get_idx(f, 1));
+	}
+	r->stacks[i].count = (uint32_t)n;
+	*next_frame += (uint32_t)n;
+	return 0;
+}
+
+/* Counts the addresses and frames (types of the arrays checked on the way)
+ * and applies the limits before anything is allocated. */
+static unsigned count_items(struct jreq *r, json_object *mods, json_object *stacks,
+                            const struct serve_limits *lim, uint64_t *naddrs, uint64_t *nframes)
+{
+	size_t nm = json_object_array_length(mods);
+	if (nm > lim->max_modules)
+		return refuse(r, 413, "modules: %zu modules, more than the limit of %u (--max-modules)",
+		              nm, lim->max_modules);
+	for (size_t i = 0; i < nm; i++) {
+		json_object *mo = json_object_array_get_idx(mods, i), *a;
+		if (!json_object_is_type(mo, json_type_object))
+			return refuse(r, 400, "modules[%zu]: expected an object, got %s", i, type_name(mo));
+		if (!json_object_object_get_ex(mo, "addresses", &a))
+			continue;
+		if (!json_object_is_type(a, json_type_array))
+			return refuse(r, 400, "modules[%zu].addresses: expected an array, got %s", i,
+			              type_name(a));
+		*naddrs += json_object_array_length(a);
+	}
+	size_t ns = stacks ? json_object_array_length(stacks) : 0;
+	if (ns > lim->max_stacks)
+		return refuse(r, 413, "stacks: %zu stacks, more than the limit of %u (--max-stacks)", ns,
+		              lim->max_stacks);
+	for (size_t i = 0; i < ns; i++) {
+		json_object *so = json_object_array_get_idx(stacks, i);
+		if (!json_object_is_type(so, json_type_array))
+			return refuse(r, 400, "stacks[%zu]: expected an array, got %s", i, type_name(so));
+		*nframes += json_object_array_length(so);
+	}
+	if (*naddrs + *nframes > lim->max_addresses)
+		return refuse(r, 413,
+		              "too many addresses: %llu, more than the limit of %u (--max-addresses; "
+		              "stack frames count)",
+		              (unsigned long long)(*naddrs + *nframes), lim->max_addresses);
+	return 0;
+}
+
+static unsigned parse_top(struct jreq *r, const struct serve_server *srv)
+{
+	json_object *mods = NULL, *stacks = NULL, *opts = NULL;
+	if (!json_object_is_type(r->root, json_type_object))
+		return refuse(r, 400, "the request: expected an object, got %s", type_name(r->root));
+	json_object_object_foreach(r->root, key, v) {
+		if (!strcmp(key, "modules"))
+			mods = v;
+		else if (!strcmp(key, "stacks"))
+			stacks = v;
+		else if (!strcmp(key, "options"))
+			opts = v;
+		else
+			return refuse(r, 400, "%.60s: unknown field", key);
+	}
+	if (!mods || !json_object_is_type(mods, json_type_array))
+		return refuse(r, 400, "modules: expected an array, got %s",
+		              mods ? type_name(mods) : "nothing");
+	if (stacks && !json_object_is_type(stacks, json_type_array))
+		return refuse(r, 400, "stacks: expected an array, got %s", type_name(stacks));
+	unsigned rc;
+	r->b.opt = (struct serve_options){ .demangle = true, .inlines = true,
+		                           .functions = SERVE_FN_LINKAGE };
+	if (opts && (rc = parse_options(r, opts)))
+		return rc;
+	uint64_t naddrs = 0, nframes = 0;
+	if ((rc = count_items(r, mods, stacks, &srv->lim, &naddrs, &nframes)))
+		return rc;
+	r->b.nmodules = (uint32_t)json_object_array_length(mods);
+	r->b.nstacks = stacks ? (uint32_t)json_object_array_length(stacks) : 0;
+	r->mods = calloc(r->b.nmodules + 1, sizeof(*r->mods));
+	r->addrs = calloc(naddrs + 1, sizeof(*r->addrs));
+	r->stacks = calloc(r->b.nstacks + 1, sizeof(*r->stacks));
+	r->frames = calloc(nframes + 1, sizeof(*r->frames));
+	if (!r->mods || !r->addrs || !r->stacks || !r->frames)
+		return refuse(r, 503, "out of memory for %llu addresses",
+		              (unsigned long long)(naddrs + nframes));
+	uint32_t next = 0;
+	for (uint32_t i = 0; i < r->b.nmodules; i++)
+		if ((rc = parse_module(r, i, json_object_array_get_idx(mods, i), &next, srv)))
+			return rc;
+	next = 0;
+	for (uint32_t i = 0; i < r->b.nstacks; i++)
+		if ((rc = parse_stack(r, i, json_object_array_get_idx(stacks, i), &next)))
+			return rc;
+	r->b.modules = r->mods;
+	r->b.addrs = r->addrs;
+	r->b.naddrs = (uint32_t)naddrs;
+	r->b.frames = r->frames;
+	r->b.nframes = (uint32_t)nframes;
+	r->b.stacks = r->stacks;
+	return 0;
+}
+
+static unsigned parse_request(struct jreq *r, const struct serve_request *rq)
+{
+	const struct serve_server *srv = rq->srv;
+	if (rq->body_len > INT_MAX)
+		return refuse(r, 413, "body: larger than json-c parses (2 GiB)");
+	size_t squote;
+	if (count_values(rq->body, rq->body_len, &squote) > max_values(&srv->lim))
+		return refuse(r, 413,
+		              "too many addresses: the body holds more values than --max-addresses "
+		              "(%u), --max-modules (%u) and --max-stacks (%u) allow",
+		              srv->lim.max_addresses, srv->lim.max_modules, srv->lim.max_stacks);
+	if (squote)
+		return refuse(r, 400, "body: malformed JSON at byte %zu: a single quote", squote - 1);
+	unsigned depth = srv->lim.max_depth ? srv->lim.max_depth : 32;
+	struct json_tokener *tok = json_tokener_new_ex((int)(depth > INT_MAX ? INT_MAX : depth));
+	if (!tok)
+		return refuse(r, 503, "out of memory for the JSON parser");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	r->root = json_tokener_parse_ex(tok, rq->body ? rq->body : "", (int)rq->body_len);
+	enum json_tokener_error e = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (e == json_tokener_error_depth)
+		return refuse(r, 400, "body: JSON nested deeper than %u levels (--max-depth)", depth);
+	if (e == json_tokener_continue || (e == json_tokener_success && !r->root))
+		return refuse(r, 400, "body: incomplete JSON (%zu bytes)", rq->body_len);
+	if (e != json_tokener_success)
+		return refuse(r, 400, "body: malformed JSON at byte %zu: %s", end,
+		              json_tokener_error_desc(e));
+	for (size_t i = end; i < rq->body_len; i++)
+		if (!strchr(" \t\r\n", rq->body[i]))
+			return refuse(r, 400, "body: data after the JSON value at byte %zu", i);
+	return parse_top(r, srv);
+}
+
+static void jreq_free(struct jreq *r)
+{
+	json_object_put(r->root);
+	free(r->mods);
+	free(r->addrs);
+	free(r->frames);
+	free(r->stacks);
+}
+
+/* ---- response ----------------------------------------------------------------- */
+
+struct jw {
+	struct serve_buf *o;
+	const struct serve_batch *b;
+	struct serve_cache *cache;
+	uint32_t mod;                  /* modules opened so far */
+	bool in_mod, first_result;
+	bool modules_done;
+	uint32_t stack;                /* stacks opened so far */
+	bool in_stack;
+	bool keep;                     /* the open stack's results may be cached */
+	size_t stack_at;               /* where its text starts in o */
+	struct serve_buf hits;         /* cached stack texts */
+	size_t *hit_off, *hit_len;
+	struct serve_frame *fr;
+	size_t frcap;
+};
+
+static void put_hex(struct serve_buf *o, uint64_t v)
+{
+	char s[20];
+	int n = 0;
+	do
+		s[sizeof(s) - 1 - n++] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4) && n < 16);
+	s[sizeof(s) - 1 - n++] = 'x';
+	s[sizeof(s) - 1 - n++] = '0';
+	serve_buf_put(o, "\"", 1);
+	serve_buf_put(o, s + sizeof(s) - n, (size_t)n);
+	serve_buf_put(o, "\"", 1);
+}
+
+static void put_u64(struct serve_buf *o, uint64_t v)
+{
+	char s[24];
+	int n = 0;
+	do
+		s[sizeof(s) - 1 - n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	serve_buf_put(o, s + sizeof(s) - n, (size_t)n);
+}
+
+static void put_str_or_null(struct serve_buf *o, const char *s)
+{
+	if (s)
+		serve_buf_json_str(o, s, strlen(s));
+	else
+		serve_buf_put(o, "null", 4);
+}
+
+#define PUT_LIT(o, lit) serve_buf_put((o), lit, sizeof(lit) - 1)
+
+static void put_frame(struct serve_buf *o, const struct serve_frame *f)
+{
+	PUT_LIT(o, "{\"function\":");
+	put_str_or_null(o, f->function);
+	PUT_LIT(o, ",\"file\":");
+	put_str_or_null(o, f->file);
+	PUT_LIT(o, ",\"line\":");
+	put_u64(o, f->line);
+	PUT_LIT(o, ",\"column\":");
+	put_u64(o, f->column);
+	PUT_LIT(o, ",\"discriminator\":");
+	put_u64(o, f->discriminator);
+	PUT_LIT(o, ",\"start_address\":");
+	if (f->has_start)
+		put_hex(o, f->start);
+	else
+		PUT_LIT(o, "null");
+	PUT_LIT(o, ",\"start_file\":");
+	put_str_or_null(o, f->start_file);
+	PUT_LIT(o, ",\"start_line\":");
+	put_u64(o, f->start_line);
+	if (f->inlined)
+		PUT_LIT(o, ",\"inlined\":true}");
+	else
+		PUT_LIT(o, ",\"inlined\":false}");
+}
+
+/* One result object: address, status, frames, symbol. */
+static int put_result(struct jw *w, uint64_t addr, const struct serve_result *res)
+{
+	struct serve_buf *o = w->o;
+	size_t need = res->nframes ? res->nframes : 1;
+	if (need > w->frcap) {
+		struct serve_frame *p = realloc(w->fr, need * sizeof(*p));
+		if (!p)
+			return -1;
+		w->fr = p;
+		w->frcap = need;
+	}
+	size_t n = serve_result_frames(&w->b->opt, res, w->fr);
+	PUT_LIT(o, "{\"address\":");
+	put_hex(o, addr);
+	PUT_LIT(o, ",\"status\":\"");
+	serve_buf_str(o, serve_status_name(res->status));
+	PUT_LIT(o, "\",\"frames\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			PUT_LIT(o, ",");
+		put_frame(o, &w->fr[i]);
+	}
+	PUT_LIT(o, "],\"symbol\":");
+	if (res->status == SERVE_OK && res->sym_name && res->vaddr != SYMDB_ADDR_INVALID) {
+		PUT_LIT(o, "{\"name\":");
+		serve_buf_json_str(o, res->sym_name, strlen(res->sym_name));
+		PUT_LIT(o, ",\"start\":");
+		put_hex(o, res->sym_addr);
+		PUT_LIT(o, ",\"size\":");
+		put_u64(o, res->sym_size);
+		PUT_LIT(o, ",\"offset\":");
+		put_u64(o, res->vaddr - res->sym_addr);
+		PUT_LIT(o, "}}");
+	} else {
+		PUT_LIT(o, "null}");
+	}
+	return 0;
+}
+
+static void open_module(struct jw *w)
+{
+	const struct serve_module *m = &w->b->modules[w->mod];
+	struct serve_buf *o = w->o;
+	if (w->mod)
+		PUT_LIT(o, ",");
+	PUT_LIT(o, "{\"");
+	serve_buf_str(o, ref_keys[m->ref]);
+	PUT_LIT(o, "\":");
+	serve_buf_json_str(o, m->id, strlen(m->id));
+	PUT_LIT(o, ",\"status\":\"");
+	serve_buf_str(o, serve_status_name(m->status));
+	PUT_LIT(o, "\"");
+	if (m->status == SERVE_OK) {
+		char hex[2 * SYMDB_UUID_MAX + 1];
+		symdb_uuid_format(&m->uuid, hex);
+		PUT_LIT(o, ",\"image_id\":\"");
+		serve_buf_str(o, hex);
+		PUT_LIT(o, "\"");
+	} else if (m->error) {
+		PUT_LIT(o, ",\"error\":");
+		const char *e = symdb_strerror(m->error);
+		serve_buf_json_str(o, e, strlen(e));
+	}
+	PUT_LIT(o, ",\"results\":[");
+	w->mod++;
+	w->in_mod = true;
+	w->first_result = true;
+}
+
+static void close_module(struct jw *w)
+{
+	PUT_LIT(w->o, "]}");
+	w->in_mod = false;
+}
+
+/* Closes the modules array: every module not yet written is (with no
+ * results left, only those without addresses remain). */
+static void finish_modules(struct jw *w)
+{
+	if (w->modules_done)
+		return;
+	if (w->in_mod)
+		close_module(w);
+	while (w->mod < w->b->nmodules) {
+		open_module(w);
+		close_module(w);
+	}
+	PUT_LIT(w->o, "]");
+	if (w->b->nstacks)
+		PUT_LIT(w->o, ",\"stacks\":[");
+	w->modules_done = true;
+}
+
+static void close_stack(struct jw *w)
+{
+	struct serve_buf *o = w->o;
+	PUT_LIT(o, "]");
+	w->in_stack = false;
+	const struct serve_stack *st = &w->b->stacks[w->stack - 1];
+	if (st->cached || !w->keep || !w->cache || o->oom)
+		return;
+	struct serve_cache_key k;
+	if (serve_cache_stack_key(&k, w->b, st, SERVE_CACHE_JSON))
+		serve_cache_put(w->cache, &k, o->p + w->stack_at, o->len - w->stack_at);
+	serve_cache_key_release(&k);
+}
+
+/* Opens the next stack; a cached one is written whole from the cache. */
+static void open_stack(struct jw *w)
+{
+	struct serve_buf *o = w->o;
+	uint32_t i = w->stack++;
+	if (i)
+		PUT_LIT(o, ",");
+	w->stack_at = o->len;
+	w->in_stack = true;
+	w->keep = true;
+	w->first_result = true;
+	if (w->b->stacks[i].cached) {
+		serve_buf_put(o, w->hits.p + w->hit_off[i], w->hit_len[i]);
+		w->in_stack = false;
+		return;
+	}
+	PUT_LIT(o, "[");
+}
+
+static void finish_stacks(struct jw *w)
+{
+	if (w->in_stack)
+		close_stack(w);
+	while (w->stack < w->b->nstacks) {
+		open_stack(w);
+		if (w->in_stack)
+			close_stack(w);
+	}
+	if (w->b->nstacks)
+		PUT_LIT(w->o, "]");
+}
+
+static int put_address(struct jw *w, uint32_t item, const struct serve_result *res)
+{
+	const struct serve_batch *b = w->b;
+	while (!w->in_mod || item >= b->modules[w->mod - 1].first + b->modules[w->mod - 1].count) {
+		if (w->in_mod)
+			close_module(w);
+		open_module(w);
+	}
+	if (!w->first_result)
+		PUT_LIT(w->o, ",");
+	w->first_result = false;
+	return put_result(w, b->addrs[item], res);
+}
+
+static int put_stack_frame(struct jw *w, uint32_t f, const struct serve_result *res)
+{
+	const struct serve_batch *b = w->b;
+	finish_modules(w);
+	while (w->stack == 0 || f >= b->stacks[w->stack - 1].first + b->stacks[w->stack - 1].count) {
+		if (w->in_stack)
+			close_stack(w);
+		open_stack(w);
+	}
+	if (b->stacks[w->stack - 1].cached)
+		return 0;
+	if (!w->first_result)
+		PUT_LIT(w->o, ",");
+	w->first_result = false;
+	w->keep = w->keep && serve_cache_results_keepable(res, 1);
+	return put_result(w, b->frames[f].addr, res);
+}
+
+static int on_chunk(void *arg, const struct serve_batch *b, uint32_t first, uint32_t count,
+                    const struct serve_result *res)
+{
+	struct jw *w = arg;
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t item = first + k;
+		int rc = item < b->naddrs ? put_address(w, item, &res[k])
+		                          : put_stack_frame(w, item - b->naddrs, &res[k]);
+		if (rc || w->o->oom)
+			return -1;
+	}
+	return 0;
+}
+
+/* Cache lookups of every stack, after the modules are found: hits are
+ * marked cached (their frames are not resolved) and their text kept. */
+static int lookup_stacks(struct jw *w, struct serve_batch *b)
+{
+	if (!w->cache || !b->nstacks)
+		return 0;
+	w->hit_off = calloc(b->nstacks, sizeof(*w->hit_off));
+	w->hit_len = calloc(b->nstacks, sizeof(*w->hit_len));
+	if (!w->hit_off || !w->hit_len)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->nstacks; i++) {
+		struct serve_cache_key k;
+		size_t at = w->hits.len;
+		if (serve_cache_stack_key(&k, b, &b->stacks[i], SERVE_CACHE_JSON) &&
+		    serve_cache_get(w->cache, &k, &w->hits)) {
+			b->stacks[i].cached = true;
+			w->hit_off[i] = at;
+			w->hit_len[i] = w->hits.len - at;
+		}
+		serve_cache_key_release(&k);
+	}
+	return w->hits.oom ? -ENOMEM : 0;
+}
+
+static void jw_free(struct jw *w)
+{
+	serve_buf_free(&w->hits);
+	free(w->hit_off);
+	free(w->hit_len);
+	free(w->fr);
+}
+
+/* Runs the batch and writes the response into o; 0, or an HTTP status with
+ * err set. */
+static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct serve_buf *o,
+                       char *err, size_t errsz)
+{
+	struct jw w = { .o = o, .b = b, .cache = rq->srv->cache };
+	struct serve_run *run = NULL;
+	int rc = serve_batch_open(rq->srv, b, rq->deadline_ns, &run, err, errsz);
+	if (rc == 0 && (rc = lookup_stacks(&w, b)) != 0)
+		snprintf(err, errsz, "the stack cache: %s", strerror(-rc));
+	if (rc == 0) {
+		PUT_LIT(o, "{\"modules\":[");
+		rc = serve_batch_resolve(run, b, rq->deadline_ns, on_chunk, &w);
+		if (rc == 0) {
+			finish_modules(&w);
+			finish_stacks(&w);
+			PUT_LIT(o, "}");
+		} else if (rc != -ECANCELED) {
+			snprintf(err, errsz, "symbolizing: %s", symdb_strerror(rc));
+		}
+	}
+	serve_batch_close(run);
+	jw_free(&w);
+	if (rc == -ECANCELED || (rc == 0 && o->oom)) {
+		snprintf(err, errsz, "the response: larger than %llu bytes, or out of memory",
+		         (unsigned long long)JSON_MAX_RESPONSE);
+		return 500;
+	}
+	if (rc == -ENOMEM)
+		return 503;
+	return rc ? 500 : 0;
+}
+
+void serve_json_handle(struct serve_request *rq, struct serve_reply *out)
+{
+	struct jreq r = { .status = 0 };
+	struct serve_buf o = { .limit = JSON_MAX_RESPONSE };
+	char err[300] = "";
+	unsigned code = parse_request(&r, rq);
+	if (!code && (code = answer(rq, &r.b, &o, err, sizeof(err))) != 0)
+		snprintf(r.err, sizeof(r.err), "%s", err);
+	if (code) {
+		serve_buf_free(&o);
+		serve_reply_error(out, code, "%s", r.err);
+		if (code == 503)
+			out->retry_after = 1;
+	} else {
+		out->status = 200;
+		out->content_type = "application/json";
+		out->body = serve_buf_take(&o, &out->len);
+		out->addresses = (uint64_t)r.b.naddrs + r.b.nframes;
+	}
+	jreq_free(&r);
+}
