@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# json_oracle.sh: POST /v1/symbolize (JSON) gives, for every address, the
+# frames llvm-symbolizer-14 --output-style=JSON prints and exactly what
+# `symdb query --output-style=JSON` prints (json_oracle.py compares them
+# field by field), on
+#   1. the DWARF fixtures (C and C++, -O0 and -O2, PIE, non-PIE, shared
+#      libraries) by build-id, and the C++ one with every option: no
+#      demangling, no inlines, short names, no names;
+#   2. a fixture named by path, indexed on first sight by the server;
+#   3. libc.so.6 with libc6-dbg's debug file, and the pyenv libpython3.11
+#      (DWARF 5, -O3), by build-id;
+#   4. the Mach-O fixtures (tests/oracle/macho_test.py): thin dSYMs by
+#      LC_UUID, a universal binary by path with "arch";
+#   5. unknown build-ids: a per-module status in a 200, next to a module
+#      that resolves.
+# Parts whose binaries are missing (libc6-dbg, pyenv, the Mach-O tools)
+# are skipped with a message; the test then ends as skipped (77).
+# Before the JSON front end existed every part failed (404 from the server).
+source "$(dirname "$0")/lib.sh"
+require llvm-readelf-14 llvm-dwarfdump-14
+export SERVE_DB SYMDB
+here=$(cd "$(dirname "$0")" && pwd)
+
+build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+index() { run "$SYMDB" --db "$SERVE_DB" build "$@"; ((RC == 0)) || fail "symdb build $*: $(cat "$ERR")"; }
+
+cases=()
+for f in c_gcc_O0_pie c_gcc_O2_pie c_gcc_O2_nopie cpp_g++_O0_pie cpp_g++_O2_pie lib_gcc_O2.so \
+	cpplib_g++_O0.so; do
+	obj=$FIXTURES/full/$f
+	index "$obj"
+	cases+=("build_id|$(build_id "$obj")|$obj")
+done
+cpp=$FIXTURES/full/cpp_g++_O2_pie
+for o in nodemangle noinlines short none noinlines,short; do
+	cases+=("build_id|$(build_id "$cpp")|$cpp|-|$o|500")
+done
+cases+=("path|-|$FIXTURES/full/c_gcc_O2_rdyn")
+
+libc=/lib/x86_64-linux-gnu/libc.so.6
+id=$(build_id "$libc")
+if [[ -f /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]]; then
+	index "$libc"
+	cases+=("build_id|$id|$libc")
+else
+	skip_part "libc6-dbg is not installed (libc)"
+fi
+pydir=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
+libpython=$pydir/libpython3.11.so.1.0
+if [[ -f $libpython ]]; then
+	index "$libpython"
+	cases+=("build_id|$(build_id "$libpython")|$libpython")
+else
+	skip_part "no libpython3.11.so.1.0 in $pydir"
+fi
+
+mfx=${MACHO_FIXTURES:-}
+if [[ -n $mfx && -f $mfx/.done ]]; then
+	for n in app_arm64 app_x86_64 libmo_arm64.dylib libmo_x86_64.dylib; do
+		index "$mfx/$n.dSYM"
+		dw=$mfx/$n.dSYM/Contents/Resources/DWARF/$n
+		uuid=$(llvm-dwarfdump-14 --uuid "$dw" | awk '{ print $2; exit }')
+		cases+=("uuid|$uuid|$dw|-||300")
+	done
+	index "$mfx/app_fat.dSYM"
+	cases+=("path|-|$mfx/app_fat|arm64||300" "path|-|$mfx/app_fat|x86_64||300")
+else
+	skip_part "no Mach-O fixtures (the macho.fixtures test did not build them)"
+fi
+
+serve_start
+note "1-4. ${#cases[@]} cases against llvm-symbolizer-14 and symdb query"
+python3 "$here/json_oracle.py" "$SERVE_URL" "${cases[@]}" || fail "answers differ (above)"
+
+note "5. unknown build-ids"
+known=$(build_id "$FIXTURES/full/c_gcc_O2_pie")
+cat >"$SCRATCH/unknown.json" <<JSON
+{"modules": [{"build_id": "00112233445566778899aabbccddeeff00112233", "addresses": ["0x1000", "0x2000"]},
+             {"build_id": "$known", "addresses": ["0x0"]},
+             {"uuid": "00112233445566778899aabbccddeeff", "addresses": []}]}
+JSON
+serve_req POST /v1/symbolize --header 'Content-Type: application/json' --body-file "$SCRATCH/unknown.json"
+((STATUS == 200)) || fail "unknown build-ids: status $STATUS"
+python3 - "$OUT" <<'PY' || fail "unknown build-ids: $(cat "$OUT")"
+import json, sys
+m = json.load(open(sys.argv[1]))["modules"]
+assert [x["status"] for x in m] == ["unknown_image", "ok", "unknown_image"], m
+assert [r["status"] for r in m[0]["results"]] == ["unknown_image"] * 2, m[0]
+assert [r["address"] for r in m[0]["results"]] == ["0x1000", "0x2000"], m[0]
+assert m[0]["error"].startswith("SYMDB_E_NOT_INDEXED"), m[0]
+assert m[2]["results"] == [], m[2]
+PY
+serve_alive
+echo "PASS"
