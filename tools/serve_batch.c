@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "serve_batch.h"
 
@@ -42,6 +43,8 @@ struct serve_pool {
 	pthread_mutex_t mu;
 	struct serve_run *idle;
 	struct serve_server *srv;
+	const char *indexer;           /* srv->indexer_path, or beside_exe */
+	char beside_exe[4096];
 };
 
 static const char *const status_names[] = {
@@ -71,6 +74,24 @@ static bool past(uint64_t deadline_ns)
 
 /* ---- the pool ------------------------------------------------------------ */
 
+/* serve.h: no indexer_path means the symdb-indexer beside this executable
+ * (a build tree or a moved install runs its own, as `symdb query` does),
+ * else NULL: the library's installed one. */
+static const char *indexer_beside_exe(struct serve_pool *p)
+{
+	char *buf = p->beside_exe;
+	size_t sz = sizeof(p->beside_exe);
+	ssize_t n = readlink("/proc/self/exe", buf, sz - 1);
+	if (n <= 0 || (size_t)n >= sz - 1)
+		return NULL;
+	buf[n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (!slash || (size_t)(slash - buf) + sizeof("/symdb-indexer") > sz)
+		return NULL;
+	memcpy(slash, "/symdb-indexer", sizeof("/symdb-indexer"));
+	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
 int serve_pool_create(struct serve_server *srv, struct serve_pool **out)
 {
 	struct serve_pool *p = calloc(1, sizeof(*p));
@@ -81,6 +102,7 @@ int serve_pool_create(struct serve_server *srv, struct serve_pool **out)
 		return -ENOMEM;
 	}
 	p->srv = srv;
+	p->indexer = srv->indexer_path ? srv->indexer_path : indexer_beside_exe(p);
 	*out = p;
 	return 0;
 }
@@ -155,7 +177,7 @@ static int pool_get(struct serve_pool *pool, struct serve_run **out, char *err, 
 	SYMDB_OPTS(symdb_symbolizer_opts, so,
 	           .flags = SYMDB_OPEN_VERIFY_CHECKSUMS |
 	                    (srv->allow_paths ? SYMDB_SYMBOLIZER_BUILD : 0u),
-	           .errbuf = err, .errbuf_sz = errsz, .indexer_path = srv->indexer_path,
+	           .errbuf = err, .errbuf_sz = errsz, .indexer_path = pool->indexer,
 	           .tmp_dir = srv->tmp_dir);
 	int rc = symdb_symbolizer_create(srv->db, &so, &r->sym);
 	if (rc == 0)
@@ -514,11 +536,16 @@ static void frame_from(const struct serve_options *opt, const symdb_frame *f,
 	}
 }
 
-size_t serve_result_frames(const struct serve_options *opt, const struct serve_result *r,
-                           struct serve_frame *out)
+/* A frame that says nothing (a symbol-table-only frame shown without
+ * linkage names): llvm-symbolizer prints it as its empty answer. */
+static bool frame_empty(const struct serve_frame *f)
 {
-	if (r->status != SERVE_OK || !r->nframes)
-		return 0;
+	return !f->function && !f->file && !f->line && !f->has_start && !f->start_file;
+}
+
+static size_t select_frames(const struct serve_options *opt, const struct serve_result *r,
+                            struct serve_frame *out)
+{
 	if (opt->inlines) {
 		for (uint32_t i = 0; i < r->nframes; i++)
 			frame_from(opt, &r->frames[i], &out[i]);
@@ -538,4 +565,13 @@ size_t serve_result_frames(const struct serve_options *opt, const struct serve_r
 			out[0].file = outer->file;
 	}
 	return 1;
+}
+
+size_t serve_result_frames(const struct serve_options *opt, const struct serve_result *r,
+                           struct serve_frame *out)
+{
+	if (r->status != SERVE_OK || !r->nframes)
+		return 0;
+	size_t n = select_frames(opt, r, out);
+	return n == 1 && frame_empty(&out[0]) ? 0 : n;
 }

@@ -153,7 +153,9 @@ struct serve_frame {
  * else one frame (the innermost line, with the symbol-table name and start
  * when functions is linkage).  out has room for max(r->nframes, 1) frames.
  * Returns the number written: 0 when the status is not SERVE_OK or nothing
- * is known, else >= 1.  Pure; thread-safe.
+ * is known (also a lone frame that shows nothing: a symbol-table-only
+ * frame without linkage names, llvm-symbolizer's empty answer), else >= 1.
+ * Pure; thread-safe.
  */
 size_t serve_result_frames(const struct serve_options *opt, const struct serve_result *r,
                            struct serve_frame *out);
