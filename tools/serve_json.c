@@ -451,65 +451,113 @@ struct jw {
 	size_t frcap;
 };
 
-static void put_hex(struct serve_buf *o, uint64_t v)
+/*
+ * The per-address writers reserve the worst case of a result's text once
+ * and then write through a cursor without further checks: a response is
+ * mostly these few fields repeated, and a bounds check and a call per
+ * field cost more than the formatting.
+ */
+
+/* Room for n more bytes at the end of o (serve_buf's growth: doubling, the
+ * limit and oom), or NULL. */
+static char *room(struct serve_buf *o, size_t n)
+{
+	if (o->oom)
+		return NULL;
+	if (o->cap - o->len >= n)
+		return o->p + o->len;
+	if (n > SIZE_MAX / 2 - o->len || (o->limit && o->len + n > o->limit)) {
+		o->oom = true;
+		return NULL;
+	}
+	size_t cap = o->cap ? o->cap : 4096;
+	while (cap < o->len + n)
+		cap *= 2;
+	char *p = realloc(o->p, cap);
+	if (!p) {
+		o->oom = true;
+		return NULL;
+	}
+	o->p = p;
+	o->cap = cap;
+	return o->p + o->len;
+}
+
+static void done(struct serve_buf *o, const char *d)
+{
+	o->len = (size_t)(d - o->p);
+}
+
+#define LIT(d, lit) (memcpy((d), lit, sizeof(lit) - 1), (d) + sizeof(lit) - 1)
+
+/* "0x..." with its quotes: at most 20 bytes. */
+static char *w_hex(char *d, uint64_t v)
+{
+	char s[16];
+	int n = 0;
+	do
+		s[15 - n++] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	d = LIT(d, "\"0x");
+	memcpy(d, s + 16 - n, (size_t)n);
+	d += n;
+	*d++ = '"';
+	return d;
+}
+
+/* At most 20 bytes. */
+static char *w_u64(char *d, uint64_t v)
 {
 	char s[20];
 	int n = 0;
 	do
-		s[sizeof(s) - 1 - n++] = "0123456789abcdef"[v & 15];
-	while ((v >>= 4) && n < 16);
-	s[sizeof(s) - 1 - n++] = 'x';
-	s[sizeof(s) - 1 - n++] = '0';
-	serve_buf_put(o, "\"", 1);
-	serve_buf_put(o, s + sizeof(s) - n, (size_t)n);
-	serve_buf_put(o, "\"", 1);
-}
-
-static void put_u64(struct serve_buf *o, uint64_t v)
-{
-	char s[24];
-	int n = 0;
-	do
-		s[sizeof(s) - 1 - n++] = (char)('0' + v % 10);
+		s[19 - n++] = (char)('0' + v % 10);
 	while ((v /= 10));
-	serve_buf_put(o, s + sizeof(s) - n, (size_t)n);
+	memcpy(d, s + 20 - n, (size_t)n);
+	return d + n;
 }
 
-static void put_str_or_null(struct serve_buf *o, const char *s)
+/* A string (room: 6 * n + 2) or null (4). */
+static char *w_str(char *d, const char *s, size_t n)
 {
-	if (s)
-		serve_buf_json_str(o, s, strlen(s));
-	else
-		serve_buf_put(o, "null", 4);
+	return s ? serve_buf_json_raw(d, s, n) : LIT(d, "null");
 }
 
-#define PUT_LIT(o, lit) serve_buf_put((o), lit, sizeof(lit) - 1)
-
-static void put_frame(struct serve_buf *o, const struct serve_frame *f)
+static size_t len0(const char *s)
 {
-	PUT_LIT(o, "{\"function\":");
-	put_str_or_null(o, f->function);
-	PUT_LIT(o, ",\"file\":");
-	put_str_or_null(o, f->file);
-	PUT_LIT(o, ",\"line\":");
-	put_u64(o, f->line);
-	PUT_LIT(o, ",\"column\":");
-	put_u64(o, f->column);
-	PUT_LIT(o, ",\"discriminator\":");
-	put_u64(o, f->discriminator);
-	PUT_LIT(o, ",\"start_address\":");
-	if (f->has_start)
-		put_hex(o, f->start);
-	else
-		PUT_LIT(o, "null");
-	PUT_LIT(o, ",\"start_file\":");
-	put_str_or_null(o, f->start_file);
-	PUT_LIT(o, ",\"start_line\":");
-	put_u64(o, f->start_line);
-	if (f->inlined)
-		PUT_LIT(o, ",\"inlined\":true}");
-	else
-		PUT_LIT(o, ",\"inlined\":false}");
+	return s ? strlen(s) : 0;
+}
+
+static void put_frame(struct serve_buf *o, const struct serve_frame *f, bool comma)
+{
+	size_t lf = len0(f->function), lfile = len0(f->file), ls = len0(f->start_file);
+	if (lf + lfile + ls > (SIZE_MAX - 512) / 6) {
+		o->oom = true;
+		return;
+	}
+	char *d = room(o, 512 + 6 * (lf + lfile + ls));
+	if (!d)
+		return;
+	if (comma)
+		*d++ = ',';
+	d = LIT(d, "{\"function\":");
+	d = w_str(d, f->function, lf);
+	d = LIT(d, ",\"file\":");
+	d = w_str(d, f->file, lfile);
+	d = LIT(d, ",\"line\":");
+	d = w_u64(d, f->line);
+	d = LIT(d, ",\"column\":");
+	d = w_u64(d, f->column);
+	d = LIT(d, ",\"discriminator\":");
+	d = w_u64(d, f->discriminator);
+	d = LIT(d, ",\"start_address\":");
+	d = f->has_start ? w_hex(d, f->start) : LIT(d, "null");
+	d = LIT(d, ",\"start_file\":");
+	d = w_str(d, f->start_file, ls);
+	d = LIT(d, ",\"start_line\":");
+	d = w_u64(d, f->start_line);
+	d = f->inlined ? LIT(d, ",\"inlined\":true}") : LIT(d, ",\"inlined\":false}");
+	done(o, d);
 }
 
 /* One result object: address, status, frames, symbol. */
@@ -525,32 +573,42 @@ static int put_result(struct jw *w, uint64_t addr, const struct serve_result *re
 		w->frcap = need;
 	}
 	size_t n = serve_result_frames(&w->b->opt, res, w->fr);
-	PUT_LIT(o, "{\"address\":");
-	put_hex(o, addr);
-	PUT_LIT(o, ",\"status\":\"");
-	serve_buf_str(o, serve_status_name(res->status));
-	PUT_LIT(o, "\",\"frames\":[");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			PUT_LIT(o, ",");
-		put_frame(o, &w->fr[i]);
-	}
-	PUT_LIT(o, "],\"symbol\":");
-	if (res->status == SERVE_OK && res->sym_name && res->vaddr != SYMDB_ADDR_INVALID) {
-		PUT_LIT(o, "{\"name\":");
-		serve_buf_json_str(o, res->sym_name, strlen(res->sym_name));
-		PUT_LIT(o, ",\"start\":");
-		put_hex(o, res->sym_addr);
-		PUT_LIT(o, ",\"size\":");
-		put_u64(o, res->sym_size);
-		PUT_LIT(o, ",\"offset\":");
-		put_u64(o, res->vaddr - res->sym_addr);
-		PUT_LIT(o, "}}");
+	char *d = room(o, 96);
+	if (!d)
+		return -1;
+	d = LIT(d, "{\"address\":");
+	d = w_hex(d, addr);
+	d = LIT(d, ",\"status\":\"");
+	const char *st = serve_status_name(res->status);
+	size_t sl = strlen(st);
+	memcpy(d, st, sl);
+	d = LIT(d + sl, "\",\"frames\":[");
+	done(o, d);
+	for (size_t i = 0; i < n; i++)
+		put_frame(o, &w->fr[i], i > 0);
+	bool sym = res->status == SERVE_OK && res->sym_name && res->vaddr != SYMDB_ADDR_INVALID;
+	size_t ln = sym ? strlen(res->sym_name) : 0;
+	if (ln > (SIZE_MAX - 256) / 6 || !(d = room(o, 256 + 6 * ln)))
+		return -1;
+	d = LIT(d, "],\"symbol\":");
+	if (sym) {
+		d = LIT(d, "{\"name\":");
+		d = serve_buf_json_raw(d, res->sym_name, ln);
+		d = LIT(d, ",\"start\":");
+		d = w_hex(d, res->sym_addr);
+		d = LIT(d, ",\"size\":");
+		d = w_u64(d, res->sym_size);
+		d = LIT(d, ",\"offset\":");
+		d = w_u64(d, res->vaddr - res->sym_addr);
+		d = LIT(d, "}}");
 	} else {
-		PUT_LIT(o, "null}");
+		d = LIT(d, "null}");
 	}
+	done(o, d);
 	return 0;
 }
+
+#define PUT_LIT(o, lit) serve_buf_put((o), lit, sizeof(lit) - 1)
 
 static void open_module(struct jw *w)
 {
