@@ -23,8 +23,10 @@
 #include "serve_batch.h"
 #include "serve_cache.h"
 
-/* The biggest response we write; beyond it the request is answered 500. */
-#define JSON_MAX_RESPONSE (1ull << 30)
+/* The biggest response we write: it is built in memory (the core sends
+ * whole bodies), so this bounds a request's memory.  A request whose answer
+ * would pass it is a 413: the client splits the batch. */
+#define JSON_MAX_RESPONSE (256ull << 20)
 
 /* ---- request ---------------------------------------------------------------- */
 
@@ -812,9 +814,11 @@ static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct s
 	serve_batch_close(run);
 	jw_free(&w);
 	if (rc == -ECANCELED || (rc == 0 && o->oom)) {
-		snprintf(err, errsz, "the response: larger than %llu bytes, or out of memory",
-		         (unsigned long long)JSON_MAX_RESPONSE);
-		return 500;
+		bool big = o->cap >= JSON_MAX_RESPONSE / 2; /* else realloc failed early */
+		snprintf(err, errsz, big ? "the answer: more than %llu MiB; send fewer addresses per request"
+		                         : "out of memory writing the answer (%llu MiB at most)",
+		         (unsigned long long)(JSON_MAX_RESPONSE >> 20));
+		return big ? 413 : 503;
 	}
 	if (rc == -ENOMEM)
 		return 503;
