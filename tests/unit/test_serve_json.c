@@ -95,7 +95,9 @@ static unsigned post_at(const char *body, size_t len, uint64_t deadline_ns, json
 	struct serve_reply rp = { .fd = -1 };
 	serve_json_handle(&rq, &rp);
 	if (out) {
-		*out = rp.body ? json_tokener_parse(rp.body) : NULL;
+		char *text = rp.body ? strndup(rp.body, rp.len) : NULL; /* the body has no NUL */
+		*out = text ? json_tokener_parse(text) : NULL;
+		free(text);
 		if (!*out)
 			fprintf(stderr, "unparsable reply: %.*s\n", (int)rp.len, rp.body ? rp.body : "");
 	}
