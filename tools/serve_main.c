@@ -24,6 +24,8 @@
 
 #include "cli_maint.h"
 #include "cli_util.h"
+#include "serve_batch.h"
+#include "serve_cache.h"
 #include "serve_core.h"
 #include "symdb.h"
 
@@ -183,11 +185,18 @@ static int start_parts(struct serve_server *srv)
 		cli_err(NULL, "serve: uploads: %s", err);
 		return -EIO;
 	}
+	if (srv->lim.cache_bytes &&
+	    serve_cache_create(srv->lim.cache_bytes, 0, srv->metrics, &srv->cache) < 0)
+		return -ENOMEM;
+	if (serve_pool_create(srv, &srv->pool) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
 static void stop_parts(struct serve_server *srv)
 {
+	serve_pool_free(srv->pool);
+	serve_cache_free(srv->cache);
 	serve_images_free(srv->images);
 	serve_metrics_free(srv->metrics);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "serve.h"
+#include "serve_batch.h"
 
 const struct serve_endpoint serve_endpoints[] = {
 	{ .method = "GET", .path = "/healthz", .id = SERVE_EP_HEALTHZ,
@@ -20,5 +21,7 @@ const struct serve_endpoint serve_endpoints[] = {
 	  .handle = serve_images_upload_handle, .cleanup = serve_images_upload_cleanup },
 	{ .method = "GET", .path = "/v1/images/", .id = SERVE_EP_IMAGES_GET,
 	  .handle = serve_images_get_handle },
+	{ .method = "POST", .path = "/v1/symbolize", .content_type = "application/json",
+	  .id = SERVE_EP_SYMBOLIZE_JSON, .handle = serve_json_handle },
 	{ .path = NULL },
 };
