@@ -201,8 +201,9 @@ static void test_self(void)
 	/* stacks: twice the same, the second from the cache */
 	snprintf(body, sizeof body,
 	         "{\"modules\":[{\"build_id\":\"%s\",\"addr_kind\":\"offset\"},{\"build_id\":\"0011\"}],"
-	         "\"stacks\":[[[0,\"0x%llx\"],[1,\"0x10\"]],[],[[0,\"0x%llx\"]]]}",
+	         "\"stacks\":[[[0,\"0x%llx\"],[1,\"0x10\"]],[],[[0,\"0x%llx\"]],[[0,\"0x%llx\"]]]}",
 	         id, (unsigned long long)(main_addr - main_base),
+	         (unsigned long long)(main_addr - main_base),
 	         (unsigned long long)(main_addr - main_base));
 	unsigned long long h0 = cache_hits;
 	CHECK(post(body, &r) == 200);
@@ -211,6 +212,9 @@ static void test_self(void)
 	CHECK(json_object_array_length(get(r, "stacks[1]")) == 0);
 	CHECK(!strcmp(str(r, "stacks[2][0].frames[0].function"), "main"));
 	CHECK(!strcmp(str(r, "modules[1].status"), "unknown_image"));
+	/* stacks[3] equals stacks[2]: answered from its text, the same */
+	CHECK(!strcmp(json_object_to_json_string(get(r, "stacks[3]")),
+	              json_object_to_json_string(get(r, "stacks[2]"))));
 	const char *first = json_object_to_json_string(get(r, "stacks[2]"));
 	char *keep = strdup(first);
 	json_object_put(r);
