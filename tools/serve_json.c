@@ -436,6 +436,17 @@ static void jreq_free(struct jreq *r)
 
 /* ---- response ----------------------------------------------------------------- */
 
+/* The text of a recent frame array, by the library's frames pointer: equal
+ * results share their frames (symdb_resolve_batch()), and then their text
+ * is copied instead of formatted again.  Pointers are valid for one chunk,
+ * so entries of an older chunk (gen) never match. */
+struct frames_memo {
+	const symdb_frame *frames;
+	const char *sym;               /* shown when !inlines: part of the text */
+	uint32_t n, gen;
+	size_t off, len;
+};
+
 struct jw {
 	struct serve_buf *o;
 	const struct serve_batch *b;
@@ -457,6 +468,8 @@ struct jw {
 	size_t mask;
 	struct serve_frame *fr;
 	size_t frcap;
+	struct frames_memo memo[256];
+	uint32_t gen;                  /* chunks seen */
 };
 
 #define NO_STACK UINT32_MAX
@@ -570,6 +583,32 @@ static void put_frame(struct serve_buf *o, const struct serve_frame *f, bool com
 	done(o, d);
 }
 
+/* The frames of one result, inside its "frames" array: formatted, or
+ * copied from an earlier result with the same library frames. */
+static void put_frames(struct jw *w, const struct serve_result *res)
+{
+	struct serve_buf *o = w->o;
+	if (res->status != SERVE_OK || !res->nframes)
+		return;
+	const char *sym = w->b->opt.inlines ? NULL : res->sym_name;
+	size_t slot = ((uintptr_t)res->frames >> 4 ^ (uintptr_t)res->frames >> 12) & 255;
+	struct frames_memo *m = &w->memo[slot];
+	if (m->gen == w->gen && m->frames == res->frames && m->n == res->nframes && m->sym == sym) {
+		char *d = room(o, m->len); /* may move o->p: copy after it */
+		if (d) {
+			memcpy(d, o->p + m->off, m->len);
+			done(o, d + m->len);
+		}
+		return;
+	}
+	size_t at = o->len;
+	size_t n = serve_result_frames(&w->b->opt, res, w->fr);
+	for (size_t i = 0; i < n; i++)
+		put_frame(o, &w->fr[i], i > 0);
+	*m = (struct frames_memo){ .frames = res->frames, .sym = sym, .n = res->nframes,
+		               .gen = w->gen, .off = at, .len = o->len - at };
+}
+
 /* One result object: address, status, frames, symbol. */
 static int put_result(struct jw *w, uint64_t addr, const struct serve_result *res)
 {
@@ -582,7 +621,6 @@ static int put_result(struct jw *w, uint64_t addr, const struct serve_result *re
 		w->fr = p;
 		w->frcap = need;
 	}
-	size_t n = serve_result_frames(&w->b->opt, res, w->fr);
 	char *d = room(o, 96);
 	if (!d)
 		return -1;
@@ -594,8 +632,7 @@ static int put_result(struct jw *w, uint64_t addr, const struct serve_result *re
 	memcpy(d, st, sl);
 	d = LIT(d + sl, "\",\"frames\":[");
 	done(o, d);
-	for (size_t i = 0; i < n; i++)
-		put_frame(o, &w->fr[i], i > 0);
+	put_frames(w, res);
 	bool sym = res->status == SERVE_OK && res->sym_name && res->vaddr != SYMDB_ADDR_INVALID;
 	size_t ln = sym ? strlen(res->sym_name) : 0;
 	if (ln > (SIZE_MAX - 256) / 6 || !(d = room(o, 256 + 6 * ln)))
@@ -768,6 +805,7 @@ static int on_chunk(void *arg, const struct serve_batch *b, uint32_t first, uint
                     const struct serve_result *res)
 {
 	struct jw *w = arg;
+	w->gen++; /* the previous chunk's frames pointers are stale */
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t item = first + k;
 		int rc = item < b->naddrs ? put_address(w, item, &res[k])
