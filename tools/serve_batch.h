@@ -222,6 +222,10 @@ char *serve_buf_json_raw(char *d, const char *s, size_t n);
  * request and response formats are README's "symdb serve" API reference. */
 void serve_json_handle(struct serve_request *rq, struct serve_reply *out);
 
+/* POST /v1/symbolize with Content-Type application/x-symdb-batch
+ * (serve_binary.c): the messages of SPEC §16, the same answers. */
+void serve_binary_handle(struct serve_request *rq, struct serve_reply *out);
+
 /* ---- the pool (serve_main.c creates it into srv->pool) ------------------- */
 
 /*

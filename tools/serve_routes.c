@@ -23,5 +23,7 @@ const struct serve_endpoint serve_endpoints[] = {
 	  .handle = serve_images_get_handle },
 	{ .method = "POST", .path = "/v1/symbolize", .content_type = "application/json",
 	  .id = SERVE_EP_SYMBOLIZE_JSON, .handle = serve_json_handle },
+	{ .method = "POST", .path = "/v1/symbolize", .content_type = "application/x-symdb-batch",
+	  .id = SERVE_EP_SYMBOLIZE_BINARY, .handle = serve_binary_handle },
 	{ .path = NULL },
 };
