@@ -11,6 +11,11 @@
  *   SIGHUP           reopens the --log FILE (for log rotation); nothing
  *                    else is re-read
  *   SIGPIPE          ignored (a client that hangs up is not fatal)
+ *   SIGBUS           an index file truncated under the server (by another
+ *                    process) damages that image only: cli_fault.c's
+ *                    handler hands the fault to symdb_fault_recover(), the
+ *                    request gets "damaged" for its addresses, and the
+ *                    server keeps serving
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,12 +27,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_fault.h"
 #include "cli_maint.h"
 #include "cli_util.h"
 #include "serve_batch.h"
 #include "serve_cache.h"
 #include "serve_core.h"
 #include "symdb.h"
+#include "symdb_build.h"
 
 struct serve_cli {
 	const char *listen;
@@ -237,6 +244,26 @@ static int wait_for_stop(struct serve_server *srv, const char *log_path)
 	}
 }
 
+/* The database, created (with its parents) when it does not exist yet, as
+ * `symdb build` and `symdb query` create it; one that exists but cannot
+ * be opened for writing keeps its error. */
+static int open_db(const char *dir, symdb **db, char *eb, size_t ebsz)
+{
+	SYMDB_OPTS(symdb_open_opts, oo, .flags = SYMDB_OPEN_WRITE, .errbuf = eb, .errbuf_sz = ebsz);
+	int rc = symdb_open(dir, &oo, db);
+	if (rc != -ENOENT || !dir)
+		return rc;
+	symdb_builder *b = NULL;
+	SYMDB_OPTS(symdb_build_opts, bo, .errbuf = eb, .errbuf_sz = ebsz);
+	eb[0] = 0;
+	rc = symdb_builder_open(dir, &bo, &b);
+	symdb_builder_close(b);
+	if (rc < 0)
+		return rc;
+	eb[0] = 0;
+	return symdb_open(dir, &oo, db);
+}
+
 static int serve_run(struct serve_server *srv, struct serve_cli *o, struct serve_listener *l)
 {
 	char err[300];
@@ -271,9 +298,8 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	}
 	const char *dir = cli_db_dir(g.db_dir);
 	char eb[512] = "";
-	SYMDB_OPTS(symdb_open_opts, oo, .flags = SYMDB_OPEN_WRITE, .errbuf = eb, .errbuf_sz = sizeof(eb));
 	symdb *db = NULL;
-	rc = symdb_open(dir, &oo, &db);
+	rc = open_db(dir, &db, eb, sizeof(eb));
 	if (rc < 0) {
 		serve_listen_close(&l);
 		cli_err_lib(dir ? dir : "database", rc, eb);
@@ -304,7 +330,11 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 		sigaddset(&set, SIGHUP);
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 		signal(SIGPIPE, SIG_IGN);
+		/* Every thread's reads of index mappings: a file truncated
+		 * under the server damages that image, not the server. */
+		cli_fault_guard(db);
 		rc = serve_run(&srv, &o, &l);
+		cli_fault_unguard();
 	}
 	stop_parts(&srv);
 	serve_listen_close(&l);

@@ -14,8 +14,11 @@
 #      request target over --max-header-bytes get libmicrohttpd's 431/414;
 #      the peak RSS stays under the stated bound;
 #   5. SIGTERM: exit 0;
-#   6. a missing database exits 3 with one line on stderr, and so does an
-#      unwritable one (checked as an unprivileged user when possible);
+#   6. a database that does not exist yet is created (with its parents),
+#      as `symdb build` creates one, and served; one that exists but cannot
+#      be written exits 3 with one line on stderr (checked as an
+#      unprivileged user when possible), and so does a --db that is a
+#      regular file;
 #   7. a bad option value is one line naming the option, exit 2.
 # Before `symdb serve` existed every step failed: serve_start found no
 # "listening on" line.
@@ -111,10 +114,24 @@ serve_stop TERM
 ((SERVE_RC == 0)) || fail "SIGTERM: exit $SERVE_RC, expected 0"
 serve_wait_log 'method=GET path=/healthz status=200'
 
-note "6. missing or unwritable database"
-run "$SYMDB" serve --db "$SCRATCH/missing" --listen 127.0.0.1:0
-((RC == 3)) || fail "missing database: exit $RC, expected 3"
-expect_error "missing database" "$SCRATCH/missing"
+note "6. missing, unwritable or bogus database"
+# Before the database was created on first sight, this start failed with
+# exit 3 ("cannot open catalog: No such file or directory").
+keep_db=$SERVE_DB
+SERVE_DB=$SCRATCH/missing/parent/db
+serve_start
+serve_req GET /healthz
+((STATUS == 200)) || fail "created database: /healthz status $STATUS"
+[[ -d $SERVE_DB/catalog ]] || fail "created database: no $SERVE_DB/catalog"
+serve_stop TERM
+((SERVE_RC == 0)) || fail "created database: exit $SERVE_RC after SIGTERM"
+run "$SYMDB" list --db "$SERVE_DB"
+expect_ok "symdb list on the database serve created"
+SERVE_DB=$keep_db
+: >"$SCRATCH/regular-file"
+run "$SYMDB" serve --db "$SCRATCH/regular-file" --listen 127.0.0.1:0
+((RC == 3)) || fail "--db a regular file: exit $RC, expected 3"
+expect_error "--db a regular file" "$SCRATCH/regular-file"
 if command -v setpriv >/dev/null && (($(id -u) == 0)); then
 	chmod -R a+rX "$SCRATCH"
 	chmod -R a-w "$SERVE_DB"

@@ -27,8 +27,8 @@
 #                         tests check it against SERVE_RSS_BOUND_KB, the bound
 #                         README states (default limits, small databases)
 #
-# SERVE_DB defaults to $SCRATCH/db (created, empty) and may be set before
-# serve_start.  Several tests run servers at once: never a fixed port.
+# SERVE_DB defaults to $SCRATCH/db (symdb serve creates it when missing) and
+# may be set before serve_start.  Several tests run servers at once: never a fixed port.
 source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
 SERVE_CLIENT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/serve_client.py
@@ -58,12 +58,6 @@ serve_start() {
 	for a; do
 		[[ $a == --listen || $a == --listen=* ]] && listen=()
 	done
-	if [[ ! -d $SERVE_DB ]]; then
-		"$SYMDB" --db "$SERVE_DB" list >/dev/null 2>&1 || true
-		mkdir -p "$SERVE_DB"
-		# an empty database: created the way every command creates one
-		"$SYMDB" --db "$SERVE_DB" build /dev/null >/dev/null 2>&1 || true
-	fi
 	: >"$SERVE_ERR"
 	"$SYMDB" serve --db "$SERVE_DB" "${listen[@]}" --log "$SERVE_LOG" "$@" 2>"$SERVE_ERR" &
 	SERVE_PID=$!
