@@ -36,7 +36,7 @@
 #include "rd_uuid.h"
 
 #define PUB_BUILD_FLAGS_KNOWN (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF | SYMDB_BUILD_ISOLATE | \
-                               SYMDB_BUILD_RECOVER)
+                               SYMDB_BUILD_RECOVER | SYMDB_BUILD_NO_SOURCE_PATH)
 
 struct symdb_builder {
 	rd_catalog *cat;

@@ -283,8 +283,9 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 	/* Step 2 of §12.5 on our own descriptor; publish_tmp's rename is of
 	 * the name we created. */
 	rc = fsync(r->fd) < 0 ? -errno : publish_entry_from_fd(r->fd, info, &e);
-	/* The input's absolute path, for `symdb list` (SPEC §12.2 `paths`). */
-	char *abs = rc == 0 ? realpath(path, NULL) : NULL;
+	/* The input's absolute path, for `symdb list` (SPEC §12.2 `paths`),
+	 * unless the caller says it is a temporary name. */
+	char *abs = rc == 0 && !(o->flags & SYMDB_BUILD_NO_SOURCE_PATH) ? realpath(path, NULL) : NULL;
 	e.source_path = abs;
 	if (rc) {
 		rd_safe_tmp_unlink(rd_catalog_dir(cat), r->tmp);

@@ -64,6 +64,13 @@ typedef struct symdb_builder symdb_builder;
  * schema, or one refused for a symbolic link or permissions, is not moved.
  */
 #define SYMDB_BUILD_RECOVER  0x8u
+/**
+ * Record no source path for the images of this call (SPEC §12.2 `paths`):
+ * for an input whose path means nothing once the call returns, such as a
+ * temporary file (`symdb serve`'s uploads).  A path recorded by an earlier
+ * build of the same UUID is left as it is, as for an import.
+ */
+#define SYMDB_BUILD_NO_SOURCE_PATH 0x10u
 
 typedef struct symdb_build_opts {
 	size_t sz;             /**< sizeof(symdb_build_opts) (SYMDB_OPTS) */

@@ -658,8 +658,10 @@ static int upload_rename(struct upload_ctx *u)
 static int upload_build(struct upload_ctx *u)
 {
 	struct serve_images *im = u->rq->srv->images;
-	SYMDB_OPTS(symdb_build_opts, bo, .errbuf = u->err, .errbuf_sz = sizeof u->err,
-	           .indexer_path = im->indexer[0] ? im->indexer : NULL);
+	/* The upload's file is removed when the request ends: its path is
+	 * not recorded as the image's source. */
+	SYMDB_OPTS(symdb_build_opts, bo, .flags = SYMDB_BUILD_NO_SOURCE_PATH, .errbuf = u->err,
+	           .errbuf_sz = sizeof u->err, .indexer_path = im->indexer[0] ? im->indexer : NULL);
 	int rc;
 	u->err[0] = 0;
 	u->res->sz = sizeof *u->res;

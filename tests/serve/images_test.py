@@ -72,22 +72,11 @@ class UnixConn(http.client.HTTPConnection):
         self.sock.connect(self.unix_path)
 
 
-def make_empty_db(db):
-    """A database with an empty catalog: a build, then rm."""
-    seed = other_program("seed")
-    for argv in (("build", "-q", seed), ("rm", seed)):
-        r = run(SYMDB, "--db", db, *argv)
-        if r.returncode:
-            raise SystemExit("FAIL: symdb %s: %s" % (argv[0], r.stderr))
-
-
 class Server:
     """symdb serve on a unix socket; killed at exit whatever happens."""
 
     def __init__(self, db, *opts):
-        self.db = db
-        if not os.path.exists(db):
-            make_empty_db(db)
+        self.db = db  # created by symdb serve when missing
         self.sock = os.path.join(SCRATCH, "serve-%d.sock" % len(os.listdir(SCRATCH)))
         self.log = open(os.path.join(SCRATCH, "serve.log"), "ab")
         self.p = subprocess.Popen([SYMDB, "serve", "--db", db, "--listen", "unix:" + self.sock,
@@ -252,6 +241,18 @@ def case_upload():
               e.get("cold") is False and e.get("index") == "/v1/images/%s/index" % bid,
               "GET entry: %d %s" % (st, e))
         check(hdr.get("Content-Type", "").startswith("application/json"), "entry is JSON")
+        # The upload's file was a temporary one, removed when the request
+        # ended: no source path is recorded for it (SPEC §12.2 `paths`).
+        # Before SYMDB_BUILD_NO_SOURCE_PATH, `symdb list` showed DB/tmp/upload-ID.
+        check(db not in body.decode() and "/tmp/" not in body.decode(),
+              "GET entry names no path of the server's (%s)" % body.decode().strip())
+        lj = run(SYMDB, "--db", db, "list", "--json")
+        rows = json.loads(lj.stdout).get("images", []) if lj.returncode == 0 else []
+        mine = [r for r in rows if bid in json.dumps(r)]
+        check(lj.returncode == 0 and len(mine) == 1 and not mine[0].get("path") and
+              db not in json.dumps(mine[0]), "symdb list --json: no source path for the upload (%s)" % mine)
+        lt = run(SYMDB, "--db", db, "list").stdout
+        check(os.path.join(db, "tmp") not in lt, "symdb list: no DB/tmp path (%s)" % lt.strip())
         # a stripped copy (same build-id, less in it) is skipped
         stripped = os.path.join(SCRATCH, "prog.stripped")
         run("strip", "-g", prog, "-o", stripped)
