@@ -19,7 +19,8 @@
  *   serve_images.c   POST /v1/images, GET /v1/images/{id}[/index]
  *
  * Threads: libmicrohttpd runs every handler on one of its pool threads; a
- * request is handled start to finish on one thread.  struct serve_server is
+ * request is handled start to finish on one thread (an async endpoint's
+ * handle on a thread of its own, the only one touching that request then).  struct serve_server is
  * shared by all threads and is read-only after start, except through the
  * thread-safe objects it points to (metrics, cache, pool, images).
  * The server uses only the public headers (symdb.h, symdb_build.h,
@@ -132,6 +133,10 @@ struct serve_endpoint {
 	void (*handle)(struct serve_request *rq, struct serve_reply *out);
 	/* Frees rq->state; called once per request, also for aborted ones. */
 	void (*cleanup)(struct serve_request *rq);
+	/* handle may wait for long (an upload waits for an indexer slot and
+	 * its indexer run): it runs on a thread of its own while the
+	 * connection is suspended, so the pool thread serves other requests. */
+	bool async;
 };
 
 /* The routing table (serve_routes.c), ended by an entry with a NULL path. */

@@ -27,6 +27,17 @@
  * that returns 13 again.)
  * A client that stops reading its answer makes no progress either: the
  * inactivity timeout (idle_timeout_s) closes it.
+ *
+ * Async endpoints (uploads: an indexer slot, then an indexer run that may
+ * take minutes).  Run on a pool thread, two of them would stop the default
+ * two threads from answering anyone.  So their handle runs on a thread of
+ * its own while the connection is suspended (MHD_ALLOW_SUSPEND_RESUME;
+ * a suspended connection neither times out nor is read, and libmicrohttpd
+ * calls on_request again once it is resumed, where the answer is queued).
+ * libmicrohttpd requires every suspended connection to be resumed before
+ * MHD_stop_daemon, so serve_http_stop waits for these threads (each is
+ * bounded by the request's deadline for a slot and by the indexer's own
+ * time limit for its run).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -147,6 +158,12 @@ struct sreq {
 	uint64_t limit, received;
 	bool started, counted, replied, refused;
 	bool body_pending;               /* the request announced a body */
+	bool async_started;              /* an async handle runs or ran (under amu) */
+	bool async_done;                 /* ... and finished: async_out is its answer */
+	bool suspended;                  /* the connection is suspended for it */
+	struct serve_reply async_out;
+	struct MHD_Connection *conn;     /* for the async thread's resume */
+	struct serve_http *h;
 	struct serve_reply refusal;      /* refused: sent when the body ends */
 	unsigned status;
 	uint64_t addresses;
@@ -165,6 +182,9 @@ struct serve_http {
 	bool reaper_stop;
 	pthread_t reaper;
 	uint64_t tick_ns;
+	pthread_mutex_t amu;             /* async_running, sreq async fields */
+	pthread_cond_t acv;              /* async_running dropped */
+	unsigned async_running;          /* async handle threads alive */
 };
 
 /* ---- the access log --------------------------------------------------------- */
@@ -365,6 +385,11 @@ static void sreq_free(struct sreq *sr)
 {
 	if (sr->refused && !sr->replied)
 		free(sr->refusal.body);
+	if (sr->async_done && !sr->replied) { /* the client left meanwhile */
+		free(sr->async_out.body);
+		if (sr->async_out.fd >= 0)
+			close(sr->async_out.fd);
+	}
 	free((char *)sr->rq.raw_path);
 	free(sr->raw_uri);
 	free(sr->buf);
@@ -628,8 +653,72 @@ static enum MHD_Result on_data(struct serve_http *h, struct MHD_Connection *c, s
 	return MHD_YES;
 }
 
+/* The thread of one async handle: it answers, then resumes the connection
+ * (on_request is called again and sends the answer).  It touches sr only
+ * before it resumes: the request may end and be freed right after. */
+static void *async_main(void *arg)
+{
+	struct sreq *sr = arg;
+	struct serve_http *h = sr->h;
+	struct MHD_Connection *c = sr->conn;
+	sr->ep->handle(&sr->rq, &sr->async_out);
+	pthread_mutex_lock(&h->amu);
+	sr->async_done = true;
+	bool resume = sr->suspended;
+	sr->suspended = false;
+	pthread_mutex_unlock(&h->amu);
+	/* Outside amu: no lock of ours is held across a libmicrohttpd call
+	 * but the suspend in async_start. */
+	if (resume)
+		MHD_resume_connection(c);
+	pthread_mutex_lock(&h->amu);
+	h->async_running--; /* only now may serve_http_stop stop the daemon */
+	pthread_cond_broadcast(&h->acv);
+	pthread_mutex_unlock(&h->amu);
+	return NULL;
+}
+
+/* Starts sr's handle on a thread of its own and suspends the connection:
+ * 1 when started (the answer comes on a later call), 0 when no thread
+ * could be had (the caller runs handle itself, as before). */
+static int async_start(struct serve_http *h, struct MHD_Connection *c, struct sreq *sr)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int rc = -1;
+	sr->h = h;
+	sr->conn = c;
+	sr->async_out = (struct serve_reply){ .fd = -1 };
+	if (pthread_attr_init(&a))
+		return 0;
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	/* Under amu the thread cannot reach its resume before the
+	 * connection is suspended. */
+	pthread_mutex_lock(&h->amu);
+	rc = pthread_create(&t, &a, async_main, sr);
+	if (rc == 0) {
+		h->async_running++;
+		sr->async_started = true;
+		sr->suspended = true;
+		MHD_suspend_connection(c);
+	}
+	pthread_mutex_unlock(&h->amu);
+	pthread_attr_destroy(&a);
+	return rc == 0;
+}
+
 static enum MHD_Result finish(struct serve_http *h, struct MHD_Connection *c, struct sreq *sr)
 {
+	if (sr->async_started) {
+		pthread_mutex_lock(&h->amu);
+		bool done = sr->async_done;
+		pthread_mutex_unlock(&h->amu);
+		if (!done)
+			return MHD_YES; /* not resumed by it yet: nothing to send */
+		if (!sr->async_out.status)
+			serve_reply_error(&sr->async_out, 500, "the endpoint gave no answer");
+		return send_reply(h, c, sr, &sr->async_out, atomic_load(&h->stopping));
+	}
 	set_deadline(sr->sc, 0, SERVE_CUT_BODY_TIMEOUT);
 	if (sr->refused)
 		return send_reply(h, c, sr, &sr->refusal,
@@ -639,6 +728,8 @@ static enum MHD_Result finish(struct serve_http *h, struct MHD_Connection *c, st
 		rq->body = sr->buf ? sr->buf : "";
 		rq->body_len = (size_t)sr->received;
 	}
+	if (sr->ep->async && async_start(h, c, sr))
+		return MHD_YES;
 	struct serve_reply out = { .fd = -1 };
 	sr->ep->handle(rq, &out);
 	if (!out.status)
@@ -763,13 +854,16 @@ int serve_http_start(struct serve_server *srv, struct serve_listener *l,
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->cv, &ca);
+	pthread_cond_init(&h->acv, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&h->amu, NULL);
 	if (pthread_create(&h->reaper, NULL, reaper_main, h)) {
 		snprintf(err, errsz, "cannot start a thread");
 		free(h);
 		return -1;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO |
+	                 MHD_ALLOW_SUSPEND_RESUME;
 	h->d = MHD_start_daemon(
 		flags, 0, NULL, NULL, &on_request, h,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)l->fd,
@@ -805,6 +899,15 @@ void serve_http_stop(struct serve_http *h, uint32_t wait_ms)
 		h->l->fd = -1; /* the daemon keeps it and closes it at its stop */
 	serve_listen_close(h->l);
 	uint64_t end = serve_now_ns() + wait_ms * NS_PER_MS;
+	/* Every suspended connection must be resumed before MHD_stop_daemon:
+	 * the async handles are waited for (each is bounded, see the top),
+	 * then their answers get a moment to go out. */
+	pthread_mutex_lock(&h->amu);
+	while (h->async_running)
+		pthread_cond_wait(&h->acv, &h->amu);
+	pthread_mutex_unlock(&h->amu);
+	if (end < serve_now_ns() + 1000 * NS_PER_MS)
+		end = serve_now_ns() + 1000 * NS_PER_MS;
 	while (atomic_load(&h->inflight) > 0 && serve_now_ns() < end) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -817,6 +920,8 @@ void serve_http_stop(struct serve_http *h, uint32_t wait_ms)
 	pthread_join(h->reaper, NULL);
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->amu);
+	pthread_cond_destroy(&h->acv);
 	free(h);
 }
 

@@ -7,7 +7,10 @@
  * blocked before any other thread starts):
  *   SIGTERM, SIGINT  graceful stop: no new connections, 503 for new
  *                    requests on open ones, the requests in flight finish
- *                    (for at most --deadline-ms), exit 0
+ *                    (for at most --deadline-ms; an upload being indexed
+ *                    is waited for), exit 0; a second one during that
+ *                    stop exits at once with status 1 (the requests still
+ *                    in flight are abandoned, their indexers die with us)
  *   SIGHUP           reopens the --log FILE (for log rotation); nothing
  *                    else is re-read
  *   SIGPIPE          ignored (a client that hangs up is not fatal)
@@ -21,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,6 +268,29 @@ static int open_db(const char *dir, symdb **db, char *eb, size_t ebsz)
 	return symdb_open(dir, &oo, db);
 }
 
+/* The thread that takes signals while the main thread stops the server:
+ * a second SIGTERM or SIGINT exits now, with one line on stderr. */
+static void *second_signal(void *arg)
+{
+	(void)arg;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	for (;;) {
+		int sig = 0;
+		if (sigwait(&set, &sig) || sig == SIGHUP)
+			continue;
+		static const char msg[] =
+			"symdb: serve: second signal: exiting now, abandoning the requests in flight\n";
+		ssize_t w = write(2, msg, sizeof(msg) - 1);
+		(void)w;
+		_exit(CLI_EXIT_FAILED);
+	}
+	return NULL;
+}
+
 static int serve_run(struct serve_server *srv, struct serve_cli *o, struct serve_listener *l)
 {
 	char err[300];
@@ -277,6 +304,9 @@ static int serve_run(struct serve_server *srv, struct serve_cli *o, struct serve
 	int sig = wait_for_stop(srv, o->log_path);
 	cli_err(NULL, "serve: %s: finishing the requests in flight, then stopping",
 	        sig == SIGINT ? "SIGINT" : "SIGTERM");
+	pthread_t t;
+	if (pthread_create(&t, NULL, second_signal, NULL) == 0)
+		pthread_detach(t);
 	serve_http_stop(h, srv->lim.deadline_ms);
 	return CLI_EXIT_OK;
 }

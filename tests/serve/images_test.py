@@ -27,6 +27,9 @@
 #                as llvm-dwarfdump-14 --uuid prints them); a dSYM DWARF file
 #   busy         one indexer slot, held by a hanging indexer: another upload
 #                and the same upload get 503 + Retry-After at the deadline
+#   slow         two uploads whose indexers hang hold both slots and, with
+#                --threads 2, both pool threads before: /healthz and
+#                /v1/symbolize are answered before either upload ends
 #   bad_ids      ../../x, %2e%2e%2f, odd length, upper case -> 400 (raw
 #                paths, as sent); unknown -> 404; a bad Content-Type -> 415
 #
@@ -578,6 +581,105 @@ def case_busy():
         s.p.kill()
         s.p.wait()
     check(run(SYMDB, "--db", db, "list").stdout == "", "nothing published")
+
+
+def case_slow():
+    """Two uploads whose indexers hang hold both default indexer slots with
+    --threads 2: /healthz and a /v1/symbolize request are still answered,
+    before either upload ends (each upload waits on a thread of its own,
+    its connection suspended, not on a libmicrohttpd pool thread).  The
+    hanging indexers are then killed: both uploads get their 422."""
+    hook = os.environ.get("SYMDB_INDEXER_TEST")
+    if not hook:
+        skip("no symdb-indexer-test (hanging indexer)")
+    w = os.path.join(SCRATCH, "indexer-hang")
+    with open(w, "w") as f:
+        f.write('#!/bin/sh\nexec "%s" --test-hook hang "$@"\n' % hook)
+    os.chmod(w, 0o755)
+    prog = compile_fixture("prog")
+    bid = build_id(prog)
+    db = os.path.join(SCRATCH, "db")
+    r = run(SYMDB, "--db", db, "build", "-q", prog)
+    check(r.returncode == 0, "symdb build of the program to symbolize")
+    addrs = addresses(prog)[:4]
+    s = Server(db, "--indexer", w, "--threads", "2", "--max-indexers", "2")
+    order, lock = [], threading.Lock()
+    got = {}
+
+    def note(what, result):
+        # the indexers still hanging when the answer came: an upload
+        # ends only once its indexer is gone
+        alive = len(run("pgrep", "-P", str(s.p.pid)).stdout.split())
+        with lock:
+            order.append((what, alive))
+            got[what] = result
+
+    def upload(name):
+        try:
+            with open(other_program(name), "rb") as f:
+                res = s.upload(f.read())
+        except OSError as e:
+            res = (0, {}, {"error": repr(e)})
+        note("upload " + name, res)
+
+    def healthz():
+        try:
+            res = s.request("GET", "/healthz", timeout=600)
+        except OSError as e:
+            res = (0, {}, repr(e).encode())
+        note("healthz", res)
+
+    def symbolize():
+        body = json.dumps({"modules": [{"build_id": bid, "addresses": addrs}]}).encode()
+        try:
+            res = s.request("POST", "/v1/symbolize", body, {"Content-Type": "application/json"},
+                            timeout=600)
+        except OSError as e:
+            res = (0, {}, repr(e).encode())
+        note("symbolize", res)
+
+    ups = [threading.Thread(target=upload, args=(n,), daemon=True) for n in ("slow_a", "slow_b")]
+    try:
+        for t in ups:
+            t.start()
+        # both slots held: two indexers (children of the server) hang
+        end = time.monotonic() + 60
+        kids = []
+        while time.monotonic() < end and len(kids) < 2:
+            kids = run("pgrep", "-P", str(s.p.pid)).stdout.split()
+            time.sleep(0.1)
+        check(len(kids) == 2, "two indexers hang (%s)" % kids)
+        asks = [threading.Thread(target=f, daemon=True) for f in (healthz, symbolize)]
+        for t in asks:
+            t.start()
+        # Wait for both answers (a bounded wait, only so that a server that
+        # never answers ends the test: the order is what is checked).
+        for t in asks:
+            t.join(60)
+        for k in run("pgrep", "-P", str(s.p.pid)).stdout.split():
+            run("kill", "-KILL", k)
+        for t in asks + ups:
+            t.join(120)
+        print("order: %s" % order)
+        early = sorted(w for w, alive in order[:2] if alive == 2)
+        check(early == ["healthz", "symbolize"],
+              "/healthz and /v1/symbolize answered while both indexers still hung, before "
+              "either upload ended (order, hanging indexers: %s)" % order)
+        st, _, body = got.get("healthz", (0, {}, b""))
+        check(st == 200 and body.strip() == b"ok", "/healthz: 200 ok (%d %r)" % (st, body[:80]))
+        st, _, body = got.get("symbolize", (0, {}, b""))
+        res = json.loads(body)["modules"][0]["results"] if st == 200 else []
+        check(len(res) == len(addrs) and all(x["status"] == "ok" for x in res),
+              "/v1/symbolize: 200, %d results ok (%d %r)" % (len(addrs), st, body[:200]))
+        for n in ("slow_a", "slow_b"):
+            st, _, js = got.get("upload " + n, (0, {}, {}))
+            check(st == 422 and "signal 9" in js.get("error", ""),
+                  "upload %s after its indexer was killed: 422 (%d %s)" % (n, st, js))
+        st, _, _ = s.request("GET", "/healthz")
+        check(st == 200, "the server still answers")
+    finally:
+        s.stop()
+    check(tmp_uploads(db) == [], "no temp file left")
 
 
 def case_macho():
