@@ -204,6 +204,10 @@ void serve_metrics_free(struct serve_metrics *m);
 void serve_metrics_request(struct serve_metrics *m, enum serve_endpoint_id ep, unsigned status,
                            uint64_t addresses, uint64_t latency_ns);
 void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses);
+/* One request's stack frames: handed to the resolver, answered from the
+ * stack cache, answered from an equal earlier stack of the request. */
+void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
+                                uint64_t earlier);
 void serve_metrics_indexer(struct serve_metrics *m, bool ok);
 /* GET /metrics (Prometheus text 0.0.4) and GET /healthz. */
 void serve_metrics_handle(struct serve_request *rq, struct serve_reply *out);

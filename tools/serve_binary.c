@@ -12,6 +12,9 @@
  * to its response's string table, so the cache cannot hold the bytes that
  * were sent: it holds the stack's results packed with their strings inline
  * (pack_result()), and a hit is encoded again from them (emit_cached()).
+ * A stack equal to an earlier one of the request (serve_cache_lookup_stacks)
+ * is not resolved: the earlier stack's results are packed the same way as
+ * they are encoded, and encoded again for each of its copies.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,8 +66,11 @@ struct bw {
 	uint32_t stack;                /* the stack the next frame item belongs to */
 	bool keep;                     /* the current stack's results may be cached */
 	struct serve_buf packed;       /* the current stack's results, packed */
-	struct serve_buf hits;         /* packed results of the stacks the cache held */
-	size_t *hit_off;
+	struct serve_buf hits;         /* packed results of the stacks the cache held, then
+	                                  of the resolved stacks that have later copies */
+	size_t *hit_off, *hit_len;     /* stack i's packed results in hits */
+	uint32_t *dup;                 /* serve_cache_lookup_stacks(): i, or the earlier equal stack */
+	bool *copied;                  /* a later stack is a copy of stack i */
 	int rc;                        /* the encoder's first error */
 };
 
@@ -360,11 +366,21 @@ static int put_result(struct bw *w, const struct serve_result *res, bool pack)
 	return symdb_batch_encode_result(w->enc, &r, w->wf, (uint32_t)n);
 }
 
-/* The current stack is complete: keep its packed results. */
-static void close_stack(struct bw *w, const struct serve_stack *st)
+/* The current stack is complete: keep its packed results, for the cache
+ * and for its later copies. */
+static int close_stack(struct bw *w, const struct serve_stack *st)
 {
 	struct serve_cache_key k;
 
+	if (w->copied[w->stack]) {
+		if (w->packed.oom)
+			return -ENOMEM;
+		w->hit_off[w->stack] = w->hits.len;
+		w->hit_len[w->stack] = w->packed.len;
+		serve_buf_put(&w->hits, w->packed.p, w->packed.len);
+		if (w->hits.oom)
+			return -ENOMEM;
+	}
 	if (w->keep && w->cache && !w->packed.oom) {
 		if (serve_cache_stack_key(&k, w->b, st, SERVE_CACHE_BINARY))
 			serve_cache_put(w->cache, &k, w->packed.p, w->packed.len);
@@ -373,6 +389,7 @@ static void close_stack(struct bw *w, const struct serve_stack *st)
 	w->packed.len = 0;
 	w->packed.oom = false;
 	w->keep = true;
+	return 0;
 }
 
 /* A stack frame item j: a cached stack is written whole at its first frame
@@ -387,15 +404,16 @@ static int put_stack_frame(struct bw *w, uint32_t j, const struct serve_result *
 		w->stack++; /* empty stacks have no items */
 	st = &b->stacks[w->stack];
 	if (st->cached) {
+		uint32_t from = w->dup[w->stack]; /* itself when the cache held it */
+
 		if (j == st->first)
-			rc = emit_cached(w, w->hits.p + w->hit_off[w->stack],
-			                 w->hit_off[w->stack + 1] - w->hit_off[w->stack], st->count);
+			rc = emit_cached(w, w->hits.p + w->hit_off[from], w->hit_len[from], st->count);
 		return rc;
 	}
 	w->keep = w->keep && serve_cache_results_keepable(res, 1);
-	rc = put_result(w, res, w->cache && w->keep);
+	rc = put_result(w, res, (w->cache && w->keep) || w->copied[w->stack]);
 	if (rc == 0 && j + 1 == st->first + st->count)
-		close_stack(w, st);
+		rc = close_stack(w, st);
 	return rc;
 }
 
@@ -413,25 +431,28 @@ static int on_chunk(void *arg, const struct serve_batch *b, uint32_t first, uint
 	return w->rc ? -1 : 0;
 }
 
-/* Cache lookups of every stack once the modules are found: a hit is marked
- * cached (its frames are not resolved) and its packed results kept. */
-static int lookup_stacks(struct bw *w, struct serve_batch *b)
+/* Once the modules are found: the stacks the cache held and those equal to
+ * an earlier stack are marked cached (their frames are not resolved), and
+ * the stacks with copies noted (their results are packed as they come). */
+static int lookup_stacks(struct bw *w, struct serve_batch *b, struct serve_metrics *m)
 {
-	if (!w->cache || !b->nstacks)
-		return 0;
-	if (!(w->hit_off = calloc(b->nstacks + 1, sizeof *w->hit_off)))
-		return -ENOMEM;
-	for (uint32_t i = 0; i < b->nstacks; i++) {
-		struct serve_cache_key k;
+	uint32_t n = b->nstacks;
 
-		w->hit_off[i] = w->hits.len;
-		if (serve_cache_stack_key(&k, b, &b->stacks[i], SERVE_CACHE_BINARY) &&
-		    serve_cache_get(w->cache, &k, &w->hits))
-			b->stacks[i].cached = true;
-		serve_cache_key_release(&k);
-	}
-	w->hit_off[b->nstacks] = w->hits.len;
-	return w->hits.oom ? -ENOMEM : 0;
+	if (!n)
+		return 0;
+	w->hit_off = calloc(n, sizeof *w->hit_off);
+	w->hit_len = calloc(n, sizeof *w->hit_len);
+	w->dup = malloc(n * sizeof *w->dup);
+	w->copied = calloc(n, sizeof *w->copied);
+	if (!w->hit_off || !w->hit_len || !w->dup || !w->copied)
+		return -ENOMEM;
+	if (serve_cache_lookup_stacks(w->cache, m, b, SERVE_CACHE_BINARY, w->dup, &w->hits,
+	                              w->hit_off, w->hit_len))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		if (w->dup[i] != i)
+			w->copied[w->dup[i]] = true;
+	return 0;
 }
 
 /* The module records: known once serve_batch_open() found the images. */
@@ -463,6 +484,9 @@ static void bw_free(struct bw *w)
 	serve_buf_free(&w->packed);
 	serve_buf_free(&w->hits);
 	free(w->hit_off);
+	free(w->hit_len);
+	free(w->dup);
+	free(w->copied);
 	free(w->fr);
 	free(w->wf);
 }
@@ -478,7 +502,7 @@ static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct b
 		serve_batch_close(run);
 		return 400;
 	}
-	if (rc == 0 && (rc = lookup_stacks(w, b)) != 0)
+	if (rc == 0 && (rc = lookup_stacks(w, b, rq->srv->metrics)) != 0)
 		snprintf(err, errsz, "the stack cache: %s", strerror(-rc));
 	if (rc == 0 && (rc = put_modules(w)) != 0)
 		snprintf(err, errsz, "the response: %s", symdb_strerror(rc));

@@ -297,6 +297,41 @@ int serve_cache_stack_dups(const struct serve_batch *b, uint32_t *dup)
 	return 0;
 }
 
+int serve_cache_lookup_stacks(struct serve_cache *c, struct serve_metrics *m,
+                              struct serve_batch *b, enum serve_cache_format format, uint32_t *dup,
+                              struct serve_buf *hits, size_t *hit_off, size_t *hit_len)
+{
+	uint64_t resolved = 0, cached = 0, earlier = 0;
+
+	if (serve_cache_stack_dups(b, dup))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->nstacks; i++) {
+		struct serve_stack *st = &b->stacks[i];
+		struct serve_cache_key k;
+
+		hit_off[i] = hits->len;
+		hit_len[i] = 0;
+		if (dup[i] != i) {
+			st->cached = true;
+			earlier += st->count;
+			continue;
+		}
+		if (serve_cache_stack_key(&k, b, st, format) && serve_cache_get(c, &k, hits)) {
+			st->cached = true;
+			hit_len[i] = hits->len - hit_off[i];
+			cached += st->count;
+		} else {
+			resolved += st->count;
+		}
+		serve_cache_key_release(&k);
+	}
+	if (hits->oom)
+		return -ENOMEM;
+	if (m)
+		serve_metrics_stack_frames(m, resolved, cached, earlier);
+	return 0;
+}
+
 bool serve_cache_results_keepable(const struct serve_result *res, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -117,6 +117,25 @@ bool serve_cache_stack_key(struct serve_cache_key *k, const struct serve_batch *
  * others with stack dup[i]'s text.  Needs no cache; after
  * serve_batch_open().  Returns 0 or -ENOMEM. */
 int serve_cache_stack_dups(const struct serve_batch *b, uint32_t *dup);
+/*
+ * What both front ends do before resolving, so that they do it alike:
+ * marks cached (serve_batch.h: its frames are not resolved) every stack
+ * whose answer is known already, and says where each answer comes from.
+ *   - dup[i] != i: stack i equals the earlier stack dup[i] of this request
+ *     (serve_cache_stack_dups()); the front end answers it with the bytes
+ *     it wrote for stack dup[i].  No cache lookup is made for it.
+ *   - dup[i] == i and cached: the cache held it; its value was appended to
+ *     hits at hit_off[i], hit_len[i] bytes.
+ *   - otherwise it is resolved.
+ * dup, hit_off and hit_len are caller-owned, b->nstacks entries each.  c
+ * may be NULL (no cache: only equal stacks are spared).  m (may be NULL)
+ * counts the stack frames of each kind (serve_metrics_stack_frames()).
+ * Returns 0 or -ENOMEM.  Thread-safe as serve_cache_get(); b belongs to
+ * the calling thread.
+ */
+int serve_cache_lookup_stacks(struct serve_cache *c, struct serve_metrics *m,
+                              struct serve_batch *b, enum serve_cache_format format, uint32_t *dup,
+                              struct serve_buf *hits, size_t *hit_off, size_t *hit_len);
 /* Whether a stack's n results may be kept: each ok, no_symbol or
  * out_of_range (answers of an immutable index), never damaged or deadline. */
 bool serve_cache_results_keepable(const struct serve_result *res, size_t n);

@@ -460,19 +460,13 @@ struct jw {
 	size_t stack_at;               /* where its text starts in o */
 	struct serve_buf hits;         /* cached stack texts */
 	size_t *hit_off, *hit_len;
-	uint32_t *dup_of;              /* equal to an earlier stack of the request: its index */
+	uint32_t *dup;                 /* serve_cache_lookup_stacks(): i, or the earlier equal stack */
 	size_t *text_off, *text_len;   /* where each stack written so far is in o */
-	struct serve_buf keys;         /* the keys of the stacks not cached, for dup_of */
-	size_t *key_off, *key_len;
-	uint32_t *slots;               /* open addressing over keys: stack indices */
-	size_t mask;
 	struct serve_frame *fr;
 	size_t frcap;
 	struct frames_memo memo[256];
 	uint32_t gen;                  /* chunks seen */
 };
-
-#define NO_STACK UINT32_MAX
 
 /*
  * The per-address writers reserve the worst case of a result's text once
@@ -742,8 +736,8 @@ static void open_stack(struct jw *w)
 		PUT_LIT(o, "[");
 		return;
 	}
-	uint32_t j = w->dup_of[i];
-	if (j == NO_STACK) {
+	uint32_t j = w->dup[i];
+	if (j == i) {
 		serve_buf_put(o, w->hits.p + w->hit_off[i], w->hit_len[i]);
 	} else {
 		char *d = room(o, w->text_len[j]); /* may move o->p: copy after it */
@@ -816,98 +810,36 @@ static int on_chunk(void *arg, const struct serve_batch *b, uint32_t first, uint
 	return 0;
 }
 
-/* FNV-1a: the keys are short (an image id and an address per frame). */
-static uint64_t key_hash(const uint8_t *p, size_t n)
+/*
+ * Before resolving, every stack whose answer is known already is marked
+ * cached (its frames are not resolved): one the cache holds (its text kept
+ * in hits), or one equal to an earlier stack of this request (dup: its
+ * text is copied from that stack's once written).
+ */
+static int lookup_stacks(struct jw *w, struct serve_batch *b, struct serve_metrics *m)
 {
-	uint64_t h = 0xcbf29ce484222325u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3u;
-	return h;
-}
-
-/* Stack i missed the cache: the earlier stack of this request with the
- * same key, or NO_STACK after noting i's key for the stacks after it. */
-static uint32_t earlier_equal(struct jw *w, uint32_t i, const struct serve_cache_key *k)
-{
-	for (size_t pos = key_hash(k->p, k->len) & w->mask;; pos = (pos + 1) & w->mask) {
-		uint32_t j = w->slots[pos];
-		if (j == NO_STACK) {
-			w->slots[pos] = i;
-			w->key_off[i] = w->keys.len;
-			w->key_len[i] = k->len;
-			serve_buf_put(&w->keys, k->p, k->len);
-			return NO_STACK;
-		}
-		if (w->key_len[j] == k->len && !memcmp(w->keys.p + w->key_off[j], k->p, k->len))
-			return j;
-	}
-}
-
-static int stack_arrays(struct jw *w, uint32_t n)
-{
-	size_t slots = 2;
-	while (slots < 2 * (size_t)n)
-		slots *= 2;
-	w->mask = slots - 1;
+	uint32_t n = b->nstacks;
+	if (!n)
+		return 0;
 	w->hit_off = calloc(n, sizeof(*w->hit_off));
 	w->hit_len = calloc(n, sizeof(*w->hit_len));
 	w->text_off = calloc(n, sizeof(*w->text_off));
 	w->text_len = calloc(n, sizeof(*w->text_len));
-	w->key_off = calloc(n, sizeof(*w->key_off));
-	w->key_len = calloc(n, sizeof(*w->key_len));
-	w->dup_of = malloc(n * sizeof(*w->dup_of));
-	w->slots = malloc(slots * sizeof(*w->slots));
-	if (!w->hit_off || !w->hit_len || !w->text_off || !w->text_len || !w->key_off ||
-	    !w->key_len || !w->dup_of || !w->slots)
+	w->dup = malloc(n * sizeof(*w->dup));
+	if (!w->hit_off || !w->hit_len || !w->text_off || !w->text_len || !w->dup)
 		return -ENOMEM;
-	memset(w->dup_of, 0xff, n * sizeof(*w->dup_of));
-	memset(w->slots, 0xff, slots * sizeof(*w->slots));
-	return 0;
-}
-
-/*
- * Before resolving, every stack whose answer is known already is marked
- * cached (its frames are not resolved): one the cache holds (its text kept
- * in hits), or one equal to an earlier stack of this request (dup_of: its
- * text is copied from that stack's once written).  Only stacks the cache
- * could keep are matched (serve_cache_stack_key: no path modules, every
- * image found).
- */
-static int lookup_stacks(struct jw *w, struct serve_batch *b)
-{
-	if (!b->nstacks)
-		return 0;
-	if (stack_arrays(w, b->nstacks))
-		return -ENOMEM;
-	for (uint32_t i = 0; i < b->nstacks; i++) {
-		struct serve_cache_key k;
-		size_t at = w->hits.len;
-		if (!serve_cache_stack_key(&k, b, &b->stacks[i], SERVE_CACHE_JSON)) {
-			/* not cacheable: resolved */
-		} else if (serve_cache_get(w->cache, &k, &w->hits)) {
-			b->stacks[i].cached = true;
-			w->hit_off[i] = at;
-			w->hit_len[i] = w->hits.len - at;
-		} else if ((w->dup_of[i] = earlier_equal(w, i, &k)) != NO_STACK) {
-			b->stacks[i].cached = true;
-		}
-		serve_cache_key_release(&k);
-	}
-	return w->hits.oom || w->keys.oom ? -ENOMEM : 0;
+	return serve_cache_lookup_stacks(w->cache, m, b, SERVE_CACHE_JSON, w->dup, &w->hits,
+	                                 w->hit_off, w->hit_len);
 }
 
 static void jw_free(struct jw *w)
 {
 	serve_buf_free(&w->hits);
-	serve_buf_free(&w->keys);
 	free(w->hit_off);
 	free(w->hit_len);
 	free(w->text_off);
 	free(w->text_len);
-	free(w->key_off);
-	free(w->key_len);
-	free(w->dup_of);
-	free(w->slots);
+	free(w->dup);
 	free(w->fr);
 }
 
@@ -919,7 +851,7 @@ static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct s
 	struct jw w = { .o = o, .b = b, .cache = rq->srv->cache };
 	struct serve_run *run = NULL;
 	int rc = serve_batch_open(rq->srv, b, rq->deadline_ns, &run, err, errsz);
-	if (rc == 0 && (rc = lookup_stacks(&w, b)) != 0)
+	if (rc == 0 && (rc = lookup_stacks(&w, b, rq->srv->metrics)) != 0)
 		snprintf(err, errsz, "the stack cache: %s", strerror(-rc));
 	if (rc == 0) {
 		PUT_LIT(o, "{\"modules\":[");

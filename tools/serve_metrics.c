@@ -58,6 +58,7 @@ struct serve_metrics {
 	_Atomic uint64_t latency[SERVE_EP_COUNT][NBUCKET + 1]; /* last: +Inf only */
 	_Atomic uint64_t latency_sum_ns[SERVE_EP_COUNT];
 	_Atomic uint64_t cache_hits, cache_misses;
+	_Atomic uint64_t stack_frames[3];    /* frame_sources order */
 	_Atomic uint64_t indexer_runs, indexer_failures;
 	_Atomic int64_t connections, inflight;
 	_Atomic uint64_t cut[SERVE_CUT_COUNT];
@@ -118,6 +119,17 @@ void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses
 {
 	atomic_fetch_add_explicit(&m->cache_hits, hits, RELAXED);
 	atomic_fetch_add_explicit(&m->cache_misses, misses, RELAXED);
+}
+
+/* The label values of symdb_serve_stack_frames_total{source}. */
+static const char *const frame_sources[3] = { "resolved", "cache", "earlier_stack" };
+
+void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
+                                uint64_t earlier)
+{
+	atomic_fetch_add_explicit(&m->stack_frames[0], resolved, RELAXED);
+	atomic_fetch_add_explicit(&m->stack_frames[1], cached, RELAXED);
+	atomic_fetch_add_explicit(&m->stack_frames[2], earlier, RELAXED);
 }
 
 void serve_metrics_indexer(struct serve_metrics *m, bool ok)
@@ -243,6 +255,12 @@ static void put_rest(struct text *t, struct serve_metrics *m)
 	        (long long)load(&m->cache_hits));
 	put_one(t, "symdb_serve_stack_cache_misses_total", "counter",
 	        "Stacks resolved and offered to the cache.", (long long)load(&m->cache_misses));
+	head(t, "symdb_serve_stack_frames_total", "counter",
+	     "Stack frames by where their answer came from: resolved, the stack cache, or an "
+	     "equal earlier stack of the same request.");
+	for (size_t i = 0; i < 3; i++)
+		text_printf(t, "symdb_serve_stack_frames_total{source=\"%s\"} %llu\n", frame_sources[i],
+		            (unsigned long long)load(&m->stack_frames[i]));
 	put_one(t, "symdb_serve_indexer_runs_total", "counter", "symdb-indexer runs for uploads.",
 	        (long long)load(&m->indexer_runs));
 	put_one(t, "symdb_serve_indexer_failures_total", "counter",

@@ -11,7 +11,8 @@
 #      back the bytes sent, cut at 2048 with "...");
 #   2. every byte of the log is printable ASCII or a newline;
 #   3. /metrics: every line is a comment or a sample whose labels are all
-#      from the fixed sets (endpoints, statuses, le bounds, cut reasons):
+#      from the fixed sets (endpoints, statuses, le bounds, cut reasons,
+#      stack frame sources):
 #      nothing of the requests shows up there;
 #   4. the server's peak RSS stays under the stated bound.
 source "$(dirname "$0")/lib.sh"
@@ -91,6 +92,7 @@ ok = {
     "endpoint": {"symbolize_json", "symbolize_binary", "images_upload", "images_get",
                  "images_index", "healthz", "metrics", "other"},
     "reason": {"header_timeout", "body_timeout"},
+    "source": {"resolved", "cache", "earlier_stack"},
 }
 r = c.request(addr, "GET", "/metrics")
 assert r[0] == 200

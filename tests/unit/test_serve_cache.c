@@ -33,6 +33,17 @@ void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses
 	atomic_fetch_add(&misses_seen, misses);
 }
 
+static uint64_t frames_seen[3]; /* resolved, cache, earlier_stack */
+
+void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
+                                uint64_t earlier)
+{
+	(void)m;
+	frames_seen[0] += resolved;
+	frames_seen[1] += cached;
+	frames_seen[2] += earlier;
+}
+
 void serve_buf_put(struct serve_buf *b, const void *data, size_t n)
 {
 	if (b->len + n > b->cap) {
@@ -488,6 +499,58 @@ static void test_dups(void)
 	CHECK(dup[1] == 1 && dup[7] == 0);
 }
 
+/* What both front ends run before resolving: a copy of an earlier stack
+ * is marked cached without a cache lookup (and points at that stack), a
+ * stack the cache holds is a hit with its value in hits, the others are
+ * resolved; frames are counted by source. */
+static void test_lookup_stacks(void)
+{
+	struct serve_module mods[1];
+	const struct serve_stack_frame frames[] = {
+		{ .module = 0, .addr = 1 }, { .module = 0, .addr = 2 }, /* 0: A1 A2 (cached) */
+		{ .module = 0, .addr = 1 }, { .module = 0, .addr = 2 }, /* 1: copy of 0 */
+		{ .module = 0, .addr = 3 },                             /* 2: A3 (not cached) */
+		{ .module = 0, .addr = 3 },                             /* 3: copy of 2 */
+	};
+	struct serve_stack stacks[] = { { 0, 2, false }, { 2, 2, false }, { 4, 1, false },
+	                                { 5, 1, false } };
+	struct serve_batch b = { .modules = mods, .nmodules = 1, .frames = frames, .nframes = 6,
+	                         .stacks = stacks, .nstacks = 4 };
+	struct serve_cache *c;
+	struct serve_cache_key k;
+	struct serve_buf hits = { 0 };
+	uint32_t dup[4];
+	size_t off[4], len[4];
+	unsigned long long h0, m0;
+
+	CHECK_RC(serve_cache_create(1 << 20, 0, fake_metrics, &c));
+	set_module(&mods[0], id_a, SERVE_REF_BUILD_ID, SERVE_OK);
+	CHECK(serve_cache_stack_key(&k, &b, &stacks[0], SERVE_CACHE_JSON));
+	put_str(c, &k, "A1A2");
+	serve_cache_key_release(&k);
+	h0 = atomic_load(&hits_seen);
+	m0 = atomic_load(&misses_seen);
+	memset(frames_seen, 0, sizeof frames_seen);
+	CHECK_RC(serve_cache_lookup_stacks(c, fake_metrics, &b, SERVE_CACHE_JSON, dup, &hits, off,
+	                                   len));
+	CHECK(dup[0] == 0 && dup[1] == 0 && dup[2] == 2 && dup[3] == 2);
+	CHECK(stacks[0].cached && stacks[1].cached && !stacks[2].cached && stacks[3].cached);
+	CHECK(len[0] == 4 && !memcmp(hits.p + off[0], "A1A2", 4) && len[1] == 0 && len[3] == 0);
+	CHECK(atomic_load(&hits_seen) - h0 == 1 && atomic_load(&misses_seen) - m0 == 1);
+	CHECK(frames_seen[0] == 1 && frames_seen[1] == 2 && frames_seen[2] == 3);
+	/* no cache: only the copies are spared */
+	for (int i = 0; i < 4; i++)
+		stacks[i].cached = false;
+	hits.len = 0;
+	memset(frames_seen, 0, sizeof frames_seen);
+	CHECK_RC(serve_cache_lookup_stacks(NULL, fake_metrics, &b, SERVE_CACHE_BINARY, dup, &hits,
+	                                   off, len));
+	CHECK(!stacks[0].cached && stacks[1].cached && !stacks[2].cached && stacks[3].cached);
+	CHECK(frames_seen[0] == 3 && frames_seen[1] == 0 && frames_seen[2] == 3);
+	free(hits.p);
+	serve_cache_free(c);
+}
+
 /* Packed results survive a trip through the cache unchanged, NULL strings
  * included; a cut value is refused, never read past. */
 static void test_packed(void)
@@ -635,6 +698,7 @@ int main(void)
 	test_batch_keys();
 	test_packed();
 	test_dups();
+	test_lookup_stacks();
 	test_threads();
 	return check_exit();
 }

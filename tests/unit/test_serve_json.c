@@ -14,7 +14,8 @@
  *     with its status and the JSON path the message names;
  *   - serve_buf_json_str(): quotes, control characters and invalid UTF-8
  *     come out as JSON that json-c reads back.
- * serve_reply_error(), serve_hex_id_valid() and serve_metrics_cache() are
+ * serve_reply_error(), serve_hex_id_valid() and serve_metrics_cache() (and
+ * serve_metrics_stack_frames()) are
  * this file's own (the server's are in serve_http.c / serve_metrics.c).
  */
 #define _GNU_SOURCE /* dladdr */
@@ -43,6 +44,15 @@ void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses
 	(void)m;
 	cache_hits += hits;
 	cache_misses += misses;
+}
+
+void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
+                                uint64_t earlier)
+{
+	(void)m;
+	(void)resolved;
+	(void)cached;
+	(void)earlier;
 }
 
 void serve_reply_error(struct serve_reply *out, unsigned status, const char *fmt, ...)
