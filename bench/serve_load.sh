@@ -31,8 +31,8 @@
 #   hit      bench_serve_cache: the cache's hit path in process for that
 #            stack (key + lookup + copy of the real answer's bytes)
 # One untimed warm-up round, then N rounds (default 5) with the order of the
-# ways rotating; medians with min-max; CPU: the server's (utime + stime from
-# /proc/PID/stat around the run, 10 ms ticks) or the piped child's (wait4
+# ways rotating; medians with min-max; CPU: the server's (user + system from
+# its getrusage(2), read through /metrics around the run) or the piped child's (wait4
 # rusage), and the client's (rusage); the 1-minute load average read before
 # each run.  The server runs with its defaults (threads = online CPUs,
 # 64 MiB stack cache) unless --threads is given.
@@ -194,8 +194,17 @@ echo "meta commit=$commit runs=$runs requests=$requests seconds=$seconds conns=$
 stack_bytes=$(curl_json "http://127.0.0.1:$port_main/v1/symbolize" "$in/stack.json" application/json | wc -c)
 
 # ---- measuring ------------------------------------------------------------------
-ticks=$(getconf CLK_TCK)
-cpu_of() { awk -v t="$ticks" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$1/stat"; }
+# The server's CPU (user + system, all threads) from its own getrusage(2),
+# read through /metrics (symdb_serve_cpu_seconds_total): microseconds, not
+# /proc's 10 ms ticks.  The two /metrics requests cost the server ~0.1 ms.
+cpu_of() {
+	python3 -c '
+import re, sys, urllib.request
+t = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=30).read().decode()
+v = re.findall(r"^symdb_serve_cpu_seconds_total\{mode=\"\w+\"\} ([0-9.]+)$", t, re.M)
+assert len(v) == 2, "no symdb_serve_cpu_seconds_total in /metrics"
+print("%.6f" % sum(map(float, v)))' "$1"
+}
 # wrk_kv: wrk's text -> key=value (req_per_s, p50_us, p99_us, non200)
 wrk_kv() {
 	python3 -c '
@@ -220,7 +229,7 @@ one() {
 	stack|stack-bin) pid=$pid_stacks port=$port_stacks ;;
 	stack-nocache|stack-bin-nocache) pid=$pid_nocache port=$port_nocache ;;
 	esac
-	c0=$(cpu_of "$pid")
+	c0=$(cpu_of "$port")
 	case $way in
 	json-c) out=$("$client" run --connect "127.0.0.1:$port" --type application/json \
 		--conns "$conns" --requests "$requests" --out "$sink" "${jsons[@]}") ;;
@@ -242,10 +251,10 @@ one() {
 	hit) out=$("$build/bench/bench_serve_cache" --runs 1 --iters 200000 \
 		--value-bytes "$stack_bytes" | tail -1) ;;
 	esac
-	c1=$(cpu_of "$pid")
+	c1=$(cpu_of "$port")
 	case $way in
 	query|llvm|hit) ;;
-	*) out="$out server_cpu_s=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }')" ;;
+	*) out="$out server_cpu_s=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.6f", b - a }')" ;;
 	esac
 	((t)) && echo "run $way load=$load $out" >> "$raw"
 	return 0

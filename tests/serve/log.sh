@@ -93,6 +93,7 @@ ok = {
                  "images_index", "healthz", "metrics", "other"},
     "reason": {"header_timeout", "body_timeout"},
     "source": {"resolved", "cache", "earlier_stack"},
+    "mode": {"user", "system"},
 }
 r = c.request(addr, "GET", "/metrics")
 assert r[0] == 200
@@ -108,6 +109,9 @@ for l in r[2].decode("ascii").splitlines():
             assert re.fullmatch(r"[0-9.]+|\+Inf", v), l
         else:
             assert k in ok and v in ok[k], "label %s=%r: %s" % (k, v, l)
+cpu = {m: float(v) for m, v in re.findall(r'^symdb_serve_cpu_seconds_total\{mode="(\w+)"\} ([0-9.]+)$',
+                                            r[2].decode("ascii"), re.M)}
+assert set(cpu) == {"user", "system"} and cpu["user"] + cpu["system"] > 0, "cpu: %r" % cpu
 print("metrics: fixed labels only")
 PY
 serve_alive
