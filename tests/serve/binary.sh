@@ -6,9 +6,12 @@
 # implementation of the messages written from SPEC.md (not symdb's codec):
 #   1. binary_oracle.py: on the DWARF fixtures (C, C++, -O0/-O2, PIE,
 #      non-PIE, a shared library) by build-id, the C++ one with every
-#      option, a fixture by path, and the pyenv libpython3.11 (DWARF 5,
-#      -O3): the binary answer equals the JSON endpoint's field by field and
-#      llvm-symbolizer-14's frames; the same addresses as 64-frame stacks
+#      option, a fixture by path, libc.so.6 with libc6-dbg's debug file, the
+#      pyenv libpython3.11 (DWARF 5, -O3), and the Mach-O fixtures (thin
+#      dSYMs by LC_UUID, a universal binary by path with an arch): the
+#      binary answer equals the JSON endpoint's field by field and, frame by
+#      frame, llvm-symbolizer-14's and symdb query's (json_oracle.py's
+#      address choice and comparison); the same addresses as 64-frame stacks
 #      give the same results, and again (from the stack cache) the same bytes;
 #   2. an unknown build-id is a module status in a 200;
 #   3. bad and lying requests: every proper prefix of a valid request, one
@@ -20,7 +23,7 @@
 # Before serve_binary.c existed every part failed (the server answered the
 # binary bodies with 415: no endpoint for their content type).
 source "$(dirname "$0")/lib.sh"
-require llvm-readelf-14 llvm-symbolizer-14
+require llvm-readelf-14 llvm-symbolizer-14 llvm-dwarfdump-14
 export SERVE_DB SYMDB
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -35,22 +38,44 @@ for f in c_gcc_O0_pie c_gcc_O2_pie c_gcc_O2_nopie cpp_g++_O2_pie lib_gcc_O2.so; 
 done
 cpp=$FIXTURES/full/cpp_g++_O2_pie
 for o in nodemangle noinlines short none noinlines,short; do
-	cases+=("build_id|$(build_id "$cpp")|$cpp|$o|500")
+	cases+=("build_id|$(build_id "$cpp")|$cpp|-|$o|500")
 done
 cases+=("path|-|$FIXTURES/full/c_gcc_O2_rdyn")
+# the large images and the Mach-O ones with smaller samples (time under ASan)
+libc=/lib/x86_64-linux-gnu/libc.so.6
+id=$(build_id "$libc")
+if [[ -f /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]]; then
+	index "$libc"
+	cases+=("build_id|$id|$libc|-||600")
+else
+	skip_part "libc6-dbg is not installed (libc)"
+fi
 pydir=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
 libpython=$pydir/libpython3.11.so.1.0
 if [[ -f $libpython ]]; then
 	index "$libpython"
-	cases+=("build_id|$(build_id "$libpython")|$libpython")
+	cases+=("build_id|$(build_id "$libpython")|$libpython|-||1000")
 else
 	skip_part "no libpython3.11.so.1.0 in $pydir"
+fi
+mfx=${MACHO_FIXTURES:-}
+if [[ -n $mfx && -f $mfx/.done ]]; then
+	for n in app_arm64 app_x86_64 libmo_arm64.dylib libmo_x86_64.dylib; do
+		index "$mfx/$n.dSYM"
+		dw=$mfx/$n.dSYM/Contents/Resources/DWARF/$n
+		uuid=$(llvm-dwarfdump-14 --uuid "$dw" | awk '{ print $2; exit }')
+		cases+=("uuid|$uuid|$dw|-||200")
+	done
+	index "$mfx/app_fat.dSYM"
+	cases+=("path|-|$mfx/app_fat|arm64||200" "path|-|$mfx/app_fat|x86_64||200")
+else
+	skip_part "no Mach-O fixtures (the macho.fixtures test did not build them)"
 fi
 
 # the path module is indexed on first sight by the symdb-indexer of this build
 serve_start --max-addresses 100000 --max-modules 64 --max-stacks 1000 \
 	--indexer "$(dirname "$SYMDB")/symdb-indexer"
-note "1. ${#cases[@]} cases: binary = JSON = llvm-symbolizer-14"
+note "1. ${#cases[@]} cases: binary = JSON = llvm-symbolizer-14 = symdb query"
 python3 "$here/binary_oracle.py" "$SERVE_URL" "${cases[@]}" || fail "answers differ (above)"
 
 serve_stop

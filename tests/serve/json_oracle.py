@@ -98,39 +98,58 @@ def post(url, body):
         return json.load(resp)
 
 
+def is_macho(obj, arch):
+    return obj.endswith(".dSYM") or "/Contents/Resources/DWARF/" in obj or arch != "-"
+
+
+def addresses(obj, arch, n, seed):
+    """About n addresses of OBJ (ARCH '-' or a universal file's slice),
+    sorted: for Mach-O evenly over __text and a few bytes either side, for
+    ELF seeded over the executable sections with a hot-function skew."""
+    if is_macho(obj, arch):
+        import macho_test  # text_range via llvm-otool-14
+        lo, size = macho_test.text_range(obj, None if arch == "-" else arch)
+        step = max(1, size // n)
+        return list(range(lo - 8, lo + size + 16, step))
+    # a small binary has fewer distinct addresses than the sample:
+    # then every one (pick_addresses would look for more forever)
+    total = sum(size for _, size in dwcompare.exec_sections(obj))
+    return dwcompare.pick_addresses(obj, n if n < total // 2 else 0, seed)
+
+
+def module_ref(kind, ident, obj, arch):
+    """How the request names the module: {kind: id} or {"path": OBJ}, + arch."""
+    mod = {"path": obj} if kind == "path" else {kind: ident.replace("-", "").lower()}
+    if arch != "-":
+        mod["arch"] = arch
+    return mod
+
+
+def both_oracles(obj, arch, opts, addrs):
+    """llvm-symbolizer-14's and symdb query's frames per address, normalised
+    by normal_llvm.  symdb query reads SERVE_DB without building: run it
+    after the server has indexed a path module."""
+    target = obj if arch == "-" else obj + ":" + arch
+    flags = llvm_flags(opts)
+    want = oracle(["llvm-symbolizer-14", "--output-style=JSON", "--obj", target] + flags, addrs)
+    query = oracle([os.environ["SYMDB"], "--db", os.environ["SERVE_DB"], "query", "--no-build",
+                    "--output-style=JSON", "--obj", target] + flags, addrs)
+    return [normal_llvm(f) for f in want], [normal_llvm(f) for f in query]
+
+
 def run_case(url, case, sample, seed, show):
     kind, ident, obj, arch, opts, n = (case.split("|") + ["-", "", "0"])[:6]
     opts = [o for o in opts.split(",") if o]
     n = int(n) or sample
-    if obj.endswith(".dSYM") or "/Contents/Resources/DWARF/" in obj or arch != "-":
-        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "oracle"))
-        import macho_test  # text_range via llvm-otool-14
-        lo, size = macho_test.text_range(obj, None if arch == "-" else arch)
-        step = max(1, size // n)
-        addrs = list(range(lo - 8, lo + size + 16, step))
-    else:
-        # a small binary has fewer distinct addresses than the sample:
-        # then every one (pick_addresses would look for more forever)
-        total = sum(size for _, size in dwcompare.exec_sections(obj))
-        addrs = dwcompare.pick_addresses(obj, n if n < total // 2 else 0, seed)
-    target = obj if arch == "-" else obj + ":" + arch
-    flags = llvm_flags(opts)
-    mod = {"addresses": ["0x%x" % a for a in addrs]}
-    if kind == "path":
-        mod["path"] = obj
-    else:
-        mod[kind] = ident.replace("-", "").lower()
-    if arch != "-":
-        mod["arch"] = arch
+    addrs = addresses(obj, arch, n, seed)
+    mod = dict(module_ref(kind, ident, obj, arch), addresses=["0x%x" % a for a in addrs])
     body = {"modules": [mod]}
     if opts:
         body["options"] = request_options(opts)
     # the server first: a path module is indexed on first sight, and then
     # symdb query --no-build finds its index
     got = post(url, body)["modules"][0]
-    want = oracle(["llvm-symbolizer-14", "--output-style=JSON", "--obj", target] + flags, addrs)
-    query = oracle([os.environ["SYMDB"], "--db", os.environ["SERVE_DB"], "query", "--no-build",
-                    "--output-style=JSON", "--obj", target] + flags, addrs)
+    want, query = both_oracles(obj, arch, opts, addrs)
     what = "%s %s %s%s" % (kind, os.path.basename(obj), arch if arch != "-" else "",
                            " " + ",".join(opts) if opts else "")
     if got["status"] != "ok":
@@ -140,7 +159,7 @@ def run_case(url, case, sample, seed, show):
     for i, a in enumerate(addrs):
         r = got["results"][i]
         s = normal_server(r["frames"])
-        w, q = normal_llvm(want[i]), normal_llvm(query[i])
+        w, q = want[i], query[i]
         if r["address"] != "0x%x" % a or s != w or s != q:
             bad += 1
             if bad <= show:
