@@ -11,7 +11,8 @@
  * Stacks go through the stack cache like JSON's, but a binary answer refers
  * to its response's string table, so the cache cannot hold the bytes that
  * were sent: it holds the stack's results packed with their strings inline
- * (pack_result()), and a hit is encoded again from them (emit_cached()).
+ * (serve_cache_pack_result()), and a hit is encoded again from them
+ * (emit_cached()).
  * A stack equal to an earlier one of the request (serve_cache_lookup_stacks)
  * is not resolved: the earlier stack's results are packed the same way as
  * they are encoded, and encoded again for each of its copies.
@@ -206,7 +207,7 @@ static void breq_free(struct breq *r)
 	free(r->names);
 }
 
-/* ---- results: encoding and the cache's packed form ---------------------- */
+/* ---- results ----------------------------------------------------------------- */
 
 static void frame_to_wire(const struct serve_frame *f, symdb_batch_frame *w)
 {
@@ -248,102 +249,30 @@ static int room(struct bw *w, size_t n)
 	return 0;
 }
 
-/* Packed strings: a u32 length (UINT32_MAX for NULL) and the bytes. */
-static void pack_str(struct serve_buf *v, const char *s)
-{
-	uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
-
-	serve_buf_put(v, &n, sizeof n);
-	if (s)
-		serve_buf_put(v, s, n);
-}
-
-/* One result with its frames and symbol, strings inline, native order:
- * the bytes never leave the process. */
-static void pack_result(struct serve_buf *v, const symdb_batch_result *r,
-                        const symdb_batch_frame *f, uint32_t n)
-{
-	serve_buf_put(v, &r->status, 1);
-	serve_buf_put(v, &n, sizeof n);
-	serve_buf_put(v, &r->sym_start, 8);
-	serve_buf_put(v, &r->sym_size, 8);
-	serve_buf_put(v, &r->sym_offset, 8);
-	pack_str(v, r->sym_name);
-	for (uint32_t k = 0; k < n; k++) {
-		serve_buf_put(v, &f[k].line, 5 * sizeof(uint32_t)); /* line .. flags */
-		serve_buf_put(v, &f[k].start, 8);
-		pack_str(v, f[k].function);
-		pack_str(v, f[k].file);
-		pack_str(v, f[k].start_file);
-	}
-}
-
-struct unpack {
-	const char *p, *end;
-	char *scratch;                 /* strings are copied here to get their NUL */
-};
-
-static int take(struct unpack *u, void *out, size_t n)
-{
-	if ((size_t)(u->end - u->p) < n)
-		return -1;
-	memcpy(out, u->p, n);
-	u->p += n;
-	return 0;
-}
-
-/* A packed string, NUL-terminated in a copy of the value (scratch). */
-static int take_str(struct unpack *u, const char **s)
-{
-	uint32_t n;
-
-	if (take(u, &n, sizeof n) < 0)
-		return -1;
-	if (n == UINT32_MAX) {
-		*s = NULL;
-		return 0;
-	}
-	if ((size_t)(u->end - u->p) < n)
-		return -1;
-	memcpy(u->scratch, u->p, n);
-	u->scratch[n] = 0;
-	*s = u->scratch;
-	u->scratch += n + 1;
-	u->p += n;
-	return 0;
-}
-
-/* Encodes the packed results of one cached stack (count of them). */
+/* Encodes the packed results of one cached stack (count of them): each
+ * read back by serve_cache_unpack_*() and encoded as if just resolved. */
 static int emit_cached(struct bw *w, const char *v, size_t len, uint32_t count)
 {
-	char *scratch = malloc(len + 1);
-	struct unpack u = { .p = v, .end = v + len, .scratch = scratch };
-	int rc = scratch ? 0 : -ENOMEM;
+	struct serve_cache_reader rd = { (const unsigned char *)v, (const unsigned char *)v + len };
+	int rc = 0;
 
 	for (uint32_t i = 0; i < count && rc == 0; i++) {
-		symdb_batch_result r = { 0 };
+		struct serve_result res;
+		symdb_batch_result r;
 		uint32_t n;
 
-		u.scratch = scratch;
-		if (take(&u, &r.status, 1) || take(&u, &n, sizeof n) || take(&u, &r.sym_start, 8) ||
-		    take(&u, &r.sym_size, 8) || take(&u, &r.sym_offset, 8) || take_str(&u, &r.sym_name) ||
-		    room(w, n ? n : 1) < 0) {
-			rc = -EINVAL;
-			break;
+		if (serve_cache_unpack_result(&rd, &res, &n))
+			return -EINVAL;
+		if (room(w, n ? n : 1) < 0)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < n; k++) {
+			if (serve_cache_unpack_frame(&rd, &w->fr[k]))
+				return -EINVAL;
+			frame_to_wire(&w->fr[k], &w->wf[k]);
 		}
-		for (uint32_t k = 0; k < n && rc == 0; k++) {
-			symdb_batch_frame *f = &w->wf[k];
-
-			*f = (symdb_batch_frame){ 0 };
-			if (take(&u, &f->line, 5 * sizeof(uint32_t)) || take(&u, &f->start, 8) ||
-			    take_str(&u, &f->function) || take_str(&u, &f->file) ||
-			    take_str(&u, &f->start_file))
-				rc = -EINVAL;
-		}
-		if (rc == 0)
-			rc = symdb_batch_encode_result(w->enc, &r, w->wf, n);
+		symbol_of(&res, &r);
+		rc = symdb_batch_encode_result(w->enc, &r, w->wf, n);
 	}
-	free(scratch);
 	return rc;
 }
 
@@ -362,7 +291,7 @@ static int put_result(struct bw *w, const struct serve_result *res, bool pack)
 		frame_to_wire(&w->fr[k], &w->wf[k]);
 	symbol_of(res, &r);
 	if (pack)
-		pack_result(&w->packed, &r, w->wf, (uint32_t)n);
+		serve_cache_pack_result(&w->packed, res, w->fr, n);
 	return symdb_batch_encode_result(w->enc, &r, w->wf, (uint32_t)n);
 }
 

@@ -356,19 +356,21 @@ static void pack_str(struct serve_buf *v, const char *s)
 		serve_buf_put(v, s, (size_t)n + 1);
 }
 
-void serve_cache_pack_result(struct serve_buf *v, unsigned status, uint64_t vaddr,
+void serve_cache_pack_result(struct serve_buf *v, const struct serve_result *res,
                              const struct serve_frame *frames, size_t nframes)
 {
-	uint32_t head[2] = { status, (uint32_t)nframes };
+	uint32_t head[2] = { res->status, (uint32_t)nframes };
+	uint64_t nums[3] = { res->vaddr, res->sym_addr, res->sym_size };
 
 	serve_buf_put(v, head, sizeof head);
-	serve_buf_put(v, &vaddr, sizeof vaddr);
+	serve_buf_put(v, nums, sizeof nums);
+	pack_str(v, res->sym_name);
 	for (size_t i = 0; i < nframes; i++) {
 		const struct serve_frame *f = &frames[i];
-		uint32_t nums[5] = { f->line, f->column, f->discriminator, f->start_line,
-		                     (f->has_start ? PACK_HAS_START : 0) | (f->inlined ? PACK_INLINED : 0) };
+		uint32_t fnums[5] = { f->line, f->column, f->discriminator, f->start_line,
+		                      (f->has_start ? PACK_HAS_START : 0) | (f->inlined ? PACK_INLINED : 0) };
 
-		serve_buf_put(v, nums, sizeof nums);
+		serve_buf_put(v, fnums, sizeof fnums);
 		serve_buf_put(v, &f->start, sizeof f->start);
 		pack_str(v, f->function);
 		pack_str(v, f->file);
@@ -401,14 +403,18 @@ static int unpack_str(struct serve_cache_reader *rd, const char **s)
 	return 0;
 }
 
-int serve_cache_unpack_result(struct serve_cache_reader *rd, unsigned *status, uint64_t *vaddr,
+int serve_cache_unpack_result(struct serve_cache_reader *rd, struct serve_result *res,
                               uint32_t *nframes)
 {
 	uint32_t head[2];
+	uint64_t nums[3];
+	const char *sym_name;
 
-	if (unpack(rd, head, sizeof head) || unpack(rd, vaddr, sizeof *vaddr))
+	if (unpack(rd, head, sizeof head) || unpack(rd, nums, sizeof nums) ||
+	    unpack_str(rd, &sym_name))
 		return -1;
-	*status = head[0];
+	*res = (struct serve_result){ .status = (enum serve_status)head[0], .vaddr = nums[0],
+	                              .sym_addr = nums[1], .sym_size = nums[2], .sym_name = sym_name };
 	*nframes = head[1];
 	return 0;
 }

@@ -170,21 +170,23 @@ void serve_cache_put(struct serve_cache *c, struct serve_cache_key *k, const voi
  * A self-contained form of a stack's results, for a front end whose output
  * cannot be cached as it is because it refers to per-response tables (the
  * binary format's string table): on a miss it packs each result (status,
- * vaddr, the frames serve_result_frames() chose, strings inline) into a
- * value and puts that; on a hit it walks the value with the reader and
- * encodes the results as if they had been resolved.  Native byte order:
- * the bytes never leave the process.
+ * vaddr, symbol, the frames serve_result_frames() chose, strings inline and
+ * NUL-terminated, so a hit reads them in place) into a value and puts that;
+ * on a hit it walks the value with the reader and encodes the results as
+ * if they had been resolved.  Native byte order: the bytes never leave the
+ * process.
  */
-void serve_cache_pack_result(struct serve_buf *v, unsigned status, uint64_t vaddr,
+void serve_cache_pack_result(struct serve_buf *v, const struct serve_result *res,
                              const struct serve_frame *frames, size_t nframes);
 struct serve_cache_reader {
 	const unsigned char *p, *end;
 };
-/* The next result: its status, vaddr and number of frames, which the next
- * nframes serve_cache_unpack_frame() calls give (strings point into the
- * value, NUL-terminated).  Both return 0, or -1 at the end of the value or
+/* The next result: res gets its status, vaddr and symbol (name, start,
+ * size; the rest zero), nframes its number of frames, which the next
+ * nframes serve_cache_unpack_frame() calls give.  Strings point into the
+ * value, NUL-terminated.  Both return 0, or -1 at the end of the value or
  * on a value that was not packed so. */
-int serve_cache_unpack_result(struct serve_cache_reader *rd, unsigned *status, uint64_t *vaddr,
+int serve_cache_unpack_result(struct serve_cache_reader *rd, struct serve_result *res,
                               uint32_t *nframes);
 int serve_cache_unpack_frame(struct serve_cache_reader *rd, struct serve_frame *f);
 

@@ -551,8 +551,8 @@ static void test_lookup_stacks(void)
 	serve_cache_free(c);
 }
 
-/* Packed results survive a trip through the cache unchanged, NULL strings
- * included; a cut value is refused, never read past. */
+/* Packed results survive a trip through the cache unchanged, symbol and
+ * NULL strings included; a cut value is refused, never read past. */
 static void test_packed(void)
 {
 	const struct serve_frame in[2] = {
@@ -567,20 +567,23 @@ static void test_packed(void)
 	struct serve_cache_key k;
 	struct serve_cache_reader rd;
 	struct serve_frame f;
-	unsigned st;
-	uint64_t vaddr;
+	const struct serve_result ok = { .status = SERVE_OK, .vaddr = 0x1240, .sym_name = "outer",
+	                                 .sym_addr = 0x1200, .sym_size = 0x80 };
+	const struct serve_result none = { .status = SERVE_NO_SYMBOL, .vaddr = 0x99 };
+	struct serve_result res;
 	uint32_t n;
 
-	serve_cache_pack_result(&v, SERVE_OK, 0x1240, in, 2);
-	serve_cache_pack_result(&v, SERVE_NO_SYMBOL, 0x99, NULL, 0);
+	serve_cache_pack_result(&v, &ok, in, 2);
+	serve_cache_pack_result(&v, &none, NULL, 0);
 	CHECK_RC(serve_cache_create(1 << 20, 0, NULL, &c));
 	key_stack(&k, id_a, 0x1240, 2);
 	serve_cache_put(c, &k, v.p, v.len);
 	CHECK(serve_cache_get(c, &k, &out) && out.len == v.len);
 	rd = (struct serve_cache_reader){ (const unsigned char *)out.p,
 	                                  (const unsigned char *)out.p + out.len };
-	CHECK(!serve_cache_unpack_result(&rd, &st, &vaddr, &n) && st == SERVE_OK && vaddr == 0x1240 &&
-	      n == 2);
+	CHECK(!serve_cache_unpack_result(&rd, &res, &n) && res.status == SERVE_OK &&
+	      res.vaddr == 0x1240 && res.sym_addr == 0x1200 && res.sym_size == 0x80 && n == 2);
+	CHECK(res.sym_name && !strcmp(res.sym_name, "outer"));
 	for (int i = 0; i < 2; i++) {
 		CHECK(!serve_cache_unpack_frame(&rd, &f));
 		CHECK(f.line == in[i].line && f.column == in[i].column &&
@@ -593,8 +596,9 @@ static void test_packed(void)
 		CHECK(!f.file || !strcmp(f.file, in[i].file));
 		CHECK(!f.start_file || !strcmp(f.start_file, in[i].start_file));
 	}
-	CHECK(!serve_cache_unpack_result(&rd, &st, &vaddr, &n) && st == SERVE_NO_SYMBOL && n == 0);
-	CHECK(serve_cache_unpack_result(&rd, &st, &vaddr, &n) == -1); /* the end */
+	CHECK(!serve_cache_unpack_result(&rd, &res, &n) && res.status == SERVE_NO_SYMBOL &&
+	      res.vaddr == 0x99 && !res.sym_name && n == 0);
+	CHECK(serve_cache_unpack_result(&rd, &res, &n) == -1); /* the end */
 	/* Every cut of the value fails somewhere before its end. */
 	for (size_t cut = 1; cut < v.len; cut++) {
 		int bad = 0;
@@ -602,7 +606,7 @@ static void test_packed(void)
 		rd = (struct serve_cache_reader){ (const unsigned char *)v.p,
 		                                  (const unsigned char *)v.p + v.len - cut };
 		for (int r = 0; r < 2 && !bad; r++) {
-			bad = serve_cache_unpack_result(&rd, &st, &vaddr, &n);
+			bad = serve_cache_unpack_result(&rd, &res, &n);
 			for (uint32_t i = 0; i < n && !bad; i++)
 				bad = serve_cache_unpack_frame(&rd, &f);
 		}
