@@ -386,6 +386,14 @@ int serve_images_upload_body(struct serve_request *rq, const char *data, size_t 
 	return 0;
 }
 
+/* Removes the upload's file, once: path is "" afterwards. */
+static void upload_unlink(struct upload *up)
+{
+	if (up->path[0])
+		unlink(up->path);
+	up->path[0] = 0;
+}
+
 void serve_images_upload_cleanup(struct serve_request *rq)
 {
 	struct upload *up = rq->state;
@@ -394,8 +402,7 @@ void serve_images_upload_cleanup(struct serve_request *rq)
 		return;
 	if (up->fd >= 0)
 		close(up->fd);
-	if (up->path[0])
-		unlink(up->path);
+	upload_unlink(up);
 	free(up);
 	rq->state = NULL;
 }
@@ -726,6 +733,11 @@ static void upload_index(struct serve_request *rq, struct upload *up, struct ser
 		int rc = claim_take(rq->srv->images, u->fi, u->n, rq->deadline_ns);
 		if (rc == 0) {
 			upload_claimed(u, out);
+			/* upload-UUIDHEX is ours only while claimed: the next
+			 * identical upload renames its own file to that name as
+			 * soon as it has the claim, and an unlink after the give
+			 * would remove that file under its build. */
+			upload_unlink(up);
 			claim_give(rq->srv->images, u->fi, u->n);
 		} else if (rc == -ENOMEM) {
 			serve_reply_error(out, 500, "upload: out of memory");
