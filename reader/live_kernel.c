@@ -21,6 +21,7 @@
 
 #include "format_header.h"
 #include "live_kernel.h"
+#include "reader_symbolize.h" /* rd_sym_grow */
 
 #define PAGE 4096u
 
@@ -33,21 +34,6 @@ static int kept_type(char t)
 {
 	t = (char)toupper((unsigned char)t);
 	return t == 'T' || t == 'W' || t == 'D' || t == 'B';
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 1024;
-	while (n < need)
-		n *= 2;
-	void *np = realloc(*p, n * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = n;
-	return 0;
 }
 
 uint16_t lk_module_intern(symdb_kernel *k, const char *name, size_t len)
@@ -116,8 +102,8 @@ static int parse_line(symdb_kernel *k, char *line, size_t len, size_t *names_cap
 	uint16_t mi = 0;
 	if (mod && !(mi = lk_module_intern(k, mod, mlen)))
 		return -ENOMEM;
-	if (grow((void **)&k->names, names_cap, k->names_len + nlen + 1, 1) < 0 ||
-	    grow((void **)&k->syms, syms_cap, k->nsyms + 1, sizeof(*k->syms)) < 0)
+	if (rd_sym_grow(&k->names, names_cap, k->names_len + nlen + 1, 1) < 0 ||
+	    rd_sym_grow(&k->syms, syms_cap, k->nsyms + 1, sizeof(*k->syms)) < 0)
 		return -ENOMEM;
 	if (k->names_len > UINT32_MAX - nlen - 1)
 		return -ENOMEM;
