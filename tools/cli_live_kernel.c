@@ -65,35 +65,6 @@ static int parse_addr(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
-static void frame_line(const struct query *q, const symdb_frame *f, struct cli_line_info *li)
-{
-	memset(li, 0, sizeof(*li));
-	li->name = q->pr.fn_kind == CLI_FN_LINKAGE ? f->name
-	           : q->pr.fn_kind == CLI_FN_SHORT ? f->short_name
-	                                           : NULL;
-	li->file = f->file;
-	li->file_rel = f->file_rel;
-	li->decl_file = f->decl_file;
-	li->decl_file_rel = f->decl_file_rel;
-	li->line = f->line;
-	li->column = f->column;
-	li->discriminator = f->discriminator;
-	li->decl_line = f->decl_line;
-	if (q->pr.fn_kind == CLI_FN_LINKAGE) {
-		li->has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0;
-		li->start = f->start_addr;
-	} else {
-		li->has_start = (f->flags & SYMDB_FRAME_HAS_DWARF_START) != 0;
-		li->start = f->dwarf_start_addr;
-	}
-	if (f->flags & SYMDB_FRAME_FILE_FROM_SYMTAB) {
-		if (q->pr.fn_kind == CLI_FN_LINKAGE)
-			li->file_verbatim = 1;
-		else
-			li->file = li->file_rel = NULL;
-	}
-}
-
 /* The frames one result prints (cli_query_print.c's rules for an image:
  * every frame with --inlines, else the innermost with the outermost's
  * symbol-table name), or the kallsyms symbol alone. */
@@ -111,10 +82,10 @@ static size_t result_lines(struct query *q, const symdb_kernel_result *r)
 	}
 	if (q->inlines) {
 		for (size_t i = 0; i < n; i++)
-			frame_line(q, &r->frames[i], &q->li[i]);
+			cli_query_line_info(q, &r->frames[i], &q->li[i]);
 		return n;
 	}
-	frame_line(q, &r->frames[0], &q->li[0]);
+	cli_query_line_info(q, &r->frames[0], &q->li[0]);
 	const symdb_frame *outer = &r->frames[r->nframes - 1];
 	if (q->pr.style != CLI_STYLE_GNU && q->pr.fn_kind == CLI_FN_LINKAGE &&
 	    (outer->flags & SYMDB_FRAME_FROM_SYMTAB)) {

@@ -171,6 +171,12 @@ static inline void *cli_query_grow(void *p, size_t *cap, size_t need, size_t ele
 /* cli_query_input.c */
 /* The index of module name[0..len), added on first sight. */
 CLI_HIDDEN uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len);
+/* A request line's kind from its "CODE "/"DATA "/"FRAME " prefix (none:
+ * REQ_CODE), stepping *s and *n past the prefix. */
+CLI_HIDDEN int cli_query_req_kind(const char **s, size_t *n);
+/* The address token of s[0..n) after leading delimiters: 0, or non-zero when it
+ * is not a number (non-zero: the request is invalid). */
+CLI_HIDDEN int cli_query_req_addr(const char *s, size_t n, uint64_t *addr);
 CLI_HIDDEN int cli_query_run_stdin(struct query *q);
 /* Both front ends' stdin loop: read stdin in STDIN_BUF windows; after each
  * read, take(arg, buf, len, eof) turns the complete lines of buf[0..len)
@@ -216,6 +222,10 @@ CLI_HIDDEN void cli_live_jit_batch(void *arg);
 CLI_HIDDEN void cli_live_jit_free(void *arg);
 
 /* cli_query_print.c */
+/* What frame f shows under q's --functions (name, start, file) as
+ * llvm-symbolizer chooses it; li is overwritten and borrows f's strings. */
+CLI_HIDDEN void cli_query_line_info(const struct query *q, const symdb_frame *f,
+                                    struct cli_line_info *li);
 CLI_HIDDEN void cli_query_format_begin(struct query *q);
 CLI_HIDDEN void cli_query_format_results(void *arg, const symdb_symbolized *res,
                                          const uint32_t *order, size_t first, size_t count);

@@ -12,8 +12,8 @@
 
 /* ---- choosing what each frame shows ---------------------------------- */
 
-static void line_info_from(const struct query *q, const symdb_frame *f,
-                           struct cli_line_info *li)
+void cli_query_line_info(const struct query *q, const symdb_frame *f,
+                         struct cli_line_info *li)
 {
 	memset(li, 0, sizeof(*li));
 	if (q->pr.fn_kind == CLI_FN_LINKAGE)
@@ -79,11 +79,11 @@ static size_t select_frames(struct query *q, const symdb_symbolized *r)
 	const symdb_frame *f = r->frames;
 	if (q->inlines) {
 		for (size_t i = 0; i < n; i++)
-			line_info_from(q, &f[i], &q->li[i]);
+			cli_query_line_info(q, &f[i], &q->li[i]);
 		embedded_source(q, r, &q->li[0]);
 		return n;
 	}
-	line_info_from(q, &f[0], &q->li[0]);
+	cli_query_line_info(q, &f[0], &q->li[0]);
 	embedded_source(q, r, &q->li[0]);
 	if (q->pr.style != CLI_STYLE_GNU && q->pr.fn_kind == CLI_FN_LINKAGE && r->sym_name) {
 		const symdb_frame *outer = &f[r->nframes - 1];
