@@ -39,30 +39,14 @@ struct pm_run {
 	size_t nreq, cap;
 };
 
-static int is_delim(char c)
-{
-	return c == ' ' || c == '\n' || c == '\r';
-}
-
 /* One request, as cli_query_input.c's parse_request reads it. */
 static void parse(struct pm_req *r, const char *s, size_t n)
 {
 	memset(r, 0, sizeof *r);
 	r->text = s;
 	r->len = n;
-	r->kind = REQ_CODE;
-	if (n >= 5 && memcmp(s, "CODE ", 5) == 0)
-		s += 5, n -= 5;
-	else if (n >= 5 && memcmp(s, "DATA ", 5) == 0)
-		s += 5, n -= 5, r->kind = REQ_DATA;
-	else if (n >= 6 && memcmp(s, "FRAME ", 6) == 0)
-		s += 6, n -= 6, r->kind = REQ_FRAME;
-	while (n && is_delim(*s))
-		s++, n--;
-	size_t tl = 0;
-	while (tl < n && !is_delim(s[tl]))
-		tl++;
-	if (cli_parse_u64(s, tl, &r->addr) != 0)
+	r->kind = cli_query_req_kind(&s, &n);
+	if (cli_query_req_addr(s, n, &r->addr) != 0)
 		r->kind = REQ_INVALID;
 }
 

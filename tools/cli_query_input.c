@@ -71,29 +71,44 @@ static int parse_module(struct query *q, const char **sp, size_t *np, struct req
 	return 0;
 }
 
-static void parse_request(struct query *q, const char *s, size_t n, struct request *r)
+int cli_query_req_kind(const char **sp, size_t *np)
 {
-	r->text = s;
-	r->len = n;
-	r->kind = REQ_CODE;
-	r->addr = 0;
-	r->mod = 0;
+	const char *s = *sp;
+	size_t n = *np;
+	int kind = REQ_CODE;
 	if (n >= 5 && memcmp(s, "CODE ", 5) == 0)
 		s += 5, n -= 5;
 	else if (n >= 5 && memcmp(s, "DATA ", 5) == 0)
-		s += 5, n -= 5, r->kind = REQ_DATA;
+		s += 5, n -= 5, kind = REQ_DATA;
 	else if (n >= 6 && memcmp(s, "FRAME ", 6) == 0)
-		s += 6, n -= 6, r->kind = REQ_FRAME;
-	if (q->per_line && !q->pid && parse_module(q, &s, &n, r) < 0) {
-		r->kind = REQ_INVALID;
-		return;
-	}
+		s += 6, n -= 6, kind = REQ_FRAME;
+	*sp = s;
+	*np = n;
+	return kind;
+}
+
+int cli_query_req_addr(const char *s, size_t n, uint64_t *addr)
+{
 	while (n && is_delim(*s))
 		s++, n--;
 	size_t tl = 0;
 	while (tl < n && !is_delim(s[tl]))
 		tl++;
-	if (cli_parse_u64(s, tl, &r->addr) != 0)
+	return cli_parse_u64(s, tl, addr);
+}
+
+static void parse_request(struct query *q, const char *s, size_t n, struct request *r)
+{
+	r->text = s;
+	r->len = n;
+	r->addr = 0;
+	r->mod = 0;
+	r->kind = cli_query_req_kind(&s, &n);
+	if (q->per_line && !q->pid && parse_module(q, &s, &n, r) < 0) {
+		r->kind = REQ_INVALID;
+		return;
+	}
+	if (cli_query_req_addr(s, n, &r->addr) != 0)
 		r->kind = REQ_INVALID;
 }
 
