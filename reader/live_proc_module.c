@@ -317,6 +317,18 @@ static int process_gone(const struct symdb_proc_cache *c, int pid, const struct 
 	return pid > 0 && (lp_read_start_time(c->proc_dir, pid, &st) < 0 || st != t->start_time);
 }
 
+/* Record why reading m's contents failed with rc (-errno): the process
+ * exited, was not ours to read, or the module is missing. */
+static void fail_read(const struct symdb_proc_cache *c, int pid, const struct lp_table *t,
+                      struct lp_map *m, int rc)
+{
+	if (process_gone(c, pid, t))
+		fail(m, SYMDB_PROC_GONE, -ESRCH);
+	else
+		fail(m, rc == -EACCES || rc == -EPERM ? SYMDB_PROC_NO_ACCESS
+		                                      : SYMDB_PROC_NO_MODULE, rc);
+}
+
 /* Open the mapped file: fd and the path it was opened by (mf: 1 when
  * through map_files).  0 or -errno. */
 static int open_mapped(const struct symdb_proc_cache *c, int pid, const struct lp_table *t,
@@ -380,11 +392,7 @@ static void file_module(struct symdb_proc_cache *c, int pid, struct lp_table *t,
 	int fd = -1, mf = 0;
 	int rc = open_mapped(c, pid, t, m, path, sizeof path, &mf, &fd, &st);
 	if (rc < 0) {
-		if (process_gone(c, pid, t))
-			fail(m, SYMDB_PROC_GONE, -ESRCH);
-		else
-			fail(m, rc == -EACCES || rc == -EPERM ? SYMDB_PROC_NO_ACCESS
-			                                      : SYMDB_PROC_NO_MODULE, rc);
+		fail_read(c, pid, t, m, rc);
 		return;
 	}
 	struct lp_module *mod = module_by_file(c, &st);
@@ -449,11 +457,7 @@ static void vdso_module(struct symdb_proc_cache *c, int pid, struct lp_table *t,
 	if (fd >= 0)
 		close(fd);
 	if (rc < 0) {
-		if (process_gone(c, pid, t))
-			fail(m, SYMDB_PROC_GONE, -ESRCH);
-		else
-			fail(m, rc == -EACCES || rc == -EPERM ? SYMDB_PROC_NO_ACCESS
-			                                      : SYMDB_PROC_NO_MODULE, rc);
+		fail_read(c, pid, t, m, rc);
 		return;
 	}
 	struct lp_module probe = { 0 };
