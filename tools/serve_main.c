@@ -229,13 +229,20 @@ static void reopen_log(struct serve_server *srv, const char *path)
 	close(fd);
 }
 
+/* The signals the server handles itself: blocked in every thread, taken
+ * by sigwait. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+}
+
 static int wait_for_stop(struct serve_server *srv, const char *log_path)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
+	stop_signals(&set);
 	for (;;) {
 		int sig = 0;
 		if (sigwait(&set, &sig))
@@ -274,10 +281,7 @@ static void *second_signal(void *arg)
 {
 	(void)arg;
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
+	stop_signals(&set);
 	for (;;) {
 		int sig = 0;
 		if (sigwait(&set, &sig) || sig == SIGHUP)
@@ -354,10 +358,7 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	} else {
 		/* Before any thread starts, so that only this one takes them. */
 		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, SIGTERM);
-		sigaddset(&set, SIGINT);
-		sigaddset(&set, SIGHUP);
+		stop_signals(&set);
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 		signal(SIGPIPE, SIG_IGN);
 		/* Every thread's reads of index mappings: a file truncated
