@@ -32,15 +32,22 @@
 #include "serve_batch.h"
 #include "serve_cache.h"
 
-/* The two calls the cache makes into the server: the counters as
+/* The calls the cache makes into the server: the counters as
  * serve_metrics.c keeps them (relaxed atomic adds) and the buffer append. */
-static atomic_ullong hits, misses;
+static atomic_ullong hits, misses, frames;
 
 void serve_metrics_cache(struct serve_metrics *m, uint64_t h, uint64_t mi)
 {
 	(void)m;
 	atomic_fetch_add_explicit(&hits, h, memory_order_relaxed);
 	atomic_fetch_add_explicit(&misses, mi, memory_order_relaxed);
+}
+
+void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
+                                uint64_t earlier)
+{
+	(void)m;
+	atomic_fetch_add_explicit(&frames, resolved + cached + earlier, memory_order_relaxed);
 }
 
 void serve_buf_put(struct serve_buf *b, const void *data, size_t n)
