@@ -30,47 +30,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
 index() { run "$SYMDB" --db "$SERVE_DB" build "$@"; ((RC == 0)) || fail "symdb build $*: $(cat "$ERR")"; }
 
-cases=()
-for f in c_gcc_O0_pie c_gcc_O2_pie c_gcc_O2_nopie cpp_g++_O2_pie lib_gcc_O2.so; do
-	obj=$FIXTURES/full/$f
-	index "$obj"
-	cases+=("build_id|$(build_id "$obj")|$obj")
-done
-cpp=$FIXTURES/full/cpp_g++_O2_pie
-for o in nodemangle noinlines short none noinlines,short; do
-	cases+=("build_id|$(build_id "$cpp")|$cpp|-|$o|500")
-done
-cases+=("path|-|$FIXTURES/full/c_gcc_O2_rdyn")
 # the large images and the Mach-O ones with smaller samples (time under ASan)
-libc=/lib/x86_64-linux-gnu/libc.so.6
-id=$(build_id "$libc")
-if [[ -f /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]]; then
-	index "$libc"
-	cases+=("build_id|$id|$libc|-||600")
-else
-	skip_part "libc6-dbg is not installed (libc)"
-fi
-pydir=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
-libpython=$pydir/libpython3.11.so.1.0
-if [[ -f $libpython ]]; then
-	index "$libpython"
-	cases+=("build_id|$(build_id "$libpython")|$libpython|-||1000")
-else
-	skip_part "no libpython3.11.so.1.0 in $pydir"
-fi
-mfx=${MACHO_FIXTURES:-}
-if [[ -n $mfx && -f $mfx/.done ]]; then
-	for n in app_arm64 app_x86_64 libmo_arm64.dylib libmo_x86_64.dylib; do
-		index "$mfx/$n.dSYM"
-		dw=$mfx/$n.dSYM/Contents/Resources/DWARF/$n
-		uuid=$(llvm-dwarfdump-14 --uuid "$dw" | awk '{ print $2; exit }')
-		cases+=("uuid|$uuid|$dw|-||200")
-	done
-	index "$mfx/app_fat.dSYM"
-	cases+=("path|-|$mfx/app_fat|arm64||200" "path|-|$mfx/app_fat|x86_64||200")
-else
-	skip_part "no Mach-O fixtures (the macho.fixtures test did not build them)"
-fi
+oracle_cases "c_gcc_O0_pie c_gcc_O2_pie c_gcc_O2_nopie cpp_g++_O2_pie lib_gcc_O2.so" 600 1000 200
 
 # the path module is indexed on first sight by the symdb-indexer of this build
 serve_start --max-addresses 100000 --max-modules 64 --max-stacks 1000 \

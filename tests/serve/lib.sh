@@ -148,3 +148,54 @@ serve_hwm_kb() {
 serve_py() {
 	PYTHONPATH=$(dirname "$SERVE_CLIENT") python3 - "$SERVE_ADDR" "$@"
 }
+
+# oracle_cases "FIXTURE..." LIBC_N PY_N MACHO_N: indexes what the oracle tests
+# (json_oracle.sh, binary.sh) compare -- the named DWARF fixtures, the C++ one
+# under every option, a path left to first sight, libc (with libc6-dbg),
+# libpython and the Mach-O fixtures -- and fills cases[] in json_oracle.py's
+# case format.  An empty *_N keeps the Python side's default sample size.
+# Needs build_id and index from the calling script.
+oracle_cases() {
+	local f obj cpp o libc id pydir libpython mfx n dw uuid
+	local nlibc=${2:+|-||$2} npy=${3:+|-||$3} nmacho=${4:-300}
+	cases=()
+	for f in $1; do
+		obj=$FIXTURES/full/$f
+		index "$obj"
+		cases+=("build_id|$(build_id "$obj")|$obj")
+	done
+	cpp=$FIXTURES/full/cpp_g++_O2_pie
+	for o in nodemangle noinlines short none noinlines,short; do
+		cases+=("build_id|$(build_id "$cpp")|$cpp|-|$o|500")
+	done
+	cases+=("path|-|$FIXTURES/full/c_gcc_O2_rdyn")
+	libc=/lib/x86_64-linux-gnu/libc.so.6
+	id=$(build_id "$libc")
+	if [[ -f /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]]; then
+		index "$libc"
+		cases+=("build_id|$id|$libc$nlibc")
+	else
+		skip_part "libc6-dbg is not installed (libc)"
+	fi
+	pydir=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
+	libpython=$pydir/libpython3.11.so.1.0
+	if [[ -f $libpython ]]; then
+		index "$libpython"
+		cases+=("build_id|$(build_id "$libpython")|$libpython$npy")
+	else
+		skip_part "no libpython3.11.so.1.0 in $pydir"
+	fi
+	mfx=${MACHO_FIXTURES:-}
+	if [[ -n $mfx && -f $mfx/.done ]]; then
+		for n in app_arm64 app_x86_64 libmo_arm64.dylib libmo_x86_64.dylib; do
+			index "$mfx/$n.dSYM"
+			dw=$mfx/$n.dSYM/Contents/Resources/DWARF/$n
+			uuid=$(llvm-dwarfdump-14 --uuid "$dw" | awk '{ print $2; exit }')
+			cases+=("uuid|$uuid|$dw|-||$nmacho")
+		done
+		index "$mfx/app_fat.dSYM"
+		cases+=("path|-|$mfx/app_fat|arm64||$nmacho" "path|-|$mfx/app_fat|x86_64||$nmacho")
+	else
+		skip_part "no Mach-O fixtures (the macho.fixtures test did not build them)"
+	fi
+}
