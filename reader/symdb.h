@@ -795,6 +795,8 @@ typedef void (*symdb_warning_fn)(const char *line, void *arg);
 
 /** Options for symdb_symbolizer_create(): the leading fields are those of
  *  symdb_open_opts and mean the same. */
+struct symdb_fetch_opts; /* symdb_fetch.h */
+
 typedef struct symdb_symbolizer_opts {
 	size_t sz;          /**< sizeof(symdb_symbolizer_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< SYMDB_OPEN_VERIFY_CHECKSUMS, SYMDB_OPEN_NO_THAW: how
@@ -812,6 +814,10 @@ typedef struct symdb_symbolizer_opts {
 	 *  and a newline are written to stderr (file descriptor 2). */
 	symdb_warning_fn on_warning;
 	void *on_warning_arg; /**< passed to on_warning */
+	/** SYMDB_SYMBOLIZER_FETCH: where unknown images are fetched from and
+	 *  with what limits (symdb_fetch.h); the struct and its strings are
+	 *  copied.  NULL with the flag: SYMDB_E_INVAL. */
+	const struct symdb_fetch_opts *fetch;
 } symdb_symbolizer_opts;
 
 /**
@@ -837,6 +843,21 @@ typedef struct symdb_symbolizer_opts {
  * built (there is no file to read).
  */
 #define SYMDB_SYMBOLIZER_BUILD 0x100u
+
+/**
+ * Fetch on first sight: an image named by UUID or hex (SYMDB_IMAGE_UUID,
+ * SYMDB_IMAGE_HEX) that the database does not hold is fetched with
+ * symdb_fetch() (symdb_fetch.h: upstream index stores, then debuginfod),
+ * published, and answered from the published index.  Each UUID is fetched
+ * at most once per context: a failure (not found, the deadline, a damaged
+ * download) leaves its requests SYMDB_SYM_NOT_INDEXED with error set to
+ * the fetch's code (SYMDB_E_NOT_FOUND, -ETIMEDOUT, SYMDB_E_CHECKSUM ...).
+ * The fetches of one symdb_symbolize() call share one deadline,
+ * opts.fetch->timeout_ms, so a dead server costs a call at most that.
+ * Needs a database that can be written (db opened by the caller; the
+ * context opens its own builder on it).
+ */
+#define SYMDB_SYMBOLIZER_FETCH 0x200u
 
 /**
  * @brief symdb_symbolizer_create() makes a context for symdb_symbolize().
