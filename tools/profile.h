@@ -97,9 +97,12 @@ typedef struct prof_svg_opts {
  * lighter/outlined, unknown grey).  All text escaped for XML.  0 or -errno. */
 int prof_svg_write(const prof_folded *f, FILE *out, const prof_svg_opts *opts);
 
-/* Commands. */
-int cmd_pprof(int argc, char **argv);
-int cmd_perf(int argc, char **argv);
-int cmd_flame(int argc, char **argv); /* `symdb flame FOLDED --svg OUT`: render folded text */
+/* Commands, with the signature of the command table in symdb_main.c (the
+ * global options, --db DIR, come in g; argv[0] is the command's name). */
+struct cli_global;
+int cmd_pprof(const struct cli_global *g, int argc, char **argv);
+int cmd_perf(const struct cli_global *g, int argc, char **argv);
+/* `symdb flame FOLDED --svg OUT`: render folded text */
+int cmd_flame(const struct cli_global *g, int argc, char **argv);
 
 #endif /* SYMDB_PROFILE_H */
