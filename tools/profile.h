@@ -52,7 +52,9 @@ void prof_folded_free(prof_folded *f);
 
 /* Add one stack, frames[0] the root (outermost caller), frames[n-1] the
  * leaf, with weight (samples or a value).  Equal stacks (same frames,
- * comparing name, file, line, kind, inlined) are merged.  0 or -ENOMEM. */
+ * comparing name, file, line, kind, inlined, module) are merged.  0,
+ * -ENOMEM, -EINVAL (n == 0, a kind out of range) or -EOVERFLOW (the total
+ * weight would pass UINT64_MAX); on failure no stack or weight is added. */
 int prof_folded_add(prof_folded *f, const prof_frame *frames, size_t n, uint64_t weight);
 
 /* Total weight and number of distinct stacks. */
