@@ -161,6 +161,11 @@ void serve_images_upload_cleanup(struct serve_request *rq);
 /* GET /v1/images/{id} and GET /v1/images/{id}/index (route "/v1/images/"
  * as a prefix); it sets rq->ep to SERVE_EP_IMAGES_INDEX for the latter. */
 void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out);
+/* GET /symdb/v1/XX/HEX.symdb (route "/symdb/v1/" as a prefix): the upstream
+ * store layout of SPEC §12.9, so that a symdb serve can be another node's
+ * upstream exactly like a static server over an exported tree; the same
+ * answer as GET /v1/images/HEX/index (rq->ep SERVE_EP_IMAGES_INDEX). */
+void serve_images_store_handle(struct serve_request *rq, struct serve_reply *out);
 
 /* ---- replies (serve_http.c) ---------------------------------------------- */
 

@@ -7,6 +7,9 @@
  *   GET  /v1/images/{id}         its catalog entry as JSON
  *   GET  /v1/images/{id}/index   the index file itself, for another symdb
  *                                to import (`symdb import`)
+ *   GET  /symdb/v1/XX/{id}.symdb the same, in the upstream store layout
+ *                                (SPEC §12.9) that `symdb export --tree`
+ *                                writes for static servers
  *
  * An upload is streamed into a file of the server's own naming in the
  * database's tmp directory (O_EXCL, 0600), never a name the client chose,
@@ -1000,15 +1003,14 @@ static void index_answer(struct serve_request *rq, const symdb_entry *e, struct 
 	out->fd_len = (uint64_t)st.st_size;
 }
 
-void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out)
+/* The catalog entry of id, then its JSON (index 0) or its index file. */
+static void image_get(struct serve_request *rq, const symdb_uuid *id, int index,
+                      struct serve_reply *out)
 {
 	SYMDB_OPTS(symdb_entry, e);
-	symdb_uuid id;
 	char *names;
-	int index = 0, rc;
+	int rc;
 
-	if (image_request(rq, out, &id, &index))
-		return;
 	if (index)
 		rq->ep = SERVE_EP_IMAGES_INDEX;
 	names = malloc(NAMEBUF_SZ);
@@ -1016,7 +1018,7 @@ void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out)
 		serve_reply_error(out, 500, "image: out of memory");
 		return;
 	}
-	rc = symdb_lookup(rq->srv->db, &id, &e, names, NAMEBUF_SZ);
+	rc = symdb_lookup(rq->srv->db, id, &e, names, NAMEBUF_SZ);
 	if (rc == SYMDB_E_NOT_INDEXED)
 		serve_reply_error(out, 404, "image: not in the database");
 	else if (rc)
@@ -1026,4 +1028,82 @@ void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out)
 	else
 		entry_answer(rq, &e, out);
 	free(names);
+}
+
+void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out)
+{
+	symdb_uuid id;
+	int index = 0;
+
+	if (image_request(rq, out, &id, &index) == 0)
+		image_get(rq, &id, index, out);
+}
+
+/* ---- GET /symdb/v1/XX/HEX.symdb ---------------------------------------- */
+
+#define STORE_PATH "/symdb/v1/"
+#define STORE_EXT ".symdb"
+
+/* Split PATH in the upstream store layout (SPEC §12.9), a query string
+ * ignored: 400 for a HEX that is not an image id (so "../x" never goes
+ * further), 404 when the rest does not fit the layout (XX must be HEX's
+ * first two digits, the name must end in ".symdb"). */
+static unsigned split_store_path(const char *path, const char **id, size_t *id_len)
+{
+	const char *p, *end;
+
+	if (!path || strncmp(path, STORE_PATH, sizeof STORE_PATH - 1) != 0)
+		return 404;
+	p = path + sizeof STORE_PATH - 1;
+	end = p + strcspn(p, "?");
+	if (end - p < 3 || p[2] != '/')
+		return 404;
+	*id = p + 3;
+	if ((size_t)(end - *id) < sizeof STORE_EXT - 1 ||
+	    memcmp(end - (sizeof STORE_EXT - 1), STORE_EXT, sizeof STORE_EXT - 1) != 0)
+		return 404;
+	*id_len = (size_t)(end - *id) - (sizeof STORE_EXT - 1);
+	if (!serve_hex_id_valid(*id, *id_len))
+		return 400;
+	return memcmp(p, *id, 2) == 0 ? 0 : 404;
+}
+
+/* As image_request: the decoded and the raw path must name the same id. */
+static int store_request(struct serve_request *rq, struct serve_reply *out, symdb_uuid *id)
+{
+	const char *a, *b = NULL;
+	size_t alen, blen = 0;
+	unsigned st = split_store_path(rq->path, &a, &alen);
+	unsigned raw = rq->raw_path ? split_store_path(rq->raw_path, &b, &blen) : st;
+	char hex[2 * SYMDB_UUID_MAX + 1];
+
+	if (st == 400 || raw == 400 ||
+	    (st == 0 && raw == 0 && rq->raw_path && (blen != alen || memcmp(a, b, alen) != 0)))
+		st = 400;
+	else if (st == 0)
+		st = raw;
+	if (st == 400) {
+		serve_reply_error(out, 400,
+		                  "image id: 2 to 64 lowercase hex digits, an even number of them, unencoded");
+		return -1;
+	}
+	if (st) {
+		serve_reply_error(out, 404, "no such endpoint");
+		return -1;
+	}
+	memcpy(hex, a, alen);
+	hex[alen] = 0;
+	if (symdb_uuid_parse(hex, id) != 0) {
+		serve_reply_error(out, 400, "image id: not a UUID");
+		return -1;
+	}
+	return 0;
+}
+
+void serve_images_store_handle(struct serve_request *rq, struct serve_reply *out)
+{
+	symdb_uuid id;
+
+	if (store_request(rq, out, &id) == 0)
+		image_get(rq, &id, 1, out);
 }

@@ -22,6 +22,8 @@ const struct serve_endpoint serve_endpoints[] = {
 	  .async = true },
 	{ .method = "GET", .path = "/v1/images/", .id = SERVE_EP_IMAGES_GET,
 	  .handle = serve_images_get_handle },
+	{ .method = "GET", .path = "/symdb/v1/", .id = SERVE_EP_IMAGES_INDEX,
+	  .handle = serve_images_store_handle },
 	{ .method = "POST", .path = "/v1/symbolize", .content_type = "application/json",
 	  .id = SERVE_EP_SYMBOLIZE_JSON, .handle = serve_json_handle },
 	{ .method = "POST", .path = "/v1/symbolize", .content_type = "application/x-symdb-batch",

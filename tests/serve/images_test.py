@@ -12,7 +12,8 @@
 #                again is "already_indexed"
 #   index        GET .../index: import the file into a second database with
 #                `symdb import` and query it (== llvm-symbolizer-14); a
-#                compacted image is sent decompressed, the same bytes
+#                compacted image is sent decompressed, the same bytes; GET
+#                /symdb/v1/XX/ID.symdb (the store layout) sends the same
 #   concurrent   8 clients upload the same file at once: one image, one
 #                "indexed" and seven "already_indexed" answers
 #   cutoff       a client that disconnects midway (Content-Length and
@@ -31,7 +32,9 @@
 #                --threads 2, both pool threads before: /healthz and
 #                /v1/symbolize are answered before either upload ends
 #   bad_ids      ../../x, %2e%2e%2f, odd length, upper case -> 400 (raw
-#                paths, as sent); unknown -> 404; a bad Content-Type -> 415
+#                paths, as sent); unknown -> 404; a bad Content-Type -> 415;
+#                the same for /symdb/v1/XX/ID.symdb, and XX not the id's
+#                first two digits -> 404
 #
 # Environment (CTest): SYMDB, SCRATCH, SYMDB_INDEXER_TEST; fixture sources
 # are compiled here with gcc.  A missing tool is a skip (exit 77).
@@ -305,6 +308,11 @@ def case_index():
         check(st == 200 and hdr.get("Content-Type") == "application/octet-stream",
               "GET index: 200 application/octet-stream (%d %s)" % (st, hdr.get("Content-Type")))
         check(body[:8] == b"\x89SYMDB\r\n", "the body is an index file (SPEC magic)")
+        # the upstream store layout (SPEC §12.9) answers the same bytes
+        store = "/symdb/v1/%s/%s.symdb" % (bid[:2], bid)
+        st, hdr, sbody = s.request("GET", store)
+        check(st == 200 and sbody == body and hdr.get("Content-Type") == "application/octet-stream",
+              "GET %s: 200, the same bytes (%d, %d bytes)" % (store, st, len(sbody)))
         dl = os.path.join(SCRATCH, "dl.symdb")
         with open(dl, "wb") as f:
             f.write(body)
@@ -332,8 +340,12 @@ def case_index():
         check(st == 200 and json.loads(body2).get("cold") is True, "entry says cold")
         st, _, body2 = s.request("GET", "/v1/images/%s/index" % bid)
         check(st == 200 and body2 == body, "cold image: the same index bytes")
+        st, _, body2 = s.request("GET", store)
+        check(st == 200 and body2 == body, "cold image: the same bytes from the store path")
         st, _, _ = s.request("GET", "/v1/images/%s/index" % ("ab" * 20))
         check(st == 404, "unknown id: 404")
+        st, _, _ = s.request("GET", "/symdb/v1/ab/%s.symdb" % ("ab" * 20))
+        check(st == 404, "unknown id, store path: 404")
         # the index file replaced by a symbolic link is not followed
         path = os.path.join(db, "images", bid[:2], bid + ".symdb")
         os.rename(path, path + ".moved")
@@ -751,6 +763,17 @@ def case_bad_ids():
             check(st == 404, "GET %s: 404 (unknown)" % path)
         st, _, _ = s.request("GET", "/v1/images/abcd/other")
         check(st == 404, "GET /v1/images/abcd/other: 404")
+        # the store layout: the same id rules; XX must be the id's first
+        # two digits and the name end in .symdb
+        for path in ["/symdb/v1/ab/../../x.symdb", "/symdb/v1/ab/%2e%2e%2fab.symdb",
+                     "/symdb/v1/ab/ABCD.symdb", "/symdb/v1/ab/abc.symdb", "/symdb/v1/ab/%61bcd.symdb",
+                     "/symdb/v1/ab/ab%2fcd.symdb", "/symdb/v1/ab/.symdb"]:
+            st, _, body = s.request("GET", path)
+            check(st == 400, "GET %s: 400 (%d %s)" % (path, st, body[:80]))
+        for path in ["/symdb/v1/ab/abcd.symdb", "/symdb/v1/cd/abcd.symdb", "/symdb/v1/ab/abcd",
+                     "/symdb/v1/ab/abcd.symdb.lz4", "/symdb/v1/abcd.symdb", "/symdb/v1/", "/symdb/v2/ab/abcd.symdb"]:
+            st, _, _ = s.request("GET", path)
+            check(st == 404, "GET %s: 404" % path)
         for ctype in (b"Content-Type: application/json\r\n", b""):
             got = raw_exchange(s, b"POST /v1/images HTTP/1.1\r\nHost: x\r\n" + ctype +
                                b"Content-Length: 4\r\n\r\n", [b"\x7fELF"])
