@@ -2,7 +2,9 @@
 /*
  * `symdb export UUID|PREFIX|FILE... > BUNDLE` and `symdb import [BUNDLE] < BUNDLE`: move
  * indexed images between machines, so that a fleet builds each binary once
- * and distributes the index files (SPEC §12.7).
+ * and distributes the index files (SPEC §12.7).  `symdb export --tree DIR`
+ * writes them into an upstream store tree instead (SPEC §12.9,
+ * cli_export_tree.c), for nodes that fetch on a miss.
  *
  * The bundle is the library's: symdb_export() verifies every image and
  * writes it; symdb_import() checks the whole bundle and every image before
@@ -12,10 +14,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_export_tree.h"
 #include "cli_fault.h"
 #include "cli_maint.h"
 #include "cli_target.h"
@@ -82,29 +87,46 @@ static int bn_add_args(symdb *db, struct bn_ids *l, char **args, int nargs)
 	return 0;
 }
 
-/* Export the listed images (or every image with --all) from db. */
-static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all, char **args,
-                        int nargs)
+/* Open the database and list the images to export: every one with all,
+ * else the ones args name.  0 with *db open (and guarded against SIGBUS),
+ * or an exit code with *db NULL. */
+static int bn_open_list(const struct cli_global *g, symdb **db, struct bn_ids *l, int all,
+                        char **args, int nargs)
 {
 	char err[512] = "", dir[4096];
 	SYMDB_OPTS(symdb_open_opts, o, .errbuf = err, .errbuf_sz = sizeof err);
-	symdb *db;
 	int rc;
 
 	cli_db_name(g, dir, sizeof dir);
-	rc = cli_open_db(g->db_dir, &o, &db);
+	rc = cli_open_db(g->db_dir, &o, db);
 	if (rc < 0) {
 		cli_err_lib(dir, rc, err);
+		*db = NULL;
 		return CLI_EXIT_DATABASE;
 	}
-	cli_fault_guard(db); /* an index truncated meanwhile: an error, not SIGBUS */
-	rc = all ? symdb_list(db, bn_add_entry, l) : 0;
+	cli_fault_guard(*db); /* an index truncated meanwhile: an error, not SIGBUS */
+	rc = all ? symdb_list(*db, bn_add_entry, l) : 0;
 	if (rc < 0) {
 		cli_err(dir, "%s", symdb_strerror(rc));
 		rc = CLI_EXIT_DATABASE;
 	} else if (!all) {
-		rc = -bn_add_args(db, l, args, nargs);
+		rc = -bn_add_args(*db, l, args, nargs);
 	}
+	if (rc) {
+		cli_fault_unguard();
+		symdb_close(*db);
+		*db = NULL;
+	}
+	return rc;
+}
+
+/* Export the listed images (or every image with --all) from db. */
+static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all, char **args,
+                        int nargs)
+{
+	symdb *db;
+	int rc = bn_open_list(g, &db, l, all, args, nargs);
+
 	if (rc == 0) {
 		char why[1200] = "";
 		uint64_t written = 0;
@@ -116,10 +138,64 @@ static int bn_export_db(const struct cli_global *g, struct bn_ids *l, int all, c
 			cli_err(NULL, "%s", why);
 		if (rc < 0)
 			rc = written ? CLI_EXIT_FAILED : cli_exit_for(rc);
+		cli_fault_unguard();
+		symdb_close(db);
 	}
+	return rc;
+}
+
+/* One image into the tree and its line: 0, or the exit code it earns
+ * (CLI_EXIT_DAMAGED: the image; CLI_EXIT_FAILED: the tree, which ends the
+ * export). */
+static int bn_tree_one(symdb *db, int v1fd, const char *tree, const struct bn_ids *l, int i)
+{
+	struct cli_tree_put tp;
+	int rc = cli_tree_put(db, v1fd, &l->ids[i], &tp);
+	const char *hex = l->hex[i];
+	size_t hl = strlen(hex);
+
+	if (rc == 1)
+		cli_print_line("exported %s %s (%" PRIu64 " bytes)\n", hex, tp.rel, tp.bytes);
+	else if (rc == 0)
+		cli_print_line("skipped %s (already in the tree)\n", hex);
+	else if (tp.write_error)
+		cli_err(NULL, "%s/%s: %s", tree, tp.rel, tp.why);
+	else if (strncmp(tp.why, hex, hl) == 0 && (tp.why[hl] == ':' || tp.why[hl] == '/'))
+		cli_err(NULL, "%s", tp.why);
+	else
+		cli_err(hex, "%s", tp.why[0] ? tp.why : symdb_strerror(rc));
+	if (rc >= 0)
+		return 0;
+	return tp.write_error ? CLI_EXIT_FAILED : cli_exit_for(rc);
+}
+
+/* `export --tree DIR`: each image verified and written on its own; a
+ * damaged one is named and skipped, a write error ends the export. */
+static int bn_export_tree(const struct cli_global *g, const char *tree, struct bn_ids *l,
+                          int all, char **args, int nargs)
+{
+	char err[4200] = "";
+	symdb *db;
+	int rc = bn_open_list(g, &db, l, all, args, nargs), v1fd, worst = 0;
+
+	if (rc)
+		return rc;
+	v1fd = cli_tree_open(tree, err, sizeof err);
+	if (v1fd < 0) {
+		cli_err(NULL, "%s", err);
+		worst = CLI_EXIT_FAILED;
+	}
+	for (int i = 0; v1fd >= 0 && i < l->n && worst != CLI_EXIT_FAILED; i++) {
+		rc = bn_tree_one(db, v1fd, tree, l, i);
+		if (rc > worst)
+			worst = rc;
+	}
+	fflush(stdout);
+	if (v1fd >= 0)
+		close(v1fd);
 	cli_fault_unguard();
 	symdb_close(db);
-	return rc;
+	return worst;
 }
 
 int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
@@ -127,7 +203,8 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 	struct cli_global g = *g0;
 	struct bn_ids l = { 0 };
 	char **args = calloc((size_t)argc, sizeof *args);
-	int all = 0, rc = args ? -1 : CLI_EXIT_FAILED, nargs = 0;
+	const char *tree = NULL;
+	int all = 0, rc = args ? -1 : CLI_EXIT_FAILED, nargs = 0, t;
 
 	for (int i = 1; rc < 0 && i < argc; i++) {
 		int m = cli_opt_common(&g, "export", argc, argv, &i);
@@ -137,6 +214,9 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 			rc = CLI_EXIT_OK;
 		} else if (m == CLI_OPT_TAKEN) {
 			continue;
+		} else if ((t = cli_opt_value(argc, argv, &i, "--tree", &tree)) != 0) {
+			if (t < 0)
+				rc = CLI_EXIT_USAGE;
 		} else if (!strcmp(argv[i], "--all")) {
 			all = 1;
 		} else if (argv[i][0] == '-' && argv[i][1] && !cli_is_uuid_arg(argv[i])) {
@@ -146,11 +226,19 @@ int cli_cmd_export(const struct cli_global *g0, int argc, char **argv)
 			args[nargs++] = argv[i]; /* resolved once the database is open */
 		}
 	}
+	if (rc < 0 && tree && !tree[0]) {
+		cli_err(NULL, "export: --tree needs a directory (see 'symdb help export')");
+		rc = CLI_EXIT_USAGE;
+	}
+	if (rc < 0 && tree && nargs == 0)
+		all = 1; /* a store tree mirrors the whole database by default */
 	if (rc < 0 && (nargs == 0) == !all) {
 		cli_err(NULL, all ? "export: --all takes no UUID (see 'symdb help export')"
 		                  : "export: no UUID given (see 'symdb help export')");
 		rc = CLI_EXIT_USAGE;
 	}
+	if (rc < 0 && tree)
+		rc = bn_export_tree(&g, tree, &l, all, args, nargs);
 	if (rc < 0 && isatty(1)) {
 		cli_err(NULL, "export: refusing to write a bundle to a terminal");
 		rc = CLI_EXIT_USAGE;

@@ -276,14 +276,24 @@ static const struct subcommand commands[] = {
 	  "\n"
 	  "  --unused-for AGE  compact images not used for AGE (45d, 12h, 2w, 3600)\n"
 	  "  -n, --dry-run     only print what would be compacted\n" },
-	{ "export", cli_cmd_export, "write indexed images as a bundle to stdout",
+	{ "export", cli_cmd_export, "write indexed images as a bundle to stdout, or into a store tree",
 	  "usage: symdb export [--db DIR] UUID|PREFIX|FILE...|--all > BUNDLE\n"
+	  "       symdb export [--db DIR] --tree TREE [UUID|PREFIX|FILE...|--all]\n"
 	  "\n"
 	  "Write the index files of the images (--all: every indexed image) as one\n"
 	  "LZ4 frame with content and block checksums (SPEC §12.7), for 'symdb\n"
 	  "import' on another machine.\n"
 	  "Every image is verified first; nothing is written if one is missing or\n"
-	  "damaged.  Refuses to write to a terminal.\n" },
+	  "damaged.  Refuses to write to a terminal.\n"
+	  "\n"
+	  "With --tree, write each image (default: every one) as the file\n"
+	  "TREE/symdb/v1/XX/UUID.symdb of an upstream store (SPEC §12.9), which any\n"
+	  "static HTTP server with TREE as its root serves to '--upstream URL'.\n"
+	  "Each is verified, then written to a temporary file and renamed; one\n"
+	  "already there is skipped.  One line per image:\n"
+	  "  exported UUID symdb/v1/XX/UUID.symdb (SIZE bytes)\n"
+	  "  skipped UUID (already in the tree)\n"
+	  "A damaged image is named on stderr and skipped (exit status 4).\n" },
 	{ "import", cli_cmd_import, "publish the images of a bundle",
 	  "usage: symdb import [--db DIR] [--force] [-q] [BUNDLE|-] < BUNDLE\n"
 	  "\n"
