@@ -12,6 +12,7 @@
 #include "cli_demangle.h"
 #include "cli_maint.h"
 #include "cli_util.h"
+#include "profile.h"
 #include "symdb.h"
 
 struct subcommand {
@@ -309,6 +310,27 @@ static const struct subcommand commands[] = {
 	  "\n"
 	  "  --force      replace images that are already indexed\n"
 	  "  -q, --quiet  no per-image lines on stdout\n" },
+	{ "flame", cmd_flame, "render folded stacks as an interactive SVG flame graph",
+	  "usage: symdb flame [-o OUT.svg] [--title T] [--subtitle S] [--unit U] [--width PX]\n"
+	  "                   [--min-width PX] FOLDED\n"
+	  "\n"
+	  "Read folded stacks, one 'root;...;leaf COUNT' line per stack (the format of\n"
+	  "`symdb perf`, perf's and flamegraph.pl's stackcollapse tools; '-' is stdin;\n"
+	  "frame suffixes _[k] kernel, _[j] JIT, _[i] inlined), and write one\n"
+	  "self-contained SVG flame graph: root at the bottom, width by count; click a\n"
+	  "frame to zoom, 'Reset zoom' or Escape to go back; the search box (or '/')\n"
+	  "highlights frames matching a regular expression and shows their share;\n"
+	  "hovering shows name, file:line, module and count.  Colours: user red to\n"
+	  "yellow, kernel orange-brown, JIT green, unknown grey, inlined lighter and\n"
+	  "outlined.  Nothing is fetched when it is viewed.  A bad line is one error\n"
+	  "'symdb: FILE:LINE: reason' and no output.\n"
+	  "\n"
+	  "  -o, --output, --svg OUT  the SVG file (default stdout), replaced atomically\n"
+	  "  --title T        title (default \"Flame Graph\")\n"
+	  "  --subtitle S     second line (default: the total and the number of stacks)\n"
+	  "  --unit U         what COUNT counts (default samples)\n"
+	  "  --width PX       image width (default 1200)\n"
+	  "  --min-width PX   leave out frames narrower than PX pixels (default 0.1)\n" },
 	{ "reindex", cli_cmd_reindex, "rebuild the catalog from the index files",
 	  "usage: symdb reindex [--db DIR] [-q]\n"
 	  "\n"

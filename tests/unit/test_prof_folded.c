@@ -4,7 +4,9 @@
  * (tools/prof_folded.c): equal stacks merged whatever the strings' storage,
  * weights summed and checked for overflow, names escaped so that a line
  * always parses, the text form sorted, and folded text read back, every
- * expectation written by hand here (flamegraph.pl's "a;b;c N" format).
+ * expectation written by hand here (flamegraph.pl's "a;b;c N" format);
+ * and the SVG writer's tooltips (name, file:line, module, kind, share) and
+ * XML escaping (tools/prof_svg.c; the browser checks it in tests/profile).
  */
 #define _POSIX_C_SOURCE 200809L /* fmemopen, open_memstream */
 #include <errno.h>
@@ -237,6 +239,60 @@ static void test_bad_lines(void)
 	prof_folded_free(f);
 }
 
+/* The SVG document, in a malloc'd string. */
+static char *svg_of(const prof_folded *f, const prof_svg_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	CHECK(m != NULL);
+	if (!m)
+		return strdup("");
+	CHECK(prof_svg_write(f, m, o) == 0);
+	fclose(m);
+	return buf;
+}
+
+static void test_svg(void)
+{
+	prof_folded *f = prof_folded_new();
+	prof_frame a[] = { { .name = "main", .file = "/src/m.c", .line = 3, .module = "prog" },
+		           { .name = "vec<int>::at", .file = "v.h", .line = 9, .inlined = 1,
+		             .module = "prog" } };
+	prof_frame b[] = { { .name = "main", .file = "/src/m.c", .line = 3, .module = "prog" },
+		           { .name = "do_sys_open", .kind = PROF_KERNEL } };
+	prof_frame c[] = { { .name = "bad\xff\xef\xbf\xbe\x01name" } };
+	CHECK(prof_folded_add(f, a, 2, 3) == 0);
+	CHECK(prof_folded_add(f, b, 2, 1) == 0);
+	CHECK(prof_folded_add(f, c, 1, 4) == 0);
+	prof_svg_opts o = { .sz = sizeof(o), .title = "t<&>\"", .unit = "ms" };
+	char *svg = svg_of(f, &o);
+	CHECK(strstr(svg, "<title>t&lt;&amp;&gt;&quot;</title>") != NULL);
+	CHECK(strstr(svg, "<title>main\n/src/m.c:3\nmodule prog\nuser\n4 ms, 50.00%</title>"));
+	CHECK(strstr(svg, "<title>vec&lt;int&gt;::at\nv.h:9\nmodule prog\nuser, inlined\n"
+	                  "3 ms, 37.50%</title>"));
+	CHECK(strstr(svg, "<title>do_sys_open\nkernel\n1 ms, 12.50%</title>"));
+	CHECK(strstr(svg, "<title>all\n8 ms, 100.00%</title>"));
+	/* Bytes that are not UTF-8, U+FFFE (not an XML character), controls. */
+	CHECK(strstr(svg, "<title>bad\\xff\\xef\\xbf\\xbe\\x01name\n"));
+	/* Boxes: kind letters, the inlined class, widths by weight (1180 px). */
+	CHECK(strstr(svg, "<g class=\"f i\" data-x=\"5\" data-w=\"3\" data-d=\"2\" data-k=\"u\">"));
+	CHECK(strstr(svg, "data-x=\"4\" data-w=\"1\" data-d=\"2\" data-k=\"k\">"));
+	CHECK(strstr(svg, "width=\"442.5\" height=\"15\""));
+	CHECK(strstr(svg, "width=\"1180.0\" height=\"15\""));
+	/* Nothing outside the document is referenced. */
+	CHECK(strstr(svg, "href") == NULL && strstr(svg, "https:") == NULL);
+	free(svg);
+
+	/* min_width leaves out the 1-sample frame (147.5 px) and nothing else. */
+	o.min_width = 150;
+	svg = svg_of(f, &o);
+	CHECK(strstr(svg, "do_sys_open") == NULL);
+	CHECK(strstr(svg, "vec&lt;int&gt;::at") != NULL);
+	free(svg);
+	prof_folded_free(f);
+}
+
 int main(void)
 {
 	test_merge();
@@ -244,5 +300,6 @@ int main(void)
 	test_escape();
 	test_round_trip();
 	test_bad_lines();
+	test_svg();
 	return check_exit();
 }
