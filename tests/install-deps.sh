@@ -21,6 +21,7 @@ packages=(
 	linux-perf # cli.addr2line_perf: perf 6.1 driving symdb as addr2line
 	curl wrk golang-go # the server's clients: README's curl and Go examples, the load benchmark
 	nodejs # a real JIT writing perf maps (node --perf-basic-prof)
+	chromium # headless: the flame graph SVGs rendered and their script run (tests/profile/svg_check.py)
 	# real binaries and separate debug files used by the oracle tests
 	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
 )
