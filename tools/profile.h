@@ -104,7 +104,7 @@ int prof_svg_write(const prof_folded *f, FILE *out, const prof_svg_opts *opts);
 struct cli_global;
 int cmd_pprof(const struct cli_global *g, int argc, char **argv);
 int cmd_perf(const struct cli_global *g, int argc, char **argv);
-/* `symdb flame FOLDED --svg OUT`: render folded text */
+/* `symdb flame FOLDED [-o OUT.svg]` (--svg OUT too): render folded text */
 int cmd_flame(const struct cli_global *g, int argc, char **argv);
 
 #endif /* SYMDB_PROFILE_H */
