@@ -52,7 +52,6 @@ struct tree {
 	size_t len, cap;
 	uint32_t *slot; /* (parent, frame) -> node index + 1 */
 	size_t slot_cap;
-	uint32_t max_depth;
 };
 
 #define NONE UINT32_MAX
@@ -107,8 +106,6 @@ static uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t frame)
 	struct node *p = &t->n[parent];
 	t->n[id] = (struct node){ frame, parent, NONE, p->child, p->depth + 1, 0, 0 };
 	p->child = id;
-	if (p->depth + 1 > t->max_depth)
-		t->max_depth = p->depth + 1;
 	t->slot[j] = id + 1;
 	return id;
 }
@@ -488,7 +485,13 @@ int prof_svg_write(const prof_folded *f, FILE *out, const prof_svg_opts *opts)
 		             .unit = o.unit ? o.unit : "samples" };
 	double minw = o.min_width > 0 ? o.min_width : 0.1;
 	c.scale = t.n[0].weight ? (double)(c.width - 2 * PAD_X) / (double)t.n[0].weight : 0;
-	c.height = TOP_H + (t.max_depth + 1) * FRAME_H + BOTTOM_H;
+	/* As tall as the deepest box drawn: a child is never wider than its
+	 * parent, so width alone decides, and whole subtrees go. */
+	uint32_t depth = 0;
+	for (size_t i = 1; i < t.len; i++)
+		if ((double)t.n[i].weight * c.scale >= minw && t.n[i].depth > depth)
+			depth = t.n[i].depth;
+	c.height = TOP_H + (depth + 1) * FRAME_H + BOTTOM_H;
 	const char *title = o.title ? o.title : "Flame Graph";
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -517,8 +520,6 @@ int prof_svg_write(const prof_folded *f, FILE *out, const prof_svg_opts *opts)
 	fprintf(out, "<text class=\"details\" x=\"%d\" y=\"%u\"> </text>\n", PAD_X, c.height - 10);
 	fputs("<g class=\"frames\">\n", out);
 	for (size_t i = 0; i < t.len; i++) {
-		/* A child is never wider than its parent: skipping by width
-		 * alone leaves out whole subtrees. */
 		if (i == 0 || (double)t.n[i].weight * c.scale >= minw)
 			put_node(&c, (uint32_t)i);
 	}

@@ -280,6 +280,8 @@ static void test_svg(void)
 	CHECK(strstr(svg, "data-x=\"4\" data-w=\"1\" data-d=\"2\" data-k=\"k\">"));
 	CHECK(strstr(svg, "width=\"442.5\" height=\"15\""));
 	CHECK(strstr(svg, "width=\"1180.0\" height=\"15\""));
+	/* 66 px of title, 3 rows of 16 px, 30 px of details line. */
+	CHECK(strstr(svg, "width=\"1200\" height=\"144\""));
 	/* Nothing outside the document is referenced. */
 	CHECK(strstr(svg, "href") == NULL && strstr(svg, "https:") == NULL);
 	free(svg);
@@ -289,6 +291,13 @@ static void test_svg(void)
 	svg = svg_of(f, &o);
 	CHECK(strstr(svg, "do_sys_open") == NULL);
 	CHECK(strstr(svg, "vec&lt;int&gt;::at") != NULL);
+	free(svg);
+	/* Only the 590 px boxes stay: the picture loses its top row. */
+	o.min_width = 500;
+	svg = svg_of(f, &o);
+	CHECK(strstr(svg, "vec&lt;int&gt;::at") == NULL);
+	CHECK(strstr(svg, "<title>main\n") != NULL);
+	CHECK(strstr(svg, "width=\"1200\" height=\"128\""));
 	free(svg);
 	prof_folded_free(f);
 }
