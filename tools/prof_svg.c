@@ -3,12 +3,13 @@
  * prof_svg.c - a prof_folded model rendered as one self-contained,
  * interactive SVG flame graph (profile.h, prof_svg_write).
  *
- * The stacks become a tree (children of a node merged by frame, so the
- * same call path is one box however many stacks share it), laid out root
- * at the bottom, each box as wide as its weight, children left to right in
- * name order so equal names stay together.  Boxes narrower than min_width
- * pixels are left out with everything above them: the file stays small
- * for profiles with many thin stacks.
+ * Each call path is one box however many stacks share it, laid out root
+ * at the bottom, as wide as its weight, callees left to right in name
+ * order so equal names stay together, a caller's own weight at its right.
+ * The boxes come from one pass over the stacks sorted by their frames
+ * (flow_run), so memory does not grow with the number of call paths.
+ * Boxes narrower than min_width pixels are left out with everything above
+ * them: the file stays small for profiles with many thin stacks.
  *
  * Each box is a <g class="f"> holding a <title> (the tooltip: name,
  * file:line, module, kind, weight and share; its first line is the name),
@@ -36,157 +37,117 @@ enum {
 };
 #define CHAR_W 7.25 /* advance of a 12px monospace glyph (0.6 em), rounded up */
 
-struct node {
-	uint32_t frame;  /* frame id; UINT32_MAX for the root ("all") */
-	uint32_t parent;
-	uint32_t child;  /* first child, then siblings: UINT32_MAX ends */
-	uint32_t sibling;
+/* A box: one call path, its weight and where it starts, in weight units. */
+struct box {
+	uint32_t frame; /* frame id; NONE for the root ("all") */
 	uint32_t depth;
-	uint64_t weight;
-	uint64_t x;      /* offset of the box, in weight units */
-};
-
-struct tree {
-	const prof_folded *f;
-	struct node *n;
-	size_t len, cap;
-	uint32_t *slot; /* (parent, frame) -> node index + 1 */
-	size_t slot_cap;
+	uint64_t x, weight;
 };
 
 #define NONE UINT32_MAX
 
-static uint64_t key_hash(uint32_t parent, uint32_t frame)
+/* Frames in the order boxes are laid out: by name, then file, then id
+ * (a total order, so the picture is deterministic). */
+static int frame_order(const prof_folded *f, uint32_t a, uint32_t b)
 {
-	uint64_t x = (uint64_t)parent << 32 | frame;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
-static int tree_rehash(struct tree *t)
-{
-	size_t cap = t->slot_cap ? t->slot_cap * 2 : 1024;
-	uint32_t *s = calloc(cap, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 1; i < t->len; i++) {
-		size_t j = key_hash(t->n[i].parent, t->n[i].frame) & (cap - 1);
-		while (s[j])
-			j = (j + 1) & (cap - 1);
-		s[j] = (uint32_t)i + 1;
-	}
-	free(t->slot);
-	t->slot = s;
-	t->slot_cap = cap;
-	return 0;
-}
-
-/* The child of parent for frame, created (weight 0) if new; NONE when out
- * of memory. */
-static uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t frame)
-{
-	if ((t->len + 1) * 2 > t->slot_cap && tree_rehash(t) < 0)
-		return NONE;
-	size_t mask = t->slot_cap - 1, j = key_hash(parent, frame) & mask;
-	for (uint32_t e; (e = t->slot[j]); j = (j + 1) & mask)
-		if (t->n[e - 1].parent == parent && t->n[e - 1].frame == frame)
-			return e - 1;
-	if (t->len == t->cap) {
-		size_t cap = t->cap * 2;
-		struct node *n = t->len < NONE - 1 ? realloc(t->n, cap * sizeof(*n)) : NULL;
-		if (!n)
-			return NONE;
-		t->n = n;
-		t->cap = cap;
-	}
-	uint32_t id = (uint32_t)t->len++;
-	struct node *p = &t->n[parent];
-	t->n[id] = (struct node){ frame, parent, NONE, p->child, p->depth + 1, 0, 0 };
-	p->child = id;
-	t->slot[j] = id + 1;
-	return id;
-}
-
-static const struct tree *cmp_tree;
-
-static int child_cmp(const void *a, const void *b)
-{
-	const prof_frame *x = prof_folded_frame(cmp_tree->f, cmp_tree->n[*(const uint32_t *)a].frame);
-	const prof_frame *y = prof_folded_frame(cmp_tree->f, cmp_tree->n[*(const uint32_t *)b].frame);
+	if (a == b)
+		return 0;
+	const prof_frame *x = prof_folded_frame(f, a), *y = prof_folded_frame(f, b);
 	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
-	if (c)
-		return c;
-	/* Then by frame id: a total order, so the output is deterministic. */
-	uint32_t i = cmp_tree->n[*(const uint32_t *)a].frame, j = cmp_tree->n[*(const uint32_t *)b].frame;
-	return (i > j) - (i < j);
+	if (!c)
+		c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+	return c ? c : (a > b) - (a < b);
 }
 
-/* Every node's x: parents come before their children in n[] (a child is
- * created while its parent exists), so one pass in index order works. */
-static int tree_place(struct tree *t)
+static const prof_folded *order_model;
+
+/* Stacks compared frame by frame; a stack sorts after every stack it is a
+ * prefix of, so a caller's own weight ends up right of its callees. */
+static int stack_order(const void *pa, const void *pb)
 {
-	uint32_t *kids = NULL;
-	size_t cap = 0;
-	cmp_tree = t;
-	for (size_t i = 0; i < t->len; i++) {
-		size_t k = 0;
-		for (uint32_t c = t->n[i].child; c != NONE; c = t->n[c].sibling) {
-			if (k == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				uint32_t *q = realloc(kids, nc * sizeof(*q));
-				if (!q) {
-					free(kids);
-					return -ENOMEM;
-				}
-				kids = q;
-				cap = nc;
-			}
-			kids[k++] = c;
-		}
-		if (k > 1)
-			qsort(kids, k, sizeof(*kids), child_cmp);
-		uint64_t x = t->n[i].x;
-		for (size_t j = 0; j < k; j++) {
-			t->n[kids[j]].x = x;
-			x += t->n[kids[j]].weight;
-		}
+	const uint32_t *x, *y;
+	size_t n, m;
+	prof_folded_stack(order_model, *(const size_t *)pa, &x, &n);
+	prof_folded_stack(order_model, *(const size_t *)pb, &y, &m);
+	for (size_t k = 0; k < n && k < m; k++) {
+		int c = frame_order(order_model, x[k], y[k]);
+		if (c)
+			return c;
 	}
-	cmp_tree = NULL;
-	free(kids);
+	return (n < m) - (n > m);
+}
+
+/*
+ * The boxes, without building the tree: in stack_order, the stacks that
+ * share a call path are consecutive, so one pass keeps the open path
+ * (root .. current leaf) and closes a box when the next stack leaves it.
+ * A new box starts where the weight of the stacks before it ends.  emit()
+ * gets each box when it is closed (callees before callers, the root last).
+ * Memory: the sorted stack indices and the path, whatever the profile.
+ */
+struct flow {
+	const prof_folded *f;
+	size_t *order;
+	struct box *path;
+	size_t path_cap;
+};
+
+static int flow_init(struct flow *w, const prof_folded *f)
+{
+	size_t n = prof_folded_count(f), deepest = 0;
+	*w = (struct flow){ .f = f };
+	w->order = malloc((n ? n : 1) * sizeof(*w->order));
+	for (size_t i = 0; w->order && i < n; i++) {
+		const uint32_t *ids;
+		size_t len;
+		prof_folded_stack(f, i, &ids, &len);
+		w->order[i] = i;
+		deepest = len > deepest ? len : deepest;
+	}
+	w->path_cap = deepest + 1;
+	w->path = malloc(w->path_cap * sizeof(*w->path));
+	if (!w->order || !w->path)
+		return -ENOMEM;
+	order_model = f; /* qsort has no context argument in C11 */
+	qsort(w->order, n, sizeof(*w->order), stack_order);
+	order_model = NULL;
 	return 0;
 }
 
-static int tree_build(struct tree *t, const prof_folded *f)
+static void flow_free(struct flow *w)
 {
-	*t = (struct tree){ .f = f, .cap = 1024 };
-	if (!(t->n = malloc(t->cap * sizeof(*t->n))))
-		return -ENOMEM;
-	t->n[0] = (struct node){ NONE, NONE, NONE, NONE, 0, prof_folded_total(f), 0 };
-	t->len = 1;
-	for (size_t i = 0; i < prof_folded_count(f); i++) {
-		const uint32_t *ids;
-		size_t n;
-		uint64_t w = prof_folded_stack(f, i, &ids, &n);
-		uint32_t cur = 0;
-		for (size_t k = 0; k < n; k++) {
-			if ((cur = tree_child(t, cur, ids[k])) == NONE)
-				return -ENOMEM;
-			t->n[cur].weight += w;
-		}
-	}
-	return tree_place(t);
+	free(w->order);
+	free(w->path);
 }
 
-static void tree_free(struct tree *t)
+static void flow_run(const struct flow *w, void (*emit)(void *, const struct box *), void *arg)
 {
-	free(t->n);
-	free(t->slot);
+	struct box *path = w->path;
+	size_t open = 0; /* path[0..open] are open; path[0] is the root */
+	const uint32_t *prev = NULL;
+	size_t prevn = 0;
+	uint64_t pos = 0;
+
+	path[0] = (struct box){ NONE, 0, 0, 0 };
+	for (size_t i = 0; i < prof_folded_count(w->f); i++) {
+		const uint32_t *ids;
+		size_t n, p = 0;
+		uint64_t wt = prof_folded_stack(w->f, w->order[i], &ids, &n);
+		while (p < n && p < prevn && ids[p] == prev[p])
+			p++;
+		for (; open > p; open--)
+			emit(arg, &path[open]);
+		for (; open < n; open++)
+			path[open + 1] = (struct box){ ids[open], (uint32_t)open + 1, pos, 0 };
+		for (size_t k = 0; k <= n; k++)
+			path[k].weight += wt;
+		pos += wt;
+		prev = ids;
+		prevn = n;
+	}
+	for (; open > 0; open--)
+		emit(arg, &path[open]);
+	emit(arg, &path[0]);
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -294,8 +255,11 @@ static const char *const kind_name[] = { "user", "kernel", "JIT", "unknown" };
 
 struct svg_ctx {
 	FILE *out;
-	const struct tree *t;
+	const prof_folded *f;
+	uint64_t total;
 	double scale; /* pixels per weight unit */
+	double min_width;
+	uint32_t depth; /* the deepest box drawn */
 	unsigned width;
 	unsigned height;
 	const char *unit;
@@ -308,10 +272,26 @@ static void put_share(FILE *out, uint64_t w, uint64_t total, const char *unit)
 	fprintf(out, ", %.2f%%", total ? 100.0 * (double)w / (double)total : 0.0);
 }
 
-static void put_node(const struct svg_ctx *c, uint32_t i)
+/* Boxes narrower than min_width are not drawn; the root always is.  A box
+ * is never wider than its caller's, so whole subtrees go. */
+static int drawn(const struct svg_ctx *c, const struct box *n)
 {
-	const struct node *n = &c->t->n[i];
-	const prof_frame *fr = n->frame == NONE ? NULL : prof_folded_frame(c->t->f, n->frame);
+	return n->frame == NONE || (double)n->weight * c->scale >= c->min_width;
+}
+
+static void deepest_drawn(void *arg, const struct box *n)
+{
+	struct svg_ctx *c = arg;
+	if (drawn(c, n) && n->depth > c->depth)
+		c->depth = n->depth;
+}
+
+static void put_node(void *arg, const struct box *n)
+{
+	const struct svg_ctx *c = arg;
+	if (!drawn(c, n))
+		return;
+	const prof_frame *fr = n->frame == NONE ? NULL : prof_folded_frame(c->f, n->frame);
 	const char *name = fr ? fr->name : "all";
 	double x = PAD_X + (double)n->x * c->scale, w = (double)n->weight * c->scale;
 	unsigned y = c->height - BOTTOM_H - (n->depth + 1) * FRAME_H;
@@ -334,7 +314,7 @@ static void put_node(const struct svg_ctx *c, uint32_t i)
 	if (fr)
 		fprintf(out, "\n%s%s", kind_name[fr->kind], fr->inlined ? ", inlined" : "");
 	fputc('\n', out);
-	put_share(out, n->weight, c->t->n[0].weight, c->unit);
+	put_share(out, n->weight, c->total, c->unit);
 	fprintf(out, "</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%u\" fill=\"", x, y, w,
 	        FRAME_H - 1);
 	if (fr)
@@ -475,23 +455,20 @@ int prof_svg_write(const prof_folded *f, FILE *out, const prof_svg_opts *opts)
 	prof_svg_opts o = { .sz = sizeof(o) };
 	if (opts && opts->sz >= sizeof(o))
 		o = *opts;
-	struct tree t;
-	int rc = tree_build(&t, f);
+	struct flow w;
+	int rc = flow_init(&w, f);
 	if (rc < 0) {
-		tree_free(&t);
+		flow_free(&w);
 		return rc;
 	}
-	struct svg_ctx c = { .out = out, .t = &t, .width = o.width ? o.width : 1200,
-		             .unit = o.unit ? o.unit : "samples" };
-	double minw = o.min_width > 0 ? o.min_width : 0.1;
-	c.scale = t.n[0].weight ? (double)(c.width - 2 * PAD_X) / (double)t.n[0].weight : 0;
-	/* As tall as the deepest box drawn: a child is never wider than its
-	 * parent, so width alone decides, and whole subtrees go. */
-	uint32_t depth = 0;
-	for (size_t i = 1; i < t.len; i++)
-		if ((double)t.n[i].weight * c.scale >= minw && t.n[i].depth > depth)
-			depth = t.n[i].depth;
-	c.height = TOP_H + (depth + 1) * FRAME_H + BOTTOM_H;
+	struct svg_ctx c = { .out = out, .f = f, .total = prof_folded_total(f),
+		             .width = o.width ? o.width : 1200,
+		             .unit = o.unit ? o.unit : "samples",
+		             .min_width = o.min_width > 0 ? o.min_width : 0.1 };
+	c.scale = c.total ? (double)(c.width - 2 * PAD_X) / (double)c.total : 0;
+	/* As tall as the deepest box drawn: one pass to find it. */
+	flow_run(&w, deepest_drawn, &c);
+	c.height = TOP_H + (c.depth + 1) * FRAME_H + BOTTOM_H;
 	const char *title = o.title ? o.title : "Flame Graph";
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -519,13 +496,10 @@ int prof_svg_write(const prof_folded *f, FILE *out, const prof_svg_opts *opts)
 	        c.height - 10);
 	fprintf(out, "<text class=\"details\" x=\"%d\" y=\"%u\"> </text>\n", PAD_X, c.height - 10);
 	fputs("<g class=\"frames\">\n", out);
-	for (size_t i = 0; i < t.len; i++) {
-		if (i == 0 || (double)t.n[i].weight * c.scale >= minw)
-			put_node(&c, (uint32_t)i);
-	}
+	flow_run(&w, put_node, &c);
 	fprintf(out, "</g>\n<script type=\"text/javascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
 	        script);
-	tree_free(&t);
+	flow_free(&w);
 	if (fflush(out) != 0 || ferror(out))
 		return errno ? -errno : -EIO;
 	return 0;
