@@ -255,6 +255,9 @@ CLI_HIDDEN int cli_query_parse_args(struct query *q, struct cli_global *g, int a
 CLI_HIDDEN int cli_query_open_db(const struct cli_global *g, int no_build, symdb **db);
 /* q->sym, indexing on first sight unless no_build; 0 or an error (reported). */
 CLI_HIDDEN int cli_query_create_sym(struct query *q, int no_build);
+/* The symdb-indexer first sight runs ($SYMDB_INDEXER, else the one beside
+ * this executable, else NULL: the installed one); buf holds the path. */
+CLI_HIDDEN const char *cli_query_indexer(char *buf, size_t sz);
 /* cli_query_open_named(): failed as llvm-symbolizer-14 fails on that file
  * (reported in its words; the exit status stays 0). */
 #define OPEN_AS_LLVM (-1001)

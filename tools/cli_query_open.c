@@ -71,7 +71,7 @@ int cli_query_open_db(const struct cli_global *g, int no_build, symdb **db)
 /* The indexer first sight runs: $SYMDB_INDEXER when set (as `symdb build`
  * runs it), else symdb-indexer beside this executable (a build tree or a
  * moved install runs its own), else NULL for the library's installed one. */
-static const char *query_indexer(char *buf, size_t sz)
+const char *cli_query_indexer(char *buf, size_t sz)
 {
 	const char *env = getenv("SYMDB_INDEXER");
 	if (env && env[0])
@@ -94,7 +94,7 @@ int cli_query_create_sym(struct query *q, int no_build)
 	SYMDB_OPTS(symdb_symbolizer_opts, so,
 	           .flags = (q->no_verify ? 0u : SYMDB_OPEN_VERIFY_CHECKSUMS) |
 	                    (no_build ? 0u : SYMDB_SYMBOLIZER_BUILD),
-	           .indexer_path = no_build ? NULL : query_indexer(ix, sizeof ix),
+	           .indexer_path = no_build ? NULL : cli_query_indexer(ix, sizeof ix),
 	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL);
 	int rc = symdb_symbolizer_create(q->db, &so, &q->sym);
 	if (rc < 0)
