@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prof_perf.c - reads `perf script` text (prof_perf.h) for `symdb perf`.
+ *
+ * perf 6.1 prints a sample as a header line starting in column 0
+ *   COMM PID/TID [CPU] TIME: [PERIOD] EVENT: [ADDR (DSO)]
+ * followed, when it has a callchain, by one line per frame, leaf first,
+ *   <TAB> ADDR [SYM[+OFF]] (DSO)
+ * and a blank line; samples without a callchain are one line each, with no
+ * blank line between them.  Which header fields are there depends on -F,
+ * so the header is read by shape, not by column: the first PID/TID (or
+ * bare PID followed by a time) token ends the command name, which may
+ * itself hold spaces; a decimal token before the event name is the period.
+ * --show-mmap-events adds lines "... PERF_RECORD_MMAP2 PID/TID: [0xSTART(0xLEN)
+ * @ 0xPGOFF MAJ:MIN INO GEN]: PROT PATH", with "<BUILDID>" in place of the
+ * device and inode when perf record ran with --buildid-mmap.
+ *
+ * The reader hands out one event at a time; its strings live in one buffer
+ * reused for the next event, so memory follows the longest sample, not the
+ * input.
+ */
+#define _POSIX_C_SOURCE 200809L /* getline */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prof_perf.h"
+
+struct pframe {
+	uint64_t addr;
+	size_t dso; /* offset in sbuf */
+};
+
+struct prof_perf_reader {
+	FILE *in;
+	char *line;        /* getline's buffer */
+	size_t line_cap;
+	ssize_t line_len;  /* the line read but not yet used, or -1 */
+	uint64_t lineno, bytes, skipped, first_skipped;
+
+	/* The event being assembled: strings at offsets into sbuf. */
+	char *sbuf;
+	size_t slen, scap;
+	struct pframe *pf;
+	size_t npf, pf_cap;
+	prof_perf_frame *out; /* handed out: pf with pointers */
+	size_t out_cap;
+	int pending;          /* a sample header was read */
+	size_t comm, path, build_id;
+	long pid;
+	uint64_t period, ev_line;
+};
+
+int prof_perf_open(FILE *in, prof_perf_reader **out)
+{
+	prof_perf_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return -ENOMEM;
+	r->in = in;
+	r->line_len = -1;
+	*out = r;
+	return 0;
+}
+
+void prof_perf_close(prof_perf_reader *r)
+{
+	if (!r)
+		return;
+	free(r->line);
+	free(r->sbuf);
+	free(r->pf);
+	free(r->out);
+	free(r);
+}
+
+uint64_t prof_perf_skipped(const prof_perf_reader *r, uint64_t *first_line)
+{
+	if (first_line)
+		*first_line = r->first_skipped;
+	return r->skipped;
+}
+
+uint64_t prof_perf_bytes(const prof_perf_reader *r)
+{
+	return r->bytes;
+}
+
+static void skip_line(prof_perf_reader *r)
+{
+	if (!r->skipped++)
+		r->first_skipped = r->lineno;
+}
+
+/* Appends s[0..n) and a NUL to sbuf; returns its offset or SIZE_MAX. */
+static size_t save_str(prof_perf_reader *r, const char *s, size_t n)
+{
+	if (r->scap - r->slen < n + 1) {
+		size_t cap = r->scap ? r->scap : 256;
+		while (cap - r->slen < n + 1)
+			cap *= 2;
+		char *p = realloc(r->sbuf, cap);
+		if (!p)
+			return SIZE_MAX;
+		r->sbuf = p;
+		r->scap = cap;
+	}
+	size_t off = r->slen;
+	memcpy(r->sbuf + off, s, n);
+	r->sbuf[off + n] = 0;
+	r->slen += n + 1;
+	return off;
+}
+
+static int is_hex(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static int is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Hex digits (an optional 0x) at *s: 0 with *v, else -1. */
+static int read_hex(const char **s, const char *end, uint64_t *v)
+{
+	const char *p = *s;
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	const char *d = p;
+	uint64_t x = 0;
+	for (; p < end && is_hex(*p); p++) {
+		if (p - d == 16)
+			return -1;
+		int c = *p;
+		x = x << 4 | (uint64_t)(is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+	}
+	if (p == d)
+		return -1;
+	*v = x;
+	*s = p;
+	return 0;
+}
+
+/* "ADDR [SYM[+OFF]] (DSO)" in [s, end): the address and the DSO, the text
+ * of the last balanced parenthesised group (a DSO such as
+ * "/x.so (deleted)" has its own parentheses). */
+static int parse_frame(prof_perf_reader *r, const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	uint64_t addr;
+	if (read_hex(&s, end, &addr) < 0 || (s < end && *s != ' ' && *s != '\t'))
+		return -1;
+	const char *dso = end, *dso_end = end;
+	if (end > s && end[-1] == ')') {
+		int depth = 0;
+		for (const char *p = end - 1; p >= s; p--) {
+			depth += *p == ')' ? 1 : *p == '(' ? -1 : 0;
+			if (depth == 0) {
+				dso = p + 1;
+				dso_end = end - 1;
+				break;
+			}
+		}
+	}
+	if (r->npf == r->pf_cap) {
+		size_t cap = r->pf_cap ? 2 * r->pf_cap : 64;
+		struct pframe *p = realloc(r->pf, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		r->pf = p;
+		r->pf_cap = cap;
+	}
+	size_t off = save_str(r, dso, (size_t)(dso_end - dso));
+	if (off == SIZE_MAX)
+		return -ENOMEM;
+	r->pf[r->npf].addr = addr;
+	r->pf[r->npf++].dso = off;
+	return 0;
+}
+
+/* The next token of [*s, end) (spaces skipped): its start, *n its length. */
+static const char *token(const char **s, const char *end, size_t *n)
+{
+	const char *p = *s;
+	while (p < end && *p == ' ')
+		p++;
+	const char *t = p;
+	while (p < end && *p != ' ')
+		p++;
+	*n = (size_t)(p - t);
+	*s = p;
+	return t;
+}
+
+static int all_digits(const char *t, size_t n, int extra)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_digit(t[i]) && t[i] != extra)
+			return 0;
+	return 1;
+}
+
+/* "PID/TID", or a bare PID when the next token is a time ("123.456:"). */
+static int pid_token(const char *t, size_t n, const char *rest, const char *end)
+{
+	const char *slash = memchr(t, '/', n);
+	if (slash && slash > t && slash < t + n - 1)
+		return all_digits(t, (size_t)(slash - t), 0) &&
+		       all_digits(slash + 1, n - (size_t)(slash - t) - 1, 0);
+	if (!all_digits(t, n, 0))
+		return 0;
+	size_t m;
+	const char *nx = token(&rest, end, &m);
+	return m > 1 && nx[m - 1] == ':' && all_digits(nx, m - 1, '.');
+}
+
+/* "... PERF_RECORD_MMAP[2] PID/TID: [0xS(0xL) @ 0xP <ID>|DEV INO GEN]: PROT PATH" */
+static int parse_mmap(prof_perf_reader *r, const char *s, const char *end)
+{
+	const char *br = memchr(s, '[', (size_t)(end - s));
+	const char *close = br ? memchr(br, ']', (size_t)(end - br)) : NULL;
+	if (!close || end - close < 3 || close[1] != ':')
+		return -1;
+	const char *id = memchr(br, '<', (size_t)(close - br));
+	const char *id_end = id ? memchr(id, '>', (size_t)(close - id)) : NULL;
+	r->build_id = save_str(r, "", 0);
+	if (id_end && id_end > id + 1)
+		r->build_id = save_str(r, id + 1, (size_t)(id_end - id - 1));
+	const char *p = close + 2;
+	size_t n;
+	token(&p, end, &n); /* the protection ("r-xp"; "x" for MMAP) */
+	while (p < end && *p == ' ')
+		p++;
+	if (p == end)
+		return -1;
+	r->path = save_str(r, p, (size_t)(end - p));
+	return r->path == SIZE_MAX || r->build_id == SIZE_MAX ? -ENOMEM : 0;
+}
+
+/* A header line: a sample (1), an mmap event (2), another event (0). */
+static int parse_header(prof_perf_reader *r, const char *s, const char *end)
+{
+	const char *rec = NULL;
+	for (const char *p = s; (p = memchr(p, 'P', (size_t)(end - p))) != NULL; p++)
+		if ((size_t)(end - p) > 12 && !memcmp(p, "PERF_RECORD_", 12)) {
+			rec = p;
+			break;
+		}
+	r->slen = 0;
+	r->npf = 0;
+	if (rec) {
+		if ((size_t)(end - rec) < 17 || memcmp(rec + 12, "MMAP", 4))
+			return 0;
+		int rc = parse_mmap(r, rec, end);
+		return rc == -ENOMEM ? rc : rc < 0 ? 0 : 2;
+	}
+	/* The command name ends where the pid token starts. */
+	const char *p = s, *comm_end = s, *t;
+	size_t n;
+	int found = 0;
+	for (t = token(&p, end, &n); n; t = token(&p, end, &n))
+		if (t > s && pid_token(t, n, p, end)) {
+			found = 1;
+			break;
+		}
+	r->pid = -1;
+	r->period = 0;
+	if (found) {
+		comm_end = t;
+		while (comm_end > s && comm_end[-1] == ' ')
+			comm_end--;
+		r->pid = strtol(t, NULL, 10);
+	} else {
+		p = s;
+	}
+	r->comm = save_str(r, s, (size_t)(comm_end - s));
+	if (r->comm == SIZE_MAX)
+		return -ENOMEM;
+	/* [CPU], TIME:, PERIOD, EVENT: -- then ADDR (DSO) without a callchain. */
+	int event = 0;
+	for (;;) {
+		const char *q = p;
+		t = token(&q, end, &n);
+		if (!n)
+			break;
+		if (t[0] == '[' && t[n - 1] == ']') {
+			p = q;
+		} else if (t[n - 1] == ':' && all_digits(t, n - 1, '.')) {
+			p = q;
+		} else if (all_digits(t, n, 0)) {
+			r->period = strtoull(t, NULL, 10);
+			p = q;
+		} else if (t[n - 1] == ':') {
+			p = q; /* the event name: the last field before the address */
+			event = 1;
+			break;
+		} else {
+			break;
+		}
+	}
+	if (!found && !event) { /* neither a pid nor an event: not a sample */
+		skip_line(r);
+		return 0;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p < end && parse_frame(r, p, end) < 0)
+		skip_line(r);
+	return 1;
+}
+
+static void fill_sample(prof_perf_reader *r, prof_perf_event *ev)
+{
+	for (size_t i = 0; i < r->npf; i++) {
+		r->out[i].addr = r->pf[i].addr;
+		r->out[i].dso = r->sbuf + r->pf[i].dso;
+	}
+	memset(ev, 0, sizeof *ev);
+	ev->kind = PROF_PERF_SAMPLE;
+	ev->comm = r->sbuf + r->comm;
+	ev->pid = r->pid;
+	ev->period = r->period;
+	ev->frames = r->out;
+	ev->nframes = r->npf;
+	ev->lineno = r->ev_line;
+}
+
+static int finish_sample(prof_perf_reader *r, prof_perf_event *ev)
+{
+	r->pending = 0;
+	if (r->out_cap < r->npf) {
+		prof_perf_frame *o = realloc(r->out, r->pf_cap * sizeof *o);
+		if (!o)
+			return -ENOMEM;
+		r->out = o;
+		r->out_cap = r->pf_cap;
+	}
+	fill_sample(r, ev);
+	return 1;
+}
+
+static int read_line(prof_perf_reader *r)
+{
+	if (r->line_len >= 0)
+		return 1;
+	errno = 0;
+	ssize_t got = getline(&r->line, &r->line_cap, r->in);
+	if (got < 0)
+		return errno && errno != EINVAL ? -errno : ferror(r->in) ? -EIO : 0;
+	r->bytes += (uint64_t)got;
+	r->lineno++;
+	while (got && (r->line[got - 1] == '\n' || r->line[got - 1] == '\r'))
+		got--;
+	r->line_len = got;
+	return 1;
+}
+
+int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev)
+{
+	for (;;) {
+		int rc = read_line(r);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return r->pending ? finish_sample(r, ev) : 0;
+		const char *s = r->line, *end = r->line + r->line_len;
+		if (s == end) { /* a blank line ends a sample */
+			r->line_len = -1;
+			if (r->pending)
+				return finish_sample(r, ev);
+			continue;
+		}
+		if (*s == ' ' || *s == '\t') {
+			r->line_len = -1;
+			if (!r->pending) {
+				skip_line(r);
+				continue;
+			}
+			rc = parse_frame(r, s, end);
+			if (rc == -ENOMEM)
+				return rc;
+			if (rc < 0)
+				skip_line(r);
+			continue;
+		}
+		/* A header: first hand out the sample it ends. */
+		if (r->pending)
+			return finish_sample(r, ev);
+		r->line_len = -1;
+		r->ev_line = r->lineno;
+		rc = parse_header(r, s, end);
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
+			r->pending = 1;
+		} else if (rc == 2) {
+			memset(ev, 0, sizeof *ev);
+			ev->kind = PROF_PERF_MMAP;
+			ev->pid = -1;
+			ev->comm = "";
+			ev->path = r->sbuf + r->path;
+			ev->build_id = r->sbuf + r->build_id;
+			ev->lineno = r->ev_line;
+			return 1;
+		}
+	}
+}
