@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Compare the leaf functions of `symdb perf` folded stacks with
+`perf report --no-children --sort sym -n` (perf's own symbols) by sample
+weight.  Usage: perf_compare.py FOLDED REPORT MIN_PERCENT
+
+The leaf function of a folded stack is its last frame that is not an inline
+frame ("_[i]"): perf names a sample by the symbol-table symbol covering its
+address, which is the outermost function of the inline chain there, while
+symdb's innermost frame may be a function inlined into it.  "_[k]"/"_[j]"
+suffixes are dropped.  A frame symdb could not name ("MODULE+0xOFF",
+"[unknown]") and an address perf could not ("0x...") are both "unknown".
+Agreement = sum over names of min(symdb weight, perf weight) / total."""
+import re
+import sys
+from collections import Counter
+
+
+def leaf(stack):
+    frames = stack.split(";")
+    while len(frames) > 1 and frames[-1].endswith("_[i]"):
+        frames.pop()
+    f = frames[-1]
+    for suf in ("_[k]", "_[j]"):
+        if f.endswith(suf):
+            f = f[: -len(suf)]
+    if f == "[unknown]" or re.search(r"\+0x[0-9a-f]+$", f):
+        return "[unknown]"
+    return f
+
+
+def read_folded(path):
+    w = Counter()
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            w[leaf(stack)] += int(n)
+    return w
+
+
+def read_report(path):
+    w = Counter()
+    pat = re.compile(r"^\s*[\d.]+%\s+(\d+)\s+\[(.)\]\s+(.*?)\s*$")
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            m = pat.match(line)
+            if not m:
+                continue
+            name = m.group(3)
+            if re.fullmatch(r"0x[0-9a-f]+", name):
+                name = "[unknown]"
+            w[name] += int(m.group(1))
+    return w
+
+
+def main():
+    folded, report, need = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    s, p = read_folded(folded), read_report(report)
+    ts, tp = sum(s.values()), sum(p.values())
+    if ts != tp or ts == 0:
+        print(f"sample totals differ: symdb {ts}, perf report {tp}")
+        return 1
+    agree = sum(min(s[k], p[k]) for k in s)
+    pct = 100.0 * agree / ts
+    named = sum(min(s[k], p[k]) for k in s if k != "[unknown]")
+    pnamed = tp - p["[unknown]"]
+    print(f"{ts} samples: {pct:.2f}% of the weight agrees by leaf function "
+          f"({named}/{pnamed} of the samples perf named; unknown: symdb {s['[unknown]']}, "
+          f"perf {p['[unknown]']})")
+    diffs = sorted(((p[k] - s[k], k) for k in set(s) | set(p) if p[k] != s[k]),
+                   key=lambda t: -abs(t[0]))
+    for d, k in diffs[:12]:
+        print(f"  {k}: perf {p[k]}, symdb {s[k]}")
+    return 0 if pct >= need else 1
+
+
+sys.exit(main())

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# perf_python.sh: `symdb perf` on a real profile.  `perf record -e cpu-clock
+# -g` of a few seconds of Python work (Debian's /usr/bin/python3.11, whose
+# symbols are in python3.11-dbg's debug file, plus its extension modules,
+# libc, libz and the kernel); `perf script` as README "Profiles" runs it,
+# piped into `symdb perf`; the oracle is `perf report --no-children` on the
+# same perf.data, perf's own symbolization.  perf_compare.py compares the
+# leaf function of every sample by weight (inline frames: see there) and
+# needs >= 99 % agreement.  The same profile with --no-debug-names (names
+# from the stripped binary's .dynsym and DWARF, as llvm-symbolizer names
+# them) must NOT reach 99 %: GCC's clone names (.lto_priv.0, .isra.0) are
+# how perf names those functions, which shows the comparison can fail.
+# Also: each distinct address once (locations <= frames), the summary line,
+# the SVG rendered by a browser (svg_check.sh, when chromium is there).
+# Label `slow`: it drives perf record.
+. "$(dirname "$0")/../cli/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+require perf python3
+py=/usr/bin/python3.11
+[[ -x $py ]] || { echo "SKIP: no /usr/bin/python3.11"; exit 77; }
+id=$(readelf -n "$py" 2>/dev/null | awk '/Build ID/ {print $3}')
+if [[ ! -f /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]]; then
+	echo "SKIP: no debug file for $py (install python3.11-dbg)"
+	exit 77
+fi
+start=$(date +%s)
+
+# perf keeps its build-id cache under $HOME/.debug: this test's own.
+export HOME=$SCRATCH/home
+mkdir -p "$HOME"
+cat >"$SCRATCH/work.py" <<'PY'
+import hashlib, json, re, sys, time, zlib
+def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
+data = [{"k": i, "v": str(i) * 3, "l": list(range(i % 17))} for i in range(20000)]
+pat = re.compile(r"(\d+)-(\w+)")
+end = time.time() + 3
+while time.time() < end:
+    fib(18)
+    s = json.dumps(data[:3000]); json.loads(s)
+    sorted(data[:5000], key=lambda d: d["v"])
+    pat.findall("12-ab 34-cd 56-ef " * 200)
+    zlib.compress(s.encode()); hashlib.sha256(s.encode()).hexdigest()
+PY
+data=$SCRATCH/perf.data
+if ! perf record -q -e cpu-clock -g -o "$data" "$py" "$SCRATCH/work.py" >"$SCRATCH/record.log" 2>&1; then
+	echo "SKIP: perf record does not work here: $(tail -1 "$SCRATCH/record.log")"
+	exit 77
+fi
+
+# The oracle: perf's own symbols, one line per leaf symbol with its samples.
+perf report -i "$data" --no-children --stdio -n --sort sym -g none >"$SCRATCH/report.txt" \
+	2>"$SCRATCH/report.err" || fail "perf report: $(tail -1 "$SCRATCH/report.err")"
+# README "Profiles": the invocation symdb perf documents.
+perf script -F comm,pid,tid,time,period,event,ip,dso --show-mmap-events -i "$data" \
+	>"$SCRATCH/script.txt" 2>"$SCRATCH/script.err" || fail "perf script: $(tail -1 "$SCRATCH/script.err")"
+perf buildid-list -i "$data" >"$SCRATCH/buildids.txt" 2>/dev/null || true
+
+run "$SYMDB" perf --build-ids "$SCRATCH/buildids.txt" "$SCRATCH/script.txt" -o "$SCRATCH/out.folded" \
+	--svg "$SCRATCH/out.svg" --title "perf_python"
+[[ $RC == 0 ]] || fail "symdb perf exited $RC"
+summary=$(cat "$ERR")
+note "$summary"
+[[ $summary =~ ^symdb\ perf:\ ([0-9]+)\ samples,\ [0-9]+\ stacks,\ ([0-9]+)\ locations ]] ||
+	fail "no summary line on stderr"
+samples=${BASH_REMATCH[1]} locs=${BASH_REMATCH[2]}
+frames=$(grep -c $'^\t' "$SCRATCH/script.txt" || true)
+((locs <= frames)) || fail "$locs locations for $frames frames"
+((samples >= 100)) || { echo "SKIP: only $samples samples (a machine too loaded?)"; exit 77; }
+python3 "$here/perf_compare.py" "$SCRATCH/out.folded" "$SCRATCH/report.txt" 99 ||
+	fail "symdb perf's leaf functions disagree with perf report's"
+
+# The same with llvm-symbolizer's names: below 99 %, or the comparison
+# could not tell the naming policies apart.
+"$SYMDB" perf -q --no-debug-names "$SCRATCH/script.txt" -o "$SCRATCH/llvm.folded" ||
+	fail "symdb perf --no-debug-names failed"
+if python3 "$here/perf_compare.py" "$SCRATCH/llvm.folded" "$SCRATCH/report.txt" 99 >"$SCRATCH/llvm.cmp"; then
+	fail "--no-debug-names agrees too: $(head -1 "$SCRATCH/llvm.cmp")"
+fi
+note "with --no-debug-names: $(head -1 "$SCRATCH/llvm.cmp")"
+
+# The flame graph renders in a browser: its title and the hottest leaf.
+hot=$(awk '/^ *[0-9.]+%/ && $4 !~ /^0x/ {print $4; exit}' "$SCRATCH/report.txt")
+if [[ -x $here/svg_check.sh ]]; then
+	rc=0
+	bash "$here/svg_check.sh" "$SCRATCH/out.svg" perf_python "$hot" || rc=$?
+	((rc == 0 || rc == 77)) || fail "the SVG flame graph did not render"
+	((rc == 0)) && note "the SVG renders (title, frame $hot)"
+fi
+echo "ok ($(($(date +%s) - start)) s)"

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""perf_script.py: `symdb perf` on perf script text written here, over
+fixture binaries (a PIE and a non-PIE, GCC -O2: inline chains), in the
+shapes perf 6.1 prints: a header with a command name holding spaces, a
+callchain (leaf first, file offsets, a blank line after), a sample without
+a callchain on the header line, a frame perf could not map, --show-mmap-events
+lines, and a line that is none of these.  The oracle is llvm-symbolizer-14
+on the same addresses as virtual addresses (the offsets are mapped through
+the program headers here): every stack must be the callers' then the leaf's
+inline chains, outermost first, with the process name at the root; a
+caller (a return address) is looked up one byte earlier, inside the call.
+Also checks the summary line and --no-comm / --no-annotate.
+Usage: perf_script.py SYMDB BIN... (FIXTURES' binaries); SCRATCH from env."""
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+
+def load_segments(path):
+    """PT_LOAD (vaddr, offset, filesz, flags) of a little-endian ELF64."""
+    with open(path, "rb") as f:
+        data = f.read()
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    segs = []
+    for i in range(phnum):
+        p_type, p_flags, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
+            "<IIQQQQ", data, phoff + i * phentsize)
+        if p_type == 1:
+            segs.append((p_vaddr, p_offset, p_filesz, p_flags))
+    return segs
+
+
+def functions(path):
+    """(vaddr, size) of defined functions from nm."""
+    out = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True,
+                         text=True, check=True).stdout
+    fns = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tT" and int(parts[1], 16) > 8:
+            fns.append((int(parts[0], 16), int(parts[1], 16)))
+    return fns
+
+
+def to_offset(segs, vaddr):
+    for v, o, n, flags in segs:
+        if flags & 1 and v <= vaddr < v + n:
+            return vaddr - v + o
+    return None
+
+
+def llvm_chain(path, vaddrs):
+    """Function names per address, innermost first (llvm-symbolizer-14)."""
+    inp = "".join(f"0x{a:x}\n" for a in vaddrs)
+    out = subprocess.run(["llvm-symbolizer-14", "--obj", path, "--inlines", "--functions=linkage",
+                          "--demangle"], input=inp, capture_output=True, text=True,
+                         check=True).stdout
+    chains, cur = [], []
+    lines = out.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i] == "":
+            if cur:
+                chains.append(cur)
+                cur = []
+            i += 1
+            continue
+        cur.append(lines[i])
+        i += 2
+    if cur:
+        chains.append(cur)
+    assert len(chains) == len(vaddrs), (len(chains), len(vaddrs))
+    return chains
+
+
+def main():
+    symdb, bins = sys.argv[1], sys.argv[2:]
+    scratch = os.environ["SCRATCH"]
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    rnd = random.Random(17)
+    print("seed 17")
+    text, expect = [], {}
+    # One mmap event per binary, as --show-mmap-events prints them.
+    for b in bins:
+        text.append(f"my prog 4242/4242 100.000000: PERF_RECORD_MMAP2 4242/4242: "
+                    f"[0x55d000001000(0x2000) @ 0x1000 fe:00 1234 0]: r-xp {b}")
+    text.append("this line is not perf script output")
+    pools = {}
+    for b in bins:  # candidate leaves: a few offsets into every function
+        segs = load_segments(b)
+        cand = [f + d for f, n in functions(b) for d in (0, 3, 9, 17, 33, 60) if d < n]
+        cand = [v for v in cand if to_offset(segs, v) is not None]
+        chains = llvm_chain(b, cand)
+        pools[b] = (segs, list(zip(cand, chains)))
+    for k in range(60):
+        b = rnd.choice(bins)
+        segs, pool = pools[b]
+        inl = [c for c in pool if len(c[1]) > 1]
+        depth = rnd.randint(1, 4)
+        picks = [rnd.choice(inl if inl and rnd.random() < 0.5 else pool) for _ in range(depth)]
+        offs = [to_offset(segs, v) for v, _ in picks]
+        # callers are return addresses: perf prints the address after the
+        # call, symdb looks up one byte earlier
+        stack = ["my prog"]
+        for _, ch in reversed(picks):
+            stack += list(reversed(ch))
+        if depth == 1 and k % 2:
+            # no callchain: the frame on the header line
+            text.append(f"my prog 4242/4242 100.{k:06d}: 1 cpu-clock: {offs[0]:16x} ({b})")
+        else:
+            text.append(f"my prog 4242/4242 100.{k:06d}:     250000 cpu-clock: ")
+            text += [f"\t{(o if i == 0 else o + 1):16x} ({b})" for i, o in enumerate(offs)]
+            text.append("")
+        key = ";".join(stack)
+        expect[key] = expect.get(key, 0) + 1
+    # A frame perf could not map: "[unknown]", and a sample of it alone.
+    text += ["other 7/7 101.0:     1 cpu-clock: ", "\t               0 ([unknown])", ""]
+    expect["other;[unknown]"] = 1
+    inp = os.path.join(scratch, "in.txt")
+    with open(inp, "w") as f:
+        f.write("\n".join(text) + "\n")
+    out = os.path.join(scratch, "out.folded")
+    p = subprocess.run([symdb, "perf", "--no-annotate", inp, "-o", out], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        print(f"FAIL: symdb perf exited {p.returncode}: {p.stderr}")
+        return 1
+    got = {}
+    with open(out) as f:
+        for line in f:
+            s, _, n = line.rstrip("\n").rpartition(" ")
+            got[s] = got.get(s, 0) + int(n)
+    bad = 0
+    for s in sorted(set(got) | set(expect)):
+        if got.get(s) != expect.get(s):
+            bad += 1
+            if bad <= 5:
+                print(f"  stack {s!r}: symdb {got.get(s)}, llvm-symbolizer-14 {expect.get(s)}")
+    if bad:
+        print(f"FAIL: {bad} stacks differ")
+        return 1
+    err = p.stderr.strip().splitlines()
+    if len(err) != 2 or "1 line not understood" not in err[0] or \
+            not re.match(r"symdb perf: \d+ samples, \d+ stacks, \d+ locations", err[1]):
+        print(f"FAIL: stderr is not the skipped-line notice and the summary: {err}")
+        return 1
+    # --no-comm drops the root; annotations mark inline frames _[i].
+    p = subprocess.run([symdb, "perf", "-q", "--no-comm", inp], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    if p.returncode or "symdb perf:" in p.stderr or any(l.startswith("my prog") for l in lines) or \
+            not any("_[i]" in l for l in lines):
+        print(f"FAIL: --no-comm -q: rc {p.returncode}, stderr {p.stderr!r}")
+        return 1
+    # Not perf script output: one line, exit 1, no output file (README's
+    # bad-inputs table).
+    bad_in = os.path.join(scratch, "notperf.txt")
+    with open(bad_in, "w") as f:
+        f.write("hello\nworld\n")
+    bad_out = os.path.join(scratch, "notperf.folded")
+    p = subprocess.run([symdb, "perf", bad_in, "-o", bad_out], capture_output=True, text=True)
+    want = (f"symdb: {bad_in}: no samples (is this the output of 'perf script'? "
+            f"see 'symdb help perf')")
+    if p.returncode != 1 or p.stderr.splitlines() != [want] or os.path.exists(bad_out):
+        print(f"FAIL: not perf script output: rc {p.returncode}, stderr {p.stderr!r}")
+        return 1
+    print(f"ok: {sum(expect.values())} samples, {len(expect)} stacks as llvm-symbolizer-14 names them")
+    return 0
+
+
+sys.exit(main())
