@@ -10,7 +10,11 @@ address, which is the outermost function of the inline chain there, while
 symdb's innermost frame may be a function inlined into it.  "_[k]"/"_[j]"
 suffixes are dropped.  A frame symdb could not name ("MODULE+0xOFF",
 "[unknown]") and an address perf could not ("0x...") are both "unknown".
-Agreement = sum over names of min(symdb weight, perf weight) / total."""
+Agreement = sum over names of min(symdb weight, perf weight) / total.
+
+With --jit (REPORT from `perf report --sort dso,sym`), only JIT code: the
+samples perf names from a perf map ("[JIT] tid N") against symdb's "_[j]"
+leaves; agreement = sum of min / perf's JIT weight."""
 import re
 import sys
 from collections import Counter
@@ -29,13 +33,41 @@ def leaf(stack):
     return f
 
 
-def read_folded(path):
+def read_folded(path, jit=False):
     w = Counter()
     with open(path) as f:
         for line in f:
             stack, _, n = line.rstrip("\n").rpartition(" ")
+            if jit and not stack.endswith("_[j]"):
+                continue
             w[leaf(stack)] += int(n)
     return w
+
+
+def read_report_jit(path):
+    w = Counter()
+    pat = re.compile(r"^\s*[\d.]+%\s+(\d+)\s+(.*?)\s+\[(.)\]\s+(.*?)\s*$")
+    with open(path) as f:
+        for line in f:
+            m = pat.match(line)
+            if m and not line.startswith("#") and m.group(2).startswith("[JIT]"):
+                w[m.group(4)] += int(m.group(1))
+    return w
+
+
+def main_jit(folded, report, need):
+    s, p = read_folded(folded, jit=True), read_report_jit(report)
+    tp = sum(p.values())
+    if tp == 0:
+        print("perf report names no JIT sample")
+        return 1
+    agree = sum(min(s[k], p[k]) for k in s)
+    pct = 100.0 * agree / tp
+    print(f"{tp} JIT samples (perf): {pct:.2f}% agree by function ({sum(s.values())} in symdb)")
+    for k in sorted(set(s) | set(p), key=lambda k: -abs(p[k] - s[k]))[:8]:
+        if p[k] != s[k]:
+            print(f"  {k}: perf {p[k]}, symdb {s[k]}")
+    return 0 if pct >= need else 1
 
 
 def read_report(path):
@@ -56,6 +88,8 @@ def read_report(path):
 
 
 def main():
+    if sys.argv[1] == "--jit":
+        return main_jit(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     folded, report, need = sys.argv[1], sys.argv[2], float(sys.argv[3])
     s, p = read_folded(folded), read_report(report)
     ts, tp = sum(s.values()), sum(p.values())
