@@ -10,7 +10,9 @@ on the same addresses as virtual addresses (the offsets are mapped through
 the program headers here): every stack must be the callers' then the leaf's
 inline chains, outermost first, with the process name at the root; a
 caller (a return address) is looked up one byte earlier, inside the call.
-Also checks the summary line and --no-comm / --no-annotate.
+Also checks the summary line, --no-comm / --no-annotate / -q, progress
+lines on a terminal (a pty from script(1)) and none without one, and that
+text which is not perf script output is one error line.
 Usage: perf_script.py SYMDB BIN... (FIXTURES' binaries); SCRATCH from env."""
 import os
 import random
@@ -158,6 +160,18 @@ def main():
             not any("_[i]" in l for l in lines):
         print(f"FAIL: --no-comm -q: rc {p.returncode}, stderr {p.stderr!r}")
         return 1
+    # On a terminal (a pty from script(1)): progress lines ("\r" without
+    # a newline), cleared before the summary.  Without one (above): none.
+    if shutil.which("script"):
+        tty_out = os.path.join(scratch, "tty.folded")
+        cmd = f"'{symdb}' perf '{inp}' -o '{tty_out}'"
+        p = subprocess.run(["script", "-q", "-e", "-c", cmd, "/dev/null"], capture_output=True,
+                           env=dict(os.environ, TERM="dumb"))
+        tty = p.stdout.decode("utf-8", "replace")  # bytes: keep the \r
+        if p.returncode or not re.search(r"\rsymdb perf: (read|symbolized) ", tty) or \
+                not re.search(r"\rsymdb perf: \d+ samples, ", tty):
+            print(f"FAIL: no progress on a terminal: {tty!r}")
+            return 1
     # Not perf script output: one line, exit 1, no output file (README's
     # bad-inputs table).
     bad_in = os.path.join(scratch, "notperf.txt")
