@@ -211,6 +211,25 @@ static const struct subcommand commands[] = {
 	  "            format, one line per address (a line of an image not in the\n"
 	  "            database is echoed)\n"
 	  "  -i        with --stack: inlined frames too, innermost first (atos -i)\n" },
+	{ "pprof", cmd_pprof, "symbolize a pprof profile (profile.proto, gzip'd)",
+	  "usage: symdb pprof [--db DIR] IN [-o OUT] [--force] [--svg FILE] [--no-build]\n"
+	  "\n"
+	  "Read a pprof profile (IN, or - for stdin; gzip'd or plain protobuf),\n"
+	  "symbolize every location whose mapping names an image symdb can answer\n"
+	  "for (its build-id in the database, else its file, indexed on first\n"
+	  "sight) with all inline frames as Lines, innermost first, and write the\n"
+	  "profile gzip'd to OUT (default stdout, never a terminal).  Each distinct\n"
+	  "address is resolved once.  A malformed or truncated profile is one line\n"
+	  "on stderr, exit 1, and no output file: OUT and FILE are written beside\n"
+	  "their names and renamed into place only when complete.  One summary\n"
+	  "line on stderr: samples, locations, addresses resolved, the share of\n"
+	  "sample weight fully symbolized, unknown images.\n"
+	  "\n"
+	  "  -o, --output OUT  write the symbolized profile to OUT\n"
+	  "  --force           symbolize locations that already have Lines again\n"
+	  "  --svg FILE        also draw the samples as a flame graph (SVG)\n"
+	  "  --no-build        never index a file on first sight: build-ids and files\n"
+	  "                    already in the database only\n" },
 	{ "serve", cli_cmd_serve, "answer symbolization batches over HTTP",
 	  "usage: symdb serve [--db DIR] [--listen ADDR] [--threads N] [--log FILE] [options]\n"
 	  "\n"

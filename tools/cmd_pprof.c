@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `symdb pprof IN [-o OUT] [--force] [--svg FILE]`: symbolize a pprof
+ * profile (prof_pprof.c reads and writes it, prof_pprof_sym.c adds the
+ * Lines) and optionally draw it as a flame graph (prof_folded.c,
+ * prof_svg.c).
+ *
+ * Nothing is written until the whole profile has been read, checked,
+ * symbolized and packed; each output file is then written beside its
+ * final name and renamed over it, so a bad input, a failure or a kill
+ * never leaves a partial or stale-but-new-looking file.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_query.h"
+#include "cli_util.h"
+#include "prof_pprof.h"
+#include "profile.h"
+#include "symdb.h"
+
+struct pprof_args {
+	const char *in, *out, *svg;
+	int force, no_build;
+};
+
+static int parse_args(struct cli_global *g, int argc, char **argv, struct pprof_args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int c = cli_opt_common(g, "pprof", argc, argv, &i);
+		if (c < 0)
+			return CLI_EXIT_USAGE;
+		if (c == CLI_OPT_HELP)
+			return -1;
+		if (c == CLI_OPT_TAKEN)
+			continue;
+		if ((c = cli_opt_value(argc, argv, &i, "-o", &v)) != 0 ||
+		    (c = cli_opt_value(argc, argv, &i, "--output", &v)) != 0) {
+			if (c < 0)
+				return CLI_EXIT_USAGE;
+			a->out = strcmp(v, "-") ? v : NULL;
+		} else if ((c = cli_opt_value(argc, argv, &i, "--svg", &v)) != 0) {
+			if (c < 0)
+				return CLI_EXIT_USAGE;
+			a->svg = v;
+		} else if (!strcmp(argv[i], "--force")) {
+			a->force = 1;
+		} else if (!strcmp(argv[i], "--no-build")) {
+			a->no_build = 1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_err(NULL, "pprof: unknown option '%s' (see 'symdb help pprof')", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else if (a->in) {
+			cli_err(NULL, "pprof: one profile at a time ('%s' and '%s')", a->in, argv[i]);
+			return CLI_EXIT_USAGE;
+		} else {
+			a->in = argv[i];
+		}
+	}
+	if (!a->in) {
+		cli_usage(stderr, "pprof");
+		return CLI_EXIT_USAGE;
+	}
+	if (!a->out && isatty(STDOUT_FILENO)) {
+		cli_err(NULL, "pprof: refusing to write a binary profile to a terminal (use -o FILE)");
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- atomic output ---------------------------------------------------------- */
+
+/* A temporary file beside path, mode 0666 less the umask like any file
+ * the shell would create: "DIR/.NAME.XXXXXX".  fd or -1 (errno). */
+static int temp_beside(const char *path, char **tmp)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+	*tmp = malloc(strlen(path) + 16);
+	if (!*tmp)
+		return -1;
+	snprintf(*tmp, strlen(path) + 16, "%.*s.%s.XXXXXX", (int)dl, path, path + dl);
+	int fd = mkstemp(*tmp);
+	if (fd < 0) {
+		int e = errno;
+		free(*tmp);
+		*tmp = NULL;
+		errno = e;
+		return -1;
+	}
+	mode_t um = umask(0);
+	umask(um);
+	if (fchmod(fd, 0666 & ~um) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int write_fd(int fd, const unsigned char *b, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Write buf as path (temp + fsync + rename), or to stdout when path is
+ * NULL.  0, or an error printed and CLI_EXIT_FAILED. */
+static int publish(const char *path, const unsigned char *buf, size_t len)
+{
+	if (!path) {
+		if (write_fd(STDOUT_FILENO, buf, len) == 0)
+			return 0;
+		cli_err("standard output", "%s", strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	char *tmp;
+	int fd = temp_beside(path, &tmp);
+	if (fd < 0) {
+		cli_err(path, "%s", strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	int bad = write_fd(fd, buf, len) < 0 || fsync(fd) < 0;
+	int e = errno;
+	bad |= close(fd) < 0;
+	if (!bad && rename(tmp, path) < 0) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad) {
+		unlink(tmp);
+		cli_err(path, "%s", strerror(e));
+	}
+	free(tmp);
+	return bad ? CLI_EXIT_FAILED : 0;
+}
+
+/* The flame graph as a string in memory, published like the profile. */
+static int render_svg(const prof_pprof *p, const struct pprof_args *a, unsigned char **buf,
+                      size_t *len)
+{
+	prof_folded *f = prof_folded_new();
+	const char *unit = NULL;
+	char *mem = NULL;
+	size_t memlen = 0;
+	FILE *out = f ? open_memstream(&mem, &memlen) : NULL;
+	int rc = out ? prof_pprof_fold(p, f, &unit) : -ENOMEM;
+	if (rc == 0) {
+		const char *slash = strrchr(a->in, '/');
+		SYMDB_OPTS(prof_svg_opts, so, .title = slash ? slash + 1 : a->in, .unit = unit);
+		rc = prof_svg_write(f, out, &so);
+	}
+	if (out && fclose(out) != 0 && rc == 0)
+		rc = -ENOMEM;
+	prof_folded_free(f);
+	if (rc < 0) {
+		free(mem);
+		return rc;
+	}
+	*buf = (unsigned char *)mem;
+	*len = memlen;
+	return 0;
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static void print_summary(const struct pprof_args *a, const prof_pprof_stats *st)
+{
+	double pct = st->weight ? 100.0 * (double)st->weight_located / (double)st->weight : 100.0;
+	cli_err("pprof", "%s: %zu samples, %zu locations (%zu addresses resolved of %zu), "
+	        "%.1f%% of sample weight fully symbolized, %zu unknown images%s%s", a->in,
+	        st->samples, st->locations, st->resolved, st->addresses, pct, st->unknown_images,
+	        st->unknown_images ? ": " : "", st->unknown_names);
+}
+
+static int symbolize(const struct cli_global *g, const struct pprof_args *a, prof_pprof *p)
+{
+	struct query q;
+	memset(&q, 0, sizeof q);
+	int rc = cli_query_open_db(g, a->no_build, &q.db);
+	if (rc < 0)
+		return -rc;
+	if (cli_query_create_sym(&q, a->no_build) < 0) {
+		symdb_close(q.db);
+		return CLI_EXIT_FAILED;
+	}
+	char err[512] = "";
+	prof_pprof_stats st;
+	rc = prof_pprof_symbolize(p, q.db, q.sym, a->force, &st, err, sizeof err);
+	unsigned char *buf = NULL, *svg = NULL;
+	size_t len = 0, svglen = 0;
+	if (rc < 0)
+		cli_err(a->in, "%s", err[0] ? err : symdb_strerror(rc));
+	else if ((rc = prof_pprof_write(p, &buf, &len)) < 0 ||
+	         (a->svg && (rc = render_svg(p, a, &svg, &svglen)) < 0))
+		cli_err(a->in, "%s", strerror(-rc));
+	else if (!(rc = publish(a->out, buf, len)) && a->svg)
+		rc = publish(a->svg, svg, svglen);
+	if (rc == 0)
+		print_summary(a, &st);
+	free(buf);
+	free(svg);
+	/* Names in the profile point into the images: they close last. */
+	symdb_symbolizer_free(q.sym);
+	symdb_close(q.db);
+	return rc < 0 ? CLI_EXIT_FAILED : rc;
+}
+
+int cmd_pprof(const struct cli_global *g0, int argc, char **argv)
+{
+	struct cli_global g = *g0;
+	struct pprof_args a = { 0 };
+	int rc = parse_args(&g, argc, argv, &a);
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	char err[512] = "";
+	prof_pprof *p;
+	if (prof_pprof_read(a.in, &p, err, sizeof err) < 0) {
+		cli_err(strcmp(a.in, "-") ? a.in : "standard input", "%s", err);
+		return CLI_EXIT_FAILED;
+	}
+	rc = symbolize(&g, &a, p);
+	prof_pprof_free(p);
+	return rc;
+}
