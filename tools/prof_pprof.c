@@ -476,11 +476,12 @@ static void fold_location(const prof_pprof *p, const Perftools__Profiles__Locati
 		if (!name[0])
 			name = pb->string_table[f->system_name];
 		const char *src = pb->string_table[f->filename];
+		/* No line: a box per function, as pprof's own graphs are by
+		 * default; a line per box would split a function's box at
+		 * every sampled line and every call site. */
 		fr[(*n)++] = (prof_frame){ .name = name[0] ? name : "[unknown]",
-			                   .file = src[0] ? src : NULL,
-			                   .line = ln->line > 0 && ln->line <= UINT32_MAX
-			                                   ? (uint32_t)ln->line : 0,
-			                   .kind = kind, .inlined = j > 0, .module = module };
+			                   .file = src[0] ? src : NULL, .kind = kind,
+			                   .inlined = j + 1 < l->n_line, .module = module };
 	}
 }
 

@@ -191,13 +191,20 @@ for i in range(40):
 EOF
 
 # ---- the flame graph of the first run (--svg) ----
-# Well-formed, with the profile's frames.
+# Well-formed, with the profile's frames; the inline functions' boxes (and
+# only theirs) marked inlined in their tooltips ("user, inlined").
 python3 - "$S/flame.svg" <<'EOF' || fail "flame graph"
-import sys, xml.etree.ElementTree as ET
+import re, sys, xml.etree.ElementTree as ET
 text = open(sys.argv[1], encoding="utf-8").read()
 ET.fromstring(text)
-for name in ("leaf_a", "lib_churn", "twice"):
-    assert name in text, name
+inl = {}
+for t in re.findall(r"<title>(.*?)</title>", text, re.S):
+    lines = t.split("\n")
+    inl.setdefault(lines[0], set()).add(any(l.endswith(", inlined") for l in lines))
+for name in ("twice", "mix", "lib_step"):
+    assert inl.get(name) == {True}, (name, inl.get(name))
+for name in ("leaf_a", "leaf_b", "middle", "lib_churn", "main"):
+    assert inl.get(name) == {False}, (name, inl.get(name))
 EOF
 
 echo "pprof.sh: ok ($(($(date +%s) - t0)) s)"
