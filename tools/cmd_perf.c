@@ -367,6 +367,9 @@ static int add_build_id(struct perf_run *r, const char *path, const char *hex)
 {
 	if (!hex[0] || !path[0])
 		return 0;
+	/* The kernel's mmap event names "[kernel.kallsyms]_text". */
+	if (!strncmp(path, "[kernel.kallsyms]", 17))
+		path = "[kernel.kallsyms]";
 	const char *known = prof_perf_build_id(r, path);
 	if (known && !strcmp(known, hex))
 		return 0;

@@ -172,6 +172,20 @@ def main():
                 not re.search(r"\rsymdb perf: \d+ samples, ", tty):
             print(f"FAIL: no progress on a terminal: {tty!r}")
             return 1
+    # A profile of another kernel (its build-id in the mmap line perf
+    # record --buildid-mmap writes): kernel frames are not looked up in
+    # this kernel's kallsyms, and one line says why.
+    other = os.path.join(scratch, "otherkernel.txt")
+    with open(other, "w") as f:
+        f.write("swapper 0/0 0.000000: PERF_RECORD_MMAP2 -1/0: [0xffffffff81000000(0x12090c8) "
+                "@ 0xffffffff81000000 <00112233445566778899aabbccddeeff00112233>]: ---p "
+                "[kernel.kallsyms]_text\n"
+                "k 1/1 1.0: 1 cpu-clock: \n\tffffffff81000130 ([kernel.kallsyms])\n\n")
+    p = subprocess.run([symdb, "perf", "-q", other], capture_output=True, text=True)
+    if p.returncode or "recorded on kernel 00112233445566778899aabbccddeeff00112233" not in \
+            p.stderr or not re.fullmatch(r"k;\[kernel\.kallsyms\]\+0x[0-9a-f]+ 1\n", p.stdout):
+        print(f"FAIL: another kernel's profile: rc {p.returncode}, {p.stdout!r} {p.stderr!r}")
+        return 1
     # Not perf script output: one line, exit 1, no output file (README's
     # bad-inputs table).
     bad_in = os.path.join(scratch, "notperf.txt")
