@@ -12,7 +12,9 @@
  * them: the file stays small for profiles with many thin stacks.
  *
  * Each box is a <g class="f"> holding a <title> (the tooltip: name,
- * file:line, module, kind, weight and share; its first line is the name),
+ * file:line -- file:FIRST-LAST when frames at several lines of a function
+ * were merged into the box -- module, kind, weight and share; its first
+ * line is the name),
  * a <rect> and a <text>, with its weight interval and depth in data-x,
  * data-w and data-d.  The script at the end of the document (written here,
  * no library, nothing fetched) reads only those: click zooms to a box,
@@ -39,9 +41,10 @@ enum {
 
 /* A box: one call path, its weight and where it starts, in weight units. */
 struct box {
-	uint32_t frame; /* frame id; NONE for the root ("all") */
+	uint32_t frame; /* its canonical frame id; NONE for the root ("all") */
 	uint32_t depth;
 	uint64_t x, weight;
+	uint32_t line_lo, line_hi; /* the lines of the frames merged into it; 0 = none */
 };
 
 #define NONE UINT32_MAX
@@ -60,6 +63,7 @@ static int frame_order(const prof_folded *f, uint32_t a, uint32_t b)
 }
 
 static const prof_folded *order_model;
+static const uint32_t *order_canon;
 
 /* Stacks compared frame by frame; a stack sorts after every stack it is a
  * prefix of, so a caller's own weight ends up right of its callees. */
@@ -70,7 +74,7 @@ static int stack_order(const void *pa, const void *pb)
 	prof_folded_stack(order_model, *(const size_t *)pa, &x, &n);
 	prof_folded_stack(order_model, *(const size_t *)pb, &y, &m);
 	for (size_t k = 0; k < n && k < m; k++) {
-		int c = frame_order(order_model, x[k], y[k]);
+		int c = frame_order(order_model, order_canon[x[k]], order_canon[y[k]]);
 		if (c)
 			return c;
 	}
@@ -87,10 +91,60 @@ static int stack_order(const void *pa, const void *pb)
  */
 struct flow {
 	const prof_folded *f;
+	uint32_t *canon; /* frame id -> the first id of its box key */
 	size_t *order;
 	struct box *path;
 	size_t path_cap;
 };
+
+/*
+ * A box is a function, not a line: frames that differ only in their line
+ * (a caller sampled at several call sites, a leaf at several lines) are
+ * one box, or a hot function would be split into slivers with its callees
+ * split under each.  canon[] maps every frame to the first frame with the
+ * same name, file, module, kind and inlined flag (the model's strings are
+ * interned: pointers compare).
+ */
+static uint64_t box_key_hash(const prof_frame *fr)
+{
+	uint64_t h = (uintptr_t)fr->name * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ (uintptr_t)fr->file) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ (uintptr_t)fr->module) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ ((uint64_t)fr->kind << 1 | fr->inlined)) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 31);
+}
+
+static int canon_build(struct flow *w)
+{
+	size_t n = prof_folded_frames(w->f), cap = 64;
+	while (cap < 2 * n)
+		cap *= 2;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+	w->canon = malloc((n ? n : 1) * sizeof(*w->canon));
+	if (!slot || !w->canon) {
+		free(slot);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const prof_frame *fr = prof_folded_frame(w->f, i);
+		size_t j = box_key_hash(fr) & (cap - 1);
+		for (;; j = (j + 1) & (cap - 1)) {
+			if (!slot[j]) {
+				slot[j] = i + 1;
+				w->canon[i] = i;
+				break;
+			}
+			const prof_frame *o = prof_folded_frame(w->f, slot[j] - 1);
+			if (o->name == fr->name && o->file == fr->file && o->module == fr->module &&
+			    o->kind == fr->kind && o->inlined == fr->inlined) {
+				w->canon[i] = slot[j] - 1;
+				break;
+			}
+		}
+	}
+	free(slot);
+	return 0;
+}
 
 static int flow_init(struct flow *w, const prof_folded *f)
 {
@@ -106,16 +160,19 @@ static int flow_init(struct flow *w, const prof_folded *f)
 	}
 	w->path_cap = deepest + 1;
 	w->path = malloc(w->path_cap * sizeof(*w->path));
-	if (!w->order || !w->path)
+	if (!w->order || !w->path || canon_build(w) < 0)
 		return -ENOMEM;
 	order_model = f; /* qsort has no context argument in C11 */
+	order_canon = w->canon;
 	qsort(w->order, n, sizeof(*w->order), stack_order);
 	order_model = NULL;
+	order_canon = NULL;
 	return 0;
 }
 
 static void flow_free(struct flow *w)
 {
+	free(w->canon);
 	free(w->order);
 	free(w->path);
 }
@@ -128,19 +185,28 @@ static void flow_run(const struct flow *w, void (*emit)(void *, const struct box
 	size_t prevn = 0;
 	uint64_t pos = 0;
 
-	path[0] = (struct box){ NONE, 0, 0, 0 };
+	path[0] = (struct box){ NONE, 0, 0, 0, 0, 0 };
 	for (size_t i = 0; i < prof_folded_count(w->f); i++) {
 		const uint32_t *ids;
 		size_t n, p = 0;
 		uint64_t wt = prof_folded_stack(w->f, w->order[i], &ids, &n);
-		while (p < n && p < prevn && ids[p] == prev[p])
+		while (p < n && p < prevn && w->canon[ids[p]] == w->canon[prev[p]])
 			p++;
 		for (; open > p; open--)
 			emit(arg, &path[open]);
 		for (; open < n; open++)
-			path[open + 1] = (struct box){ ids[open], (uint32_t)open + 1, pos, 0 };
-		for (size_t k = 0; k <= n; k++)
-			path[k].weight += wt;
+			path[open + 1] = (struct box){ w->canon[ids[open]], (uint32_t)open + 1, pos,
+				                       0, 0, 0 };
+		path[0].weight += wt;
+		for (size_t k = 0; k < n; k++) {
+			struct box *b = &path[k + 1];
+			uint32_t line = prof_folded_frame(w->f, ids[k])->line;
+			b->weight += wt;
+			if (line && (!b->line_lo || line < b->line_lo))
+				b->line_lo = line;
+			if (line > b->line_hi)
+				b->line_hi = line;
+		}
 		pos += wt;
 		prev = ids;
 		prevn = n;
@@ -304,8 +370,10 @@ static void put_node(void *arg, const struct box *n)
 	if (fr && fr->file) {
 		fputc('\n', out);
 		put_xml(out, fr->file, SIZE_MAX);
-		if (fr->line)
-			fprintf(out, ":%u", fr->line);
+		if (n->line_lo == n->line_hi && n->line_lo)
+			fprintf(out, ":%u", n->line_lo);
+		else if (n->line_lo)
+			fprintf(out, ":%u-%u", n->line_lo, n->line_hi);
 	}
 	if (fr && fr->module) {
 		fputs("\nmodule ", out);

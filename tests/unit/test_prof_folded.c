@@ -302,6 +302,33 @@ static void test_svg(void)
 	prof_folded_free(f);
 }
 
+/* Boxes are functions: frames that differ only in their line are one box,
+ * its tooltip giving the range of lines; kind and inlined still split. */
+static void test_svg_lines(void)
+{
+	prof_folded *f = prof_folded_new();
+	prof_frame a[] = { { .name = "main", .file = "/src/m.c", .line = 3 },
+		           { .name = "work", .file = "w.c", .line = 10 } };
+	prof_frame b[] = { { .name = "main", .file = "/src/m.c", .line = 7 },
+		           { .name = "work", .file = "w.c", .line = 12 } };
+	prof_frame c[] = { { .name = "main", .file = "/src/m.c", .line = 5 },
+		           { .name = "work", .file = "w.c", .line = 10, .inlined = 1 } };
+	CHECK(prof_folded_add(f, a, 2, 2) == 0);
+	CHECK(prof_folded_add(f, b, 2, 3) == 0);
+	CHECK(prof_folded_add(f, c, 2, 1) == 0);
+	CHECK(prof_folded_count(f) == 3);
+	char *svg = svg_of(f, &(prof_svg_opts){ .sz = sizeof(prof_svg_opts) });
+	CHECK(strstr(svg, "<title>main\n/src/m.c:3-7\nuser\n6 samples, 100.00%</title>"));
+	CHECK(strstr(svg, "<title>work\nw.c:10-12\nuser\n5 samples, 83.33%</title>"));
+	CHECK(strstr(svg, "<title>work\nw.c:10\nuser, inlined\n1 samples, 16.67%</title>"));
+	size_t boxes = 0;
+	for (const char *p = svg; (p = strstr(p, " data-x=\"")); p++)
+		boxes++;
+	CHECK(boxes == 4); /* all, main, work, work inlined */
+	free(svg);
+	prof_folded_free(f);
+}
+
 int main(void)
 {
 	test_merge();
@@ -310,5 +337,6 @@ int main(void)
 	test_round_trip();
 	test_bad_lines();
 	test_svg();
+	test_svg_lines();
 	return check_exit();
 }
