@@ -171,7 +171,7 @@ RD_HIDDEN int rd_opts_get(const symdb_open_opts *in, unsigned known, symdb_open_
  * (RD_OPTS_END): the flags and the errbuf, the rest is the caller's. */
 RD_HIDDEN int rd_opts_prefix(const void *in, size_t known_end, unsigned known, unsigned *flags,
                              char **errbuf, size_t *errbuf_sz);
-#define RD_OPTS_LAST_symdb_symbolizer_opts on_warning_arg
+#define RD_OPTS_LAST_symdb_symbolizer_opts fetch
 #define RD_OPTS_LAST_symdb_symbolize_opts on_results_arg
 /* rd_opts_get() for callers that need only the flags and the errbuf. */
 RD_HIDDEN int rd_opts(const symdb_open_opts *o, unsigned known, unsigned *flags,

@@ -127,7 +127,7 @@ int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *opts, symdb_
 	size_t ebsz;
 	int rc = rd_opts_prefix(opts, RD_OPTS_END(symdb_symbolizer_opts),
 	                        SYMDB_OPEN_VERIFY_CHECKSUMS | SYMDB_OPEN_NO_THAW |
-	                                SYMDB_SYMBOLIZER_BUILD,
+	                                SYMDB_SYMBOLIZER_BUILD | SYMDB_SYMBOLIZER_FETCH,
 	                        &flags, &eb, &ebsz);
 	if (rc)
 		return rc;
@@ -142,7 +142,7 @@ int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *opts, symdb_
 	if (!s)
 		return fmt_err(eb, ebsz, -ENOMEM, "symdb_symbolizer_create: out of memory");
 	s->db = db;
-	s->open_flags = flags & ~SYMDB_SYMBOLIZER_BUILD;
+	s->open_flags = flags & ~(SYMDB_SYMBOLIZER_BUILD | SYMDB_SYMBOLIZER_FETCH);
 	s->build = (flags & SYMDB_SYMBOLIZER_BUILD) != 0;
 	s->on_warning = o.on_warning;
 	s->on_warning_arg = o.on_warning_arg;
@@ -150,6 +150,17 @@ int symdb_symbolizer_create(symdb *db, const symdb_symbolizer_opts *opts, symdb_
 	    (o.tmp_dir && !(s->tmp_dir = strdup(o.tmp_dir)))) {
 		symdb_symbolizer_free(s);
 		return fmt_err(eb, ebsz, -ENOMEM, "symdb_symbolizer_create: out of memory");
+	}
+	if (flags & SYMDB_SYMBOLIZER_FETCH) {
+		/* Fetching publishes: it needs the caller's database. */
+		rc = !db || !o.fetch ? SYMDB_E_INVAL : rd_sym_fetch_init(s, o.fetch);
+		if (rc) {
+			symdb_symbolizer_free(s);
+			return fmt_err(eb, ebsz, rc, "symdb_symbolizer_create: %s",
+			               rc == -ENOMEM ? "out of memory"
+			                             : "SYMDB_SYMBOLIZER_FETCH needs a database and "
+			                               "fetch options");
+		}
 	}
 	*out = s;
 	return 0;
@@ -182,6 +193,7 @@ void symdb_symbolizer_free(symdb_symbolizer *s)
 	free(s->out_frames);
 	rd_names_fini(&s->names);
 	rd_sym_build_fini(s);
+	rd_sym_fetch_fini(s);
 	free(s);
 }
 
@@ -235,6 +247,20 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 		e->build_failed = rc != 0;
 		if (rc == -ENOMEM)
 			e->build_failed = 0;
+	}
+	/* Fetch on first sight: an image named by UUID only, never fetched
+	 * by this context before.  Its failure is "not indexed" with the
+	 * fetch's code, whatever the code. */
+	if (rc == SYMDB_E_NOT_INDEXED && !path && s->fetch && !e->fetch_tried) {
+		e->fetch_tried = 1;
+		rc = rd_sym_fetch(s, &e->id, e->names, &e->img);
+		if (rc) {
+			e->status = SYMDB_SYM_NOT_INDEXED;
+			e->error = rc;
+			e->call = s->call;
+			e->img = NULL;
+			return;
+		}
 	}
 	e->status = rc == 0                      ? SYMDB_SYM_OK
 	            : rc == SYMDB_E_BAD_OBJECT   ? SYMDB_SYM_NO_IMAGE

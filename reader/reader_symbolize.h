@@ -72,6 +72,7 @@ struct sym_image {
 	int status, error; /* when img is NULL: SYMDB_SYM_* and the code */
 	uint64_t call;     /* the call that failed to open it (retried after) */
 	int build_failed;  /* first sight tried and failed: not built again */
+	int fetch_tried;   /* SYMDB_SYMBOLIZER_FETCH: fetched once, not again */
 	unsigned names;    /* SYMDB_OPEN_NAMES_* of the file named (SPEC §7.2.2):
 	                      part of the key, X and X.debug get their own handle */
 };
@@ -160,6 +161,11 @@ struct symdb_symbolizer {
 	struct symdb_builder *builder;  /* on db, opened by the first build */
 	int private_only;               /* db cannot take indexes: build privately */
 	char build_err[1024];           /* why the last open or first-sight build failed */
+
+	/* fetch on first sight (reader_symbolize_fetch.c) */
+	struct symdb_fetch_opts *fetch; /* a deep copy, NULL without the flag */
+	uint64_t fetch_call;            /* the call whose deadline fetch_deadline is */
+	int64_t fetch_deadline;         /* ms, rd_fetch_now_ms() clock */
 };
 
 /* realloc *pp (of *cap elements of elem bytes) to hold need: capacity
@@ -182,6 +188,14 @@ RD_HIDDEN void rd_sym_drop_damaged(symdb_symbolizer *s);
  * the build's error with s->build_err set. */
 RD_HIDDEN int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
                                  unsigned names, int damaged, symdb_image **img);
+/* SYMDB_SYMBOLIZER_FETCH: copy the caller's fetch options into s.  0,
+ * SYMDB_E_INVAL or -ENOMEM. */
+RD_HIDDEN int rd_sym_fetch_init(symdb_symbolizer *s, const struct symdb_fetch_opts *f);
+/* Fetch id (not in the database) within this call's fetch deadline and open
+ * it into *img.  0, or the fetch's code with s->build_err set. */
+RD_HIDDEN int rd_sym_fetch(symdb_symbolizer *s, const symdb_uuid *id, unsigned names,
+                           symdb_image **img);
+RD_HIDDEN void rd_sym_fetch_fini(symdb_symbolizer *s);
 /* Free what first sight keeps (the builder, the copied options). */
 RD_HIDDEN void rd_sym_build_fini(symdb_symbolizer *s);
 /* Free a frames array of the batch (bytes: its mapping's size, 0 if malloc'd). */

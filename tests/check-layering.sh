@@ -11,7 +11,7 @@
 #   reader   format and reader headers, never libdwarf;
 #   indexer  format and indexer headers, never reader's (no symdb.h, no
 #            catalog) and never LMDB;
-#   tools    the public headers only (reader/symdb.h, reader/symdb_build.h,
+#   tools    the public headers only (reader/symdb.h, reader/symdb_build.h, reader/symdb_fetch.h,
 #            indexer/symdb_indexer.h, format/include/*) and its own; never
 #            libdwarf or LMDB.
 # Binary rules (with BUILD_DIR): the `symdb` executable defines no catalog or
@@ -19,6 +19,7 @@
 # libsymdb.so depends on libdwarf or libseccomp (readelf -d, ldd) or
 # contains indexer, libdwarf or libseccomp code (nm); symdb-indexer does
 # link libseccomp and define symdb_indexer_run, so those checks can fail.
+# Neither depends on libcurl or libdebuginfod: symdb-fetch does (SPEC §12.9).
 #
 # Prints one line per violation, "FILE: includes HEADER (FOLDER may not
 # include OWNER)", and exits 1 if there is any; 0 and one summary line if not.
@@ -42,7 +43,7 @@ owner() {
 # public HEADER: 0 when tools may include it.
 public() {
 	case ${1##*/} in
-	symdb.h | symdb_build.h | symdb_indexer.h) return 0 ;;
+	symdb.h | symdb_build.h | symdb_fetch.h | symdb_indexer.h) return 0 ;;
 	esac
 	[ -f "$src/format/include/${1##*/}" ]
 }
@@ -109,6 +110,10 @@ if [ -n "$build" ]; then
 		if readelf -d "$f" | grep -qi 'NEEDED.*seccomp'; then
 			violation "$f: depends on libseccomp"
 		fi
+		# the network is symdb-fetch's alone (SPEC §12.9)
+		if readelf -d "$f" | grep -Eqi 'NEEDED.*(libcurl|libdebuginfod)'; then
+			violation "$f: depends on libcurl or libdebuginfod"
+		fi
 		# no parser: neither the indexer's code nor libdwarf's, linked in
 		# statically or by name
 		ix=$( (nm --defined-only "$f" 2>/dev/null; nm -D --defined-only "$f" 2>/dev/null) |
@@ -125,6 +130,11 @@ if [ -n "$build" ]; then
 			violation "$idx: does not link libseccomp (its sandbox)"
 		nm --defined-only "$idx" | grep -q ' symdb_indexer_run$' ||
 			violation "$idx: no symdb_indexer_run: the symbol check cannot see indexer code"
+	fi
+	fetch=$build/tools/symdb-fetch
+	if [ -e "$fetch" ]; then
+		readelf -d "$fetch" | grep -qi 'NEEDED.*libcurl' ||
+			violation "$fetch: does not link libcurl: the check above cannot fail"
 	fi
 fi
 

@@ -15,6 +15,7 @@ packages=(
 	libmicrohttpd-dev libjson-c-dev # symdb serve: the HTTP server and the JSON parser (the CLI only)
 	protobuf-c-compiler libprotobuf-c-dev # symdb pprof: protoc-c and its runtime (the CLI only)
 	golang-github-google-pprof-dev # profile.proto (compiled at build time); pprof for tests/profile
+	libcurl4-openssl-dev libdebuginfod-dev # symdb-fetch: the only process on the network
 	# tests: fixture compilers and linkers, the oracle, strip/objcopy
 	clang clang-14 lld lld-14 llvm-14 binutils elfutils dwarfdump
 	gcc-multilib # -m32 (i386) fixtures: dwarf.fixtures_m32 runs instead of skipping
@@ -25,6 +26,7 @@ packages=(
 	nodejs # a real JIT writing perf maps (node --perf-basic-prof)
 	chromium # headless: the flame graph SVGs rendered and their script run (tests/profile/svg_check.py)
 	libgoogle-perftools-dev # gperftools' CPU profiler (libprofiler): tests/profile/pprof.sh
+	debuginfod # tests/fleet: a real debuginfod server on loopback
 	# real binaries and separate debug files used by the oracle tests
 	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
 )

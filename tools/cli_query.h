@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cli_fetch.h"
 #include "cli_live_kernel.h"
 #include "cli_output.h"
 #include "cli_util.h"
@@ -137,6 +138,7 @@ struct query {
 	 * addrs[0..naddr) or stdin); another front end's own input syntax. */
 	int (*run)(struct query *q, char **addrs, int naddr);
 	struct cli_kernel_src ksrc; /* --kernel and its sources (cli_live_kernel.c) */
+	struct cli_fetch fetch;     /* --upstream, --debuginfod ... (cli_fetch.h) */
 };
 
 #define STDIN_BUF (1u << 20)

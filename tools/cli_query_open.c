@@ -91,15 +91,46 @@ int cli_query_create_sym(struct query *q, int no_build)
 {
 	char ix[4096];
 	const char *tmp = getenv("TMPDIR");
+	const char *indexer = cli_query_indexer(ix, sizeof ix);
+	/* Images named by build-id are fetched on first sight (cli_fetch.h);
+	 * fetching publishes, so it needs the database. */
+	const symdb_fetch_opts *fo = q->db ? cli_fetch_opts(&q->fetch, indexer) : NULL;
 	SYMDB_OPTS(symdb_symbolizer_opts, so,
 	           .flags = (q->no_verify ? 0u : SYMDB_OPEN_VERIFY_CHECKSUMS) |
-	                    (no_build ? 0u : SYMDB_SYMBOLIZER_BUILD),
-	           .indexer_path = no_build ? NULL : cli_query_indexer(ix, sizeof ix),
-	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL);
+	                    (no_build ? 0u : SYMDB_SYMBOLIZER_BUILD) |
+	                    (fo ? SYMDB_SYMBOLIZER_FETCH : 0u),
+	           .indexer_path = no_build ? NULL : indexer,
+	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL, .fetch = fo);
 	int rc = symdb_symbolizer_create(q->db, &so, &q->sym);
 	if (rc < 0)
 		cli_err(NULL, "%s", symdb_strerror(rc));
 	return rc;
+}
+
+/* --uuid HEX that the database lacks: fetched from the configured sources
+ * (cli_fetch.h) and opened.  0, a library code when the fetch worked and
+ * the open did not, or -CLI_EXIT_FAILED with the reason on stderr. */
+static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_opts *o,
+                      symdb_image **img)
+{
+	char err[1024] = "", hex[2 * SYMDB_UUID_MAX + 1];
+	symdb_builder *b = NULL;
+	SYMDB_OPTS(symdb_build_opts, bo, .errbuf = err, .errbuf_sz = sizeof err);
+	symdb_fetch_opts fo = q->fetch.opts;
+	int rc;
+
+	symdb_uuid_format(id, hex);
+	fo.errbuf = err;
+	fo.errbuf_sz = sizeof err;
+	rc = symdb_builder_open(symdb_dir(q->db), &bo, &b);
+	if (rc == 0)
+		rc = symdb_fetch(b, id, &fo, NULL);
+	symdb_builder_close(b);
+	if (rc) {
+		cli_fetch_report(hex, rc, err);
+		return -CLI_EXIT_FAILED;
+	}
+	return symdb_image_open_uuid(q->db, id, o, img);
 }
 
 static void describe_not_indexed(const char *obj, char *msg, size_t msz)
@@ -189,8 +220,12 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 			return -CLI_EXIT_USAGE;
 		}
 		rc = symdb_image_open_uuid(q->db, &id, &o, img);
+		if (rc == SYMDB_E_NOT_INDEXED && q->fetch.opts.sz && q->db)
+			rc = fetch_uuid(q, &id, &o, img);
 		if (rc == 0)
 			return 0;
+		if (rc == -CLI_EXIT_FAILED)
+			return rc; /* the fetch's failure, reported */
 	}
 	if (rc == SYMDB_E_NOT_INDEXED && obj) {
 		describe_not_indexed(obj, msg, msz);

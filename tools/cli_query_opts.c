@@ -74,6 +74,12 @@ enum opt_id {
 	X_KERNEL_ROOT,
 	X_DEBUG_DIR,
 	X_PID,
+	/* fetching unknown images (cli_fetch.h) */
+	X_UPSTREAM,
+	X_DEBUGINFOD,
+	X_FETCH_TIMEOUT,
+	X_NEGATIVE_TTL,
+	X_NO_FETCH,
 };
 
 #define F_(p, n, id) { p, n, CLI_OPTK_FLAG, 0, id, NULL }
@@ -152,9 +158,17 @@ static const struct cli_optdef opts[] = {
 	XEQ("kernel-release", X_KERNEL_RELEASE),
 	XEQ("kernel-root", X_KERNEL_ROOT),
 	XEQ("debug-dir", X_DEBUG_DIR),
+	/* Last, and unknown to the llvm-symbolizer personality: LLVM 15's
+	 * --debuginfod is a flag, and llvm-symbolizer-14 rejects them all. */
+	XEQ("upstream", X_UPSTREAM),
+	XEQ("debuginfod", X_DEBUGINFOD),
+	XEQ("fetch-timeout", X_FETCH_TIMEOUT),
+	XEQ("negative-ttl", X_NEGATIVE_TTL),
+	{ "--", "no-fetch", CLI_OPTK_FLAG, 1, X_NO_FETCH, NULL },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
+#define NFETCH_OPTS 9 /* the fetch options at the end of opts[] */
 
 /* ---- values ------------------------------------------------------------- */
 
@@ -293,6 +307,11 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 			q->ksrc.too_many = 1;
 		break;
 	case X_PID: s->pid = a->value; break;
+	case X_UPSTREAM: (void)cli_fetch_set(&q->fetch, "--upstream", a->value); break;
+	case X_DEBUGINFOD: (void)cli_fetch_set(&q->fetch, "--debuginfod", a->value); break;
+	case X_FETCH_TIMEOUT: (void)cli_fetch_set(&q->fetch, "--fetch-timeout", a->value); break;
+	case X_NEGATIVE_TTL: (void)cli_fetch_set(&q->fetch, "--negative-ttl", a->value); break;
+	case X_NO_FETCH: (void)cli_fetch_set(&q->fetch, "--no-fetch", NULL); break;
 	/*
 	 * Accepted, no effect.  --debug-file-directory, --dwp and
 	 * --fallback-debug-path say where debug info is: symdb decides that
@@ -323,6 +342,8 @@ static int bad_int(const struct opt_state *s, const char *spelling, const char *
 static int finish_values(struct query *q, const struct opt_state *s)
 {
 	struct cli_printer *p = &q->pr;
+	if (q->fetch.bad) /* reported when seen */
+		return -CLI_EXIT_USAGE;
 	if (s->adjust_vma && cli_parse_u64(s->adjust_vma, strlen(s->adjust_vma), &q->adjust_vma))
 		return bad_int(s, s->adjust_vma_sp, s->adjust_vma);
 	if (s->functions_flag) {
@@ -468,7 +489,8 @@ int cli_query_parse_args(struct query *q, struct cli_global *g, int argc, char *
 			nopt = i;
 			break;
 		}
-	if (cli_opt_parse(opts, NOPTS, nopt, parsed.args, &parsed.list) < 0)
+	if (cli_opt_parse(opts, s.llvm ? NOPTS - NFETCH_OPTS : NOPTS, nopt, parsed.args,
+	                  &parsed.list) < 0)
 		return -CLI_EXIT_FAILED;
 	int rc = report_errors(&parsed.list, s.llvm);
 	if (rc < 0)

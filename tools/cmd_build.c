@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli_build_walk.h"
+#include "cli_fetch.h"
 #include "cli_util.h"
 #include "symdb_build.h"
 
@@ -45,6 +46,9 @@ struct build_run {
 	size_t printed, finished;
 	size_t n_indexed, n_already, n_failed; /* files, for the summary line */
 	int exit_code;
+	const char **ids;   /* --build-id HEX: fetched, not read from a file */
+	size_t nids;
+	struct cli_fetch fetch;
 };
 
 static char *dup_printf(const char *fmt, ...) CLI_PRINTF(1, 2);
@@ -332,12 +336,19 @@ static int parse_build_args(struct build_run *r, struct cli_global *g, unsigned 
 		} else if ((m = cli_opt_value(argc, argv, &i, "--threads", &v)) != 0) {
 			if (m < 0 || parse_jobs(v, &r->threads) < 0)
 				return -CLI_EXIT_USAGE;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--build-id", &v)) != 0) {
+			if (m < 0)
+				return -CLI_EXIT_USAGE;
+			r->ids[r->nids++] = v;
+		} else if ((m = cli_fetch_arg(&r->fetch, argc, argv, &i)) != 0) {
+			if (m < 0)
+				return -CLI_EXIT_USAGE;
 		} else {
 			cli_err(NULL, "build: unknown option '%s' (see 'symdb help build')", a);
 			return -CLI_EXIT_USAGE;
 		}
 	}
-	if (nf == 0) {
+	if (nf == 0 && r->nids == 0) {
 		cli_err(NULL, "build: no input files (see 'symdb help build')");
 		return -CLI_EXIT_USAGE;
 	}
@@ -413,6 +424,53 @@ static void print_summary(const struct build_run *r, const struct cli_inputs *in
 	       r->n_indexed, r->n_already, r->n_failed + in->refused, in->skipped);
 }
 
+/* --build-id HEX: fetched from the configured sources (cli_fetch.h) and
+ * published, one line each in argument order:
+ *   imported HEX (upstream URL) | indexed HEX (debuginfod URL) |
+ *   skipped HEX (already indexed); failures "symdb: HEX: reason". */
+static void fetch_ids(struct build_run *r, const symdb_fetch_opts *fo)
+{
+	symdb_fetch_result *res = malloc(sizeof *res);
+	char err[1024];
+
+	for (size_t i = 0; res && i < r->nids; i++) {
+		symdb_uuid id;
+		const char *hex = r->ids[i];
+		int rc = symdb_uuid_parse(hex, &id);
+		if (rc < 0) {
+			cli_err(hex, "not a build-id (hex digits)");
+			r->exit_code = CLI_EXIT_USAGE;
+			continue;
+		}
+		symdb_fetch_opts o = *fo;
+		err[0] = 0;
+		o.errbuf = err;
+		o.errbuf_sz = sizeof err;
+		memset(res, 0, sizeof *res);
+		res->sz = sizeof *res;
+		rc = symdb_fetch(r->b, &id, &o, res);
+		char h[2 * SYMDB_UUID_MAX + 1];
+		symdb_uuid_format(&id, h);
+		if (rc < 0) {
+			cli_fetch_report(h, rc, err);
+			if (r->exit_code < CLI_EXIT_FAILED)
+				r->exit_code = CLI_EXIT_FAILED;
+		} else if (!r->quiet) {
+			if (res->source == SYMDB_FETCH_NONE || res->build.skipped)
+				printf("skipped %s (already indexed)\n", h);
+			else
+				printf("%s %s (%s %s)\n",
+				       res->source == SYMDB_FETCH_UPSTREAM ? "imported" : "indexed", h,
+				       res->source == SYMDB_FETCH_UPSTREAM ? "upstream" : "debuginfod",
+				       res->url);
+			fflush(stdout);
+		}
+	}
+	if (!res)
+		r->exit_code = CLI_EXIT_FAILED;
+	free(res);
+}
+
 int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
@@ -423,9 +481,20 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 	r.flags = SYMDB_BUILD_ISOLATE; /* the CLI parses untrusted inputs in the cage */
 	r.indexer = find_indexer(indexer, sizeof(indexer));
 	unsigned jobs = 1;
-	int nf = parse_build_args(&r, &g, &jobs, argc, argv);
-	if (nf < 0)
+	cli_fetch_init(&r.fetch);
+	r.ids = calloc((size_t)argc + 1, sizeof *r.ids);
+	int nf = r.ids ? parse_build_args(&r, &g, &jobs, argc, argv) : -CLI_EXIT_FAILED;
+	const symdb_fetch_opts *fo = nf >= 0 ? cli_fetch_opts(&r.fetch, r.indexer) : NULL;
+	if (nf >= 0 && r.nids && !fo) {
+		cli_err(NULL, "build: --build-id needs a source: --upstream URL or --debuginfod URL "
+		              "(or SYMDB_UPSTREAM, DEBUGINFOD_URLS)");
+		nf = -CLI_EXIT_USAGE;
+	}
+	if (nf < 0) {
+		free(r.ids);
+		cli_fetch_free(&r.fetch);
 		return nf == -1000 ? CLI_EXIT_OK : -nf;
+	}
 	in.quiet = r.quiet;
 	if (cli_inputs_expand(&in, argv, (size_t)nf, r.recursive) < 0) {
 		cli_inputs_free(&in);
@@ -454,7 +523,7 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 	}
 	/* Nothing to index (every argument refused, or a walk found no object
 	 * file): the database is not even opened. */
-	int rc = r.nfiles ? open_builder(&r, &g) : 0;
+	int rc = r.nfiles || r.nids ? open_builder(&r, &g) : 0;
 	if (rc == 0 && r.nfiles) {
 		draw_progress(&r);
 		if (run_workers(&r, jobs) < 0) {
@@ -469,7 +538,11 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 	}
 	if (rc == 0)
 		print_summary(&r, &in);
+	if (rc == 0 && r.nids)
+		fetch_ids(&r, fo);
 	symdb_builder_close(r.b);
+	free(r.ids);
+	cli_fetch_free(&r.fetch);
 	pthread_mutex_destroy(&r.lock);
 	free(r.st);
 	cli_inputs_free(&in);

@@ -198,6 +198,7 @@ static void query_free(struct query *q)
 	free(q->li);
 	free(q->body);
 	free(q->text.buf);
+	cli_fetch_free(&q->fetch);
 	free(q->cache.slot);
 }
 
@@ -217,8 +218,10 @@ int cli_query_execute(struct query *q, const struct cli_global *g, char **addrs,
 	int rc, ex = CLI_EXIT_OK;
 	if (q->perf_map) /* JIT code: the map is its own index, no database */
 		return cli_live_perfmap_execute(q, addrs, naddr);
-	/* --uuid names no file to index: its database must exist. */
-	if ((rc = cli_query_open_db(g, q->no_build || q->uuid_hex, &q->db)) < 0)
+	/* --uuid names no file to index: its database must exist, unless
+	 * the image may be fetched into it (cli_fetch.h). */
+	int fetches = cli_fetch_opts(&q->fetch, NULL) != NULL;
+	if ((rc = cli_query_open_db(g, q->no_build || (q->uuid_hex && !fetches), &q->db)) < 0)
 		return -rc;
 	/* A stream may run for hours: an index file truncated meanwhile
 	 * damages that module only (cli_query_module_damaged). */

@@ -62,7 +62,17 @@ static const struct subcommand commands[] = {
 	  "  --timeout S      give up on a FILE after S seconds (default 120 + 1 per MiB)\n"
 	  "  --memory-limit SIZE  address-space limit of the indexer process, e.g. 2G\n"
 	  "                   (default: the larger of 8G and 64 times the FILE's size)\n"
-	  "  -q, --quiet      no per-file lines on stdout\n" },
+	  "  -q, --quiet      no per-file lines on stdout\n"
+	  "  --build-id HEX   fetch image HEX from the sources below and publish it (no FILE\n"
+	  "                   needed; repeatable): 'imported HEX (upstream URL)', 'indexed HEX\n"
+	  "                   (debuginfod URL)' or 'skipped HEX (already indexed)'\n"
+	  "  --upstream URL   an upstream index store: URL/symdb/v1/XX/HEX.symdb (repeatable,\n"
+	  "                   tried in order, before debuginfod; env SYMDB_UPSTREAM)\n"
+	  "  --debuginfod URL a debuginfod server (repeatable; env DEBUGINFOD_URLS)\n"
+	  "  --fetch-timeout S  deadline of one fetch, all sources (default 30; env\n"
+	  "                   DEBUGINFOD_TIMEOUT)\n"
+	  "  --negative-ttl S remember 'no source has it' S seconds (default 600)\n"
+	  "  --no-fetch       fetch nothing, whatever the environment says\n" },
 	{ "query", cli_cmd_query, "resolve addresses like llvm-symbolizer --obj",
 	  "usage: symdb query [--db DIR] [--obj FILE | --uuid UUID | --pid PID] [options] [ADDR...]\n"
 	  "\n"
@@ -89,6 +99,8 @@ static const struct subcommand commands[] = {
 	  "  --adjust-vma X   subtract X from every address first\n"
 	  "  --no-verify      skip the index file's table checksums (verified by default)\n"
 	  "  --no-build       do not index a FILE met unindexed (indexed on first sight)\n"
+	  "  --upstream URL, --debuginfod URL, --fetch-timeout S, --negative-ttl S,\n"
+	  "  --no-fetch       fetch a --uuid image the database lacks (see 'symdb help build')\n"
 	  "  --perf-map FILE  runtime addresses of JIT code, named by a perf map\n"
 	  "                   (/tmp/perf-PID.map) or a jitdump (jit-PID.dump); no\n"
 	  "                   database; refreshed when an address is not in it\n"

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fetch_api.c - symdb_fetch() (symdb_fetch.h, SPEC §12.9): an image the
+ * database lacks, asked of upstream index stores, then debuginfod servers,
+ * within one deadline; the first source that delivers publishes it.
+ *
+ * Everything downloaded is hostile input, handled as the rest of libsymdb
+ * handles input: an upstream's index file goes through
+ * symdb_builder_import_file() (copied, every checksum, symdb_image_verify(),
+ * its header UUID against the one asked for); debuginfod's executable and
+ * debuginfo go through symdb_builder_add() (the sandboxed indexer), after
+ * the download's own build-id was read and found to be the one asked for,
+ * so a server cannot publish an image under a build-id nobody asked for.
+ *
+ * Only "every source answered that it has no such image" is a negative
+ * answer, remembered in DB/misses (fetch_misses.c); a timeout, a refused
+ * connection or a damaged download is not, so it is tried again next time.
+ */
+#define _GNU_SOURCE
+#include "fetch_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db_dir.h"
+#include "format_layout.h"
+#include "publish_internal.h"
+
+#define RD_OPTS_LAST_symdb_fetch_opts build
+#define FETCH_DEFAULT_TIMEOUT_MS 30000u
+#define FETCH_DEFAULT_TTL_S 600u
+#define FETCH_DEFAULT_MAX (4ull << 30)
+
+/* One fetch: its options with defaults applied, and where it stands. */
+struct fetch_ctx {
+	symdb_builder *b;
+	const symdb_uuid *id;
+	symdb_fetch_opts o;
+	const char *dbdir;
+	char hex[2 * SYMDB_UUID_MAX + 1];
+	int64_t deadline_ms;
+	symdb_fetch_result *res;
+	char err[1024]; /* the last source's failure, "ID: URL: reason" */
+	int last;       /* ... and its code */
+};
+
+static const char *fetch_exe(const symdb_fetch_opts *o)
+{
+	return o->fetcher_path && o->fetcher_path[0] ? o->fetcher_path : SYMDB_FETCHER_DEFAULT;
+}
+
+/* ---- upstream index stores -------------------------------------------------- */
+
+/* BASE/symdb/v1/XX/HEX.symdb (SPEC §12.9); base given as configured, with
+ * or without a trailing slash. */
+static int fetch_store_url(char *url, size_t sz, const char *base, size_t blen, const char *hex)
+{
+	while (blen && base[blen - 1] == '/')
+		blen--;
+	int n = snprintf(url, sz, "%.*s/symdb/v1/%.2s/%s.symdb", (int)blen, base, hex, hex);
+	return n > 0 && (size_t)n < sz ? 0 : -ENAMETOOLONG;
+}
+
+/* The import's reason without the names of DB/tmp's files, which mean
+ * nothing to the reader of the message: "invalid index file: truncated:
+ * ...".  Cut in place. */
+static const char *fetch_reason(char *why, const char *dbdir)
+{
+	char pre[4200];
+	char *p, *q;
+
+	snprintf(pre, sizeof pre, "%s/" FMT_LAYOUT_TMP "/", dbdir);
+	while ((p = strstr(why, pre)) != NULL && (q = strstr(p, ": ")) != NULL)
+		memmove(p, q + 2, strlen(q + 2) + 1);
+	return why;
+}
+
+/* The download of one upstream into DB/tmp, then its import. */
+static int fetch_upstream(struct fetch_ctx *c, const char *url)
+{
+	char tmp[4096], name[96];
+	int fd, rc;
+
+	snprintf(name, sizeof name, "fetch-%s", c->hex);
+	if (fmt_layout_tmp(tmp, sizeof tmp, c->dbdir, name))
+		return fmt_err(c->err, sizeof c->err, -ENAMETOOLONG, "%s: path too long", c->dbdir);
+	fd = rd_safe_tmp_create(c->dbdir, tmp, c->err, sizeof c->err);
+	if (fd < 0)
+		return fd;
+	struct rd_fetch_job j = { .exe = fetch_exe(&c->o), .mode = "url", .what = url,
+		                  .out = { fd, -1 }, .max_bytes = c->o.max_bytes,
+		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
+		                  .deadline_ms = c->deadline_ms };
+	static char *const no_env[] = { NULL };
+	j.env = no_env;
+	rc = rd_fetch_run(&j);
+	close(fd);
+	if (rc == 0) {
+		c->res->bytes = strtoull(j.line, NULL, 10);
+		SYMDB_OPTS(symdb_build_opts, bo, .errbuf = j.line, .errbuf_sz = sizeof j.line);
+		rc = symdb_builder_import_file(c->b, tmp, c->id, &bo, &c->res->build);
+		if (rc)
+			fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s", c->hex, url,
+			        fetch_reason(j.line, c->dbdir));
+		else
+			c->res->source = SYMDB_FETCH_UPSTREAM;
+	} else if (rc != SYMDB_E_NOT_FOUND) {
+		fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s", c->hex, url, j.line);
+	}
+	rd_safe_tmp_unlink(c->dbdir, tmp);
+	if (rc == 0)
+		snprintf(c->res->url, sizeof c->res->url, "%.1000s", url);
+	return rc;
+}
+
+/* ---- debuginfod -------------------------------------------------------------- */
+
+/* A private directory DB/tmp/fetch-HEX-PID-N for one debuginfod download,
+ * reached through its descriptor only (db_dir.h): the indexer is given
+ * /proc/self/fd/DIR/... paths, which no rename of DB/tmp can redirect. */
+struct fetch_dir {
+	int tmpfd, fd;
+	char name[128];
+	char bid[8 + SYMDB_UUID_MAX * 2]; /* ".build-id/XX" */
+	char dbg[SYMDB_UUID_MAX * 2 + 8]; /* "REST.debug" */
+	int exe_fd, dbg_fd, bid_fd;
+};
+
+static void fetch_dir_close(struct fetch_dir *d)
+{
+	if (d->bid_fd >= 0) {
+		unlinkat(d->bid_fd, d->dbg, 0);
+		close(d->bid_fd);
+		unlinkat(d->fd, d->bid, AT_REMOVEDIR);
+		unlinkat(d->fd, ".build-id", AT_REMOVEDIR);
+	}
+	if (d->exe_fd >= 0)
+		close(d->exe_fd);
+	if (d->dbg_fd >= 0)
+		close(d->dbg_fd);
+	if (d->fd >= 0) {
+		unlinkat(d->fd, "exe", 0);
+		close(d->fd);
+		unlinkat(d->tmpfd, d->name, AT_REMOVEDIR);
+	}
+	if (d->tmpfd >= 0)
+		close(d->tmpfd);
+}
+
+static int fetch_dir_open(struct fetch_dir *d, const struct fetch_ctx *c)
+{
+	static atomic_uint seq;
+	rd_safedir t;
+	int rc;
+
+	memset(d, 0, sizeof *d);
+	d->tmpfd = d->fd = d->exe_fd = d->dbg_fd = d->bid_fd = -1;
+	if ((rc = rd_safedir_open(&t, c->dbdir, FMT_LAYOUT_TMP, 1, NULL, 0)) != 0)
+		return rc;
+	d->tmpfd = t.fd;
+	for (int tries = 0;; tries++) {
+		snprintf(d->name, sizeof d->name, "fetch-%s-%ld-%u", c->hex, (long)getpid(),
+		         atomic_fetch_add(&seq, 1));
+		if (mkdirat(d->tmpfd, d->name, 0700) == 0)
+			break;
+		if (errno != EEXIST || tries > 100)
+			return -errno;
+	}
+	d->fd = openat(d->tmpfd, d->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d->fd < 0)
+		return -errno;
+	snprintf(d->bid, sizeof d->bid, ".build-id/%.2s", c->hex);
+	snprintf(d->dbg, sizeof d->dbg, "%s.debug", c->hex + 2);
+	if (mkdirat(d->fd, ".build-id", 0700) < 0 || mkdirat(d->fd, d->bid, 0700) < 0 ||
+	    (d->bid_fd = openat(d->fd, d->bid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -errno;
+	d->exe_fd = openat(d->fd, "exe", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	d->dbg_fd = openat(d->bid_fd, d->dbg, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	                   0600);
+	return d->exe_fd < 0 || d->dbg_fd < 0 ? -errno : 0;
+}
+
+/* The child's environment: libdebuginfod's variables, from the options only. */
+static int fetch_dbgd_env(const struct fetch_ctx *c, char env[5][4200], char *envp[6])
+{
+	char cache[4096];
+	rd_safedir cd;
+	int64_t left_s = (c->deadline_ms - rd_fetch_now_ms() + 999) / 1000;
+	int rc;
+
+	if (c->o.debuginfod_cache && c->o.debuginfod_cache[0]) {
+		snprintf(cache, sizeof cache, "%s", c->o.debuginfod_cache);
+	} else {
+		if ((rc = rd_safedir_open(&cd, c->dbdir, RD_FETCH_DBGD_CACHE, 1, NULL, 0)) != 0)
+			return rc;
+		rd_safedir_close(&cd);
+		snprintf(cache, sizeof cache, "%s/" RD_FETCH_DBGD_CACHE, c->dbdir);
+	}
+	snprintf(env[0], sizeof env[0], "DEBUGINFOD_URLS=%s", c->o.debuginfod_urls);
+	snprintf(env[1], sizeof env[1], "DEBUGINFOD_CACHE_PATH=%s", cache);
+	snprintf(env[2], sizeof env[2], "DEBUGINFOD_TIMEOUT=%lld", (long long)(left_s > 0 ? left_s : 1));
+	snprintf(env[3], sizeof env[3], "DEBUGINFOD_MAXSIZE=%llu",
+	         (unsigned long long)c->o.max_bytes);
+	snprintf(env[4], sizeof env[4], "DEBUGINFOD_RETRY_LIMIT=1");
+	for (int i = 0; i < 5; i++)
+		envp[i] = env[i];
+	envp[5] = NULL;
+	return 0;
+}
+
+/* Index path (a download in d, what: "executable" or "debuginfo") unless it
+ * carries another build-id.  Messages name the download by what it is, not
+ * by the /proc/self/fd path the indexer was given. */
+static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, const char *path,
+                            const char *what)
+{
+	symdb_uuid got;
+	char ghex[2 * SYMDB_UUID_MAX + 1], eb[1024] = "";
+	char ddir[64];
+	size_t pl = strlen(path);
+	int rc = symdb_file_uuid(path, NULL, &got);
+
+	if (rc)
+		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
+		               "%s: %s: %s: not an object file with a build-id", c->hex,
+		               c->o.debuginfod_urls, what);
+	symdb_uuid_format(&got, ghex);
+	if (strcmp(ghex, c->hex) != 0)
+		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
+		               "%s: %s: %s: carries build-id %s", c->hex, c->o.debuginfod_urls, what,
+		               ghex);
+	symdb_build_opts bo;
+	memset(&bo, 0, sizeof bo);
+	if (c->o.build)
+		memcpy(&bo, c->o.build, c->o.build->sz < sizeof bo ? c->o.build->sz : sizeof bo);
+	bo.sz = sizeof bo;
+	snprintf(ddir, sizeof ddir, "/proc/self/fd/%d", d->fd);
+	bo.debug_dir = ddir;
+	bo.flags = (bo.flags & (SYMDB_BUILD_FORCE | SYMDB_BUILD_NO_DWARF)) |
+	           SYMDB_BUILD_NO_SOURCE_PATH;
+	bo.errbuf = eb;
+	bo.errbuf_sz = sizeof eb;
+	rc = symdb_builder_add(c->b, path, &bo, &c->res->build);
+	if (rc)
+		return fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s: %s", c->hex,
+		               c->o.debuginfod_urls, what,
+		               !eb[0]                                             ? symdb_strerror(rc)
+		               : strncmp(eb, path, pl) == 0 && eb[pl] == ':' ? eb + pl + 2
+		                                                                  : eb);
+	return 0;
+}
+
+static int fetch_debuginfod(struct fetch_ctx *c)
+{
+	char env[5][4200], *envp[6], path[256];
+	unsigned long long exe = 0, dbg = 0;
+	struct fetch_dir d;
+	int rc = fetch_dir_open(&d, c);
+
+	if (rc == 0)
+		rc = fetch_dbgd_env(c, env, envp);
+	if (rc) {
+		fetch_dir_close(&d);
+		return fmt_err(c->err, sizeof c->err, rc, "%s: %s/tmp: %s", c->hex, c->dbdir,
+		               symdb_strerror(rc));
+	}
+	struct rd_fetch_job j = { .exe = fetch_exe(&c->o), .mode = "debuginfod", .what = c->hex,
+		                  .env = envp, .out = { d.exe_fd, d.dbg_fd },
+		                  .max_bytes = c->o.max_bytes,
+		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
+		                  .deadline_ms = c->deadline_ms };
+	rc = rd_fetch_run(&j);
+	if (rc == 0 && sscanf(j.line, "%llu %llu", &exe, &dbg) != 2)
+		rc = fmt_err(j.line, sizeof j.line, -EIO, "unreadable status line");
+	if (rc == 0) {
+		/* The executable with its debuginfo beside it by build-id, as
+		 * `symdb build` finds a debug file; or whichever came. */
+		if (exe)
+			snprintf(path, sizeof path, "/proc/self/fd/%d/exe", d.fd);
+		else
+			snprintf(path, sizeof path, "/proc/self/fd/%d/%s/%s", d.fd, d.bid, d.dbg);
+		c->res->bytes = exe + dbg;
+		rc = fetch_dbgd_index(c, &d, path, exe ? "executable" : "debuginfo");
+		if (rc == 0) {
+			c->res->source = SYMDB_FETCH_DEBUGINFOD;
+			snprintf(c->res->url, sizeof c->res->url, "%s", c->o.debuginfod_urls);
+		}
+	} else if (rc != SYMDB_E_NOT_FOUND) {
+		fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s", c->hex, c->o.debuginfod_urls, j.line);
+	}
+	fetch_dir_close(&d);
+	return rc;
+}
+
+/* ---- symdb_fetch ------------------------------------------------------------- */
+
+static int fetch_opts(const symdb_fetch_opts *in, symdb_fetch_opts *o)
+{
+	unsigned flags;
+	char *eb;
+	size_t ebsz;
+	int rc = rd_opts_prefix(in, RD_OPTS_END(symdb_fetch_opts),
+	                        SYMDB_FETCH_NO_NEGATIVE_CACHE | SYMDB_FETCH_PROGRESS, &flags, &eb,
+	                        &ebsz);
+
+	memset(o, 0, sizeof *o);
+	if (in)
+		memcpy(o, in, in->sz < sizeof *o ? in->sz : sizeof *o);
+	o->sz = sizeof *o;
+	o->errbuf = eb;
+	o->errbuf_sz = ebsz;
+	if (rc)
+		return rc;
+	if (!o->timeout_ms)
+		o->timeout_ms = FETCH_DEFAULT_TIMEOUT_MS;
+	if (!o->negative_ttl_s)
+		o->negative_ttl_s = FETCH_DEFAULT_TTL_S;
+	if (!o->max_bytes)
+		o->max_bytes = FETCH_DEFAULT_MAX;
+	if (!o->upstreams)
+		o->upstreams = "";
+	if (!o->debuginfod_urls)
+		o->debuginfod_urls = "";
+	return 0;
+}
+
+/* 1 when the catalog already has id (nothing to fetch). */
+static int fetch_have(struct fetch_ctx *c)
+{
+	rd_cat_entry e;
+	char buf[1024];
+
+	return rd_catalog_get(publish_builder_catalog(c->b), c->id->bytes, c->id->len, &e, buf,
+	                      sizeof buf) == 0;
+}
+
+/* Every source in order: 0 at the first that publishes; else
+ * SYMDB_E_NOT_FOUND when each answered it has none, or the last failure. */
+static int fetch_sources(struct fetch_ctx *c)
+{
+	const char *u = c->o.upstreams;
+	int rc;
+
+	while (*(u += strspn(u, " \t\n"))) {
+		char url[4200];
+		size_t n = strcspn(u, " \t\n");
+
+		if (fetch_store_url(url, sizeof url, u, n, c->hex) == 0) {
+			rc = fetch_upstream(c, url);
+			if (rc == 0)
+				return 0;
+			if (rc != SYMDB_E_NOT_FOUND)
+				c->last = rc;
+			if (rc == -ETIMEDOUT)
+				return rc;
+		}
+		u += n;
+	}
+	if (c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
+		/* A UUID parsed from hex has no kind: debuginfod is asked, and
+		 * answers 404 for what is not a build-id it knows. */
+		rc = fetch_debuginfod(c);
+		if (rc == 0)
+			return 0;
+		if (rc != SYMDB_E_NOT_FOUND)
+			c->last = rc;
+	}
+	return c->last ? c->last : SYMDB_E_NOT_FOUND;
+}
+
+static int fetch_run(struct fetch_ctx *c)
+{
+	uint32_t age;
+	int rc;
+
+	if (fetch_have(c)) {
+		c->res->build.skipped = 1;
+		return 0;
+	}
+	if (!c->o.upstreams[strspn(c->o.upstreams, " \t\n")] &&
+	    !c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")])
+		return fmt_err(c->o.errbuf, c->o.errbuf_sz, SYMDB_E_NOT_FOUND,
+		               "%s: not indexed, and no upstream or debuginfod server configured",
+		               c->hex);
+	if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) &&
+	    rd_fetch_miss_fresh(c->dbdir, c->hex, c->o.negative_ttl_s, &age)) {
+		c->res->source = SYMDB_FETCH_CACHED_MISS;
+		return fmt_err(c->o.errbuf, c->o.errbuf_sz, SYMDB_E_NOT_FOUND,
+		               "%s: not found on any source (answered %us ago; asked again after %us)",
+		               c->hex, age, c->o.negative_ttl_s);
+	}
+	rc = fetch_sources(c);
+	if (rc == 0) {
+		(void)rd_fetch_miss_drop(c->dbdir, c->hex);
+		return 0;
+	}
+	if (rc == SYMDB_E_NOT_FOUND) {
+		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE))
+			(void)rd_fetch_miss_put(c->dbdir, c->hex);
+		return fmt_err(c->o.errbuf, c->o.errbuf_sz, rc, "%s: not found on any source",
+		               c->hex);
+	}
+	/* The last failure says which source and why. */
+	return fmt_err(c->o.errbuf, c->o.errbuf_sz, rc, "%s", c->err);
+}
+
+int symdb_fetch(symdb_builder *b, const symdb_uuid *id, const symdb_fetch_opts *opts,
+                symdb_fetch_result *out)
+{
+	struct fetch_ctx *c;
+	int rc;
+
+	if (!b || !id || id->len < 1 || id->len > SYMDB_UUID_MAX ||
+	    (out && out->sz < sizeof out->sz))
+		return SYMDB_E_INVAL;
+	if (!(c = calloc(1, sizeof *c)) || !(c->res = calloc(1, sizeof *c->res))) {
+		free(c);
+		return -ENOMEM;
+	}
+	rc = fetch_opts(opts, &c->o);
+	if (rc == 0) {
+		int64_t t0 = rd_fetch_now_ms();
+		c->b = b;
+		c->id = id;
+		c->dbdir = rd_catalog_dir(publish_builder_catalog(b));
+		c->deadline_ms = t0 + c->o.timeout_ms;
+		c->res->sz = sizeof *c->res;
+		c->res->build.sz = sizeof c->res->build;
+		symdb_uuid_format(id, c->hex);
+		rc = fetch_run(c);
+		c->res->elapsed_ms = (uint32_t)(rd_fetch_now_ms() - t0);
+	}
+	if (out)
+		rd_out_put(out, c->res, sizeof *c->res);
+	free(c->res);
+	free(c);
+	return rc;
+}
+
+int symdb_fetch_forget(symdb_builder *b, const symdb_uuid *id)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1];
+
+	if (!b || !id || id->len < 1 || id->len > SYMDB_UUID_MAX)
+		return SYMDB_E_INVAL;
+	symdb_uuid_format(id, hex);
+	return rd_fetch_miss_drop(rd_catalog_dir(publish_builder_catalog(b)), hex);
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_fetch.c - the fetch options and environment of the CLI, mapped into
+ * symdb_fetch_opts (cli_fetch.h).  Options win over the environment, as
+ * with every other symdb setting; the environment variables are
+ * libdebuginfod's own (DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH,
+ * DEBUGINFOD_TIMEOUT), so a machine set up for gdb or eu-stack is set up
+ * for symdb too, plus SYMDB_UPSTREAM for upstream index stores.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli_fetch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cli_fetch_usage[] =
+	"  --upstream URL        fetch unknown images' index files from an upstream store\n"
+	"                        (URL/symdb/v1/XX/HEX.symdb; repeatable; env SYMDB_UPSTREAM)\n"
+	"  --debuginfod URL      fetch unknown build-ids from a debuginfod server and index\n"
+	"                        them (repeatable; env DEBUGINFOD_URLS)\n"
+	"  --fetch-timeout SEC   deadline of one fetch, every source included (default 30;\n"
+	"                        env DEBUGINFOD_TIMEOUT)\n"
+	"  --negative-ttl SEC    remember 'no source has it' this long (default 600)\n"
+	"  --no-fetch            never fetch\n";
+
+void cli_fetch_init(struct cli_fetch *f)
+{
+	memset(f, 0, sizeof *f);
+}
+
+void cli_fetch_free(struct cli_fetch *f)
+{
+	free(f->upstreams);
+	free(f->debuginfod);
+	f->upstreams = f->debuginfod = NULL;
+}
+
+/* Append url to the space-separated list *list. */
+static int add_url(char **list, const char *opt, const char *url)
+{
+	size_t old = *list ? strlen(*list) : 0, n = strlen(url);
+	char *s;
+
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+		cli_err(NULL, "%s: not an http:// or https:// URL: '%s'", opt, url);
+		return -1;
+	}
+	if (strpbrk(url, " \t\n")) {
+		cli_err(NULL, "%s: a URL has no spaces: '%s'", opt, url);
+		return -1;
+	}
+	if (!(s = realloc(*list, old + n + 2))) {
+		cli_err(NULL, "out of memory");
+		return -1;
+	}
+	if (old)
+		s[old++] = ' ';
+	memcpy(s + old, url, n + 1);
+	*list = s;
+	return 0;
+}
+
+/* SEC: seconds, a decimal with up to three fractional digits, > 0. */
+static int parse_seconds(const char *opt, const char *v, uint32_t max_s, uint32_t *ms)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (!*v || *end || errno || !(d > 0) || d > (double)max_s) {
+		cli_err(NULL, "%s: not a number of seconds between 0 and %u: '%s'", opt, max_s, v);
+		return -1;
+	}
+	*ms = (uint32_t)(d * 1000 + 0.5);
+	if (!*ms)
+		*ms = 1;
+	return 0;
+}
+
+int cli_fetch_set(struct cli_fetch *f, const char *opt, const char *v)
+{
+	uint32_t ms;
+	int rc = 0;
+
+	if (!strcmp(opt, "--no-fetch"))
+		f->no_fetch = 1;
+	else if (!strcmp(opt, "--upstream"))
+		rc = add_url(&f->upstreams, opt, v);
+	else if (!strcmp(opt, "--debuginfod"))
+		rc = add_url(&f->debuginfod, opt, v);
+	else if (!strcmp(opt, "--fetch-timeout"))
+		rc = parse_seconds(opt, v, 86400, &f->timeout_ms);
+	else if (!strcmp(opt, "--negative-ttl") && (rc = parse_seconds(opt, v, 30u * 86400, &ms)) == 0)
+		f->ttl_s = (ms + 999) / 1000;
+	if (rc)
+		f->bad = 1;
+	return rc;
+}
+
+int cli_fetch_arg(struct cli_fetch *f, int argc, char **argv, int *i)
+{
+	static const char *const valued[] = { "--upstream", "--debuginfod", "--fetch-timeout",
+		                              "--negative-ttl" };
+	const char *v;
+	int m;
+
+	if (!strcmp(argv[*i], "--no-fetch"))
+		return cli_fetch_set(f, "--no-fetch", NULL) < 0 ? -1 : 1;
+	for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+		if ((m = cli_opt_value(argc, argv, i, valued[k], &v)) != 0)
+			return m < 0 || cli_fetch_set(f, valued[k], v) < 0 ? -1 : 1;
+	return 0;
+}
+
+/* symdb-fetch: $SYMDB_FETCH (tests), else the one beside this executable
+ * (a build tree or a moved install runs its own), else NULL for the
+ * library's installed one. */
+static const char *find_fetcher(char *buf, size_t sz)
+{
+	const char *env = getenv("SYMDB_FETCH");
+	ssize_t n;
+	char *slash;
+
+	if (env && env[0])
+		return env;
+	n = readlink("/proc/self/exe", buf, sz - 1);
+	if (n <= 0 || (size_t)n >= sz - 1)
+		return NULL;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash || (size_t)(slash - buf) + sizeof "/symdb-fetch" > sz)
+		return NULL;
+	memcpy(slash, "/symdb-fetch", sizeof "/symdb-fetch");
+	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+	return v && v[strspn(v, " \t\n")] ? v : NULL;
+}
+
+const symdb_fetch_opts *cli_fetch_opts(struct cli_fetch *f, const char *indexer)
+{
+	const char *up = f->upstreams ? f->upstreams : env_nonempty("SYMDB_UPSTREAM");
+	const char *dbgd = f->debuginfod ? f->debuginfod : env_nonempty("DEBUGINFOD_URLS");
+	const char *t = getenv("DEBUGINFOD_TIMEOUT");
+	uint32_t timeout_ms = f->timeout_ms;
+
+	if (f->no_fetch || (!up && !dbgd))
+		return NULL;
+	/* libdebuginfod's DEBUGINFOD_TIMEOUT is whole seconds. */
+	if (!timeout_ms && t && *t) {
+		char *end;
+		unsigned long s = strtoul(t, &end, 10);
+		if (!*end && s > 0 && s <= 86400)
+			timeout_ms = (uint32_t)s * 1000;
+	}
+	memset(&f->build, 0, sizeof f->build);
+	f->build.sz = sizeof f->build;
+	if (indexer)
+		snprintf(f->indexer, sizeof f->indexer, "%s", indexer);
+	f->build.indexer_path = f->indexer[0] ? f->indexer : NULL;
+	memset(&f->opts, 0, sizeof f->opts);
+	f->opts.sz = sizeof f->opts;
+	f->opts.flags = isatty(STDERR_FILENO) ? SYMDB_FETCH_PROGRESS : 0;
+	f->opts.upstreams = up;
+	f->opts.debuginfod_urls = dbgd;
+	f->opts.debuginfod_cache = env_nonempty("DEBUGINFOD_CACHE_PATH");
+	f->opts.timeout_ms = timeout_ms;
+	f->opts.negative_ttl_s = f->ttl_s;
+	f->opts.fetcher_path = find_fetcher(f->fetcher, sizeof f->fetcher);
+	f->opts.build = &f->build;
+	return &f->opts;
+}
+
+void cli_fetch_report(const char *hex, int rc, const char *err)
+{
+	size_t hl = strlen(hex);
+
+	/* The library's reason starts with the build-id already. */
+	if (err && err[0] && strncmp(err, hex, hl) == 0 && err[hl] == ':')
+		fprintf(stderr, "symdb: %s\n", err);
+	else
+		fprintf(stderr, "symdb: %s: %s\n", hex, err && err[0] ? err : symdb_strerror(rc));
+}

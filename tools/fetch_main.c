@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fetch_main.c - the symdb-fetch executable (SPEC §12.9): the only symdb
+ * process that touches the network.  libsymdb (reader/fetch_spawn.c) starts
+ * it once per source and kills it when the fetch's deadline passes, so a
+ * server that accepts and never answers, a resolver that hangs or a bug in
+ * libcurl or libdebuginfod costs the library at most its deadline and never
+ * its address space.  It links libcurl and libdebuginfod and nothing of
+ * symdb's: what it downloads is not parsed here but written, byte for byte,
+ * into descriptors the library created in DB/tmp, and judged there.
+ *
+ *   symdb-fetch [--max-bytes N] [--progress] url URL
+ *       GET URL (http/https) into descriptor 3.
+ *   symdb-fetch [--max-bytes N] [--progress] debuginfod HEX
+ *       libdebuginfod's executable of build-id HEX into descriptor 3 and
+ *       its debuginfo into descriptor 4, from DEBUGINFOD_URLS, caching in
+ *       DEBUGINFOD_CACHE_PATH (the library sets both, and nothing else).
+ *
+ * It answers with one line on standard output (a pipe to the library):
+ * "found BYTES" (url), "found EXE_BYTES DEBUG_BYTES" (debuginfod, 0 for a
+ * file the servers do not have), "missing" when every server answered that
+ * it has no such file, or "error REASON"; exit status 0, 2, 1 alike.
+ */
+#define _GNU_SOURCE /* prctl, getppid */
+#include <curl/curl.h>
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FETCH_OUT 3       /* the download, or debuginfod's executable */
+#define FETCH_OUT_DEBUG 4 /* debuginfod's debuginfo */
+
+enum { FETCH_FOUND = 0, FETCH_ERROR = 1, FETCH_MISSING = 2 };
+
+struct fetch_args {
+	uint64_t max_bytes;
+	int progress; /* a progress line on stderr, when it is a terminal */
+	const char *mode, *what;
+};
+
+/* The one status line (standard output is the library's pipe). */
+static int fetch_say(int code, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	/* One line whatever the reason says: the library reads one. */
+	for (char *p = line; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	printf("%s\n", line);
+	fflush(stdout);
+	return code;
+}
+
+static void fetch_progress_line(const char *what, uint64_t done, uint64_t total)
+{
+	if (total)
+		fprintf(stderr, "\rsymdb-fetch: %s: %" PRIu64 " of %" PRIu64 " KiB", what,
+		        done >> 10, total >> 10);
+	else
+		fprintf(stderr, "\rsymdb-fetch: %s: %" PRIu64 " KiB", what, done >> 10);
+}
+
+/* ---- url: one GET --------------------------------------------------------- */
+
+struct fetch_get {
+	const struct fetch_args *a;
+	uint64_t bytes;
+	int too_big, write_err;
+};
+
+static size_t fetch_get_write(char *p, size_t sz, size_t n, void *arg)
+{
+	struct fetch_get *g = arg;
+	size_t len = sz * n;
+
+	if (g->bytes + len > g->a->max_bytes) {
+		g->too_big = 1;
+		return 0; /* libcurl stops: CURLE_WRITE_ERROR */
+	}
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(FETCH_OUT, p + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			g->write_err = errno ? errno : EIO;
+			return 0;
+		}
+		off += (size_t)w;
+	}
+	g->bytes += len;
+	return len;
+}
+
+static int fetch_get_progress(void *arg, curl_off_t total, curl_off_t now, curl_off_t ut,
+                              curl_off_t un)
+{
+	const struct fetch_get *g = arg;
+
+	(void)ut;
+	(void)un;
+	if (g->a->progress && now > (1 << 20))
+		fetch_progress_line(g->a->what, (uint64_t)now, (uint64_t)total);
+	return 0;
+}
+
+static int fetch_url(const struct fetch_args *a)
+{
+	struct fetch_get g = { .a = a };
+	char err[CURL_ERROR_SIZE] = "";
+	long status = 0;
+	CURL *c;
+	CURLcode rc;
+
+	if (strncmp(a->what, "http://", 7) != 0 && strncmp(a->what, "https://", 8) != 0)
+		return fetch_say(FETCH_ERROR, "error not an http:// or https:// URL");
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(c = curl_easy_init()))
+		return fetch_say(FETCH_ERROR, "error cannot start libcurl");
+	curl_easy_setopt(c, CURLOPT_URL, a->what);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fetch_get_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &g);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->max_bytes);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "symdb-fetch");
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, fetch_get_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &g);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	if (a->progress && g.bytes > (1 << 20))
+		fputc('\n', stderr);
+	/* A 404 or 410 is the store saying it has no such image: the only
+	 * answer that is remembered as a negative one. */
+	if (status == 404 || status == 410)
+		return fetch_say(FETCH_MISSING, "missing");
+	if (g.too_big || rc == CURLE_FILESIZE_EXCEEDED)
+		return fetch_say(FETCH_ERROR, "error larger than %" PRIu64 " bytes", a->max_bytes);
+	if (g.write_err)
+		return fetch_say(FETCH_ERROR, "error cannot write the download: %s",
+		                 strerror(g.write_err));
+	if (rc != CURLE_OK)
+		return fetch_say(FETCH_ERROR, "error %s", err[0] ? err : curl_easy_strerror(rc));
+	if (status != 200)
+		return fetch_say(FETCH_ERROR, "error HTTP status %ld", status);
+	return fetch_say(FETCH_FOUND, "found %" PRIu64, g.bytes);
+}
+
+/* ---- debuginfod ------------------------------------------------------------ */
+
+/* libdebuginfod remembers a miss as an empty file in its cache for
+ * cache_miss_s (600 s by default).  The library's own negative cache
+ * (DB/misses, SPEC §12.9) decides when a build-id is asked for again, so
+ * libdebuginfod's entry for this build-id is dropped first. */
+static void fetch_forget_dbgd_miss(const char *cache, const char *hex, const char *kind)
+{
+	char p[4096];
+	struct stat st;
+
+	if (!cache || snprintf(p, sizeof p, "%s/%s/%s", cache, hex, kind) >= (int)sizeof p)
+		return;
+	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(p);
+}
+
+static int fetch_dbgd_progress(debuginfod_client *c, long done, long total)
+{
+	const struct fetch_args *a = debuginfod_get_user_data(c);
+
+	if (a->progress && done > (1 << 20))
+		fetch_progress_line(a->what, (uint64_t)done, total > 0 ? (uint64_t)total : 0);
+	return 0;
+}
+
+/* Copy libdebuginfod's cache file into out: *bytes, or -errno. */
+static int fetch_copy(int in, int out, uint64_t max, uint64_t *bytes)
+{
+	char buf[1 << 16];
+	ssize_t n;
+
+	*bytes = 0;
+	while ((n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (*bytes + (uint64_t)n > max)
+			return -EFBIG;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return w < 0 ? -errno : -EIO;
+			off += w;
+		}
+		*bytes += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* One kind of file: 1 found (*bytes), 0 missing, or -errno. */
+static int fetch_dbgd_one(debuginfod_client *c, const struct fetch_args *a, const char *kind,
+                          int out, uint64_t *bytes)
+{
+	unsigned char id[64];
+	size_t len = strlen(a->what) / 2;
+	int fd, rc;
+
+	*bytes = 0;
+	for (size_t i = 0; i < len; i++)
+		sscanf(a->what + 2 * i, "%2hhx", &id[i]);
+	fetch_forget_dbgd_miss(getenv(DEBUGINFOD_CACHE_PATH_ENV_VAR), a->what, kind);
+	fd = strcmp(kind, "executable") == 0
+	             ? debuginfod_find_executable(c, id, (int)len, NULL)
+	             : debuginfod_find_debuginfo(c, id, (int)len, NULL);
+	if (a->progress && isatty(2))
+		fputs("\r\033[K", stderr);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	/* The descriptor may be at the end of what libdebuginfod wrote. */
+	rc = lseek(fd, 0, SEEK_SET) < 0 ? -errno : fetch_copy(fd, out, a->max_bytes, bytes);
+	close(fd);
+	return rc < 0 ? rc : *bytes > 0;
+}
+
+static int fetch_debuginfod(const struct fetch_args *a)
+{
+	uint64_t exe = 0, dbg = 0;
+	size_t n = strlen(a->what);
+	debuginfod_client *c;
+	int r1, r2;
+
+	if (n < 2 || n > 128 || n % 2 || strspn(a->what, "0123456789abcdef") != n)
+		return fetch_say(FETCH_ERROR, "error not a build-id in lowercase hex: %s", a->what);
+	if (!(c = debuginfod_begin()))
+		return fetch_say(FETCH_ERROR, "error cannot start libdebuginfod");
+	debuginfod_set_user_data(c, (void *)a);
+	debuginfod_set_progressfn(c, fetch_dbgd_progress);
+	r1 = fetch_dbgd_one(c, a, "executable", FETCH_OUT, &exe);
+	r2 = fetch_dbgd_one(c, a, "debuginfo", FETCH_OUT_DEBUG, &dbg);
+	debuginfod_end(c);
+	if (r1 > 0 || r2 > 0)
+		return fetch_say(FETCH_FOUND, "found %" PRIu64 " %" PRIu64, exe, dbg);
+	if (r1 == 0 && r2 == 0)
+		return fetch_say(FETCH_MISSING, "missing");
+	return fetch_say(FETCH_ERROR, "error %s", strerror(-(r1 < 0 ? r1 : r2)));
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static int fetch_usage(void)
+{
+	return fetch_say(FETCH_ERROR,
+	                 "error usage: symdb-fetch [--max-bytes N] [--progress] "
+	                 "url URL | debuginfod HEX");
+}
+
+static int fetch_parse(int argc, char **argv, struct fetch_args *a)
+{
+	int i = 1;
+
+	a->max_bytes = 4ull << 30;
+	for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+		if (strcmp(argv[i], "--progress") == 0)
+			a->progress = 1;
+		else if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc)
+			a->max_bytes = strtoull(argv[++i], NULL, 10);
+		else
+			return -1;
+	}
+	if (argc - i != 2)
+		return -1;
+	a->mode = argv[i];
+	a->what = argv[i + 1];
+	a->progress = a->progress && isatty(STDERR_FILENO);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct fetch_args a = { 0 };
+	struct rlimit core = { 0, 0 };
+
+	/* Dies with the library thread that started it, even one killed. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	setrlimit(RLIMIT_CORE, &core);
+	signal(SIGPIPE, SIG_IGN);
+	if (fetch_parse(argc, argv, &a) < 0)
+		return fetch_usage();
+	if (strcmp(a.mode, "url") == 0)
+		return fetch_url(&a);
+	if (strcmp(a.mode, "debuginfod") == 0)
+		return fetch_debuginfod(&a);
+	return fetch_usage();
+}
