@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# debuginfod.sh: a real debuginfod on loopback serving a stripped binary and
+# its .debug file (built here).  symdb fetches the unknown build-id, indexes
+# it and answers equal to llvm-symbolizer-14 on the local files; the second
+# query does not reach the server; an unknown build-id is answered from the
+# negative cache inside --negative-ttl (no request) and asked again after it.
+source "$(dirname "$0")/lib.sh"
+require gcc objcopy curl
+t0=$(date +%s%N)
+
+fleet_fixture "$SCRATCH/fx"
+dbgd_start "$SCRATCH/fx/srv" 2
+DB=$SCRATCH/db
+fleet_addrs "$SCRATCH/fx/prog" | while read -r a; do printf '%s\n0x%x\n' "$a" $((a + 5)); done >"$SCRATCH/addrs"
+(( $(wc -l <"$SCRATCH/addrs") >= 6 )) || fail "too few addresses in the fixture"
+
+note "1. query --uuid of an unknown build-id: fetched, indexed, answered as llvm-symbolizer-14"
+run "$SYMDB" query --db "$DB" --debuginfod "$DBGD_URL" --uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+((RC == 0)) || fail "query --uuid: exit $RC: $(cat "$ERR")"
+[[ ! -s $ERR ]] || fail "query --uuid: stderr: $(cat "$ERR")"
+llvm-symbolizer-14 --obj "$SCRATCH/fx/srv/prog" $(cat "$SCRATCH/addrs") >"$SCRATCH/want"
+diff -u "$SCRATCH/want" "$OUT" || fail "answers differ from llvm-symbolizer-14 on the local files"
+grep -q 'middle' "$OUT" || fail "the oracle names no function: the fixture is not what it should be"
+(( $(dbgd_gets "$PROG_ID") >= 1 )) || fail "the server's log shows no request for $PROG_ID"
+ls "$DB/tmp" | grep -q . && fail "DB/tmp not empty after the fetch: $(ls "$DB/tmp")"
+
+note "2. the second query hits the index: no request reaches the server"
+before=$(dbgd_gets "$PROG_ID")
+run "$SYMDB" query --db "$DB" --debuginfod "$DBGD_URL" --uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+((RC == 0)) && diff -q "$SCRATCH/want" "$OUT" >/dev/null || fail "second query: exit $RC, or other answers"
+(( $(dbgd_gets "$PROG_ID") == before )) || fail "the second query reached the server"
+run "$SYMDB" build --db "$DB" --build-id "$PROG_ID" --debuginfod "$DBGD_URL"
+((RC == 0)) && grep -qx "skipped $PROG_ID (already indexed)" "$OUT" || fail "build --build-id of an indexed image: $(cat "$OUT" "$ERR")"
+
+note "3. symdb build --build-id through DEBUGINFOD_URLS (the environment), into another database"
+DEBUGINFOD_URLS="$DBGD_URL" run "$SYMDB" build --db "$SCRATCH/db2" --build-id "$PROG_ID"
+((RC == 0)) && grep -qx "indexed $PROG_ID (debuginfod $DBGD_URL)" "$OUT" || fail "build --build-id: exit $RC: $(cat "$OUT" "$ERR")"
+run "$SYMDB" query --db "$SCRATCH/db2" --no-fetch --uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+diff -u "$SCRATCH/want" "$OUT" || fail "db2: answers differ from llvm-symbolizer-14"
+
+note "4. an unknown build-id: one line, remembered; inside the TTL no request reaches the server"
+U=0123456789abcdef0123456789abcdef01234567
+run "$SYMDB" query --db "$DB" --debuginfod "$DBGD_URL" --uuid "$U" 0x1000
+expect_error "unknown build-id" "$U: not found on any source"
+n1=$(dbgd_gets "$U")
+((n1 >= 1)) || fail "the unknown build-id was not asked of the server"
+[[ -f $DB/misses/$U ]] || fail "no negative-cache entry DB/misses/$U"
+run "$SYMDB" query --db "$DB" --debuginfod "$DBGD_URL" --uuid "$U" 0x1000
+expect_error "unknown build-id again" "$U: not found on any source (answered"
+(( $(dbgd_gets "$U") == n1 )) || fail "a request inside the TTL reached the server"
+
+note "5. after the TTL it is asked again"
+touch -d '-5 seconds' "$DB/misses/$U"
+run "$SYMDB" build --db "$DB" --negative-ttl 2 --build-id "$U" --debuginfod "$DBGD_URL"
+expect_error "after the TTL" "$U: not found on any source"
+(( $(dbgd_gets "$U") > n1 )) || fail "after the TTL the server was not asked again"
+
+note "6. --no-fetch and no source: nothing asked"
+n2=$(dbgd_gets "$U")
+rm -f "$DB/misses/$U"
+DEBUGINFOD_URLS="$DBGD_URL" run "$SYMDB" query --db "$DB" --no-fetch --uuid "$U" 0x1000
+((RC != 0)) && (( $(dbgd_gets "$U") == n2 )) || fail "--no-fetch reached the server"
+
+note "wall time: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
