@@ -74,6 +74,7 @@ HTTP_LOG=$SCRATCH/http.log
 http_start() {
 	local dir=$1 i port
 	: >"$HTTP_LOG"
+	: >"$SCRATCH/http.out" # before the background job's own redirection
 	# Port 0: python binds a free port and prints it ("Serving HTTP on
 	# 127.0.0.1 port N"); requests are logged on stderr.
 	python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$dir" >"$SCRATCH/http.out" 2>"$HTTP_LOG" &
@@ -92,6 +93,9 @@ HANG_LOG=$SCRATCH/hang.log
 hang_start() {
 	local i port
 	: >"$HANG_LOG"
+	# Created here: the background job's redirection may come later than
+	# the first read below.
+	: >"$SCRATCH/hang.port"
 	python3 -u -c '
 import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
