@@ -27,6 +27,7 @@ packages=(
 	chromium # headless: the flame graph SVGs rendered and their script run (tests/profile/svg_check.py)
 	libgoogle-perftools-dev # gperftools' CPU profiler (libprofiler): tests/profile/pprof.sh
 	debuginfod # tests/fleet: a real debuginfod server on loopback
+	nginx # tests/fleet: a real static server over a tree from `symdb export --tree` (README's config)
 	# real binaries and separate debug files used by the oracle tests
 	libc6-dbg libstdc++6-12-dbg libpython3.11 python3.11-dbg libpython3.11-dbg
 )

@@ -22,12 +22,34 @@
 #                        build-id), DIR/srv/prog (stripped, with a
 #                        .gnu_debuglink) and DIR/srv/prog.debug; sets PROG_ID
 #   fleet_addrs FILE     the addresses of prog's functions (vaddr, hex), one a line
+#   nginx_start TREE [NAME]
+#       a real nginx serving the directory TREE (the store tree of `symdb
+#       export --tree`) with the server block of README.md's "Deployment"
+#       section, its `listen` and `root` replaced; config, pid file, logs and
+#       temp dirs in $SCRATCH/NAME (default nginx).  Waits until it answers.
+#       Sets NGINX_URL (http://127.0.0.1:PORT), NGINX_ACCESS (its access
+#       log) and NGINX_PID.
+#   nginx_gets ACCESS_LOG PATH   how many GET requests for PATH the log holds
+#   node_serve_start DB  a `symdb serve --db DB` on a free loopback port, its
+#                        access log in $SCRATCH/serve-access.log.  Sets
+#                        NODE_SERVE_URL, NODE_SERVE_LOG.
 source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
 FLEET_PIDS=()
+# SIGTERM first: nginx's master stops its workers then, while a SIGKILLed
+# master leaves them running; what is left after 5 s is killed with its
+# children.
 fleet_kill_all() {
-	local p
+	local p i
 	for p in "${FLEET_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p in "${FLEET_PIDS[@]}"; do
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.05
+		done
+		pkill -KILL -P "$p" 2>/dev/null || true
 		kill -KILL "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
@@ -138,4 +160,75 @@ CEOF
 
 fleet_addrs() {
 	llvm-nm-14 --defined-only "$1" | awk '$2 ~ /^[tT]$/ { print "0x" $1 }' | sort -u
+}
+
+FLEET_README=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/README.md
+# The first ```nginx block of README.md's "## Deployment" section.
+nginx_readme_block() {
+	awk '/^## Deployment/ { d = 1; next } d && /^## / { exit }
+	     d && /^```nginx$/ { b = 1; next } b && /^```$/ { exit } b { print }' "$FLEET_README"
+}
+
+nginx_start() {
+	local tree=$1 name=${2:-nginx} dir port i try t
+	command -v nginx >/dev/null 2>&1 || { echo "SKIP: nginx not found (Debian package nginx)"; exit 77; }
+	dir=$SCRATCH/$name
+	mkdir -p "$dir/tmp"
+	nginx_readme_block >"$dir/server.conf"
+	grep -q '^ *listen ' "$dir/server.conf" && grep -q '^ *root ' "$dir/server.conf" ||
+		fail "README.md: no nginx block with listen and root in the Deployment section"
+	for try in 1 2 3; do
+		port=$(free_port)
+		{
+			echo "worker_processes 1;"
+			echo "pid $dir/nginx.pid;"
+			echo "error_log $dir/error.log;"
+			echo "events { worker_connections 64; }"
+			echo "http {"
+			echo "    access_log $dir/access.log;"
+			for t in client_body proxy fastcgi uwsgi scgi; do
+				echo "    ${t}_temp_path $dir/tmp/$t;"
+			done
+			sed -e "s|^\( *\)listen [^;]*;|\1listen 127.0.0.1:$port;|" \
+				-e "s|^\( *\)root [^;]*;|\1root $tree;|" "$dir/server.conf"
+			echo "}"
+		} >"$dir/nginx.conf"
+		: >"$dir/error.log"
+		nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g 'daemon off;' 2>>"$dir/error.log" &
+		NGINX_PID=$!
+		FLEET_PIDS+=("$NGINX_PID")
+		NGINX_URL=http://127.0.0.1:$port
+		NGINX_ACCESS=$dir/access.log
+		for ((i = 0; i < 200; i++)); do
+			kill -0 "$NGINX_PID" 2>/dev/null || break
+			# any HTTP answer (the layout's 404) means it is serving
+			curl -s -o /dev/null -m 2 "$NGINX_URL/" && return 0
+			sleep 0.05
+		done
+		kill -TERM "$NGINX_PID" 2>/dev/null || true
+		wait "$NGINX_PID" 2>/dev/null || true
+		grep -q 'Address already in use' "$dir/error.log" || break
+	done
+	fail "nginx did not start: $(tail -n 3 "$dir/error.log")"
+}
+
+nginx_gets() { grep -cF "\"GET $2 HTTP/" "$1" 2>/dev/null || true; }
+
+node_serve_start() {
+	local db=$1 i addr=
+	NODE_SERVE_LOG=$SCRATCH/serve-access.log
+	"$SYMDB" serve --db "$db" --listen 127.0.0.1:0 --log "$NODE_SERVE_LOG" 2>"$SCRATCH/serve.err" &
+	FLEET_PIDS+=("$!")
+	for ((i = 0; i < 400; i++)); do
+		addr=$(sed -n 's/^symdb: serve: listening on \([^ ]*\) .*/\1/p' "$SCRATCH/serve.err")
+		[[ -n $addr ]] && break
+		sleep 0.05
+	done
+	[[ -n $addr ]] || fail "symdb serve did not start: $(cat "$SCRATCH/serve.err")"
+	NODE_SERVE_URL=http://$addr
+	for ((i = 0; i < 200; i++)); do
+		curl -s -o /dev/null -m 2 "$NODE_SERVE_URL/healthz" && return 0
+		sleep 0.05
+	done
+	fail "symdb serve: /healthz did not answer"
 }
