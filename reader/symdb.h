@@ -219,7 +219,11 @@ typedef struct symdb_open_opts {
 
 /** Open the catalog read-write (needed by the indexer; readers don't). */
 #define SYMDB_OPEN_WRITE            0x1u
-/** Verify every table checksum when an image is opened (O(file size)). */
+/** Verify every table checksum when an image is opened (O(file size): every
+ *  page is read and mapped).  Without it, open does the structural check of
+ *  SPEC §9 (size, header, directory: a few pages) and a damaged table can
+ *  give wrong or SYMDB_E_CORRUPT results but never an out-of-bounds read;
+ *  symdb_image_verify() checks the rest. */
 #define SYMDB_OPEN_VERIFY_CHECKSUMS 0x2u
 /** Create the database directory if it does not exist (implies WRITE). */
 #define SYMDB_OPEN_CREATE           0x4u

@@ -21,6 +21,7 @@ packages=(
 	gcc-multilib # -m32 (i386) fixtures: dwarf.fixtures_m32 runs instead of skipping
 	python3 util-linux coreutils file
 	strace # tests that watch system calls (the durability order, the sandbox's list)
+	time # GNU time -f %M: a child's peak RSS without a python parent's pages (reliability.open_rss)
 	linux-perf # cli.addr2line_perf: perf 6.1 driving symdb as addr2line
 	curl wrk golang-go # the server's clients: README's curl and Go examples, the load benchmark
 	nodejs # a real JIT writing perf maps (node --perf-basic-prof)

@@ -141,7 +141,9 @@ static int open_images(struct crash *c, symdb *db, const char *what)
 		int rc;
 		if (!m->nframes || !m->uuid.len)
 			continue;
-		rc = symdb_image_open_uuid(db, &m->uuid, NULL, &m->img);
+		/* $SYMDB_OPEN_VERIFY_CHECKSUMS as for `symdb query` (SPEC §9). */
+		SYMDB_OPTS(symdb_open_opts, o, .flags = cli_verify_flag(0));
+		rc = symdb_image_open_uuid(db, &m->uuid, &o, &m->img);
 		if (rc == SYMDB_E_NOT_INDEXED) {
 			m->img = NULL;
 			continue;

@@ -80,7 +80,8 @@ static const struct help_line own[] = {
 	{ "--uuid=<hex>", "The image by its UUID instead of --obj" },
 	{ "--addr-kind=<kind>", "vaddr (the default), offset, fileoff or runtime" },
 	{ "--load-address=<addr>", "Where the image was loaded (--addr-kind=runtime)" },
-	{ "--no-verify", "Skip the index files' table checksums" },
+	{ "--verify", "Verify every table checksum of each index file opened" },
+	{ "--no-verify", "Header and directory checks only (the default)" },
 	{ "--no-build", "Do not index a file met unindexed (first sight)" },
 	{ "--arch=<value>", "Same as --default-arch" },
 };

@@ -94,7 +94,7 @@ struct query {
 	uint64_t load_address, adjust_vma;
 	int load_given; /* --load-address was given (0 is a valid load address) */
 	int inlines;
-	int no_verify;  /* --no-verify: skip table checksums at open */
+	int verify;     /* --verify 1, --no-verify -1, neither 0 (cli_verify_flag) */
 	int no_build;   /* --no-build: no indexing on first sight */
 	int lib_demangle; /* the library demangles (the printer then does not) */
 	symdb_image *img;

@@ -60,6 +60,7 @@ enum opt_id {
 	X_UUID,
 	X_ADDR_KIND,
 	X_LOAD_ADDRESS,
+	X_VERIFY,
 	X_NO_VERIFY,
 	X_NO_BUILD,
 	X_PERF_MAP,
@@ -146,6 +147,7 @@ static const struct cli_optdef opts[] = {
 	XEQ("load-address", X_LOAD_ADDRESS),
 	XEQ("pid", X_PID),
 	XEQ("arch", O_DEFAULT_ARCH),
+	{ "--", "verify", CLI_OPTK_FLAG, 1, X_VERIFY, NULL },
 	{ "--", "no-verify", CLI_OPTK_FLAG, 1, X_NO_VERIFY, NULL },
 	{ "--", "no-build", CLI_OPTK_FLAG, 1, X_NO_BUILD, NULL },
 	XEQ("perf-map", X_PERF_MAP),
@@ -288,7 +290,8 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 	case X_UUID: q->uuid_hex = a->value; break;
 	case X_ADDR_KIND: s->kind = a->value; break;
 	case X_LOAD_ADDRESS: s->load = a->value; break;
-	case X_NO_VERIFY: q->no_verify = 1; break;
+	case X_VERIFY: q->verify = 1; break;
+	case X_NO_VERIFY: q->verify = -1; break;
 	case X_NO_BUILD: q->no_build = 1; break;
 	case X_PERF_MAP: q->perf_map = a->value; break;
 	case X_KERNEL: q->ksrc.on = 1; break;

@@ -74,6 +74,15 @@ int cli_open_db(const char *db_dir, symdb_open_opts *o, symdb **db)
 	return symdb_open(cli_db_dir(db_dir), o, db);
 }
 
+unsigned cli_verify_flag(int choice)
+{
+	const char *env = getenv("SYMDB_OPEN_VERIFY_CHECKSUMS");
+
+	if (choice == 0)
+		choice = env && *env && strcmp(env, "0") != 0;
+	return choice > 0 ? SYMDB_OPEN_VERIFY_CHECKSUMS : 0u;
+}
+
 int cli_out_init(struct cli_out *o, FILE *f, size_t cap)
 {
 	o->buf = malloc(cap);

@@ -49,6 +49,12 @@ CLI_HIDDEN uint64_t cli_now(void);
  * when set, it names a file to which every decompression of a cold image
  * appends one line, "thawed FILE" or "memory FILE" (tests count them). */
 CLI_HIDDEN int cli_open_db(const char *db_dir, struct symdb_open_opts *o, struct symdb **db);
+/* The verification policy (SPEC §9) for commands that answer from index
+ * files: SYMDB_OPEN_VERIFY_CHECKSUMS when choice > 0 (--verify), or when
+ * choice is 0 (no option given) and $SYMDB_OPEN_VERIFY_CHECKSUMS is set to
+ * anything but "" or "0"; else 0: open checks the header and directory only
+ * (O(1) pages), and `symdb verify` is what reads every table. */
+CLI_HIDDEN unsigned cli_verify_flag(int choice);
 
 /* Options that carry only an errbuf, for the library calls that take them. */
 #define CLI_EB_OPTS(buf, size) \

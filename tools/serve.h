@@ -68,6 +68,7 @@ struct serve_server {
 	const char *indexer_path;     /* NULL = the symdb-indexer beside symdb */
 	const char *tmp_dir;          /* uploads are streamed here (default: db_dir/tmp) */
 	bool allow_paths;             /* "path" modules accepted (loopback/unix listeners) */
+	unsigned open_flags;          /* SYMDB_OPEN_VERIFY_CHECKSUMS with --verify (SPEC §9) */
 	struct serve_limits lim;
 	struct serve_metrics *metrics;
 	struct serve_cache *cache;    /* NULL when cache_bytes is 0 */

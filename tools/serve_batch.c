@@ -171,11 +171,11 @@ static int pool_get(struct serve_pool *pool, struct serve_run **out, char *err, 
 		return -ENOMEM;
 	r->pool = pool;
 	const struct serve_server *srv = pool->srv;
-	/* Checksums are verified at open, as `symdb query` does: once per
-	 * image and context, and a flipped byte is then "damaged" instead of a
-	 * wrong answer. */
+	/* The verification policy of `symdb query` (SPEC §9): header and
+	 * directory at open, every table checksum only with --verify (then
+	 * once per image and context, and a flipped byte is "damaged"). */
 	SYMDB_OPTS(symdb_symbolizer_opts, so,
-	           .flags = SYMDB_OPEN_VERIFY_CHECKSUMS |
+	           .flags = srv->open_flags |
 	                    (srv->allow_paths ? SYMDB_SYMBOLIZER_BUILD : 0u),
 	           .errbuf = err, .errbuf_sz = errsz, .indexer_path = pool->indexer,
 	           .tmp_dir = srv->tmp_dir);

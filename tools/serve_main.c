@@ -46,6 +46,7 @@ struct serve_cli {
 	const char *tmp_dir;
 	const char *indexer;
 	bool allow_paths;
+	int verify; /* --verify 1, else 0: cli_verify_flag() */
 	struct serve_limits lim;
 	struct serve_http_opts http;
 };
@@ -166,6 +167,10 @@ static int parse_args(struct cli_global *g, struct serve_cli *o, int argc, char 
 			continue;
 		if (!strcmp(argv[i], "--allow-paths")) {
 			o->allow_paths = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--verify")) {
+			o->verify = 1;
 			continue;
 		}
 		cli_err(NULL, "unknown option or argument '%s' (see 'symdb help serve')", argv[i]);
@@ -347,6 +352,7 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	struct serve_server srv = {
 		.db = db, .db_dir = dir, .indexer_path = o.indexer, .tmp_dir = o.tmp_dir,
 		.allow_paths = l.loopback || o.allow_paths, .lim = o.lim, .log_fd = open_log(o.log_path),
+		.open_flags = cli_verify_flag(o.verify),
 	};
 	if (srv.log_fd < 0 && o.log_path && strcmp(o.log_path, "none")) {
 		cli_err(o.log_path, "cannot open the log: %s", strerror(errno));
