@@ -407,7 +407,9 @@ static void keep_head(symdb_perfmap *m, int fd)
 /* 0 nothing new, 1 appended lines read, 2 read whole again; or < 0. */
 static int pm_load(symdb_perfmap *m, char *eb, size_t ebsz)
 {
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO at the path opens at once (refused below as not
+	 * a regular file) instead of waiting for a writer forever. */
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fmt_err(eb, ebsz, -errno, "%s: %s", m->path, strerror(errno));
 	struct stat st;

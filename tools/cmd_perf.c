@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -330,6 +331,8 @@ static int add_sample(struct perf_run *r, const prof_perf_event *ev)
 	}
 	r->samples++;
 	uint64_t w = r->o.period && ev->period ? ev->period : 1; /* no period printed: a count */
+	if (r->weight + w < r->weight)
+		return -EOVERFLOW; /* the weights would wrap: every share wrong */
 	r->weight += w;
 	return add_stack(r, r->scratch, n, w);
 }
@@ -423,7 +426,8 @@ static int read_input(struct perf_run *r, FILE *in)
 	prof_perf_close(rd);
 	if (rc < 0) {
 		progress_clear(r);
-		cli_err(r->o.in, "%s", strerror(-rc));
+		cli_err(r->o.in, "%s", rc == -EOVERFLOW ? "the sample periods add up past 2^64-1"
+		                                          : strerror(-rc));
 		return rc;
 	}
 	if (skipped && r->samples) { /* none: the one line is run()'s */
@@ -467,6 +471,25 @@ static int fold(struct perf_run *r, prof_folded *f)
 	return rc;
 }
 
+/* s appended at buf[len] (truncated to sz) with control bytes as \xNN:
+ * DSO paths come from the profile and the summary goes to a terminal. */
+static int put_escaped(char *buf, size_t sz, size_t len, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (; *s && len + 5 < sz; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f) {
+			memcpy(buf + len, (char[]){ '\\', 'x', hex[c >> 4], hex[c & 15] }, 4);
+			len += 4;
+		} else {
+			buf[len++] = (char)c;
+		}
+	}
+	if (len < sz)
+		buf[len] = 0;
+	return (int)len;
+}
+
 static void summary(const struct perf_run *r, char *buf, size_t sz)
 {
 	uint64_t mapped = 0, ok = 0, none = 0;
@@ -490,44 +513,105 @@ static void summary(const struct perf_run *r, char *buf, size_t sz)
 	const char *sep = ": ";
 	for (size_t i = 0; i < r->nmod && len > 0 && (size_t)len < sz; i++)
 		if (r->mod[i].unknown) {
-			len += snprintf(buf + len, sz - (size_t)len, "%s%s", sep, r->mod[i].dso);
+			len += snprintf(buf + len, sz - (size_t)len, "%s", sep);
+			len = put_escaped(buf, sz, (size_t)len, r->mod[i].dso);
 			sep = ", ";
 		}
 }
 
-static int write_outputs(struct perf_run *r, prof_folded *f)
+/* A temporary file beside path (so that rename() publishes it), with the
+ * mode creat() would give; NULL with errno. */
+static FILE *temp_beside(const char *path, char **tmp)
 {
-	FILE *out = stdout;
-	if (r->o.out && strcmp(r->o.out, "-") && !(out = fopen(r->o.out, "w"))) {
-		cli_err(r->o.out, "%s", strerror(errno));
-		return CLI_EXIT_FAILED;
+	size_t n = strlen(path);
+	if (!(*tmp = malloc(n + 8)))
+		return NULL;
+	memcpy(*tmp, path, n);
+	memcpy(*tmp + n, ".XXXXXX", 8);
+	int fd = mkstemp(*tmp);
+	FILE *f = NULL;
+	if (fd >= 0) {
+		mode_t mask = umask(0);
+		umask(mask);
+		(void)fchmod(fd, 0666 & ~mask);
+		if (!(f = fdopen(fd, "w"))) {
+			int e = errno;
+			close(fd);
+			unlink(*tmp);
+			errno = e;
+		}
 	}
-	SYMDB_OPTS(prof_text_opts, to, .annotate = !r->o.no_annotate);
-	int rc = prof_folded_write_text(f, out, &to);
-	if (out != stdout ? fclose(out) != 0 : fflush(out) != 0)
-		rc = rc ? rc : -errno;
-	if (rc < 0) {
-		cli_err(r->o.out ? r->o.out : "stdout", "%s", strerror(-rc));
-		return CLI_EXIT_FAILED;
+	if (!f) {
+		free(*tmp);
+		*tmp = NULL;
 	}
-	if (!r->o.svg)
-		return 0;
-	FILE *svg = fopen(r->o.svg, "w");
-	if (!svg) {
-		cli_err(r->o.svg, "%s", strerror(errno));
-		return CLI_EXIT_FAILED;
-	}
+	return f;
+}
+
+/* Closes f (a temporary file unless it is stdout): 0 or -errno. */
+static int finish(FILE *f, int rc)
+{
+	if (f == stdout)
+		return fflush(f) != 0 && rc == 0 ? -errno : rc;
+	return fclose(f) != 0 && rc == 0 ? -errno : rc;
+}
+
+static int write_svg(struct perf_run *r, prof_folded *f, FILE *svg)
+{
 	char sub[512];
 	summary(r, sub, sizeof sub);
 	SYMDB_OPTS(prof_svg_opts, so, .title = r->o.title ? r->o.title : "symdb perf", .subtitle = sub);
-	rc = prof_svg_write(f, svg, &so);
-	if (fclose(svg) != 0 && rc == 0)
-		rc = -errno;
-	if (rc < 0) {
-		cli_err(r->o.svg, "%s", strerror(-rc));
+	return finish(svg, prof_svg_write(f, svg, &so));
+}
+
+/* The folded text and the SVG go to temporary files renamed over the
+ * outputs only when both are complete: a failure (the disk, a bad --svg
+ * path) leaves no partial or stale-mixed output behind. */
+static int write_outputs(struct perf_run *r, prof_folded *f)
+{
+	int to_file = r->o.out && strcmp(r->o.out, "-");
+	char *tmp = NULL, *svg_tmp = NULL;
+	FILE *out = to_file ? temp_beside(r->o.out, &tmp) : stdout, *svg = NULL;
+	if (!out) {
+		cli_err(r->o.out, "%s", strerror(errno));
 		return CLI_EXIT_FAILED;
 	}
-	return 0;
+	if (r->o.svg && !(svg = temp_beside(r->o.svg, &svg_tmp))) {
+		cli_err(r->o.svg, "%s", strerror(errno));
+		finish(out, 0);
+		if (tmp)
+			unlink(tmp);
+		free(tmp);
+		return CLI_EXIT_FAILED;
+	}
+	SYMDB_OPTS(prof_text_opts, to, .annotate = !r->o.no_annotate);
+	const char *bad = r->o.out && to_file ? r->o.out : "stdout";
+	int rc = finish(out, prof_folded_write_text(f, out, &to));
+	if (svg) {
+		int src = write_svg(r, f, svg);
+		if (src < 0 && rc == 0) {
+			rc = src;
+			bad = r->o.svg;
+		}
+	}
+	if (rc == 0 && svg_tmp && rename(svg_tmp, r->o.svg) != 0) {
+		rc = -errno;
+		bad = r->o.svg;
+	}
+	if (rc == 0 && tmp && rename(tmp, r->o.out) != 0) {
+		rc = -errno;
+		bad = r->o.out;
+	}
+	if (rc < 0) {
+		cli_err(bad, "%s", strerror(-rc));
+		if (tmp)
+			unlink(tmp);
+		if (svg_tmp)
+			unlink(svg_tmp);
+	}
+	free(tmp);
+	free(svg_tmp);
+	return rc < 0 ? CLI_EXIT_FAILED : 0;
 }
 
 /* ---- the command ------------------------------------------------------- */
@@ -672,8 +756,8 @@ static int run(struct perf_run *r, const struct cli_global *g)
 		rc = fold(r, f);
 	progress_clear(r);
 	int ex = rc < 0 ? CLI_EXIT_FAILED : write_outputs(r, f);
-	if (rc == -ENOMEM)
-		cli_err("perf", "%s", strerror(ENOMEM));
+	if (rc < 0)
+		cli_err("perf", "%s", strerror(-rc));
 	if (ex == 0 && !r->o.quiet) {
 		char line[1024];
 		summary(r, line, sizeof line);

@@ -19,7 +19,7 @@
  * reused for the next event, so memory follows the longest sample, not the
  * input.
  */
-#define _POSIX_C_SOURCE 200809L /* getline */
+#define _POSIX_C_SOURCE 200809L /* ssize_t */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +31,17 @@ struct pframe {
 	size_t dso; /* offset in sbuf */
 };
 
+/* A longer line is skipped whole (read through, never held): no line of
+ * perf script is near this, and input without a newline (/dev/zero, a
+ * binary file) must not grow the buffer until memory runs out. */
+#define PERF_MAX_LINE ((size_t)1 << 20)
+
 struct prof_perf_reader {
 	FILE *in;
-	char *line;        /* getline's buffer */
+	char *line;        /* the current line, at most PERF_MAX_LINE bytes */
 	size_t line_cap;
+	char *blk;         /* fread's block and the unread part of it */
+	size_t blk_pos, blk_len;
 	ssize_t line_len;  /* the line read but not yet used, or -1 */
 	uint64_t lineno, bytes, skipped, first_skipped;
 
@@ -67,6 +74,7 @@ void prof_perf_close(prof_perf_reader *r)
 	if (!r)
 		return;
 	free(r->line);
+	free(r->blk);
 	free(r->sbuf);
 	free(r->pf);
 	free(r->out);
@@ -343,20 +351,82 @@ static int finish_sample(prof_perf_reader *r, prof_perf_event *ev)
 	return 1;
 }
 
+#define PERF_BLOCK ((size_t)1 << 16)
+
+/* Appends [s, s + n) to the line unless it is already too long; *len
+ * counts every byte, kept or not. */
+static int line_put(prof_perf_reader *r, const char *s, size_t n, size_t *len)
+{
+	size_t keep = *len >= PERF_MAX_LINE ? 0 : n < PERF_MAX_LINE - *len ? n : PERF_MAX_LINE - *len;
+	if (keep && r->line_cap - *len < keep) {
+		size_t cap = r->line_cap ? r->line_cap : 256;
+		while (cap - *len < keep)
+			cap *= 2;
+		char *p = realloc(r->line, cap);
+		if (!p)
+			return -ENOMEM;
+		r->line = p;
+		r->line_cap = cap;
+	}
+	memcpy(r->line + *len, s, keep);
+	*len += n;
+	return 0;
+}
+
+/* One raw line (its newline dropped) into r->line: 1, 0 at the end, or
+ * -errno.  *len may exceed PERF_MAX_LINE: the line was cut there. */
+static int raw_line(prof_perf_reader *r, size_t *len)
+{
+	if (!r->blk && !(r->blk = malloc(PERF_BLOCK)))
+		return -ENOMEM;
+	if (!r->line) {
+		if (!(r->line = malloc(256)))
+			return -ENOMEM;
+		r->line_cap = 256;
+	}
+	*len = 0;
+	int any = 0;
+	for (;;) {
+		if (r->blk_pos == r->blk_len) {
+			r->blk_pos = 0;
+			r->blk_len = fread(r->blk, 1, PERF_BLOCK, r->in);
+			if (r->blk_len == 0)
+				return ferror(r->in) ? (errno ? -errno : -EIO) : any;
+		}
+		any = 1;
+		const char *s = r->blk + r->blk_pos;
+		size_t avail = r->blk_len - r->blk_pos;
+		const char *nl = memchr(s, '\n', avail);
+		size_t n = nl ? (size_t)(nl - s) : avail;
+		r->blk_pos += n + (nl != NULL);
+		r->bytes += n + (nl != NULL);
+		if (line_put(r, s, n, len) < 0)
+			return -ENOMEM;
+		if (nl)
+			return 1;
+	}
+}
+
 static int read_line(prof_perf_reader *r)
 {
 	if (r->line_len >= 0)
 		return 1;
-	errno = 0;
-	ssize_t got = getline(&r->line, &r->line_cap, r->in);
-	if (got < 0)
-		return errno && errno != EINVAL ? -errno : ferror(r->in) ? -EIO : 0;
-	r->bytes += (uint64_t)got;
-	r->lineno++;
-	while (got && (r->line[got - 1] == '\n' || r->line[got - 1] == '\r'))
-		got--;
-	r->line_len = got;
-	return 1;
+	for (;;) {
+		size_t got;
+		errno = 0;
+		int rc = raw_line(r, &got);
+		if (rc <= 0)
+			return rc;
+		r->lineno++;
+		if (got > PERF_MAX_LINE) {
+			skip_line(r);
+			continue;
+		}
+		while (got && (r->line[got - 1] == '\n' || r->line[got - 1] == '\r'))
+			got--;
+		r->line_len = (ssize_t)got;
+		return 1;
+	}
 }
 
 int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev)

@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -108,11 +109,15 @@ static int load_sections(struct prof_plt *p, int fd, const Elf64_Ehdr *eh)
 int prof_plt_load(const char *path, struct prof_plt *p)
 {
 	memset(p, 0, sizeof *p);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The path comes from the profile: O_NONBLOCK so that a FIFO there
+	 * opens at once instead of waiting for a writer, and only a regular
+	 * file is read (a device such as /dev/zero never ends). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
 	Elf64_Ehdr eh;
-	int rc = read_at(fd, &eh, sizeof eh, 0) == 0 && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read_at(fd, &eh, sizeof eh, 0) == 0 && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
 	                 eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_ident[EI_DATA] == ELFDATA2LSB &&
 	                 eh.e_machine == EM_X86_64
 	                 ? load_sections(p, fd, &eh)
