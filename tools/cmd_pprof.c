@@ -212,7 +212,8 @@ static int symbolize(const struct cli_global *g, const struct pprof_args *a, pro
 		cli_err(a->in, "%s", err[0] ? err : symdb_strerror(rc));
 	else if ((rc = prof_pprof_write(p, &buf, &len)) < 0 ||
 	         (a->svg && (rc = render_svg(p, a, &svg, &svglen)) < 0))
-		cli_err(a->in, "%s", strerror(-rc));
+		cli_err(a->in, "%s", rc == -EOVERFLOW ? "the sample values add up past 2^64-1 "
+		                                        "(no flame graph)" : strerror(-rc));
 	else if (!(rc = publish(a->out, buf, len)) && a->svg)
 		rc = publish(a->svg, svg, svglen);
 	if (rc == 0)

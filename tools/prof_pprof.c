@@ -21,8 +21,38 @@
 #include "prof_pprof.h"
 
 /* A profile larger than this once decompressed is refused: the whole
- * message is unpacked in memory. */
-#define PPROF_MAX_RAW ((size_t)2 << 30)
+ * message is unpacked in memory, and profiles come from the network (a
+ * gzip bomb stops here, not at the machine's memory). */
+#define PPROF_MAX_RAW ((size_t)512 << 20)
+
+/* What decoding may allocate: a few bytes of protobuf can become a struct
+ * of a hundred (an empty Sample is 2 bytes, 88 decoded), so the message's
+ * size alone does not bound memory.  Real profiles decode to well under
+ * 16 times their size; 32 times plus a floor leaves room. */
+#define PPROF_DECODE_FLOOR ((size_t)64 << 20)
+#define PPROF_DECODE_FACTOR 32
+
+struct budget {
+	size_t used, limit;
+	int over;
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+	struct budget *b = data;
+	if (size > b->limit - b->used) {
+		b->over = 1;
+		return NULL;
+	}
+	b->used += size;
+	return malloc(size);
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	(void)data;
+	free(ptr); /* the unpacked message is freed with the default allocator */
+}
 
 struct prof_block {
 	struct prof_block *next;
@@ -68,6 +98,12 @@ static void seterr(char *err, size_t errsz, const char *fmt, ...)
 
 /* ---- bytes in --------------------------------------------------------------- */
 
+/* Doubling, but never past one byte over the limit. */
+static size_t grow_cap(size_t cap)
+{
+	return cap < (PPROF_MAX_RAW + 1) / 2 ? cap * 2 : PPROF_MAX_RAW + 1;
+}
+
 static int read_all(const char *path, unsigned char **buf, size_t *len, char *err, size_t errsz)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -81,7 +117,8 @@ static int read_all(const char *path, unsigned char **buf, size_t *len, char *er
 		n += fread(b + n, 1, cap - n, f);
 		if (n < cap)
 			break;
-		unsigned char *nb = cap < PPROF_MAX_RAW ? realloc(b, cap *= 2) : NULL;
+		/* One byte past the limit tells "too large" from "exactly". */
+		unsigned char *nb = cap <= PPROF_MAX_RAW ? realloc(b, cap = grow_cap(cap)) : NULL;
 		if (!nb)
 			free(b);
 		b = nb;
@@ -92,7 +129,7 @@ static int read_all(const char *path, unsigned char **buf, size_t *len, char *er
 		fclose(f);
 	if (bad) {
 		free(b);
-		seterr(err, errsz, "%s", !b && cap >= PPROF_MAX_RAW ? "larger than 2 GiB" : strerror(e));
+		seterr(err, errsz, "%s", !b && cap > PPROF_MAX_RAW ? "larger than 512 MiB" : strerror(e));
 		return -1;
 	}
 	*buf = b;
@@ -109,16 +146,16 @@ static int gunzip(const unsigned char *in, size_t inlen, unsigned char **out, si
 		seterr(err, errsz, "gzip: out of memory");
 		return -1;
 	}
-	size_t cap = inlen * 4 + 4096, n = 0;
+	size_t cap = inlen < PPROF_MAX_RAW / 4 ? inlen * 4 + 4096 : PPROF_MAX_RAW + 1, n = 0;
 	unsigned char *b = malloc(cap);
 	int rc = b ? Z_OK : Z_MEM_ERROR;
 	z.next_in = (unsigned char *)in;
 	while (rc == Z_OK || rc == Z_BUF_ERROR) {
 		if (n == cap) {
-			unsigned char *nb = cap < PPROF_MAX_RAW ? realloc(b, cap *= 2) : NULL;
+			unsigned char *nb = cap <= PPROF_MAX_RAW ? realloc(b, cap = grow_cap(cap)) : NULL;
 			if (!nb) {
-				rc = cap >= PPROF_MAX_RAW ? Z_DATA_ERROR : Z_MEM_ERROR;
-				z.msg = cap >= PPROF_MAX_RAW ? "larger than 2 GiB uncompressed" : NULL;
+				rc = cap > PPROF_MAX_RAW ? Z_DATA_ERROR : Z_MEM_ERROR;
+				z.msg = cap > PPROF_MAX_RAW ? "larger than 512 MiB uncompressed" : NULL;
 				break;
 			}
 			b = nb;
@@ -311,6 +348,11 @@ int prof_pprof_read(const char *path, prof_pprof **out, char *err, size_t errsz)
 	size_t rawlen = 0, msglen = 0;
 	if (read_all(path, &raw, &rawlen, err, errsz) < 0)
 		return -1;
+	if (rawlen == 0) { /* would decode as a profile with nothing in it */
+		free(raw);
+		seterr(err, errsz, "empty file");
+		return -1;
+	}
 	if (rawlen >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
 		int rc = gunzip(raw, rawlen, &msg, &msglen, err, errsz);
 		free(raw);
@@ -321,12 +363,20 @@ int prof_pprof_read(const char *path, prof_pprof **out, char *err, size_t errsz)
 		msglen = rawlen;
 	}
 	prof_pprof *p = calloc(1, sizeof *p);
+	struct budget bud = { 0, PPROF_DECODE_FLOOR + PPROF_DECODE_FACTOR * msglen, 0 };
+	ProtobufCAllocator alloc = { budget_alloc, budget_free, &bud };
 	if (p)
-		p->pb = perftools__profiles__profile__unpack(NULL, msglen, msg);
+		p->pb = perftools__profiles__profile__unpack(&alloc, msglen, msg);
 	free(msg);
 	if (!p || !p->pb) {
-		seterr(err, errsz, p ? "not a pprof profile (protobuf decoding failed)"
-		                     : "out of memory");
+		if (!p)
+			seterr(err, errsz, "out of memory");
+		else if (bud.over)
+			seterr(err, errsz, "needs more than %zu MiB of memory decoded (%zu MiB of protobuf; "
+			       "the limit is 64 MiB + %d times its size)", bud.limit >> 20,
+			       msglen >> 20, PPROF_DECODE_FACTOR);
+		else
+			seterr(err, errsz, "not a pprof profile (protobuf decoding failed)");
 		free(p);
 		return -1;
 	}

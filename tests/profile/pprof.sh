@@ -166,7 +166,7 @@ check_bad bad-text.pb.gz "not a pprof profile (protobuf decoding failed)"
 check_bad bad-gzip-text.pb.gz "not a pprof profile (protobuf decoding failed)"
 check_bad bad-mapping.pb.gz "location 1 names mapping 9, which the profile does not have"
 check_bad bad-string.pb.gz "a string index is outside the string table (1 strings)"
-check_bad bad-empty.pb.gz 'the string table does not start with ""'
+check_bad bad-empty.pb.gz 'empty file'
 
 # Random damage to the unsymbolized profile (bytes changed, the end cut):
 # each run symbolizes (exit 0) or refuses with one line (exit 1); under the
