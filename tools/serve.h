@@ -17,6 +17,8 @@
  *                    (the codec is symdb_batch.h, in format/)
  *   serve_cache.c    the stack cache
  *   serve_images.c   POST /v1/images, GET /v1/images/{id}[/index]
+ *   serve_fetch.c    fetching unknown build-ids in background threads
+ *                    (upstream index stores, debuginfod: symdb_fetch.h)
  *
  * Threads: libmicrohttpd runs every handler on one of its pool threads; a
  * request is handled start to finish on one thread (an async endpoint's
@@ -53,6 +55,8 @@ struct serve_limits {
 	uint32_t max_indexers;      /* concurrent symdb-indexer runs */
 	uint32_t threads;           /* libmicrohttpd pool threads */
 	uint64_t cache_bytes;       /* the stack cache's memory bound; 0 = no cache */
+	uint32_t max_fetches;       /* concurrent fetches of unknown images (threads) */
+	uint32_t fetch_budget_ms;   /* how long a request waits for its fetches */
 };
 
 /* ---- the server: shared by every thread ---------------------------------- */
@@ -61,6 +65,7 @@ struct serve_metrics;
 struct serve_cache;
 struct serve_pool;
 struct serve_images;
+struct serve_fetch;
 
 struct serve_server {
 	symdb *db;                    /* opened once; catalog with MDB_NOTLS */
@@ -74,6 +79,7 @@ struct serve_server {
 	struct serve_cache *cache;    /* NULL when cache_bytes is 0 */
 	struct serve_pool *pool;      /* symbolizer contexts, one per busy thread */
 	struct serve_images *images;  /* upload state: indexer slots, per-id locks */
+	struct serve_fetch *fetch;    /* NULL when no fetch source is configured */
 	int log_fd;                   /* access log (2 = stderr); -1 = none */
 };
 
@@ -168,6 +174,42 @@ void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out);
  * answer as GET /v1/images/HEX/index (rq->ep SERVE_EP_IMAGES_INDEX). */
 void serve_images_store_handle(struct serve_request *rq, struct serve_reply *out);
 
+/* ---- fetching unknown images (serve_fetch.c) ----------------------------- */
+
+struct symdb_fetch_opts;
+
+/*
+ * The fetch state of a server: a builder on srv->db_dir, lim.max_fetches
+ * worker threads and the build-ids being fetched or recently answered.
+ * opts (and its strings) are copied.  Called once at start; errbuf gets
+ * one line on failure.
+ */
+int serve_fetch_create(const struct serve_server *srv, const struct symdb_fetch_opts *opts,
+                       struct serve_fetch **out, char *errbuf, size_t errbuf_sz);
+/* Stops the workers (a fetch in progress is waited for: its own deadline
+ * bounds it) and frees everything.  NULL-safe. */
+void serve_fetch_free(struct serve_fetch *f);
+
+/* What became of one id's fetch, as a request sees it. */
+enum serve_fetch_outcome {
+	SERVE_FETCH_PUBLISHED = 0, /* the image is in the database now: look again */
+	SERVE_FETCH_ABSENT,        /* no source has it (remembered for the TTL) */
+	SERVE_FETCH_FAILED,        /* a source failed (timeout, damaged download) */
+	SERVE_FETCH_PENDING        /* still queued or running at until_ns */
+};
+
+/*
+ * Starts the fetch of each ids[k] that is not being fetched already (one
+ * fetch per id at a time: later requests join it) and waits until every
+ * one has ended, or until until_ns (CLOCK_MONOTONIC), whichever is first.
+ * out[k] and err[k] (the SYMDB_E_* / -errno of a failure, or 0) say what
+ * became of ids[k].  An id answered absent within the TTL is ABSENT at
+ * once, without a fetch.
+ * @note Thread-safe: any number of request threads.
+ */
+void serve_fetch_wait(struct serve_fetch *f, const symdb_uuid *ids, size_t n, uint64_t until_ns,
+                      enum serve_fetch_outcome *out, int *err);
+
 /* ---- replies (serve_http.c) ---------------------------------------------- */
 
 /* A JSON error reply: {"error": "REASON"} with the status; the reason (one
@@ -215,6 +257,12 @@ void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses
 void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
                                 uint64_t earlier);
 void serve_metrics_indexer(struct serve_metrics *m, bool ok);
+/* One symdb_fetch() ended: its source (enum symdb_fetch_source) and return
+ * code.  _running: +1 when a fetch starts, -1 when it ends (a gauge). */
+void serve_metrics_fetch(struct serve_metrics *m, int source, int rc);
+void serve_metrics_fetch_running(struct serve_metrics *m, int delta);
+/* Modules of a request answered "pending". */
+void serve_metrics_pending(struct serve_metrics *m, uint64_t modules);
 /* GET /metrics (Prometheus text 0.0.4) and GET /healthz. */
 void serve_metrics_handle(struct serve_request *rq, struct serve_reply *out);
 void serve_healthz_handle(struct serve_request *rq, struct serve_reply *out);

@@ -307,13 +307,16 @@ static int open_path(struct serve_run *r, struct serve_module *m)
 }
 
 /* The modules named by id (hex, or a slice's uuid) in one symdb_symbolize()
- * call of one request each: its results carry the images. */
-static int open_by_id(struct serve_run *r, struct serve_batch *b, const bool *by_uuid)
+ * call of one request each: its results carry the images.  only: NULL,
+ * or which modules to look at. */
+static int open_by_id(struct serve_run *r, struct serve_batch *b, const bool *by_uuid,
+                      const bool *only)
 {
 	size_t n = 0;
 	for (uint32_t i = 0; i < b->nmodules; i++) {
 		struct serve_module *m = &b->modules[i];
-		if (m->status == SERVE_DEADLINE || (m->ref == SERVE_REF_PATH && !by_uuid[i]))
+		if (m->status == SERVE_DEADLINE || (m->ref == SERVE_REF_PATH && !by_uuid[i]) ||
+		    (only && !only[i]))
 			continue;
 		if (run_reserve(r, n + 1))
 			return -ENOMEM;
@@ -347,6 +350,100 @@ static int open_by_id(struct serve_run *r, struct serve_batch *b, const bool *by
 	return 0;
 }
 
+/* ---- fetching the unknown ones ----------------------------------------------- */
+
+/* A module the fetch sources may have: named by id, and not in the
+ * database (a damaged index is not fetched over: `symdb build --force`). */
+static bool fetchable(const struct serve_module *m)
+{
+	return m->ref != SERVE_REF_PATH && m->status == SERVE_UNKNOWN_IMAGE &&
+	       (m->error == SYMDB_E_NOT_INDEXED || m->error == 0);
+}
+
+/* How long this request may wait for its fetches: the budget, and at most
+ * half of what is left before its deadline. */
+static uint64_t fetch_until(const struct serve_server *srv, uint64_t deadline_ns)
+{
+	uint64_t now = now_ns();
+	uint64_t until = now + (uint64_t)srv->lim.fetch_budget_ms * 1000000u;
+	if (deadline_ns) {
+		uint64_t half = deadline_ns > now ? now + (deadline_ns - now) / 2 : now;
+		if (half < until)
+			until = half;
+	}
+	return until;
+}
+
+struct fetch_list {
+	symdb_uuid *ids;
+	uint32_t *mod;                 /* ids[k] is modules[mod[k]]'s */
+	enum serve_fetch_outcome *outcome;
+	int *err;
+	bool *again;                   /* per module: published, look again */
+	size_t n;
+};
+
+static void fetch_list_free(struct fetch_list *l)
+{
+	free(l->ids);
+	free(l->mod);
+	free(l->outcome);
+	free(l->err);
+	free(l->again);
+}
+
+/* The fetchable modules of b, with their ids parsed; -ENOMEM. */
+static int fetch_list_make(const struct serve_batch *b, struct fetch_list *l)
+{
+	size_t n = 0, cap = b->nmodules ? b->nmodules : 1;
+	if (!(l->ids = calloc(cap, sizeof(*l->ids))) || !(l->mod = calloc(cap, sizeof(*l->mod))) ||
+	    !(l->outcome = calloc(cap, sizeof(*l->outcome))) ||
+	    !(l->err = calloc(cap, sizeof(*l->err))) || !(l->again = calloc(cap, sizeof(*l->again))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->nmodules; i++)
+		if (fetchable(&b->modules[i]) && symdb_uuid_parse(b->modules[i].id, &l->ids[n]) == 0)
+			l->mod[n++] = i;
+	l->n = n;
+	return 0;
+}
+
+/* Waits for the fetches of the unknown modules (serve_batch_open's
+ * comment), then opens the images that were published meanwhile. */
+static int fetch_unknown(struct serve_run *r, struct serve_server *srv, struct serve_batch *b,
+                         const bool *by_uuid, uint64_t deadline_ns)
+{
+	struct fetch_list l = { 0 };
+	int rc = fetch_list_make(b, &l);
+	if (rc || !l.n) {
+		fetch_list_free(&l);
+		return rc;
+	}
+	serve_fetch_wait(srv->fetch, l.ids, l.n, fetch_until(srv, deadline_ns), l.outcome, l.err);
+	bool any = false;
+	uint64_t pending = 0;
+	for (size_t k = 0; k < l.n; k++) {
+		struct serve_module *m = &b->modules[l.mod[k]];
+		switch (l.outcome[k]) {
+		case SERVE_FETCH_PUBLISHED: l.again[l.mod[k]] = any = true; break;
+		case SERVE_FETCH_PENDING: module_failed(m, SERVE_PENDING, 0); pending++; break;
+		default: module_failed(m, SERVE_UNKNOWN_IMAGE, l.err[k]); break;
+		}
+	}
+	if (pending)
+		serve_metrics_pending(srv->metrics, pending);
+	if (any)
+		rc = open_by_id(r, b, by_uuid, l.again);
+	fetch_list_free(&l);
+	return rc;
+}
+
+const char *serve_module_error(const struct serve_module *m)
+{
+	if (m->status == SERVE_PENDING)
+		return "being fetched: ask again later";
+	return m->status != SERVE_OK && m->error ? symdb_strerror(m->error) : NULL;
+}
+
 int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
                      struct serve_run **out, char *err, size_t errsz)
 {
@@ -375,7 +472,9 @@ int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t d
 			by_uuid[i] = true;
 	}
 	if (rc >= 0)
-		rc = open_by_id(r, b, by_uuid);
+		rc = open_by_id(r, b, by_uuid, NULL);
+	if (rc >= 0 && srv->fetch)
+		rc = fetch_unknown(r, srv, b, by_uuid, deadline_ns);
 	free(by_uuid);
 	if (rc < 0) {
 		snprintf(err, errsz, "finding the images: %s", symdb_strerror(rc));

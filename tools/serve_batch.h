@@ -48,7 +48,10 @@
 	X(SERVE_BAD_IMAGE, 5, "bad_image",                                                      \
 	  "a path module: the file cannot be read, is not an object file, holds no slice of "   \
 	  "the asked arch, or the indexer rejected it")                                         \
-	X(SERVE_DEADLINE, 6, "deadline", "not reached before the request's deadline")
+	X(SERVE_DEADLINE, 6, "deadline", "not reached before the request's deadline")      \
+	X(SERVE_PENDING, 7, "pending",                                                          \
+	  "the image is being fetched (--upstream, --debuginfod) and was not there within the " \
+	  "request's fetch budget: ask again later")
 
 enum serve_status {
 #define SERVE_X_ENUM(e, v, name, what) e = v,
@@ -78,12 +81,18 @@ struct serve_module {
 	uint64_t load_address;         /* SYMDB_ADDR_RUNTIME only */
 	uint32_t first, count;         /* its addresses: batch addrs[first .. first + count) */
 	/* out: set by serve_batch_open() */
-	enum serve_status status;      /* SERVE_OK, UNKNOWN_IMAGE, DAMAGED, BAD_IMAGE, DEADLINE */
+	enum serve_status status;      /* SERVE_OK, UNKNOWN_IMAGE, DAMAGED, BAD_IMAGE, DEADLINE,
+	                                  PENDING */
 	const symdb_image *image;      /* SERVE_OK: owned by the checked-out context */
 	symdb_uuid uuid;               /* SERVE_OK: the image's identity (cache keys) */
 	int error;                     /* not SERVE_OK: the SYMDB_E_* / -errno behind the
 	                                  status (symdb_strerror()), or 0 */
 };
+
+/* The reason behind a module's status other than SERVE_OK, one line
+ * (static), or NULL when there is none.  The JSON "error" and the binary
+ * Error string of the module. */
+const char *serve_module_error(const struct serve_module *m);
 
 /* One frame of a stack: an address of a module, of that module's addr_kind. */
 struct serve_stack_frame {
@@ -177,7 +186,12 @@ struct serve_run;
  * exist, one per busy handler thread) and finds every module's image: hex
  * ids in the catalog, paths through the context (indexed on first sight).
  * Sets each module's status, image and uuid; modules not reached by
- * deadline_ns get SERVE_DEADLINE.  A module with ref SERVE_REF_PATH when
+ * deadline_ns get SERVE_DEADLINE.  With srv->fetch, the unknown modules
+ * named by id are fetched (serve_fetch_wait()): the call waits for them
+ * until lim.fetch_budget_ms has passed, and never for more than half of
+ * the time left before deadline_ns (the rest of the request is answered
+ * in the other half); the modules still being fetched then get
+ * SERVE_PENDING, those no source has SERVE_UNKNOWN_IMAGE.  A module with ref SERVE_REF_PATH when
  * !srv->allow_paths is the front end's 400, never passed here (-EPERM).
  * @return 0 with *out; -ENOMEM; -EPERM (a path module, paths not allowed);
  *         -EINVAL for a malformed batch (a range past its array, a stack

@@ -37,7 +37,8 @@ _Static_assert(SAME(SYMDB_BATCH_OK, SERVE_OK) && SAME(SYMDB_BATCH_UNKNOWN_IMAGE,
                        SAME(SYMDB_BATCH_OUT_OF_RANGE, SERVE_OUT_OF_RANGE) &&
                        SAME(SYMDB_BATCH_DAMAGED, SERVE_DAMAGED) &&
                        SAME(SYMDB_BATCH_BAD_IMAGE, SERVE_BAD_IMAGE) &&
-                       SAME(SYMDB_BATCH_DEADLINE, SERVE_DEADLINE),
+                       SAME(SYMDB_BATCH_DEADLINE, SERVE_DEADLINE) &&
+                       SAME(SYMDB_BATCH_PENDING, SERVE_PENDING),
                "SPEC §16.4 statuses differ from serve_batch.h's");
 _Static_assert(SAME(SYMDB_BATCH_FN_LINKAGE, SERVE_FN_LINKAGE) &&
                        SAME(SYMDB_BATCH_FN_SHORT, SERVE_FN_SHORT) &&
@@ -397,8 +398,8 @@ static int put_modules(struct bw *w)
 		if (m->status == SERVE_OK) {
 			mr.image_id_len = m->uuid.len;
 			memcpy(mr.image_id, m->uuid.bytes, m->uuid.len);
-		} else if (m->error) {
-			mr.error = symdb_strerror(m->error);
+		} else {
+			mr.error = serve_module_error(m);
 		}
 		rc = symdb_batch_encode_module(w->enc, &mr);
 	}

@@ -670,9 +670,9 @@ static void open_module(struct jw *w)
 		PUT_LIT(o, ",\"image_id\":\"");
 		serve_buf_str(o, hex);
 		PUT_LIT(o, "\"");
-	} else if (m->error) {
+	} else if (serve_module_error(m)) {
 		PUT_LIT(o, ",\"error\":");
-		const char *e = symdb_strerror(m->error);
+		const char *e = serve_module_error(m);
 		serve_buf_json_str(o, e, strlen(e));
 	}
 	PUT_LIT(o, ",\"results\":[");

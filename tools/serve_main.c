@@ -39,6 +39,15 @@
 #include "serve_core.h"
 #include "symdb.h"
 #include "symdb_build.h"
+#include "symdb_fetch.h"
+
+/* The fetch sources: --upstream URL and --debuginfod URL (repeatable),
+ * --fetch-timeout S, --negative-ttl S, --no-fetch. */
+struct serve_fetch_cli {
+	char upstreams[4096], debuginfod[4096]; /* URLs separated by spaces */
+	uint32_t timeout_s, negative_ttl_s;
+	bool off;
+};
 
 struct serve_cli {
 	const char *listen;
@@ -49,6 +58,7 @@ struct serve_cli {
 	int verify; /* --verify 1, else 0: cli_verify_flag() */
 	struct serve_limits lim;
 	struct serve_http_opts http;
+	struct serve_fetch_cli fetch;
 };
 
 static void defaults(struct serve_cli *o)
@@ -71,6 +81,8 @@ static void defaults(struct serve_cli *o)
 			.max_indexers = 2,
 			.threads = cpus < 2 ? 2 : cpus > 64 ? 64 : (uint32_t)cpus,
 			.cache_bytes = 64ull << 20,
+			.max_fetches = 4,
+			.fetch_budget_ms = 2000,
 		},
 		.http = { .max_connections = 1024, .conn_memory = 32768 },
 	};
@@ -102,6 +114,10 @@ static const struct numopt numopts[] = {
 	{ "--max-indexers", LIM(max_indexers), K_U32, 1, 1024 },
 	{ "--threads", LIM(threads), K_U32, 1, 256 },
 	{ "--cache-size", LIM(cache_bytes), K_U64SIZE, 0, UINT64_MAX },
+	{ "--max-fetches", LIM(max_fetches), K_U32, 1, 256 },
+	{ "--fetch-budget-ms", LIM(fetch_budget_ms), K_U32, 0, 86400000 },
+	{ "--fetch-timeout", offsetof(struct serve_cli, fetch.timeout_s), K_U32, 1, 86400 },
+	{ "--negative-ttl", offsetof(struct serve_cli, fetch.negative_ttl_s), K_U32, 1, 31536000 },
 	{ "--max-connections", offsetof(struct serve_cli, http.max_connections), K_U32, 1, 1000000 },
 	{ "--max-header-bytes", offsetof(struct serve_cli, http.conn_memory), K_SIZE, 4096, 1u << 24 },
 };
@@ -138,6 +154,41 @@ static int number_option(struct serve_cli *o, int argc, char **argv, int *i)
 	return 0;
 }
 
+/* Appends url to list (space separated); -1 with a message when it does
+ * not fit or is not http(s). */
+static int add_url(char *list, size_t sz, const char *opt, const char *url)
+{
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		cli_err(NULL, "%s %s: expected an http:// or https:// URL", opt, url);
+		return -1;
+	}
+	size_t n = strlen(list);
+	if (n + 1 + strlen(url) + 1 > sz || strchr(url, ' ')) {
+		cli_err(NULL, "%s %s: too long, or holds a space", opt, url);
+		return -1;
+	}
+	snprintf(list + n, sz - n, "%s%s", n ? " " : "", url);
+	return 0;
+}
+
+/* 1 when argv[*i] was a fetch source option, 0 when not one, -1 on error. */
+static int fetch_option(struct serve_fetch_cli *f, int argc, char **argv, int *i)
+{
+	const char *v;
+	int m = cli_opt_value(argc, argv, i, "--upstream", &v);
+	if (m > 0)
+		return add_url(f->upstreams, sizeof(f->upstreams), "--upstream", v) ? -1 : 1;
+	if (!m && (m = cli_opt_value(argc, argv, i, "--debuginfod", &v)) > 0)
+		return add_url(f->debuginfod, sizeof(f->debuginfod), "--debuginfod", v) ? -1 : 1;
+	if (m)
+		return m;
+	if (!strcmp(argv[*i], "--no-fetch")) {
+		f->off = true;
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_args(struct cli_global *g, struct serve_cli *o, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -150,6 +201,8 @@ static int parse_args(struct cli_global *g, struct serve_cli *o, int argc, char 
 		if (m)
 			continue;
 		m = number_option(o, argc, argv, &i);
+		if (!m)
+			m = fetch_option(&o->fetch, argc, argv, &i);
 		if (m < 0)
 			return CLI_EXIT_USAGE;
 		if (m)
@@ -209,8 +262,25 @@ static int start_parts(struct serve_server *srv)
 	return 0;
 }
 
+/* The fetch workers, when a source is configured. */
+static int start_fetch(struct serve_server *srv, const struct serve_fetch_cli *fc)
+{
+	if (fc->off || (!fc->upstreams[0] && !fc->debuginfod[0]))
+		return 0;
+	SYMDB_OPTS(symdb_fetch_opts, fo, .upstreams = fc->upstreams,
+	           .debuginfod_urls = fc->debuginfod, .timeout_ms = fc->timeout_s * 1000u,
+	           .negative_ttl_s = fc->negative_ttl_s);
+	char err[600] = "";
+	if (serve_fetch_create(srv, &fo, &srv->fetch, err, sizeof err) < 0) {
+		cli_err(NULL, "serve: fetching: %s", err);
+		return -EIO;
+	}
+	return 0;
+}
+
 static void stop_parts(struct serve_server *srv)
 {
+	serve_fetch_free(srv->fetch);
 	serve_pool_free(srv->pool);
 	serve_cache_free(srv->cache);
 	serve_images_free(srv->images);
@@ -357,7 +427,7 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	if (srv.log_fd < 0 && o.log_path && strcmp(o.log_path, "none")) {
 		cli_err(o.log_path, "cannot open the log: %s", strerror(errno));
 		rc = CLI_EXIT_FAILED;
-	} else if ((rc = start_parts(&srv)) < 0) {
+	} else if ((rc = start_parts(&srv)) < 0 || (rc = start_fetch(&srv, &o.fetch)) < 0) {
 		if (rc == -ENOMEM)
 			cli_err(NULL, "serve: out of memory");
 		rc = CLI_EXIT_FAILED;

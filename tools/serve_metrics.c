@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/resource.h>
 
 #include "serve_core.h"
+#include "symdb_fetch.h"
 
 /* The statuses the server sends; anything else counts as "other", and a
  * request that got no answer (the client went away) as "none". */
@@ -44,6 +46,16 @@ static const char *const cut_names[SERVE_CUT_COUNT] = {
 	[SERVE_CUT_BODY_TIMEOUT] = "body_timeout",
 };
 
+/* symdb_serve_fetches_total{source,result}: where a fetch's answer came
+ * from (enum symdb_fetch_source) and what it was. */
+static const char *const fetch_sources[] = { "none", "upstream", "debuginfod", "negative_cache" };
+#define NFETCH_SOURCE (sizeof(fetch_sources) / sizeof(fetch_sources[0]))
+enum { FR_OK, FR_NOT_FOUND, FR_TIMEOUT, FR_DAMAGED, FR_ERROR, NFETCH_RESULT };
+static const char *const fetch_results[NFETCH_RESULT] = {
+	[FR_OK] = "ok", [FR_NOT_FOUND] = "not_found", [FR_TIMEOUT] = "timeout",
+	[FR_DAMAGED] = "damaged", [FR_ERROR] = "error",
+};
+
 /* Latency buckets' upper bounds, in microseconds and as printed. */
 static const uint64_t bucket_us[] = { 100,    250,    500,     1000,    2500,    5000,
                                       10000,  25000,  50000,   100000,  250000,  500000,
@@ -63,6 +75,9 @@ struct serve_metrics {
 	_Atomic uint64_t indexer_runs, indexer_failures;
 	_Atomic int64_t connections, inflight;
 	_Atomic uint64_t cut[SERVE_CUT_COUNT];
+	_Atomic uint64_t fetches[NFETCH_SOURCE][NFETCH_RESULT];
+	_Atomic int64_t fetches_running;
+	_Atomic uint64_t pending_modules;
 };
 
 #define RELAXED memory_order_relaxed
@@ -138,6 +153,37 @@ void serve_metrics_indexer(struct serve_metrics *m, bool ok)
 	atomic_fetch_add_explicit(&m->indexer_runs, 1, RELAXED);
 	if (!ok)
 		atomic_fetch_add_explicit(&m->indexer_failures, 1, RELAXED);
+}
+
+static size_t fetch_result_of(int rc)
+{
+	switch (rc) {
+	case 0: return FR_OK;
+	case SYMDB_E_NOT_FOUND: return FR_NOT_FOUND;
+	case -ETIMEDOUT: return FR_TIMEOUT;
+	case SYMDB_E_CHECKSUM:
+	case SYMDB_E_CORRUPT:
+	case SYMDB_E_FORMAT:
+	case SYMDB_E_VERSION:
+	case SYMDB_E_BAD_OBJECT: return FR_DAMAGED;
+	default: return FR_ERROR;
+	}
+}
+
+void serve_metrics_fetch(struct serve_metrics *m, int source, int rc)
+{
+	size_t s = source >= 0 && (size_t)source < NFETCH_SOURCE ? (size_t)source : 0;
+	atomic_fetch_add_explicit(&m->fetches[s][fetch_result_of(rc)], 1, RELAXED);
+}
+
+void serve_metrics_fetch_running(struct serve_metrics *m, int delta)
+{
+	atomic_fetch_add_explicit(&m->fetches_running, delta, RELAXED);
+}
+
+void serve_metrics_pending(struct serve_metrics *m, uint64_t modules)
+{
+	atomic_fetch_add_explicit(&m->pending_modules, modules, RELAXED);
 }
 
 void serve_metrics_conn(struct serve_metrics *m, int delta)
@@ -278,6 +324,25 @@ static void put_rest(struct text *t, struct serve_metrics *m)
 		            (unsigned long long)load(&m->cut[r]));
 }
 
+/* Every (source, result) pair, zeros included: a fixed set of series. */
+static void put_fetches(struct text *t, struct serve_metrics *m)
+{
+	head(t, "symdb_serve_fetches_total", "counter",
+	     "Fetches of unknown images (--upstream, --debuginfod) by where the answer came from "
+	     "and what it was.");
+	for (size_t s = 0; s < NFETCH_SOURCE; s++)
+		for (size_t r = 0; r < NFETCH_RESULT; r++)
+			text_printf(t, "symdb_serve_fetches_total{source=\"%s\",result=\"%s\"} %llu\n",
+			            fetch_sources[s], fetch_results[r],
+			            (unsigned long long)load(&m->fetches[s][r]));
+	put_one(t, "symdb_serve_fetches_running", "gauge", "Fetches in progress.",
+	        (long long)atomic_load_explicit(&m->fetches_running, RELAXED));
+	put_one(t, "symdb_serve_modules_pending_total", "counter",
+	        "Modules answered \"pending\": still being fetched when their request's fetch "
+	        "budget ran out.",
+	        (long long)load(&m->pending_modules));
+}
+
 /* Index files of the database mapped by this process, counted from
  * /proc/self/maps (distinct inodes under DB/images/): whatever part of the
  * server opened them, and without a counter to keep in step. */
@@ -335,6 +400,7 @@ void serve_metrics_handle(struct serve_request *rq, struct serve_reply *out)
 	put_requests(&t, m);
 	put_latency(&t, m);
 	put_rest(&t, m);
+	put_fetches(&t, m);
 	put_cpu(&t);
 	long mapped = images_mapped(rq->srv->db_dir);
 	if (mapped >= 0)

@@ -296,7 +296,16 @@ static const struct subcommand commands[] = {
 	  "  --max-header-bytes SIZE memory per connection for the request line and\n"
 	  "                          headers (32K; larger headers are refused)\n"
 	  "  --max-indexers N        concurrent symdb-indexer runs for uploads (2)\n"
-	  "  --cache-size SIZE       memory of the stack cache; 0 = no cache (64M)\n" },
+	  "  --cache-size SIZE       memory of the stack cache; 0 = no cache (64M)\n"
+	  "fetching unknown build-ids (README \"Fetching unknown images\"):\n"
+	  "  --upstream URL          an upstream index store (repeatable, in order)\n"
+	  "  --debuginfod URL        a debuginfod server (repeatable)\n"
+	  "  --fetch-timeout S       one fetch, every source (30)\n"
+	  "  --negative-ttl S        how long 'no source has it' is remembered (600)\n"
+	  "  --no-fetch              fetch nothing, whatever the environment says\n"
+	  "  --max-fetches N         concurrent fetches (4)\n"
+	  "  --fetch-budget-ms MS    a request's wait for its fetches; then its\n"
+	  "                          modules still being fetched are 'pending' (2000)\n" },
 	{ "verify", cli_cmd_verify, "check every image, orphan and leftover; --repair",
 	  "usage: symdb verify [--db DIR] [--repair] [--grace AGE]\n"
 	  "\n"

@@ -50,9 +50,9 @@ extern "C" {
 /** SPEC §16.2: the first 4 bytes of a request, "SYBQ"; of a response, "SYBR". */
 #define SYMDB_BATCH_REQUEST_MAGIC  "SYBQ"
 #define SYMDB_BATCH_RESPONSE_MAGIC "SYBR"
-/** SPEC §16.2: this header writes 1.0 and reads every 1.x. */
+/** SPEC §16.2: this header writes 1.1 (1.0 + status PENDING) and reads every 1.x. */
 #define SYMDB_BATCH_VERSION_MAJOR 1
-#define SYMDB_BATCH_VERSION_MINOR 0
+#define SYMDB_BATCH_VERSION_MINOR 1
 
 /** SPEC §16.3 sizes of the fixed parts, in bytes. */
 #define SYMDB_BATCH_REQUEST_HEADER_SIZE  24u
@@ -103,7 +103,8 @@ enum symdb_batch_status {
 	SYMDB_BATCH_OUT_OF_RANGE = 3,
 	SYMDB_BATCH_DAMAGED = 4,
 	SYMDB_BATCH_BAD_IMAGE = 5,
-	SYMDB_BATCH_DEADLINE = 6
+	SYMDB_BATCH_DEADLINE = 6,
+	SYMDB_BATCH_PENDING = 7   /**< version 1.1: the image is being fetched */
 };
 
 /** Frame flags (SPEC §16.4).  Unknown bits are rejected. */

@@ -15,7 +15,8 @@ import urllib.request
 
 CONTENT_TYPE = "application/x-symdb-batch"
 NONE = 0xFFFFFFFF
-STATUS = ["ok", "unknown_image", "no_symbol", "out_of_range", "damaged", "bad_image", "deadline"]
+STATUS = ["ok", "unknown_image", "no_symbol", "out_of_range", "damaged", "bad_image", "deadline",
+          "pending"]
 ID_KINDS = {"build_id": 1, "uuid": 2, "path": 3}
 ADDR_KINDS = {"vaddr": 0, "offset": 1, "fileoff": 2, "runtime": 3}
 FUNCTIONS = {"linkage": 0, "short": 1, "none": 2}

@@ -15,7 +15,7 @@
  *   - serve_buf_json_str(): quotes, control characters and invalid UTF-8
  *     come out as JSON that json-c reads back.
  * serve_reply_error(), serve_hex_id_valid() and serve_metrics_cache() (and
- * serve_metrics_stack_frames()) are
+ * serve_metrics_stack_frames(), serve_metrics_pending(), serve_fetch_wait()) are
  * this file's own (the server's are in serve_http.c / serve_metrics.c).
  */
 #define _GNU_SOURCE /* dladdr */
@@ -53,6 +53,25 @@ void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint
 	(void)resolved;
 	(void)cached;
 	(void)earlier;
+}
+
+/* The server here has no fetch sources (srv.fetch is NULL): never called. */
+void serve_metrics_pending(struct serve_metrics *m, uint64_t modules)
+{
+	(void)m;
+	(void)modules;
+}
+
+void serve_fetch_wait(struct serve_fetch *f, const symdb_uuid *ids, size_t n, uint64_t until_ns,
+                      enum serve_fetch_outcome *out, int *err)
+{
+	(void)f;
+	(void)ids;
+	(void)until_ns;
+	for (size_t k = 0; k < n; k++) {
+		out[k] = SERVE_FETCH_FAILED;
+		err[k] = -ENOSYS;
+	}
 }
 
 void serve_reply_error(struct serve_reply *out, unsigned status, const char *fmt, ...)
