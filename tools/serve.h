@@ -186,8 +186,9 @@ struct symdb_fetch_opts;
  */
 int serve_fetch_create(const struct serve_server *srv, const struct symdb_fetch_opts *opts,
                        struct serve_fetch **out, char *errbuf, size_t errbuf_sz);
-/* Stops the workers (a fetch in progress is waited for: its own deadline
- * bounds it) and frees everything.  NULL-safe. */
+/* Stops the workers and frees everything.  A fetch in progress is waited
+ * for at most 1 s; past that its worker (and f) is left to the process's
+ * exit.  NULL-safe; only when the server stops. */
 void serve_fetch_free(struct serve_fetch *f);
 
 /* What became of one id's fetch, as a request sees it. */

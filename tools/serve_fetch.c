@@ -156,17 +156,15 @@ static struct fetch_entry *entry_claim(struct serve_fetch *f, const symdb_uuid *
 /* One symdb_fetch() of id, outside the lock.  A failure other than "no
  * source has it" gets one line on stderr: the operator's only sign of a
  * broken source (the requests just say "unknown_image"). */
-static int fetch_one(struct serve_fetch *f, const symdb_uuid *id)
+static int fetch_one(struct serve_fetch *f, const symdb_uuid *id, int *source)
 {
 	char eb[600] = "";
 	symdb_fetch_opts o = f->opts;
 	o.errbuf = eb;
 	o.errbuf_sz = sizeof(eb);
 	SYMDB_OPTS(symdb_fetch_result, res);
-	serve_metrics_fetch_running(f->metrics, 1);
 	int rc = symdb_fetch(f->b, id, &o, &res);
-	serve_metrics_fetch_running(f->metrics, -1);
-	serve_metrics_fetch(f->metrics, res.source, rc);
+	*source = res.source;
 	if (rc && rc != SYMDB_E_NOT_FOUND) {
 		char hex[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(id, hex);
@@ -207,9 +205,17 @@ static void *fetch_worker(void *arg)
 			f->qtail = NULL;
 		e->state = E_RUNNING; /* never freed while running */
 		symdb_uuid id = e->id;
+		serve_metrics_fetch_running(f->metrics, 1);
 		pthread_mutex_unlock(&f->mu);
-		int rc = fetch_one(f, &id);
+		int source = 0;
+		int rc = fetch_one(f, &id, &source);
 		pthread_mutex_lock(&f->mu);
+		/* A stopped server may have freed its metrics already (see
+		 * serve_fetch_free): touch nothing but f. */
+		if (f->stop)
+			break;
+		serve_metrics_fetch_running(f->metrics, -1);
+		serve_metrics_fetch(f->metrics, source, rc);
 		entry_finish(f, e, rc);
 		pthread_cond_broadcast(&f->done);
 	}
@@ -382,6 +388,27 @@ int serve_fetch_create(const struct serve_server *srv, const symdb_fetch_opts *o
 	return 0;
 }
 
+/* A stopping server does not wait for a fetch in progress (up to its
+ * timeout: 30 s by default): a worker still busy after STOP_WAIT_NS is left
+ * running, and f with it, for the moment the process needs to exit. */
+#define STOP_WAIT_NS (1000000000ull)
+
+static bool join_workers(struct serve_fetch *f)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts); /* pthread_timedjoin_np's clock */
+	uint64_t until = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + STOP_WAIT_NS;
+	ts.tv_sec = (time_t)(until / 1000000000u);
+	ts.tv_nsec = (long)(until % 1000000000u);
+	bool all = true;
+	for (uint32_t i = 0; i < f->nthreads; i++)
+		if (pthread_timedjoin_np(f->threads[i], NULL, &ts) != 0) {
+			pthread_detach(f->threads[i]);
+			all = false;
+		}
+	return all;
+}
+
 void serve_fetch_free(struct serve_fetch *f)
 {
 	if (!f)
@@ -390,8 +417,8 @@ void serve_fetch_free(struct serve_fetch *f)
 	f->stop = true;
 	pthread_cond_broadcast(&f->work);
 	pthread_mutex_unlock(&f->mu);
-	for (uint32_t i = 0; i < f->nthreads; i++)
-		pthread_join(f->threads[i], NULL);
+	if (!join_workers(f))
+		return;
 	free(f->threads);
 	for (size_t h = 0; h < FETCH_BUCKETS; h++)
 		while (f->buckets[h]) {
