@@ -112,7 +112,7 @@ if [ ! -f "$tree/.done" ]; then
 	fi
 	touch "$tree/.done"
 fi
-cat "$tree/index.txt" >> "$raw" # the store's one indexing, maybe from an earlier run
+cat "$tree/index.txt" >> "$raw" 2>/dev/null || echo "index images=$nimages seconds=unknown load=-" >> "$raw"
 bodies=$work/bodies.$nimages
 if [ ! -f "$bodies.0063.json" ]; then
 	python3 "$stream" bodies "$fx/ids.txt" "$fx/addrs.txt" "$bodies" --requests 64 --images 8 --addrs 50
@@ -148,6 +148,7 @@ http {
 EOF
 nginx -c "$ng/nginx.conf" -g 'daemon off;' &
 pids+=($!)
+nginx_master=$!
 store_url=http://127.0.0.1:$nport
 for ((i = 0; i < 100; i++)); do
 	curl -s -o /dev/null "$store_url/" && break
@@ -181,21 +182,31 @@ stop_nodes() {
 	for p in "${node_pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 }
 csv() { local IFS=,; echo "$*"; }
+# nginx's CPU (master + workers, user + system) in clock ticks
+store_ticks() {
+	local p t=0
+	for p in $nginx_master $(cat "/proc/$nginx_master/task/$nginx_master/children" 2>/dev/null); do
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo $t
+}
 
 # round M: the cold stream, then the warm throughput, on M fresh nodes
 round() {
 	local m=$1 k l
 	start_nodes "$m"
 	: > "$ng/access.log"
+	local c0
+	c0=$(store_ticks)
 	l=$(load1)
 	log "cold stream: $requests requests over $m node(s) (load $l)"
 	echo "cold nodes=$m load=$l $(python3 "$stream" cold "$(csv "${urls[@]}")" "$fx/ids.txt" \
 		"$fx/addrs.txt" --requests "$requests" --images 8 --addrs 50 --threads 8)" >> "$raw"
-	# store GETs per image: one per node that met it
-	echo "store nodes=$m $(awk '$7 ~ /^\/symdb\/v1\// { n[$7]++ } END {
-		for (p in n) { t += n[p]; c[n[p]]++ }
-		printf "gets=%d images=%d", t, length(n); for (g in c) printf " images_with_%d_gets=%d", g, c[g] }' \
-		"$ng/access.log")" >> "$raw"
+	# store GETs per image (one per node that met it), bytes sent, nginx's CPU
+	echo "store nodes=$m cpu_ticks=$(($(store_ticks) - c0)) $(awk '$7 ~ /^\/symdb\/v1\// {
+		n[$7]++; b += $10 } END { for (p in n) { t += n[p]; c[n[p]]++ }
+		printf "gets=%d bytes=%d images=%d", t, b, length(n)
+		for (g in c) printf " images_with_%d_gets=%d", g, c[g] }' "$ng/access.log")" >> "$raw"
 	for ((k = 0; k < m; k++)); do
 		echo "node nodes=$m node=$k images=$("$symdb" --db "$work/node$k" list 2>/dev/null | wc -l)" \
 			"$(python3 "$stream" metrics "${urls[k]}" symdb_serve_fetches_total \
@@ -243,6 +254,11 @@ print("`%s` on %s\n" % (cmdline, commit))
 for r in rows:
     if r["_"] == "index":
         print("- indexed once into the store: %s images in %s s (load %s)" % (r["images"], r["seconds"], r["load"]))
+for r in rows:
+    if r["_"] == "store":
+        g = int(r["gets"]) or 1
+        print("- %s node(s), cold: the store sent %s GETs, %s bytes (%.0f per GET), nginx CPU %s ticks (%.2f ms per GET at 100 Hz)" % (
+            r["nodes"], r["gets"], r["bytes"], int(r["bytes"]) / g, r["cpu_ticks"], int(r["cpu_ticks"]) * 10.0 / g))
 print("\n| nodes | cold: requests/s | modules ok / pending | (node, image) pairs | store GETs | fetches per node | images in node DBs | indexer runs on nodes | warm: addresses/s (sum) | load |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for m in sorted({r["nodes"] for r in rows if "nodes" in r}, key=int):
