@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cli_fault.h"
+#include "cli_fetch.h"
 #include "cli_maint.h"
 #include "cli_util.h"
 #include "serve_batch.h"
@@ -40,14 +41,6 @@
 #include "symdb.h"
 #include "symdb_build.h"
 #include "symdb_fetch.h"
-
-/* The fetch sources: --upstream URL and --debuginfod URL (repeatable),
- * --fetch-timeout S, --negative-ttl S, --no-fetch. */
-struct serve_fetch_cli {
-	char upstreams[4096], debuginfod[4096]; /* URLs separated by spaces */
-	uint32_t timeout_s, negative_ttl_s;
-	bool off;
-};
 
 struct serve_cli {
 	const char *listen;
@@ -58,7 +51,7 @@ struct serve_cli {
 	int verify; /* --verify 1, else 0: cli_verify_flag() */
 	struct serve_limits lim;
 	struct serve_http_opts http;
-	struct serve_fetch_cli fetch;
+	struct cli_fetch fetch;       /* --upstream, --debuginfod, ... (cli_fetch.h) */
 };
 
 static void defaults(struct serve_cli *o)
@@ -86,6 +79,7 @@ static void defaults(struct serve_cli *o)
 		},
 		.http = { .max_connections = 1024, .conn_memory = 32768 },
 	};
+	cli_fetch_init(&o->fetch);
 }
 
 enum kind { K_U32, K_SIZE, K_U64SIZE };
@@ -116,8 +110,6 @@ static const struct numopt numopts[] = {
 	{ "--cache-size", LIM(cache_bytes), K_U64SIZE, 0, UINT64_MAX },
 	{ "--max-fetches", LIM(max_fetches), K_U32, 1, 256 },
 	{ "--fetch-budget-ms", LIM(fetch_budget_ms), K_U32, 0, 86400000 },
-	{ "--fetch-timeout", offsetof(struct serve_cli, fetch.timeout_s), K_U32, 1, 86400 },
-	{ "--negative-ttl", offsetof(struct serve_cli, fetch.negative_ttl_s), K_U32, 1, 31536000 },
 	{ "--max-connections", offsetof(struct serve_cli, http.max_connections), K_U32, 1, 1000000 },
 	{ "--max-header-bytes", offsetof(struct serve_cli, http.conn_memory), K_SIZE, 4096, 1u << 24 },
 };
@@ -154,41 +146,6 @@ static int number_option(struct serve_cli *o, int argc, char **argv, int *i)
 	return 0;
 }
 
-/* Appends url to list (space separated); -1 with a message when it does
- * not fit or is not http(s). */
-static int add_url(char *list, size_t sz, const char *opt, const char *url)
-{
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		cli_err(NULL, "%s %s: expected an http:// or https:// URL", opt, url);
-		return -1;
-	}
-	size_t n = strlen(list);
-	if (n + 1 + strlen(url) + 1 > sz || strchr(url, ' ')) {
-		cli_err(NULL, "%s %s: too long, or holds a space", opt, url);
-		return -1;
-	}
-	snprintf(list + n, sz - n, "%s%s", n ? " " : "", url);
-	return 0;
-}
-
-/* 1 when argv[*i] was a fetch source option, 0 when not one, -1 on error. */
-static int fetch_option(struct serve_fetch_cli *f, int argc, char **argv, int *i)
-{
-	const char *v;
-	int m = cli_opt_value(argc, argv, i, "--upstream", &v);
-	if (m > 0)
-		return add_url(f->upstreams, sizeof(f->upstreams), "--upstream", v) ? -1 : 1;
-	if (!m && (m = cli_opt_value(argc, argv, i, "--debuginfod", &v)) > 0)
-		return add_url(f->debuginfod, sizeof(f->debuginfod), "--debuginfod", v) ? -1 : 1;
-	if (m)
-		return m;
-	if (!strcmp(argv[*i], "--no-fetch")) {
-		f->off = true;
-		return 1;
-	}
-	return 0;
-}
-
 static int parse_args(struct cli_global *g, struct serve_cli *o, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -202,7 +159,7 @@ static int parse_args(struct cli_global *g, struct serve_cli *o, int argc, char 
 			continue;
 		m = number_option(o, argc, argv, &i);
 		if (!m)
-			m = fetch_option(&o->fetch, argc, argv, &i);
+			m = cli_fetch_arg(&o->fetch, argc, argv, &i);
 		if (m < 0)
 			return CLI_EXIT_USAGE;
 		if (m)
@@ -262,16 +219,15 @@ static int start_parts(struct serve_server *srv)
 	return 0;
 }
 
-/* The fetch workers, when a source is configured. */
-static int start_fetch(struct serve_server *srv, const struct serve_fetch_cli *fc)
+/* The fetch workers, when a source is configured (options, else the
+ * environment: cli_fetch.h). */
+static int start_fetch(struct serve_server *srv, struct cli_fetch *fc)
 {
-	if (fc->off || (!fc->upstreams[0] && !fc->debuginfod[0]))
+	const symdb_fetch_opts *fo = cli_fetch_opts(fc, srv->indexer_path);
+	if (!fo)
 		return 0;
-	SYMDB_OPTS(symdb_fetch_opts, fo, .upstreams = fc->upstreams,
-	           .debuginfod_urls = fc->debuginfod, .timeout_ms = fc->timeout_s * 1000u,
-	           .negative_ttl_s = fc->negative_ttl_s);
 	char err[600] = "";
-	if (serve_fetch_create(srv, &fo, &srv->fetch, err, sizeof err) < 0) {
+	if (serve_fetch_create(srv, fo, &srv->fetch, err, sizeof err) < 0) {
 		cli_err(NULL, "serve: fetching: %s", err);
 		return -EIO;
 	}
@@ -396,13 +352,16 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	struct serve_cli o;
 	defaults(&o);
 	int rc = parse_args(&g, &o, argc, argv);
-	if (rc >= 0)
+	if (rc >= 0) {
+		cli_fetch_free(&o.fetch);
 		return rc;
+	}
 
 	char err[300];
 	struct serve_listener l;
 	if (serve_listen_open(o.listen, &l, err, sizeof(err)) < 0) {
 		cli_err(NULL, "--listen %s", err);
+		cli_fetch_free(&o.fetch);
 		return CLI_EXIT_FAILED;
 	}
 	const char *dir = cli_db_dir(g.db_dir);
@@ -412,6 +371,7 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	if (rc < 0) {
 		serve_listen_close(&l);
 		cli_err_lib(dir ? dir : "database", rc, eb);
+		cli_fetch_free(&o.fetch);
 		return CLI_EXIT_DATABASE;
 	}
 	char tmp[4096];
@@ -448,5 +408,6 @@ int cli_cmd_serve(const struct cli_global *gin, int argc, char **argv)
 	if (srv.log_fd > 2)
 		close(srv.log_fd);
 	symdb_close(db);
+	cli_fetch_free(&o.fetch);
 	return rc;
 }
