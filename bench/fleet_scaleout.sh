@@ -163,6 +163,7 @@ start_nodes() {
 	for ((k = 0; k < m; k++)); do
 		rm -rf "$work/node$k"
 		err=$work/node$k.err
+		: > "$err" # read below before the server may have opened it
 		"$symdb" --db "$work/node$k" serve --listen 127.0.0.1:0 --log none \
 			--upstream "$store_url" --fetch-budget-ms 1000 2> "$err" &
 		node_pids+=($!)
