@@ -106,6 +106,8 @@ struct query {
 	symdb_symbolizer *sym;
 	struct module *mods;
 	size_t nmods, mods_cap, last_mod;
+	uint32_t *mod_slot;      /* modules by name (cli_query_intern_module) */
+	size_t mod_slots;
 
 	/* per-batch arrays, grown as needed and reused */
 	struct request *req;

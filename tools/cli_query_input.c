@@ -19,15 +19,58 @@ static int is_delim(char c)
 	return c == ' ' || c == '\n' || c == '\r';
 }
 
+/*
+ * Modules by name: open addressing over indices + 1 (0 = empty), doubled
+ * at half full.  A stream that names thousands of images (a fleet's
+ * crash reports, a whole-system profile) then costs one hash and, nearly
+ * always, one comparison per line, where a scan of every module seen so
+ * far made such a stream quadratic.
+ */
+static uint64_t module_hash(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a: paths are short */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static void module_slots_grow(struct query *q)
+{
+	size_t cap = q->mod_slots ? 2 * q->mod_slots : 64;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+	if (!slot) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	for (size_t i = 0; i < q->mod_slots; i++) {
+		uint32_t v = q->mod_slot[i];
+		if (!v)
+			continue;
+		const struct module *m = &q->mods[v - 1];
+		size_t h = (size_t)module_hash(m->name, m->len) & (cap - 1);
+		while (slot[h])
+			h = (h + 1) & (cap - 1);
+		slot[h] = v;
+	}
+	free(q->mod_slot);
+	q->mod_slot = slot;
+	q->mod_slots = cap;
+}
+
 /* The index of module name[0..len), added on first sight. */
 uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
 {
 	if (q->last_mod < q->nmods && q->mods[q->last_mod].len == len &&
 	    memcmp(q->mods[q->last_mod].name, name, len) == 0)
 		return (uint32_t)q->last_mod;
-	for (size_t i = 0; i < q->nmods; i++)
+	if (2 * (q->nmods + 1) > q->mod_slots)
+		module_slots_grow(q);
+	size_t mask = q->mod_slots - 1, h = (size_t)module_hash(name, len) & mask;
+	for (; q->mod_slot[h]; h = (h + 1) & mask) {
+		size_t i = q->mod_slot[h] - 1;
 		if (q->mods[i].len == len && memcmp(q->mods[i].name, name, len) == 0)
 			return (uint32_t)(q->last_mod = i);
+	}
 	q->mods = cli_query_grow(q->mods, &q->mods_cap, q->nmods + 1, sizeof(*q->mods));
 	struct module *m = &q->mods[q->nmods];
 	memset(m, 0, sizeof(*m));
@@ -39,6 +82,7 @@ uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
 	memcpy(m->name, name, len);
 	m->name[len] = '\0';
 	m->len = len;
+	q->mod_slot[h] = (uint32_t)(q->nmods + 1);
 	return (uint32_t)(q->last_mod = q->nmods++);
 }
 

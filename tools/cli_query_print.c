@@ -161,6 +161,12 @@ static void recheck_bodies(struct query *q, const symdb_symbolized *res, const u
 	}
 }
 
+/* The module of sreq[k]'s request. */
+static uint32_t request_mod(const struct query *q, uint32_t k)
+{
+	return q->req[q->spos[k]].mod;
+}
+
 /* The bodies of res[first, first + count), which answer sreq[order[...]]:
  * called by the library as results become final (on_results), while their
  * frames are still in the cache. */
@@ -179,11 +185,14 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 		const symdb_symbolized *r = &res[i];
 		if (r->status == SYMDB_SYM_DAMAGED)
 			q->damaged = 1;
-		if (i && r->nframes && r[-1].frames == r->frames) {
+		/* Two paths to one file share its image, and so equal results,
+		 * but not a JSON body: it names the module as the line did. */
+		if (i && r->nframes && r[-1].frames == r->frames &&
+		    (!q->per_line || request_mod(q, order[i - 1]) == request_mod(q, order[i]))) {
 			body[i] = body[i - 1];
 		} else {
 			if (q->per_line)
-				q->pr.module = q->mods[q->req[q->spos[order[i]]].mod].name;
+				q->pr.module = q->mods[request_mod(q, order[i])].name;
 			size_t nf = select_frames(q, r), off = q->text.len;
 			cli_format_code_body(&q->pr, &q->text, q->li, nf);
 			if (q->text.len > UINT32_MAX)

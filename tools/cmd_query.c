@@ -183,6 +183,7 @@ static void query_free(struct query *q)
 		free(q->mods[i].error);
 	}
 	free(q->mods);
+	free(q->mod_slot);
 	cli_live_free(q);
 	if (!img_ctx)
 		symdb_image_close(q->img);
