@@ -54,7 +54,7 @@ struct request {
  * it), since probing and filling would only cost.
  */
 #define CACHE_SLOTS (1u << 17)           /* 2 MiB of slots */
-#define CACHE_TEXT_MAX (32u << 20)
+#define CACHE_TEXT_MAX (16u << 20)
 #define CACHE_EMPTY UINT64_MAX           /* never a key: see cache_key */
 
 struct cache_slot {
@@ -128,7 +128,9 @@ struct query {
 	size_t body_cap;
 	int apart;                /* the batch's CODE bodies are formatted apart,
 	                             in the library's order, then printed */
-	int apart_failed;         /* ... and text outgrew the 32-bit spans */
+	int apart_failed;         /* ... and text outgrew WINDOW_TEXT_MAX */
+	size_t text_mark;         /* text.len when the window's bodies began */
+	size_t window;            /* requests per window (cli_query_run_batch) */
 	/* --pid: addresses are runtime addresses of a live process, placed
 	 * per batch by cli_live_prepare() (cli_live_pid.c), each request's
 	 * module the file mapped there and its address xaddr[i], a vaddr. */
@@ -143,7 +145,23 @@ struct query {
 	struct cli_fetch fetch;     /* --upstream, --debuginfod ... (cli_fetch.h) */
 };
 
-#define STDIN_BUF (1u << 20)
+#define STDIN_BUF (256u << 10)
+
+/*
+ * A batch is answered in windows of requests, each resolved by one library
+ * call, its bodies formatted in the library's order and printed in input
+ * order before the next window starts: what a batch holds in memory (its
+ * bodies, the library's arrays and frames) is then one window's, whatever
+ * the batch.  The window is sized from the bytes per body of the last one
+ * so that its bodies come to about WINDOW_TEXT (a deeply inlined C++ image
+ * formats kilobytes per address, a C one a hundred bytes); a window whose
+ * bodies pass WINDOW_TEXT_MAX all the same (huge names) is printed
+ * directly from its results instead.
+ */
+#define WINDOW_MIN 256u
+#define WINDOW_MAX 32768u
+#define WINDOW_TEXT (8u << 20)
+#define WINDOW_TEXT_MAX (24u << 20)
 #define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
 #define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
 

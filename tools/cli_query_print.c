@@ -108,17 +108,24 @@ static size_t select_frames(struct query *q, const symdb_symbolized *r)
  * instead of at random in input order.  Neighbours with equal results share
  * their frames (symdb.h), so a run of them shares one body: a repeated
  * address costs one copy of its text when printed.  Also notes damaged
- * results, for every CODE and DATA request.  Text past 4 GiB (spans are
- * 32-bit) sets q->apart_failed.
+ * results, for every CODE and DATA request.  Bodies past WINDOW_TEXT_MAX
+ * (or text past 4 GiB: spans are 32-bit) set q->apart_failed.
  */
 void cli_query_format_begin(struct query *q)
 {
 	q->apart_failed = 0;
 	if (!q->cache.slot)
 		q->text.len = 0;
+	q->text_mark = q->text.len;
 	if (!q->per_line)
 		q->pr.module = q->mods[0].name;
 	q->body = cli_query_grow(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
+}
+
+/* Whether the window's bodies grew past their bound. */
+static int text_over(const struct query *q)
+{
+	return q->text.len - q->text_mark > WINDOW_TEXT_MAX || q->text.len > UINT32_MAX;
 }
 
 /* Whether the mapping of img faulted (symdb_fault_recover), checked once
@@ -154,7 +161,7 @@ static void recheck_bodies(struct query *q, const symdb_symbolized *res, const u
 			q->pr.module = q->mods[mod].name;
 		size_t nf = select_frames(q, &none), off = q->text.len;
 		cli_format_code_body(&q->pr, &q->text, q->li, nf);
-		if (q->text.len > UINT32_MAX)
+		if (text_over(q))
 			q->apart_failed = 1;
 		body[i].off = (uint32_t)off;
 		body[i].len = (uint32_t)(q->text.len - off);
@@ -195,7 +202,7 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 				q->pr.module = q->mods[request_mod(q, order[i])].name;
 			size_t nf = select_frames(q, r), off = q->text.len;
 			cli_format_code_body(&q->pr, &q->text, q->li, nf);
-			if (q->text.len > UINT32_MAX)
+			if (text_over(q))
 				q->apart_failed = 1;
 			body[i].off = (uint32_t)off;
 			body[i].len = (uint32_t)(q->text.len - off);

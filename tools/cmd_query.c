@@ -27,7 +27,10 @@
  * carries them across batches.  Names are demangled by the library, once
  * per name while its context's name cache holds it.
  *
- * Memory grows per batch, never per address.
+ * A batch is answered in windows of a bounded number of requests whose
+ * bodies come to a few MiB (cli_query.h, WINDOW_*), each printed before
+ * the next is resolved: memory is bounded by the window, never by the
+ * batch or the input.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -125,7 +128,8 @@ static int resolve_batch(struct query *q)
 	return symdb_symbolize(q->sym, q->sreq, m, res, &o);
 }
 
-int cli_query_run_batch(struct query *q)
+/* One window of the batch: q->req[0..q->nreq) resolved and printed. */
+static int run_window(struct query *q)
 {
 	if (q->cache.slot)
 		cli_query_cache_lookup(q);
@@ -135,9 +139,16 @@ int cli_query_run_batch(struct query *q)
 		return rc; /* reported */
 	rc = resolve_batch(q);
 	if (rc == 0 && q->apart && q->apart_failed) {
-		/* Print this batch directly, from all its results at once. */
+		/* Print this window directly, from all its results at once,
+		 * and make the next ones smaller. */
 		q->apart = 0;
+		q->window = q->window / 8 > WINDOW_MIN ? q->window / 8 : WINDOW_MIN;
 		rc = resolve_batch(q);
+	} else if (rc == 0 && q->apart && q->nsorted) {
+		/* The next window's bodies about WINDOW_TEXT. */
+		size_t bytes = q->text.len - q->text_mark;
+		size_t w = bytes ? (size_t)((uint64_t)WINDOW_TEXT * q->nsorted / bytes) : WINDOW_MAX;
+		q->window = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
 	}
 	if (rc < 0) {
 		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));
@@ -146,8 +157,26 @@ int cli_query_run_batch(struct query *q)
 	cli_query_print_batch(q);
 	if (q->cache.slot)
 		cli_query_cache_review(q);
-	q->nreq = 0;
 	return 0;
+}
+
+int cli_query_run_batch(struct query *q)
+{
+	struct request *all = q->req;
+	size_t n = q->nreq;
+	int rc = 0;
+	if (!q->window)
+		q->window = WINDOW_MAX;
+	for (size_t off = 0; off < n && rc == 0;) {
+		size_t w = n - off < q->window ? n - off : q->window;
+		q->req = all + off;
+		q->nreq = w;
+		rc = run_window(q);
+		off += w;
+	}
+	q->req = all;
+	q->nreq = 0;
+	return rc;
 }
 
 void cli_query_module_damaged(struct query *q, uint32_t mod)
