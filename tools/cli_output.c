@@ -22,8 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CLI_NAME_SLOTS 16384u             /* power of two; cleared at half full */
-#define CLI_NAME_ARENA_MAX (8u << 20)     /* demangled bytes kept at most */
+#define CLI_NAME_SLOTS_MIN 16384u        /* power of two; doubled at half full */
+#define CLI_NAME_SLOTS_MAX (1u << 18)     /* 4 MiB of slots: 128 Ki names */
+#define CLI_NAME_ARENA_MAX (16u << 20)    /* demangled bytes kept at most */
 
 void cli_printer_init(struct cli_printer *p, struct cli_out *out)
 {
@@ -47,10 +48,38 @@ void cli_printer_fini(struct cli_printer *p)
 
 /* ---- demangling, cached by name pointer ------------------------------ */
 
-static size_t name_hash(const char *name)
+static size_t name_hash(const char *name, size_t nslots)
 {
-	return (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 32) &
-	       (CLI_NAME_SLOTS - 1);
+	return (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 32) & (nslots - 1);
+}
+
+void cli_printer_forget_names(struct cli_printer *p)
+{
+	struct cli_name_cache *c = &p->names;
+	if (c->slot)
+		memset(c->slot, 0, c->nslots * sizeof(*c->slot));
+	c->used = c->alen = 0;
+}
+
+/* Double the table (rehashing what it holds); -1 without memory. */
+static int names_grow(struct cli_name_cache *c)
+{
+	size_t n = c->nslots ? 2 * c->nslots : CLI_NAME_SLOTS_MIN;
+	struct cli_name_slot *ns = calloc(n, sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < c->nslots; i++) {
+		if (!c->slot[i].key)
+			continue;
+		size_t h = name_hash(c->slot[i].key, n);
+		while (ns[h].key)
+			h = (h + 1) & (n - 1);
+		ns[h] = c->slot[i];
+	}
+	free(c->slot);
+	c->slot = ns;
+	c->nslots = n;
+	return 0;
 }
 
 /* Store d, the demangling of name, under slot h; 0, or -1 without memory. */
@@ -76,23 +105,32 @@ static int name_store(struct cli_name_cache *c, size_t h, const char *name, cons
 	return 0;
 }
 
-/* cli_demangle(), remembered per name pointer (p->stable_names only). */
+/*
+ * cli_demangle(), remembered per name pointer (p->stable_names only) for
+ * the whole run: a name is demangled once however often and in however
+ * many batches it is printed.  The table grows with the names seen up to
+ * CLI_NAME_SLOTS_MAX and CLI_NAME_ARENA_MAX; an image with more distinct
+ * names than that starts the cache over when it is full (memory stays
+ * bounded; such names are then demangled once per fill).
+ */
 static const char *cached_demangle(struct cli_printer *p, const char *name)
 {
 	struct cli_name_cache *c = &p->names;
-	if (!c->slot && !(c->slot = calloc(CLI_NAME_SLOTS, sizeof(*c->slot))))
+	if (!c->slot && names_grow(c) < 0)
 		return cli_demangle(&p->dm, name);
-	size_t h0 = name_hash(name), h = h0;
-	for (; c->slot[h].key; h = (h + 1) & (CLI_NAME_SLOTS - 1))
+	size_t h = name_hash(name, c->nslots);
+	for (; c->slot[h].key; h = (h + 1) & (c->nslots - 1))
 		if (c->slot[h].key == name)
 			return c->slot[h].off == UINT32_MAX ? name : c->arena + c->slot[h].off;
 	const char *d = cli_demangle(&p->dm, name);
-	if (c->used >= CLI_NAME_SLOTS / 2 || c->alen + strlen(d) + 1 > CLI_NAME_ARENA_MAX) {
-		/* Full: start over rather than grow (bounded memory). */
-		memset(c->slot, 0, CLI_NAME_SLOTS * sizeof(*c->slot));
-		c->used = c->alen = 0;
-		h = h0;
-	}
+	size_t dlen = d == name ? 0 : strlen(d) + 1;
+	if (c->alen + dlen > CLI_NAME_ARENA_MAX ||
+	    (c->used + 1 > c->nslots / 2 &&
+	     (c->nslots >= CLI_NAME_SLOTS_MAX || names_grow(c) < 0)))
+		cli_printer_forget_names(p); /* full: start over rather than grow */
+	h = name_hash(name, c->nslots);
+	while (c->slot[h].key)
+		h = (h + 1) & (c->nslots - 1);
 	if (name_store(c, h, name, d) < 0)
 		return d;
 	/* The arena copy, since d may be the demangler's buffer. */
@@ -101,11 +139,11 @@ static const char *cached_demangle(struct cli_printer *p, const char *name)
 
 static const char *display_name(struct cli_printer *p, const char *name)
 {
-	if (!name || !p->demangle)
+	/* Only '_' and '?' names can demangle (symdb_demangle's own cheap
+	 * exit): C names skip the call and the cache. */
+	if (!name || !p->demangle || (name[0] != '_' && name[0] != '?'))
 		return name;
-	/* Only '_' and '?' names can demangle (cli_demangle's own cheap
-	 * exit): C names skip the cache too. */
-	if (p->stable_names && (name[0] == '_' || name[0] == '?'))
+	if (p->stable_names)
 		return cached_demangle(p, name);
 	return cli_demangle(&p->dm, name);
 }

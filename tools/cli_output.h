@@ -37,9 +37,9 @@ struct cli_line_info {
  * Demangled names by name pointer, for names that live as long as the
  * printer and never change (strings in an index mapping, which symdb query
  * keeps open for the whole run): one demangling per distinct name instead
- * of one per printed frame.  Open addressing over a fixed table, the
- * results in one arena; both bounded (cleared when full), so memory does
- * not grow with the input.
+ * of one per printed frame.  Open addressing over a table that grows with
+ * the names seen, the results in one arena; both bounded (cli_output.c:
+ * started over when full), so memory does not grow with the input.
  */
 struct cli_name_slot {
 	const char *key; /* NULL = empty */
@@ -47,8 +47,8 @@ struct cli_name_slot {
 };
 
 struct cli_name_cache {
-	struct cli_name_slot *slot; /* CLI_NAME_SLOTS entries, NULL until used */
-	size_t used;
+	struct cli_name_slot *slot; /* nslots entries, NULL until used */
+	size_t nslots, used;
 	char *arena;
 	size_t alen, acap;
 };
@@ -72,6 +72,9 @@ struct cli_printer {
 
 CLI_HIDDEN void cli_printer_init(struct cli_printer *p, struct cli_out *out);
 CLI_HIDDEN void cli_printer_fini(struct cli_printer *p);
+/* Drop the demangled names cached so far (stable_names): the mapping some
+ * of them point into has faulted, its bytes are no longer the names. */
+CLI_HIDDEN void cli_printer_forget_names(struct cli_printer *p);
 
 /* Before the first and after the last request (the JSON array of argv mode). */
 CLI_HIDDEN void cli_print_begin(struct cli_printer *p);

@@ -7,9 +7,9 @@
  * split every 1023 bytes; every \r and \n removed; an optional "CODE ",
  * "DATA " or "FRAME " prefix; spaces skipped; the address token read by
  * StringRef::getAsInteger with radix auto-detection; anything unparsable
- * echoed back).  Instead of one lookup per line, a batch of requests goes
+ * echoed back).  Instead of one lookup per line, a window of requests goes
  * to the library in one symdb_symbolize() call, which translates, groups by
- * image, sorts, resolves and demangles, and answers in input order.  stdin
+ * image, sorts and resolves, and answers in input order.  stdin
  * is read with read(2) and each batch is whatever complete lines have
  * arrived, so an interactive client that writes one line and waits for the
  * answer still gets it at once.
@@ -24,8 +24,8 @@
  * address) into one buffer, and copied out in input order: frames are then
  * read in the order the library wrote them, and equal results, which share
  * their frames (symdb.h), share one body; a body cache keyed by address
- * carries them across batches.  Names are demangled by the library, once
- * per name while its context's name cache holds it.
+ * carries them across batches.  Names are demangled by the printer, once
+ * per distinct name for the run (cli_output.c's name cache).
  *
  * A batch is answered in windows of a bounded number of requests whose
  * bodies come to a few MiB (cli_query.h, WINDOW_*), each printed before
@@ -58,9 +58,10 @@ void *cli_query_grow_to(void *p, size_t *cap, size_t need, size_t elem)
 /* ---- resolving a batch ----------------------------------------------- */
 
 /*
- * Resolve every CODE/DATA request of the batch with one symdb_symbolize()
- * call: the library translates, groups by image, sorts, resolves and
- * demangles, and answers in input order (res[pos[i]] for request i).
+ * Resolve every CODE/DATA request of the window with one symdb_symbolize()
+ * call: the library translates, groups by image, sorts, resolves (and
+ * demangles, when q->lib_demangle), and answers in input order (res[pos[i]]
+ * for request i).
  * Requests name their module's image by handle: modules are opened here, on
  * first use, so that a failure is reported the CLI's way (a module that
  * could not be opened is a NULL handle, and prints as nothing found).
@@ -191,7 +192,9 @@ void cli_query_module_damaged(struct query *q, uint32_t mod)
 	m->error = strdup(DAMAGED_MSG);
 	if (-m->state > q->module_failed)
 		q->module_failed = -m->state;
-	/* Bodies cached before the fault must not answer for it either. */
+	/* Bodies and names cached before the fault must not answer for it
+	 * either. */
+	cli_printer_forget_names(&q->pr);
 	free(q->cache.slot);
 	q->cache.slot = NULL;
 	q->cache.used = 0;
@@ -258,9 +261,14 @@ int cli_query_execute(struct query *q, const struct cli_global *g, char **addrs,
 	cli_fault_guard(q->db);
 	if (cli_query_create_sym(q, q->no_build) < 0)
 		return CLI_EXIT_FAILED;
-	/* Names are demangled by the library, once per name; atos style
-	 * demangles its own way (cli_atos.c). */
-	q->lib_demangle = q->pr.demangle && q->pr.style != CLI_STYLE_ATOS;
+	/* Each distinct name is demangled once per run: by the printer,
+	 * whose cache is keyed by the name's address in an index mapping,
+	 * which stays mapped for the run; by the library (once per name while
+	 * its context's name cache holds it) when names may come from
+	 * elsewhere: --pid's JIT names, freed per batch, and the kernel's
+	 * symbol table.  atos style demangles its own way (cli_atos.c). */
+	q->pr.stable_names = !q->pid && !q->ksrc.on;
+	q->lib_demangle = q->pr.demangle && q->pr.style != CLI_STYLE_ATOS && !q->pr.stable_names;
 	if (q->lib_demangle)
 		q->pr.demangle = 0;
 	if (!q->per_line) {
