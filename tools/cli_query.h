@@ -85,6 +85,13 @@ struct module {
 	int error_shown;  /* JSON: its Error was printed (once, as llvm's) */
 };
 
+/* A module in the table by name: its name, index + 1 (0 = empty), and the
+ * top half of its name's hash. */
+struct module_slot {
+	const char *name;
+	uint32_t idx1, tag;
+};
+
 struct query {
 	const char *obj, *uuid_hex;
 	const char *perf_map;   /* --perf-map FILE: answered by cli_live_perfmap.c */
@@ -106,7 +113,7 @@ struct query {
 	symdb_symbolizer *sym;
 	struct module *mods;
 	size_t nmods, mods_cap, last_mod;
-	uint32_t *mod_slot;      /* modules by name (cli_query_intern_module) */
+	struct module_slot *mod_slot; /* modules by name (cli_query_intern_module) */
 	size_t mod_slots;
 
 	/* per-batch arrays, grown as needed and reused */

@@ -195,7 +195,8 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 		/* Two paths to one file share its image, and so equal results,
 		 * but not a JSON body: it names the module as the line did. */
 		if (i && r->nframes && r[-1].frames == r->frames &&
-		    (!q->per_line || request_mod(q, order[i - 1]) == request_mod(q, order[i]))) {
+		    (!q->per_line || q->pr.style != CLI_STYLE_JSON ||
+		     request_mod(q, order[i - 1]) == request_mod(q, order[i]))) {
 			body[i] = body[i - 1];
 		} else {
 			if (q->per_line)
