@@ -9,7 +9,7 @@
 # function.  Every line is answered by symdb in one run; a sample of the
 # lines (every path at least once among them) goes to llvm-symbolizer-14,
 # and each sampled line's JSON object must be the oracle's.  Time is not
-# asserted (bench/RESULTS.md has the per-line cost at 10 and 5,000 paths).
+# asserted (the per-line cost at 10 and 5,000 paths is measured by hand).
 source "$(dirname "$0")/lib.sh"
 
 db=$SCRATCH/db
