@@ -152,7 +152,7 @@ struct query {
 	struct cli_fetch fetch;     /* --upstream, --debuginfod ... (cli_fetch.h) */
 };
 
-#define STDIN_BUF (256u << 10)
+#define STDIN_BUF (512u << 10)
 
 /*
  * A batch is answered in windows of requests, each resolved by one library
@@ -160,15 +160,18 @@ struct query {
  * order before the next window starts: what a batch holds in memory (its
  * bodies, the library's arrays and frames) is then one window's, whatever
  * the batch.  The window is sized from the bytes per body of the last one
- * so that its bodies come to about WINDOW_TEXT (a deeply inlined C++ image
- * formats kilobytes per address, a C one a hundred bytes); a window whose
+ * (the first is WINDOW_FIRST) so that its bodies come to about WINDOW_TEXT
+ * (a deeply inlined C++ image formats kilobytes per address, a C one a
+ * hundred bytes): big enough that its sorted addresses lie close together
+ * (lookups cost more per address in a sparser window); a window whose
  * bodies pass WINDOW_TEXT_MAX all the same (huge names) is printed
  * directly from its results instead.
  */
 #define WINDOW_MIN 256u
-#define WINDOW_MAX 32768u
-#define WINDOW_TEXT (8u << 20)
-#define WINDOW_TEXT_MAX (24u << 20)
+#define WINDOW_MAX 65536u
+#define WINDOW_TEXT (12u << 20)
+#define WINDOW_TEXT_MAX (32u << 20)
+#define WINDOW_FIRST 4096u /* until a window has measured the bodies */
 #define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
 #define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
 

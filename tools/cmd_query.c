@@ -167,7 +167,7 @@ int cli_query_run_batch(struct query *q)
 	size_t n = q->nreq;
 	int rc = 0;
 	if (!q->window)
-		q->window = WINDOW_MAX;
+		q->window = WINDOW_FIRST;
 	for (size_t off = 0; off < n && rc == 0;) {
 		size_t w = n - off < q->window ? n - off : q->window;
 		q->req = all + off;
