@@ -123,18 +123,11 @@ static int write_fd(int fd, const unsigned char *b, size_t n)
 	return 0;
 }
 
-/* Write buf as path (temp + fsync + rename), or to stdout when path is
- * NULL.  0, or an error printed and CLI_EXIT_FAILED. */
-static int publish(const char *path, const unsigned char *buf, size_t len)
+/* Write buf to a temporary file beside path (fsync'd), *tmp its name:
+ * 0, or an error printed and CLI_EXIT_FAILED. */
+static int stage(const char *path, const unsigned char *buf, size_t len, char **tmp)
 {
-	if (!path) {
-		if (write_fd(STDOUT_FILENO, buf, len) == 0)
-			return 0;
-		cli_err("standard output", "%s", strerror(errno));
-		return CLI_EXIT_FAILED;
-	}
-	char *tmp;
-	int fd = temp_beside(path, &tmp);
+	int fd = temp_beside(path, tmp);
 	if (fd < 0) {
 		cli_err(path, "%s", strerror(errno));
 		return CLI_EXIT_FAILED;
@@ -142,16 +135,43 @@ static int publish(const char *path, const unsigned char *buf, size_t len)
 	int bad = write_fd(fd, buf, len) < 0 || fsync(fd) < 0;
 	int e = errno;
 	bad |= close(fd) < 0;
-	if (!bad && rename(tmp, path) < 0) {
-		bad = 1;
-		e = errno;
-	}
 	if (bad) {
-		unlink(tmp);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
 		cli_err(path, "%s", strerror(e));
 	}
-	free(tmp);
 	return bad ? CLI_EXIT_FAILED : 0;
+}
+
+/* The profile as a->out (or stdout) and the SVG as a->svg: both staged
+ * first, then renamed, so that a failure of either (a bad --svg path, a
+ * full disk) publishes neither. */
+static int publish(const struct pprof_args *a, const unsigned char *buf, size_t len,
+                   const unsigned char *svg, size_t svglen)
+{
+	char *tmp = NULL, *svg_tmp = NULL;
+	int rc = a->out ? stage(a->out, buf, len, &tmp) : 0;
+	if (rc == 0 && a->svg)
+		rc = stage(a->svg, svg, svglen, &svg_tmp);
+	const char *bad = NULL;
+	if (rc == 0 && svg_tmp && rename(svg_tmp, a->svg) < 0)
+		bad = a->svg;
+	else if (rc == 0 && tmp && rename(tmp, a->out) < 0)
+		bad = a->out;
+	else if (rc == 0 && !a->out && write_fd(STDOUT_FILENO, buf, len) < 0)
+		bad = "standard output";
+	if (bad) {
+		cli_err(bad, "%s", strerror(errno));
+		rc = CLI_EXIT_FAILED;
+	}
+	if (rc && tmp)
+		unlink(tmp);
+	if (rc && svg_tmp)
+		unlink(svg_tmp);
+	free(tmp);
+	free(svg_tmp);
+	return rc;
 }
 
 /* The flame graph as a string in memory, published like the profile. */
@@ -214,8 +234,8 @@ static int symbolize(const struct cli_global *g, const struct pprof_args *a, pro
 	         (a->svg && (rc = render_svg(p, a, &svg, &svglen)) < 0))
 		cli_err(a->in, "%s", rc == -EOVERFLOW ? "the sample values add up past 2^64-1 "
 		                                        "(no flame graph)" : strerror(-rc));
-	else if (!(rc = publish(a->out, buf, len)) && a->svg)
-		rc = publish(a->svg, svg, svglen);
+	else
+		rc = publish(a, buf, len, svg, svglen);
 	if (rc == 0)
 		print_summary(a, &st);
 	free(buf);

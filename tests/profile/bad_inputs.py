@@ -165,6 +165,13 @@ def test_pprof():
     pprof_refused("manysamples", b"\x12\x00" * (4 << 20),
                   "needs more than 320 MiB of memory decoded (8 MiB of protobuf; "
                   "the limit is 64 MiB + 32 times its size)")
+    # A failing --svg publishes no profile either.
+    path = write("good", gzip.compress(good))
+    out = os.path.join(SCRATCH, "good.out.pb.gz")
+    rc, _, err = run(["pprof", path, "-o", out, "--svg", os.path.join(SCRATCH, "nodir", "x.svg")])
+    check(rc == 1 and not os.path.exists(out) and err.count(b"\n") == 1
+          and not [n for n in os.listdir(SCRATCH) if ".pb.gz." in n],
+          "pprof: an unwritable --svg leaves no -o file (%s %r)" % (rc, err))
     # A FIFO as the input is read like a pipe.
     fifo = os.path.join(SCRATCH, "in.fifo")
     os.mkfifo(fifo)
