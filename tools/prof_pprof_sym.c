@@ -244,7 +244,8 @@ static int own_tables(struct sym_ctx *c)
 		return -ENOMEM;
 	}
 	memcpy(st, pb->string_table, pb->n_string_table * sizeof *st);
-	memcpy(fn, pb->function, pb->n_function * sizeof *fn);
+	if (pb->n_function) /* an unsymbolized profile has none: no memcpy from NULL */
+		memcpy(fn, pb->function, pb->n_function * sizeof *fn);
 	p->orig_strings = pb->string_table;
 	p->orig_nstrings = pb->n_string_table;
 	p->orig_funcs = pb->function;

@@ -129,6 +129,12 @@ def test_pprof():
                    "huge and negative sample values (negative ones are not drawn)")
     pprof_refused("overflow", profile(samples=((big, [1]), (big, [1]), (big, [1]))),
                   "the sample values add up past 2^64-1 (no flame graph)")
+    big64 = (1 << 64) - 1
+    pprof_accepted("nofunctions", profile(
+        strings=("", "samples", "count", "/usr/bin/true"), functions=(),
+        mappings=((1, big64, big64, 3), (2, 0x5000, 0x1000, 3)),
+        locations=((1, 1, big64, []), (2, 2, 0x10, []), (3, 2, big64, []), (4, 0, 0, []))),
+        "unsymbolized (no functions), odd mapping bounds and addresses")
     pprof_refused("empty", b"", "empty file")
     d = os.path.join(SCRATCH, "adir")
     os.makedirs(d, exist_ok=True)
