@@ -3,7 +3,7 @@
 #
 # tsan.sh: the ThreadSanitizer job (.ci/run's third pass).  A
 # -DSYMDB_SANITIZE=thread build of what the `concurrency` tests run (the CLI,
-# the indexer, test_concurrency and its shim, test_fault, test_serve_cache; not the whole tree, to keep
+# the indexer, symdb-fetch, test_concurrency and its shim, test_fault, test_serve_cache; not the whole tree, to keep
 # the job short), then `ctest -L concurrency`.  A TSan report (data race,
 # lock-order inversion, a lock destroyed while held, ...) fails the test that
 # triggered it.
@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SYMDB_BUILD_DIR:-$root/build-tsan}
 jobs=${JOBS:-2}
 cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON -DSYMDB_BUILD_TESTS=ON -DSYMDB_SANITIZE=thread
-cmake --build "$build" -j"$jobs" --target symdb_cli symdb_indexer_exe test_concurrency \
+cmake --build "$build" -j"$jobs" --target symdb_cli symdb_indexer_exe symdb_fetch_exe test_concurrency \
 	test_fault slow_publish_shim test_serve_cache
 cd "$build"
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exitcode=66}
