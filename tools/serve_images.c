@@ -800,16 +800,22 @@ static unsigned split_image_path(const char *path, const char **id, size_t *id_l
 	return 0;
 }
 
+/* Splits a request path into its image id (and *index: whether it names
+ * the index file): 0, 400 for an id that is not one, 404 for the rest. */
+typedef unsigned id_splitter(const char *path, const char **id, size_t *id_len, int *index);
+
 /* Both the decoded and the raw path must name a valid id, the same one:
- * "%2e%2e%2f" decodes to "../" and "%61b" to "ab", and neither passes. */
-static int image_request(struct serve_request *rq, struct serve_reply *out, symdb_uuid *id,
-                         int *index)
+ * "%2e%2e%2f" decodes to "../" and "%61b" to "ab", and neither passes.
+ * Every route that names an image by id goes through here (with its own
+ * split), so that they all refuse the same spellings with the same replies. */
+static int id_request(struct serve_request *rq, id_splitter *split, struct serve_reply *out,
+                      symdb_uuid *id, int *index)
 {
 	const char *a, *b = NULL;
 	size_t alen, blen = 0;
 	int bindex = 0;
-	unsigned st = split_image_path(rq->path, &a, &alen, index);
-	unsigned raw = rq->raw_path ? split_image_path(rq->raw_path, &b, &blen, &bindex) : st;
+	unsigned st = split(rq->path, &a, &alen, index);
+	unsigned raw = rq->raw_path ? split(rq->raw_path, &b, &blen, &bindex) : st;
 	char hex[2 * SYMDB_UUID_MAX + 1];
 
 	if (st == 400 || raw == 400)
@@ -1035,7 +1041,7 @@ void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out)
 	symdb_uuid id;
 	int index = 0;
 
-	if (image_request(rq, out, &id, &index) == 0)
+	if (id_request(rq, split_image_path, out, &id, &index) == 0)
 		image_get(rq, &id, index, out);
 }
 
@@ -1048,7 +1054,7 @@ void serve_images_get_handle(struct serve_request *rq, struct serve_reply *out)
  * ignored: 400 for a HEX that is not an image id (so "../x" never goes
  * further), 404 when the rest does not fit the layout (XX must be HEX's
  * first two digits, the name must end in ".symdb"). */
-static unsigned split_store_path(const char *path, const char **id, size_t *id_len)
+static unsigned split_store_path(const char *path, const char **id, size_t *id_len, int *index)
 {
 	const char *p, *end;
 
@@ -1065,45 +1071,15 @@ static unsigned split_store_path(const char *path, const char **id, size_t *id_l
 	*id_len = (size_t)(end - *id) - (sizeof STORE_EXT - 1);
 	if (!serve_hex_id_valid(*id, *id_len))
 		return 400;
+	*index = 1; /* the store holds index files only */
 	return memcmp(p, *id, 2) == 0 ? 0 : 404;
-}
-
-/* As image_request: the decoded and the raw path must name the same id. */
-static int store_request(struct serve_request *rq, struct serve_reply *out, symdb_uuid *id)
-{
-	const char *a, *b = NULL;
-	size_t alen, blen = 0;
-	unsigned st = split_store_path(rq->path, &a, &alen);
-	unsigned raw = rq->raw_path ? split_store_path(rq->raw_path, &b, &blen) : st;
-	char hex[2 * SYMDB_UUID_MAX + 1];
-
-	if (st == 400 || raw == 400 ||
-	    (st == 0 && raw == 0 && rq->raw_path && (blen != alen || memcmp(a, b, alen) != 0)))
-		st = 400;
-	else if (st == 0)
-		st = raw;
-	if (st == 400) {
-		serve_reply_error(out, 400,
-		                  "image id: 2 to 64 lowercase hex digits, an even number of them, unencoded");
-		return -1;
-	}
-	if (st) {
-		serve_reply_error(out, 404, "no such endpoint");
-		return -1;
-	}
-	memcpy(hex, a, alen);
-	hex[alen] = 0;
-	if (symdb_uuid_parse(hex, id) != 0) {
-		serve_reply_error(out, 400, "image id: not a UUID");
-		return -1;
-	}
-	return 0;
 }
 
 void serve_images_store_handle(struct serve_request *rq, struct serve_reply *out)
 {
 	symdb_uuid id;
+	int index = 0;
 
-	if (store_request(rq, out, &id) == 0)
-		image_get(rq, &id, 1, out);
+	if (id_request(rq, split_store_path, out, &id, &index) == 0)
+		image_get(rq, &id, index, out);
 }
