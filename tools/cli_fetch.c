@@ -116,28 +116,6 @@ int cli_fetch_arg(struct cli_fetch *f, int argc, char **argv, int *i)
 	return 0;
 }
 
-/* symdb-fetch: $SYMDB_FETCH (tests), else the one beside this executable
- * (a build tree or a moved install runs its own), else NULL for the
- * library's installed one. */
-static const char *find_fetcher(char *buf, size_t sz)
-{
-	const char *env = getenv("SYMDB_FETCH");
-	ssize_t n;
-	char *slash;
-
-	if (env && env[0])
-		return env;
-	n = readlink("/proc/self/exe", buf, sz - 1);
-	if (n <= 0 || (size_t)n >= sz - 1)
-		return NULL;
-	buf[n] = 0;
-	slash = strrchr(buf, '/');
-	if (!slash || (size_t)(slash - buf) + sizeof "/symdb-fetch" > sz)
-		return NULL;
-	memcpy(slash, "/symdb-fetch", sizeof "/symdb-fetch");
-	return access(buf, X_OK) == 0 ? buf : NULL;
-}
-
 static const char *env_nonempty(const char *name)
 {
 	const char *v = getenv(name);
@@ -173,7 +151,8 @@ const symdb_fetch_opts *cli_fetch_opts(struct cli_fetch *f, const char *indexer)
 	f->opts.debuginfod_cache = env_nonempty("DEBUGINFOD_CACHE_PATH");
 	f->opts.timeout_ms = timeout_ms;
 	f->opts.negative_ttl_s = f->ttl_s;
-	f->opts.fetcher_path = find_fetcher(f->fetcher, sizeof f->fetcher);
+	f->opts.fetcher_path =
+	        cli_helper_exe("SYMDB_FETCH", "symdb-fetch", f->fetcher, sizeof f->fetcher);
 	f->opts.build = &f->build;
 	return &f->opts;
 }

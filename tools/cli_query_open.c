@@ -73,18 +73,7 @@ int cli_query_open_db(const struct cli_global *g, int no_build, symdb **db)
  * moved install runs its own), else NULL for the library's installed one. */
 const char *cli_query_indexer(char *buf, size_t sz)
 {
-	const char *env = getenv("SYMDB_INDEXER");
-	if (env && env[0])
-		return env;
-	ssize_t n = readlink("/proc/self/exe", buf, sz - 1);
-	if (n <= 0 || (size_t)n >= sz - 1)
-		return NULL;
-	buf[n] = 0;
-	char *slash = strrchr(buf, '/');
-	if (!slash || (size_t)(slash - buf) + sizeof "/symdb-indexer" > sz)
-		return NULL;
-	memcpy(slash, "/symdb-indexer", sizeof "/symdb-indexer");
-	return access(buf, X_OK) == 0 ? buf : NULL;
+	return cli_helper_exe("SYMDB_INDEXER", "symdb-indexer", buf, sz);
 }
 
 int cli_query_create_sym(struct query *q, int no_build)

@@ -5,6 +5,7 @@
  * library error codes to exit codes, and llvm-compatible number and option
  * parsing.  Nothing here is specific to one subcommand.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "cli_util.h"
 
 #include <errno.h>
@@ -44,6 +45,26 @@ uint64_t cli_now(void)
 			return (uint64_t)v;
 	}
 	return (uint64_t)time(NULL);
+}
+
+const char *cli_helper_exe(const char *env_name, const char *name, char *buf, size_t sz)
+{
+	const char *env = getenv(env_name);
+	size_t len = strlen(name);
+	ssize_t n;
+	char *slash;
+
+	if (env && env[0])
+		return env;
+	n = readlink("/proc/self/exe", buf, sz - 1);
+	if (n <= 0 || (size_t)n >= sz - 1)
+		return NULL;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash || (size_t)(slash - buf) + 1 + len + 1 > sz)
+		return NULL;
+	memcpy(slash + 1, name, len + 1);
+	return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
 /* symdb_open_opts.on_decompress for $SYMDB_THAW_LOG: one O_APPEND write per

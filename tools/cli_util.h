@@ -45,6 +45,13 @@ CLI_HIDDEN const char *cli_db_dir(const char *db_dir);
 /* The clock of the life-cycle commands: $SYMDB_NOW (decimal unix seconds,
  * for tests and replays) when set, else time(2). */
 CLI_HIDDEN uint64_t cli_now(void);
+/* A helper executable of this build (symdb-indexer, symdb-fetch): $env_name
+ * when set and not empty (tests point at their build this way), else NAME
+ * beside this executable (a build tree or a moved install runs its own, in
+ * buf), else NULL for the library's installed one. */
+CLI_HIDDEN const char *cli_helper_exe(const char *env_name, const char *name, char *buf,
+                                      size_t sz);
+
 /* symdb_open() on cli_db_dir(db_dir), with $SYMDB_THAW_LOG mapped into o:
  * when set, it names a file to which every decompression of a cold image
  * appends one line, "thawed FILE" or "memory FILE" (tests count them). */

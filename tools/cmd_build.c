@@ -355,30 +355,6 @@ static int parse_build_args(struct build_run *r, struct cli_global *g, unsigned 
 	return nf;
 }
 
-/* The indexer to run: $SYMDB_INDEXER when set (tests give the test build
- * this way; README), else symdb-indexer of the same build as this symdb:
- * beside it (so a build tree or a moved install runs its own), else NULL
- * for the library's installed default. */
-static const char *find_indexer(char *buf, size_t sz)
-{
-	const char *env = getenv("SYMDB_INDEXER");
-	ssize_t n;
-	char *slash;
-
-	if (env && env[0])
-		return env;
-	n = readlink("/proc/self/exe", buf, sz - 1);
-
-	if (n <= 0 || (size_t)n >= sz - 1)
-		return NULL;
-	buf[n] = 0;
-	slash = strrchr(buf, '/');
-	if (!slash || (size_t)(slash - buf) + sizeof "/symdb-indexer" > sz)
-		return NULL;
-	memcpy(slash, "/symdb-indexer", sizeof "/symdb-indexer");
-	return access(buf, X_OK) == 0 ? buf : NULL;
-}
-
 static int open_builder(struct build_run *r, const struct cli_global *g)
 {
 	char err[1024] = "";
@@ -479,7 +455,7 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	static char indexer[4096];
 	r.flags = SYMDB_BUILD_ISOLATE; /* the CLI parses untrusted inputs in the cage */
-	r.indexer = find_indexer(indexer, sizeof(indexer));
+	r.indexer = cli_helper_exe("SYMDB_INDEXER", "symdb-indexer", indexer, sizeof(indexer));
 	unsigned jobs = 1;
 	cli_fetch_init(&r.fetch);
 	r.ids = calloc((size_t)argc + 1, sizeof *r.ids);
