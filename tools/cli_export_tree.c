@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #define TREE_HEAD_CMP 4096u      /* bytes compared to recognise a file already there */
-#define TREE_WRITE_CHUNK (1u << 20)
 
 /* Open (creating, 0755) the directory name under dfd, never through a
  * symbolic link; *made is set when it was created.  An fd or -errno. */
@@ -124,20 +123,6 @@ static int tree_tmp(int dfd, const char *name, char *tmp, size_t tmpsz)
 	return -EEXIST;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n < TREE_WRITE_CHUNK ? n : TREE_WRITE_CHUNK);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Write data as dfd/name: temp, fsync, check the mapping did not fault
  * while it was copied, rename, fsync the directory. */
 static int tree_write(int dfd, const char *name, const symdb_image *img, const void *data,
@@ -148,7 +133,7 @@ static int tree_write(int dfd, const char *name, const symdb_image *img, const v
 
 	if (fd < 0)
 		return snprintf(why, whysz, "%s", strerror(-fd)), fd;
-	rc = write_all(fd, data, size);
+	rc = cli_write_all(fd, data, size);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)

@@ -67,6 +67,23 @@ const char *cli_helper_exe(const char *env_name, const char *name, char *buf, si
 	return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
+int cli_write_all(int fd, const void *p, size_t n)
+{
+	const size_t chunk = (size_t)1 << 20;
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n < chunk ? n : chunk);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 /* symdb_open_opts.on_decompress for $SYMDB_THAW_LOG: one O_APPEND write per
  * line, so the lines of threads and processes never mix. */
 static void thaw_log(const char *file, int on_disk, void *arg)

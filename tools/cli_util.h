@@ -52,6 +52,10 @@ CLI_HIDDEN uint64_t cli_now(void);
 CLI_HIDDEN const char *cli_helper_exe(const char *env_name, const char *name, char *buf,
                                       size_t sz);
 
+/* Write all n bytes of p to fd (EINTR and short writes retried), at most
+ * 1 MiB per write(2) so that no single call copies a whole large mapping:
+ * 0, or -errno.  Any thread. */
+CLI_HIDDEN int cli_write_all(int fd, const void *p, size_t n);
 /* symdb_open() on cli_db_dir(db_dir), with $SYMDB_THAW_LOG mapped into o:
  * when set, it names a file to which every decompression of a cold image
  * appends one line, "thawed FILE" or "memory FILE" (tests count them). */

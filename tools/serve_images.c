@@ -350,20 +350,6 @@ static int upload_start(struct serve_request *rq, struct serve_reply *err)
 	return 0;
 }
 
-static int write_full(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int serve_images_upload_body(struct serve_request *rq, const char *data, size_t len,
                              struct serve_reply *err)
 {
@@ -379,7 +365,7 @@ int serve_images_upload_body(struct serve_request *rq, const char *data, size_t 
 		serve_reply_error(err, 413, "upload: more than the limit of %" PRIu64 " bytes", max);
 		return -1;
 	}
-	rc = write_full(up->fd, data, len);
+	rc = cli_write_all(up->fd, data, len);
 	if (rc) {
 		serve_reply_error(err, rc == -ENOSPC ? 507 : 500, "upload: writing the upload: %s",
 		                  strerror(-rc));
