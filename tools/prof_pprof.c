@@ -137,6 +137,21 @@ static int read_all(const char *path, unsigned char **buf, size_t *len, char *er
 	return 0;
 }
 
+/* Point z at the rest of in (inlen bytes in all) and at out past its n
+ * used bytes (cap in all), each count clamped to zlib's 32 bits, so that
+ * gunzip and gzip_buf both take buffers over 4 GiB in several calls.  The
+ * output space offered. */
+static uInt z_window(z_stream *z, const unsigned char *in, size_t inlen, unsigned char *out,
+                     size_t n, size_t cap)
+{
+	size_t left = inlen - (size_t)(z->next_in - in);
+
+	z->avail_in = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
+	z->next_out = out + n;
+	z->avail_out = cap - n > UINT32_MAX ? UINT32_MAX : (uInt)(cap - n);
+	return z->avail_out;
+}
+
 /* Inflate a gzip stream (members may follow each other, as gzip allows). */
 static int gunzip(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen,
                   char *err, size_t errsz)
@@ -160,11 +175,7 @@ static int gunzip(const unsigned char *in, size_t inlen, unsigned char **out, si
 			}
 			b = nb;
 		}
-		size_t left = inlen - (size_t)(z.next_in - in);
-		z.avail_in = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-		z.next_out = b + n;
-		z.avail_out = cap - n > UINT32_MAX ? UINT32_MAX : (uInt)(cap - n);
-		uInt before = z.avail_out;
+		uInt before = z_window(&z, in, inlen, b, n, cap);
 		rc = inflate(&z, Z_NO_FLUSH);
 		n += before - z.avail_out;
 		if (rc == Z_STREAM_END && z.next_in < in + inlen && in[z.next_in - in] == 0x1f) {
@@ -449,12 +460,9 @@ static int gzip_buf(const unsigned char *in, size_t inlen, unsigned char **out, 
 			}
 			b = nb;
 		}
-		size_t left = inlen - (size_t)(z.next_in - in);
-		z.avail_in = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-		z.next_out = b + n;
-		z.avail_out = cap - n > UINT32_MAX ? UINT32_MAX : (uInt)(cap - n);
-		uInt before = z.avail_out;
-		rc = deflate(&z, left > z.avail_in ? Z_NO_FLUSH : Z_FINISH);
+		uInt before = z_window(&z, in, inlen, b, n, cap);
+		/* Z_FINISH only once the rest of in fits in one call */
+		rc = deflate(&z, z.next_in + z.avail_in < in + inlen ? Z_NO_FLUSH : Z_FINISH);
 		n += before - z.avail_out;
 	}
 	deflateEnd(&z);
