@@ -13,30 +13,14 @@
 #      or in progress; the negative answer is remembered)
 #   3. the answers equal llvm-symbolizer-14's (json_oracle.py)
 # With every request starting its own fetch, step 2 counts up to 16 GETs.
-source "$(dirname "$0")/../serve/lib.sh"
+source "$(dirname "$0")/serve_lib.sh"
 require llvm-readelf-14 llvm-symbolizer-14
-here=$(cd "$(dirname "$0")" && pwd)
-serve_dir=$(cd "$here/../serve" && pwd)
-t0=$(date +%s.%N)
-
-build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
-objs=("$FIXTURES/full/c_gcc_O2_pie" "$FIXTURES/full/cpp_g++_O2_pie" "$FIXTURES/full/lib_gcc_O2.so")
-ids=()
-for o in "${objs[@]}"; do ids+=("$(build_id "$o")"); done
-absent=00112233445566778899aabbccddeeff00112233
+three_images
 
 note "the store: three images, each answered after 1 s"
-run "$SYMDB" --db "$SCRATCH/store-db" build "${objs[@]}"
-((RC == 0)) || fail "symdb build: $(cat "$ERR")"
-tree=$SCRATCH/tree
-mkdir -p "$tree/symdb"
-cp -r "$SCRATCH/store-db/images" "$tree/symdb/v1"
+store_tree "${objs[@]}"
 for id in "${ids[@]}" "$absent"; do echo 1 >"$tree/delay.$id"; done
-python3 "$here/slow_store.py" "$tree" "$SCRATCH/store.log" "$SCRATCH/store.port" &
-SERVE_PIDS+=($!)
-for ((i = 0; i < 200; i++)); do [[ -s $SCRATCH/store.port ]] && break; sleep 0.05; done
-[[ -s $SCRATCH/store.port ]] || fail "slow_store.py did not start"
-store=http://127.0.0.1:$(cat "$SCRATCH/store.port")
+slow_store_start
 
 SERVE_DB=$SCRATCH/node-db
 serve_start --upstream "$store" --fetch-budget-ms 30000 --fetch-timeout 30 --max-fetches 2 --threads 8

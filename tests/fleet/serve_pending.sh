@@ -22,30 +22,17 @@
 # the budget ignored (the request waiting for its fetches up to half its
 # deadline, 15 s) step 1 answered HOLD "ok" after 4 s instead of "pending";
 # with every request starting its own fetch, step 3 saw 2 GETs for HOLD.
-source "$(dirname "$0")/../serve/lib.sh"
+source "$(dirname "$0")/serve_lib.sh"
 require llvm-readelf-14 llvm-symbolizer-14 llvm-nm-14
-here=$(cd "$(dirname "$0")" && pwd)
-serve_dir=$(cd "$here/../serve" && pwd)
-t0=$(date +%s.%N)
-
-build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
 local_obj=$FIXTURES/full/c_gcc_O2_pie hold_obj=$FIXTURES/full/cpp_g++_O2_pie
 hang_obj=$FIXTURES/full/lib_gcc_O2.so
 LOCAL=$(build_id "$local_obj") HOLD=$(build_id "$hold_obj") HANG=$(build_id "$hang_obj")
 
 note "the store: HOLD answered after 4 s, HANG never answered"
-run "$SYMDB" --db "$SCRATCH/store-db" build "$hold_obj" "$hang_obj"
-((RC == 0)) || fail "symdb build: $(cat "$ERR")"
-tree=$SCRATCH/tree
-mkdir -p "$tree/symdb"
-cp -r "$SCRATCH/store-db/images" "$tree/symdb/v1"
+store_tree "$hold_obj" "$hang_obj"
 echo 4 >"$tree/delay.$HOLD"
 touch "$tree/hang.$HANG"
-python3 "$here/slow_store.py" "$tree" "$SCRATCH/store.log" "$SCRATCH/store.port" &
-SERVE_PIDS+=($!)
-for ((i = 0; i < 200; i++)); do [[ -s $SCRATCH/store.port ]] && break; sleep 0.05; done
-[[ -s $SCRATCH/store.port ]] || fail "slow_store.py did not start"
-store=http://127.0.0.1:$(cat "$SCRATCH/store.port")
+slow_store_start
 
 SERVE_DB=$SCRATCH/node-db
 run "$SYMDB" --db "$SERVE_DB" build "$local_obj"

@@ -16,17 +16,9 @@
 #      the TTL it does
 #   5. /metrics: symdb_serve_fetches_total{source="upstream",result="ok"} 3
 # Before serve could fetch, step 1 failed (serve refused --upstream).
-source "$(dirname "$0")/../serve/lib.sh"
+source "$(dirname "$0")/serve_lib.sh"
 require llvm-readelf-14 llvm-symbolizer-14
-here=$(cd "$(dirname "$0")" && pwd)
-serve_dir=$(cd "$here/../serve" && pwd)
-t0=$(date +%s.%N)
-
-build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
-objs=("$FIXTURES/full/c_gcc_O2_pie" "$FIXTURES/full/cpp_g++_O2_pie" "$FIXTURES/full/lib_gcc_O2.so")
-ids=()
-for o in "${objs[@]}"; do ids+=("$(build_id "$o")"); done
-absent=00112233445566778899aabbccddeeff00112233
+three_images
 
 note "the upstream: a symdb serve over a database holding the three images"
 SERVE_DB=$SCRATCH/up-db
