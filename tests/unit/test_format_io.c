@@ -38,11 +38,17 @@ static void timer_on(int on)
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on ? on_alarm : SIG_DFL;
-	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART */
 	memset(&it, 0, sizeof it);
 	if (on)
 		it.it_interval.tv_usec = it.it_value.tv_usec = 200;
+	/* The handler is in place before the timer starts and stays until it
+	 * has stopped: a tick between the two calls must find on_alarm, since
+	 * SIG_DFL for SIGALRM ends the process. */
+	if (on)
+		sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART */
 	setitimer(ITIMER_REAL, &it, NULL);
+	if (!on)
+		sigaction(SIGALRM, &sa, NULL);
 }
 
 static void pause_half_ms(void)
