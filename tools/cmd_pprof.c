@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_query.h"
@@ -201,6 +202,36 @@ static int render_svg(const prof_pprof *p, const struct pprof_args *a, unsigned 
 	return 0;
 }
 
+/* ---- progress on a terminal ------------------------------------------------- */
+
+/* A line rewritten in place ("\r") at most four times a second, only when
+ * stderr is a terminal, and cleared before the summary line: as `symdb
+ * perf` does. */
+struct progress {
+	int on, shown;
+	struct timespec last;
+};
+
+static void progress_show(void *arg, size_t done, size_t total)
+{
+	struct progress *pr = arg;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dt = (double)(now.tv_sec - pr->last.tv_sec) +
+	            (double)(now.tv_nsec - pr->last.tv_nsec) / 1e9;
+	if (pr->shown && dt < 0.25)
+		return;
+	pr->last = now;
+	pr->shown = 1;
+	fprintf(stderr, "\rsymdb pprof: symbolized %zu/%zu addresses   ", done, total);
+}
+
+static void progress_clear(const struct progress *pr)
+{
+	if (pr->shown)
+		fprintf(stderr, "\r%70s\r", "");
+}
+
 /* ---- the command ------------------------------------------------------------ */
 
 static void print_summary(const struct pprof_args *a, const prof_pprof_stats *st)
@@ -225,7 +256,10 @@ static int symbolize(const struct cli_global *g, const struct pprof_args *a, pro
 	}
 	char err[512] = "";
 	prof_pprof_stats st;
-	rc = prof_pprof_symbolize(p, q.db, q.sym, a->force, &st, err, sizeof err);
+	struct progress pr = { .on = isatty(STDERR_FILENO) };
+	rc = prof_pprof_symbolize(p, q.db, q.sym, a->force, pr.on ? progress_show : NULL, &pr, &st,
+	                          err, sizeof err);
+	progress_clear(&pr);
 	unsigned char *buf = NULL, *svg = NULL;
 	size_t len = 0, svglen = 0;
 	if (rc < 0)

@@ -41,14 +41,19 @@ typedef struct prof_pprof_stats {
 	char unknown_names[256]; /* the first few, "a, b, c" */
 } prof_pprof_stats;
 
+/* Called after each batch of addresses (done of total distinct ones): the
+ * command's progress line on a terminal. */
+typedef void prof_pprof_progress_fn(void *arg, size_t done, size_t total);
+
 /* Symbolize every location whose mapping names an image symdb can answer
  * for: its build-id in db, else its file (indexed on first sight when s
  * was made with SYMDB_SYMBOLIZER_BUILD; a file whose build-id is not the
  * mapping's is not used).  Locations that already have Lines are left
  * alone unless force.  Each distinct (mapping, address) is resolved once.
- * db may be NULL (files only).  0, -ENOMEM, or another negative code with
- * err filled. */
+ * db may be NULL (files only); progress may be NULL.  0, -ENOMEM, or
+ * another negative code with err filled. */
 int prof_pprof_symbolize(prof_pprof *p, symdb *db, symdb_symbolizer *s, int force,
+                         prof_pprof_progress_fn *progress, void *progress_arg,
                          prof_pprof_stats *st, char *err, size_t errsz);
 
 /* The profile as gzip'd protobuf in a malloc'd buffer.  0 or -ENOMEM. */
@@ -60,6 +65,13 @@ int prof_pprof_write(const prof_pprof *p, unsigned char **buf, size_t *len);
 int prof_pprof_fold(const prof_pprof *p, prof_folded *f, const char **unit);
 
 /* ---- internals shared by prof_pprof.c and prof_pprof_sym.c ---------------- */
+
+/* The name pprof stores in Function.name for a C++ function (no
+ * parameters, template arguments, return type, qualifiers or clone
+ * suffixes) from full, its full demangled form, into out (room for
+ * strlen(full) + 1 bytes).  0, or -1 for a form not understood
+ * (prof_pprof_name.c). */
+int prof_pprof_short_name(const char *full, char *out);
 
 #include "profile.pb-c.h" /* generated from profile.proto at build time */
 

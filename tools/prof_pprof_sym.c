@@ -38,6 +38,8 @@ struct sym_ctx {
 	symdb *db;
 	symdb_symbolizer *s;
 	prof_pprof_stats *st;
+	prof_pprof_progress_fn *progress;
+	void *progress_arg;
 	/* the growing string table and function array (pb points at them) */
 	size_t scap, fcap;
 	struct iset strs, funcs;
@@ -102,7 +104,9 @@ static int64_t find_str(struct sym_ctx *c, const char *s, size_t *k)
 }
 
 /* The index of s in the string table, appended when new; s must outlive
- * the profile (a name in an image's mapping, or a copy in the arena). */
+ * the profile (a name in an image's mapping, or a copy in the arena).
+ * intern_copy() is for a string that may not: one from a symdb_symbolize()
+ * result, which may live in the context's buffers until its next call. */
 static int64_t intern_str(struct sym_ctx *c, const char *s)
 {
 	Perftools__Profiles__Profile *pb = c->p->pb;
@@ -124,8 +128,26 @@ static int64_t intern_str(struct sym_ctx *c, const char *s)
 	return (int64_t)pb->n_string_table - 1;
 }
 
-/* The human-readable name of a linkage name (string index sys): demangled
- * as llvm-symbolizer-14 demangles, once per name. */
+static int64_t intern_copy(struct sym_ctx *c, const char *s)
+{
+	size_t k;
+	int64_t r = find_str(c, s, &k);
+	if (r != -1)
+		return r;
+	size_t len = strlen(s) + 1;
+	char *copy = prof_arena_alloc(&c->p->arena, len);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	return intern_str(c, copy);
+}
+
+/* Function.name for a linkage name (string index sys), once per name: what
+ * pprof's own symbolization stores, the short demangled form of a C++
+ * name (prof_pprof_name.c); the linkage name itself for anything else or
+ * a form not understood, which pprof demangles when it reads the profile
+ * (it demangles any Function whose name equals its system_name, and
+ * demangles only "_Z" names). */
 static int64_t demangled_name(struct sym_ctx *c, int64_t sys)
 {
 	if ((size_t)sys >= c->ndemangled) {
@@ -140,19 +162,15 @@ static int64_t demangled_name(struct sym_ctx *c, int64_t sys)
 	if (c->demangled[sys])
 		return c->demangled[sys] - 1;
 	int64_t r = sys;
-	int dm = symdb_demangle(c->p->pb->string_table[sys], &c->dbuf, &c->dcap);
+	const char *raw = c->p->pb->string_table[sys];
+	int dm = strncmp(raw, "_Z", 2) ? 0 : symdb_demangle(raw, &c->dbuf, &c->dcap);
 	if (dm < 0)
 		return dm;
-	if (dm == 1) {
-		size_t len = strlen(c->dbuf) + 1;
-		char *copy = prof_arena_alloc(&c->p->arena, len);
-		if (!copy)
-			return -ENOMEM;
-		memcpy(copy, c->dbuf, len);
-		r = intern_str(c, copy);
-		if (r < 0)
-			return r;
-	}
+	char *copy = dm == 1 ? prof_arena_alloc(&c->p->arena, strlen(c->dbuf) + 1) : NULL;
+	if (dm == 1 && !copy)
+		return -ENOMEM;
+	if (copy && prof_pprof_short_name(c->dbuf, copy) == 0 && (r = intern_str(c, copy)) < 0)
+		return r;
 	c->demangled[sys] = (uint32_t)r + 1;
 	return r;
 }
@@ -417,9 +435,9 @@ static int frame_line(struct sym_ctx *c, const char *name, const char *file, uin
                       uint32_t start, Perftools__Profiles__Line *out,
                       Perftools__Profiles__Mapping *m)
 {
-	int64_t sys = intern_str(c, name ? name : "");
+	int64_t sys = intern_copy(c, name ? name : "");
 	int64_t hname = sys > 0 ? demangled_name(c, sys) : sys;
-	int64_t fi = hname >= 0 ? intern_str(c, file ? file : "") : hname;
+	int64_t fi = hname >= 0 ? intern_copy(c, file ? file : "") : hname;
 	int64_t fid = fi >= 0 ? intern_fn(c, hname, sys, fi, start) : fi;
 	if (fid < 0)
 		return (int)fid;
@@ -490,7 +508,32 @@ static void set_lines(prof_pprof *p, size_t loc, Perftools__Profiles__Line **v, 
 	l->is_folded = 0;
 }
 
-/* Resolve the unique addresses of keys[0..n) in one batch and give each
+/* Requests per symdb_symbolize() call: big enough that the calls cost
+ * nothing next to the lookups, small enough for a lively progress line. */
+#define SYM_BATCH 16384
+
+/* Give the locations of groups [g0, g1) (results res[0..g1-g0)) their
+ * Lines. */
+static int apply_results(struct sym_ctx *c, const struct sym_key *keys, const size_t *first,
+                         size_t g0, size_t g1, const symdb_symbolized *res)
+{
+	int rc = 0;
+	for (size_t g = g0; rc == 0 && g < g1; g++) {
+		Perftools__Profiles__Mapping *m = c->p->pb->mapping[keys[first[g]].map];
+		Perftools__Profiles__Line **v;
+		size_t nl;
+		rc = result_lines(c, &res[g - g0], m, &v, &nl);
+		if (rc < 0 || nl == 0)
+			continue;
+		c->st->resolved++;
+		m->has_inline_frames = 1;
+		for (size_t i = first[g]; i < first[g + 1]; i++)
+			set_lines(c->p, keys[i].loc, v, nl);
+	}
+	return rc;
+}
+
+/* Resolve the unique addresses of keys[0..n) in batches and give each
  * location its Lines. */
 static int resolve_keys(struct sym_ctx *c, const struct sym_key *keys, size_t n, char *err,
                         size_t errsz)
@@ -512,20 +555,16 @@ static int resolve_keys(struct sym_ctx *c, const struct sym_key *keys, size_t n,
 	rc = 0;
 	if (u == 0)
 		goto out;
-	res = malloc(u * sizeof *res);
-	SYMDB_OPTS(symdb_symbolize_opts, so, .errbuf = err, .errbuf_sz = errsz);
-	rc = res ? symdb_symbolize(c->s, req, u, res, &so) : -ENOMEM;
-	for (size_t g = 0; rc == 0 && g < u; g++) {
-		Perftools__Profiles__Mapping *m = c->p->pb->mapping[keys[first[g]].map];
-		Perftools__Profiles__Line **v;
-		size_t nl;
-		rc = result_lines(c, &res[g], m, &v, &nl);
-		if (rc < 0 || nl == 0)
-			continue;
-		c->st->resolved++;
-		m->has_inline_frames = 1;
-		for (size_t i = first[g]; i < first[g + 1]; i++)
-			set_lines(c->p, keys[i].loc, v, nl);
+	res = malloc((u < SYM_BATCH ? u : SYM_BATCH) * sizeof *res);
+	rc = res ? 0 : -ENOMEM;
+	for (size_t at = 0; rc == 0 && at < u; at += SYM_BATCH) {
+		size_t m = u - at < SYM_BATCH ? u - at : SYM_BATCH;
+		SYMDB_OPTS(symdb_symbolize_opts, so, .errbuf = err, .errbuf_sz = errsz);
+		rc = symdb_symbolize(c->s, req + at, m, res, &so);
+		if (rc == 0)
+			rc = apply_results(c, keys, first, at, at + m, res);
+		if (rc == 0 && c->progress)
+			c->progress(c->progress_arg, at + m, u);
 	}
 out:
 	free(req);
@@ -565,11 +604,13 @@ static int rebuild_function_ids(prof_pprof *p)
 }
 
 int prof_pprof_symbolize(prof_pprof *p, symdb *db, symdb_symbolizer *s, int force,
+                         prof_pprof_progress_fn *progress, void *progress_arg,
                          prof_pprof_stats *st, char *err, size_t errsz)
 {
 	memset(st, 0, sizeof *st);
 	size_t nm = p->pb->n_mapping;
-	struct sym_ctx c = { .p = p, .db = db, .s = s, .st = st };
+	struct sym_ctx c = { .p = p, .db = db, .s = s, .st = st, .progress = progress,
+	                     .progress_arg = progress_arg };
 	c.img = calloc(nm ? nm : 1, sizeof *c.img);
 	c.tried = calloc(nm ? nm : 1, 1);
 	struct sym_key *keys = NULL;

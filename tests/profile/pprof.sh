@@ -15,7 +15,10 @@
 #     build-id (indexed beforehand) can answer for it; the library and libc
 #     are indexed on first sight from their files.
 # `pprof -top` and `-traces` (also with -lines: file:line of every frame,
-# inline frames marked) and the mappings' has_* flags must be equal.  Then:
+# inline frames marked) and the mappings' has_* flags must be equal; the
+# same for a C++ program (pprof_cpp.cc: Function.name as pprof stores it,
+# the linkage name in system_name).  Progress lines appear on a terminal
+# (script(1)'s pty) and not otherwise.  Then:
 # every location twice (each distinct address still resolved once, and the
 # answers still equal), a location already symbolized (kept; --force
 # replaces it), a library mapping whose build-id is not its file's (not
@@ -101,6 +104,49 @@ mv "$S/work.away" "$S/work"
 [[ $(wc -l <"$S/sym.err") == 1 ]] || fail "not one summary line: $(cat "$S/sym.err")"
 grep -qE '^symdb: pprof: .*, 0 unknown images$' "$S/sym.err" || fail "summary: $(cat "$S/sym.err")"
 same "$S/llvm.pb.gz" "$S/sym.pb.gz"
+# Without a terminal: no progress line ("\r") on stderr.
+! grep -q $'\r' "$S/sym.err" || fail "progress without a terminal: $(cat -v "$S/sym.err")"
+
+# ---- on a terminal (a pty from script(1)): progress, cleared before the summary ----
+if command -v script >/dev/null; then
+	TERM=dumb script -q -e -c "'$SYMDB' pprof '$S/raw.pb.gz' -o '$S/tty.pb.gz'" /dev/null \
+		>"$S/tty.out" 2>&1 </dev/null || fail "symdb pprof on a terminal: $(cat -v "$S/tty.out")"
+	python3 - "$S/tty.out" <<'EOF' || fail "progress on a terminal: $(cat -v "$S/tty.out")"
+import re, sys
+t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+m = re.search(r"\rsymdb pprof: symbolized (\d+)/(\d+) addresses +\r +\rsymdb: pprof: ", t)
+assert m and m.group(1) == m.group(2) and int(m.group(1)) > 0, repr(t)
+EOF
+fi
+
+# ---- C++: Function.name as pprof stores it ----
+# system_name the linkage name, name demangled without parameters,
+# template arguments, return type or clone suffix; pprof's views of the
+# profile equal its own route's (llvm-symbolizer-14 names, demangled by
+# pprof).  The executable again answers by build-id only.
+g++ -O2 -g -Wl,--build-id -o "$S/cppwork" "$here/pprof_cpp.cc" -lprofiler
+CPUPROFILE_FREQUENCY=1000 "$S/cppwork" "$S/cpp.prof" 600 >/dev/null 2>&1 || fail "profiled C++ run"
+cbid=$(readelf -n "$S/cppwork" | awk '/Build ID/ {print $3}')
+"$pp" -proto -symbolize=none -buildid="$cbid" "$S/cppwork" "$S/cpp.prof" >"$S/cpp-raw.pb.gz" 2>/dev/null ||
+	fail "pprof -proto (C++)"
+oracle "$S/cpp-raw.pb.gz" "$S/cpp-llvm.pb.gz"
+"$pp" -top "$S/cpp-llvm.pb.gz" >"$S/cpp-llvm.top" 2>&1
+sed -i 's/$/ /' "$S/cpp-llvm.top" # every name followed by a space
+for want in 'app::detail::Ring::spin' 'app::detail::Ring::churn' 'app::fold' 'app::Acc::operator+=' \
+	'(anonymous namespace)::hidden_work' 'scramble (inline)'; do
+	grep -qF -- " $want " "$S/cpp-llvm.top" || fail "C++ oracle has no '$want': the fixture did not profile as meant"
+done
+"$SYMDB" build "$S/cppwork" >/dev/null
+mv "$S/cppwork" "$S/cppwork.away"
+"$SYMDB" pprof "$S/cpp-raw.pb.gz" -o "$S/cpp-sym.pb.gz" 2>"$S/cpp.err" || fail "symdb pprof (C++): $(cat "$S/cpp.err")"
+mv "$S/cppwork.away" "$S/cppwork"
+same "$S/cpp-llvm.pb.gz" "$S/cpp-sym.pb.gz"
+# Function.name stored short (pprof would otherwise show symdb's name
+# as stored), system_name the linkage names as pprof's route stores them.
+"$pp" -raw -symbolize=none "$S/cpp-sym.pb.gz" | grep -qE ' app::detail::Ring::spin .*\(_ZNK3app6detail4Ring' ||
+	fail "C++: name/system_name not stored as pprof stores them"
+diff <("$pp" -raw "$S/cpp-llvm.pb.gz" | grep -o '(_Z[^)]*)' | sort -u) \
+	<("$pp" -raw "$S/cpp-sym.pb.gz" | grep -o '(_Z[^)]*)' | sort -u) >&2 || fail "C++: system names differ"
 
 # ---- every location twice: one resolution per distinct address ----
 n=$("$craft" dup "$S/raw.pb.gz" "$S/dup.pb.gz")
