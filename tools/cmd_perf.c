@@ -664,6 +664,8 @@ static int parse_args(struct perf_opts *o, struct cli_global *g, int argc, char 
 				*(int *)((char *)o + flags[k].off) = 1;
 				m = 1;
 			}
+		if (m == 0 && (m = cli_fetch_arg(&o->fetch, argc, argv, &i)) < 0)
+			return CLI_EXIT_USAGE;
 		if (m)
 			continue;
 		if (argv[i][0] == '-' && argv[i][1]) {
@@ -690,9 +692,16 @@ static int open_symbolizer(struct perf_run *r, const struct cli_global *g)
 		return rc;
 	char ix[4096];
 	const char *tmp = getenv("TMPDIR");
-	SYMDB_OPTS(symdb_symbolizer_opts, so, .flags = r->o.no_build ? 0u : SYMDB_SYMBOLIZER_BUILD,
-	           .indexer_path = r->o.no_build ? NULL : cli_query_indexer(ix, sizeof ix),
-	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL);
+	const char *indexer = cli_query_indexer(ix, sizeof ix);
+	/* A DSO asked about by build-id (its file is gone or another build)
+	 * is fetched when the database lacks it; fetching publishes, so it
+	 * needs the database. */
+	const symdb_fetch_opts *fo = r->db ? cli_fetch_opts(&r->o.fetch, indexer) : NULL;
+	SYMDB_OPTS(symdb_symbolizer_opts, so,
+	           .flags = (r->o.no_build ? 0u : SYMDB_SYMBOLIZER_BUILD) |
+	                    (fo ? SYMDB_SYMBOLIZER_FETCH : 0u),
+	           .indexer_path = r->o.no_build ? NULL : indexer,
+	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL, .fetch = fo);
 	if ((rc = symdb_symbolizer_create(r->db, &so, &r->sym)) < 0)
 		cli_err(NULL, "%s", symdb_strerror(rc));
 	return rc;
@@ -700,6 +709,7 @@ static int open_symbolizer(struct perf_run *r, const struct cli_global *g)
 
 static void free_run(struct perf_run *r)
 {
+	cli_fetch_free(&r->o.fetch);
 	for (size_t i = 0; i < r->nstr; i++)
 		free(r->str[i]);
 	for (size_t i = 0; i < r->nmod; i++) {

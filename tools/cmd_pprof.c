@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `symdb pprof IN [-o OUT] [--force] [--svg FILE]`: symbolize a pprof
+ * `symdb pprof IN [-o OUT] [--force] [--svg FILE] [fetch options]`: symbolize a pprof
  * profile (prof_pprof.c reads and writes it, prof_pprof_sym.c adds the
  * Lines) and optionally draw it as a flame graph (prof_folded.c,
  * prof_svg.c).
@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_fetch.h"
 #include "cli_query.h"
 #include "cli_util.h"
 #include "prof_pprof.h"
@@ -29,6 +30,7 @@
 struct pprof_args {
 	const char *in, *out, *svg;
 	int force, no_build;
+	struct cli_fetch fetch; /* --upstream, --debuginfod... (cli_fetch.h) */
 };
 
 static int parse_args(struct cli_global *g, int argc, char **argv, struct pprof_args *a)
@@ -55,6 +57,9 @@ static int parse_args(struct cli_global *g, int argc, char **argv, struct pprof_
 			a->force = 1;
 		} else if (!strcmp(argv[i], "--no-build")) {
 			a->no_build = 1;
+		} else if ((c = cli_fetch_arg(&a->fetch, argc, argv, &i)) != 0) {
+			if (c < 0)
+				return CLI_EXIT_USAGE;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cli_err(NULL, "pprof: unknown option '%s' (see 'symdb help pprof')", argv[i]);
 			return CLI_EXIT_USAGE;
@@ -232,6 +237,50 @@ static void progress_clear(const struct progress *pr)
 		fprintf(stderr, "\r%70s\r", "");
 }
 
+/* ---- fetching unknown build-ids ---------------------------------------------- */
+
+struct hook_state {
+	struct progress pr;
+	symdb *db;
+	const symdb_fetch_opts *fo; /* NULL: no source */
+	int dead;                   /* a fetch ran out of time: no more this run */
+};
+
+/* A mapping's build-id that no file and not the database has: fetched
+ * from --upstream / --debuginfod (or the environment's) and published.
+ * After one fetch runs out of time the others are not tried: a dead
+ * server costs the run one deadline, not one per image. */
+static int fetch_hook(void *arg, const symdb_uuid *id)
+{
+	struct hook_state *h = arg;
+	if (!h->fo || h->dead)
+		return -1;
+	char err[1024] = "", hex[2 * SYMDB_UUID_MAX + 1];
+	symdb_builder *b = NULL;
+	SYMDB_OPTS(symdb_build_opts, bo, .errbuf = err, .errbuf_sz = sizeof err);
+	symdb_fetch_opts fo = *h->fo;
+	fo.errbuf = err;
+	fo.errbuf_sz = sizeof err;
+	symdb_uuid_format(id, hex);
+	int rc = symdb_builder_open(symdb_dir(h->db), &bo, &b);
+	if (rc == 0)
+		rc = symdb_fetch(b, id, &fo, NULL);
+	symdb_builder_close(b);
+	if (rc == -ETIMEDOUT)
+		h->dead = 1;
+	if (rc && rc != SYMDB_E_NOT_FOUND) {
+		progress_clear(&h->pr);
+		h->pr.shown = 0;
+		cli_fetch_report(hex, rc, err);
+	}
+	return rc;
+}
+
+static void progress_hook(void *arg, size_t done, size_t total)
+{
+	progress_show(&((struct hook_state *)arg)->pr, done, total);
+}
+
 /* ---- the command ------------------------------------------------------------ */
 
 static void print_summary(const struct pprof_args *a, const prof_pprof_stats *st)
@@ -247,6 +296,7 @@ static int symbolize(const struct cli_global *g, const struct pprof_args *a, pro
 {
 	struct query q;
 	memset(&q, 0, sizeof q);
+	q.fetch = a->fetch; /* its strings stay a's: freed by cmd_pprof() */
 	int rc = cli_query_open_db(g, a->no_build, &q.db);
 	if (rc < 0)
 		return -rc;
@@ -256,10 +306,13 @@ static int symbolize(const struct cli_global *g, const struct pprof_args *a, pro
 	}
 	char err[512] = "";
 	prof_pprof_stats st;
-	struct progress pr = { .on = isatty(STDERR_FILENO) };
-	rc = prof_pprof_symbolize(p, q.db, q.sym, a->force, pr.on ? progress_show : NULL, &pr, &st,
-	                          err, sizeof err);
-	progress_clear(&pr);
+	char ix[4096];
+	struct hook_state h = { .pr.on = isatty(STDERR_FILENO), .db = q.db };
+	h.fo = q.db ? cli_fetch_opts(&q.fetch, cli_query_indexer(ix, sizeof ix)) : NULL;
+	prof_pprof_hooks hooks = { .progress = h.pr.on ? progress_hook : NULL, .fetch = fetch_hook,
+	                           .arg = &h };
+	rc = prof_pprof_symbolize(p, q.db, q.sym, a->force, &hooks, &st, err, sizeof err);
+	progress_clear(&h.pr);
 	unsigned char *buf = NULL, *svg = NULL;
 	size_t len = 0, svglen = 0;
 	if (rc < 0)
@@ -284,16 +337,21 @@ int cmd_pprof(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
 	struct pprof_args a = { 0 };
+	cli_fetch_init(&a.fetch);
 	int rc = parse_args(&g, argc, argv, &a);
-	if (rc)
+	if (rc) {
+		cli_fetch_free(&a.fetch);
 		return rc < 0 ? CLI_EXIT_OK : rc;
+	}
 	char err[512] = "";
 	prof_pprof *p;
 	if (prof_pprof_read(a.in, &p, err, sizeof err) < 0) {
 		cli_err(strcmp(a.in, "-") ? a.in : "standard input", "%s", err);
+		cli_fetch_free(&a.fetch);
 		return CLI_EXIT_FAILED;
 	}
 	rc = symbolize(&g, &a, p);
 	prof_pprof_free(p);
+	cli_fetch_free(&a.fetch);
 	return rc;
 }

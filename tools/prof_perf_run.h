@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cli_fetch.h"
 #include "profile.h"
 #include "symdb.h"
 
@@ -56,6 +57,7 @@ struct table {
 struct perf_opts {
 	const char *in, *out, *svg, *title, *build_ids, *map_dir, *debug_dir;
 	int period, no_comm, no_annotate, no_build, quiet, no_debug_names;
+	struct cli_fetch fetch; /* --upstream, --debuginfod... (cli_fetch.h) */
 };
 
 struct perf_run {

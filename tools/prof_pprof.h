@@ -41,20 +41,27 @@ typedef struct prof_pprof_stats {
 	char unknown_names[256]; /* the first few, "a, b, c" */
 } prof_pprof_stats;
 
-/* Called after each batch of addresses (done of total distinct ones): the
- * command's progress line on a terminal. */
-typedef void prof_pprof_progress_fn(void *arg, size_t done, size_t total);
+/* What the command adds to symbolization (any member may be NULL):
+ * progress after each batch of addresses (done of total distinct ones),
+ * for its progress line on a terminal; fetch of a build-id that neither a
+ * file nor the database has, from the command's sources (0 when it was
+ * published to the database; the mapping's image is then opened). */
+typedef struct prof_pprof_hooks {
+	void (*progress)(void *arg, size_t done, size_t total);
+	int (*fetch)(void *arg, const symdb_uuid *id);
+	void *arg;
+} prof_pprof_hooks;
 
 /* Symbolize every location whose mapping names an image symdb can answer
  * for: its build-id in db, else its file (indexed on first sight when s
  * was made with SYMDB_SYMBOLIZER_BUILD; a file whose build-id is not the
  * mapping's is not used).  Locations that already have Lines are left
  * alone unless force.  Each distinct (mapping, address) is resolved once.
- * db may be NULL (files only); progress may be NULL.  0, -ENOMEM, or
+ * db may be NULL (files only); hooks may be NULL.  0, -ENOMEM, or
  * another negative code with err filled. */
 int prof_pprof_symbolize(prof_pprof *p, symdb *db, symdb_symbolizer *s, int force,
-                         prof_pprof_progress_fn *progress, void *progress_arg,
-                         prof_pprof_stats *st, char *err, size_t errsz);
+                         const prof_pprof_hooks *hooks, prof_pprof_stats *st, char *err,
+                         size_t errsz);
 
 /* The profile as gzip'd protobuf in a malloc'd buffer.  0 or -ENOMEM. */
 int prof_pprof_write(const prof_pprof *p, unsigned char **buf, size_t *len);

@@ -38,8 +38,7 @@ struct sym_ctx {
 	symdb *db;
 	symdb_symbolizer *s;
 	prof_pprof_stats *st;
-	prof_pprof_progress_fn *progress;
-	void *progress_arg;
+	prof_pprof_hooks hooks;
 	/* the growing string table and function array (pb points at them) */
 	size_t scap, fcap;
 	struct iset strs, funcs;
@@ -341,9 +340,13 @@ static const symdb_image *find_image(struct sym_ctx *c, const Perftools__Profile
 			return img;
 	}
 	symdb_image *own;
-	if (have_id && c->db && symdb_image_open_uuid(c->db, &id, NULL, &own) == 0)
-		return keep_image(c->p, own) == 0 ? own : NULL;
-	return NULL;
+	if (!have_id || !c->db)
+		return NULL;
+	if (symdb_image_open_uuid(c->db, &id, NULL, &own) != 0 &&
+	    (!c->hooks.fetch || c->hooks.fetch(c->hooks.arg, &id) != 0 ||
+	     symdb_image_open_uuid(c->db, &id, NULL, &own) != 0))
+		return NULL;
+	return keep_image(c->p, own) == 0 ? own : NULL;
 }
 
 static void note_unknown(struct sym_ctx *c, const Perftools__Profiles__Mapping *m)
@@ -563,8 +566,8 @@ static int resolve_keys(struct sym_ctx *c, const struct sym_key *keys, size_t n,
 		rc = symdb_symbolize(c->s, req + at, m, res, &so);
 		if (rc == 0)
 			rc = apply_results(c, keys, first, at, at + m, res);
-		if (rc == 0 && c->progress)
-			c->progress(c->progress_arg, at + m, u);
+		if (rc == 0 && c->hooks.progress)
+			c->hooks.progress(c->hooks.arg, at + m, u);
 	}
 out:
 	free(req);
@@ -604,13 +607,14 @@ static int rebuild_function_ids(prof_pprof *p)
 }
 
 int prof_pprof_symbolize(prof_pprof *p, symdb *db, symdb_symbolizer *s, int force,
-                         prof_pprof_progress_fn *progress, void *progress_arg,
-                         prof_pprof_stats *st, char *err, size_t errsz)
+                         const prof_pprof_hooks *hooks, prof_pprof_stats *st, char *err,
+                         size_t errsz)
 {
 	memset(st, 0, sizeof *st);
 	size_t nm = p->pb->n_mapping;
-	struct sym_ctx c = { .p = p, .db = db, .s = s, .st = st, .progress = progress,
-	                     .progress_arg = progress_arg };
+	struct sym_ctx c = { .p = p, .db = db, .s = s, .st = st };
+	if (hooks)
+		c.hooks = *hooks;
 	c.img = calloc(nm ? nm : 1, sizeof *c.img);
 	c.tried = calloc(nm ? nm : 1, 1);
 	struct sym_key *keys = NULL;

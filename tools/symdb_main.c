@@ -209,7 +209,11 @@ static const struct subcommand commands[] = {
 	  "  --no-debug-names    name functions from the binary's own symbol table\n"
 	  "                      (and DWARF), as llvm-symbolizer does\n"
 	  "  --no-build          do not index files met unindexed\n"
-	  "  -q, --quiet         no progress, no summary\n" },
+	  "  -q, --quiet         no progress, no summary\n"
+	  "  --upstream URL, --debuginfod URL, --fetch-timeout S, --negative-ttl S,\n"
+	  "  --no-fetch          fetch a DSO asked about by build-id that the database\n"
+	  "                      lacks (as 'symdb query'; env SYMDB_UPSTREAM,\n"
+	  "                      DEBUGINFOD_URLS)\n" },
 	{ "symbolicate", cli_cmd_symbolicate, "symbolicate an Apple crash report",
 	  "usage: symdb symbolicate [--db DIR] [--stack] [-i] [REPORT|-]\n"
 	  "\n"
@@ -227,7 +231,7 @@ static const struct subcommand commands[] = {
 	  "            database is echoed)\n"
 	  "  -i        with --stack: inlined frames too, innermost first (atos -i)\n" },
 	{ "pprof", cmd_pprof, "symbolize a pprof profile (profile.proto, gzip'd)",
-	  "usage: symdb pprof [--db DIR] IN [-o OUT] [--force] [--svg FILE] [--no-build]\n"
+	  "usage: symdb pprof [--db DIR] IN [-o OUT] [--force] [--svg FILE] [--no-build] [fetch]\n"
 	  "\n"
 	  "Read a pprof profile (IN, or - for stdin; gzip'd or plain protobuf),\n"
 	  "symbolize every location whose mapping names an image symdb can answer\n"
@@ -245,7 +249,12 @@ static const struct subcommand commands[] = {
 	  "  --force           symbolize locations that already have Lines again\n"
 	  "  --svg FILE        also draw the samples as a flame graph (SVG)\n"
 	  "  --no-build        never index a file on first sight: build-ids and files\n"
-	  "                    already in the database only\n" },
+	  "                    already in the database only\n"
+	  "  --upstream URL, --debuginfod URL, --fetch-timeout S, --negative-ttl S,\n"
+	  "  --no-fetch        fetch a mapping's build-id that no file and not the\n"
+	  "                    database has (as 'symdb query'; env SYMDB_UPSTREAM,\n"
+	  "                    DEBUGINFOD_URLS); after one fetch times out, no more\n"
+	  "                    are tried this run\n" },
 	{ "serve", cli_cmd_serve, "answer symbolization batches over HTTP",
 	  "usage: symdb serve [--db DIR] [--listen ADDR] [--threads N] [--log FILE] [options]\n"
 	  "\n"
