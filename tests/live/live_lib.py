@@ -22,7 +22,12 @@ def fail(msg):
 def start_target(target, plugin, deleted, copydir, user=None):
     """Start live_target; returns (process, {name: address})."""
     os.makedirs(copydir, exist_ok=True)
-    cmd = [target, plugin, deleted, copydir]
+    return start_cmd([target, plugin, deleted, copydir])
+
+
+def start_cmd(cmd):
+    """Start live_target as cmd (possibly under unshare or a wrapper) and
+    read its "NAME ADDR" lines up to "ready"; returns (process, {name: address})."""
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     addrs = {}
     for line in p.stdout:

@@ -29,19 +29,6 @@ import live_lib as L  # noqa: E402
 NAMES = ("plugin_probe", "plugin_probe.ret")
 
 
-def start(cmd):
-    """Start live_target (cmd); returns (process, {name: address})."""
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    addrs = {}
-    for line in p.stdout:
-        line = line.strip()
-        if line == "ready":
-            return p, addrs
-        name, addr = line.split()
-        addrs[name] = int(addr, 16)
-    L.fail("live_target exited before 'ready' (status %s)" % p.wait())
-
-
 def vaddr_in(maps, addr, elf):
     """addr's virtual address in elf (the mapped file), from maps."""
     for start, end, pgoff, _perms, _ino, _path in maps:
@@ -92,7 +79,7 @@ def container(symdb, target, plugin, alt, deleted, scratch, env):
     os.makedirs(copydir)
     # in its namespace, path is ALT; in ours it stays PLUGIN's copy
     script = 'mount --bind "$1" "$2" || exit 77; exec "$3" "$2" "$4" "$5"'
-    p, named = start(["unshare", "--mount", "--propagation", "private", "--",
+    p, named = L.start_cmd(["unshare", "--mount", "--propagation", "private", "--",
                       "sh", "-c", script, "sh", alt, path, target, deleted, copydir])
     try:
         inside = "/proc/%d/root%s" % (p.pid, path)
@@ -109,7 +96,7 @@ def replaced(symdb, target, plugin, alt, deleted, scratch, env):
     shutil.copyfile(plugin, path)
     copydir = os.path.join(scratch, "copy")
     os.makedirs(copydir)
-    p, named = start([target, path, deleted, copydir])
+    p, named = L.start_cmd([target, path, deleted, copydir])
     try:
         kept = os.path.join(scratch, "mapped.so")
         os.link(path, kept)  # the mapped file, for the oracle
@@ -134,7 +121,7 @@ def overmounted(symdb, target, plugin, alt, deleted, scratch, env):
     shutil.copyfile(plugin, path)
     copydir = os.path.join(scratch, "copy")
     os.makedirs(copydir)
-    p, named = start(["unshare", "--mount", "--propagation", "private", "--",
+    p, named = L.start_cmd(["unshare", "--mount", "--propagation", "private", "--",
                       target, path, deleted, copydir])
     try:
         r = subprocess.run(["nsenter", "--mount=/proc/%d/ns/mnt" % p.pid, "mount", "--bind",
