@@ -199,3 +199,18 @@ oracle_cases() {
 		skip_part "no Mach-O fixtures (the macho.fixtures test did not build them)"
 	fi
 }
+
+# func_addrs_json BIN: the start and the middle of every function of BIN
+# (llvm-nm-14's sizes, not symdb's), as a comma-separated list of JSON strings
+func_addrs_json() {
+	llvm-nm-14 -S --defined-only "$1" | python3 -c '
+import sys
+out = []
+for l in sys.stdin:
+    f = l.split()
+    if len(f) == 4 and f[2] in "tTwW":
+        a, s = int(f[0], 16), int(f[1], 16)
+        out += ["0x%x" % a, "0x%x" % (a + s // 2)]
+print(",".join("\"%s\"" % x for x in out))
+'
+}

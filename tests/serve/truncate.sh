@@ -22,21 +22,8 @@ ub=$(build_id "$B")
 fa=$SERVE_DB/images/${ua:0:2}/$ua.symdb
 [[ -f $fa ]] || fail "no index file $fa"
 
-# addrs BIN: the start and the middle of every function, as JSON strings
-addrs() {
-	llvm-nm-14 -S --defined-only "$1" | python3 -c '
-import sys
-out = []
-for l in sys.stdin:
-    f = l.split()
-    if len(f) == 4 and f[2] in "tTwW":
-        a, s = int(f[0], 16), int(f[1], 16)
-        out += ["0x%x" % a, "0x%x" % (a + s // 2)]
-print(",".join("\"%s\"" % x for x in out))
-'
-}
 printf '{"modules":[{"build_id":"%s","addresses":[%s]},{"build_id":"%s","addresses":[%s]}]}' \
-	"$ua" "$(addrs "$A")" "$ub" "$(addrs "$B")" >"$SCRATCH/req.json"
+	"$ua" "$(func_addrs_json "$A")" "$ub" "$(func_addrs_json "$B")" >"$SCRATCH/req.json"
 
 serve_start --cache-size 0
 post() {

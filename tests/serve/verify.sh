@@ -38,21 +38,8 @@ for i in range(count):
 sys.exit(1)
 PY
 
-# every function's start and middle, as JSON strings
-addrs() {
-	llvm-nm-14 -S --defined-only "$1" | python3 -c '
-import sys
-out = []
-for l in sys.stdin:
-    f = l.split()
-    if len(f) == 4 and f[2] in "tTwW":
-        a, s = int(f[0], 16), int(f[1], 16)
-        out += ["0x%x" % a, "0x%x" % (a + s // 2)]
-print(",".join("\"%s\"" % x for x in out))
-'
-}
 printf '{"modules":[{"build_id":"%s","addresses":[%s]},{"build_id":"%s","addresses":[%s]}]}' \
-	"$ua" "$(addrs "$A")" "$ub" "$(addrs "$B")" >"$SCRATCH/req.json"
+	"$ua" "$(func_addrs_json "$A")" "$ub" "$(func_addrs_json "$B")" >"$SCRATCH/req.json"
 
 # ask NAME: the request, its JSON answer kept as $SCRATCH/NAME.json
 ask() {
