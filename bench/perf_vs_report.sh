@@ -54,7 +54,7 @@ if [[ ! -f perf.data ]]; then
 fi
 perf script -F comm,pid,tid,time,period,event,ip,dso --show-mmap-events -i perf.data >script.txt 2>/dev/null
 export SYMDB_DIR=$work/db
-"$symdb" perf -q script.txt -o /dev/null # warm the database
+"$symdb" perf -q script.txt -o warm.folded # warm the database
 samples=$(grep -c 'cpu-clock:' script.txt)
 echo "perf.data: $(du -m perf.data | cut -f1) MiB, $samples samples; perf script text: $(du -m script.txt | cut -f1) MiB"
 

@@ -4,10 +4,10 @@
  * lines, from `symdb perf`, `symdb pprof --folded`-style tools, perf's
  * stackcollapse scripts...) as the interactive SVG flame graph of
  * prof_svg.c.  The whole input is read before anything is written, and
- * -o OUT is written to a temporary file beside OUT and renamed over it:
- * a bad line leaves no half-written picture behind.
+ * -o OUT is written as cli_outfile.h says (a temporary file renamed over
+ * a regular OUT): a bad line leaves no half-written picture behind.
  */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_outfile.h"
 #include "cli_util.h"
 #include "profile.h"
 
@@ -114,41 +115,16 @@ static int read_folded(const char *path, prof_folded *f)
 /* The SVG into out (or stdout): 0 or -1 (a message printed). */
 static int write_svg(const prof_folded *f, const struct flame_args *a)
 {
-	if (!a->out || !strcmp(a->out, "-")) {
-		int rc = prof_svg_write(f, stdout, &a->svg);
-		if (rc < 0)
-			cli_err("<stdout>", "%s", strerror(-rc));
-		return rc < 0 ? -1 : 0;
-	}
-	size_t n = strlen(a->out);
-	char *tmp = malloc(n + 8);
-	if (!tmp) {
-		cli_err(a->out, "%s", strerror(ENOMEM));
+	struct cli_outfile out;
+	if (cli_outfile_open(&out, a->out) < 0)
+		return -1;
+	int rc = prof_svg_write(f, out.f, &a->svg);
+	if (rc < 0) {
+		cli_err(out.name, "%s", strerror(-rc));
+		cli_outfile_abort(&out);
 		return -1;
 	}
-	memcpy(tmp, a->out, n);
-	memcpy(tmp + n, ".XXXXXX", 8);
-	int fd = mkstemp(tmp);
-	if (fd >= 0) { /* mkstemp's 0600 -> what creat() would give */
-		mode_t mask = umask(0);
-		umask(mask);
-		(void)fchmod(fd, 0666 & ~mask);
-	}
-	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-	int rc = out ? prof_svg_write(f, out, &a->svg) : -errno;
-	if (out && fclose(out) != 0 && rc == 0)
-		rc = -errno;
-	else if (!out && fd >= 0)
-		close(fd);
-	if (rc == 0 && rename(tmp, a->out) != 0)
-		rc = -errno;
-	if (rc < 0) {
-		cli_err(a->out, "%s", strerror(-rc));
-		if (fd >= 0)
-			unlink(tmp);
-	}
-	free(tmp);
-	return rc < 0 ? -1 : 0;
+	return cli_outfile_commit(&out);
 }
 
 int cmd_flame(const struct cli_global *g, int argc, char **argv)

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_outfile.h"
 #include "cli_query.h"
 #include "prof_perf.h"
 #include "prof_perf_run.h"
@@ -519,99 +520,46 @@ static void summary(const struct perf_run *r, char *buf, size_t sz)
 		}
 }
 
-/* A temporary file beside path (so that rename() publishes it), with the
- * mode creat() would give; NULL with errno. */
-static FILE *temp_beside(const char *path, char **tmp)
-{
-	size_t n = strlen(path);
-	if (!(*tmp = malloc(n + 8)))
-		return NULL;
-	memcpy(*tmp, path, n);
-	memcpy(*tmp + n, ".XXXXXX", 8);
-	int fd = mkstemp(*tmp);
-	FILE *f = NULL;
-	if (fd >= 0) {
-		mode_t mask = umask(0);
-		umask(mask);
-		(void)fchmod(fd, 0666 & ~mask);
-		if (!(f = fdopen(fd, "w"))) {
-			int e = errno;
-			close(fd);
-			unlink(*tmp);
-			errno = e;
-		}
-	}
-	if (!f) {
-		free(*tmp);
-		*tmp = NULL;
-	}
-	return f;
-}
-
-/* Closes f (a temporary file unless it is stdout): 0 or -errno. */
-static int finish(FILE *f, int rc)
-{
-	if (f == stdout)
-		return fflush(f) != 0 && rc == 0 ? -errno : rc;
-	return fclose(f) != 0 && rc == 0 ? -errno : rc;
-}
-
 static int write_svg(struct perf_run *r, prof_folded *f, FILE *svg)
 {
 	char sub[512];
 	summary(r, sub, sizeof sub);
 	SYMDB_OPTS(prof_svg_opts, so, .title = r->o.title ? r->o.title : "symdb perf", .subtitle = sub);
-	return finish(svg, prof_svg_write(f, svg, &so));
+	return prof_svg_write(f, svg, &so);
 }
 
-/* The folded text and the SVG go to temporary files renamed over the
- * outputs only when both are complete: a failure (the disk, a bad --svg
- * path) leaves no partial or stale-mixed output behind. */
+/* A write error (-errno) on out: named, and the outputs abandoned. */
+static int write_failed(struct cli_outfile *bad, int rc, struct cli_outfile *other)
+{
+	cli_err(bad->name, "%s", strerror(-rc));
+	cli_outfile_abort(bad);
+	cli_outfile_abort(other);
+	return CLI_EXIT_FAILED;
+}
+
+/* The folded text and the SVG are published (cli_outfile.h) only when both
+ * are complete: a failure (the disk, a bad --svg path) leaves no partial or
+ * stale-mixed output behind. */
 static int write_outputs(struct perf_run *r, prof_folded *f)
 {
-	int to_file = r->o.out && strcmp(r->o.out, "-");
-	char *tmp = NULL, *svg_tmp = NULL;
-	FILE *out = to_file ? temp_beside(r->o.out, &tmp) : stdout, *svg = NULL;
-	if (!out) {
-		cli_err(r->o.out, "%s", strerror(errno));
+	struct cli_outfile out, svg = { 0 };
+	if (cli_outfile_open(&out, r->o.out) < 0)
 		return CLI_EXIT_FAILED;
-	}
-	if (r->o.svg && !(svg = temp_beside(r->o.svg, &svg_tmp))) {
-		cli_err(r->o.svg, "%s", strerror(errno));
-		finish(out, 0);
-		if (tmp)
-			unlink(tmp);
-		free(tmp);
+	if (r->o.svg && cli_outfile_open(&svg, r->o.svg) < 0) {
+		cli_outfile_abort(&out);
 		return CLI_EXIT_FAILED;
 	}
 	SYMDB_OPTS(prof_text_opts, to, .annotate = !r->o.no_annotate);
-	const char *bad = r->o.out && to_file ? r->o.out : "stdout";
-	int rc = finish(out, prof_folded_write_text(f, out, &to));
-	if (svg) {
-		int src = write_svg(r, f, svg);
-		if (src < 0 && rc == 0) {
-			rc = src;
-			bad = r->o.svg;
-		}
+	int rc = prof_folded_write_text(f, out.f, &to);
+	if (rc < 0)
+		return write_failed(&out, rc, &svg);
+	if (svg.f && (rc = write_svg(r, f, svg.f)) < 0)
+		return write_failed(&svg, rc, &out);
+	if (svg.f && cli_outfile_commit(&svg) < 0) {
+		cli_outfile_abort(&out);
+		return CLI_EXIT_FAILED;
 	}
-	if (rc == 0 && svg_tmp && rename(svg_tmp, r->o.svg) != 0) {
-		rc = -errno;
-		bad = r->o.svg;
-	}
-	if (rc == 0 && tmp && rename(tmp, r->o.out) != 0) {
-		rc = -errno;
-		bad = r->o.out;
-	}
-	if (rc < 0) {
-		cli_err(bad, "%s", strerror(-rc));
-		if (tmp)
-			unlink(tmp);
-		if (svg_tmp)
-			unlink(svg_tmp);
-	}
-	free(tmp);
-	free(svg_tmp);
-	return rc < 0 ? CLI_EXIT_FAILED : 0;
+	return cli_outfile_commit(&out) < 0 ? CLI_EXIT_FAILED : 0;
 }
 
 /* ---- the command ------------------------------------------------------- */

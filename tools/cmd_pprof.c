@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli_fetch.h"
+#include "cli_outfile.h"
 #include "cli_query.h"
 #include "cli_util.h"
 #include "prof_pprof.h"
@@ -81,103 +82,40 @@ static int parse_args(struct cli_global *g, int argc, char **argv, struct pprof_
 	return 0;
 }
 
-/* ---- atomic output ---------------------------------------------------------- */
+/* ---- output ---------------------------------------------------------------- */
 
-/* A temporary file beside path, mode 0666 less the umask like any file
- * the shell would create: "DIR/.NAME.XXXXXX".  fd or -1 (errno). */
-static int temp_beside(const char *path, char **tmp)
+/* Open path (NULL: stdout) and write the n bytes of b to it: 0, or -1
+ * after a one-line error (o then closed). */
+static int stage(struct cli_outfile *o, const char *path, const unsigned char *b, size_t n)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
-	*tmp = malloc(strlen(path) + 16);
-	if (!*tmp)
+	if (cli_outfile_open(o, path) < 0)
 		return -1;
-	snprintf(*tmp, strlen(path) + 16, "%.*s.%s.XXXXXX", (int)dl, path, path + dl);
-	int fd = mkstemp(*tmp);
-	if (fd < 0) {
-		int e = errno;
-		free(*tmp);
-		*tmp = NULL;
-		errno = e;
+	if (n && fwrite(b, 1, n, o->f) != n) {
+		cli_err(o->name, "%s", strerror(errno));
+		cli_outfile_abort(o);
 		return -1;
-	}
-	mode_t um = umask(0);
-	umask(um);
-	if (fchmod(fd, 0666 & ~um) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(*tmp);
-		free(*tmp);
-		*tmp = NULL;
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
-static int write_fd(int fd, const unsigned char *b, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		b += w;
-		n -= (size_t)w;
 	}
 	return 0;
 }
 
-/* Write buf to a temporary file beside path (fsync'd), *tmp its name:
- * 0, or an error printed and CLI_EXIT_FAILED. */
-static int stage(const char *path, const unsigned char *buf, size_t len, char **tmp)
-{
-	int fd = temp_beside(path, tmp);
-	if (fd < 0) {
-		cli_err(path, "%s", strerror(errno));
-		return CLI_EXIT_FAILED;
-	}
-	int bad = write_fd(fd, buf, len) < 0 || fsync(fd) < 0;
-	int e = errno;
-	bad |= close(fd) < 0;
-	if (bad) {
-		unlink(*tmp);
-		free(*tmp);
-		*tmp = NULL;
-		cli_err(path, "%s", strerror(e));
-	}
-	return bad ? CLI_EXIT_FAILED : 0;
-}
-
-/* The profile as a->out (or stdout) and the SVG as a->svg: both staged
- * first, then renamed, so that a failure of either (a bad --svg path, a
- * full disk) publishes neither. */
+/* The profile as a->out (or stdout) and the SVG as a->svg, published as
+ * cli_outfile.h says only when both are written, so that a failure of
+ * either (a bad --svg path, a full disk) publishes neither. */
 static int publish(const struct pprof_args *a, const unsigned char *buf, size_t len,
                    const unsigned char *svg, size_t svglen)
 {
-	char *tmp = NULL, *svg_tmp = NULL;
-	int rc = a->out ? stage(a->out, buf, len, &tmp) : 0;
-	if (rc == 0 && a->svg)
-		rc = stage(a->svg, svg, svglen, &svg_tmp);
-	const char *bad = NULL;
-	if (rc == 0 && svg_tmp && rename(svg_tmp, a->svg) < 0)
-		bad = a->svg;
-	else if (rc == 0 && tmp && rename(tmp, a->out) < 0)
-		bad = a->out;
-	else if (rc == 0 && !a->out && write_fd(STDOUT_FILENO, buf, len) < 0)
-		bad = "standard output";
-	if (bad) {
-		cli_err(bad, "%s", strerror(errno));
-		rc = CLI_EXIT_FAILED;
+	struct cli_outfile out, so = { 0 };
+	if (stage(&out, a->out, buf, len) < 0)
+		return CLI_EXIT_FAILED;
+	if (a->svg && stage(&so, a->svg, svg, svglen) < 0) {
+		cli_outfile_abort(&out);
+		return CLI_EXIT_FAILED;
 	}
-	if (rc && tmp)
-		unlink(tmp);
-	if (rc && svg_tmp)
-		unlink(svg_tmp);
-	free(tmp);
-	free(svg_tmp);
-	return rc;
+	if (so.f && cli_outfile_commit(&so) < 0) {
+		cli_outfile_abort(&out);
+		return CLI_EXIT_FAILED;
+	}
+	return cli_outfile_commit(&out) < 0 ? CLI_EXIT_FAILED : 0;
 }
 
 /* The flame graph as a string in memory, published like the profile. */
