@@ -6,7 +6,10 @@
 // of every SourceLocation), so both loops do the same visible work: full
 // inline chain + file:line, names as pointers, no demangling, no printing.
 //
-//   gsym_lookup time FILE.gsym ADDRFILE [RUNS]   median/min of RUNS (5) after a warm-up
+//   gsym_lookup time FILE.gsym ADDRFILE [RUNS [WARMUP]]
+//                                                median/min of RUNS (5) after a warm-up
+//                                                pass over the first WARMUP addresses
+//                                                (default all: it pages the file in)
 //   gsym_lookup cg   FILE.gsym ADDRFILE          one pass in bench_gsym_loop, for
 //                                                callgrind --toggle-collect
 //
@@ -94,7 +97,7 @@ static double median(std::vector<double> v)
 int main(int argc, char **argv)
 {
 	if (argc < 4 || (std::strcmp(argv[1], "time") && std::strcmp(argv[1], "cg"))) {
-		std::fprintf(stderr, "usage: gsym_lookup time|cg FILE.gsym ADDRFILE [RUNS]\n");
+		std::fprintf(stderr, "usage: gsym_lookup time|cg FILE.gsym ADDRFILE [RUNS [WARMUP]]\n");
 		return 2;
 	}
 	auto gr = GsymReader::openFile(argv[2]);
@@ -106,7 +109,10 @@ int main(int argc, char **argv)
 	std::vector<uint64_t> a = read_addrs(argv[3]);
 	bool sorted = std::is_sorted(a.begin(), a.end());
 	size_t found = 0;
-	uint64_t sum = bench_gsym_loop(&*gr, a.data(), a.size(), &found);
+	size_t warm = a.size();
+	if (argc > 5 && std::strtoull(argv[5], nullptr, 10) < warm)
+		warm = std::strtoull(argv[5], nullptr, 10);
+	uint64_t sum = bench_gsym_loop(&*gr, a.data(), warm, &found);
 
 	if (!std::strcmp(argv[1], "cg")) {
 		std::printf("gsym-cg n=%zu found=%zu checksum=%llx\n", a.size(), found,
