@@ -415,9 +415,10 @@ class Bench:
         row = f"many/{len(i42)}-images"
         db = os.path.join(self.work, "db", "many")
         with self.step(row + " (prepare)"):
-            if not os.path.isdir(db):
-                subprocess.run([self.symdb, "build", "--db", db] + [b for b, _ in i42],
-                               check=True, stdout=subprocess.DEVNULL)
+            # built afresh: a database left by another revision may hold another format
+            shutil.rmtree(db, ignore_errors=True)
+            subprocess.run([self.symdb, "build", "--db", db] + [b for b, _ in i42],
+                           check=True, stdout=subprocess.DEVNULL)
             inp = self.many_lines(i42, self.n)
             mid = self.many_lines(i42, self.n_mid) if self.n_mid else None
             warm = inp + ".warm"
@@ -470,8 +471,8 @@ class Bench:
             links.append((p, (i * 7) % len(bins)))
         funcs = [gen_addrs.functions(b, "llvm-nm-14") for b in bins]
         db = os.path.join(self.work, "db", "paths")
-        if not os.path.isdir(db):
-            subprocess.run([self.symdb, "build", "--db", db] + bins, check=True, stdout=subprocess.DEVNULL)
+        shutil.rmtree(db, ignore_errors=True)
+        subprocess.run([self.symdb, "build", "--db", db] + bins, check=True, stdout=subprocess.DEVNULL)
         inputs = {}
         for npaths, n in ((PATHS, self.n), (10, self.n), (PATHS, self.n_mid)):
             if not n:
