@@ -213,7 +213,7 @@ class Bench:
                "--symfile", img.syms, "--kinds", "profile,uniform",
                "--sizes", ",".join(map(str, sizes)), "--seed", str(SEED),
                img.bin, os.path.join(self.work, "addrs")]
-        self.rec(type="input", image=img.name, cmd=shq(cmd))
+        self.rec(type="input", image=img.name, cmd=shq(["python3", "bench/gen_addrs.py"] + cmd[2:]))
         if all(os.path.exists(self.addrs(img, k, "sorted", s)) for k in ("profile", "uniform") for s in sizes):
             return
         subprocess.run(cmd, check=True, stdout=sys.stderr)
@@ -649,17 +649,25 @@ class Report:
             meta = self.rows.get(row, {})
             for k in sorted(meta):
                 if k.startswith("cmd"):
-                    self.p(f"- {row} {k[4:] or ''}: `{meta[k]}`")
+                    self.p(f"- {row} {k[4:] or ''}: `{self.paths(meta[k])}`")
         self.p()
         self.p("</details>")
         self.p()
+
+    def paths(self, text):
+        """The run's scratch and build directories as $WORK and $BUILD."""
+        for key, var in (("work", "$WORK"), ("build", "$BUILD")):
+            if self.machine.get(key):
+                text = text.replace(self.machine[key], var)
+        return text
 
     def header(self, command):
         m = self.machine
         self.p("## Issue 18: like for like (generated)")
         self.p()
         self.p(f"Produced by `{command}` (method: [README.md](README.md), driver "
-               "[compare.py](compare.py)); every run is one line of `WORK/raw.jsonl`. These figures "
+               "[compare.py](compare.py)); every run is one line of `WORK/raw.jsonl`, copied by a full run to "
+               "[results-raw.jsonl](results-raw.jsonl). These figures "
                "supersede the older ones below that they restate (CLI ratios, library loop against GSYM "
                "and the floor, build and index size, first answer); each such section says so.")
         self.p()
@@ -672,7 +680,8 @@ class Report:
                "each row gives the range of the values read before each of its runs")
         for r in self.recs:
             if r["type"] == "input":
-                self.p(f"- address sets of {r['image']}: `{r['cmd']}`")
+                self.p(f"- address sets of {r['image']}: `{self.paths(r['cmd'])}`")
+        self.p("- in the commands, `$WORK` is run.sh's `--work` directory and `$BUILD` its `--build` directory")
         self.p("- CPU = user+sys of the child from `wait4` (µs), its children included (the indexer of "
                "`symdb build`); wall from a monotonic clock; RSS = `ru_maxrss`. Cells: median (min-max).")
         self.p()
@@ -962,7 +971,7 @@ def machine_info(b, a):
         if "LLVM version" in line:
             llvmv = "llvm " + line.split("LLVM version")[1].strip()
     return {"type": "machine", "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": a.commit, "quick": a.quick, "n": b.n, "reps": b.reps, "slow_reps": b.slow_reps,
+            "commit": a.commit, "quick": a.quick, "work": b.work, "build": os.path.abspath(a.build), "n": b.n, "reps": b.reps, "slow_reps": b.slow_reps,
             "nproc": os.cpu_count(), "model": model, "mem_mib": mem, "kernel": platform.release(),
             "versions": f"{llvmv}; gcc {ver(['gcc', '-dumpfullversion'])}; python {platform.python_version()}",
             "load_start": open("/proc/loadavg").read().split()[:3]}
@@ -1043,8 +1052,14 @@ def main():
             r["load_start"] = " ".join(r["load_start"])
         if r["type"] == "machine" and "load_end" in r:
             r["load_end"] = " ".join(r["load_end"])
-    text = Report(recs).render(a.command)
+    rep = Report(recs)
+    text = rep.render(a.command)
     write_report(text, out, a.quick)
+    if not a.quick and os.path.abspath(out) == os.path.join(HERE, "RESULTS.md") and not a.report_only:
+        # the full run's raw runs beside the report (paths as $WORK and $BUILD)
+        with open(b.raw_path) as f, open(os.path.join(HERE, "results-raw.jsonl"), "w") as g:
+            for line in f:
+                g.write(rep.paths(line))
     sys.stdout.write(text)
     log(f"report: {out} (raw: {b.raw_path})")
 
