@@ -46,6 +46,7 @@
 #include "format_io.h"
 #include "db_dir.h"
 #include "format_layout.h"
+#include "reader_advise.h"
 #include "reader_internal.h"
 
 /* ---- directory lock and durability ---------------------------------------- */
@@ -414,6 +415,7 @@ static int compact_write(const char *dbdir, const char *path, const symdb_image 
 
 	if ((rc = tmp_name(dbdir, path, "lz4", tmp)) != 0)
 		return fmt_err(eb, ebsz, rc, "%s: path too long", dbdir);
+	rd_advise_scan(img); /* compressed, then compared, front to back */
 	fd = tmp_create(dbdir, tmp, td);
 	if (fd < 0) {
 		rc = fd;

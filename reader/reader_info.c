@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "reader_advise.h"
 #include "reader_internal.h"
 #include "symdb_endian.h"
 
@@ -239,11 +240,15 @@ int symdb_image_verify(const symdb_image *img, const symdb_open_opts *opts)
 		return rc;
 	if (!img)
 		return SYMDB_E_INVAL;
+	rd_advise_scan(img); /* every byte, table by table */
 	if ((rc = fmt_view_check_sums(&img->v, eb, ebsz)) ||
 	    (rc = fmt_view_check_padding(&img->v, eb, ebsz)) ||
 	    (rc = check_segments(img, eb, ebsz)) || (rc = check_symbols(img, eb, ebsz)) ||
 	    (rc = check_files(img, eb, ebsz)) || (rc = check_functions(img, eb, ebsz)) ||
-	    (rc = check_nodes(img, eb, ebsz)) || (rc = check_intervals(img, eb, ebsz)))
+	    (rc = check_nodes(img, eb, ebsz)) || (rc = check_intervals(img, eb, ebsz))) {
+		rd_advise_lookup(img);
 		return rc;
+	}
+	rd_advise_lookup(img);
 	return 0;
 }

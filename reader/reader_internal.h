@@ -78,6 +78,11 @@ struct symdb_image {
 	 * ALT_SYMBOL_* tables, and whether the index lacks that table. */
 	unsigned names;
 	int alt, names_missing;
+
+	/* Page-cache hints for batches (reader_advise.c): the smallest batch
+	 * that makes another table worth reading whole, and the table kinds
+	 * already asked for (bit per kind).  Written atomically by resolve. */
+	uint64_t io_next, io_done;
 };
 
 /* Map and validate an index file; `path` is only for messages.  The image

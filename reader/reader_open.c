@@ -51,6 +51,7 @@
 #include "db_dir.h"
 #include "format_layout.h"
 #include "format_symsrc.h"
+#include "reader_advise.h"
 #include "reader_internal.h"
 #include "symdb_endian.h"
 
@@ -135,28 +136,6 @@ static void pick_symbols(symdb_image *img, unsigned names)
 	img->names_missing = 1;
 }
 
-/* The address columns are what every lookup binary-searches: ask for them
- * up front.  The record tables are touched sparsely, so leave them to demand
- * paging.  Hints only; failures are ignored. */
-static void advise(const symdb_image *img)
-{
-	static const uint32_t hot[] = { FMT_T_SYMBOL_ADDRS, FMT_T_INLINE_ADDRS, FMT_T_LINE_ADDRS };
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t i;
-
-	if (pg <= 0)
-		return;
-	for (i = 0; i < sizeof hot / sizeof hot[0]; i++) {
-		const fmt_table *t = &img->v.t[hot[i]];
-		uintptr_t a, e;
-		if (!t->p || !t->length)
-			continue;
-		a = (uintptr_t)t->p & ~(uintptr_t)(pg - 1);
-		e = (uintptr_t)t->p + t->length;
-		(void)madvise((void *)a, e - a, MADV_WILLNEED);
-	}
-}
-
 static int map_fd(int fd, const char *path, void **map, size_t *len, char *eb, size_t ebsz)
 {
 	struct stat st;
@@ -177,7 +156,20 @@ static int map_fd(int fd, const char *path, void **map, size_t *len, char *eb, s
 		int rc = -errno;
 		return fmt_err(eb, ebsz, rc, "%s: mmap: %s", path, symdb_strerror(rc));
 	}
+	rd_advise_map(*map, *len);
 	return 0;
+}
+
+/* Every table checksum: a read through the whole file, with readahead
+ * while it lasts (reader_advise.c). */
+static int check_sums(const symdb_image *img, char *why, size_t whysz)
+{
+	int rc;
+
+	rd_advise_scan(img);
+	rc = fmt_view_check_sums(&img->v, why, whysz);
+	rd_advise_lookup(img);
+	return rc;
 }
 
 static int validate(symdb_image *img, const char *path, unsigned flags, char *eb, size_t ebsz)
@@ -188,7 +180,7 @@ static int validate(symdb_image *img, const char *path, unsigned flags, char *eb
 	why[0] = 0;
 	rc = fmt_view_parse(img->map, img->map_len, &img->v, why, sizeof why);
 	if (rc == 0 && (flags & SYMDB_OPEN_VERIFY_CHECKSUMS))
-		rc = fmt_view_check_sums(&img->v, why, sizeof why);
+		rc = check_sums(img, why, sizeof why);
 	if (rc)
 		return fmt_err(eb, ebsz, rc, "%s: %s", path, why);
 	return 0;
@@ -234,7 +226,6 @@ static int image_from_map(void *map, size_t len, const char *path, unsigned flag
 		return rc;
 	}
 	hoist_tables(img);
-	advise(img);
 	img->refs = 1;
 	*out = img;
 	return 0;
@@ -523,7 +514,7 @@ static int share(symdb_image *img, unsigned flags, const char *path, symdb_image
 {
 	if (flags & SYMDB_OPEN_VERIFY_CHECKSUMS) {
 		char why[200] = "";
-		int rc = fmt_view_check_sums(&img->v, why, sizeof why);
+		int rc = check_sums(img, why, sizeof why);
 		if (rc) {
 			symdb_image_close(img);
 			return fmt_err(eb, ebsz, rc, "%s: %s", path, why);

@@ -26,6 +26,7 @@
  */
 #include <string.h>
 
+#include "reader_advise.h"
 #include "reader_internal.h"
 #include "symdb_endian.h"
 
@@ -380,6 +381,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		all_damaged(res, naddrs, result_sz);
 		return (ptrdiff_t)naddrs;
 	}
+	rd_advise_batch(img, naddrs); /* tables this batch would fault through */
 	for (i = 0; i < naddrs;) {
 		uint64_t a = addrs[i];
 		if (i > 0 && a < addrs[i - 1])
