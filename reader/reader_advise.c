@@ -67,14 +67,47 @@ static void advise_range(const void *p, size_t len, int advice)
 	(void)madvise((void *)a, (uintptr_t)p + len - a, advice);
 }
 
-/* Ask for all of [p, p + len) to be read into the page cache. */
+/* Pages of a table probed with mincore() before it is asked for. */
+#define RD_ADVISE_PROBES 16
+
+/* Whether the table at [a, a + pages * pg) (page-aligned) looks cached:
+ * RD_ADVISE_PROBES pages spread over it all are.  A WILLNEED of cached
+ * pages still walks them, a few microseconds per piece (2.6 to 9.6 ms for
+ * the 1,150 pieces of a warm 147 MB index), and a mincore() of a whole
+ * table costs more still (23 ms), so a few probes decide.  A table partly
+ * cached is asked for whole; one that is cached except where no probe
+ * looked is left to faults.  (mincore reports the page cache only for
+ * files the caller owns or may write; for others it sees fewer pages, and
+ * more is asked for: no worse than asking for all.) */
+static int looks_cached(uintptr_t a, uint64_t pages, long pg)
+{
+	unsigned char v;
+	unsigned i;
+
+	for (i = 0; i < RD_ADVISE_PROBES; i++) {
+		uint64_t at = pages <= 1 ? 0 : pages - 1 - (pages - 1) * i / (RD_ADVISE_PROBES - 1);
+		if (mincore((void *)(a + at * (uint64_t)pg), (size_t)pg, &v) != 0 || !(v & 1))
+			return 0;
+	}
+	return 1;
+}
+
+/* Ask for all of [p, p + len) to be read into the page cache, unless it
+ * looks cached already. */
 static void willneed(const uint8_t *p, size_t len)
 {
-	size_t off, n;
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t a, e, off, n;
 
-	for (off = 0; off < len; off += n) {
-		n = len - off < RD_ADVISE_WILLNEED_PIECE ? len - off : RD_ADVISE_WILLNEED_PIECE;
-		advise_range(p + off, n, MADV_WILLNEED);
+	if (pg <= 0 || !p || !len)
+		return;
+	a = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+	e = (uintptr_t)p + len;
+	if (looks_cached(a, (e - a + pg - 1) / pg, pg))
+		return;
+	for (off = 0; a + off < e; off += n) {
+		n = e - a - off < RD_ADVISE_WILLNEED_PIECE ? e - a - off : RD_ADVISE_WILLNEED_PIECE;
+		(void)madvise((void *)(a + off), n, MADV_WILLNEED);
 	}
 }
 
