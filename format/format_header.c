@@ -145,8 +145,23 @@ const char *fmt_table_name(uint32_t kind)
 	return names[kind];
 }
 
+int fmt_table_packed(uint32_t kind, unsigned major)
+{
+	return major >= 2 && (kind == FMT_T_FUNCTIONS || kind == FMT_T_INLINE_MAP ||
+	                      kind == FMT_T_INLINE_NODES || kind == FMT_T_LINE_ROWS);
+}
+
 int fmt_record_size(uint32_t kind, unsigned address_size)
 {
+	return fmt_record_size_v(kind, address_size, FMT_VERSION_MAJOR);
+}
+
+int fmt_record_size_v(uint32_t kind, unsigned address_size, unsigned major)
+{
+	if (fmt_table_packed(kind, major))
+		return 0;
+	if (major >= 2 && (kind == FMT_T_INLINE_ADDRS || kind == FMT_T_LINE_ADDRS))
+		return FMT_BLK_SIZE;
 	switch (kind) {
 	case FMT_T_STRINGS: return 0;
 	case FMT_T_SEGMENTS: return FMT_SEG_SIZE;
@@ -197,9 +212,11 @@ static int check_frame(const uint8_t *b, uint64_t size, fmt_view *v, char *eb, s
 		               (unsigned long long)size, FMT_HEADER_SIZE);
 	v->version_major = fmt_be16(b + FMT_H_VERSION_MAJOR);
 	v->version_minor = fmt_be16(b + FMT_H_VERSION_MINOR);
-	if (v->version_major != FMT_VERSION_MAJOR)
-		return fmt_err(eb, ebsz, SYMDB_E_VERSION, "Version_Major %u not supported (want %d)",
-		               v->version_major, FMT_VERSION_MAJOR);
+	if (v->version_major != FMT_VERSION_MAJOR && v->version_major != FMT_V1_MAJOR)
+		return fmt_err(eb, ebsz, SYMDB_E_VERSION,
+		               "Version_Major %u not supported (want %d or %d)", v->version_major,
+		               FMT_V1_MAJOR, FMT_VERSION_MAJOR);
+	v->packed = v->version_major >= 2;
 	v->header_size = fmt_be32(b + FMT_H_HEADER_SIZE);
 	if (v->header_size < FMT_HEADER_SIZE || v->header_size > size)
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "Header_Size %u out of range [%d, %llu]",
@@ -269,7 +286,7 @@ static int check_entry(const fmt_view *v, const fmt_table *t, char *eb, size_t e
 {
 	uint64_t lo = v->dir_offset + (uint64_t)v->table_count * FMT_DIR_ENTRY_SIZE;
 	const char *nm = fmt_table_name(t->kind);
-	int rs = fmt_record_size(t->kind, v->address_size);
+	int rs = fmt_record_size_v(t->kind, v->address_size, v->version_major);
 
 	if (t->flags & ~FMT_TABLE_FLAGS_KNOWN)
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s) Flags 0x%x has unknown bits",
@@ -287,6 +304,11 @@ static int check_entry(const fmt_view *v, const fmt_table *t, char *eb, size_t e
 		               (unsigned long long)v->size);
 	if (rs < 0) /* unknown OPTIONAL kind: bounds only */
 		return 0;
+	if (fmt_table_packed(t->kind, v->version_major))
+		return t->record_size ? fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+		                                "table %u (%s) Record_Size %u, want 0", t->kind, nm,
+		                                t->record_size)
+		                      : 0; /* Length and Count: check_packed */
 	if (t->record_size != rs)
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s) Record_Size %u, want %d",
 		               t->kind, nm, t->record_size, rs);
@@ -347,7 +369,7 @@ static int check_directory(fmt_view *v, char *eb, size_t ebsz)
 			               "directory entry %u: Kind %u not above the previous %u", i,
 			               t->kind, prev);
 		prev = t->kind;
-		if (fmt_record_size(t->kind, v->address_size) < 0 &&
+		if (fmt_record_size_v(t->kind, v->address_size, v->version_major) < 0 &&
 		    !(t->flags & FMT_TABLE_OPTIONAL))
 			return fmt_err(eb, ebsz, SYMDB_E_VERSION,
 			               "table %u is of an unknown required kind", t->kind);
@@ -370,6 +392,47 @@ static int check_parallel(const fmt_view *v, uint32_t ka, uint32_t kb, char *eb,
 	               fmt_table_name(kb), (unsigned long long)v->t[kb].count);
 }
 
+/* Format 2 (SPEC §7.9): a block column of ceil(rows / 64) records. */
+static int check_blocks(const fmt_view *v, uint32_t kb, uint32_t kr, char *eb, size_t ebsz)
+{
+	uint64_t rows = v->t[kr].count;
+
+	if (v->t[kb].count == rows / FMT_BLK_ROWS + (rows % FMT_BLK_ROWS != 0))
+		return 0;
+	return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
+	               "table %u (%s) Count %llu is not ceil(table %u (%s) Count %llu / %d)", kb,
+	               fmt_table_name(kb), (unsigned long long)v->t[kb].count, kr,
+	               fmt_table_name(kr), (unsigned long long)rows, FMT_BLK_ROWS);
+}
+
+static int check_packed_table(uint32_t kind, unsigned nfields, fmt_packed *out,
+                              const fmt_view *v, char *eb, size_t ebsz)
+{
+	const fmt_table *t = &v->t[kind];
+	const char *why = "";
+
+	if (fmt_packed_parse(t->p, t->length, t->count, nfields, out, &why) == 0)
+		return 0;
+	return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s): %s", kind, fmt_table_name(kind),
+	               why);
+}
+
+/* The packed DWARF tables' shapes (SPEC §7.9): O(1), the headers only. */
+static int check_packed(fmt_view *v, char *eb, size_t ebsz)
+{
+	int rc;
+
+	if ((rc = check_blocks(v, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP, eb, ebsz)) ||
+	    (rc = check_blocks(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)) ||
+	    (rc = check_packed_table(FMT_T_FUNCTIONS, FMT_PF_COUNT, &v->fns, v, eb, ebsz)) ||
+	    (rc = check_packed_table(FMT_T_INLINE_NODES, FMT_PN_COUNT, &v->nodes, v, eb, ebsz)))
+		return rc;
+	if (v->t[FMT_T_INLINE_MAP].length > (uint64_t)UINT32_MAX + 1 ||
+	    v->t[FMT_T_LINE_ROWS].length > (uint64_t)UINT32_MAX + 1)
+		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "a rows table is over 4 GiB");
+	return 0;
+}
+
 /* Which kinds must be present, which go together (SPEC §6.1), and the
  * string pool's NUL bounds (SPEC §8). */
 static int check_kinds(fmt_view *v, char *eb, size_t ebsz)
@@ -390,9 +453,11 @@ static int check_kinds(fmt_view *v, char *eb, size_t ebsz)
 		return fmt_err(eb, ebsz, SYMDB_E_CORRUPT,
 		               "only %u of the 7 DWARF tables (5..11) present", ndwarf);
 	v->has_dwarf = ndwarf != 0;
-	if ((rc = check_parallel(v, FMT_T_SYMBOL_ADDRS, FMT_T_SYMBOLS, eb, ebsz)) ||
-	    (rc = check_parallel(v, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP, eb, ebsz)) ||
-	    (rc = check_parallel(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)) ||
+	if (v->has_dwarf && v->packed)
+		rc = check_packed(v, eb, ebsz);
+	else if ((rc = check_parallel(v, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP, eb, ebsz)) == 0)
+		rc = check_parallel(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz);
+	if (rc || (rc = check_parallel(v, FMT_T_SYMBOL_ADDRS, FMT_T_SYMBOLS, eb, ebsz)) ||
 	    (v->t[FMT_T_SYMBOL_FILES].p &&
 	     (rc = check_parallel(v, FMT_T_SYMBOLS, FMT_T_SYMBOL_FILES, eb, ebsz))))
 		return rc;

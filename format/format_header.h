@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format_pack.h"
 #include "symdb_format.h"
 
 #define FMT_HIDDEN __attribute__((visibility("hidden")))
@@ -51,15 +52,23 @@ typedef struct fmt_view {
 	uint64_t dir_offset;
 	uint64_t header_checksum;
 	int has_dwarf;                  /* the DWARF tables (5..11) are present */
+	int packed;                     /* format 2: kinds 6-11 as SPEC §7.9 */
+	fmt_packed fns, nodes;          /* format 2: FUNCTIONS, INLINE_NODES (§7.9.1) */
 	fmt_table t[FMT_T_KIND_MAX + 1]; /* by kind; t[0] unused */
 } fmt_view;
 
 /* The name of a table kind ("SYMBOLS"), or "unknown". */
 FMT_HIDDEN const char *fmt_table_name(uint32_t kind);
 
-/* The Record_Size SPEC §6.1 gives `kind` in a file of this Address_Size;
- * -1 for a kind this version does not know. */
+/* The Record_Size SPEC §6.1 gives `kind` in a file of this Address_Size
+ * written by the current format (FMT_VERSION_MAJOR); -1 for a kind this
+ * version does not know. */
 FMT_HIDDEN int fmt_record_size(uint32_t kind, unsigned address_size);
+/* The same for a file of Version_Major `major` (1 or 2). */
+FMT_HIDDEN int fmt_record_size_v(uint32_t kind, unsigned address_size, unsigned major);
+/* Is `kind` a packed table (SPEC §7.9: Record_Size 0, Count of records or
+ * rows, Length not Count x Record_Size) in a file of that major? */
+FMT_HIDDEN int fmt_table_packed(uint32_t kind, unsigned major);
 
 /* XXH3-64 of the header's first 120 bytes followed by `table_count`
  * directory entries at `dir` (SPEC §5 Header_Checksum). */

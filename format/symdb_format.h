@@ -25,11 +25,13 @@ extern "C" {
  * line-ending conversion, as PNG does. */
 #define FMT_MAGIC            "\x89SYMDB\r\n"
 #define FMT_MAGIC_LEN        8
-#define FMT_VERSION_MAJOR    1   /* a reader rejects any other major */
-#define FMT_VERSION_MINOR    2   /* a reader accepts any minor of its major;
-                                     1.1 added SYMBOL_FILES (kind 13), 1.2 the
-                                     other file's symbol table (kinds 14-16)
-                                     and embedded sources (17) */
+#define FMT_VERSION_MAJOR    2   /* what the writer writes (SPEC §7.9, §15) */
+#define FMT_VERSION_MINOR    0
+/* The other major a reader reads: 1.0-1.2, the unpacked DWARF tables of
+ * SPEC §7.4-§7.6.  1.1 added SYMBOL_FILES (kind 13), 1.2 the other file's
+ * symbol table (kinds 14-16) and embedded sources (17); major 2 keeps all. */
+#define FMT_V1_MAJOR         1
+#define FMT_V1_MINOR         2   /* the last minor of major 1 */
 #define FMT_HEADER_SIZE      128
 
 /* Field offsets inside the header (SPEC §5). */
@@ -214,6 +216,45 @@ enum fmt_table_kind {
 #define FMT_BI_SYMSRC_DYNSYM 2u /* ELF .dynsym only (a fully stripped file) */
 #define FMT_BI_SYMSRC_NLIST  3u /* Mach-O LC_SYMTAB */
 
+
+/* ---- SPEC §7.9 Format 2: packed DWARF tables ----------------------------
+ * Kinds 6 and 9 are packed record tables (§7.9.1), kinds 7/8 and 10/11
+ * block interval tables (§7.9.2); format_pack.h reads and writes them. */
+
+/* §7.9.1 packed record table header. */
+#define FMT_PK_FIELD_COUNT   0   /* u32 */
+#define FMT_PK_RECORD_BITS   4   /* u32: sum of the widths */
+#define FMT_PK_FIELDS        8   /* Field_Count x 16 bytes: */
+#define FMT_PK_FIELD_SIZE    16
+#define FMT_PK_F_WIDTH       0   /*   u8, <= 64, then 7 zero bytes */
+#define FMT_PK_F_BASE        8   /*   u64 */
+#define FMT_PK_TAIL          8   /* zero bytes after every bit string */
+#define FMT_PK_MAX_WIDTH     64
+#define FMT_PK_MAX_FIELDS    9
+
+/* FUNCTIONS fields, in record order. */
+enum { FMT_PF_DIE_OFFSET, FMT_PF_LINKAGE_NAME, FMT_PF_NAME, FMT_PF_DECL_FILE, FMT_PF_DECL_LINE,
+       FMT_PF_COUNT };
+#define FMT_PF_NULLABLE      (1u << FMT_PF_DECL_FILE)
+
+/* INLINE_NODES fields, in record order. */
+enum { FMT_PN_PARENT_DISTANCE, FMT_PN_FUNCTION, FMT_PN_CALL_FILE, FMT_PN_CALL_LINE,
+       FMT_PN_CALL_COLUMN, FMT_PN_CALL_DISCR, FMT_PN_DEPTH, FMT_PN_FLAGS, FMT_PN_LOW_PC,
+       FMT_PN_COUNT };
+#define FMT_PN_NULLABLE      ((1u << FMT_PN_FUNCTION) | (1u << FMT_PN_CALL_FILE))
+
+/* §7.9.2 block record (kinds 7 and 10 in format 2). */
+#define FMT_BLK_ROWS         64  /* intervals per block */
+#define FMT_BLK_SIZE         32
+#define FMT_BLK_FIRST        0   /* u64 offset from Base_Address */
+#define FMT_BLK_ROWS_OFFSET  8   /* u32 byte offset in the rows table */
+#define FMT_BLK_BASE_INDEX   12  /* u32 */
+#define FMT_BLK_BASE_LINE    16  /* u32 */
+#define FMT_BLK_BASE_COLUMN  20  /* u32 */
+#define FMT_BLK_WIDTHS       24  /* 5 x u8, in column order */
+#define FMT_BLK_RESERVED     29  /* 3 bytes, 0 */
+/* A block's columns, in bit-string order; an inline block has the first two. */
+enum { FMT_BC_DELTA, FMT_BC_INDEX, FMT_BC_LINE, FMT_BC_COLUMN, FMT_BC_DISCR, FMT_BC_COUNT };
 
 /* ---- SPEC §12 Catalog --------------------------------------------------- */
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "format_header.h"
+#include "format_pack.h"
 
 #define ADDR32_MAX 0xFFFFFFFFull
 
@@ -167,6 +168,20 @@ static uint8_t *builder_alloc(struct table_builder *b, uint32_t kind, uint16_t f
 	return p;
 }
 
+/* Hand an encoded packed table (SPEC §7.9) of len bytes to the plan. */
+static void builder_adopt(struct table_builder *b, uint32_t kind, uint8_t *p, uint64_t len,
+                          uint64_t count)
+{
+	fmt_wtable *t = &b->t[b->nt++];
+
+	b->out->buf[kind] = p;
+	t->kind = kind;
+	t->flags = 0;
+	t->data = p;
+	t->length = len;
+	t->count = count;
+}
+
 static unsigned builder_address_size(const struct table_builder *b)
 {
 	const ix_image *img = b->img;
@@ -282,21 +297,33 @@ static int builder_build_info(struct table_builder *b)
 	return 0;
 }
 
+/* FUNCTIONS record i's fields in SPEC §7.9.1 order. */
+static void function_fields(uint64_t i, uint64_t *v, void *arg)
+{
+	const ix_function *fn = (const ix_function *)((const ix_image *)arg)->functions.p + i;
+
+	v[FMT_PF_DIE_OFFSET] = fn->die_offset;
+	v[FMT_PF_LINKAGE_NAME] = fn->linkage_name;
+	v[FMT_PF_NAME] = fn->name;
+	v[FMT_PF_DECL_FILE] = fn->decl_file;
+	v[FMT_PF_DECL_LINE] = fn->decl_line;
+}
+
 static int builder_files_functions(struct table_builder *b)
 {
 	const ix_file *f = b->img->files.p;
-	const ix_function *fn = b->img->functions.p;
 	size_t i;
-	uint8_t *r = builder_alloc(b, FMT_T_FILES, 0, b->img->files.n, FMT_FILE_SIZE);
-	uint8_t *q = builder_alloc(b, FMT_T_FUNCTIONS, 0, b->img->functions.n, FMT_FN_SIZE);
+	uint8_t *r = builder_alloc(b, FMT_T_FILES, 0, b->img->files.n, FMT_FILE_SIZE), *q;
+	uint64_t len;
 
-	if (!r || !q)
+	if (!r)
 		return -ENOMEM;
 	for (i = 0; i < b->img->files.n; i++)
 		fmt_enc_file(r + i * FMT_FILE_SIZE, f[i].path, f[i].relative, f[i].base);
-	for (i = 0; i < b->img->functions.n; i++)
-		fmt_enc_function(q + i * FMT_FN_SIZE, fn[i].die_offset, fn[i].linkage_name,
-		                 fn[i].name, fn[i].decl_file, fn[i].decl_line);
+	if (fmt_pack_records(FMT_PF_COUNT, FMT_PF_NULLABLE, b->img->functions.n, function_fields,
+	                     b->img, &q, &len))
+		return -ENOMEM;
+	builder_adopt(b, FMT_T_FUNCTIONS, q, len, b->img->functions.n);
 	return 0;
 }
 
@@ -347,68 +374,92 @@ static int builder_file_sources(struct table_builder *b)
 	return 0;
 }
 
+/* INLINE_NODES record i's fields in SPEC §7.9.1 order. */
+static void node_fields(uint64_t i, uint64_t *v, void *arg)
+{
+	const ix_image *img = arg;
+	const ix_node *nd = (const ix_node *)img->nodes.p + i;
+	uint64_t base = img->base_address;
+	uint16_t fl = nd->flags & FMT_NODEF_KNOWN;
+
+	/* A low_pc below the base cannot be stored as an offset. */
+	if (!(fl & FMT_NODEF_HAS_LOW_PC) || nd->low_pc < base)
+		fl &= (uint16_t)~FMT_NODEF_HAS_LOW_PC;
+	v[FMT_PN_PARENT_DISTANCE] = nd->parent == FMT_NONE ? 0 : i - nd->parent;
+	v[FMT_PN_FUNCTION] = nd->function;
+	v[FMT_PN_CALL_FILE] = nd->call_file;
+	v[FMT_PN_CALL_LINE] = nd->call_line;
+	v[FMT_PN_CALL_COLUMN] = nd->call_column;
+	v[FMT_PN_CALL_DISCR] = nd->call_discr;
+	v[FMT_PN_DEPTH] = nd->depth;
+	v[FMT_PN_FLAGS] = fl;
+	v[FMT_PN_LOW_PC] = fl & FMT_NODEF_HAS_LOW_PC ? nd->low_pc - base : 0;
+}
+
 static int builder_nodes(struct table_builder *b)
 {
-	const ix_node *nd = b->img->nodes.p;
-	uint64_t base = b->img->base_address;
-	size_t i;
-	uint8_t *r = builder_alloc(b, FMT_T_INLINE_NODES, 0, b->img->nodes.n, FMT_NODE_SIZE);
+	uint8_t *r;
+	uint64_t len;
 
-	if (!r)
+	if (fmt_pack_records(FMT_PN_COUNT, FMT_PN_NULLABLE, b->img->nodes.n, node_fields, b->img,
+	                     &r, &len))
 		return -ENOMEM;
-	for (i = 0; i < b->img->nodes.n; i++) {
-		uint16_t fl = nd[i].flags & FMT_NODEF_KNOWN;
-		uint64_t lo = 0;
-
-		/* A low_pc below the base cannot be stored as an offset. */
-		if ((fl & FMT_NODEF_HAS_LOW_PC) && nd[i].low_pc >= base)
-			lo = nd[i].low_pc - base;
-		else
-			fl &= (uint16_t)~FMT_NODEF_HAS_LOW_PC;
-		fmt_enc_node(r + i * FMT_NODE_SIZE, nd[i].parent, nd[i].function, nd[i].call_file,
-		             nd[i].call_line, nd[i].call_column, nd[i].call_discr, nd[i].depth, fl,
-		             lo);
-	}
+	builder_adopt(b, FMT_T_INLINE_NODES, r, len, b->img->nodes.n);
 	b->out->ninline_nodes = b->img->nodes.n;
 	return 0;
 }
 
-static int builder_imap(struct table_builder *b, unsigned as)
+/* Interval i of the emitted inline intervals (the first one clipped to
+ * Base_Address, builder_first_kept). */
+static void imap_row(uint64_t i, fmt_brow *r, void *arg)
 {
-	const ix_imap *im = b->img->imap.p;
-	size_t n = b->img->imap.n - b->imap0, i;
-	uint8_t *a = builder_alloc(b, FMT_T_INLINE_ADDRS, 0, n, as);
-	uint8_t *m = builder_alloc(b, FMT_T_INLINE_MAP, 0, n, FMT_IMAP_SIZE);
+	const struct table_builder *b = arg;
+	const ix_imap *im = (const ix_imap *)b->img->imap.p + b->imap0 + i;
 
-	if (!a || !m)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		uint64_t addr = i ? im[b->imap0 + i].addr : b->imap0_addr;
+	r->addr = (i ? im->addr : b->imap0_addr) - b->img->base_address;
+	r->index = im->node;
+}
 
-		fmt_put_addr(a, as, i, addr - b->img->base_address);
-		fmt_put32(m + i * FMT_IMAP_SIZE, im[b->imap0 + i].node);
-	}
+static void line_row(uint64_t i, fmt_brow *r, void *arg)
+{
+	const struct table_builder *b = arg;
+	const ix_row *x = (const ix_row *)b->img->rows.p + b->rows0 + i;
+
+	r->addr = (i ? x->addr : b->rows0_addr) - b->img->base_address;
+	r->index = x->file;
+	r->line = x->line;
+	r->column = x->column;
+	r->discr = x->discr;
+}
+
+/* A block interval table pair (SPEC §7.9.2): the block column under kind kb,
+ * the rows under kr. */
+static int builder_blocks(struct table_builder *b, uint32_t kb, uint32_t kr, uint64_t n,
+                          int lines, fmt_brow_get_fn get)
+{
+	uint8_t *blk, *rows;
+	uint64_t len;
+	int rc = fmt_pack_blocks(n, lines, get, b, &blk, &rows, &len);
+
+	if (rc)
+		return rc;
+	builder_adopt(b, kb, blk, (n + FMT_BLK_ROWS - 1) / FMT_BLK_ROWS * FMT_BLK_SIZE,
+	              (n + FMT_BLK_ROWS - 1) / FMT_BLK_ROWS);
+	builder_adopt(b, kr, rows, len, n);
 	return 0;
 }
 
-static int builder_rows(struct table_builder *b, unsigned as)
+static int builder_imap(struct table_builder *b)
 {
-	const ix_row *rw = b->img->rows.p;
-	size_t n = b->img->rows.n - b->rows0, i;
-	uint8_t *a = builder_alloc(b, FMT_T_LINE_ADDRS, 0, n, as);
-	uint8_t *r = builder_alloc(b, FMT_T_LINE_ROWS, 0, n, FMT_ROW_SIZE);
+	return builder_blocks(b, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP,
+	                      b->img->imap.n - b->imap0, 0, imap_row);
+}
 
-	if (!a || !r)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const ix_row *x = &rw[b->rows0 + i];
-		uint64_t addr = i ? x->addr : b->rows0_addr;
-
-		fmt_put_addr(a, as, i, addr - b->img->base_address);
-		fmt_enc_row(r + i * FMT_ROW_SIZE, x->file, x->line, x->column, x->discr);
-	}
-	b->out->nline_rows = n;
-	return 0;
+static int builder_rows(struct table_builder *b)
+{
+	b->out->nline_rows = b->img->rows.n - b->rows0;
+	return builder_blocks(b, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, b->out->nline_rows, 1,
+	                      line_row);
 }
 
 static void builder_header(const ix_image *img, unsigned as, fmt_whdr *h)
@@ -444,9 +495,9 @@ static int builder_encode(struct table_builder *b, unsigned as)
 	if (rc == 0 && b->dwarf)
 		rc = builder_nodes(b);
 	if (rc == 0 && b->dwarf)
-		rc = builder_imap(b, as);
+		rc = builder_imap(b);
 	if (rc == 0 && b->dwarf)
-		rc = builder_rows(b, as);
+		rc = builder_rows(b);
 	if (rc == 0)
 		rc = builder_build_info(b);
 	if (rc == 0 && b->dwarf)
@@ -482,6 +533,8 @@ int ix_tables_build(ix_image *img, ix_output *out, char *eb, size_t ebsz)
 	as = builder_address_size(&b);
 	out->address_size = as;
 	rc = builder_encode(&b, as);
+	if (rc == SYMDB_E_TOO_BIG)
+		return fmt_err(eb, ebsz, rc, "an interval table's packed rows pass 4 GiB");
 	if (rc)
 		return fmt_err(eb, ebsz, rc, "out of memory encoding tables");
 	builder_header(img, as, &h);

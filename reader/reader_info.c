@@ -5,7 +5,8 @@
  * checksum (SPEC §9), zero padding (§4), sort orders, parallel counts, every
  * string reference and every FILES / FUNCTIONS / node index in range, Parent
  * below its child, Depth consistent, and the NONE sentinels that close the
- * inline and line interval tables (§7).  Resolve stays safe without it; it
+ * inline and line interval tables (§7), in either major (reader_tables.h
+ * decodes both).  Resolve stays safe without it; it
  * exists so that `symdb verify` can tell a damaged file from a correct one.
  */
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include "reader_advise.h"
 #include "reader_internal.h"
+#include "reader_tables.h"
 #include "symdb_endian.h"
 
 int symdb_image_get_info(const symdb_image *img, symdb_image_info *caller)
@@ -54,6 +56,8 @@ int symdb_image_get_info(const symdb_image *img, symdb_image_info *caller)
 	out->nbuild_info = (unsigned)i;
 	out->alt_symbols = img->alt != 0;
 	out->symbols_missing = img->names_missing != 0;
+	for (i = 1; i <= FMT_T_KIND_MAX && i < 32; i++)
+		out->table_bytes[i] = v->t[i].p ? v->t[i].length : 0;
 	return rd_out_put(caller, out, sizeof *out);
 }
 
@@ -163,19 +167,26 @@ static int check_files(const symdb_image *img, char *eb, size_t ebsz)
 	return 0;
 }
 
+/* FUNCTIONS[i]'s Die_Offset: the sort key, read only here. */
+static uint64_t fn_die(const symdb_image *img, uint64_t i)
+{
+	if (img->packed)
+		return fmt_packed_get(&img->v.fns, i, FMT_PF_DIE_OFFSET);
+	return fmt_be64(img->fns + i * FMT_FN_SIZE + FMT_FN_DIE_OFFSET);
+}
+
 static int check_functions(const symdb_image *img, char *eb, size_t ebsz)
 {
 	uint64_t i;
 
 	for (i = 0; i < img->nfns; i++) {
-		const uint8_t *f = img->fns + i * FMT_FN_SIZE;
-		if (!ref_ok(img, fmt_be32(f + FMT_FN_LINKAGE_NAME)) ||
-		    !ref_ok(img, fmt_be32(f + FMT_FN_NAME)))
+		rd_fn f;
+		rd_fn_get(img, (uint32_t)i, &f);
+		if (!ref_ok(img, f.linkage) || !ref_ok(img, f.name))
 			return BAD(FMT_T_FUNCTIONS, i, "name past the string pool");
-		if (!idx_ok(fmt_be32(f + FMT_FN_DECL_FILE), img->nfiles))
+		if (!idx_ok(f.decl_file, img->nfiles))
 			return BAD(FMT_T_FUNCTIONS, i, "Decl_File past FILES");
-		if (i && fmt_be64(f + FMT_FN_DIE_OFFSET) <=
-		             fmt_be64(f - FMT_FN_SIZE + FMT_FN_DIE_OFFSET))
+		if (i && fn_die(img, i) <= fn_die(img, i - 1))
 			return BAD(FMT_T_FUNCTIONS, i, "Die_Offset not above the previous one");
 	}
 	return 0;
@@ -186,24 +197,62 @@ static int check_nodes(const symdb_image *img, char *eb, size_t ebsz)
 	uint64_t i;
 
 	for (i = 0; i < img->nnodes; i++) {
-		const uint8_t *n = img->nodes + i * FMT_NODE_SIZE;
-		uint32_t parent = fmt_be32(n + FMT_NODE_PARENT);
-		unsigned depth = fmt_be16(n + FMT_NODE_DEPTH);
-		if (parent != FMT_NONE && parent >= i)
-			return BAD(FMT_T_INLINE_NODES, i, "Parent %u not below the node", parent);
-		if (depth != (parent == FMT_NONE
-		                  ? 0u
-		                  : fmt_be16(img->nodes + (uint64_t)parent * FMT_NODE_SIZE +
-		                             FMT_NODE_DEPTH) + 1u))
-			return BAD(FMT_T_INLINE_NODES, i, "Depth %u is not the parent's + 1", depth);
-		if (!idx_ok(fmt_be32(n + FMT_NODE_FUNCTION), img->nfns))
+		rd_node n, p;
+		rd_node_get(img, (uint32_t)i, &n);
+		if (n.parent != FMT_NONE && n.parent >= i)
+			return BAD(FMT_T_INLINE_NODES, i, "Parent %u not below the node", n.parent);
+		if (n.parent != FMT_NONE)
+			rd_node_get(img, n.parent, &p);
+		if (n.depth != (n.parent == FMT_NONE ? 0u : p.depth + 1u))
+			return BAD(FMT_T_INLINE_NODES, i, "Depth %u is not the parent's + 1", n.depth);
+		if (!idx_ok(n.function, img->nfns))
 			return BAD(FMT_T_INLINE_NODES, i, "Function past FUNCTIONS");
-		if (!idx_ok(fmt_be32(n + FMT_NODE_CALL_FILE), img->nfiles))
+		if (!idx_ok(n.call_file, img->nfiles))
 			return BAD(FMT_T_INLINE_NODES, i, "Call_File past FILES");
-		if (fmt_be16(n + FMT_NODE_FLAGS) & ~FMT_NODEF_KNOWN)
+		if (n.flags & ~FMT_NODEF_KNOWN)
 			return BAD(FMT_T_INLINE_NODES, i, "unknown Flags bits");
-		if (fmt_be32(n + FMT_NODE_RESERVED))
+		if (!img->packed &&
+		    fmt_be32(img->nodes + i * FMT_NODE_SIZE + FMT_NODE_RESERVED))
 			return BAD(FMT_T_INLINE_NODES, i, "Reserved is not zero");
+	}
+	return 0;
+}
+
+/* Format 2: every block of a block column valid (SPEC §7.9.2), with zero
+ * reserved bytes, and a Delta 0 of 0. */
+static int check_blocks(const symdb_image *img, int lines, char *eb, size_t ebsz)
+{
+	uint32_t kind = lines ? FMT_T_LINE_ADDRS : FMT_T_INLINE_ADDRS;
+	const uint8_t *col = lines ? img->laddr : img->iaddr;
+	uint64_t k, n = lines ? img->nlblk : img->niblk;
+
+	for (k = 0; k < n; k++) {
+		const uint8_t *r = col + k * FMT_BLK_SIZE;
+		fmt_block b;
+		if (rd_block(img, lines, k, &b))
+			return BAD(kind, k, "widths or Rows_Offset out of range");
+		if (r[FMT_BLK_RESERVED] || r[FMT_BLK_RESERVED + 1] || r[FMT_BLK_RESERVED + 2])
+			return BAD(kind, k, "Reserved is not zero");
+		if (fmt_block_raw(&b, FMT_BC_DELTA, 0))
+			return BAD(kind, k, "the first Delta is not 0");
+		if (!lines && (b.w[FMT_BC_LINE] || b.w[FMT_BC_COLUMN] || b.w[FMT_BC_DISCR]))
+			return BAD(kind, k, "line columns in an inline block");
+	}
+	return 0;
+}
+
+/* Interval starts strictly ascending, in either major. */
+static int intervals_ascend(const symdb_image *img, int lines, char *eb, size_t ebsz)
+{
+	uint32_t kind = lines ? FMT_T_LINE_ADDRS : FMT_T_INLINE_ADDRS;
+	uint64_t i, n = lines ? img->nrows : img->nimap, a, prev = 0;
+
+	for (i = 0; i < n; i++) {
+		if (rd_interval_start(img, lines, i, &a))
+			return BAD(kind, i / FMT_BLK_ROWS, "damaged block");
+		if (i && a <= prev)
+			return BAD(kind, i, "address not above the previous one");
+		prev = a;
 	}
 	return 0;
 }
@@ -211,20 +260,26 @@ static int check_nodes(const symdb_image *img, char *eb, size_t ebsz)
 static int check_intervals(const symdb_image *img, char *eb, size_t ebsz)
 {
 	uint64_t i;
+	uint32_t node;
+	rd_row row;
 	int rc;
 
-	for (i = 0; i < img->nimap; i++)
-		if (!idx_ok(fmt_be32(img->imap + i * FMT_IMAP_SIZE), img->nnodes))
+	if (img->packed &&
+	    ((rc = check_blocks(img, 0, eb, ebsz)) || (rc = check_blocks(img, 1, eb, ebsz))))
+		return rc;
+	for (i = 0; i < img->nimap; i++) {
+		if (rd_imap_get(img, i, &node) || !idx_ok(node, img->nnodes))
 			return BAD(FMT_T_INLINE_MAP, i, "node past INLINE_NODES");
-	if (img->nimap && fmt_be32(img->imap + (img->nimap - 1) * FMT_IMAP_SIZE) != FMT_NONE)
-		return BAD(FMT_T_INLINE_MAP, img->nimap - 1, "last interval is not NONE");
-	for (i = 0; i < img->nrows; i++)
-		if (!idx_ok(fmt_be32(img->rows + i * FMT_ROW_SIZE + FMT_ROW_FILE), img->nfiles))
+		if (i == img->nimap - 1 && node != FMT_NONE)
+			return BAD(FMT_T_INLINE_MAP, i, "last interval is not NONE");
+	}
+	for (i = 0; i < img->nrows; i++) {
+		if (rd_row_get(img, i, &row) || !idx_ok(row.file, img->nfiles))
 			return BAD(FMT_T_LINE_ROWS, i, "File past FILES");
-	if (img->nrows && fmt_be32(img->rows + (img->nrows - 1) * FMT_ROW_SIZE) != FMT_NONE)
-		return BAD(FMT_T_LINE_ROWS, img->nrows - 1, "last row's File is not NONE");
-	if ((rc = ascending(img, FMT_T_INLINE_ADDRS, img->iaddr, img->nimap, eb, ebsz)) ||
-	    (rc = ascending(img, FMT_T_LINE_ADDRS, img->laddr, img->nrows, eb, ebsz)))
+		if (i == img->nrows - 1 && row.file != FMT_NONE)
+			return BAD(FMT_T_LINE_ROWS, i, "last row's File is not NONE");
+	}
+	if ((rc = intervals_ascend(img, 0, eb, ebsz)) || (rc = intervals_ascend(img, 1, eb, ebsz)))
 		return rc;
 	return 0;
 }

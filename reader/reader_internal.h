@@ -69,6 +69,12 @@ struct symdb_image {
 	const uint8_t *iaddr;  const uint8_t *imap;  uint64_t nimap;
 	const uint8_t *nodes;  uint64_t nnodes;
 	const uint8_t *laddr;  const uint8_t *rows;  uint64_t nrows;
+	/* Format 2 (SPEC §7.9; reader_tables.h reads both majors): iaddr and
+	 * laddr are block columns of niblk / nlblk records, imap and rows the
+	 * packed rows of imap_len / rows_len bytes (nimap / nrows intervals),
+	 * FUNCTIONS and INLINE_NODES are v.fns and v.nodes. */
+	int packed;
+	uint64_t niblk, imap_len, nlblk, rows_len;
 	const uint8_t *binfo;  uint64_t nbinfo;
 	const uint8_t *sfiles;                /* SYMBOL_FILES, parallel to syms, or NULL */
 	const uint8_t *fsrcs;  uint64_t nfsrcs; /* FILE_SOURCES (SPEC §7.3.1), or NULL */

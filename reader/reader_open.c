@@ -91,6 +91,11 @@ static void hoist_tables(symdb_image *img)
 	img->laddr = v->t[FMT_T_LINE_ADDRS].p;
 	img->rows = v->t[FMT_T_LINE_ROWS].p;
 	img->nrows = v->t[FMT_T_LINE_ROWS].count;
+	img->packed = v->packed;
+	img->niblk = v->t[FMT_T_INLINE_ADDRS].count;
+	img->imap_len = v->t[FMT_T_INLINE_MAP].length;
+	img->nlblk = v->t[FMT_T_LINE_ADDRS].count;
+	img->rows_len = v->t[FMT_T_LINE_ROWS].length;
 	img->binfo = v->t[FMT_T_BUILD_INFO].p;
 	img->nbinfo = v->t[FMT_T_BUILD_INFO].count;
 	/* format_header.c checked its Count against SYMBOLS. */

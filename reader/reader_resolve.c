@@ -13,6 +13,11 @@
  * address whose three searches find what the previous search found (another
  * instruction of the same line row): the result depends on those alone.
  *
+ * Both majors of the format go through reader_tables.h: in format 2 the
+ * inline and line searches gallop over a block column and bisect one block
+ * of 64 packed intervals (SPEC §7.9.2), and a block whose widths or offset
+ * are damaged makes the address SYMDB_E_CORRUPT.
+ *
  * Open validated only the directory: record contents are untrusted.  Every
  * index read from a record (string reference, FILES, FUNCTIONS, node,
  * Parent) is checked against its table before use, and a failing check marks
@@ -28,6 +33,7 @@
 
 #include "reader_advise.h"
 #include "reader_internal.h"
+#include "reader_tables.h"
 #include "symdb_endian.h"
 
 /* Where the previous address's three searches ended: the upper_bound (count
@@ -42,14 +48,24 @@ typedef struct rd_cursor {
  * outcome of each step is a coin toss).  Inlined with a constant width, so
  * each column load is one load and one byte swap. */
 static inline __attribute__((always_inline)) uint64_t
-upper_from_w(const uint8_t *col, const unsigned aw, uint64_t n, uint64_t from, uint64_t key)
+col_at(const uint8_t *col, const unsigned stride, const unsigned aw, uint64_t i)
+{
+	return aw == 4 ? fmt_be32(col + stride * i) : fmt_be64(col + stride * i);
+}
+
+/* Inlined with constant stride and width (an address column: Address_Size
+ * apart; a format-2 block column: the u64 First_Address of 32-byte
+ * records), so each load is one load and one byte swap. */
+static inline __attribute__((always_inline)) uint64_t
+upper_from_w(const uint8_t *col, const unsigned stride, const unsigned aw, uint64_t n,
+             uint64_t from, uint64_t key)
 {
 	uint64_t lo, len, step = 1;
 
-	if (from >= n || fmt_be_addr(col, aw, from) > key)
+	if (from >= n || col_at(col, stride, aw, from) > key)
 		return from;
 	lo = from; /* invariant: col[lo] <= key */
-	while (step < n - lo && fmt_be_addr(col, aw, lo + step) <= key) {
+	while (step < n - lo && col_at(col, stride, aw, lo + step) <= key) {
 		lo += step;
 		step <<= 1;
 	}
@@ -57,7 +73,7 @@ upper_from_w(const uint8_t *col, const unsigned aw, uint64_t n, uint64_t from, u
 	len = step < n - lo ? step : n - lo;
 	while (len > 1) {
 		uint64_t half = len / 2;
-		lo = fmt_be_addr(col, aw, lo + half) <= key ? lo + half : lo;
+		lo = col_at(col, stride, aw, lo + half) <= key ? lo + half : lo;
 		len -= half;
 	}
 	return lo + 1;
@@ -66,7 +82,14 @@ upper_from_w(const uint8_t *col, const unsigned aw, uint64_t n, uint64_t from, u
 static uint64_t upper_from(const uint8_t *col, unsigned aw, uint64_t n, uint64_t from,
                            uint64_t key)
 {
-	return aw == 4 ? upper_from_w(col, 4, n, from, key) : upper_from_w(col, 8, n, from, key);
+	return aw == 4 ? upper_from_w(col, 4, 4, n, from, key)
+	               : upper_from_w(col, 8, 8, n, from, key);
+}
+
+/* upper_from over a format-2 block column (SPEC §7.9.2). */
+static uint64_t upper_blocks(const uint8_t *blk, uint64_t n, uint64_t from, uint64_t key)
+{
+	return upper_from_w(blk, FMT_BLK_SIZE, 8, n, from, key);
 }
 
 /* A string reference to a C string.  Reference 0 is the empty string (SPEC
@@ -101,63 +124,59 @@ static int file_paths(const symdb_image *img, uint32_t idx, const char **path, c
 /* Name, short name and declaration of FUNCTIONS[idx] (SPEC §7.4). */
 static int function_info(const symdb_image *img, uint32_t idx, symdb_frame *fr)
 {
-	const uint8_t *fn;
+	rd_fn fn;
 
 	if (idx == FMT_NONE)
 		return 0;
 	if (idx >= img->nfns)
 		return -1;
-	fn = img->fns + (uint64_t)idx * FMT_FN_SIZE;
-	if (str_or_null(img, fmt_be32(fn + FMT_FN_LINKAGE_NAME), &fr->name) ||
-	    str_or_null(img, fmt_be32(fn + FMT_FN_NAME), &fr->short_name) ||
-	    file_paths(img, fmt_be32(fn + FMT_FN_DECL_FILE), &fr->decl_file, &fr->decl_file_rel))
+	rd_fn_get(img, idx, &fn);
+	if (str_or_null(img, fn.linkage, &fr->name) || str_or_null(img, fn.name, &fr->short_name) ||
+	    file_paths(img, fn.decl_file, &fr->decl_file, &fr->decl_file_rel))
 		return -1;
-	fr->decl_line = fmt_be32(fn + FMT_FN_DECL_LINE);
+	fr->decl_line = fn.decl_line;
 	return 0;
 }
 
 /* Frame for one INLINE_NODES record: its function and start (SPEC §11.5).
  * File and line are filled by the caller, who knows the inner frame. */
-static int node_frame(const symdb_image *img, const uint8_t *node, symdb_frame *fr)
+static int node_frame(const symdb_image *img, const rd_node *node, symdb_frame *fr)
 {
-	uint16_t nf = fmt_be16(node + FMT_NODE_FLAGS);
-
-	if (nf & FMT_NODEF_INLINED)
+	if (node->flags & FMT_NODEF_INLINED)
 		fr->flags |= SYMDB_FRAME_INLINED;
-	if (nf & FMT_NODEF_HAS_LOW_PC) {
-		fr->start_addr = fmt_be64(node + FMT_NODE_LOW_PC) + img->base;
+	if (node->flags & FMT_NODEF_HAS_LOW_PC) {
+		fr->start_addr = node->low_pc + img->base;
 		fr->dwarf_start_addr = fr->start_addr;
 		fr->flags |= SYMDB_FRAME_HAS_START | SYMDB_FRAME_HAS_DWARF_START;
 	}
-	return function_info(img, fmt_be32(node + FMT_NODE_FUNCTION), fr);
+	return function_info(img, node->function, fr);
 }
 
 /* Outer frames take file and line from the call site recorded in the node
  * of the frame inside them (DW_AT_call_file / _line / _column). */
-static int call_site(const symdb_image *img, const uint8_t *inner, symdb_frame *fr)
+static int call_site(const symdb_image *img, const rd_node *inner, symdb_frame *fr)
 {
-	uint32_t file = fmt_be32(inner + FMT_NODE_CALL_FILE);
-
-	if (file_paths(img, file, &fr->file, &fr->file_rel))
+	if (file_paths(img, inner->call_file, &fr->file, &fr->file_rel))
 		return -1;
-	fr->line = fmt_be32(inner + FMT_NODE_CALL_LINE);
-	fr->column = fmt_be32(inner + FMT_NODE_CALL_COLUMN);
-	fr->discriminator = fmt_be32(inner + FMT_NODE_CALL_DISCR);
-	if (file != FMT_NONE)
+	fr->line = inner->call_line;
+	fr->column = inner->call_column;
+	fr->discriminator = inner->call_discr;
+	if (inner->call_file != FMT_NONE)
 		fr->flags |= SYMDB_FRAME_HAS_LINE;
 	return 0;
 }
 
-/* Frame 0's file and line from LINE_ROWS[k] (SPEC §11.4). */
-static int row_line(const symdb_image *img, const uint8_t *row, symdb_frame *fr)
+/* Frame 0's file and line from its LINE_ROWS record (SPEC §11.4), NULL
+ * when there is none. */
+static int row_line(const symdb_image *img, const rd_row *row, symdb_frame *fr)
 {
 	if (!row)
 		return 0;
-	if (file_paths(img, fmt_be32(row + FMT_ROW_FILE), &fr->file, &fr->file_rel))
+	if (file_paths(img, row->file, &fr->file, &fr->file_rel))
 		return -1;
-	fr->line = fmt_be32(row + FMT_ROW_LINE);
-	fr->column = fmt_be32(row + FMT_ROW_COLUMN);
-	fr->discriminator = fmt_be32(row + FMT_ROW_DISCR);
+	fr->line = row->line;
+	fr->column = row->column;
+	fr->discriminator = row->discr;
 	fr->flags |= SYMDB_FRAME_HAS_LINE;
 	return 0;
 }
@@ -171,14 +190,60 @@ static const symdb_frame rd_zero_frame;
 typedef struct rd_hit {
 	int64_t sym;        /* SYMBOLS index, or -1 */
 	uint32_t node;      /* innermost INLINE_NODES index, or FMT_NONE */
-	const uint8_t *row; /* LINE_ROWS record with File != NONE, or NULL */
+	int64_t rowk;       /* LINE_ROWS index of `row`, or -1 */
+	rd_row row;         /* that record, if its File != NONE */
+	int bad;            /* a damaged block was met (format 2) */
 } rd_hit;
+
+/* Format 1: the inline and line intervals by their address columns. */
+static void search_v1(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
+{
+	c->inl = upper_from(img->iaddr, img->aw, img->nimap, c->inl, o);
+	if (c->inl > 0)
+		(void)rd_imap_get(img, c->inl - 1, &h->node);
+	c->line = upper_from(img->laddr, img->aw, img->nrows, c->line, o);
+	if (c->line > 0) {
+		(void)rd_row_get(img, c->line - 1, &h->row);
+		if (h->row.file != FMT_NONE)
+			h->rowk = (int64_t)(c->line - 1);
+	}
+}
+
+/* Format 2 (SPEC §7.9.2): the cursors count blocks; the block found is
+ * bisected for the interval. */
+static void search_v2(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
+{
+	fmt_block b;
+	unsigned r;
+
+	c->inl = upper_blocks(img->iaddr, img->niblk, c->inl, o);
+	if (c->inl > 0) {
+		if (rd_block(img, 0, c->inl - 1, &b)) {
+			h->bad = 1;
+		} else {
+			r = fmt_block_find(&b, o);
+			h->node = fmt_nullable(b.base_index, fmt_block_raw(&b, FMT_BC_INDEX, r));
+		}
+	}
+	c->line = upper_blocks(img->laddr, img->nlblk, c->line, o);
+	if (c->line > 0) {
+		if (rd_block(img, 1, c->line - 1, &b)) {
+			h->bad = 1;
+			return;
+		}
+		r = fmt_block_find(&b, o);
+		rd_block_row(&b, r, &h->row);
+		if (h->row.file != FMT_NONE)
+			h->rowk = (int64_t)((c->line - 1) * FMT_BLK_ROWS + r);
+	}
+}
 
 static void search(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
 {
 	h->sym = -1;
 	h->node = FMT_NONE;
-	h->row = NULL;
+	h->rowk = -1;
+	h->bad = 0;
 	c->sym = upper_from(img->saddr, img->aw, img->nsyms, c->sym, o);
 	if (c->sym > 0) {
 		uint64_t i = c->sym - 1, start = fmt_be_addr(img->saddr, img->aw, i);
@@ -186,15 +251,10 @@ static void search(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
 		if (size == 0 || o - start < size)
 			h->sym = (int64_t)i;
 	}
-	c->inl = upper_from(img->iaddr, img->aw, img->nimap, c->inl, o);
-	if (c->inl > 0)
-		h->node = fmt_be32(img->imap + (c->inl - 1) * FMT_IMAP_SIZE);
-	c->line = upper_from(img->laddr, img->aw, img->nrows, c->line, o);
-	if (c->line > 0) {
-		const uint8_t *row = img->rows + (c->line - 1) * FMT_ROW_SIZE;
-		if (fmt_be32(row + FMT_ROW_FILE) != FMT_NONE)
-			h->row = row;
-	}
+	if (img->packed)
+		search_v2(img, c, o, h);
+	else
+		search_v1(img, c, o, h);
 }
 
 /* Store frame f at dst, an element of the caller's array of fsz-byte
@@ -218,6 +278,11 @@ static inline void put_result(uint8_t *dst, const symdb_result *r, size_t rsz)
 		memcpy(dst, r, rsz < sizeof *r ? rsz : sizeof *r);
 }
 
+static const rd_row *hit_row(const rd_hit *h)
+{
+	return h->rowk >= 0 ? &h->row : NULL;
+}
+
 /* Walk the chain innermost first into the first `room` frames of out (fsz
  * bytes apart), except the outermost frame, which goes to *outer: the
  * symbol table may still override it.  Returns the number of frames
@@ -225,12 +290,11 @@ static inline void put_result(uint8_t *dst, const symdb_result *r, size_t rsz)
 static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out, size_t fsz,
                           size_t room, symdb_frame *outer)
 {
-	const uint8_t *inner = NULL;
+	rd_node node, inner = { 0 };
 	uint32_t n = h->node;
 	size_t m = 0;
 
 	while (n != FMT_NONE) {
-		const uint8_t *node;
 		uint32_t parent;
 		symdb_frame f;
 		/* Depth is a u16 (SPEC §7.5), so no valid chain is longer than
@@ -239,12 +303,12 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out,
 			return -1;
 		if (m >= room)
 			return -2;
-		node = img->nodes + (uint64_t)n * FMT_NODE_SIZE;
+		rd_node_get(img, n, &node);
 		f = rd_zero_frame;
-		if (node_frame(img, node, &f) ||
-		    (inner ? call_site(img, inner, &f) : row_line(img, h->row, &f)))
+		if (node_frame(img, &node, &f) ||
+		    (m ? call_site(img, &inner, &f) : row_line(img, hit_row(h), &f)))
 			return -1;
-		parent = fmt_be32(node + FMT_NODE_PARENT);
+		parent = node.parent;
 		if (parent != FMT_NONE && parent >= n)
 			return -1; /* SPEC §7.5: parents come first; else a cycle */
 		if (parent == FMT_NONE)
@@ -319,9 +383,13 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 	if (a == SYMDB_ADDR_INVALID || a < img->base)
 		return 0;
 	search(img, c, a - img->base, &h);
-	if (h.sym < 0 && h.node == FMT_NONE && !h.row)
+	if (h.bad) {
+		r->status = SYMDB_E_CORRUPT;
 		return 0;
-	if (prev_r && h.sym == prev->sym && h.node == prev->node && h.row == prev->row) {
+	}
+	if (h.sym < 0 && h.node == FMT_NONE && h.rowk < 0)
+		return 0;
+	if (prev_r && h.sym == prev->sym && h.node == prev->node && h.rowk == prev->rowk) {
 		*r = *prev_r;
 		return 0;
 	}
@@ -330,7 +398,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 		if (room == 0)
 			return -2;
 		outer = rd_zero_frame;
-		m = row_line(img, h.row, &outer) ? -1 : 1;
+		m = row_line(img, hit_row(&h), &outer) ? -1 : 1;
 	}
 	if (m == -2)
 		return -2;
@@ -364,7 +432,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
                               symdb_result *results, size_t result_sz)
 {
 	rd_cursor c = { 0, 0, 0 };
-	rd_hit prev = { -1, FMT_NONE, NULL };
+	rd_hit prev = { .sym = -1, .node = FMT_NONE, .rowk = -1 };
 	symdb_result r, prev_r; /* prev_r: the result of prev, once have_prev */
 	uint8_t *fr = (uint8_t *)frames, *res = (uint8_t *)results;
 	size_t i, used = 0;

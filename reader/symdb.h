@@ -510,6 +510,9 @@ typedef struct symdb_image_info {
 	 *  (SYMDB_OPEN_NAMES_*) the index lacks: answers use the table it has,
 	 *  and indexing that file (`symdb build FILE`) completes the index. */
 	unsigned symbols_missing;
+	/** Bytes of the table of each Kind (SPEC §6.1: 1 STRINGS ... 17
+	 *  FILE_SOURCES), 0 when absent; what each part of the index costs. */
+	uint64_t table_bytes[32];
 } symdb_image_info;
 
 /**

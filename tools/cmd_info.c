@@ -170,6 +170,27 @@ static void print_object(struct cli_out *o, const symdb_image_info *in)
 		             cpu_subtype_name(in->machine, in->machine_sub, tbuf, sizeof tbuf));
 }
 
+/* One line: the bytes of each table present, by its SPEC §6.1 name. */
+static void print_table_bytes(struct cli_out *o, const symdb_image_info *in)
+{
+	static const char *const names[] = {
+		NULL, "STRINGS", "SEGMENTS", "SYMBOL_ADDRS", "SYMBOLS", "FILES", "FUNCTIONS",
+		"INLINE_ADDRS", "INLINE_MAP", "INLINE_NODES", "LINE_ADDRS", "LINE_ROWS",
+		"BUILD_INFO", "SYMBOL_FILES", "ALT_SYMBOL_ADDRS", "ALT_SYMBOLS", "ALT_SYMBOL_FILES",
+		"FILE_SOURCES",
+	};
+	char line[1024];
+	size_t len = 0;
+
+	line[0] = 0;
+	for (unsigned k = 1; k < sizeof names / sizeof names[0]; k++)
+		if (in->table_bytes[k] && len < sizeof line)
+			len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %llu",
+			                        len ? ", " : "", names[k],
+			                        (unsigned long long)in->table_bytes[k]);
+	cli_out_line(o, "%-20s %s\n", "table bytes", line);
+}
+
 static void print_info(struct cli_out *o, const symdb_image_info *in, const char *index_path,
                        const char *storage)
 {
@@ -193,6 +214,7 @@ static void print_info(struct cli_out *o, const symdb_image_info *in, const char
 	cli_out_line(o, "%-20s %llu\n", "line rows", (unsigned long long)in->nline_rows);
 	cli_out_line(o, "%-20s %llu\n", "files", (unsigned long long)in->nfiles);
 	cli_out_line(o, "%-20s %llu\n", "segments", (unsigned long long)in->nsegments);
+	print_table_bytes(o, in);
 	print_build_info(o, in);
 }
 

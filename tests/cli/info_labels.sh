@@ -12,7 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 require objcopy llvm-readobj-14
 
-labels='uuid|image name|index file|storage|format version|object format|object type|machine|cpu subtype|flags|address size|base address|index bytes|symbols|functions|inline nodes|line rows|files|segments|source file bytes|symbol entries read|symbols dropped|DWARF units indexed|DWARF units skipped|DWARF versions|source XXH3|debug file XXH3|symbol table|alt symbol table|verify'
+labels='uuid|image name|index file|storage|format version|object format|object type|machine|cpu subtype|flags|address size|base address|index bytes|symbols|functions|inline nodes|line rows|files|segments|table bytes|source file bytes|symbol entries read|symbols dropped|DWARF units indexed|DWARF units skipped|DWARF versions|source XXH3|debug file XXH3|symbol table|alt symbol table|verify'
 db=$SCRATCH/db
 val() { sed -n "s/^$1  *//p" "$OUT"; }
 

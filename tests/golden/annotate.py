@@ -74,16 +74,16 @@ def line(off, raw, text):
     print("%04x  %-24s %s" % (off, hexes, text))
 
 
-def field(ix, off, size, name, note="", flags=None):
+def field(ix, off, size, name, note="", flags=None, number=False):
     raw = ix.data[off:off + size]
     value = int.from_bytes(raw, "big")
     if size > 8:
         shown = raw.hex()
     elif name == "Magic":
         shown = repr(raw)[1:]
-    elif name in STRING_FIELDS:
+    elif name in STRING_FIELDS and not number:
         shown = '%d -> "%s"' % (value, ix.string(value)) if value else "0 (none)"
-    elif value == spec_reader.NONE and size == 4:
+    elif value == spec_reader.NONE and size == 4 and not number:
         shown = "NONE"
     else:
         shown = "%d" % value if value < 4096 else "0x%x" % value
@@ -132,6 +132,81 @@ def strings(ix, off, length):
         pos = end
 
 
+# §7.9 format 2: packed record fields, block record fields, block columns
+PACKED_FIELDS = {
+    6: ("Die_Offset", "Linkage_Name", "Name", "Decl_File", "Decl_Line"),
+    9: ("Parent_Distance", "Function", "Call_File", "Call_Line", "Call_Column",
+        "Call_Discriminator", "Depth", "Flags", "Low_PC"),
+}
+BLOCK_FIELDS = ((8, "First_Address"), (4, "Rows_Offset"), (4, "Base_Index"),
+                (4, "Base_Line"), (4, "Base_Column"), (1, "Width_Delta"),
+                (1, "Width_Index"), (1, "Width_Line"), (1, "Width_Column"),
+                (1, "Width_Discriminator"), (3, "Reserved"))
+BLOCK_COLUMNS = ("Delta", "Index", "Line", "Column", "Discriminator")
+
+
+def bit_string(ix, off, nbytes, rows):
+    """The bytes of a bit string, 8 a line, then what they decode to."""
+    for i in range(0, nbytes, 8):
+        line(off + i, ix.data[off + i:off + min(i + 8, nbytes)], "bit string" if i == 0 else "")
+    for text in rows:
+        print("%4s  %-24s   %s" % ("", "", text))
+
+
+def packed_records(ix, kind, off, length, count):
+    names = PACKED_FIELDS[kind]
+    pos = field(ix, off, 4, "Field_Count")
+    pos = field(ix, pos, 4, "Record_Bits")
+    widths = []
+    for name in names:
+        widths.append(ix.data[pos])
+        pos = field(ix, pos, 1, "Width", "  (%s)" % name)
+        line(pos, ix.data[pos:pos + 7], "zero")
+        pos = field(ix, pos + 7, 8, "Base", "  (%s)" % name, number=True)
+    start, rbits = pos, sum(widths)
+    nbytes = (count * rbits + 7) // 8
+    rows = []
+    for i in range(count):
+        bit, vals = i * rbits, []
+        for name, w in zip(names, widths):
+            vals.append("%s %d" % (name, spec_reader.bits(ix.data, start, bit, w)))
+            bit += w
+        rows.append("record %d, stored: %s" % (i, ", ".join(vals)))
+    bit_string(ix, start, nbytes, rows)
+    line(start + nbytes, ix.data[start + nbytes:off + length], "8 zero bytes")
+
+
+def block_column(ix, off, count):
+    for k in range(count):
+        for size, fname in BLOCK_FIELDS:
+            note = "  [block %d]" % k if fname == "First_Address" else ""
+            if fname == "First_Address":
+                value = int.from_bytes(ix.data[off:off + 8], "big")
+                note += " (vaddr 0x%x)" % (value + ix.base)
+            off = field(ix, off, size, fname, note, number=True)
+
+
+def block_rows(ix, kind, off, length, count):
+    col = ix.dir[kind - 1][0]
+    for k in range((count + 63) // 64):
+        first, roff, *_b, = struct.unpack_from(">QIIII", ix.data, col + 32 * k)
+        w = list(ix.data[col + 32 * k + 24:col + 32 * k + 29])
+        m = min(64, count - 64 * k)
+        total = m * sum(w)
+        rows = []
+        for r in range(m):
+            vals = []
+            for c in range(5):
+                if w[c]:
+                    bit = m * sum(w[:c]) + r * w[c]
+                    vals.append("%s %d" % (BLOCK_COLUMNS[c],
+                                           spec_reader.bits(ix.data, off + roff, bit, w[c])))
+            rows.append("block %d row %d, stored: %s" % (k, r, ", ".join(vals) or "(all 0)"))
+        bit_string(ix, off + roff, (total + 7) // 8, rows)
+    end = off + length
+    line(end - 8, ix.data[end - 8:end], "8 zero bytes")
+
+
 def table(ix, kind, off, length, count):
     name = spec_reader.KINDS[kind][0]
     print("-- table %d %s (§%s), %d bytes, count %d" % (
@@ -139,6 +214,15 @@ def table(ix, kind, off, length, count):
                      13: "7.2.1"}.get(kind, "7"), length, count))
     if kind == 1:
         strings(ix, off, length)
+        return
+    if ix.major == 2 and kind in (6, 9):
+        packed_records(ix, kind, off, length, count)
+        return
+    if ix.major == 2 and kind in (7, 10):
+        block_column(ix, off, count)
+        return
+    if ix.major == 2 and kind in (8, 11):
+        block_rows(ix, kind, off, length, count)
         return
     layout = [(ix.asize if s == "A" else s, f) for s, f in RECORDS[kind]]
     for i in range(count):

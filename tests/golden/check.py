@@ -3,8 +3,8 @@
 """The golden compatibility check: checked-in index files must stay readable
 and the indexer must keep writing them byte for byte.
 
-For each golden pair (NAME.elf, NAME.symdb of format 1.1, NAME-1.2.symdb of
-format 1.2) in this directory:
+For each golden set (NAME.elf, NAME.symdb of format 1.1, NAME-1.2.symdb of
+format 1.2, NAME-2.0.symdb of format 2.0) in this directory:
  1. `symdb info` must accept the checked-in file (a reader of today opening
     a file written by the format it pins);
  2. for the files of the current format version, `symdb build` of NAME.elf
@@ -13,13 +13,16 @@ format 1.2) in this directory:
     (§1, §15) must be considered before regenerating;
  3. for every address from 16 below the first symbol to 16 past the end of
     the last one, `symdb query --obj NAME.elf` (on today's index),
-    spec_reader.py (written from SPEC.md alone) on the checked-in file and `llvm-symbolizer-14 --obj
-    NAME.elf` must print the same bytes.
+    libsymdb (symdb_image_open_file and symdb_resolve_batch through ctypes)
+    on the checked-in file, so every older format version stays answered,
+    spec_reader.py (written from SPEC.md alone) on the checked-in file and
+    `llvm-symbolizer-14 --obj NAME.elf` must print the same bytes.
 
-usage: check.py --symdb PATH --scratch DIR [--symbolizer PATH]
+usage: check.py --symdb PATH --libsymdb PATH --scratch DIR [--symbolizer PATH]
 """
 
 import argparse
+import ctypes
 import filecmp
 import glob
 import os
@@ -37,8 +40,10 @@ import spec_reader  # noqa: E402
 # the current format version; older ones stay, to be read, README.md)
 GOLDEN = (("minimal", "minimal.symdb", ["--no-dwarf"], False),
           ("dwarf", "dwarf.symdb", [], False),
-          ("minimal", "minimal-1.2.symdb", ["--no-dwarf"], True),
-          ("dwarf", "dwarf-1.2.symdb", [], True))
+          ("minimal", "minimal-1.2.symdb", ["--no-dwarf"], False),
+          ("dwarf", "dwarf-1.2.symdb", [], False),
+          ("minimal", "minimal-2.0.symdb", ["--no-dwarf"], True),
+          ("dwarf", "dwarf-2.0.symdb", [], True))
 
 
 def run(cmd, stdin=None):
@@ -47,6 +52,51 @@ def run(cmd, stdin=None):
         raise SystemExit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode,
                                                       p.stderr.strip()))
     return p.stdout
+
+
+class Frame(ctypes.Structure):
+    """symdb_frame of symdb.h (the fields this check prints)."""
+    _fields_ = [("name", ctypes.c_char_p), ("short_name", ctypes.c_char_p),
+                ("file", ctypes.c_char_p), ("file_rel", ctypes.c_char_p),
+                ("decl_file", ctypes.c_char_p), ("decl_file_rel", ctypes.c_char_p),
+                ("start_addr", ctypes.c_uint64), ("line", ctypes.c_uint32),
+                ("column", ctypes.c_uint32), ("discriminator", ctypes.c_uint32),
+                ("decl_line", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("reserved_", ctypes.c_uint32), ("dwarf_start_addr", ctypes.c_uint64)]
+
+
+class Result(ctypes.Structure):
+    """symdb_result of symdb.h."""
+    _fields_ = [("first", ctypes.c_uint32), ("count", ctypes.c_uint32),
+                ("status", ctypes.c_int), ("reserved_", ctypes.c_uint32),
+                ("sym_name", ctypes.c_char_p), ("sym_addr", ctypes.c_uint64),
+                ("sym_size", ctypes.c_uint64)]
+
+
+def library_answers(lib_path, index, addrs):
+    """Resolve addrs (sorted) in the index file itself with libsymdb, printed
+    as spec_reader.format_llvm prints frames."""
+    lib = ctypes.CDLL(lib_path)
+    img = ctypes.c_void_p()
+    if lib.symdb_image_open_file(index.encode(), None, ctypes.byref(img)) != 0:
+        raise SystemExit("FAIL: libsymdb cannot open %s" % index)
+    n, cap = len(addrs), 64 * len(addrs)
+    a = (ctypes.c_uint64 * n)(*addrs)
+    frames, results = (Frame * cap)(), (Result * n)()
+    lib.symdb_resolve_batch.restype = ctypes.c_ssize_t
+    got = lib.symdb_resolve_batch(img, a, ctypes.c_size_t(n), frames, ctypes.c_size_t(cap),
+                                  ctypes.c_size_t(ctypes.sizeof(Frame)), results,
+                                  ctypes.c_size_t(ctypes.sizeof(Result)))
+    if got != n:
+        raise SystemExit("FAIL: libsymdb resolved %d of %d addresses of %s" % (got, n, index))
+    out = []
+    for r in results:
+        fr = [frames[r.first + i] for i in range(r.count)] if r.status == 0 else []
+        out.append(spec_reader.format_llvm(
+            [((f.name or b"").decode() or None, f.file and f.file.decode(), f.line, f.column)
+             for f in fr]))
+    lib.symdb_image_close(img)
+    return "".join(out)
 
 
 def first_difference(a, b):
@@ -84,14 +134,17 @@ def check_one(args, name, symdb_file, build_args, writes):
     addrs = ["0x%x" % a for a in range(lo, hi)]
     stdin = "\n".join(addrs) + "\n"
     ours = run([args.symdb, "--db", db, "query", "--obj", elf], stdin)
+    mine = library_answers(args.libsymdb, golden, list(range(lo, hi)))
     spec = "".join(spec_reader.format_llvm(ix.lookup(int(a, 16))) for a in addrs)
     oracle = run([args.symbolizer, "--obj", elf], stdin)
-    for label, text in (("symdb query", ours), ("spec_reader.py", spec)):
+    for label, text in (("symdb query", ours), ("libsymdb on " + symdb_file, mine),
+                        ("spec_reader.py", spec)):
         if text != oracle:
             raise SystemExit("FAIL: %s: %s differs from %s: %s" % (
                 name, label, args.symbolizer, first_difference(text, oracle)))
     print("ok %s: format %d.%d, %d bytes, %d addresses 0x%x..0x%x identical "
-          "(symdb query, spec_reader.py, llvm-symbolizer), checksums %s" % (
+          "(symdb query, libsymdb on the file, spec_reader.py, llvm-symbolizer), "
+          "checksums %s" % (
               symdb_file, ix.major, ix.minor, len(ix.data), len(addrs), lo, hi - 1,
               "verified" if ix.checksums_verified else "NOT verified"))
 
@@ -99,6 +152,7 @@ def check_one(args, name, symdb_file, build_args, writes):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symdb", required=True)
+    ap.add_argument("--libsymdb", required=True)
     ap.add_argument("--scratch", required=True)
     ap.add_argument("--symbolizer", default="llvm-symbolizer-14")
     args = ap.parse_args()

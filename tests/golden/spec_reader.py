@@ -37,6 +37,27 @@ KINDS = {
 }
 DWARF_KINDS = range(5, 12)
 PARALLEL = ((3, 4), (7, 8), (10, 11), (4, 13))
+# §7.9: format 2 packs these; Record_Size 0 (packed) or 32 (block column)
+PACKED_RSIZE = {6: 0, 7: 32, 8: 0, 9: 0, 10: 32, 11: 0}
+BLOCK_ROWS = 64
+
+
+def bits(data, pos, bit, width):
+    """§7.9: the width-bit field at bit `bit` of the bit string at byte pos,
+    most significant bit first."""
+    if width == 0:
+        return 0
+    first = pos + bit // 8
+    nbytes = (bit % 8 + width + 7) // 8
+    if first + nbytes > len(data):
+        raise Corrupt("bit string past its table")
+    v = int.from_bytes(data[first:first + nbytes], "big")
+    return (v >> (nbytes * 8 - bit % 8 - width)) & ((1 << width) - 1)
+
+
+def nullable(base, stored):
+    """§7.9: stored 0 is NONE, else Base + stored - 1."""
+    return NONE if stored == 0 else (base + stored - 1) & 0xFFFFFFFF
 
 
 class Corrupt(Exception):
@@ -88,7 +109,7 @@ class Index:
          res1, self.header_checksum) = HEADER.unpack_from(d, 0)
         if magic != MAGIC:
             raise Corrupt("Magic")
-        if self.major != 1:
+        if self.major not in (1, 2):
             raise Corrupt("Version_Major %d" % self.major)
         if hsize < 128:
             raise Corrupt("Header_Size %d" % hsize)
@@ -143,11 +164,14 @@ class Index:
                 raise Corrupt("unknown required table kind %d" % kind)
             want = KINDS[kind][1]
             want = self.asize if want is None else want
+            packed = self.major == 2 and kind in PACKED_RSIZE
+            if packed:
+                want = PACKED_RSIZE[kind]
             if rsize != want:
                 raise Corrupt("table kind %d: Record_Size %d" % (kind, rsize))
             if rsize and length != count * rsize:
                 raise Corrupt("table kind %d: Length != Count x Record_Size" % kind)
-            if not rsize and length != count:
+            if not rsize and not packed and length != count:
                 raise Corrupt("STRINGS: Length != Count")
             self.dir[kind] = (off, length, count, flags, csum, rsize)
         spans.sort()
@@ -169,8 +193,12 @@ class Index:
         if any(present) and not all(present):
             raise Corrupt("DWARF tables 5-11 only partly present")
         for a, b in PARALLEL:
-            if a in self.dir and b in self.dir and self.dir[a][2] != self.dir[b][2]:
-                raise Corrupt("tables %d and %d: Counts differ" % (a, b))
+            if a in self.dir and b in self.dir:
+                ca, cb = self.dir[a][2], self.dir[b][2]
+                if self.major == 2 and a in (7, 10):
+                    cb = (cb + BLOCK_ROWS - 1) // BLOCK_ROWS   # §7.9.2
+                if ca != cb:
+                    raise Corrupt("tables %d and %d: Counts differ" % (a, b))
 
     # -- §7, §8 --------------------------------------------------------------
     def _raw(self, kind):
@@ -200,12 +228,15 @@ class Index:
         self.symbols = self._records(4, "QII")          # Size, Name, Flags
         self.symbol_files = [r[0] for r in self._records(13, "I")]
         self.files = self._records(5, "III")            # Path, Relative, Base
-        self.functions = self._records(6, "QIIII")
-        self.inline_addrs = self._addrs(7)
-        self.inline_map = [r[0] for r in self._records(8, "I")]
-        self.nodes = self._records(9, "IIIIIIHHIQ")
-        self.line_addrs = self._addrs(10)
-        self.line_rows = self._records(11, "IIII")
+        if self.major == 2 and 6 in self.dir:
+            self._packed_tables()
+        else:
+            self.functions = self._records(6, "QIIII")
+            self.inline_addrs = self._addrs(7)
+            self.inline_map = [r[0] for r in self._records(8, "I")]
+            self.nodes = self._records(9, "IIIIIIHHIQ")
+            self.line_addrs = self._addrs(10)
+            self.line_rows = self._records(11, "IIII")
         self.build_info = [r[0] for r in self._records(12, "Q")]
         # §7.3.1: Path -> Source, Paths strictly ascending, both in the pool
         self.file_sources = self._records(17, "II")
@@ -219,6 +250,71 @@ class Index:
         if self.line_rows and self.line_rows[-1][0] != NONE:
             raise Corrupt("LINE_ROWS: last row must have File NONE")
         self.name = self.string(self.image_name)
+
+    # -- §7.9 format 2 ---------------------------------------------------------
+    def _packed_records(self, kind, nfields, nullable_fields):
+        """§7.9.1: every record as a list of nfields values."""
+        t, count = self._raw(kind), self.dir[kind][2]
+        if len(t) < 8 + 16 * nfields + 8:
+            raise Corrupt("table %d: shorter than its header" % kind)
+        fcount, rbits = struct.unpack_from(">II", t, 0)
+        if fcount != nfields:
+            raise Corrupt("table %d: Field_Count %d" % (kind, fcount))
+        fields = [struct.unpack_from(">B7xQ", t, 8 + 16 * f) for f in range(nfields)]
+        if any(w > 64 for w, _ in fields) or rbits != sum(w for w, _ in fields):
+            raise Corrupt("table %d: widths / Record_Bits" % kind)
+        start = 8 + 16 * nfields
+        if len(t) < start + (count * rbits + 7) // 8 + 8:
+            raise Corrupt("table %d: Length too short" % kind)
+        out = []
+        for i in range(count):
+            bit, rec = i * rbits, []
+            for f, (w, base) in enumerate(fields):
+                stored = bits(t, start, bit, w)
+                rec.append(nullable(base, stored) if f in nullable_fields
+                           else (base + stored) & 0xFFFFFFFFFFFFFFFF)
+                bit += w
+            out.append(rec)
+        return out
+
+    def _blocks(self, kblk, krows, lines):
+        """§7.9.2: (interval starts, [index, line, column, discriminator])."""
+        col, rows, n = self._raw(kblk), self._raw(krows), self.dir[krows][2]
+        addrs, vals = [], []
+        for k in range(self.dir[kblk][2]):
+            first, roff, bidx, bline, bcol, *w = struct.unpack_from(">QIIII5B", col, 32 * k)
+            if col[32 * k + 29:32 * k + 32] != b"\0\0\0":
+                raise Corrupt("table %d block %d: Reserved" % (kblk, k))
+            m = min(BLOCK_ROWS, n - BLOCK_ROWS * k)
+            if any(x > 64 for x in w):
+                raise Corrupt("table %d block %d: width" % (kblk, k))
+            if roff + (m * sum(w) + 7) // 8 + 8 > len(rows):
+                raise Corrupt("table %d block %d: Rows_Offset" % (kblk, k))
+            colstart = [m * sum(w[:c]) for c in range(5)]
+            for r in range(m):
+                get = [bits(rows, roff, colstart[c] + r * w[c], w[c]) for c in range(5)]
+                addrs.append(first + get[0])
+                vals.append([nullable(bidx, get[1]), (bline + get[2]) & 0xFFFFFFFF,
+                             (bcol + get[3]) & 0xFFFFFFFF, get[4]])
+        if any(b <= a for a, b in zip(addrs, addrs[1:])):
+            raise Corrupt("table %d: interval starts not strictly ascending" % kblk)
+        return addrs, vals
+
+    def _packed_tables(self):
+        self.functions = [tuple(r) for r in self._packed_records(6, 5, {3})]
+        nodes = []
+        for i, r in enumerate(self._packed_records(9, 9, {1, 2})):
+            dist = r[0]
+            if dist > i:
+                raise Corrupt("INLINE_NODES %d: Parent_Distance past the first node" % i)
+            parent = NONE if dist == 0 else i - dist
+            # the layout of a format-1 record, Reserved 0
+            nodes.append((parent, r[1], r[2], r[3], r[4], r[5], r[6], r[7], 0, r[8]))
+        self.nodes = nodes
+        self.inline_addrs, iv = self._blocks(7, 8, False)
+        self.inline_map = [v[0] for v in iv]
+        self.line_addrs, lv = self._blocks(10, 11, True)
+        self.line_rows = [tuple(v) for v in lv]
 
     def string(self, ref):
         """§8: a reference is valid below Length; the string runs to NUL."""

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format_pack.h"
 #include "rd_synth.h"
 #include "symdb.h"
 #include "symdb_endian.h"
@@ -251,9 +252,102 @@ static void enc_tables(const model *m, synth_buf *b)
 	}
 }
 
+/* The major model_bytes writes: 1 (SPEC §7.4-§7.6) or 2 (§7.9's packed
+ * DWARF tables, through format_pack.h's encoders). */
+static unsigned model_major = FMT_V1_MAJOR;
+
+static void m_fn_fields(uint64_t i, uint64_t *v, void *arg)
+{
+	const m_fn *f = &((const model *)arg)->fn[i];
+
+	v[FMT_PF_DIE_OFFSET] = 0x10 + 0x20 * i;
+	v[FMT_PF_LINKAGE_NAME] = f->linkage;
+	v[FMT_PF_NAME] = f->name;
+	v[FMT_PF_DECL_FILE] = f->decl_file;
+	v[FMT_PF_DECL_LINE] = f->decl_line;
+}
+
+static void m_node_fields(uint64_t i, uint64_t *v, void *arg)
+{
+	const m_node *n = &((const model *)arg)->node[i];
+
+	/* A damaged Parent at or above i (test_corrupt's cycles) becomes a
+	 * distance past i, the format's only way to say it: the reader rejects
+	 * both alike. */
+	v[FMT_PN_PARENT_DISTANCE] = n->parent == FMT_NONE ? 0
+	                            : n->parent >= i      ? i + 1 + (n->parent - i)
+	                                                  : i - n->parent;
+	v[FMT_PN_FUNCTION] = n->function;
+	v[FMT_PN_CALL_FILE] = n->call_file;
+	v[FMT_PN_CALL_LINE] = n->call_line;
+	v[FMT_PN_CALL_COLUMN] = n->call_col;
+	v[FMT_PN_CALL_DISCR] = n->call_discr;
+	v[FMT_PN_DEPTH] = n->depth;
+	v[FMT_PN_FLAGS] = n->flags;
+	v[FMT_PN_LOW_PC] = n->low_pc;
+}
+
+static void m_imap_row(uint64_t i, fmt_brow *r, void *arg)
+{
+	const m_ival *iv = &((const model *)arg)->imap[i];
+
+	r->addr = iv->addr;
+	r->index = iv->v;
+}
+
+static void m_line_row(uint64_t i, fmt_brow *r, void *arg)
+{
+	const m_ival *iv = &((const model *)arg)->row[i];
+
+	r->addr = iv->addr;
+	r->index = iv->v;
+	r->line = iv->line;
+	r->column = iv->col;
+	r->discr = iv->discr;
+}
+
+/* Replace buffer b by n bytes at p (owned). */
+static void m_adopt(synth_buf *b, uint8_t *p, uint64_t n)
+{
+	free(b->p);
+	b->p = p;
+	b->n = b->cap = (size_t)n;
+}
+
+/* Format 2: re-encode the six DWARF tables packed (SPEC §7.9); their
+ * Counts go to cnt[]. */
+static void enc_packed(const model *m, synth_buf *b, uint64_t *cnt)
+{
+	uint8_t *p, *q;
+	uint64_t n;
+
+	if (fmt_pack_records(FMT_PF_COUNT, FMT_PF_NULLABLE, m->nfn, m_fn_fields, (void *)m, &p, &n))
+		abort();
+	m_adopt(&b[FMT_T_FUNCTIONS], p, n);
+	cnt[FMT_T_FUNCTIONS] = m->nfn;
+	if (fmt_pack_records(FMT_PN_COUNT, FMT_PN_NULLABLE, m->nnode, m_node_fields, (void *)m,
+	                     &p, &n))
+		abort();
+	m_adopt(&b[FMT_T_INLINE_NODES], p, n);
+	cnt[FMT_T_INLINE_NODES] = m->nnode;
+	if (fmt_pack_blocks(m->nimap, 0, m_imap_row, (void *)m, &p, &q, &n))
+		abort();
+	cnt[FMT_T_INLINE_ADDRS] = (m->nimap + FMT_BLK_ROWS - 1) / FMT_BLK_ROWS;
+	m_adopt(&b[FMT_T_INLINE_ADDRS], p, cnt[FMT_T_INLINE_ADDRS] * FMT_BLK_SIZE);
+	m_adopt(&b[FMT_T_INLINE_MAP], q, n);
+	cnt[FMT_T_INLINE_MAP] = m->nimap;
+	if (fmt_pack_blocks(m->nrow, 1, m_line_row, (void *)m, &p, &q, &n))
+		abort();
+	cnt[FMT_T_LINE_ADDRS] = (m->nrow + FMT_BLK_ROWS - 1) / FMT_BLK_ROWS;
+	m_adopt(&b[FMT_T_LINE_ADDRS], p, cnt[FMT_T_LINE_ADDRS] * FMT_BLK_SIZE);
+	m_adopt(&b[FMT_T_LINE_ROWS], q, n);
+	cnt[FMT_T_LINE_ROWS] = m->nrow;
+}
+
 /* The model as index file bytes (malloc'd). */
 static uint8_t *model_bytes(const model *m, size_t *len)
 {
+	uint64_t cnt[FMT_T_LINE_ROWS + 1] = { 0 };
 	static const uint16_t rs[] = { 0, 0, 40, 0, 16, 12, 24, 0, 4, 40, 0, 16 };
 	synth_buf b[FMT_T_LINE_ROWS + 1];
 	synth_table t[FMT_T_LINE_ROWS];
@@ -263,10 +357,15 @@ static uint8_t *model_bytes(const model *m, size_t *len)
 
 	memset(b, 0, sizeof b);
 	enc_tables(m, b);
+	if (model_major == FMT_VERSION_MAJOR)
+		enc_packed(m, b, cnt);
 	b[FMT_T_STRINGS] = m->strs;
 	for (k = FMT_T_STRINGS; k <= FMT_T_LINE_ROWS; k++) {
 		uint16_t r = rs[k] ? rs[k] : (uint16_t)(k == FMT_T_STRINGS ? 0 : m->aw);
-		t[k - 1] = (synth_table){ k, 0, r, b[k].p, b[k].n, r ? b[k].n / r : b[k].n };
+		if (model_major == FMT_VERSION_MAJOR && k >= FMT_T_FUNCTIONS)
+			r = (uint16_t)(k == FMT_T_INLINE_ADDRS || k == FMT_T_LINE_ADDRS ? FMT_BLK_SIZE : 0);
+		t[k - 1] = (synth_table){ k, 0, r, b[k].p, b[k].n,
+		                          cnt[k] ? cnt[k] : r ? b[k].n / r : b[k].n };
 	}
 	memset(&h, 0, sizeof h);
 	h.flags = FMT_FLAG_HAS_DWARF;
@@ -275,6 +374,7 @@ static uint8_t *model_bytes(const model *m, size_t *len)
 	memset(h.uuid, 0x5a, 8);
 	h.image_name = (uint32_t)(m->strs.n - sizeof "libsynth.so");
 	h.base_address = m->base;
+	h.major = (uint16_t)model_major;
 	f = synth_file(&h, t, FMT_T_LINE_ROWS, len);
 	for (k = FMT_T_SEGMENTS; k <= FMT_T_LINE_ROWS; k++)
 		free(b[k].p);

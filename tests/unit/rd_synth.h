@@ -65,6 +65,7 @@ typedef struct synth_hdr {
 	uint8_t uuid[32];
 	uint32_t image_name;
 	uint64_t base_address;
+	uint16_t major;       /* Version_Major; 0: 1 (the tables synthesized here are 1.x's) */
 } synth_hdr;
 
 /* Recompute the Header_Checksum after a test has edited header/directory. */
@@ -99,8 +100,9 @@ static inline uint8_t *synth_file(const synth_hdr *h, const synth_table *t, unsi
 	if (!f)
 		abort();
 	memcpy(f, FMT_MAGIC, FMT_MAGIC_LEN);
-	fmt_put16(f + FMT_H_VERSION_MAJOR, FMT_VERSION_MAJOR);
-	fmt_put16(f + FMT_H_VERSION_MINOR, FMT_VERSION_MINOR);
+	fmt_put16(f + FMT_H_VERSION_MAJOR, h->major ? h->major : FMT_V1_MAJOR);
+	fmt_put16(f + FMT_H_VERSION_MINOR, h->major == FMT_VERSION_MAJOR ? FMT_VERSION_MINOR
+	                                                                 : FMT_V1_MINOR);
 	fmt_put32(f + FMT_H_HEADER_SIZE, FMT_HEADER_SIZE);
 	fmt_put64(f + FMT_H_FILE_SIZE, size);
 	fmt_put32(f + FMT_H_FLAGS, h->flags);

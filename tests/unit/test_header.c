@@ -192,8 +192,15 @@ static void test_header_rules(void)
 
 	b = build_omit(0); b.f[0] = 0x7f;
 	expect("magic", b, SYMDB_E_FORMAT, "magic");
-	b = build_omit(0); fmt_put16(b.f + FMT_H_VERSION_MAJOR, 2); synth_reseal(b.f);
+	b = build_omit(0); fmt_put16(b.f + FMT_H_VERSION_MAJOR, FMT_VERSION_MAJOR + 1);
+	synth_reseal(b.f);
 	expect("major", b, SYMDB_E_VERSION, "Version_Major");
+	b = build_omit(0); fmt_put16(b.f + FMT_H_VERSION_MAJOR, 0); synth_reseal(b.f);
+	expect("major 0", b, SYMDB_E_VERSION, "Version_Major");
+	/* 1.x tables under a 2.x header: the packed kinds' Record_Size is 0 */
+	b = build_omit(0); fmt_put16(b.f + FMT_H_VERSION_MAJOR, FMT_VERSION_MAJOR);
+	synth_reseal(b.f);
+	expect("1.x tables as 2.0", b, SYMDB_E_CORRUPT, "Record_Size");
 	b = build_omit(0); fmt_put16(b.f + FMT_H_VERSION_MINOR, 7); synth_reseal(b.f);
 	expect("minor", b, 0, NULL);
 	b = build_omit(0); fmt_put32(b.f + FMT_H_HEADER_SIZE, 64); synth_reseal(b.f);

@@ -165,7 +165,7 @@ static void test_tables(int with_files)
 	if (!buf)
 		goto done;
 	CHECK_RC(fmt_view_parse(buf, size, &v, err, sizeof err));
-	CHECK(v.version_minor == FMT_VERSION_MINOR && FMT_VERSION_MINOR >= 1);
+	CHECK(v.version_major == FMT_VERSION_MAJOR && v.version_minor == FMT_VERSION_MINOR);
 	CHECK(v.t[FMT_T_SYMBOLS].count == 3);
 	if (!with_files) {
 		CHECK(v.t[FMT_T_SYMBOL_FILES].p == NULL);

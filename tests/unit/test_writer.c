@@ -207,9 +207,10 @@ static void test_tables(int far, int dwarf)
 
 		/* [0x3ff000, 0x401000) maps to NONE and starts below the base: it
 		 * is clipped to start at the base; the line row at 0x3ffff0 too */
-		CHECK(ia->count == 3 && fmt_be_addr(ia->p, v.address_size, 0) == 0);
-		CHECK(la->count == 3 && fmt_be_addr(la->p, v.address_size, 0) == 0);
-		CHECK(fmt_be64(v.t[FMT_T_INLINE_NODES].p + FMT_NODE_LOW_PC) == 0x1000);
+		CHECK(v.t[FMT_T_INLINE_MAP].count == 3 && v.t[FMT_T_LINE_ROWS].count == 3);
+		CHECK(ia->count == 1 && fmt_be64(ia->p + FMT_BLK_FIRST) == 0);
+		CHECK(la->count == 1 && fmt_be64(la->p + FMT_BLK_FIRST) == 0);
+		CHECK(fmt_packed_get(&v.nodes, 0, FMT_PN_LOW_PC) == 0x1000);
 	} else {
 		for (unsigned k = FMT_T_FILES; k <= FMT_T_LINE_ROWS; k++)
 			CHECK(v.t[k].p == NULL);

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_tables.h - one record of FUNCTIONS, INLINE_NODES, INLINE_MAP or
+ * LINE_ROWS, decoded the same way whatever the file's major: fixed-offset
+ * records in format 1 (SPEC §7.4-§7.6), bit-packed fields in format 2
+ * (§7.9).  The resolve loop reads the DWARF tables through these alone, so
+ * it has one code path above them.  Each accessor is a bounded number of
+ * fixed-width loads; none allocates.
+ *
+ * Indexes passed in must be below their table's count (the callers check:
+ * they come from the file).  Values read out are untrusted: the caller
+ * bounds-checks every index before use, as for format 1.
+ */
+#ifndef SYMDB_READER_TABLES_H
+#define SYMDB_READER_TABLES_H
+
+#include "format_pack.h"
+#include "reader_internal.h"
+#include "symdb_endian.h"
+
+typedef struct rd_node {
+	uint32_t parent;   /* node index or FMT_NONE; == own index if damaged */
+	uint32_t function, call_file, call_line, call_column, call_discr;
+	uint16_t depth, flags;
+	uint64_t low_pc;   /* offset from Base_Address */
+} rd_node;
+
+typedef struct rd_fn {
+	uint32_t linkage, name, decl_file, decl_line;
+} rd_fn;
+
+typedef struct rd_row {
+	uint32_t file, line, column, discr;
+} rd_row;
+
+/* INLINE_NODES[n], n < img->nnodes. */
+static inline void rd_node_get(const symdb_image *img, uint32_t n, rd_node *o)
+{
+	if (img->packed) {
+		const fmt_packed *t = &img->v.nodes;
+		uint64_t d = fmt_packed_get(t, n, FMT_PN_PARENT_DISTANCE);
+		/* A distance past the first node is damage: the parent is
+		 * then the node itself, which the chain walk rejects. */
+		o->parent = d == 0 ? FMT_NONE : d > n ? n : (uint32_t)(n - d);
+		o->function = fmt_packed_index(t, n, FMT_PN_FUNCTION);
+		o->call_file = fmt_packed_index(t, n, FMT_PN_CALL_FILE);
+		o->call_line = (uint32_t)fmt_packed_get(t, n, FMT_PN_CALL_LINE);
+		o->call_column = (uint32_t)fmt_packed_get(t, n, FMT_PN_CALL_COLUMN);
+		o->call_discr = (uint32_t)fmt_packed_get(t, n, FMT_PN_CALL_DISCR);
+		o->depth = (uint16_t)fmt_packed_get(t, n, FMT_PN_DEPTH);
+		o->flags = (uint16_t)fmt_packed_get(t, n, FMT_PN_FLAGS);
+		o->low_pc = fmt_packed_get(t, n, FMT_PN_LOW_PC);
+		return;
+	}
+	const uint8_t *r = img->nodes + (uint64_t)n * FMT_NODE_SIZE;
+	o->parent = fmt_be32(r + FMT_NODE_PARENT);
+	o->function = fmt_be32(r + FMT_NODE_FUNCTION);
+	o->call_file = fmt_be32(r + FMT_NODE_CALL_FILE);
+	o->call_line = fmt_be32(r + FMT_NODE_CALL_LINE);
+	o->call_column = fmt_be32(r + FMT_NODE_CALL_COLUMN);
+	o->call_discr = fmt_be32(r + FMT_NODE_CALL_DISCR);
+	o->depth = fmt_be16(r + FMT_NODE_DEPTH);
+	o->flags = fmt_be16(r + FMT_NODE_FLAGS);
+	o->low_pc = fmt_be64(r + FMT_NODE_LOW_PC);
+}
+
+/* FUNCTIONS[i], i < img->nfns (the Die_Offset is not needed to answer). */
+static inline void rd_fn_get(const symdb_image *img, uint32_t i, rd_fn *o)
+{
+	if (img->packed) {
+		const fmt_packed *t = &img->v.fns;
+		o->linkage = (uint32_t)fmt_packed_get(t, i, FMT_PF_LINKAGE_NAME);
+		o->name = (uint32_t)fmt_packed_get(t, i, FMT_PF_NAME);
+		o->decl_file = fmt_packed_index(t, i, FMT_PF_DECL_FILE);
+		o->decl_line = (uint32_t)fmt_packed_get(t, i, FMT_PF_DECL_LINE);
+		return;
+	}
+	const uint8_t *r = img->fns + (uint64_t)i * FMT_FN_SIZE;
+	o->linkage = fmt_be32(r + FMT_FN_LINKAGE_NAME);
+	o->name = fmt_be32(r + FMT_FN_NAME);
+	o->decl_file = fmt_be32(r + FMT_FN_DECL_FILE);
+	o->decl_line = fmt_be32(r + FMT_FN_DECL_LINE);
+}
+
+/* Block k of the inline (lines = 0) or line interval table, validated. */
+static inline int rd_block(const symdb_image *img, int lines, uint64_t k, fmt_block *b)
+{
+	return lines ? fmt_block_get(img->laddr, img->rows, img->rows_len, img->nrows, k, b)
+	             : fmt_block_get(img->iaddr, img->imap, img->imap_len, img->nimap, k, b);
+}
+
+/* Row r of a valid line block as a LINE_ROWS record. */
+static inline void rd_block_row(const fmt_block *b, unsigned r, rd_row *o)
+{
+	o->file = fmt_nullable(b->base_index, fmt_block_raw(b, FMT_BC_INDEX, r));
+	o->line = (uint32_t)(b->base_line + fmt_block_raw(b, FMT_BC_LINE, r));
+	o->column = (uint32_t)(b->base_column + fmt_block_raw(b, FMT_BC_COLUMN, r));
+	o->discr = (uint32_t)fmt_block_raw(b, FMT_BC_DISCR, r);
+}
+
+/* LINE_ROWS[k], k < img->nrows.  Returns 0, or -1 when its block is
+ * damaged. */
+static inline int rd_row_get(const symdb_image *img, uint64_t k, rd_row *o)
+{
+	if (img->packed) {
+		fmt_block b;
+		if (rd_block(img, 1, k / FMT_BLK_ROWS, &b))
+			return -1;
+		rd_block_row(&b, (unsigned)(k % FMT_BLK_ROWS), o);
+		return 0;
+	}
+	const uint8_t *r = img->rows + k * FMT_ROW_SIZE;
+	o->file = fmt_be32(r + FMT_ROW_FILE);
+	o->line = fmt_be32(r + FMT_ROW_LINE);
+	o->column = fmt_be32(r + FMT_ROW_COLUMN);
+	o->discr = fmt_be32(r + FMT_ROW_DISCR);
+	return 0;
+}
+
+/* INLINE_MAP[j], j < img->nimap: a node index or FMT_NONE; -1 when its
+ * block is damaged. */
+static inline int rd_imap_get(const symdb_image *img, uint64_t j, uint32_t *node)
+{
+	if (img->packed) {
+		fmt_block b;
+		if (rd_block(img, 0, j / FMT_BLK_ROWS, &b))
+			return -1;
+		*node = fmt_nullable(b.base_index, fmt_block_raw(&b, FMT_BC_INDEX,
+		                                                 (unsigned)(j % FMT_BLK_ROWS)));
+		return 0;
+	}
+	*node = fmt_be32(img->imap + j * FMT_IMAP_SIZE);
+	return 0;
+}
+
+/* The start of interval j (offset from Base_Address) of the inline (lines
+ * = 0) or line table; -1 when its block is damaged. */
+static inline int rd_interval_start(const symdb_image *img, int lines, uint64_t j, uint64_t *a)
+{
+	if (img->packed) {
+		fmt_block b;
+		if (rd_block(img, lines, j / FMT_BLK_ROWS, &b))
+			return -1;
+		*a = b.first + fmt_block_raw(&b, FMT_BC_DELTA, (unsigned)(j % FMT_BLK_ROWS));
+		return 0;
+	}
+	*a = fmt_be_addr(lines ? img->laddr : img->iaddr, img->aw, j);
+	return 0;
+}
+
+#endif /* SYMDB_READER_TABLES_H */
