@@ -405,13 +405,13 @@ static int check_blocks(const fmt_view *v, uint32_t kb, uint32_t kr, char *eb, s
 	               fmt_table_name(kr), (unsigned long long)rows, FMT_BLK_ROWS);
 }
 
-static int check_packed_table(uint32_t kind, unsigned nfields, fmt_packed *out,
+static int check_packed_table(uint32_t kind, unsigned nfields, unsigned wide, fmt_packed *out,
                               const fmt_view *v, char *eb, size_t ebsz)
 {
 	const fmt_table *t = &v->t[kind];
 	const char *why = "";
 
-	if (fmt_packed_parse(t->p, t->length, t->count, nfields, out, &why) == 0)
+	if (fmt_packed_parse(t->p, t->length, t->count, nfields, wide, out, &why) == 0)
 		return 0;
 	return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s): %s", kind, fmt_table_name(kind),
 	               why);
@@ -424,8 +424,10 @@ static int check_packed(fmt_view *v, char *eb, size_t ebsz)
 
 	if ((rc = check_blocks(v, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP, eb, ebsz)) ||
 	    (rc = check_blocks(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)) ||
-	    (rc = check_packed_table(FMT_T_FUNCTIONS, FMT_PF_COUNT, &v->fns, v, eb, ebsz)) ||
-	    (rc = check_packed_table(FMT_T_INLINE_NODES, FMT_PN_COUNT, &v->nodes, v, eb, ebsz)))
+	    (rc = check_packed_table(FMT_T_FUNCTIONS, FMT_PF_COUNT, FMT_PF_WIDE, &v->fns, v, eb,
+	                             ebsz)) ||
+	    (rc = check_packed_table(FMT_T_INLINE_NODES, FMT_PN_COUNT, FMT_PN_WIDE, &v->nodes, v,
+	                             eb, ebsz)))
 		return rc;
 	if (v->t[FMT_T_INLINE_MAP].length > (uint64_t)UINT32_MAX + 1 ||
 	    v->t[FMT_T_LINE_ROWS].length > (uint64_t)UINT32_MAX + 1)

@@ -17,7 +17,7 @@
 #include "symdb_errors.h"
 
 int fmt_packed_parse(const uint8_t *p, uint64_t length, uint64_t count, unsigned nfields,
-                     fmt_packed *out, const char **why)
+                     unsigned wide, fmt_packed *out, const char **why)
 {
 	uint64_t head = FMT_PK_FIELDS + (uint64_t)nfields * FMT_PK_FIELD_SIZE, sum = 0, room;
 
@@ -33,8 +33,8 @@ int fmt_packed_parse(const uint8_t *p, uint64_t length, uint64_t count, unsigned
 	for (unsigned f = 0; f < nfields; f++) {
 		const uint8_t *e = p + FMT_PK_FIELDS + f * FMT_PK_FIELD_SIZE;
 		out->w[f] = e[FMT_PK_F_WIDTH];
-		if (out->w[f] > FMT_PK_MAX_WIDTH) {
-			*why = "a field is wider than 64 bits";
+		if (out->w[f] > (wide >> f & 1 ? FMT_PK_MAX_WIDTH : 32)) {
+			*why = "a field is wider than its value";
 			return -1;
 		}
 		out->off[f] = (uint32_t)sum;

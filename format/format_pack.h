@@ -73,18 +73,27 @@ static inline uint64_t fmt_packed_get(const fmt_packed *t, uint64_t i, unsigned 
 	return t->base[f] + fmt_bits(t->rec, i * t->bits + t->off[f], t->w[f]);
 }
 
+/* A u32 field f (width <= 32, checked at open) of record i, Base added:
+ * one load. */
+static inline uint32_t fmt_packed_get32(const fmt_packed *t, uint64_t i, unsigned f)
+{
+	return (uint32_t)(t->base[f] + fmt_bits56(t->rec, i * t->bits + t->off[f], t->w[f]));
+}
+
 /* A nullable field f of record i: a u32 index or FMT_NONE. */
 static inline uint32_t fmt_packed_index(const fmt_packed *t, uint64_t i, unsigned f)
 {
-	return fmt_nullable(t->base[f], fmt_bits(t->rec, i * t->bits + t->off[f], t->w[f]));
+	return fmt_nullable(t->base[f], fmt_bits56(t->rec, i * t->bits + t->off[f], t->w[f]));
 }
 
 /* Parse and validate the header of a packed record table of `length` bytes
  * at p holding `count` records of `nfields` fields (SPEC §7.9.1): Field_Count,
- * widths <= 64, Record_Bits their sum, Length enough for the records and
- * the 8 bytes after.  O(nfields).  Returns 0 or -1 with *why set. */
+ * widths <= 64 (<= 32 but for the fields whose bit is set in `wide`),
+ * Record_Bits their sum, Length enough for the records and the 8 bytes
+ * after.  O(nfields).  Returns 0 or -1 with *why set. */
 FMT_HIDDEN int fmt_packed_parse(const uint8_t *p, uint64_t length, uint64_t count,
-                                unsigned nfields, fmt_packed *out, const char **why);
+                                unsigned nfields, unsigned wide, fmt_packed *out,
+                                const char **why);
 
 /* ---- §7.9.2 block interval tables ---------------------------------------- */
 
@@ -98,9 +107,10 @@ typedef struct fmt_block {
 } fmt_block;
 
 /* Decode block k of a block column `blk` (nblocks = ceil(nrows / 64)
- * records) over the rows table rows[0, rows_len): its widths at most 64 and
- * its string with 8 bytes after it inside the rows table.  Returns 0, or -1
- * when the block is damaged (nothing of it may then be read). */
+ * records) over the rows table rows[0, rows_len): Width_Delta at most 64,
+ * the others at most 32, and its string with 8 bytes after it inside the
+ * rows table.  Returns 0, or -1 when the block is damaged (nothing of it may
+ * then be read). */
 static inline int fmt_block_get(const uint8_t *blk, const uint8_t *rows, uint64_t rows_len,
                                 uint64_t nrows, uint64_t k, fmt_block *b)
 {
@@ -110,7 +120,7 @@ static inline int fmt_block_get(const uint8_t *blk, const uint8_t *rows, uint64_
 	b->n = left < FMT_BLK_ROWS ? (unsigned)left : FMT_BLK_ROWS;
 	for (unsigned c = 0; c < FMT_BC_COUNT; c++) {
 		b->w[c] = r[FMT_BLK_WIDTHS + c];
-		if (b->w[c] > FMT_PK_MAX_WIDTH)
+		if (b->w[c] > (c == FMT_BC_DELTA ? FMT_PK_MAX_WIDTH : 32))
 			return -1;
 		b->col[c] = bits;
 		bits += (uint64_t)b->n * b->w[c];
@@ -128,6 +138,8 @@ static inline int fmt_block_get(const uint8_t *blk, const uint8_t *rows, uint64_
 /* Column c of row r < b->n, as stored (no Base). */
 static inline uint64_t fmt_block_raw(const fmt_block *b, unsigned c, unsigned r)
 {
+	if (c != FMT_BC_DELTA) /* at most 32 bits: one load */
+		return fmt_bits56(b->bits, b->col[c] + (uint64_t)r * b->w[c], b->w[c]);
 	return fmt_bits(b->bits, b->col[c] + (uint64_t)r * b->w[c], b->w[c]);
 }
 

@@ -236,12 +236,14 @@ enum fmt_table_kind {
 enum { FMT_PF_DIE_OFFSET, FMT_PF_LINKAGE_NAME, FMT_PF_NAME, FMT_PF_DECL_FILE, FMT_PF_DECL_LINE,
        FMT_PF_COUNT };
 #define FMT_PF_NULLABLE      (1u << FMT_PF_DECL_FILE)
+#define FMT_PF_WIDE          (1u << FMT_PF_DIE_OFFSET) /* may be wider than 32 bits */
 
 /* INLINE_NODES fields, in record order. */
 enum { FMT_PN_PARENT_DISTANCE, FMT_PN_FUNCTION, FMT_PN_CALL_FILE, FMT_PN_CALL_LINE,
        FMT_PN_CALL_COLUMN, FMT_PN_CALL_DISCR, FMT_PN_DEPTH, FMT_PN_FLAGS, FMT_PN_LOW_PC,
        FMT_PN_COUNT };
 #define FMT_PN_NULLABLE      ((1u << FMT_PN_FUNCTION) | (1u << FMT_PN_CALL_FILE))
+#define FMT_PN_WIDE          (1u << FMT_PN_LOW_PC)      /* may be wider than 32 bits */
 
 /* §7.9.2 block record (kinds 7 and 10 in format 2). */
 #define FMT_BLK_ROWS         64  /* intervals per block */

@@ -197,17 +197,18 @@ static int check_nodes(const symdb_image *img, char *eb, size_t ebsz)
 	uint64_t i;
 
 	for (i = 0; i < img->nnodes; i++) {
-		rd_node n, p;
+		rd_node n;
+		rd_call c;
+		unsigned depth = rd_node_depth(img, (uint32_t)i);
 		rd_node_get(img, (uint32_t)i, &n);
+		rd_node_call(img, (uint32_t)i, &c);
 		if (n.parent != FMT_NONE && n.parent >= i)
 			return BAD(FMT_T_INLINE_NODES, i, "Parent %u not below the node", n.parent);
-		if (n.parent != FMT_NONE)
-			rd_node_get(img, n.parent, &p);
-		if (n.depth != (n.parent == FMT_NONE ? 0u : p.depth + 1u))
-			return BAD(FMT_T_INLINE_NODES, i, "Depth %u is not the parent's + 1", n.depth);
+		if (depth != (n.parent == FMT_NONE ? 0u : rd_node_depth(img, n.parent) + 1u))
+			return BAD(FMT_T_INLINE_NODES, i, "Depth %u is not the parent's + 1", depth);
 		if (!idx_ok(n.function, img->nfns))
 			return BAD(FMT_T_INLINE_NODES, i, "Function past FUNCTIONS");
-		if (!idx_ok(n.call_file, img->nfiles))
+		if (!idx_ok(c.file, img->nfiles))
 			return BAD(FMT_T_INLINE_NODES, i, "Call_File past FILES");
 		if (n.flags & ~FMT_NODEF_KNOWN)
 			return BAD(FMT_T_INLINE_NODES, i, "unknown Flags bits");

@@ -36,10 +36,22 @@
 #include "reader_tables.h"
 #include "symdb_endian.h"
 
+/* A format-2 interval table's search position (SPEC §7.9.2): the block
+ * the previous address fell in, decoded once (k = its index + 1, 0 = none)
+ * and the row it found there, where the next, larger address's search in
+ * the same block starts. */
+typedef struct rd_blockpos {
+	fmt_block b;
+	uint64_t k;
+	unsigned r;
+} rd_blockpos;
+
 /* Where the previous address's three searches ended: the upper_bound (count
- * of entries <= the previous offset) in each address column. */
+ * of entries <= the previous offset) in each address column, or in format 2
+ * in each block column. */
 typedef struct rd_cursor {
 	uint64_t sym, inl, line;
+	rd_blockpos ib, lb;
 } rd_cursor;
 
 /* The first index in [from, n] whose address exceeds key, given that every
@@ -154,14 +166,17 @@ static int node_frame(const symdb_image *img, const rd_node *node, symdb_frame *
 
 /* Outer frames take file and line from the call site recorded in the node
  * of the frame inside them (DW_AT_call_file / _line / _column). */
-static int call_site(const symdb_image *img, const rd_node *inner, symdb_frame *fr)
+static int call_site(const symdb_image *img, uint32_t inner, symdb_frame *fr)
 {
-	if (file_paths(img, inner->call_file, &fr->file, &fr->file_rel))
+	rd_call c;
+
+	rd_node_call(img, inner, &c);
+	if (file_paths(img, c.file, &fr->file, &fr->file_rel))
 		return -1;
-	fr->line = inner->call_line;
-	fr->column = inner->call_column;
-	fr->discriminator = inner->call_discr;
-	if (inner->call_file != FMT_NONE)
+	fr->line = c.line;
+	fr->column = c.column;
+	fr->discriminator = c.discr;
+	if (c.file != FMT_NONE)
 		fr->flags |= SYMDB_FRAME_HAS_LINE;
 	return 0;
 }
@@ -186,55 +201,100 @@ static int row_line(const symdb_image *img, const rd_row *row, symdb_frame *fr)
  * start-up costs more than the stores. */
 static const symdb_frame rd_zero_frame;
 
-/* What the three searches found for one offset. */
+/* What the three searches found for one offset.  The line row's fields
+ * are decoded only when frames are built (hit_row): an address whose hit
+ * equals the previous one's never needs them. */
 typedef struct rd_hit {
 	int64_t sym;        /* SYMBOLS index, or -1 */
 	uint32_t node;      /* innermost INLINE_NODES index, or FMT_NONE */
-	int64_t rowk;       /* LINE_ROWS index of `row`, or -1 */
-	rd_row row;         /* that record, if its File != NONE */
+	int64_t rowk;       /* LINE_ROWS index with File != NONE, or -1 */
+	const fmt_block *lb; /* format 2: rowk's block (the cursor's), row lr */
+	unsigned lr;
 	int bad;            /* a damaged block was met (format 2) */
 } rd_hit;
 
 /* Format 1: the inline and line intervals by their address columns. */
 static void search_v1(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
 {
+	rd_row row;
+
 	c->inl = upper_from(img->iaddr, img->aw, img->nimap, c->inl, o);
 	if (c->inl > 0)
 		(void)rd_imap_get(img, c->inl - 1, &h->node);
 	c->line = upper_from(img->laddr, img->aw, img->nrows, c->line, o);
 	if (c->line > 0) {
-		(void)rd_row_get(img, c->line - 1, &h->row);
-		if (h->row.file != FMT_NONE)
+		(void)rd_row_get(img, c->line - 1, &row);
+		if (row.file != FMT_NONE)
 			h->rowk = (int64_t)(c->line - 1);
 	}
 }
 
-/* Format 2 (SPEC §7.9.2): the cursors count blocks; the block found is
- * bisected for the interval. */
-static void search_v2(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
+/* The row of block p->b holding offset o, searched from p->r, the row of
+ * the previous, smaller offset in the same block: a dense sorted batch
+ * costs one Delta load per address, as the galloping search of format 1. */
+static unsigned block_row(const rd_blockpos *p, uint64_t o)
 {
-	fmt_block b;
+	const fmt_block *b = &p->b;
+	uint64_t d = o - b->first;
+	unsigned lo = p->r, step = 1, len; /* Delta[lo] <= d: it was for the previous offset */
+
+	/* Gallop, then bisect the last step, as upper_from_w does. */
+	while (step < b->n - lo && fmt_block_raw(b, FMT_BC_DELTA, lo + step) <= d) {
+		lo += step;
+		step <<= 1;
+	}
+	len = step < b->n - lo ? step : b->n - lo;
+	while (len > 1) {
+		unsigned half = len / 2;
+		lo = fmt_block_raw(b, FMT_BC_DELTA, lo + half) <= d ? lo + half : lo;
+		len -= half;
+	}
+	return lo;
+}
+
+/* Block k of a format-2 interval table at cursor position p, decoded and
+ * checked once per block; then the row of o in it.  -1: damaged. */
+static int block_at(const symdb_image *img, int lines, rd_blockpos *p, uint64_t k, uint64_t o)
+{
 	unsigned r;
 
+	if (p->k != k + 1) {
+		p->k = 0;
+		if (rd_block(img, lines, k, &p->b))
+			return -1;
+		r = fmt_block_find(&p->b, o);
+	} else {
+		r = block_row(p, o);
+	}
+	p->k = k + 1;
+	p->r = r;
+	return 0;
+}
+
+/* Format 2 (SPEC §7.9.2): the cursors count blocks; the block found is
+ * searched for the interval. */
+static void search_v2(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
+{
 	c->inl = upper_blocks(img->iaddr, img->niblk, c->inl, o);
 	if (c->inl > 0) {
-		if (rd_block(img, 0, c->inl - 1, &b)) {
+		if (block_at(img, 0, &c->ib, c->inl - 1, o))
 			h->bad = 1;
-		} else {
-			r = fmt_block_find(&b, o);
-			h->node = fmt_nullable(b.base_index, fmt_block_raw(&b, FMT_BC_INDEX, r));
-		}
+		else
+			h->node = fmt_nullable(c->ib.b.base_index,
+			                       fmt_block_raw(&c->ib.b, FMT_BC_INDEX, c->ib.r));
 	}
 	c->line = upper_blocks(img->laddr, img->nlblk, c->line, o);
 	if (c->line > 0) {
-		if (rd_block(img, 1, c->line - 1, &b)) {
+		const fmt_block *b = &c->lb.b;
+		if (block_at(img, 1, &c->lb, c->line - 1, o)) {
 			h->bad = 1;
 			return;
 		}
-		r = fmt_block_find(&b, o);
-		rd_block_row(&b, r, &h->row);
-		if (h->row.file != FMT_NONE)
-			h->rowk = (int64_t)((c->line - 1) * FMT_BLK_ROWS + r);
+		if (fmt_block_raw(b, FMT_BC_INDEX, c->lb.r) != 0) { /* File != NONE */
+			h->rowk = (int64_t)((c->line - 1) * FMT_BLK_ROWS + c->lb.r);
+			h->lb = b;
+			h->lr = c->lb.r;
+		}
 	}
 }
 
@@ -278,9 +338,16 @@ static inline void put_result(uint8_t *dst, const symdb_result *r, size_t rsz)
 		memcpy(dst, r, rsz < sizeof *r ? rsz : sizeof *r);
 }
 
-static const rd_row *hit_row(const rd_hit *h)
+/* The hit's line row decoded into *row, or NULL when it has none. */
+static const rd_row *hit_row(const symdb_image *img, const rd_hit *h, rd_row *row)
 {
-	return h->rowk >= 0 ? &h->row : NULL;
+	if (h->rowk < 0)
+		return NULL;
+	if (img->packed)
+		rd_block_row(h->lb, h->lr, row);
+	else
+		(void)rd_row_get(img, (uint64_t)h->rowk, row);
+	return row;
 }
 
 /* Walk the chain innermost first into the first `room` frames of out (fsz
@@ -290,8 +357,9 @@ static const rd_row *hit_row(const rd_hit *h)
 static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out, size_t fsz,
                           size_t room, symdb_frame *outer)
 {
-	rd_node node, inner = { 0 };
-	uint32_t n = h->node;
+	rd_node node;
+	rd_row row;
+	uint32_t n = h->node, inner = 0;
 	size_t m = 0;
 
 	while (n != FMT_NONE) {
@@ -306,7 +374,7 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out,
 		rd_node_get(img, n, &node);
 		f = rd_zero_frame;
 		if (node_frame(img, &node, &f) ||
-		    (m ? call_site(img, &inner, &f) : row_line(img, hit_row(h), &f)))
+		    (m ? call_site(img, inner, &f) : row_line(img, hit_row(img, h, &row), &f)))
 			return -1;
 		parent = node.parent;
 		if (parent != FMT_NONE && parent >= n)
@@ -315,7 +383,7 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out,
 			*outer = f;
 		else
 			put_frame(out + m * fsz, &f, fsz);
-		inner = node;
+		inner = n;
 		n = parent;
 		m++;
 	}
@@ -362,6 +430,40 @@ static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer,
 	return outer->file ? 0 : symbol_file(img, sym, outer);
 }
 
+/* The previous result's frames again, for a hit that differs from the
+ * previous one (*prev, result prev_r, frames at prev_fr) in its line row
+ * only: the chain, its call sites, names and the symbol are the same, so
+ * only frame 0's file and line are read, from the new row.  A dense sorted
+ * batch (many addresses per function) then decodes no node or function
+ * record per address.  Returns 0, -1 if corrupt, -2 if room ran out. */
+static int reuse_frames(const symdb_image *img, const rd_hit *h, uint8_t *fr, size_t fsz,
+                        size_t room, const uint8_t *prev_fr, const symdb_result *prev_r,
+                        symdb_result *r)
+{
+	symdb_frame f0 = rd_zero_frame;
+	rd_row row;
+
+	if (room < prev_r->count)
+		return -2;
+	memmove(fr, prev_fr, prev_r->count * fsz);
+	memcpy(&f0, prev_fr, fsz < sizeof f0 ? fsz : sizeof f0);
+	f0.file = f0.file_rel = NULL;
+	f0.line = f0.column = f0.discriminator = 0;
+	f0.flags &= ~(uint32_t)(SYMDB_FRAME_HAS_LINE | SYMDB_FRAME_FILE_FROM_SYMTAB);
+	if (row_line(img, hit_row(img, h, &row), &f0))
+		return -1;
+	/* Frame 0 is the outermost too: apply_symbol's file rule. */
+	if (prev_r->count == 1 && h->sym >= 0 && !f0.file && symbol_file(img, h->sym, &f0))
+		return -1;
+	put_frame(fr, &f0, fsz);
+	r->count = prev_r->count;
+	r->sym_name = prev_r->sym_name;
+	r->sym_addr = prev_r->sym_addr;
+	r->sym_size = prev_r->sym_size;
+	r->status = 0;
+	return 0;
+}
+
 /* Resolve one address into the first `room` frames of fr (fsz bytes
  * apart).  Returns 0, or -2 when it needs more than `room` frames (nothing
  * is then consumed).  *prev is what the previous search found and prev_r
@@ -370,7 +472,7 @@ static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer,
  * is untouched. */
 static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t *fr,
                        size_t fsz, size_t room, symdb_result *r, rd_hit *prev,
-                       const symdb_result *prev_r)
+                       const symdb_result *prev_r, const uint8_t *prev_fr)
 {
 	symdb_frame outer;
 	rd_hit h;
@@ -393,12 +495,25 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 		*r = *prev_r;
 		return 0;
 	}
+	if (prev_r && h.sym == prev->sym && h.node == prev->node && h.rowk >= 0 &&
+	    prev->rowk >= 0) {
+		m = reuse_frames(img, &h, fr, fsz, room, prev_fr, prev_r, r);
+		if (m == -1) {
+			r->status = SYMDB_E_CORRUPT;
+			r->sym_name = NULL;
+			r->sym_addr = r->sym_size = 0;
+		} else if (m == 0) {
+			*prev = h;
+		}
+		return m == -2 ? -2 : 0;
+	}
 	m = walk_chain(img, &h, fr, fsz, room, &outer);
 	if (m == 0) { /* no chain: one frame of unknown name (SPEC §11.5) */
 		if (room == 0)
 			return -2;
 		outer = rd_zero_frame;
-		m = row_line(img, hit_row(&h), &outer) ? -1 : 1;
+		rd_row row;
+		m = row_line(img, hit_row(img, &h, &row), &outer) ? -1 : 1;
 	}
 	if (m == -2)
 		return -2;
@@ -431,7 +546,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
                               symdb_frame *frames, size_t frames_cap, size_t frame_sz,
                               symdb_result *results, size_t result_sz)
 {
-	rd_cursor c = { 0, 0, 0 };
+	rd_cursor c;
 	rd_hit prev = { .sym = -1, .node = FMT_NONE, .rowk = -1 };
 	symdb_result r, prev_r; /* prev_r: the result of prev, once have_prev */
 	uint8_t *fr = (uint8_t *)frames, *res = (uint8_t *)results;
@@ -450,6 +565,8 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		return (ptrdiff_t)naddrs;
 	}
 	rd_advise_batch(img, naddrs); /* tables this batch would fault through */
+	c.sym = c.inl = c.line = 0;
+	c.ib.k = c.lb.k = 0; /* no block decoded yet */
 	for (i = 0; i < naddrs;) {
 		uint64_t a = addrs[i];
 		if (i > 0 && a < addrs[i - 1])
@@ -457,7 +574,8 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 			                            are then unspecified */
 		r.first = (uint32_t)used;
 		if (resolve_one(img, &c, a, fr ? fr + used * frame_sz : NULL, frame_sz,
-		                frames_cap - used, &r, &prev, have_prev ? &prev_r : NULL))
+		                frames_cap - used, &r, &prev, have_prev ? &prev_r : NULL,
+		                have_prev ? fr + (size_t)prev_r.first * frame_sz : NULL))
 			break;
 		if (r.first == used && r.count) {
 			used += r.count;

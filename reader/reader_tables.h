@@ -18,12 +18,19 @@
 #include "reader_internal.h"
 #include "symdb_endian.h"
 
+/* An INLINE_NODES record in two parts: what its own frame needs, and its
+ * call site, which the frame outside it needs (SPEC §11.5).  Depth is for
+ * the verifier only (rd_node_depth). */
 typedef struct rd_node {
 	uint32_t parent;   /* node index or FMT_NONE; == own index if damaged */
-	uint32_t function, call_file, call_line, call_column, call_discr;
-	uint16_t depth, flags;
-	uint64_t low_pc;   /* offset from Base_Address */
+	uint32_t function;
+	uint16_t flags;
+	uint64_t low_pc;   /* offset from Base_Address, with HAS_LOW_PC */
 } rd_node;
+
+typedef struct rd_call {
+	uint32_t file, line, column, discr;
+} rd_call;
 
 typedef struct rd_fn {
 	uint32_t linkage, name, decl_file, decl_line;
@@ -33,35 +40,51 @@ typedef struct rd_row {
 	uint32_t file, line, column, discr;
 } rd_row;
 
-/* INLINE_NODES[n], n < img->nnodes. */
+/* INLINE_NODES[n]'s own part, n < img->nnodes. */
 static inline void rd_node_get(const symdb_image *img, uint32_t n, rd_node *o)
 {
 	if (img->packed) {
 		const fmt_packed *t = &img->v.nodes;
-		uint64_t d = fmt_packed_get(t, n, FMT_PN_PARENT_DISTANCE);
+		uint32_t d = fmt_packed_get32(t, n, FMT_PN_PARENT_DISTANCE);
 		/* A distance past the first node is damage: the parent is
 		 * then the node itself, which the chain walk rejects. */
-		o->parent = d == 0 ? FMT_NONE : d > n ? n : (uint32_t)(n - d);
+		o->parent = d == 0 ? FMT_NONE : d > n ? n : n - d;
 		o->function = fmt_packed_index(t, n, FMT_PN_FUNCTION);
-		o->call_file = fmt_packed_index(t, n, FMT_PN_CALL_FILE);
-		o->call_line = (uint32_t)fmt_packed_get(t, n, FMT_PN_CALL_LINE);
-		o->call_column = (uint32_t)fmt_packed_get(t, n, FMT_PN_CALL_COLUMN);
-		o->call_discr = (uint32_t)fmt_packed_get(t, n, FMT_PN_CALL_DISCR);
-		o->depth = (uint16_t)fmt_packed_get(t, n, FMT_PN_DEPTH);
-		o->flags = (uint16_t)fmt_packed_get(t, n, FMT_PN_FLAGS);
-		o->low_pc = fmt_packed_get(t, n, FMT_PN_LOW_PC);
+		o->flags = (uint16_t)fmt_packed_get32(t, n, FMT_PN_FLAGS);
+		o->low_pc = o->flags & FMT_NODEF_HAS_LOW_PC ? fmt_packed_get(t, n, FMT_PN_LOW_PC) : 0;
 		return;
 	}
 	const uint8_t *r = img->nodes + (uint64_t)n * FMT_NODE_SIZE;
 	o->parent = fmt_be32(r + FMT_NODE_PARENT);
 	o->function = fmt_be32(r + FMT_NODE_FUNCTION);
-	o->call_file = fmt_be32(r + FMT_NODE_CALL_FILE);
-	o->call_line = fmt_be32(r + FMT_NODE_CALL_LINE);
-	o->call_column = fmt_be32(r + FMT_NODE_CALL_COLUMN);
-	o->call_discr = fmt_be32(r + FMT_NODE_CALL_DISCR);
-	o->depth = fmt_be16(r + FMT_NODE_DEPTH);
 	o->flags = fmt_be16(r + FMT_NODE_FLAGS);
 	o->low_pc = fmt_be64(r + FMT_NODE_LOW_PC);
+}
+
+/* INLINE_NODES[n]'s call site, n < img->nnodes. */
+static inline void rd_node_call(const symdb_image *img, uint32_t n, rd_call *o)
+{
+	if (img->packed) {
+		const fmt_packed *t = &img->v.nodes;
+		o->file = fmt_packed_index(t, n, FMT_PN_CALL_FILE);
+		o->line = fmt_packed_get32(t, n, FMT_PN_CALL_LINE);
+		o->column = fmt_packed_get32(t, n, FMT_PN_CALL_COLUMN);
+		o->discr = fmt_packed_get32(t, n, FMT_PN_CALL_DISCR);
+		return;
+	}
+	const uint8_t *r = img->nodes + (uint64_t)n * FMT_NODE_SIZE;
+	o->file = fmt_be32(r + FMT_NODE_CALL_FILE);
+	o->line = fmt_be32(r + FMT_NODE_CALL_LINE);
+	o->column = fmt_be32(r + FMT_NODE_CALL_COLUMN);
+	o->discr = fmt_be32(r + FMT_NODE_CALL_DISCR);
+}
+
+/* INLINE_NODES[n]'s Depth, n < img->nnodes. */
+static inline unsigned rd_node_depth(const symdb_image *img, uint32_t n)
+{
+	if (img->packed)
+		return (uint16_t)fmt_packed_get32(&img->v.nodes, n, FMT_PN_DEPTH);
+	return fmt_be16(img->nodes + (uint64_t)n * FMT_NODE_SIZE + FMT_NODE_DEPTH);
 }
 
 /* FUNCTIONS[i], i < img->nfns (the Die_Offset is not needed to answer). */
@@ -69,10 +92,10 @@ static inline void rd_fn_get(const symdb_image *img, uint32_t i, rd_fn *o)
 {
 	if (img->packed) {
 		const fmt_packed *t = &img->v.fns;
-		o->linkage = (uint32_t)fmt_packed_get(t, i, FMT_PF_LINKAGE_NAME);
-		o->name = (uint32_t)fmt_packed_get(t, i, FMT_PF_NAME);
+		o->linkage = fmt_packed_get32(t, i, FMT_PF_LINKAGE_NAME);
+		o->name = fmt_packed_get32(t, i, FMT_PF_NAME);
 		o->decl_file = fmt_packed_index(t, i, FMT_PF_DECL_FILE);
-		o->decl_line = (uint32_t)fmt_packed_get(t, i, FMT_PF_DECL_LINE);
+		o->decl_line = fmt_packed_get32(t, i, FMT_PF_DECL_LINE);
 		return;
 	}
 	const uint8_t *r = img->fns + (uint64_t)i * FMT_FN_SIZE;
