@@ -21,7 +21,7 @@ check_lines() {
 	local what=$1 bad
 	bad=$(awk -v L="^($labels) +[^ ]" '$0 !~ L' "$OUT")
 	[[ -z $bad ]] || fail "$what: line without a known label: $bad"
-	bad=$(grep -nE 'type [0-9]|^flags +0x|counter|BUILD_INFO|elf-[0-9]|unknown' "$OUT" || true)
+	bad=$(grep -nE 'type [0-9]|^flags +0x|counter|BUILD_INFO\[|elf-[0-9]|unknown' "$OUT" || true)
 	[[ -z $bad ]] || fail "$what: raw value where a name belongs: $bad"
 	for l in uuid "object format" "object type" machine flags "symbol table" verify; do
 		[[ $(val "$l") ]] || fail "$what: no '$l' line"
