@@ -405,29 +405,16 @@ static int check_blocks(const fmt_view *v, uint32_t kb, uint32_t kr, char *eb, s
 	               fmt_table_name(kr), (unsigned long long)rows, FMT_BLK_ROWS);
 }
 
-static int check_packed_table(uint32_t kind, unsigned nfields, unsigned wide, fmt_packed *out,
-                              const fmt_view *v, char *eb, size_t ebsz)
-{
-	const fmt_table *t = &v->t[kind];
-	const char *why = "";
-
-	if (fmt_packed_parse(t->p, t->length, t->count, nfields, wide, out, &why) == 0)
-		return 0;
-	return fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "table %u (%s): %s", kind, fmt_table_name(kind),
-	               why);
-}
-
-/* The packed DWARF tables' shapes (SPEC §7.9): O(1), the headers only. */
+/* The packed DWARF tables' shapes (SPEC §7.9) from the directory alone:
+ * the lookup checks a packed record table's header (rd_tab_init) and a
+ * block (fmt_block_get) before it reads them, so open touches no table
+ * page. */
 static int check_packed(fmt_view *v, char *eb, size_t ebsz)
 {
 	int rc;
 
 	if ((rc = check_blocks(v, FMT_T_INLINE_ADDRS, FMT_T_INLINE_MAP, eb, ebsz)) ||
-	    (rc = check_blocks(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)) ||
-	    (rc = check_packed_table(FMT_T_FUNCTIONS, FMT_PF_COUNT, FMT_PF_WIDE, &v->fns, v, eb,
-	                             ebsz)) ||
-	    (rc = check_packed_table(FMT_T_INLINE_NODES, FMT_PN_COUNT, FMT_PN_WIDE, &v->nodes, v,
-	                             eb, ebsz)))
+	    (rc = check_blocks(v, FMT_T_LINE_ADDRS, FMT_T_LINE_ROWS, eb, ebsz)))
 		return rc;
 	if (v->t[FMT_T_INLINE_MAP].length > (uint64_t)UINT32_MAX + 1 ||
 	    v->t[FMT_T_LINE_ROWS].length > (uint64_t)UINT32_MAX + 1)

@@ -53,7 +53,6 @@ typedef struct fmt_view {
 	uint64_t header_checksum;
 	int has_dwarf;                  /* the DWARF tables (5..11) are present */
 	int packed;                     /* format 2: kinds 6-11 as SPEC §7.9 */
-	fmt_packed fns, nodes;          /* format 2: FUNCTIONS, INLINE_NODES (§7.9.1) */
 	fmt_table t[FMT_T_KIND_MAX + 1]; /* by kind; t[0] unused */
 } fmt_view;
 

@@ -168,43 +168,56 @@ static int check_files(const symdb_image *img, char *eb, size_t ebsz)
 }
 
 /* FUNCTIONS[i]'s Die_Offset: the sort key, read only here. */
-static uint64_t fn_die(const symdb_image *img, uint64_t i)
+static uint64_t fn_die(const rd_tab *tb, uint64_t i)
 {
-	if (img->packed)
-		return fmt_packed_get(&img->v.fns, i, FMT_PF_DIE_OFFSET);
-	return fmt_be64(img->fns + i * FMT_FN_SIZE + FMT_FN_DIE_OFFSET);
+	if (tb->img->packed)
+		return fmt_packed_get(&tb->fns, i, FMT_PF_DIE_OFFSET);
+	return fmt_be64(tb->img->fns + i * FMT_FN_SIZE + FMT_FN_DIE_OFFSET);
 }
 
-static int check_functions(const symdb_image *img, char *eb, size_t ebsz)
+/* Format 2: the packed headers of FUNCTIONS and INLINE_NODES (SPEC §7.9.1). */
+static int check_packed_heads(const symdb_image *img, rd_tab *tb, char *eb, size_t ebsz)
+{
+	const char *why = NULL;
+
+	rd_tab_init(tb, img, &why);
+	if (tb->nfns != img->nfns)
+		return BAD(FMT_T_FUNCTIONS, 0, "packed header: %s", why ? why : "");
+	if (tb->nnodes != img->nnodes)
+		return BAD(FMT_T_INLINE_NODES, 0, "packed header: %s", why ? why : "");
+	return 0;
+}
+
+static int check_functions(const symdb_image *img, const rd_tab *tb, char *eb, size_t ebsz)
 {
 	uint64_t i;
 
 	for (i = 0; i < img->nfns; i++) {
 		rd_fn f;
-		rd_fn_get(img, (uint32_t)i, &f);
+		rd_fn_get(tb, (uint32_t)i, &f);
 		if (!ref_ok(img, f.linkage) || !ref_ok(img, f.name))
 			return BAD(FMT_T_FUNCTIONS, i, "name past the string pool");
 		if (!idx_ok(f.decl_file, img->nfiles))
 			return BAD(FMT_T_FUNCTIONS, i, "Decl_File past FILES");
-		if (i && fn_die(img, i) <= fn_die(img, i - 1))
+		if (i && fn_die(tb, i) <= fn_die(tb, i - 1))
 			return BAD(FMT_T_FUNCTIONS, i, "Die_Offset not above the previous one");
 	}
 	return 0;
 }
 
-static int check_nodes(const symdb_image *img, char *eb, size_t ebsz)
+static int check_nodes(const symdb_image *img, const rd_tab *tb, char *eb, size_t ebsz)
 {
 	uint64_t i;
 
 	for (i = 0; i < img->nnodes; i++) {
 		rd_node n;
 		rd_call c;
-		unsigned depth = rd_node_depth(img, (uint32_t)i);
-		rd_node_get(img, (uint32_t)i, &n);
-		rd_node_call(img, (uint32_t)i, &c);
+		unsigned depth = rd_node_depth(tb, (uint32_t)i);
+		rd_node_get(tb, (uint32_t)i, &n);
+		rd_node_call(tb, (uint32_t)i, &c);
 		if (n.parent != FMT_NONE && n.parent >= i)
 			return BAD(FMT_T_INLINE_NODES, i, "Parent %u not below the node", n.parent);
-		if (depth != (n.parent == FMT_NONE ? 0u : rd_node_depth(img, n.parent) + 1u))
+		if (depth != (n.parent == FMT_NONE ? 0u : rd_node_depth(tb, n.parent) + 1u))
 			return BAD(FMT_T_INLINE_NODES, i, "Depth %u is not the parent's + 1", depth);
 		if (!idx_ok(n.function, img->nfns))
 			return BAD(FMT_T_INLINE_NODES, i, "Function past FUNCTIONS");
@@ -287,6 +300,7 @@ static int check_intervals(const symdb_image *img, char *eb, size_t ebsz)
 
 int symdb_image_verify(const symdb_image *img, const symdb_open_opts *opts)
 {
+	rd_tab tb;
 	unsigned flags;
 	size_t ebsz;
 	char *eb;
@@ -300,8 +314,9 @@ int symdb_image_verify(const symdb_image *img, const symdb_open_opts *opts)
 	if ((rc = fmt_view_check_sums(&img->v, eb, ebsz)) ||
 	    (rc = fmt_view_check_padding(&img->v, eb, ebsz)) ||
 	    (rc = check_segments(img, eb, ebsz)) || (rc = check_symbols(img, eb, ebsz)) ||
-	    (rc = check_files(img, eb, ebsz)) || (rc = check_functions(img, eb, ebsz)) ||
-	    (rc = check_nodes(img, eb, ebsz)) || (rc = check_intervals(img, eb, ebsz))) {
+	    (rc = check_files(img, eb, ebsz)) || (rc = check_packed_heads(img, &tb, eb, ebsz)) ||
+	    (rc = check_functions(img, &tb, eb, ebsz)) || (rc = check_nodes(img, &tb, eb, ebsz)) ||
+	    (rc = check_intervals(img, eb, ebsz))) {
 		rd_advise_lookup(img);
 		return rc;
 	}

@@ -52,6 +52,7 @@ typedef struct rd_blockpos {
 typedef struct rd_cursor {
 	uint64_t sym, inl, line;
 	rd_blockpos ib, lb;
+	rd_tab tab;           /* FUNCTIONS and INLINE_NODES, for this call */
 } rd_cursor;
 
 /* The first index in [from, n] whose address exceeds key, given that every
@@ -134,15 +135,16 @@ static int file_paths(const symdb_image *img, uint32_t idx, const char **path, c
 }
 
 /* Name, short name and declaration of FUNCTIONS[idx] (SPEC §7.4). */
-static int function_info(const symdb_image *img, uint32_t idx, symdb_frame *fr)
+static int function_info(const rd_tab *tb, uint32_t idx, symdb_frame *fr)
 {
+	const symdb_image *img = tb->img;
 	rd_fn fn;
 
 	if (idx == FMT_NONE)
 		return 0;
-	if (idx >= img->nfns)
+	if (idx >= tb->nfns)
 		return -1;
-	rd_fn_get(img, idx, &fn);
+	rd_fn_get(tb, idx, &fn);
 	if (str_or_null(img, fn.linkage, &fr->name) || str_or_null(img, fn.name, &fr->short_name) ||
 	    file_paths(img, fn.decl_file, &fr->decl_file, &fr->decl_file_rel))
 		return -1;
@@ -152,8 +154,10 @@ static int function_info(const symdb_image *img, uint32_t idx, symdb_frame *fr)
 
 /* Frame for one INLINE_NODES record: its function and start (SPEC §11.5).
  * File and line are filled by the caller, who knows the inner frame. */
-static int node_frame(const symdb_image *img, const rd_node *node, symdb_frame *fr)
+static int node_frame(const rd_tab *tb, const rd_node *node, symdb_frame *fr)
 {
+	const symdb_image *img = tb->img;
+
 	if (node->flags & FMT_NODEF_INLINED)
 		fr->flags |= SYMDB_FRAME_INLINED;
 	if (node->flags & FMT_NODEF_HAS_LOW_PC) {
@@ -161,16 +165,17 @@ static int node_frame(const symdb_image *img, const rd_node *node, symdb_frame *
 		fr->dwarf_start_addr = fr->start_addr;
 		fr->flags |= SYMDB_FRAME_HAS_START | SYMDB_FRAME_HAS_DWARF_START;
 	}
-	return function_info(img, node->function, fr);
+	return function_info(tb, node->function, fr);
 }
 
 /* Outer frames take file and line from the call site recorded in the node
  * of the frame inside them (DW_AT_call_file / _line / _column). */
-static int call_site(const symdb_image *img, uint32_t inner, symdb_frame *fr)
+static int call_site(const rd_tab *tb, uint32_t inner, symdb_frame *fr)
 {
+	const symdb_image *img = tb->img;
 	rd_call c;
 
-	rd_node_call(img, inner, &c);
+	rd_node_call(tb, inner, &c);
 	if (file_paths(img, c.file, &fr->file, &fr->file_rel))
 		return -1;
 	fr->line = c.line;
@@ -354,7 +359,7 @@ static const rd_row *hit_row(const symdb_image *img, const rd_hit *h, rd_row *ro
  * bytes apart), except the outermost frame, which goes to *outer: the
  * symbol table may still override it.  Returns the number of frames
  * (outermost included), -1 if corrupt, -2 if room ran out. */
-static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out, size_t fsz,
+static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_t fsz,
                           size_t room, symdb_frame *outer)
 {
 	rd_node node;
@@ -367,14 +372,14 @@ static int64_t walk_chain(const symdb_image *img, const rd_hit *h, uint8_t *out,
 		symdb_frame f;
 		/* Depth is a u16 (SPEC §7.5), so no valid chain is longer than
 		 * 65536: a longer one is damage, not a reason to ask for more room. */
-		if (n >= img->nnodes || m > UINT16_MAX)
+		if (n >= tb->nnodes || m > UINT16_MAX)
 			return -1;
 		if (m >= room)
 			return -2;
-		rd_node_get(img, n, &node);
+		rd_node_get(tb, n, &node);
 		f = rd_zero_frame;
-		if (node_frame(img, &node, &f) ||
-		    (m ? call_site(img, inner, &f) : row_line(img, hit_row(img, h, &row), &f)))
+		if (node_frame(tb, &node, &f) ||
+		    (m ? call_site(tb, inner, &f) : row_line(tb->img, hit_row(tb->img, h, &row), &f)))
 			return -1;
 		parent = node.parent;
 		if (parent != FMT_NONE && parent >= n)
@@ -507,7 +512,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 		}
 		return m == -2 ? -2 : 0;
 	}
-	m = walk_chain(img, &h, fr, fsz, room, &outer);
+	m = walk_chain(&c->tab, &h, fr, fsz, room, &outer);
 	if (m == 0) { /* no chain: one frame of unknown name (SPEC §11.5) */
 		if (room == 0)
 			return -2;
@@ -567,6 +572,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 	rd_advise_batch(img, naddrs); /* tables this batch would fault through */
 	c.sym = c.inl = c.line = 0;
 	c.ib.k = c.lb.k = 0; /* no block decoded yet */
+	rd_tab_init(&c.tab, img, NULL);
 	for (i = 0; i < naddrs;) {
 		uint64_t a = addrs[i];
 		if (i > 0 && a < addrs[i - 1])

@@ -7,8 +7,11 @@
  * it has one code path above them.  Each accessor is a bounded number of
  * fixed-width loads; none allocates.
  *
- * Indexes passed in must be below their table's count (the callers check:
- * they come from the file).  Values read out are untrusted: the caller
+ * FUNCTIONS and INLINE_NODES are read through an rd_tab, made per call of
+ * the lookup or verifier: in format 2 it holds their packed headers, parsed
+ * and checked there (SPEC §7.9.1), not at open, so that open reads no table
+ * page.  Indexes passed in must be below the rd_tab's counts (the callers
+ * check: they come from the file).  Values read out are untrusted: the caller
  * bounds-checks every index before use, as for format 1.
  */
 #ifndef SYMDB_READER_TABLES_H
@@ -32,6 +35,34 @@ typedef struct rd_call {
 	uint32_t file, line, column, discr;
 } rd_call;
 
+/* FUNCTIONS and INLINE_NODES as one lookup reads them. */
+typedef struct rd_tab {
+	const symdb_image *img;
+	uint64_t nfns, nnodes; /* 0 when a format-2 header is damaged */
+	fmt_packed fns, nodes; /* format 2 */
+} rd_tab;
+
+/* Fill *t for img: O(fields), the two packed headers.  A damaged header
+ * makes its table empty, so every reference to it is out of range
+ * (SYMDB_E_CORRUPT for the address); *why (optional) says which. */
+static inline void rd_tab_init(rd_tab *t, const symdb_image *img, const char **why)
+{
+	const fmt_table *f = &img->v.t[FMT_T_FUNCTIONS], *n = &img->v.t[FMT_T_INLINE_NODES];
+	const char *w = NULL;
+
+	t->img = img;
+	t->nfns = img->nfns;
+	t->nnodes = img->nnodes;
+	if (!img->packed || !img->v.has_dwarf)
+		return;
+	if (fmt_packed_parse(f->p, f->length, f->count, FMT_PF_COUNT, FMT_PF_WIDE, &t->fns, &w))
+		t->nfns = 0;
+	if (fmt_packed_parse(n->p, n->length, n->count, FMT_PN_COUNT, FMT_PN_WIDE, &t->nodes, &w))
+		t->nnodes = 0;
+	if (why)
+		*why = w;
+}
+
 typedef struct rd_fn {
 	uint32_t linkage, name, decl_file, decl_line;
 } rd_fn;
@@ -40,11 +71,13 @@ typedef struct rd_row {
 	uint32_t file, line, column, discr;
 } rd_row;
 
-/* INLINE_NODES[n]'s own part, n < img->nnodes. */
-static inline void rd_node_get(const symdb_image *img, uint32_t n, rd_node *o)
+/* INLINE_NODES[n]'s own part, n < tb->nnodes. */
+static inline void rd_node_get(const rd_tab *tb, uint32_t n, rd_node *o)
 {
+	const symdb_image *img = tb->img;
+
 	if (img->packed) {
-		const fmt_packed *t = &img->v.nodes;
+		const fmt_packed *t = &tb->nodes;
 		uint32_t d = fmt_packed_get32(t, n, FMT_PN_PARENT_DISTANCE);
 		/* A distance past the first node is damage: the parent is
 		 * then the node itself, which the chain walk rejects. */
@@ -61,11 +94,13 @@ static inline void rd_node_get(const symdb_image *img, uint32_t n, rd_node *o)
 	o->low_pc = fmt_be64(r + FMT_NODE_LOW_PC);
 }
 
-/* INLINE_NODES[n]'s call site, n < img->nnodes. */
-static inline void rd_node_call(const symdb_image *img, uint32_t n, rd_call *o)
+/* INLINE_NODES[n]'s call site, n < tb->nnodes. */
+static inline void rd_node_call(const rd_tab *tb, uint32_t n, rd_call *o)
 {
+	const symdb_image *img = tb->img;
+
 	if (img->packed) {
-		const fmt_packed *t = &img->v.nodes;
+		const fmt_packed *t = &tb->nodes;
 		o->file = fmt_packed_index(t, n, FMT_PN_CALL_FILE);
 		o->line = fmt_packed_get32(t, n, FMT_PN_CALL_LINE);
 		o->column = fmt_packed_get32(t, n, FMT_PN_CALL_COLUMN);
@@ -79,19 +114,21 @@ static inline void rd_node_call(const symdb_image *img, uint32_t n, rd_call *o)
 	o->discr = fmt_be32(r + FMT_NODE_CALL_DISCR);
 }
 
-/* INLINE_NODES[n]'s Depth, n < img->nnodes. */
-static inline unsigned rd_node_depth(const symdb_image *img, uint32_t n)
+/* INLINE_NODES[n]'s Depth, n < tb->nnodes. */
+static inline unsigned rd_node_depth(const rd_tab *tb, uint32_t n)
 {
-	if (img->packed)
-		return (uint16_t)fmt_packed_get32(&img->v.nodes, n, FMT_PN_DEPTH);
-	return fmt_be16(img->nodes + (uint64_t)n * FMT_NODE_SIZE + FMT_NODE_DEPTH);
+	if (tb->img->packed)
+		return (uint16_t)fmt_packed_get32(&tb->nodes, n, FMT_PN_DEPTH);
+	return fmt_be16(tb->img->nodes + (uint64_t)n * FMT_NODE_SIZE + FMT_NODE_DEPTH);
 }
 
-/* FUNCTIONS[i], i < img->nfns (the Die_Offset is not needed to answer). */
-static inline void rd_fn_get(const symdb_image *img, uint32_t i, rd_fn *o)
+/* FUNCTIONS[i], i < tb->nfns (the Die_Offset is not needed to answer). */
+static inline void rd_fn_get(const rd_tab *tb, uint32_t i, rd_fn *o)
 {
+	const symdb_image *img = tb->img;
+
 	if (img->packed) {
-		const fmt_packed *t = &img->v.fns;
+		const fmt_packed *t = &tb->fns;
 		o->linkage = fmt_packed_get32(t, i, FMT_PF_LINKAGE_NAME);
 		o->name = fmt_packed_get32(t, i, FMT_PF_NAME);
 		o->decl_file = fmt_packed_index(t, i, FMT_PF_DECL_FILE);

@@ -210,7 +210,12 @@ static void test_tables(int far, int dwarf)
 		CHECK(v.t[FMT_T_INLINE_MAP].count == 3 && v.t[FMT_T_LINE_ROWS].count == 3);
 		CHECK(ia->count == 1 && fmt_be64(ia->p + FMT_BLK_FIRST) == 0);
 		CHECK(la->count == 1 && fmt_be64(la->p + FMT_BLK_FIRST) == 0);
-		CHECK(fmt_packed_get(&v.nodes, 0, FMT_PN_LOW_PC) == 0x1000);
+		const fmt_table *nd = &v.t[FMT_T_INLINE_NODES];
+		fmt_packed pk;
+		const char *why;
+		CHECK(fmt_packed_parse(nd->p, nd->length, nd->count, FMT_PN_COUNT, FMT_PN_WIDE, &pk,
+		                       &why) == 0 &&
+		      fmt_packed_get(&pk, 0, FMT_PN_LOW_PC) == 0x1000);
 	} else {
 		for (unsigned k = FMT_T_FILES; k <= FMT_T_LINE_ROWS; k++)
 			CHECK(v.t[k].p == NULL);
