@@ -4,7 +4,7 @@
 # truncate_cmds.sh: an index file truncated while `verify`, `info`,
 # `export` or `compact` has it mapped (issue 12, defect 8; truncate_live.sh
 # does `query`).  The truncation lands at the same instant on every run:
-# truncate_shim.so (LD_PRELOAD) cuts A's index file to half right after the
+# truncate_shim.so (LD_PRELOAD) cuts A's index file to three quarters (a page boundary) right after the
 # command maps it, before it reads a byte.  Without the SIGBUS handler each
 # command dies of SIGBUS (as it did before); with it, A is reported as
 # damaged in one line, the other image B is handled as usual, and the exit
@@ -37,7 +37,7 @@ fresh() {
 under_cut() { run env LD_PRELOAD="$TRUNCATE_SHIM" TRUNCATE_ON_MAP="$fa" "$@"; }
 # truncated WHAT: the shim did cut A's file under the command
 truncated() {
-	(($(stat -c %s "$fa") == size / 2)) || fail "$1: A's index file was not truncated"
+	(($(stat -c %s "$fa") == size * 3 / 4 / 4096 * 4096)) || fail "$1: A's index file was not truncated"
 }
 
 # verify: A damaged, B checked and clean, the run goes on to the end
