@@ -290,6 +290,40 @@ static void idx_refuse(int fd, int rc, const char *why)
 	_exit(rc <= -125 ? 125 : -rc);
 }
 
+/*
+ * calloc over malloc + memset.  libdwarf 20210528 allocates every DIE,
+ * attribute and list it hands out with calloc, and glibc 2.36's calloc
+ * skips the per-thread cache that malloc and free use: each call takes
+ * the arena lock and runs _int_malloc, and the chunks freed fill the cache
+ * and then overflow into _int_free.  That was 16 % of a big C++ build's
+ * CPU.  Defined in the executable, this calloc is the one every library
+ * of the process binds to (ELF interposition); its memory is glibc's, so
+ * glibc's free and realloc take it.  Large blocks keep glibc's calloc,
+ * which knows that fresh mmap'ed pages are already zero (a sparse table
+ * never touched stays out of RSS).  Left out under a sanitizer, which
+ * intercepts calloc itself.
+ */
+#if defined(__GLIBC__) && !defined(IDX_ASAN)
+#define IDX_CALLOC_SMALL (64 * 1024)
+extern void *__libc_calloc(size_t n, size_t size);
+__attribute__((visibility("default"))) void *calloc(size_t n, size_t size);
+/* Called through a volatile pointer: GCC turns malloc + memset into a
+ * call to calloc, which here would be this function calling itself. */
+static void *(*volatile idx_malloc)(size_t) = malloc;
+
+void *calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total) || total >= IDX_CALLOC_SMALL)
+		return __libc_calloc(n, size);
+	void *p = idx_malloc(total);
+	if (p)
+		memset(p, 0, total);
+	return p;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct idx_args a;
