@@ -184,14 +184,25 @@ static int no_code_below(Dwarf_Half tag)
 	}
 }
 
+/* Does the DIE's abbreviation say it has children?  libdwarf's dwarf_child
+ * decodes every attribute of the DIE before it looks (to find where a
+ * child would start): asking first saves that pass on each leaf.  When the
+ * abbreviation cannot tell, dwarf_child decides. */
+static int has_children(Dwarf_Die d)
+{
+	Dwarf_Half yes = 1;
+	return dwarf_die_abbrev_children_flag(d, &yes) != DW_DLV_OK || yes;
+}
+
 /* Moves to the next DIE in pre-order; frees DIEs left behind. */
 static int next_die(unit_walk *u, stack_entry *st, int *k)
 {
 	ix_shard *x = u->x;
 	Dwarf_Die c = NULL;
 	Dwarf_Error e = NULL;
-	int r = *k > 0 && no_code_below(st[*k].tag) ? DW_DLV_NO_ENTRY
-						    : dwarf_child(st[*k].die, &c, &e);
+	int r = *k > 0 && (no_code_below(st[*k].tag) || !has_children(st[*k].die))
+			? DW_DLV_NO_ENTRY
+			: dwarf_child(st[*k].die, &c, &e);
 	if (r == DW_DLV_ERROR) {
 		drop_err(x, &e);
 		return -1;
