@@ -184,6 +184,11 @@ static int no_code_below(Dwarf_Half tag)
 	}
 }
 
+static int outside_code(Dwarf_Half tag)
+{
+	return tag == DW_TAG_structure_type || tag == DW_TAG_class_type || tag == DW_TAG_union_type;
+}
+
 /* Does the DIE's abbreviation say it has children?  libdwarf's dwarf_child
  * decodes every attribute of the DIE before it looks (to find where a
  * child would start): asking first saves that pass on each leaf.  When the
@@ -200,7 +205,8 @@ static int next_die(unit_walk *u, stack_entry *st, int *k)
 	ix_shard *x = u->x;
 	Dwarf_Die c = NULL;
 	Dwarf_Error e = NULL;
-	int r = *k > 0 && (no_code_below(st[*k].tag) || !has_children(st[*k].die))
+	int r = *k > 0 && (no_code_below(st[*k].tag) || !has_children(st[*k].die) ||
+			   (outside_code(st[*k].tag) && st[*k].parent < 0))
 			? DW_DLV_NO_ENTRY
 			: dwarf_child(st[*k].die, &c, &e);
 	if (r == DW_DLV_ERROR) {
