@@ -57,6 +57,9 @@ typedef struct ix_sections {
 IX_HIDDEN int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf,
 			       size_t errbuf_sz);
 IX_HIDDEN void ix_sections_close(ix_sections *s);
+/* Frees the inflated copies of every section but the one called `keep`,
+ * which are empty afterwards (a mapped section keeps its bytes). */
+IX_HIDDEN void ix_sections_release(ix_sections *s, const char *keep);
 /* The section called `name` (".debug_info"), or NULL. */
 IX_HIDDEN const ix_debug_section *ix_sections_find(const ix_sections *s, const char *name);
 

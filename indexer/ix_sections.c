@@ -436,6 +436,19 @@ void ix_sections_close(ix_sections *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void ix_sections_release(ix_sections *s, const char *keep)
+{
+	for (size_t i = 0; i < s->nsecs; i++) {
+		ix_debug_section *d = &s->secs[i];
+		if (!d->owned || strcmp(d->name, keep) == 0)
+			continue;
+		free(d->owned);
+		d->owned = NULL;
+		d->data = NULL;
+		d->size = 0;
+	}
+}
+
 const ix_debug_section *ix_sections_find(const ix_sections *s, const char *name)
 {
 	for (size_t i = 0; i < s->nsecs; i++)
