@@ -19,12 +19,17 @@
 #include "cli_output.h"
 
 #include <assert.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
-#define CLI_NAME_SLOTS_MIN 16384u        /* power of two; doubled at half full */
-#define CLI_NAME_SLOTS_MAX (1u << 18)     /* 4 MiB of slots: 128 Ki names */
-#define CLI_NAME_ARENA_MAX (16u << 20)    /* demangled bytes kept at most */
+/* Per generation: a table at most half full, so 64 Ki names, and their
+ * demangled text.  A C++ name demangles to 500 bytes on average in a large
+ * image, so the arena is what fills first there. */
+#define CLI_NAME_SLOTS (1u << 17)     /* 2 MiB of slots */
+#define CLI_NAME_ARENA (24u << 20)    /* touched only as far as it is used */
 
 void cli_printer_init(struct cli_printer *p, struct cli_out *out)
 {
@@ -41,111 +46,183 @@ void cli_printer_fini(struct cli_printer *p)
 {
 	cli_demangler_fini(&p->dm);
 	cli_source_fini(&p->src);
-	free(p->names.slot);
-	free(p->names.arena);
+	for (int i = 0; i < 2; i++) {
+		free(p->names.gen[i].slot);
+		free(p->names.gen[i].arena);
+	}
 	memset(&p->names, 0, sizeof(p->names));
 }
 
 /* ---- demangling, cached by name pointer ------------------------------ */
 
-static size_t name_hash(const char *name, size_t nslots)
+static size_t name_hash(const char *name)
 {
-	return (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 32) & (nslots - 1);
+	return (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 32) &
+	       (CLI_NAME_SLOTS - 1);
+}
+
+static void gen_clear(struct cli_name_gen *g)
+{
+	if (g->slot)
+		memset(g->slot, 0, CLI_NAME_SLOTS * sizeof(*g->slot));
+	g->used = g->alen = 0;
 }
 
 void cli_printer_forget_names(struct cli_printer *p)
 {
-	struct cli_name_cache *c = &p->names;
-	if (c->slot)
-		memset(c->slot, 0, c->nslots * sizeof(*c->slot));
-	c->used = c->alen = 0;
+	gen_clear(&p->names.gen[0]);
+	gen_clear(&p->names.gen[1]);
 }
 
-/* Double the table (rehashing what it holds); -1 without memory. */
-static int names_grow(struct cli_name_cache *c)
+/* The slot of name in g, or the empty slot where it would go (NULL when g
+ * has no table). */
+static struct cli_name_slot *gen_probe(struct cli_name_gen *g, const char *name)
 {
-	size_t n = c->nslots ? 2 * c->nslots : CLI_NAME_SLOTS_MIN;
-	struct cli_name_slot *ns = calloc(n, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (size_t i = 0; i < c->nslots; i++) {
-		if (!c->slot[i].key)
-			continue;
-		size_t h = name_hash(c->slot[i].key, n);
-		while (ns[h].key)
-			h = (h + 1) & (n - 1);
-		ns[h] = c->slot[i];
-	}
-	free(c->slot);
-	c->slot = ns;
-	c->nslots = n;
-	return 0;
+	if (!g->slot)
+		return NULL;
+	size_t h = name_hash(name);
+	while (g->slot[h].key && g->slot[h].key != name)
+		h = (h + 1) & (CLI_NAME_SLOTS - 1);
+	return &g->slot[h];
 }
 
-/* Store d, the demangling of name, under slot h; 0, or -1 without memory. */
-static int name_store(struct cli_name_cache *c, size_t h, const char *name, const char *d)
+/* Whether g can take one more name of len bytes (allocating it on first
+ * use); -1 without memory. */
+static int gen_room(struct cli_name_gen *g, size_t len)
 {
-	size_t len = d == name ? 0 : strlen(d) + 1;
-	if (len > c->acap - c->alen) {
-		size_t cap = c->acap ? c->acap : 64 * 1024;
-		while (cap < c->alen + len)
-			cap *= 2;
-		char *na = realloc(c->arena, cap);
-		if (!na)
+	if (!g->slot) {
+		/* calloc and malloc of this size map fresh pages: only the
+		 * slots and bytes used are ever touched. */
+		g->slot = calloc(CLI_NAME_SLOTS, sizeof(*g->slot));
+		g->arena = malloc(CLI_NAME_ARENA);
+		if (!g->slot || !g->arena) {
+			free(g->slot);
+			free(g->arena);
+			g->slot = NULL;
+			g->arena = NULL;
 			return -1;
-		c->arena = na;
-		c->acap = cap;
+		}
 	}
-	c->slot[h].key = name;
-	c->slot[h].off = len ? (uint32_t)c->alen : UINT32_MAX;
-	if (len)
-		memcpy(c->arena + c->alen, d, len);
-	c->alen += len;
-	c->used++;
-	return 0;
+	return g->used + 1 <= CLI_NAME_SLOTS / 2 && len <= CLI_NAME_ARENA - g->alen;
+}
+
+/* The shown name of a slot of g. */
+static const char *slot_text(const struct cli_name_gen *g, const struct cli_name_slot *s)
+{
+	return s->off == UINT32_MAX ? s->key : g->arena + s->off;
+}
+
+/*
+ * Put name, shown as d (d == name: as itself; len bytes, plain flag in
+ * len), into the current generation, starting a new one when it is full.
+ * d must not point into the previous generation's arena (it is reused).
+ * Returns the slot, or NULL when it cannot be cached (no memory, or a name
+ * longer than an arena).
+ */
+static const struct cli_name_slot *names_insert(struct cli_name_cache *c, const char *name,
+                                                const char *d, uint32_t len)
+{
+	size_t bytes = d == name ? 0 : (len & ~CLI_NAME_PLAIN) + 1;
+	int room = gen_room(&c->gen[0], bytes);
+	if (room < 0 || bytes > CLI_NAME_ARENA)
+		return NULL;
+	if (!room) {
+		struct cli_name_gen old = c->gen[1];
+		c->gen[1] = c->gen[0];
+		c->gen[0] = old;
+		gen_clear(&c->gen[0]);
+		if (gen_room(&c->gen[0], bytes) <= 0)
+			return NULL;
+	}
+	struct cli_name_gen *g = &c->gen[0];
+	struct cli_name_slot *s = gen_probe(g, name);
+	s->key = name;
+	s->len = len;
+	s->off = bytes ? (uint32_t)g->alen : UINT32_MAX;
+	if (bytes)
+		memcpy(g->arena + g->alen, d, bytes);
+	g->alen += bytes;
+	g->used++;
+	return s;
+}
+
+/* A shown name: its bytes, length, and whether it has no control character. */
+struct shown {
+	const char *s;
+	size_t len;
+	int plain;
+};
+
+static struct shown shown_of(const char *s)
+{
+	size_t n = strlen(s);
+	return (struct shown){ s, n, cli_text_plain(s, n, CLI_TEXT_CTRL) == n };
 }
 
 /*
  * cli_demangle(), remembered per name pointer (p->stable_names only) for
- * the whole run: a name is demangled once however often and in however
- * many batches it is printed.  The table grows with the names seen up to
- * CLI_NAME_SLOTS_MAX and CLI_NAME_ARENA_MAX; an image with more distinct
- * names than that starts the cache over when it is full (memory stays
- * bounded; such names are then demangled once per fill).
+ * the whole run with the shown name's length and escaping: a name is
+ * demangled once however often and in however many batches it is printed,
+ * unless more distinct names than two generations hold are printed
+ * between two of its printings.
  */
-static const char *cached_demangle(struct cli_printer *p, const char *name)
+static struct shown cached_demangle(struct cli_printer *p, const char *name)
 {
 	struct cli_name_cache *c = &p->names;
-	if (!c->slot && names_grow(c) < 0)
-		return cli_demangle(&p->dm, name);
-	size_t h = name_hash(name, c->nslots);
-	for (; c->slot[h].key; h = (h + 1) & (c->nslots - 1))
-		if (c->slot[h].key == name)
-			return c->slot[h].off == UINT32_MAX ? name : c->arena + c->slot[h].off;
-	const char *d = cli_demangle(&p->dm, name);
-	size_t dlen = d == name ? 0 : strlen(d) + 1;
-	if (c->alen + dlen > CLI_NAME_ARENA_MAX ||
-	    (c->used + 1 > c->nslots / 2 &&
-	     (c->nslots >= CLI_NAME_SLOTS_MAX || names_grow(c) < 0)))
-		cli_printer_forget_names(p); /* full: start over rather than grow */
-	h = name_hash(name, c->nslots);
-	while (c->slot[h].key)
-		h = (h + 1) & (c->nslots - 1);
-	if (name_store(c, h, name, d) < 0)
+	const struct cli_name_slot *s = gen_probe(&c->gen[0], name);
+	if (s && s->key)
+		return (struct shown){ slot_text(&c->gen[0], s), s->len & ~CLI_NAME_PLAIN,
+			               (s->len & CLI_NAME_PLAIN) != 0 };
+	struct shown d;
+	s = gen_probe(&c->gen[1], name);
+	if (s && s->key) {
+		/* Copied out first: inserting may reuse the previous arena. */
+		const char *t = slot_text(&c->gen[1], s);
+		if (t == name) {
+			d = (struct shown){ name, s->len & ~CLI_NAME_PLAIN,
+				            (s->len & CLI_NAME_PLAIN) != 0 };
+		} else {
+			uint32_t len = s->len;
+			size_t n = (len & ~CLI_NAME_PLAIN) + 1;
+			if (p->dm.cap < n) {
+				char *nb = realloc(p->dm.buf, n);
+				if (!nb)
+					return shown_of(t);
+				p->dm.buf = nb;
+				p->dm.cap = n;
+			}
+			memcpy(p->dm.buf, t, n);
+			d = (struct shown){ p->dm.buf, n - 1, (len & CLI_NAME_PLAIN) != 0 };
+		}
+	} else {
+		d = shown_of(cli_demangle(&p->dm, name));
+	}
+	if (d.len >= CLI_NAME_PLAIN)
+		return d;
+	s = names_insert(c, name, d.s, (uint32_t)d.len | (d.plain ? CLI_NAME_PLAIN : 0));
+	if (!s)
 		return d;
 	/* The arena copy, since d may be the demangler's buffer. */
-	return c->slot[h].off == UINT32_MAX ? name : c->arena + c->slot[h].off;
+	return (struct shown){ slot_text(&c->gen[0], s), d.len, d.plain };
+}
+
+/* The name a frame shows (s NULL when unknown). */
+static struct shown shown_name(struct cli_printer *p, const char *name)
+{
+	if (!name)
+		return (struct shown){ NULL, 0, 1 };
+	/* Only '_' and '?' names can demangle (symdb_demangle's own cheap
+	 * exit): C names skip the call and the cache. */
+	if (!p->demangle || (name[0] != '_' && name[0] != '?'))
+		return shown_of(name);
+	if (p->stable_names)
+		return cached_demangle(p, name);
+	return shown_of(cli_demangle(&p->dm, name));
 }
 
 static const char *display_name(struct cli_printer *p, const char *name)
 {
-	/* Only '_' and '?' names can demangle (symdb_demangle's own cheap
-	 * exit): C names skip the call and the cache. */
-	if (!name || !p->demangle || (name[0] != '_' && name[0] != '?'))
-		return name;
-	if (p->stable_names)
-		return cached_demangle(p, name);
-	return cli_demangle(&p->dm, name);
+	return shown_name(p, name).s;
 }
 
 /* The last path component, like llvm::sys::path::filename (posix). */
@@ -240,6 +317,29 @@ static const unsigned char json_special[256] = {
 #undef C16
 #undef C4
 
+/* The end of the run of bytes from s[i] that need no escaping: 16 at a
+ * time where SSE2 is there (names are most of the bytes JSON prints). */
+static size_t json_plain_run(const unsigned char *s, size_t i, size_t n)
+{
+#ifdef __SSE2__
+	const __m128i below = _mm_set1_epi8(0x1f), quote = _mm_set1_epi8('"'),
+		      bslash = _mm_set1_epi8('\\');
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		/* movemask's sign bits are the non-ASCII bytes */
+		__m128i bad = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, below), x),
+		                           _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+		                                        _mm_cmpeq_epi8(x, bslash)));
+		unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(bad, x));
+		if (mask)
+			return i + (size_t)__builtin_ctz(mask);
+	}
+#endif
+	while (i < n && !json_special[s[i]])
+		i++;
+	return i;
+}
+
 /* The escaped bytes of a JSON string literal, without the quotes. */
 static void json_body(struct cli_out *o, const char *str, size_t n)
 {
@@ -248,9 +348,7 @@ static void json_body(struct cli_out *o, const char *str, size_t n)
 	size_t i = 0;
 	while (i < n) {
 		/* Copy the longest run that needs no escaping in one go. */
-		size_t run = i;
-		while (run < n && !json_special[s[run]])
-			run++;
+		size_t run = json_plain_run(s, i, n);
 		if (run > i) {
 			cli_out_mem(o, str + i, run - i);
 			i = run;
@@ -514,16 +612,18 @@ static int plain_frame_fast(struct cli_printer *p, const struct cli_line_info *l
 	const char *name = NULL, *file = line_path(p, li);
 	size_t nl = 0, fl;
 	if (p->fn_kind != CLI_FN_NONE) {
-		name = display_name(p, li->name);
-		if (!name)
-			name = "??";
-		nl = strlen(name);
+		struct shown sn = shown_name(p, li->name);
+		if (!sn.s)
+			sn = (struct shown){ "??", 2, 1 };
+		if (!sn.plain)
+			return -1;
+		name = sn.s;
+		nl = sn.len;
 	}
 	if (!file)
 		file = "??";
 	fl = strlen(file);
-	if (cli_text_plain(name ? name : "", nl, CLI_TEXT_CTRL) != nl ||
-	    cli_text_plain(file, fl, CLI_TEXT_CTRL) != fl)
+	if (cli_text_plain(file, fl, CLI_TEXT_CTRL) != fl)
 		return -1;
 	size_t need = nl + fl + PLAIN_FRAME_FIXED;
 	if (o->cap - o->len < need)
@@ -626,7 +726,9 @@ static void json_frame(struct cli_printer *p, const struct cli_line_info *li)
 	j_kv_u64(p, "Discriminator", li->discriminator);
 	const char *file = line_path(p, li);
 	j_kv_str(p, "FileName", file);
-	j_kv_str(p, "FunctionName", display_name(p, li->name));
+	struct shown fn = shown_name(p, li->name);
+	j_key(p, "FunctionName");
+	cli_json_string(p->out, fn.s ? fn.s : "", fn.len);
 	j_kv_u64(p, "Line", li->line);
 	if (p->src.lines > 0) {
 		/* An unknown file is DILineInfo::BadString to llvm. */

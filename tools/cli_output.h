@@ -37,20 +37,33 @@ struct cli_line_info {
  * Demangled names by name pointer, for names that live as long as the
  * printer and never change (strings in an index mapping, which symdb query
  * keeps open for the whole run): one demangling per distinct name instead
- * of one per printed frame.  Open addressing over a table that grows with
- * the names seen, the results in one arena; both bounded (cli_output.c:
- * started over when full), so memory does not grow with the input.
+ * of one per printed frame, and the shown name's length and whether it
+ * needs escaping, so that a cached name is printed with one memcpy.
+ * Memory is bounded (cli_output.c, CLI_NAME_*) whatever the image: two
+ * generations, each an open-addressing table and an arena of fixed size;
+ * when the current one is full the previous one is dropped and the current
+ * one becomes the previous one, whose names a lookup copies back into the
+ * current one.  A name printed over and over thus stays cached, however
+ * many names an image has (a large C++ image has hundreds of thousands of
+ * them, most printed rarely).
  */
 struct cli_name_slot {
 	const char *key; /* NULL = empty */
-	uint32_t off;    /* into arena, or UINT32_MAX: prints as key itself */
+	uint32_t off;    /* into arena, or UINT32_MAX: shows as key itself */
+	uint32_t len;    /* the shown name's length | CLI_NAME_PLAIN */
+};
+
+#define CLI_NAME_PLAIN 0x80000000u /* no control character to escape */
+
+struct cli_name_gen {
+	struct cli_name_slot *slot; /* CLI_NAME_SLOTS entries, NULL until used */
+	size_t used;
+	char *arena;                /* CLI_NAME_ARENA bytes */
+	size_t alen;
 };
 
 struct cli_name_cache {
-	struct cli_name_slot *slot; /* nslots entries, NULL until used */
-	size_t nslots, used;
-	char *arena;
-	size_t alen, acap;
+	struct cli_name_gen gen[2]; /* [0] the current generation, [1] the previous */
 };
 
 struct cli_printer {

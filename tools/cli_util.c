@@ -8,6 +8,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli_util.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -293,6 +297,19 @@ size_t cli_text_plain(const char *s, size_t n, enum cli_text_mode m)
 	size_t i = 0;
 
 	if (m == CLI_TEXT_CTRL) {
+#ifdef __SSE2__
+		/* 16 bytes per step: query's printers scan every name and
+		 * path they print (gigabytes for a large C++ image). */
+		const __m128i below = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+		for (; i + 16 <= n; i += 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+			__m128i bad = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, below), x),
+			                           _mm_cmpeq_epi8(x, del));
+			unsigned mask = (unsigned)_mm_movemask_epi8(bad);
+			if (mask)
+				return i + (size_t)__builtin_ctz(mask);
+		}
+#endif
 		while (i < n && u[i] >= 0x20 && u[i] != 0x7f)
 			i++;
 		return i;
