@@ -28,7 +28,6 @@
 /* Per generation: a table at most half full, so 64 Ki names, and their
  * demangled text.  A C++ name demangles to 500 bytes on average in a large
  * image, so the arena is what fills first there. */
-#define CLI_NAME_SLOTS (1u << 17)     /* 2 MiB of slots */
 #define CLI_NAME_ARENA (24u << 20)    /* touched only as far as it is used */
 
 void cli_printer_init(struct cli_printer *p, struct cli_out *out)
@@ -50,16 +49,12 @@ void cli_printer_fini(struct cli_printer *p)
 		free(p->names.gen[i].slot);
 		free(p->names.gen[i].arena);
 	}
+	free(p->paths);
+	p->paths = NULL;
 	memset(&p->names, 0, sizeof(p->names));
 }
 
 /* ---- demangling, cached by name pointer ------------------------------ */
-
-static size_t name_hash(const char *name)
-{
-	return (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 32) &
-	       (CLI_NAME_SLOTS - 1);
-}
 
 static void gen_clear(struct cli_name_gen *g)
 {
@@ -72,6 +67,8 @@ void cli_printer_forget_names(struct cli_printer *p)
 {
 	gen_clear(&p->names.gen[0]);
 	gen_clear(&p->names.gen[1]);
+	if (p->paths)
+		memset(p->paths, 0, CLI_PATH_SLOTS * sizeof(*p->paths));
 }
 
 /* The slot of name in g, or the empty slot where it would go (NULL when g
@@ -80,7 +77,7 @@ static struct cli_name_slot *gen_probe(struct cli_name_gen *g, const char *name)
 {
 	if (!g->slot)
 		return NULL;
-	size_t h = name_hash(name);
+	size_t h = cli_name_hash(name);
 	while (g->slot[h].key && g->slot[h].key != name)
 		h = (h + 1) & (CLI_NAME_SLOTS - 1);
 	return &g->slot[h];
@@ -248,6 +245,24 @@ static const char *display_path(const struct cli_printer *p, const char *abs, co
 	default:
 		return abs;
 	}
+}
+
+/* A path's length and escaping, remembered per pointer (stable_names):
+ * a program has a few thousand source files, printed once per frame. */
+static struct shown shown_path(struct cli_printer *p, const char *path)
+{
+	if (!p->stable_names || (!p->paths && !(p->paths = calloc(CLI_PATH_SLOTS,
+	                                                            sizeof(*p->paths)))))
+		return shown_of(path);
+	struct cli_path_slot *s = &p->paths[cli_name_hash(path) & (CLI_PATH_SLOTS - 1)];
+	if (s->key != path) {
+		struct shown d = shown_of(path);
+		if (d.len >= CLI_NAME_PLAIN)
+			return d;
+		s->key = path;
+		s->len = (uint32_t)d.len | (d.plain ? CLI_NAME_PLAIN : 0);
+	}
+	return (struct shown){ path, s->len & ~CLI_NAME_PLAIN, (s->len & CLI_NAME_PLAIN) != 0 };
 }
 
 /* The file a frame prints.  An STT_FILE name goes out as the symbol table
@@ -620,11 +635,11 @@ static int plain_frame_fast(struct cli_printer *p, const struct cli_line_info *l
 		name = sn.s;
 		nl = sn.len;
 	}
-	if (!file)
-		file = "??";
-	fl = strlen(file);
-	if (cli_text_plain(file, fl, CLI_TEXT_CTRL) != fl)
+	struct shown sf = file ? shown_path(p, file) : (struct shown){ "??", 2, 1 };
+	if (!sf.plain)
 		return -1;
+	file = sf.s;
+	fl = sf.len;
 	size_t need = nl + fl + PLAIN_FRAME_FIXED;
 	if (o->cap - o->len < need)
 		cli_out_grow(o, need);

@@ -54,6 +54,21 @@ struct cli_name_slot {
 };
 
 #define CLI_NAME_PLAIN 0x80000000u /* no control character to escape */
+#define CLI_NAME_SLOTS (1u << 17)    /* per generation: 2 MiB of slots */
+#define CLI_PATH_SLOTS 4096u         /* struct cli_path_slot, direct-mapped */
+
+/* The slot a name's probe starts at (also for the path slots, masked). */
+static inline size_t cli_name_hash(const char *name)
+{
+	return (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 32) &
+	       (CLI_NAME_SLOTS - 1);
+}
+
+/* A path as printed (stable_names): its length | CLI_NAME_PLAIN, by pointer. */
+struct cli_path_slot {
+	const char *key;
+	uint32_t len;
+};
 
 struct cli_name_gen {
 	struct cli_name_slot *slot; /* CLI_NAME_SLOTS entries, NULL until used */
@@ -81,7 +96,17 @@ struct cli_printer {
 	struct cli_source src; /* --print-source-context-lines */
 	int stable_names;      /* names outlive the printer: cache demangling */
 	struct cli_name_cache names;
+	struct cli_path_slot *paths; /* CLI_PATH_SLOTS, NULL until used */
 };
+
+/* Start loading the cache slot of a name about to be printed: the slots
+ * are read at random, one cache miss per frame otherwise. */
+static inline __attribute__((always_inline)) void
+cli_printer_prefetch_name(const struct cli_printer *p, const char *name)
+{
+	if (p->names.gen[0].slot && name)
+		__builtin_prefetch(&p->names.gen[0].slot[cli_name_hash(name)]);
+}
 
 CLI_HIDDEN void cli_printer_init(struct cli_printer *p, struct cli_out *out);
 CLI_HIDDEN void cli_printer_fini(struct cli_printer *p);

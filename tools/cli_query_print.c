@@ -174,6 +174,19 @@ static uint32_t request_mod(const struct query *q, uint32_t k)
 	return q->req[q->spos[k]].mod;
 }
 
+/* How many results ahead the name cache's slots are loaded, for at most
+ * NAME_FRAMES frames each. */
+#define NAME_AHEAD 4
+#define NAME_FRAMES 8
+
+static inline __attribute__((always_inline)) void prefetch_names(const struct query *q,
+                                                             const symdb_symbolized *r)
+{
+	size_t n = r->nframes < NAME_FRAMES ? r->nframes : NAME_FRAMES;
+	for (size_t k = 0; k < n; k++)
+		cli_printer_prefetch_name(&q->pr, r->frames[k].name);
+}
+
 /* The bodies of res[first, first + count), which answer sreq[order[...]]:
  * called by the library as results become final (on_results), while their
  * frames are still in the cache. */
@@ -190,6 +203,8 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 			q->pos[q->spos[order[i]]] = (uint32_t)(first + i);
 	for (size_t i = 0; i < count && !q->apart_failed; i++) {
 		const symdb_symbolized *r = &res[i];
+		if (i + NAME_AHEAD < count)
+			prefetch_names(q, &res[i + NAME_AHEAD]);
 		if (r->status == SYMDB_SYM_DAMAGED)
 			q->damaged = 1;
 		/* Two paths to one file share its image, and so equal results,
