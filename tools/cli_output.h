@@ -54,7 +54,9 @@ struct cli_name_slot {
 };
 
 #define CLI_NAME_PLAIN 0x80000000u /* no control character to escape */
+#ifndef CLI_NAME_SLOTS /* a test build makes it small (tests/unit/test_cli_names.c) */
 #define CLI_NAME_SLOTS (1u << 17)    /* per generation: 2 MiB of slots */
+#endif
 #define CLI_PATH_SLOTS 4096u         /* struct cli_path_slot, direct-mapped */
 
 /* The slot a name's probe starts at (also for the path slots, masked). */
