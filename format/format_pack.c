@@ -41,6 +41,12 @@ int fmt_packed_parse(const uint8_t *p, uint64_t length, uint64_t count, unsigned
 		out->base[f] = fmt_be64(e + FMT_PK_F_BASE);
 		sum += out->w[f];
 	}
+	/* SPEC §13: u32 indexes.  Also bounds a table of zero-width records,
+	 * which no Length limits, so that the verifier's scan ends. */
+	if (count > FMT_NONE - 1) {
+		*why = "Count above 2^32 - 2 records";
+		return -1;
+	}
 	out->bits = fmt_be32(p + FMT_PK_RECORD_BITS);
 	if (out->bits != sum) {
 		*why = "Record_Bits is not the sum of the widths";
