@@ -8,7 +8,9 @@
  *                                   (checksums left alone: a checksum error)
  *   rel_patch FILE unsort KIND      swap the first two records of address
  *                                   table KIND, then fix its checksum and the
- *                                   header checksum (only sortedness is wrong)
+ *                                   header checksum (only sortedness is wrong);
+ *                                   a format-2 block column: Deltas 1 and 2
+ *                                   of block 0 swapped in its rows table
  *   rel_patch FILE reseal KIND      flip one byte in table KIND and fix the
  *                                   checksums (BUILD_INFO: a valid, different file)
  *   rel_patch FILE badstr           point SYMBOLS[0].Name past the string
@@ -119,6 +121,47 @@ static int recatalog(void)
 	return rc ? 1 : 0;
 }
 
+/* Bit i of the MSB-first bit string at p (SPEC §7.9). */
+static unsigned bit_get(const uint8_t *p, uint64_t i)
+{
+	return p[i / 8] >> (7 - i % 8) & 1;
+}
+
+static void bit_put(uint8_t *p, uint64_t i, unsigned v)
+{
+	uint8_t m = (uint8_t)(1u << (7 - i % 8));
+	p[i / 8] = (uint8_t)(v ? p[i / 8] | m : p[i / 8] & ~m);
+}
+
+/* Format 2 block column (SPEC §7.9.2): swap Deltas 1 and 2 of block 0 in
+ * the rows table (kind + 1), so that the interval starts no longer
+ * ascend although every block stays well formed. */
+static int unsort_block(uint32_t kind, const struct table *blocks)
+{
+	struct table rows;
+	const uint8_t *b = base + blocks->off;
+	unsigned w = b[FMT_BLK_WIDTHS];
+	uint64_t n = blocks->count > 1 ? FMT_BLK_ROWS : 0;
+
+	if (find(kind + 1, &rows) < 0)
+		return 1;
+	if (!n)
+		n = rows.count;
+	if (n < 3 || w == 0) {
+		fprintf(stderr, "rel_patch: table %u: block 0 has %llu rows of %u-bit Deltas\n",
+		        (unsigned)kind, (unsigned long long)n, w);
+		return 1;
+	}
+	uint8_t *bits = base + rows.off + fmt_be32(b + FMT_BLK_ROWS_OFFSET);
+	for (unsigned j = 0; j < w; j++) {
+		unsigned x = bit_get(bits, w + j), y = bit_get(bits, 2 * w + j);
+		bit_put(bits, w + j, y);
+		bit_put(bits, 2 * w + j, x);
+	}
+	fix_sums(&rows);
+	return recatalog();
+}
+
 static int do_unsort(uint32_t kind)
 {
 	struct table t;
@@ -126,6 +169,8 @@ static int do_unsort(uint32_t kind)
 
 	if (find(kind, &t) < 0)
 		return 1;
+	if (kind != FMT_T_SYMBOL_ADDRS && t.rsize == FMT_BLK_SIZE)
+		return unsort_block(kind, &t);
 	if (t.count < 2 || t.rsize > sizeof tmp) {
 		fprintf(stderr, "rel_patch: table %u has %llu records of %u bytes\n",
 		        (unsigned)kind, (unsigned long long)t.count, t.rsize);
