@@ -7,7 +7,9 @@ addr2line, symdb addr2line, llvm-addr2line-14 and llvm-symbolizer-14
 (-a -i -f, linkage names).  Where GNU and symdb differ, symdb must equal both
 llvm tools and GNU's answer must fall in a class of tests/KNOWN_DIFFERENCES.md
 section "GNU addr2line under perf" (classes A-E):
-  A   no line:    GNU ':?' or '??:?' where llvm has '??:0' (a symbol, no line row)
+  A   no line:    GNU ':?' or '??:?' where llvm has '??:0' (a symbol, no line row),
+                  or 'crtstuff.c:?' where llvm has 'crtstuff.c:0' (the symbol's
+                  STT_FILE name, no line row)
   B   no function: GNU '??' as the outermost name where llvm names the
                   symbol before the address (a PLT stub after _init)
   C   discriminator: GNU prints an inlined call's DW_AT_GNU_discriminator on
@@ -90,6 +92,8 @@ def classify(gnu, llvm):
         lf, _, ll = l.rpartition(":")
         if l == "??:0" and gl == "?" and gf in ("", "??"):
             kinds.add("A")
+        elif gl == "?" and ll == "0" and gf == lf:
+            kinds.add("A")  # the STT_FILE name (crtstuff.c), no line row
         elif gl == ll and gf != lf and gf not in ("", "??"):
             kinds.add("E")
         else:
