@@ -200,6 +200,19 @@ oracle_cases() {
 	fi
 }
 
+# build_pair: index the C++ and the C -O2 PIE fixtures into $SERVE_DB; sets
+# A and B (their paths), ua and ub (their build-ids) and fa (A's index file).
+build_pair() {
+	A=$FIXTURES/full/cpp_g++_O2_pie
+	B=$FIXTURES/full/c_gcc_O2_pie
+	run "$SYMDB" build --db "$SERVE_DB" "$A" "$B"
+	expect_ok "build"
+	ua=$(build_id "$A")
+	ub=$(build_id "$B")
+	fa=$SERVE_DB/images/${ua:0:2}/$ua.symdb
+	[[ -f $fa ]] || fail "no index file $fa"
+}
+
 # func_addrs_json BIN: the start and the middle of every function of BIN
 # (llvm-nm-14's sizes, not symdb's), as a comma-separated list of JSON strings
 func_addrs_json() {

@@ -15,14 +15,7 @@
 source "$(dirname "$0")/lib.sh"
 require llvm-nm-14
 
-A=$FIXTURES/full/cpp_g++_O2_pie
-B=$FIXTURES/full/c_gcc_O2_pie
-run "$SYMDB" build --db "$SERVE_DB" "$A" "$B"
-expect_ok "build"
-ua=$(build_id "$A")
-ub=$(build_id "$B")
-fa=$SERVE_DB/images/${ua:0:2}/$ua.symdb
-[[ -f $fa ]] || fail "no index file $fa"
+build_pair
 python3 - "$fa" <<'PY' || fail "cannot flip a byte of SYMBOLS"
 import struct, sys
 p = sys.argv[1]
