@@ -216,12 +216,19 @@ nginx_gets() { grep -cF "\"GET $2 HTTP/" "$1" 2>/dev/null || true; }
 
 node_serve_start() {
 	local db=$1 i addr=
+	local pid
 	NODE_SERVE_LOG=$SCRATCH/serve-access.log
+	# Created before the background job's own redirection: the loop below
+	# may read it before the child has opened it (seen under ASan, where
+	# the fork is slow; sed's error then ended the test through set -e).
+	: >"$SCRATCH/serve.err"
 	"$SYMDB" serve --db "$db" --listen 127.0.0.1:0 --log "$NODE_SERVE_LOG" 2>"$SCRATCH/serve.err" &
-	FLEET_PIDS+=("$!")
+	pid=$!
+	FLEET_PIDS+=("$pid")
 	for ((i = 0; i < 400; i++)); do
 		addr=$(sed -n 's/^symdb: serve: listening on \([^ ]*\) .*/\1/p' "$SCRATCH/serve.err")
 		[[ -n $addr ]] && break
+		kill -0 "$pid" 2>/dev/null || fail "symdb serve exited at start: $(cat "$SCRATCH/serve.err")"
 		sleep 0.05
 	done
 	[[ -n $addr ]] || fail "symdb serve did not start: $(cat "$SCRATCH/serve.err")"
