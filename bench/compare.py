@@ -7,7 +7,8 @@
 # its output to a file, at the same size (measured, never extrapolated), in
 # interleaved repetitions (A B A B ...); it reports medians with min-max, CPU =
 # user+sys from the child's wait4 rusage (microseconds), wall, peak RSS
-# (ru_maxrss), the 1-minute load average read before each run, whether the
+# (ru_maxrss; the child is started by bench/spawn_rusage, so the figure is
+# not inflated by this script's own memory), the 1-minute load average read before each run, whether the
 # outputs are identical (else how many lines differ, and a sample), and the
 # exact command lines.  Library loops report the loop's own thread CPU clock
 # (nanoseconds), because the process also reads the address file.
@@ -138,6 +139,7 @@ class Bench:
         self.br = os.path.join(bd, "bench", "bench_resolve")
         self.gl = os.path.join(bd, "bench", "gsym_lookup")
         self.bo = os.path.join(bd, "bench", "bench_open")
+        self.spawn = os.path.join(bd, "bench", "spawn_rusage")
         self.n = a.n or (20000 if a.quick else 1000000)
         # quick mode also times each llvm-symbolizer-14 side once at 5 n: its
         # cost per address falls as its caches fill, so the full-run estimate
@@ -160,17 +162,19 @@ class Bench:
         fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
         fout = open(stdout, "wb") if stdout else open(os.path.join(self.work, "tmp", "stdout.last"), "wb")
         ferr = open(err, "wb")
+        fig = os.path.join(self.work, "tmp", "rusage.last")
         la = load1()
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=ferr, env=env)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
+        # Through spawn_rusage: the peak RSS of a child forked from this
+        # process would include this process's own (see spawn_rusage.c).
+        p = subprocess.run([self.spawn, fig, "--"] + cmd, stdin=fin, stdout=fout, stderr=ferr,
+                           env=env)
         for f in (fin, fout, ferr):
             if f is not subprocess.DEVNULL:
                 f.close()
-        r = {"wall": wall, "user": ru.ru_utime, "sys": ru.ru_stime,
-             "cpu": ru.ru_utime + ru.ru_stime, "rss_kb": ru.ru_maxrss, "load": la,
+        with open(fig) as f:
+            wall, user, sys_, rss = f.read().split()
+        r = {"wall": float(wall), "user": float(user), "sys": float(sys_),
+             "cpu": float(user) + float(sys_), "rss_kb": int(rss), "load": la,
              "rc": p.returncode}
         if p.returncode != 0:
             with open(err, "rb") as f:
@@ -683,7 +687,9 @@ class Report:
                 self.p(f"- address sets of {r['image']}: `{self.paths(r['cmd'])}`")
         self.p("- in the commands, `$WORK` is run.sh's `--work` directory and `$BUILD` its `--build` directory")
         self.p("- CPU = user+sys of the child from `wait4` (µs), its children included (the indexer of "
-               "`symdb build`); wall from a monotonic clock; RSS = `ru_maxrss`. Cells: median (min-max).")
+               "`symdb build`), taken by `bench/spawn_rusage` (a small C program that forks and execs the command: a "
+               "child forked from the Python driver would report the driver's own memory as its peak RSS); "
+               "wall from a monotonic clock; RSS = `ru_maxrss`. Cells: median (min-max).")
         self.p()
 
     def cli(self):

@@ -66,7 +66,7 @@ log "building $COMMIT in $BUILD (Release)"
 cmake -S "$SRC_BUILD" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSYMDB_BUILD_BENCH=ON \
 	-DSYMDB_BUILD_TESTS=OFF > "$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; exit 1; }
 cmake --build "$BUILD" -j"$(nproc)" --target symdb_cli symdb_indexer_exe bench_resolve \
-	gsym_lookup bench_open > "$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
+	gsym_lookup bench_open spawn_rusage > "$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
 
 exec python3 "$HERE/compare.py" --build "$BUILD" --work "$WORK" --commit "$COMMIT" \
 	--command "$CMDLINE" "${PASS[@]}"
