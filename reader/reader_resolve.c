@@ -343,6 +343,66 @@ static inline void put_result(uint8_t *dst, const symdb_result *r, size_t rsz)
 		memcpy(dst, r, rsz < sizeof *r ? rsz : sizeof *r);
 }
 
+/* A batch whose results pass this many bytes writes them with streaming
+ * (non-temporal) stores: such an array outgrows the core's caches before
+ * the caller reads it, so a plain store first reads each line in (RFO) and
+ * later writes it back, where a streaming store only writes it.  Measured
+ * on 1M profile-like addresses (40 MB of results): writing them 4.9 ns per
+ * result with plain stores, 3.3-3.8 with streaming ones, and the caller's
+ * reading them back no slower.  Small batches keep plain stores, whose
+ * lines stay in cache for the caller. */
+#define RD_STREAM_MIN_BYTES ((size_t)8 << 20)
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define RD_HAVE_STREAM 1
+_Static_assert(sizeof(symdb_result) % 8 == 0, "symdb_result is whole u64s");
+
+/* One result at dst (8-byte aligned) by streaming stores of its u64s. */
+static inline void put_result_nt(uint8_t *dst, const long long *w)
+{
+	for (size_t k = 0; k < sizeof(symdb_result) / 8; k++)
+		_mm_stream_si64((long long *)(void *)dst + k, w[k]);
+}
+#else
+#define RD_HAVE_STREAM 0
+#endif
+
+/* Store result r at res[i] and at every following index whose address
+ * equals a (the run of repeats shares r, symdb.h); returns the index past
+ * the run.  `stream`: by streaming stores (res 8-byte aligned, rsz ==
+ * sizeof r).  The fixed-size cases are separate loops so that a repeat
+ * costs a compare and the stores. */
+static size_t put_run(uint8_t *res, size_t rsz, int stream, const symdb_result *r,
+                      const uint64_t *addrs, size_t i, size_t naddrs)
+{
+	const uint64_t a = addrs[i];
+
+#if RD_HAVE_STREAM
+	if (stream) {
+		long long w[sizeof *r / 8];
+		memcpy(w, r, sizeof w);
+		do
+			put_result_nt(res + i * sizeof *r, w);
+		while (++i < naddrs && addrs[i] == a);
+		return i;
+	}
+#else
+	(void)stream;
+#endif
+	if (rsz == sizeof *r) {
+		const symdb_result v = *r;
+		do
+			memcpy(res + i * sizeof v, &v, sizeof v);
+		while (++i < naddrs && addrs[i] == a);
+		return i;
+	}
+	do
+		put_result(res + i * rsz, r, rsz);
+	while (++i < naddrs && addrs[i] == a);
+	return i;
+}
+
 /* The hit's line row decoded into *row, or NULL when it has none. */
 static const rd_row *hit_row(const symdb_image *img, const rd_hit *h, rd_row *row)
 {
@@ -556,7 +616,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 	symdb_result r, prev_r; /* prev_r: the result of prev, once have_prev */
 	uint8_t *fr = (uint8_t *)frames, *res = (uint8_t *)results;
 	size_t i, used = 0;
-	int have_prev = 0;
+	int have_prev = 0, stream;
 
 	if (!img || (naddrs && (!addrs || !results)) || (frames_cap && !frames) || !frame_sz ||
 	    !result_sz)
@@ -570,6 +630,8 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		return (ptrdiff_t)naddrs;
 	}
 	rd_advise_batch(img, naddrs); /* tables this batch would fault through */
+	stream = RD_HAVE_STREAM && result_sz == sizeof r && (uintptr_t)results % 8 == 0 &&
+	         naddrs >= RD_STREAM_MIN_BYTES / sizeof r;
 	c.sym = c.inl = c.line = 0;
 	c.ib.k = c.lb.k = 0; /* no block decoded yet */
 	rd_tab_init(&c.tab, img, NULL);
@@ -590,10 +652,12 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		}
 		/* This address and the run of addresses equal to it: the same
 		 * result, sharing its frames (symdb.h). */
-		put_result(res + i * result_sz, &r, result_sz);
-		for (i++; i < naddrs && addrs[i] == a; i++)
-			put_result(res + i * result_sz, &r, result_sz);
+		i = put_run(res, result_sz, stream, &r, addrs, i, naddrs);
 	}
+#if RD_HAVE_STREAM
+	if (stream)
+		_mm_sfence(); /* order the streaming stores before the return */
+#endif
 	if (i == 0 && naddrs > 0)
 		return SYMDB_E_INVAL; /* frames_cap too small for even one address */
 	if (rd_image_damaged(img))
