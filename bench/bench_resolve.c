@@ -16,6 +16,12 @@
  *             sort is timed and reported separately and in the total.
  *   floor     the machine's limit for any resolver with this interface: read
  *             each input address and write one symdb_result record.
+ *   floor-consume   diagnostic: what resolve's timed loop costs with no
+ *             lookup at all: the floor's stores (streaming ones, as
+ *             symdb_resolve_batch makes for a batch this large, when built
+ *             for x86-64), then the consume step over the results, every
+ *             result sharing one frame (consume's cheapest case).  The part
+ *             of resolve's time that no lookup can remove.
  *   first     time from symdb_open() to the first resolved address (the
  *             file's first line), database and image opened afresh each run:
  *             by UUID (what a profiler that has the build-id does) and by
@@ -42,6 +48,10 @@
 #include <time.h>
 
 #include "symdb.h"
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define FRAMES_CAP (1u << 18) /* frames per resolve call: 20 MiB, reused */
 #define MAX_RUNS 101
@@ -244,6 +254,36 @@ __attribute__((noinline)) uint64_t bench_loop_floor(const uint64_t *keys, size_t
 	return results[n ? n - 1 : 0].sym_addr;
 }
 
+/* floor-consume's loop: results as the floor writes them (but every one
+ * pointing at frame 0, as repeats share frames), then consume(). */
+__attribute__((noinline)) uint64_t bench_loop_floor_consume(const uint64_t *keys, size_t n,
+                                                            symdb_frame *frames,
+                                                            symdb_result *results);
+__attribute__((noinline)) uint64_t bench_loop_floor_consume(const uint64_t *keys, size_t n,
+                                                            symdb_frame *frames,
+                                                            symdb_result *results)
+{
+	for (size_t i = 0; i < n; i++) {
+		symdb_result r = { .count = 1, .sym_addr = keys[i] };
+#if defined(__x86_64__) && defined(__SSE2__)
+		long long w[sizeof r / 8], *d = (long long *)(void *)(results + i);
+		memcpy(w, &r, sizeof w);
+		_Static_assert(sizeof r == 40, "five u64s");
+		_mm_stream_si64(d, w[0]);
+		_mm_stream_si64(d + 1, w[1]);
+		_mm_stream_si64(d + 2, w[2]);
+		_mm_stream_si64(d + 3, w[3]);
+		_mm_stream_si64(d + 4, w[4]);
+#else
+		results[i] = r;
+#endif
+	}
+#if defined(__x86_64__) && defined(__SSE2__)
+	_mm_sfence();
+#endif
+	return consume(results, n, frames);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -359,6 +399,23 @@ static void run_floor(const bench_opts *o, const addr_set *s)
 		tot[i] = now_s() - t0;
 	}
 	print_stats("floor", o, s, tot, cpu, NULL, NULL, sum);
+	work_free(&w);
+}
+
+static void run_floor_consume(const bench_opts *o, const addr_set *s)
+{
+	work_buf w = work_alloc(s->n);
+	double tot[MAX_RUNS], cpu[MAX_RUNS];
+	uint64_t sum = bench_loop_floor_consume(s->addrs, s->n, w.frames, w.results);
+
+	for (int i = 0; i < o->runs; i++) {
+		double t0 = now_s(), c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+
+		sum += bench_loop_floor_consume(s->addrs, s->n, w.frames, w.results);
+		cpu[i] = cpu_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+		tot[i] = now_s() - t0;
+	}
+	print_stats("floor-consume", o, s, tot, cpu, NULL, NULL, sum);
 	work_free(&w);
 }
 
@@ -555,7 +612,7 @@ static void run_cg(const bench_opts *o, const addr_set *s, int floor_only)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_resolve resolve|floor|first|rss|mt|cg-resolve|cg-floor "
+	fprintf(stderr, "usage: bench_resolve resolve|floor|floor-consume|first|rss|mt|cg-resolve|cg-floor "
 	                "--db DIR --obj BINARY [--runs N] [--threads 1,2] ADDRFILE\n");
 	exit(2);
 }
@@ -584,7 +641,8 @@ static bench_opts parse_args(int argc, char **argv)
 			usage();
 	}
 	if (!o.file || o.runs < 1 || o.runs > MAX_RUNS ||
-	    (strcmp(o.mode, "floor") && strcmp(o.mode, "cg-floor") && (!o.db || !o.obj)))
+	    (strcmp(o.mode, "floor") && strcmp(o.mode, "cg-floor") && strcmp(o.mode, "floor-consume") &&
+	     (!o.db || !o.obj)))
 		usage();
 	return o;
 }
@@ -598,6 +656,8 @@ int main(int argc, char **argv)
 		run_resolve(&o, &s);
 	else if (!strcmp(o.mode, "floor"))
 		run_floor(&o, &s);
+	else if (!strcmp(o.mode, "floor-consume"))
+		run_floor_consume(&o, &s);
 	else if (!strcmp(o.mode, "first"))
 		run_first(&o, &s);
 	else if (!strcmp(o.mode, "rss"))
