@@ -85,11 +85,13 @@ struct module {
 	int error_shown;  /* JSON: its Error was printed (once, as llvm's) */
 };
 
-/* A module in the table by name: its name, index + 1 (0 = empty), and the
- * top half of its name's hash. */
+/* A module in the table by name: its name, its length, index + 1 (0 =
+ * empty), and the top half of its name's hash: a probe compares the tag and
+ * the length before it reads the name. */
 struct module_slot {
 	const char *name;
 	uint32_t idx1, tag;
+	size_t len;
 };
 
 struct query {

@@ -54,8 +54,7 @@ static void module_slots_grow(struct query *q)
 		struct module_slot v = q->mod_slot[i];
 		if (!v.idx1)
 			continue;
-		const struct module *m = &q->mods[v.idx1 - 1];
-		size_t h = (size_t)module_hash(m->name, m->len) & (cap - 1);
+		size_t h = (size_t)module_hash(v.name, v.len) & (cap - 1);
 		while (slot[h].idx1)
 			h = (h + 1) & (cap - 1);
 		slot[h] = v;
@@ -65,23 +64,17 @@ static void module_slots_grow(struct query *q)
 	q->mod_slots = cap;
 }
 
-/* The index of module name[0..len), added on first sight. */
-uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
+/* The index of module name[0..len), whose module_hash() is hash. */
+static uint32_t intern_hashed(struct query *q, const char *name, size_t len, uint64_t hash)
 {
-	if (q->last_mod < q->nmods && q->mods[q->last_mod].len == len &&
-	    memcmp(q->mods[q->last_mod].name, name, len) == 0)
-		return (uint32_t)q->last_mod;
 	if (2 * (q->nmods + 1) > q->mod_slots)
 		module_slots_grow(q);
-	uint64_t hash = module_hash(name, len);
 	uint32_t tag = (uint32_t)(hash >> 32);
 	size_t mask = q->mod_slots - 1, h = (size_t)hash & mask;
 	for (; q->mod_slot[h].idx1; h = (h + 1) & mask) {
-		size_t i = q->mod_slot[h].idx1 - 1;
-		/* Module names hold no NUL (a request piece ends at one). */
-		const char *mn = q->mod_slot[h].name;
-		if (q->mod_slot[h].tag == tag && strncmp(mn, name, len) == 0 && mn[len] == '\0')
-			return (uint32_t)(q->last_mod = i);
+		const struct module_slot *sl = &q->mod_slot[h];
+		if (sl->tag == tag && sl->len == len && memcmp(sl->name, name, len) == 0)
+			return (uint32_t)(q->last_mod = sl->idx1 - 1);
 	}
 	q->mods = cli_query_grow(q->mods, &q->mods_cap, q->nmods + 1, sizeof(*q->mods));
 	struct module *m = &q->mods[q->nmods];
@@ -96,8 +89,17 @@ uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
 	m->len = len;
 	q->mod_slot[h] = (struct module_slot){ .name = m->name,
 		                               .idx1 = (uint32_t)(q->nmods + 1),
-		                               .tag = tag };
+		                               .tag = tag,
+		                               .len = len };
 	return (uint32_t)(q->last_mod = q->nmods++);
+}
+
+uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
+{
+	if (q->last_mod < q->nmods && q->mods[q->last_mod].len == len &&
+	    memcmp(q->mods[q->last_mod].name, name, len) == 0)
+		return (uint32_t)q->last_mod;
+	return intern_hashed(q, name, len, module_hash(name, len));
 }
 
 /*
@@ -199,7 +201,7 @@ static const unsigned char hex_value1[256] = {
  */
 static size_t add_hex_line(struct query *q, const char *s, size_t avail, int eof)
 {
-	if ((q->per_line && !q->pid) || avail < 3 || s[0] != '0' || (s[1] | 0x20) != 'x')
+	if (avail < 3 || s[0] != '0' || (s[1] | 0x20) != 'x')
 		return 0;
 	size_t lim = avail < 19 ? avail : 19, i = 2;
 	uint64_t v = 0;
@@ -227,6 +229,88 @@ static size_t add_hex_line(struct query *q, const char *s, size_t avail, int eof
 	return take;
 }
 
+/* Bytes below 0x21 (space, the delimiters, NUL, control bytes) of an
+ * 8-byte word, as their top bits: exact for the lowest such byte. */
+#define LOW_BYTES(w) (((w) - 0x2121212121212121ull) & ~(w) & 0x8080808080808080ull)
+
+/* The index of the first byte below 0x21 in s[i..n), or n. */
+static size_t next_low(const char *s, size_t i, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w, t;
+		memcpy(&w, s + i, 8);
+		if ((t = LOW_BYTES(w)) != 0)
+			return i + (size_t)__builtin_ctzll(t) / 8;
+	}
+#endif
+	for (; i < n; i++)
+		if ((unsigned char)s[i] < 0x21)
+			return i;
+	return n;
+}
+
+/*
+ * The common per-line request, "MODULE ADDR\n" (MODULE unquoted, not
+ * starting with a space; one or more spaces; ADDR "0x" and 1 to 16 hex
+ * digits, or 1 to 19 decimal digits not starting with 0; then the newline,
+ * or the end of input), at buf[0..avail): parsed in one pass, without the
+ * in-place erase and the byte loops of the general path.  What
+ * split_pieces, add_piece and parse_request would make of it is the same:
+ * one piece (the newline within LLVM_LINE_MAX bytes), no NUL and no \r,
+ * nothing to erase but the newline, no CODE/DATA/FRAME prefix, the module
+ * the token up to the first space (a tab or another control byte is part
+ * of it, as for strcspn(" \n\r")), and an address token that
+ * cli_parse_u64 reads as the same number.  Returns the bytes taken, or 0
+ * for any other line (the general path).
+ */
+static size_t add_module_line(struct query *q, const char *s, size_t avail, int eof)
+{
+	size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX, i = 0, d;
+	if ((unsigned char)s[0] < 0x21 || s[0] == '"' || s[0] == '\'')
+		return 0;
+	for (;; i++) { /* the module: up to the first space */
+		i = next_low(s, i, lim);
+		if (i == lim || s[i] == '\n' || s[i] == '\r' || s[i] == '\0')
+			return 0;
+		if (s[i] == ' ')
+			break;
+	}
+	size_t mlen = i;
+	if (mlen <= 5 && (s[0] == 'C' || s[0] == 'D' || s[0] == 'F'))
+		return 0; /* maybe a "CODE "/"DATA "/"FRAME " prefix */
+	while (++i < lim && s[i] == ' ')
+		;
+	uint64_t v = 0;
+	if (i + 2 < lim && s[i] == '0' && (s[i + 1] | 0x20) == 'x') {
+		size_t a = i + 2, end = lim - a > 16 ? a + 16 : lim;
+		for (i = a; i < end && (d = hex_value1[(unsigned char)s[i]]) != 0; i++)
+			v = v << 4 | (d - 1);
+		if (i == a)
+			return 0;
+	} else if (i < lim && s[i] >= '1' && s[i] <= '9') {
+		size_t end = lim - i > 19 ? i + 19 : lim;
+		for (; i < end && s[i] >= '0' && s[i] <= '9'; i++)
+			v = v * 10 + (uint64_t)(s[i] - '0');
+	} else {
+		return 0;
+	}
+	size_t take;
+	if (i < lim && s[i] == '\n')
+		take = i + 1;
+	else if (i == avail && eof && avail < LLVM_LINE_MAX)
+		take = i;
+	else
+		return 0; /* more digits, trailing text, \r, a long line */
+	struct request *r = new_request(q);
+	r->text = s;
+	r->len = i;
+	r->kind = REQ_CODE;
+	r->addr = v;
+	r->mod = intern_hashed(q, s, mlen, module_hash(s, mlen));
+	return take;
+}
+
 /*
  * Turn one fgets()-sized piece into a request: the C string ends at the first
  * NUL, and every \r and \n is erased (llvm::erase_if), in place.
@@ -248,9 +332,11 @@ static void add_piece(struct query *q, char *s, size_t n)
 static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 {
 	size_t off = 0;
+	int per_line = q->per_line && !q->pid;
 	while (off < len) {
 		size_t avail = len - off;
-		size_t fast = add_hex_line(q, buf + off, avail, eof);
+		size_t fast = per_line ? add_module_line(q, buf + off, avail, eof)
+		                       : add_hex_line(q, buf + off, avail, eof);
 		if (fast) {
 			off += fast;
 			continue;
