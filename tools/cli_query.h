@@ -94,6 +94,8 @@ struct module_slot {
 	size_t len;
 };
 
+struct module_files;
+
 struct query {
 	const char *obj, *uuid_hex;
 	const char *perf_map;   /* --perf-map FILE: answered by cli_live_perfmap.c */
@@ -117,6 +119,7 @@ struct query {
 	size_t nmods, mods_cap, last_mod;
 	struct module_slot *mod_slot; /* modules by name (cli_query_intern_module) */
 	size_t mod_slots;
+	struct module_files *files; /* modules' images by file (cli_query_open.c) */
 
 	/* per-batch arrays, grown as needed and reused */
 	struct request *req;
@@ -301,5 +304,7 @@ CLI_HIDDEN int cli_query_open_named(struct query *q, const char *obj, const char
 CLI_HIDDEN void cli_query_module_opened(struct query *q, struct module *m, int rc,
                                         const char *msg);
 CLI_HIDDEN symdb_image *cli_query_module_image(struct query *q, struct module *m);
+/* Free what cli_query_module_image() remembers of files. */
+CLI_HIDDEN void cli_query_files_free(struct query *q);
 
 #endif /* SYMDB_CLI_QUERY_H */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symdb_build.h"
@@ -231,14 +232,139 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 	return -cli_exit_for(rc);
 }
 
+/*
+ * Files whose image a module got from the symbolizer context, by identity
+ * (device, inode, size, mtime: what the context's own path table keys on),
+ * so that another path to the same file (a symbolic or hard link, a
+ * /proc/PID/root/ path) shares that image without its first sight: a stream
+ * that names thousands of such paths would otherwise read every file's
+ * headers (cli_open_slice, the context's build-id) once per path.  Open
+ * addressing over indices + 1 (0 = empty), doubled at half full.
+ */
+struct module_file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_s, mtime_ns;
+	symdb_image *img;
+};
+
+struct module_files {
+	struct module_file *file;
+	size_t n, cap;
+	uint32_t *slot;
+	size_t slots;
+};
+
+static uint64_t file_hash(const struct module_file *f)
+{
+	uint64_t h = ((uint64_t)f->dev * 0x9E3779B97F4A7C15ull) ^ (uint64_t)f->ino;
+	h = (h ^ (uint64_t)f->size ^ (uint64_t)f->mtime_ns) * 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 31);
+}
+
+static int file_same(const struct module_file *a, const struct module_file *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns;
+}
+
+static struct module_file file_key(const struct stat *st)
+{
+	return (struct module_file){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+		                     .mtime_s = (int64_t)st->st_mtim.tv_sec,
+		                     .mtime_ns = (int64_t)st->st_mtim.tv_nsec };
+}
+
+/* The slot of key in fs: its entry, or the empty slot it would take. */
+static size_t file_slot(const struct module_files *fs, const struct module_file *key)
+{
+	size_t mask = fs->slots - 1, h = (size_t)file_hash(key) & mask;
+	while (fs->slot[h] && !file_same(&fs->file[fs->slot[h] - 1], key))
+		h = (h + 1) & mask;
+	return h;
+}
+
+static symdb_image *file_image(const struct query *q, const struct module_file *key)
+{
+	const struct module_files *fs = q->files;
+	if (!fs || !fs->slots)
+		return NULL;
+	uint32_t i1 = fs->slot[file_slot(fs, key)];
+	return i1 ? fs->file[i1 - 1].img : NULL;
+}
+
+/* Remember key's image (nothing happens without memory: it is a shortcut). */
+static void file_remember(struct query *q, const struct module_file *key, symdb_image *img)
+{
+	struct module_files *fs = q->files;
+	if (!fs && !(fs = q->files = calloc(1, sizeof(*fs))))
+		return;
+	if (2 * (fs->n + 1) > fs->slots) {
+		size_t cap = fs->slots ? 2 * fs->slots : 64;
+		uint32_t *slot = calloc(cap, sizeof(*slot));
+		if (!slot)
+			return;
+		free(fs->slot);
+		fs->slot = slot;
+		fs->slots = cap;
+		for (size_t i = 0; i < fs->n; i++)
+			fs->slot[file_slot(fs, &fs->file[i])] = (uint32_t)i + 1;
+	}
+	if (fs->n == fs->cap) {
+		size_t cap = fs->cap ? 2 * fs->cap : 64;
+		struct module_file *f = realloc(fs->file, cap * sizeof(*f));
+		if (!f)
+			return;
+		fs->file = f;
+		fs->cap = cap;
+	}
+	size_t h = file_slot(fs, key);
+	if (fs->slot[h])
+		return;
+	fs->file[fs->n] = *key;
+	fs->file[fs->n].img = img;
+	fs->slot[h] = (uint32_t)++fs->n;
+}
+
+void cli_query_files_free(struct query *q)
+{
+	if (!q->files)
+		return;
+	free(q->files->file);
+	free(q->files->slot);
+	free(q->files);
+	q->files = NULL;
+}
+
 /* A per-line module's image, opened on first use (a failure is reported
- * once and remembered). */
+ * once and remembered).  A regular file whose identity an earlier module's
+ * context image came from gets that image: the context would answer with
+ * it (it keys its paths on the same identity), after reading the file.
+ * Failures are not shared: each path's is reported in its own words. */
 symdb_image *cli_query_module_image(struct query *q, struct module *m)
 {
-	if (m->state == 0) {
-		char msg[1024];
-		int rc = cli_query_open_named(q, m->name, NULL, &m->img, msg, sizeof(msg));
-		cli_query_module_opened(q, m, rc, msg);
+	if (m->state != 0)
+		return m->state > 0 ? m->img : NULL;
+	struct stat st;
+	struct module_file key = { 0 };
+	int known = stat(m->name, &st) == 0 && S_ISREG(st.st_mode);
+	if (known)
+		key = file_key(&st);
+	symdb_image *img = known ? file_image(q, &key) : NULL;
+	if (img) {
+		m->img = img;
+		cli_query_module_opened(q, m, 1, NULL);
+		return img;
+	}
+	char msg[1024];
+	int rc = cli_query_open_named(q, m->name, NULL, &m->img, msg, sizeof(msg));
+	cli_query_module_opened(q, m, rc, msg);
+	/* The same file still (not replaced meanwhile): its image. */
+	if (known && rc == 1 && stat(m->name, &st) == 0) {
+		struct module_file now = file_key(&st);
+		if (file_same(&now, &key))
+			file_remember(q, &key, m->img);
 	}
 	return m->state > 0 ? m->img : NULL;
 }

@@ -216,6 +216,7 @@ static void query_free(struct query *q)
 	}
 	free(q->mods);
 	free(q->mod_slot);
+	cli_query_files_free(q);
 	cli_live_free(q);
 	if (!img_ctx)
 		symdb_image_close(q->img);

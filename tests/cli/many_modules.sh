@@ -3,7 +3,8 @@
 #
 # many_modules.sh: one `symdb query` stream that names 5,000 module paths
 # ("PATH ADDR" lines, as sanitizers and pprof speak it), the paths found by
-# hash (cli_query_intern_module).  The paths are symlinks to four fixtures
+# hash (cli_query_intern_module), and a path to a file whose image another
+# path already got shares it without reading the file again.  The paths are symlinks to four fixtures
 # of different content, spelled alike but for a few digits (one length, one
 # directory), so a line answered from another path's module prints another
 # function.  Every line is answered by symdb in one run; a sample of the
@@ -96,3 +97,17 @@ if len(paths) < 500 or found < len(pick) * 9 // 10:
 print("-- %d sampled lines over %d paths equal llvm-symbolizer-14's (%d named a function)"
       % (len(pick), len(paths), found))
 PY
+
+# Paths to a file seen before share its image: over the whole stream the
+# links are opened (to read their headers) a few times for each of the four
+# files, not once or more for each of the 5,000 paths.
+if command -v strace >/dev/null 2>&1; then
+	strace -f -e trace=open,openat -o "$SCRATCH/trace" \
+		"$SYMDB" query --db "$db" --no-build <"$SCRATCH/in.txt" >"$SCRATCH/plain.txt" 2>"$ERR" ||
+		fail "symdb query under strace: $(head -c 300 "$ERR")"
+	opens=$(grep -c "\"$mods/m[0-9]*\"" "$SCRATCH/trace" || true)
+	((opens <= 4 * 4)) || fail "the 5,000 paths to four files were opened $opens times (expected at most 16)"
+	note "the 5,000 paths to four files were opened $opens times"
+else
+	skip_part "strace not found: the opens per path are not counted"
+fi
