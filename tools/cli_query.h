@@ -155,9 +155,20 @@ struct query {
 	int (*run)(struct query *q, char **addrs, int naddr);
 	struct cli_kernel_src ksrc; /* --kernel and its sources (cli_live_kernel.c) */
 	struct cli_fetch fetch;     /* --upstream, --debuginfod ... (cli_fetch.h) */
+	size_t stdin_buf;           /* bytes of stdin per batch (0: STDIN_BUF) */
 };
 
+/*
+ * stdin is read STDIN_BUF bytes at most per batch; llvm-symbolizer's own
+ * input (cli_query_run_stdin) STDIN_BUF_PIECES, but BATCH_LINES requests at
+ * most: per-line modules' lines are long (a path each), and a batch of
+ * them is split among images, so a bigger one lets each image's sorted
+ * run be long enough to pay for its sort and lookups, while the requests
+ * (72 bytes each) stay bounded however short the lines.
+ */
 #define STDIN_BUF (512u << 10)
+#define STDIN_BUF_PIECES (4u << 20)
+#define BATCH_LINES 65536u
 
 /*
  * A batch is answered in windows of requests, each resolved by one library
@@ -215,13 +226,15 @@ CLI_HIDDEN int cli_query_req_kind(const char **s, size_t *n);
  * is not a number (non-zero: the request is invalid). */
 CLI_HIDDEN int cli_query_req_addr(const char *s, size_t n, uint64_t *addr);
 CLI_HIDDEN int cli_query_run_stdin(struct query *q);
-/* Both front ends' stdin loop: read stdin in STDIN_BUF windows; after each
- * read, take(arg, buf, len, eof) turns the complete lines of buf[0..len)
- * into requests (buf has one spare byte past len for a NUL) and returns the
- * bytes it used (< 0: an error, returned), then the batch is answered and
- * flushed (cli_query_run_batch) and the unused tail kept for the next
- * read.  Answering per read is what lets a pipe client that writes one line
- * and waits get its answer. */
+/* Both front ends' stdin loop: read what stdin has, up to q->stdin_buf
+ * bytes (0: STDIN_BUF); after each read, take(arg, buf, len, eof) turns
+ * the complete lines of buf[0..len) into requests (buf has one spare byte
+ * past len for a NUL) and returns the bytes it used (< 0: an error,
+ * returned), then the batch is answered and flushed (cli_query_run_batch)
+ * and the unused tail kept for the next read, or, when take stopped at
+ * BATCH_LINES requests, taken next without reading.  Answering per read
+ * is what lets a pipe client that writes one line and waits get its
+ * answer. */
 CLI_HIDDEN int cli_query_stdin_loop(struct query *q,
                                     ptrdiff_t (*take)(void *arg, char *buf, size_t len, int eof),
                                     void *arg);

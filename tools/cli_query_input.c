@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -333,7 +334,7 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 {
 	size_t off = 0;
 	int per_line = q->per_line && !q->pid;
-	while (off < len) {
+	while (off < len && q->nreq < BATCH_LINES) {
 		size_t avail = len - off;
 		size_t fast = per_line ? add_module_line(q, buf + off, avail, eof)
 		                       : add_hex_line(q, buf + off, avail, eof);
@@ -350,37 +351,76 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 	return off;
 }
 
+/*
+ * Read what stdin has now into buf[len..cap): one read(2), which waits for
+ * something (or the end), then more while poll() says more is there
+ * already, so that a fast writer through a pipe (64 KiB a read) still makes
+ * big batches, and a client that writes a line and waits gets its answer.
+ * Returns the new length; *eof at the end; < 0 on a read error (reported).
+ */
+static ptrdiff_t read_some(char *buf, size_t len, size_t cap, int *eof)
+{
+	int waited = 0;
+	while (len < cap) {
+		if (waited) {
+			struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+			if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP)))
+				break;
+		}
+		ssize_t n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			cli_err("<stdin>", "%s", strerror(errno));
+			return -errno;
+		}
+		if (n == 0) {
+			*eof = 1;
+			break;
+		}
+		len += (size_t)n;
+		waited = 1;
+	}
+	return (ptrdiff_t)len;
+}
+
 int cli_query_stdin_loop(struct query *q,
                          ptrdiff_t (*take)(void *arg, char *buf, size_t len, int eof), void *arg)
 {
-	char *buf = malloc(STDIN_BUF + 1);
+	size_t cap = q->stdin_buf ? q->stdin_buf : STDIN_BUF;
+	char *buf = malloc(cap + 1);
 	if (!buf) {
 		cli_err(NULL, "out of memory");
 		return -ENOMEM;
 	}
-	size_t len = 0;
-	int eof = 0, rc = 0;
-	while (!eof && rc == 0) {
-		ssize_t n = read(STDIN_FILENO, buf + len, STDIN_BUF - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			cli_err("<stdin>", "%s", strerror(errno));
-			break;
+	size_t start = 0, len = 0; /* buf[start..len) is not taken yet */
+	int eof = 0, rc = 0, full = 0;
+	while (rc == 0) {
+		/* A batch that stopped at BATCH_LINES leaves complete lines:
+		 * they are answered before anything more is read. */
+		if (!full && !eof) {
+			memmove(buf, buf + start, len - start);
+			len -= start;
+			start = 0;
+			ptrdiff_t n = read_some(buf, len, cap, &eof);
+			if (n < 0) {
+				rc = (int)n;
+				break;
+			}
+			len = (size_t)n;
 		}
-		eof = n == 0;
-		len += (size_t)n;
-		ptrdiff_t used = take(arg, buf, len, eof);
+		ptrdiff_t used = take(arg, buf + start, len - start, eof);
 		if (used < 0) {
 			rc = (int)used;
 			break;
 		}
+		start += (size_t)used;
+		full = q->nreq >= BATCH_LINES;
 		if (q->nreq)
 			rc = cli_query_run_batch(q);
 		cli_out_flush(q->pr.out);
-		memmove(buf, buf + used, len - (size_t)used);
-		len -= (size_t)used;
+		if (eof && !full)
+			break;
 	}
 	free(buf);
 	return rc;
@@ -393,6 +433,7 @@ static ptrdiff_t take_pieces(void *arg, char *buf, size_t len, int eof)
 
 int cli_query_run_stdin(struct query *q)
 {
+	q->stdin_buf = STDIN_BUF_PIECES;
 	return cli_query_stdin_loop(q, take_pieces, q);
 }
 
