@@ -96,6 +96,29 @@ static void deliver(symdb_symbolizer *s, const struct sym_call *c, size_t from, 
 		              to - from);
 }
 
+/* The handles a call has seen, direct-mapped by pointer, with their
+ * groups: requests that interleave many images (a stream whose every line
+ * names its module) change handle on nearly every request. */
+#define SEEN_BITS 6
+
+struct seen_handle {
+	const symdb_image *img;
+	uint32_t group;
+};
+
+static size_t seen_slot(const symdb_image *img)
+{
+	return (size_t)(((uint64_t)(uintptr_t)img * 0x9E3779B97F4A7C15ull) >> (64 - SEEN_BITS));
+}
+
+/* Whether rq names another image than prev does (pointers first). */
+static int other_ref(const symdb_request *rq, const symdb_request *prev)
+{
+	if (rq->image_ref == prev->image_ref && rq->image.handle == prev->image.handle)
+		return 0;
+	return rq->image_ref == SYMDB_IMAGE_HANDLE || !rd_sym_same_ref(rq, prev);
+}
+
 /* Step 1: each request's group (or its failure, noted in fail[]). */
 static int assign_groups(symdb_symbolizer *s, struct sym_call *c)
 {
@@ -105,6 +128,8 @@ static int assign_groups(symdb_symbolizer *s, struct sym_call *c)
 	uint32_t g = UINT32_MAX;
 	size_t k = 0, f = 0;
 	unsigned kinds = 0;
+	struct seen_handle seen[1u << SEEN_BITS];
+	memset(seen, 0, sizeof seen);
 	for (size_t i = 0; i < c->n; i++) {
 		const symdb_request *rq = req_at(c->reqs, c->req_sz, i);
 		if (rq->image_ref > SYMDB_IMAGE_HANDLE || rq->addr_kind > SYMDB_ADDR_RUNTIME ||
@@ -112,15 +137,22 @@ static int assign_groups(symdb_symbolizer *s, struct sym_call *c)
 		    (c->req_sz > sizeof(*rq) && !all_zero(rq + 1, c->req_sz - sizeof(*rq))))
 			return SYMDB_E_INVAL;
 		kinds |= 1u << rq->addr_kind;
-		/* The same reference as the previous request (pointers first). */
-		if (!prev || ((rq->image_ref != prev->image_ref ||
-		               rq->image.handle != prev->image.handle) && !rd_sym_same_ref(rq, prev))) {
-			if ((rc = rd_sym_find_image(s, rq, &img, &status, &err)) < 0)
-				return rc;
-			g = UINT32_MAX;
-			if (img && (rc = rd_sym_group_of(s, img, &g)) < 0)
-				return rc;
+		if (!prev || other_ref(rq, prev)) {
+			const symdb_image *h = rq->image.handle;
+			struct seen_handle *sh = &seen[seen_slot(h)];
 			prev = rq;
+			if (rq->image_ref == SYMDB_IMAGE_HANDLE && h && sh->img == h) {
+				img = h;
+				g = sh->group;
+			} else {
+				if ((rc = rd_sym_find_image(s, rq, &img, &status, &err)) < 0)
+					return rc;
+				g = UINT32_MAX;
+				if (img && (rc = rd_sym_group_of(s, img, &g)) < 0)
+					return rc;
+				if (rq->image_ref == SYMDB_IMAGE_HANDLE && img)
+					*sh = (struct seen_handle){ img, g };
+			}
 		}
 		s->gid[i] = g;
 		if (!img) {

@@ -28,19 +28,39 @@ static int is_delim(char c)
  * then costs one hash and, nearly always, one comparison per line, where a
  * scan of every module seen so far made such a stream quadratic.
  */
+#define HASH_SEED 0x9E3779B97F4A7C15ull
+
+/* Two operations a word: multiplying by an odd constant loses no
+ * difference (it is a bijection mod 2^64), and hash_end mixes every bit of
+ * the state into the ones a slot index uses.  Names that collide only cost
+ * probes: every match is checked with memcmp. */
+static inline uint64_t hash_word(uint64_t h, uint64_t w)
+{
+	return (h + w) * 0xbf58476d1ce4e5b9ull;
+}
+
+/* The last 0 to 7 bytes (zero-padded, first byte lowest) and the length. */
+static inline uint64_t hash_end(uint64_t h, uint64_t tail, size_t len)
+{
+	h = hash_word(h, tail) ^ (uint64_t)len;
+	h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+	h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* A word at a time (paths are long); add_module_line computes the same
+ * value while it looks for the module's end. */
 static uint64_t module_hash(const char *name, size_t len)
 {
-	uint64_t h = len * 0x9E3779B97F4A7C15ull, w;
+	uint64_t h = HASH_SEED, w, tail = 0;
 	size_t i = 0;
-	for (; i + 8 <= len; i += 8) { /* a word at a time: paths are long */
+	for (; i + 8 <= len; i += 8) {
 		memcpy(&w, name + i, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
+		h = hash_word(h, w);
 	}
-	w = 0;
-	memcpy(&w, name + i, len - i);
-	h = (h ^ w) * 0x94d049bb133111ebull;
-	return h ^ (h >> 29);
+	for (size_t j = i; j < len; j++)
+		tail |= (uint64_t)(unsigned char)name[j] << (8 * (j - i));
+	return hash_end(h, tail, len);
 }
 
 static void module_slots_grow(struct query *q)
@@ -65,18 +85,15 @@ static void module_slots_grow(struct query *q)
 	q->mod_slots = cap;
 }
 
-/* The index of module name[0..len), whose module_hash() is hash. */
-static uint32_t intern_hashed(struct query *q, const char *name, size_t len, uint64_t hash)
+/* Add module name[0..len) (hash: its module_hash()); its index. */
+static __attribute__((noinline)) uint32_t add_module(struct query *q, const char *name,
+                                                     size_t len, uint64_t hash)
 {
 	if (2 * (q->nmods + 1) > q->mod_slots)
 		module_slots_grow(q);
-	uint32_t tag = (uint32_t)(hash >> 32);
 	size_t mask = q->mod_slots - 1, h = (size_t)hash & mask;
-	for (; q->mod_slot[h].idx1; h = (h + 1) & mask) {
-		const struct module_slot *sl = &q->mod_slot[h];
-		if (sl->tag == tag && sl->len == len && memcmp(sl->name, name, len) == 0)
-			return (uint32_t)(q->last_mod = sl->idx1 - 1);
-	}
+	while (q->mod_slot[h].idx1)
+		h = (h + 1) & mask;
 	q->mods = cli_query_grow(q->mods, &q->mods_cap, q->nmods + 1, sizeof(*q->mods));
 	struct module *m = &q->mods[q->nmods];
 	memset(m, 0, sizeof(*m));
@@ -90,9 +107,24 @@ static uint32_t intern_hashed(struct query *q, const char *name, size_t len, uin
 	m->len = len;
 	q->mod_slot[h] = (struct module_slot){ .name = m->name,
 		                               .idx1 = (uint32_t)(q->nmods + 1),
-		                               .tag = tag,
+		                               .tag = (uint32_t)(hash >> 32),
 		                               .len = len };
 	return (uint32_t)(q->last_mod = q->nmods++);
+}
+
+/* The index of module name[0..len), whose module_hash() is hash (inline:
+ * once per line of a per-line stream). */
+static inline uint32_t intern_hashed(struct query *q, const char *name, size_t len,
+                                     uint64_t hash)
+{
+	uint32_t tag = (uint32_t)(hash >> 32);
+	size_t mask = q->mod_slots - 1, h = (size_t)hash & mask;
+	for (; q->mod_slots && q->mod_slot[h].idx1; h = (h + 1) & mask) {
+		const struct module_slot *sl = &q->mod_slot[h];
+		if (sl->tag == tag && sl->len == len && memcmp(sl->name, name, len) == 0)
+			return (uint32_t)(q->last_mod = sl->idx1 - 1);
+	}
+	return add_module(q, name, len, hash);
 }
 
 uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
@@ -252,6 +284,54 @@ static size_t next_low(const char *s, size_t i, size_t n)
 }
 
 /*
+ * The module of a request line s[0..lim) that starts with neither a
+ * delimiter nor a quote: its length (up to the first space; a tab or
+ * another control byte is part of it, as for strcspn(" \n\r")) and its
+ * module_hash(), or 0 when a newline, \r or NUL comes first, or no space
+ * within lim.  Words without a byte below 0x21, nearly all of a path, are
+ * hashed as they are scanned.
+ */
+static size_t scan_module(const char *s, size_t lim, uint64_t *hash)
+{
+	size_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t h = HASH_SEED;
+	for (; i + 16 <= lim; i += 16) { /* two words at a time while clean */
+		uint64_t w0, w1;
+		memcpy(&w0, s + i, 8);
+		memcpy(&w1, s + i + 8, 8);
+		if (LOW_BYTES(w0) | LOW_BYTES(w1))
+			break;
+		h = hash_word(hash_word(h, w0), w1);
+	}
+	for (; i + 8 <= lim; i += 8) {
+		uint64_t w, t;
+		memcpy(&w, s + i, 8);
+		if ((t = LOW_BYTES(w)) == 0) {
+			h = hash_word(h, w);
+			continue;
+		}
+		size_t k = (size_t)__builtin_ctzll(t) / 8;
+		if (s[i + k] != ' ') {
+			i += k;
+			break;
+		}
+		*hash = hash_end(h, k ? w & (~0ull >> (64 - 8 * k)) : 0, i + k);
+		return i + k;
+	}
+#endif
+	for (;; i++) {
+		i = next_low(s, i, lim);
+		if (i == lim || s[i] == '\n' || s[i] == '\r' || s[i] == '\0')
+			return 0;
+		if (s[i] == ' ')
+			break;
+	}
+	*hash = module_hash(s, i);
+	return i;
+}
+
+/*
  * The common per-line request, "MODULE ADDR\n" (MODULE unquoted, not
  * starting with a space; one or more spaces; ADDR "0x" and 1 to 16 hex
  * digits, or 1 to 19 decimal digits not starting with 0; then the newline,
@@ -267,17 +347,13 @@ static size_t next_low(const char *s, size_t i, size_t n)
  */
 static size_t add_module_line(struct query *q, const char *s, size_t avail, int eof)
 {
-	size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX, i = 0, d;
+	size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX, i, d;
+	uint64_t hash;
 	if ((unsigned char)s[0] < 0x21 || s[0] == '"' || s[0] == '\'')
 		return 0;
-	for (;; i++) { /* the module: up to the first space */
-		i = next_low(s, i, lim);
-		if (i == lim || s[i] == '\n' || s[i] == '\r' || s[i] == '\0')
-			return 0;
-		if (s[i] == ' ')
-			break;
-	}
-	size_t mlen = i;
+	size_t mlen = i = scan_module(s, lim, &hash);
+	if (!mlen)
+		return 0;
 	if (mlen <= 5 && (s[0] == 'C' || s[0] == 'D' || s[0] == 'F'))
 		return 0; /* maybe a "CODE "/"DATA "/"FRAME " prefix */
 	while (++i < lim && s[i] == ' ')
@@ -308,7 +384,7 @@ static size_t add_module_line(struct query *q, const char *s, size_t avail, int 
 	r->len = i;
 	r->kind = REQ_CODE;
 	r->addr = v;
-	r->mod = intern_hashed(q, s, mlen, module_hash(s, mlen));
+	r->mod = intern_hashed(q, s, mlen, hash);
 	return take;
 }
 

@@ -83,8 +83,9 @@ static int resolve_batch(struct query *q)
 		const struct request *rq = &q->req[i];
 		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA)
 			continue;
-		if (rq->mod != last) {
-			img = cli_query_module_image(q, &q->mods[rq->mod]);
+		if (rq->mod != last) { /* (lines of many modules: nearly every line) */
+			struct module *md = &q->mods[rq->mod];
+			img = md->state > 0 ? md->img : cli_query_module_image(q, md);
 			last = rq->mod;
 		}
 		symdb_request *sr = &q->sreq[m];

@@ -9,8 +9,10 @@
 # and 20 decimal digits, a missing or empty address, trailing text, lines
 # of 1022 to 1025 bytes and an 1100-byte path (llvm-symbolizer's fgets
 # splits lines at 1023 bytes), a line across two reads, and a last line
-# without its newline.  symdb query and llvm-symbolizer-14 read the same
-# input; their outputs must be the same bytes (LLVM, JSON and --print-address).
+# without its newline.  A missing module named by lines of both paths must
+# be one module (JSON prints its Error once).  symdb query and
+# llvm-symbolizer-14 read the same input; their outputs must be the same
+# bytes (LLVM, JSON, GNU and --print-address).
 source "$(dirname "$0")/lib.sh"
 
 db=$SCRATCH/db
@@ -56,6 +58,7 @@ edge = [
     b"CODE " + A, b"CODE", b"C " + A, b"DATAX " + A, b"FRAME " + A, b"F " + A, b"DATA",
     b"t\tab " + A, b"c\x01x " + A, b'q"x ' + A, b"q'x " + A, b"./CODE " + A,
     b"", b"   ", b"\t", b"garbage", b"/nonexistent/module " + A, b"d " + A,
+    b"/nonexistent/module " + A + b" x", b"/nonexistent/module  " + A + b"\r",
     padded(1021), padded(1022), padded(1023), padded(1024), padded(1025),
     P.rsplit(b"/", 1)[0] + b"/." * 530 + b"/" + P.rsplit(b"/", 1)[1] + b" " + A,
 ]
