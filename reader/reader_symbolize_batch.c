@@ -67,6 +67,7 @@ struct sym_call {
 	size_t result_sz, frame_sz;
 	unsigned flags;
 	int ordered;   /* SYMDB_SYMBOLIZE_ORDER: results in resolution order */
+	size_t want;   /* requests with SYMDB_REQ_DEMANGLE (assign_groups) */
 	int dm;        /* every request demangles (1), none does (0), mixed (-1) */
 	int late;      /* results written after everything (mixed, repacked) */
 	size_t m;      /* requests whose image was found: ord[0..m) */
@@ -137,6 +138,7 @@ static int assign_groups(symdb_symbolizer *s, struct sym_call *c)
 		    (c->req_sz > sizeof(*rq) && !all_zero(rq + 1, c->req_sz - sizeof(*rq))))
 			return SYMDB_E_INVAL;
 		kinds |= 1u << rq->addr_kind;
+		c->want += (rq->flags & SYMDB_REQ_DEMANGLE) != 0;
 		if (!prev || other_ref(rq, prev)) {
 			const symdb_image *h = rq->image.handle;
 			struct seen_handle *sh = &seen[seen_slot(h)];
@@ -494,13 +496,9 @@ static int resolve_groups(symdb_symbolizer *s, struct sym_call *c, size_t *used)
 	if (s->ngroups > 1 && (rc = sort_by_group(s, m)) < 0)
 		return rc;
 	for (size_t from = 0; from < m;) {
+		/* sort_by_group left gstart[g] at the end of group g */
 		uint32_t g = s->gid[s->ord[from].idx];
-		size_t to = from + 1;
-		if (s->ngroups == 1)
-			to = m;
-		else
-			while (to < m && s->gid[s->ord[to].idx] == g)
-				to++;
+		size_t to = s->ngroups == 1 ? m : s->gstart[g];
 		const symdb_image *img = s->group_img[g];
 		if (!c->all_vaddr && (rc = translate_group(s, c, img, from, to)) < 0)
 			return rc;
@@ -628,19 +626,9 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 	if (!s || (n && (!reqs || (!results && !c.on_results))) || n > UINT32_MAX)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "symdb_symbolize: NULL argument or batch too big");
 	c.ordered = (c.flags & SYMDB_SYMBOLIZE_ORDER) != 0;
-	if (c.flags & SYMDB_SYMBOLIZE_DEMANGLE) {
-		c.dm = 1;
-	} else {
-		size_t want = 0;
-		for (size_t i = 0; i < n; i++)
-			want += (req_at(reqs, c.req_sz, i)->flags & SYMDB_REQ_DEMANGLE) != 0;
-		c.dm = want == 0 ? 0 : want == n ? 1 : -1;
-	}
-	c.late = c.dm < 0 || c.frame_sz != sizeof(symdb_frame);
 	if ((c.flags & SYMDB_SYMBOLIZE_STREAM) && !c.on_results)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL,
 		               "symdb_symbolize: SYMDB_SYMBOLIZE_STREAM needs ORDER and on_results");
-	c.stream = (c.flags & SYMDB_SYMBOLIZE_STREAM) && !c.late;
 	if (s->saw_damage)
 		rd_sym_drop_damaged(s);
 	s->call++;
@@ -655,6 +643,10 @@ int symdb_symbolize(symdb_symbolizer *s, const symdb_request *reqs, size_t n,
 			return fmt_err(eb, ebsz, rc, "symdb_symbolize: a request has unknown fields set");
 		goto fail;
 	}
+	/* (assign_groups counted the requests that ask for demangling) */
+	c.dm = (c.flags & SYMDB_SYMBOLIZE_DEMANGLE) ? 1 : c.want == 0 ? 0 : c.want == n ? 1 : -1;
+	c.late = c.dm < 0 || c.frame_sz != sizeof(symdb_frame);
+	c.stream = (c.flags & SYMDB_SYMBOLIZE_STREAM) && !c.late;
 	if (c.ordered && (rc = rd_sym_grow(&s->order, &s->order_cap, n, sizeof(*s->order))) < 0)
 		goto fail;
 	if (c.late && (rc = rd_sym_grow(&s->res, &s->res_cap, n, sizeof(*s->res))) < 0)
