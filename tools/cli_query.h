@@ -168,6 +168,7 @@ struct query {
  */
 #define STDIN_BUF (512u << 10)
 #define STDIN_BUF_PIECES (4u << 20)
+#define STDIN_CHUNK (256u << 10) /* read and taken at once, while cached */
 #define BATCH_LINES 65536u
 
 /*

@@ -332,6 +332,56 @@ static size_t scan_module(const char *s, size_t lim, uint64_t *hash)
 }
 
 /*
+ * The module lookups of the last INTERN_AHEAD fast-path lines, done that
+ * many lines late: a stream over thousands of modules finds each line's
+ * slot, and then the name the slot points to, out of the cache (the
+ * batch's input and requests stream through it), and waiting for both
+ * was most of what such a stream cost more per line than one over ten
+ * modules.  A line's slot is prefetched when it comes in, its name halfway
+ * down the queue, and the lookup made when it leaves.  Only once the table
+ * has INTERN_PIPE_SLOTS slots: a few hundred modules stay in the cache, and
+ * the queue would only cost.
+ */
+#define INTERN_AHEAD 16
+#define INTERN_PIPE_SLOTS 1024 /* a smaller table stays in the cache */
+
+struct pending_line {
+	uint32_t req, len; /* the request, and its module's length */
+	uint64_t hash;
+};
+
+struct intern_pipe {
+	struct pending_line e[INTERN_AHEAD];
+	size_t head, tail;
+};
+
+static void pipe_pop(struct query *q, struct intern_pipe *p)
+{
+	const uint32_t k = p->tail++ % INTERN_AHEAD;
+	struct request *r = &q->req[p->e[k].req];
+	r->mod = intern_hashed(q, r->text, p->e[k].len, p->e[k].hash);
+}
+
+static void pipe_push(struct query *q, struct intern_pipe *p, uint32_t req, uint32_t len,
+                      uint64_t hash)
+{
+	if (p->head - p->tail == INTERN_AHEAD)
+		pipe_pop(q, p); /* (may grow the table) */
+	size_t mask = q->mod_slots - 1;
+	if (q->mod_slots)
+		__builtin_prefetch(&q->mod_slot[hash & mask]);
+	if (q->mod_slots && p->head - p->tail >= INTERN_AHEAD / 2) {
+		uint64_t h = p->e[(p->head - INTERN_AHEAD / 2) % INTERN_AHEAD].hash;
+		const struct module_slot *sl = &q->mod_slot[h & mask];
+		if (sl->idx1 && sl->tag == (uint32_t)(h >> 32)) {
+			__builtin_prefetch(sl->name);
+			__builtin_prefetch(sl->name + sl->len);
+		}
+	}
+	p->e[p->head++ % INTERN_AHEAD] = (struct pending_line){ req, len, hash };
+}
+
+/*
  * The common per-line request, "MODULE ADDR\n" (MODULE unquoted, not
  * starting with a space; one or more spaces; ADDR "0x" and 1 to 16 hex
  * digits, or 1 to 19 decimal digits not starting with 0; then the newline,
@@ -345,7 +395,8 @@ static size_t scan_module(const char *s, size_t lim, uint64_t *hash)
  * cli_parse_u64 reads as the same number.  Returns the bytes taken, or 0
  * for any other line (the general path).
  */
-static size_t add_module_line(struct query *q, const char *s, size_t avail, int eof)
+static size_t add_module_line(struct query *q, struct intern_pipe *p, const char *s,
+                              size_t avail, int eof)
 {
 	size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX, i, d;
 	uint64_t hash;
@@ -384,7 +435,12 @@ static size_t add_module_line(struct query *q, const char *s, size_t avail, int 
 	r->len = i;
 	r->kind = REQ_CODE;
 	r->addr = v;
-	r->mod = intern_hashed(q, s, mlen, hash);
+	if (q->mod_slots < INTERN_PIPE_SLOTS) {
+		r->mod = intern_hashed(q, s, mlen, hash);
+	} else {
+		r->mod = 0; /* interned INTERN_AHEAD lines later */
+		pipe_push(q, p, (uint32_t)(q->nreq - 1), (uint32_t)mlen, hash);
+	}
 	return take;
 }
 
@@ -410,9 +466,10 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 {
 	size_t off = 0;
 	int per_line = q->per_line && !q->pid;
+	struct intern_pipe pipe = { .head = 0 };
 	while (off < len && q->nreq < BATCH_LINES) {
 		size_t avail = len - off;
-		size_t fast = per_line ? add_module_line(q, buf + off, avail, eof)
+		size_t fast = per_line ? add_module_line(q, &pipe, buf + off, avail, eof)
 		                       : add_hex_line(q, buf + off, avail, eof);
 		if (fast) {
 			off += fast;
@@ -424,46 +481,52 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 		add_piece(q, buf + off, take);
 		off += take;
 	}
+	while (pipe.tail != pipe.head)
+		pipe_pop(q, &pipe);
 	return off;
 }
 
-/*
- * Read what stdin has now into buf[len..cap): one read(2), which waits for
- * something (or the end), then more while poll() says more is there
- * already, so that a fast writer through a pipe (64 KiB a read) still makes
- * big batches, and a client that writes a line and waits gets its answer.
- * Returns the new length; *eof at the end; < 0 on a read error (reported).
- */
-static ptrdiff_t read_some(char *buf, size_t len, size_t cap, int *eof)
+/* Whether stdin has something to read now (or its end). */
+static int stdin_ready(void)
 {
-	int waited = 0;
-	while (len < cap) {
-		if (waited) {
-			struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
-			if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP)))
-				break;
-		}
-		ssize_t n = read(STDIN_FILENO, buf + len, cap - len);
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
+}
+
+/* One read(2) into buf[*len..cap): the bytes read (0 at the end), or < 0
+ * on an error (reported). */
+static ptrdiff_t read_once(char *buf, size_t *len, size_t cap)
+{
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, buf + *len, cap - *len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			cli_err("<stdin>", "%s", strerror(errno));
 			return -errno;
 		}
-		if (n == 0) {
-			*eof = 1;
-			break;
-		}
-		len += (size_t)n;
-		waited = 1;
+		*len += (size_t)n;
+		return n;
 	}
-	return (ptrdiff_t)len;
 }
 
+/*
+ * The loop reads what stdin has now: one read(2), which waits for
+ * something (or the end), then more reads while poll() says more is there
+ * already, so that a fast writer through a pipe (64 KiB a read) still
+ * makes big batches, and a client that writes one line and waits gets its
+ * answer.  With q->stdin_buf set (llvm-symbolizer's input), it reads
+ * STDIN_CHUNK bytes at a time and takes the lines of each chunk at once,
+ * while they are still in the cache, until the batch has BATCH_LINES
+ * requests or the buffer is full (the requests point into the buffer,
+ * which moves only between batches); a batch that stopped at BATCH_LINES
+ * is followed by the next from the same buffer, without a read.
+ */
 int cli_query_stdin_loop(struct query *q,
                          ptrdiff_t (*take)(void *arg, char *buf, size_t len, int eof), void *arg)
 {
 	size_t cap = q->stdin_buf ? q->stdin_buf : STDIN_BUF;
+	size_t chunk = q->stdin_buf ? STDIN_CHUNK : cap;
 	char *buf = malloc(cap + 1);
 	if (!buf) {
 		cli_err(NULL, "out of memory");
@@ -472,19 +535,31 @@ int cli_query_stdin_loop(struct query *q,
 	size_t start = 0, len = 0; /* buf[start..len) is not taken yet */
 	int eof = 0, rc = 0, full = 0;
 	while (rc == 0) {
-		/* A batch that stopped at BATCH_LINES leaves complete lines:
-		 * they are answered before anything more is read. */
 		if (!full && !eof) {
 			memmove(buf, buf + start, len - start);
 			len -= start;
 			start = 0;
-			ptrdiff_t n = read_some(buf, len, cap, &eof);
-			if (n < 0) {
-				rc = (int)n;
+		}
+		for (int waited = 0; !full && !eof && len < cap && (!waited || stdin_ready());
+		     waited = 1) {
+			ptrdiff_t n = read_once(buf, &len, cap - len < chunk ? cap : len + chunk);
+			if (n <= 0) {
+				rc = n < 0 ? (int)n : 0;
+				eof = n == 0;
 				break;
 			}
-			len = (size_t)n;
+			if (q->stdin_buf) { /* this chunk's lines while they are cached */
+				ptrdiff_t used = take(arg, buf + start, len - start, 0);
+				if (used < 0) {
+					rc = (int)used;
+					break;
+				}
+				start += (size_t)used;
+				full = q->nreq >= BATCH_LINES;
+			}
 		}
+		if (rc)
+			break;
 		ptrdiff_t used = take(arg, buf + start, len - start, eof);
 		if (used < 0) {
 			rc = (int)used;

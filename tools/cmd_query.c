@@ -81,6 +81,8 @@ static int resolve_batch(struct query *q)
 	const symdb_image *img = NULL;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
+		if (i + PREFETCH_AHEAD < q->nreq) /* (thousands of modules: out of the cache) */
+			__builtin_prefetch(&q->mods[rq[PREFETCH_AHEAD].mod]);
 		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA)
 			continue;
 		if (rq->mod != last) { /* (lines of many modules: nearly every line) */
