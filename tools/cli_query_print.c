@@ -214,7 +214,9 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 		     request_mod(q, order[i - 1]) == request_mod(q, order[i]))) {
 			body[i] = body[i - 1];
 		} else {
-			if (q->per_line)
+			/* (JSON only: the request, at random in q->req, is
+			 * a cache miss a line on a stream over many modules) */
+			if (q->per_line && q->pr.style == CLI_STYLE_JSON)
 				q->pr.module = q->mods[request_mod(q, order[i])].name;
 			size_t nf = select_frames(q, r), off = q->text.len;
 			cli_format_code_body(&q->pr, &q->text, q->li, nf);
@@ -357,7 +359,7 @@ void cli_query_print_batch(struct query *q)
 			continue;
 		}
 		if (apart && rq->kind == REQ_CODE &&
-		    (md->state >= 0 || q->pr.style != CLI_STYLE_JSON)) {
+		    (q->pr.style != CLI_STYLE_JSON || md->state >= 0)) {
 			const struct text_span *b = &q->body[q->pos[i]];
 			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
 			continue;
