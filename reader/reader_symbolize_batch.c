@@ -209,7 +209,9 @@ static int sort_by_group(symdb_symbolizer *s, size_t m)
 		s->gstart[g] += s->gstart[g - 1];
 	for (size_t k = 0; k < m; k++)
 		s->tmp[s->gstart[s->gid[s->ord[k].idx]]++] = s->ord[k];
-	memcpy(s->ord, s->tmp, m * sizeof(*s->ord));
+	struct rd_sort_ent *t = s->ord; /* (both arr_cap entries: swapped, not copied) */
+	s->ord = s->tmp;
+	s->tmp = t;
 	return 0;
 }
 
