@@ -53,6 +53,7 @@ typedef struct rd_cursor {
 	uint64_t sym, inl, line;
 	rd_blockpos ib, lb;
 	rd_tab tab;           /* FUNCTIONS and INLINE_NODES, for this call */
+	rd_fcache fc;         /* tab.fc */
 } rd_cursor;
 
 /* The first index in [from, n] whose address exceeds key, given that every
@@ -117,20 +118,39 @@ static int str_or_null(const symdb_image *img, uint32_t ref, const char **out)
 	return 0;
 }
 
-/* FILES index -> full and relative path; NONE leaves them NULL. */
-static int file_paths(const symdb_image *img, uint32_t idx, const char **path, const char **rel)
+/* FILES index -> full and relative path; NONE leaves them NULL.  The
+ * frames of a batch name few files many times (the headers of a C++
+ * image's inline chains: a frame's call file and its function's
+ * declaration file), so the last answers are cached by index: a hit costs
+ * a compare and two loads instead of a record, two bounds checks and two
+ * string references.  Only valid records are cached: the mapping does not
+ * change, so a later miss would decode the same. */
+static int file_paths(const rd_tab *tb, uint32_t idx, const char **path, const char **rel)
 {
+	const symdb_image *img = tb->img;
+	rd_fcache *fc = tb->fc;
+	const unsigned slot = idx % RD_FCACHE_SIZE;
 	const uint8_t *f;
 
 	*path = *rel = NULL;
 	if (idx == FMT_NONE)
 		return 0;
+	if (fc && fc->idx[slot] == idx) {
+		*path = fc->path[slot];
+		*rel = fc->rel[slot];
+		return 0;
+	}
 	if (idx >= img->nfiles)
 		return -1;
 	f = img->files + (uint64_t)idx * FMT_FILE_SIZE;
 	if (str_or_null(img, fmt_be32(f + FMT_FILE_PATH), path) ||
 	    str_or_null(img, fmt_be32(f + FMT_FILE_RELATIVE), rel))
 		return -1;
+	if (fc) {
+		fc->idx[slot] = idx;
+		fc->path[slot] = *path;
+		fc->rel[slot] = *rel;
+	}
 	return 0;
 }
 
@@ -146,7 +166,7 @@ static int function_info(const rd_tab *tb, uint32_t idx, symdb_frame *fr)
 		return -1;
 	rd_fn_get(tb, idx, &fn);
 	if (str_or_null(img, fn.linkage, &fr->name) || str_or_null(img, fn.name, &fr->short_name) ||
-	    file_paths(img, fn.decl_file, &fr->decl_file, &fr->decl_file_rel))
+	    file_paths(tb, fn.decl_file, &fr->decl_file, &fr->decl_file_rel))
 		return -1;
 	fr->decl_line = fn.decl_line;
 	return 0;
@@ -172,11 +192,10 @@ static int node_frame(const rd_tab *tb, const rd_node *node, symdb_frame *fr)
  * of the frame inside them (DW_AT_call_file / _line / _column). */
 static int call_site(const rd_tab *tb, uint32_t inner, symdb_frame *fr)
 {
-	const symdb_image *img = tb->img;
 	rd_call c;
 
 	rd_node_call(tb, inner, &c);
-	if (file_paths(img, c.file, &fr->file, &fr->file_rel))
+	if (file_paths(tb, c.file, &fr->file, &fr->file_rel))
 		return -1;
 	fr->line = c.line;
 	fr->column = c.column;
@@ -188,11 +207,11 @@ static int call_site(const rd_tab *tb, uint32_t inner, symdb_frame *fr)
 
 /* Frame 0's file and line from its LINE_ROWS record (SPEC §11.4), NULL
  * when there is none. */
-static int row_line(const symdb_image *img, const rd_row *row, symdb_frame *fr)
+static int row_line(const rd_tab *tb, const rd_row *row, symdb_frame *fr)
 {
 	if (!row)
 		return 0;
-	if (file_paths(img, row->file, &fr->file, &fr->file_rel))
+	if (file_paths(tb, row->file, &fr->file, &fr->file_rel))
 		return -1;
 	fr->line = row->line;
 	fr->column = row->column;
@@ -445,7 +464,7 @@ static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_
 		rd_node_get(tb, n, &node);
 		f = rd_zero_frame;
 		if (node_frame(tb, &node, &f) ||
-		    (m ? call_site(tb, inner, &f) : row_line(tb->img, hit_row(tb->img, h, &row), &f)))
+		    (m ? call_site(tb, inner, &f) : row_line(tb, hit_row(tb->img, h, &row), &f)))
 			return -1;
 		parent = node.parent;
 		if (parent != FMT_NONE && parent >= n)
@@ -507,10 +526,11 @@ static int apply_symbol(const symdb_image *img, int64_t sym, symdb_frame *outer,
  * only frame 0's file and line are read, from the new row.  A dense sorted
  * batch (many addresses per function) then decodes no node or function
  * record per address.  Returns 0, -1 if corrupt, -2 if room ran out. */
-static int reuse_frames(const symdb_image *img, const rd_hit *h, uint8_t *fr, size_t fsz,
+static int reuse_frames(const rd_tab *tb, const rd_hit *h, uint8_t *fr, size_t fsz,
                         size_t room, const uint8_t *prev_fr, const symdb_result *prev_r,
                         symdb_result *r)
 {
+	const symdb_image *img = tb->img;
 	symdb_frame f0 = rd_zero_frame;
 	rd_row row;
 
@@ -521,7 +541,7 @@ static int reuse_frames(const symdb_image *img, const rd_hit *h, uint8_t *fr, si
 	f0.file = f0.file_rel = NULL;
 	f0.line = f0.column = f0.discriminator = 0;
 	f0.flags &= ~(uint32_t)(SYMDB_FRAME_HAS_LINE | SYMDB_FRAME_FILE_FROM_SYMTAB);
-	if (row_line(img, hit_row(img, h, &row), &f0))
+	if (row_line(tb, hit_row(img, h, &row), &f0))
 		return -1;
 	/* Frame 0 is the outermost too: apply_symbol's file rule. */
 	if (prev_r->count == 1 && h->sym >= 0 && !f0.file && symbol_file(img, h->sym, &f0))
@@ -568,7 +588,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 	}
 	if (prev_r && h.sym == prev->sym && h.node == prev->node && h.rowk >= 0 &&
 	    prev->rowk >= 0) {
-		m = reuse_frames(img, &h, fr, fsz, room, prev_fr, prev_r, r);
+		m = reuse_frames(&c->tab, &h, fr, fsz, room, prev_fr, prev_r, r);
 		if (m == -1) {
 			r->status = SYMDB_E_CORRUPT;
 			r->sym_name = NULL;
@@ -584,7 +604,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 			return -2;
 		outer = rd_zero_frame;
 		rd_row row;
-		m = row_line(img, hit_row(img, &h, &row), &outer) ? -1 : 1;
+		m = row_line(&c->tab, hit_row(img, &h, &row), &outer) ? -1 : 1;
 	}
 	if (m == -2)
 		return -2;
@@ -641,6 +661,9 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 	c.sym = c.inl = c.line = 0;
 	c.ib.k = c.lb.k = 0; /* no block decoded yet */
 	rd_tab_init(&c.tab, img, NULL);
+	for (i = 0; i < RD_FCACHE_SIZE; i++)
+		c.fc.idx[i] = FMT_NONE;
+	c.tab.fc = &c.fc;
 	for (i = 0; i < naddrs;) {
 		uint64_t a = addrs[i];
 		if (i > 0 && a < addrs[i - 1])

@@ -35,11 +35,20 @@ typedef struct rd_call {
 	uint32_t file, line, column, discr;
 } rd_call;
 
+/* FILES records a lookup decoded lately, by index (file_paths in
+ * reader_resolve.c): direct-mapped, an entry valid when its idx matches. */
+#define RD_FCACHE_SIZE 64
+typedef struct rd_fcache {
+	uint32_t idx[RD_FCACHE_SIZE];      /* FMT_NONE: empty */
+	const char *path[RD_FCACHE_SIZE], *rel[RD_FCACHE_SIZE];
+} rd_fcache;
+
 /* FUNCTIONS and INLINE_NODES as one lookup reads them. */
 typedef struct rd_tab {
 	const symdb_image *img;
 	uint64_t nfns, nnodes; /* 0 when a format-2 header is damaged */
 	fmt_packed fns, nodes; /* format 2 */
+	rd_fcache *fc;         /* the lookup's FILES cache; NULL: none */
 } rd_tab;
 
 /* Fill *t for img: O(fields), the two packed headers.  A damaged header
@@ -51,6 +60,7 @@ static inline void rd_tab_init(rd_tab *t, const symdb_image *img, const char **w
 	const char *w = NULL;
 
 	t->img = img;
+	t->fc = NULL;
 	t->nfns = img->nfns;
 	t->nnodes = img->nnodes;
 	if (!img->packed || !img->v.has_dwarf)
