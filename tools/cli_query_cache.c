@@ -57,15 +57,54 @@ static int cache_full(const struct query *q)
 	return q->cache.used >= CACHE_SLOTS / 2 || q->text.len > CACHE_TEXT_MAX;
 }
 
+/* A slot's body was hit since the cache was last compacted (top bit of
+ * its length: bodies are far shorter than 2 GiB, see WINDOW_TEXT_MAX). */
+#define CACHE_HOT 0x80000000u
+
+/*
+ * A full cache keeps the bodies hit since it was last full, up to half its
+ * text and a quarter of its slots, and drops the rest: a profile's hot
+ * addresses then stay cached when its distinct bodies are more than the
+ * cache holds (a large C++ image's profile prints ~100 MB of them), where
+ * clearing it all would resolve and format them again after every clear.
+ * The kept bodies are copied out and back to the start of q->text (a few
+ * MiB, once per few windows); without memory for that, it is cleared.
+ */
+static void cache_keep_hot(struct query *q)
+{
+	struct body_cache *c = &q->cache;
+	size_t nkeep = 0, kept = 0;
+	struct cache_slot *keep = malloc(CACHE_SLOTS / 4 * sizeof(*keep));
+	char *tmp = malloc(CACHE_TEXT_MAX / 2);
+	for (size_t h = 0; keep && tmp && h < CACHE_SLOTS && nkeep < CACHE_SLOTS / 4; h++) {
+		struct cache_slot *sl = &c->slot[h];
+		uint32_t len = sl->body.len & ~CACHE_HOT;
+		if (sl->key == CACHE_EMPTY || !(sl->body.len & CACHE_HOT) ||
+		    len > CACHE_TEXT_MAX / 2 - kept)
+			continue;
+		memcpy(tmp + kept, q->text.buf + sl->body.off, len);
+		keep[nkeep++] = (struct cache_slot){ sl->key, { (uint32_t)kept, len } };
+		kept += len;
+	}
+	cache_clear(c);
+	q->text.len = 0;
+	if (keep && tmp) {
+		memcpy(q->text.buf, tmp, kept);
+		q->text.len = kept;
+		for (size_t i = 0; i < nkeep; i++)
+			cli_query_cache_insert(q, keep[i].key, keep[i].body);
+	}
+	free(keep);
+	free(tmp);
+}
+
 /* Mark the batch's CODE requests whose body is cached as REQ_CACHED. */
 void cli_query_cache_lookup(struct query *q)
 {
 	struct body_cache *c = &q->cache;
 	c->lookups = c->hits = 0;
-	if (cache_full(q)) {
-		cache_clear(c);
-		q->text.len = 0;
-	}
+	if (cache_full(q))
+		cache_keep_hot(q);
 	c->cold = c->used == 0;
 	if (c->cold)
 		return;
@@ -83,6 +122,8 @@ void cli_query_cache_lookup(struct query *q)
 			if (c->slot[h].key == key) {
 				rq->kind = REQ_CACHED;
 				rq->body = c->slot[h].body;
+				rq->body.len &= ~CACHE_HOT;
+				c->slot[h].body.len |= CACHE_HOT;
 				c->hits++;
 				break;
 			}
