@@ -163,17 +163,17 @@ static struct shown shown_of(const char *s)
  * the whole run with the shown name's length and escaping: a name is
  * demangled once however often and in however many batches it is printed,
  * unless more distinct names than two generations hold are printed
- * between two of its printings.
+ * between two of its printings.  Names that do not demangle (C names, or
+ * all of them without demangling) are cached too, as themselves: their
+ * length and escaping then cost one probe of a slot the caller prefetched
+ * instead of a strlen and a scan per printed frame.
  */
-static struct shown cached_demangle(struct cli_printer *p, const char *name)
+static __attribute__((noinline)) struct shown cached_demangle_miss(struct cli_printer *p,
+                                                                 const char *name)
 {
 	struct cli_name_cache *c = &p->names;
-	const struct cli_name_slot *s = gen_probe(&c->gen[0], name);
-	if (s && s->key)
-		return (struct shown){ slot_text(&c->gen[0], s), s->len & ~CLI_NAME_PLAIN,
-			               (s->len & CLI_NAME_PLAIN) != 0 };
 	struct shown d;
-	s = gen_probe(&c->gen[1], name);
+	const struct cli_name_slot *s = gen_probe(&c->gen[1], name);
 	if (s && s->key) {
 		/* Copied out first: inserting may reuse the previous arena. */
 		const char *t = slot_text(&c->gen[1], s);
@@ -193,8 +193,10 @@ static struct shown cached_demangle(struct cli_printer *p, const char *name)
 			memcpy(p->dm.buf, t, n);
 			d = (struct shown){ p->dm.buf, n - 1, (len & CLI_NAME_PLAIN) != 0 };
 		}
-	} else {
+	} else if (p->demangle && (name[0] == '_' || name[0] == '?')) {
 		d = shown_of(cli_demangle(&p->dm, name));
+	} else {
+		d = shown_of(name);
 	}
 	if (d.len >= CLI_NAME_PLAIN)
 		return d;
@@ -205,17 +207,35 @@ static struct shown cached_demangle(struct cli_printer *p, const char *name)
 	return (struct shown){ slot_text(&c->gen[0], s), d.len, d.plain };
 }
 
+/* A hit in the current generation inline (most printed frames), the rest
+ * apart. */
+static inline struct shown cached_demangle(struct cli_printer *p, const char *name)
+{
+	const struct cli_name_gen *g = &p->names.gen[0];
+	if (g->slot) {
+		size_t h = cli_name_hash(name);
+		while (g->slot[h].key) {
+			const struct cli_name_slot *s = &g->slot[h];
+			if (s->key == name)
+				return (struct shown){ slot_text(g, s), s->len & ~CLI_NAME_PLAIN,
+					               (s->len & CLI_NAME_PLAIN) != 0 };
+			h = (h + 1) & (CLI_NAME_SLOTS - 1);
+		}
+	}
+	return cached_demangle_miss(p, name);
+}
+
 /* The name a frame shows (s NULL when unknown). */
-static struct shown shown_name(struct cli_printer *p, const char *name)
+static inline struct shown shown_name(struct cli_printer *p, const char *name)
 {
 	if (!name)
 		return (struct shown){ NULL, 0, 1 };
-	/* Only '_' and '?' names can demangle (symdb_demangle's own cheap
-	 * exit): C names skip the call and the cache. */
-	if (!p->demangle || (name[0] != '_' && name[0] != '?'))
-		return shown_of(name);
 	if (p->stable_names)
 		return cached_demangle(p, name);
+	/* Only '_' and '?' names can demangle (symdb_demangle's own cheap
+	 * exit): C names skip the call. */
+	if (!p->demangle || (name[0] != '_' && name[0] != '?'))
+		return shown_of(name);
 	return shown_of(cli_demangle(&p->dm, name));
 }
 
@@ -581,33 +601,57 @@ static void plain_verbose(struct cli_printer *p, const char *file, const struct 
 	}
 }
 
-/* Decimal digits of v at d; returns the end.  Two digits per step from a
- * table, the length found by comparisons: lines and columns are most of the
- * numbers the plain styles print. */
-static char *put_u32(char *d, uint32_t v)
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* put_u32 for v >= 10000. */
+static char *put_u32_long(char *d, uint32_t v)
 {
-	static const char pairs[201] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	unsigned n = 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000);
-	if (v >= 100000)
-		n += 1 + (v >= 1000000) + (v >= 10000000) + (v >= 100000000) + (v >= 1000000000);
+	unsigned n = 5 + (v >= 100000) + (v >= 1000000) + (v >= 10000000) + (v >= 100000000) +
+	             (v >= 1000000000);
 	char *end = d + n;
 	d = end;
 	while (v >= 100) {
 		unsigned k = (v % 100) * 2;
 		v /= 100;
-		*--d = pairs[k + 1];
-		*--d = pairs[k];
+		*--d = digit_pairs[k + 1];
+		*--d = digit_pairs[k];
 	}
 	if (v >= 10) {
-		*--d = pairs[2 * v + 1];
-		*--d = pairs[2 * v];
+		*--d = digit_pairs[2 * v + 1];
+		*--d = digit_pairs[2 * v];
 	} else {
 		*--d = (char)('0' + v);
 	}
 	return end;
+}
+
+/* Decimal digits of v at d; returns the end.  Lines and columns are most
+ * of the numbers the plain styles print, and nearly all are below 10000:
+ * those take a branch or two and two-digit stores from a table. */
+static inline char *put_u32(char *d, uint32_t v)
+{
+	if (v < 100) {
+		if (v < 10) {
+			*d = (char)('0' + v);
+			return d + 1;
+		}
+		memcpy(d, digit_pairs + 2 * v, 2);
+		return d + 2;
+	}
+	if (v >= 10000)
+		return put_u32_long(d, v);
+	unsigned hi = v / 100, lo = v % 100;
+	if (hi < 10) {
+		*d = (char)('0' + hi);
+		memcpy(d + 1, digit_pairs + 2 * lo, 2);
+		return d + 3;
+	}
+	memcpy(d, digit_pairs + 2 * hi, 2);
+	memcpy(d + 2, digit_pairs + 2 * lo, 2);
+	return d + 4;
 }
 
 /* The largest number of bytes plain_frame_fast writes besides the name and
@@ -623,19 +667,21 @@ static char *put_u32(char *d, uint32_t v)
  * check instead of one per piece.  Returns -1, having written nothing,
  * when the name or the file has a control character to escape.
  */
-static int plain_frame_fast(struct cli_printer *p, const struct cli_line_info *li, int inlined)
+int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, const char *name,
+                           const char *file, uint32_t line, uint32_t column,
+                           uint32_t discriminator, int inlined)
 {
-	struct cli_out *o = p->out;
-	const char *name = NULL, *file = line_path(p, li);
 	size_t nl = 0, fl;
 	if (p->fn_kind != CLI_FN_NONE) {
-		struct shown sn = shown_name(p, li->name);
+		struct shown sn = shown_name(p, name);
 		if (!sn.s)
 			sn = (struct shown){ "??", 2, 1 };
 		if (!sn.plain)
 			return -1;
 		name = sn.s;
 		nl = sn.len;
+	} else {
+		name = NULL;
 	}
 	struct shown sf = file ? shown_path(p, file) : (struct shown){ "??", 2, 1 };
 	if (!sf.plain)
@@ -663,18 +709,36 @@ static int plain_frame_fast(struct cli_printer *p, const struct cli_line_info *l
 	memcpy(d, file, fl);
 	d += fl;
 	*d++ = ':';
-	d = put_u32(d, li->line);
+	d = put_u32(d, line);
 	if (p->style == CLI_STYLE_LLVM) {
 		*d++ = ':';
-		d = put_u32(d, li->column);
-	} else if (li->discriminator) {
+		d = put_u32(d, column);
+	} else if (discriminator) {
 		memcpy(d, " (discriminator ", 16);
-		d = put_u32(d + 16, li->discriminator);
+		d = put_u32(d + 16, discriminator);
 		*d++ = ')';
 	}
 	*d++ = '\n';
 	o->len = (size_t)(d - o->buf);
 	return 0;
+}
+
+int cli_plain_frames_direct(const struct cli_printer *p)
+{
+	return (p->style == CLI_STYLE_LLVM || p->style == CLI_STYLE_GNU) && !p->verbose &&
+	       p->src.lines <= 0 && p->fn_kind == CLI_FN_LINKAGE && p->path_kind == CLI_PATH_ABSOLUTE;
+}
+
+void cli_format_plain_end(const struct cli_printer *p, struct cli_out *o)
+{
+	if (p->style == CLI_STYLE_LLVM)
+		cli_out_chr(o, '\n');
+}
+
+static int plain_frame_fast(struct cli_printer *p, const struct cli_line_info *li, int inlined)
+{
+	return cli_format_plain_frame(p, p->out, li->name, line_path(p, li), li->line, li->column,
+	                              li->discriminator, inlined);
 }
 
 static void plain_frame(struct cli_printer *p, const struct cli_line_info *li, int inlined)

@@ -143,6 +143,22 @@ CLI_HIDDEN void cli_format_code_body(struct cli_printer *p, struct cli_out *o,
 CLI_HIDDEN void cli_print_code_body(struct cli_printer *p, uint64_t addr, const char *body,
                                     size_t len);
 
+/*
+ * A CODE body in the plain styles straight from the frames, for a caller
+ * that holds them in another form than struct cli_line_info: when
+ * cli_plain_frames_direct() (no --verbose, source context, --functions
+ * other than linkage, or path rewriting: each frame shows its own name and
+ * file), the body of frames f[0..n), n >= 1, is cli_format_plain_frame()
+ * of each (inlined: i > 0) then cli_format_plain_end().  A frame whose
+ * name or file needs escaping returns -1 having written nothing: the
+ * caller then formats the body through cli_format_code_body() instead.
+ */
+CLI_HIDDEN int cli_plain_frames_direct(const struct cli_printer *p);
+CLI_HIDDEN int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, const char *name,
+                                      const char *file, uint32_t line, uint32_t column,
+                                      uint32_t discriminator, int inlined);
+CLI_HIDDEN void cli_format_plain_end(const struct cli_printer *p, struct cli_out *o);
+
 /* A DATA request: the symbol covering addr (name NULL when none). */
 CLI_HIDDEN void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name,
                                uint64_t start, uint64_t size);

@@ -46,8 +46,9 @@ struct request {
  * options (--obj/--uuid, vaddr requests, a style whose bodies stand apart):
  * a profile sends the same few thousand addresses in every batch, and a
  * hit skips sorting, resolving and formatting.  Open addressing over a
- * table allocated once; cleared between batches when half full or when
- * query.text, which holds the bodies, passes CACHE_TEXT_MAX; switched off
+ * table allocated once; between batches, when half full or when
+ * query.text, which holds the bodies, passes CACHE_TEXT_MAX, it keeps only
+ * the bodies hit since it was last full (cli_query_cache.c); switched off
  * for the rest of the run when a batch hits less than a quarter of the time,
  * or as soon as a batch that began with an empty cache filled it (a
  * uniform set of short lines: one batch fills it, the next would clear
@@ -142,6 +143,7 @@ struct query {
 	                             in the library's order, then printed */
 	int apart_failed;         /* ... and text outgrew WINDOW_TEXT_MAX */
 	size_t text_mark;         /* text.len when the window's bodies began */
+	size_t out_per_req;       /* bytes printed per request, last window */
 	size_t window;            /* requests per window (cli_query_run_batch) */
 	/* --pid: addresses are runtime addresses of a live process, placed
 	 * per batch by cli_live_prepare() (cli_live_pid.c), each request's
@@ -277,6 +279,8 @@ CLI_HIDDEN void cli_live_jit_free(void *arg);
  * llvm-symbolizer chooses it; li is overwritten and borrows f's strings. */
 CLI_HIDDEN void cli_query_line_info(const struct query *q, const symdb_frame *f,
                                     struct cli_line_info *li);
+/* Whether the next window's CODE bodies are formatted apart (q->apart). */
+CLI_HIDDEN int cli_query_apart(const struct query *q);
 CLI_HIDDEN void cli_query_format_begin(struct query *q);
 CLI_HIDDEN void cli_query_format_results(void *arg, const symdb_symbolized *res,
                                          const uint32_t *order, size_t first, size_t count);

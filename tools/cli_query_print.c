@@ -15,21 +15,18 @@
 void cli_query_line_info(const struct query *q, const symdb_frame *f,
                          struct cli_line_info *li)
 {
-	memset(li, 0, sizeof(*li));
-	if (q->pr.fn_kind == CLI_FN_LINKAGE)
-		li->name = f->name;
-	else if (q->pr.fn_kind == CLI_FN_SHORT)
-		li->name = f->short_name;
-	li->file = f->file;
-	li->file_rel = f->file_rel;
-	li->decl_file = f->decl_file;
-	li->decl_file_rel = f->decl_file_rel;
-	li->line = f->line;
-	li->column = f->column;
-	li->discriminator = f->discriminator;
-	li->decl_line = f->decl_line;
-	li->has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0;
-	li->start = f->start_addr;
+	/* One store of the whole struct (no memset first): it is filled per
+	 * printed frame. */
+	*li = (struct cli_line_info){
+		.name = q->pr.fn_kind == CLI_FN_LINKAGE ? f->name :
+		        q->pr.fn_kind == CLI_FN_SHORT   ? f->short_name : NULL,
+		.file = f->file, .file_rel = f->file_rel,
+		.decl_file = f->decl_file, .decl_file_rel = f->decl_file_rel,
+		.line = f->line, .column = f->column, .discriminator = f->discriminator,
+		.decl_line = f->decl_line,
+		.has_start = (f->flags & SYMDB_FRAME_HAS_START) != 0,
+		.start = f->start_addr,
+	};
 	/* Without --functions=linkage llvm-symbolizer does not consult the
 	 * symbol table at all: the start is the DIE's DW_AT_low_pc, unknown
 	 * for a DIE with DW_AT_ranges (a function split into hot and .cold
@@ -98,6 +95,27 @@ static size_t select_frames(struct query *q, const symdb_symbolized *r)
 		}
 	}
 	return 1;
+}
+
+/* Bytes printed per request from which bodies are printed straight from
+ * the results (cli_query_apart). */
+#define APART_BYTES_MAX 1024u
+
+/*
+ * Bodies are formatted apart (below) unless the style cannot, or they are
+ * large and no body cache answers with them: a deeply inlined C++ image's
+ * uniform addresses print kilobytes each, and formatting them apart then
+ * costs one more copy of all the output (gigabytes) for a sorted order
+ * that its scattered names hardly profit from.  Those windows print each
+ * request from its result, as a window whose text outgrows its bound
+ * does.  Measured on the windows printed so far (out_per_req; the first
+ * one is formatted apart), and only for --obj/--uuid runs.
+ */
+int cli_query_apart(const struct query *q)
+{
+	if (q->pr.style == CLI_STYLE_ATOS || !cli_code_body_apart(&q->pr))
+		return 0;
+	return q->per_line || q->cache.slot || q->out_per_req < APART_BYTES_MAX;
 }
 
 /*
@@ -187,6 +205,25 @@ static inline __attribute__((always_inline)) void prefetch_names(const struct qu
 		cli_printer_prefetch_name(&q->pr, r->frames[k].name);
 }
 
+/* Body of r formatted straight from its frames (cli_plain_frames_direct:
+ * with --inlines every frame shows its own name and file, as
+ * cli_query_line_info would choose them); 0, or -1 with nothing written
+ * when it needs the general path. */
+static int format_direct(struct query *q, const symdb_symbolized *r)
+{
+	const symdb_frame *f = r->frames;
+	size_t start = q->text.len;
+	for (size_t i = 0; i < r->nframes; i++) {
+		if (cli_format_plain_frame(&q->pr, &q->text, f[i].name, f[i].file, f[i].line,
+		                           f[i].column, f[i].discriminator, i > 0) < 0) {
+			q->text.len = start;
+			return -1;
+		}
+	}
+	cli_format_plain_end(&q->pr, &q->text);
+	return 0;
+}
+
 /* The bodies of res[first, first + count), which answer sreq[order[...]]:
  * called by the library as results become final (on_results), while their
  * frames are still in the cache. */
@@ -195,6 +232,7 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 {
 	struct query *q = arg;
 	struct text_span *body = q->body + first;
+	int direct = q->inlines && cli_plain_frames_direct(&q->pr);
 	if (q->nsorted == q->nreq) /* every request resolved: spos is the identity */
 		for (size_t i = 0; i < count; i++)
 			q->pos[order[i]] = (uint32_t)(first + i);
@@ -218,8 +256,11 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 			 * a cache miss a line on a stream over many modules) */
 			if (q->per_line && q->pr.style == CLI_STYLE_JSON)
 				q->pr.module = q->mods[request_mod(q, order[i])].name;
-			size_t nf = select_frames(q, r), off = q->text.len;
-			cli_format_code_body(&q->pr, &q->text, q->li, nf);
+			size_t off = q->text.len;
+			if (!direct || !r->nframes || format_direct(q, r) < 0) {
+				size_t nf = select_frames(q, r); /* grows q->li */
+				cli_format_code_body(&q->pr, &q->text, q->li, nf);
+			}
 			if (text_over(q))
 				q->apart_failed = 1;
 			body[i].off = (uint32_t)off;
@@ -320,8 +361,6 @@ static void print_request(struct query *q, const struct request *rq, struct modu
 	}
 }
 
-/* Print the batch in input order.  With bodies formatted apart, a CODE
- * request is its header and a copy of its body. */
 /* --pid: a request in JIT code its perf map names (cli_live_jit.c),
  * printed as a function without line information, as --perf-map prints. */
 static void print_jit(struct query *q, const struct request *rq, const struct module *md)
@@ -341,14 +380,25 @@ static void print_jit(struct query *q, const struct request *rq, const struct mo
 	cli_print_code(&q->pr, rq->addr, &li, 1);
 }
 
+/* Print the batch in input order.  With bodies formatted apart, a CODE
+ * request is its header and a copy of its body. */
 void cli_query_print_batch(struct query *q)
 {
 	int apart = q->apart;
+	uint64_t at = q->pr.out->flushed + q->pr.out->len;
+	/* Plain styles without --addresses: a formatted body is all of a
+	 * CODE request's text. */
+	int bare = apart && !q->pid && q->pr.style != CLI_STYLE_JSON && !q->pr.print_address;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
-		struct module *md = &q->mods[rq->mod];
 		if (apart)
 			prefetch_bodies(q, i);
+		if (bare && (rq->kind == REQ_CACHED || rq->kind == REQ_CODE)) {
+			struct text_span b = rq->kind == REQ_CACHED ? rq->body : q->body[q->pos[i]];
+			cli_out_mem(q->pr.out, q->text.buf + b.off, b.len);
+			continue;
+		}
+		struct module *md = &q->mods[rq->mod];
 		if (q->pid && rq->jit_name) {
 			print_jit(q, rq, md);
 			continue;
@@ -403,4 +453,6 @@ void cli_query_print_batch(struct query *q)
 		memcpy(q->pr.jhas, jhas, sizeof(jhas));
 		print_request(q, rq, md, &none);
 	}
+	if (q->nreq)
+		q->out_per_req = (size_t)((q->pr.out->flushed + q->pr.out->len - at) / q->nreq);
 }

@@ -137,7 +137,7 @@ static int run_window(struct query *q)
 {
 	if (q->cache.slot)
 		cli_query_cache_lookup(q);
-	q->apart = q->pr.style != CLI_STYLE_ATOS && cli_code_body_apart(&q->pr);
+	q->apart = cli_query_apart(q);
 	int rc = q->pid ? cli_live_prepare(q) : 0;
 	if (rc < 0)
 		return rc; /* reported */
