@@ -83,6 +83,29 @@ static int is_addr_form(Dwarf_Half f)
 	}
 }
 
+/* A DW_AT_sibling value as dwarf_siblingof_b reads it (SIB_*): the
+ * unit-local reference forms are followed, DW_FORM_ref_addr is ignored,
+ * and libdwarf refuses any other form. */
+int ix_dwarf_sibling_form(ix_shard *x, Dwarf_Attribute a, Dwarf_Half form, uint64_t *off)
+{
+	Dwarf_Error e = NULL;
+	Dwarf_Off o = 0;
+	switch (form) {
+	case DW_FORM_ref1: case DW_FORM_ref2: case DW_FORM_ref4: case DW_FORM_ref8:
+	case DW_FORM_ref_udata:
+		if (dwarf_global_formref(a, &o, &e) != DW_DLV_OK) {
+			drop_err(x, &e);
+			return SIB_BAD;
+		}
+		*off = o;
+		return SIB_AT;
+	case DW_FORM_ref_addr:
+		return SIB_NONE;
+	default:
+		return SIB_BAD;
+	}
+}
+
 /* An address attribute: in a split unit, an index form reads the
  * skeleton's .debug_addr (libdwarf would need the skeleton's Dwarf_Debug
  * tied to the split file's, and a search of its units by DWO id). */
@@ -127,8 +150,10 @@ static void sub_attr_read(ix_shard *x, Dwarf_Attribute a, uint32_t bit, sub_attr
 		}
 		break;
 	case SUB_RANGES: {
+		/* dwarf_formudata refuses DW_FORM_sec_offset, and an error
+		 * costs libdwarf a formatted message: ask the one that reads it. */
 		Dwarf_Unsigned u = 0;
-		if (dwarf_formudata(a, &u, &e) == DW_DLV_OK) {
+		if (form != DW_FORM_sec_offset && dwarf_formudata(a, &u, &e) == DW_DLV_OK) {
 			di->ranges = u, di->has_ranges = 1;
 		} else {
 			drop_err(x, &e);
@@ -138,6 +163,9 @@ static void sub_attr_read(ix_shard *x, Dwarf_Attribute a, uint32_t bit, sub_attr
 		di->ranges_x = form == DW_FORM_rnglistx;
 		break;
 	}
+	case SUB_SIBLING:
+		di->sib = ix_dwarf_sibling_form(x, a, form, &di->sibling);
+		break;
 	case SUB_ORIGIN:
 		if (dwarf_global_formref(a, &o, &e) == DW_DLV_OK)
 			di->origin = o, di->has_origin = 1;
@@ -158,6 +186,7 @@ int ix_dwarf_read_sub_attrs(ix_shard *x, Dwarf_Die d, sub_attrs *di)
 	Dwarf_Signed n = 0;
 	Dwarf_Error e = NULL;
 	memset(di, 0, sizeof(*di));
+	di->sib = SIB_NONE;
 	int r = dwarf_attrlist(d, &list, &n, &e);
 	if (r != DW_DLV_OK) {
 		drop_err(x, &e);
@@ -176,6 +205,7 @@ int ix_dwarf_read_sub_attrs(ix_shard *x, Dwarf_Die d, sub_attrs *di)
 			case DW_AT_call_line: bit = SUB_CALL_LINE; break;
 			case DW_AT_call_column: bit = SUB_CALL_COL; break;
 			case DW_AT_GNU_discriminator: bit = SUB_DISCR; break;
+			case DW_AT_sibling: bit = SUB_SIBLING; break;
 			case DW_AT_name: di->has_name = 1; break;
 			case DW_AT_linkage_name: di->has_link = 1; break;
 			default: break;

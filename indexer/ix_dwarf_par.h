@@ -33,8 +33,8 @@ typedef struct ix_shard {
 	ix_u64map files_idx;  /* (path, relative) string refs -> FILES index */
 	ix_u64map fn_idx;     /* DIE offset -> FUNCTIONS index */
 	ix_u64map lt_idx;     /* CU DIE offset -> foreign[] slot */
-	ix_u64map ab_code;    /* .debug_abbrev offset of an abbreviation -> 1 if it
-	                       * has DW_AT_low_pc or DW_AT_ranges, else 0 */
+	ix_u64map ab_code;    /* .debug_abbrev offset of an abbreviation -> its
+	                       * AB_* bits (ix_dwarf_dies.c) */
 	ix_line_table *foreign; /* file tables of units met through references */
 	size_t nforeign, capforeign;
 	ix_urange *ur;        /* DIE ranges of unit DIEs, in unit order */
@@ -43,6 +43,7 @@ typedef struct ix_shard {
 	int rc;               /* 0, or -1: out of memory */
 	struct ix_split *split; /* split DWARF files (ix_dwarf_split.h), or NULL */
 	uint64_t unit_sig;    /* the current unit header's DWO id (DWARF 5) */
+	uint64_t unit_end;    /* ... the offset where its unit ends */
 	uint16_t unit_type;   /* ... and its DW_UT_* */
 	/* While a split unit is walked: its skeleton's .debug_addr, which
 	 * DW_FORM_addrx and DW_FORM_GNU_addr_index values index; else NULL. */

@@ -130,7 +130,7 @@ static int skeleton_id(unit_walk *u, Dwarf_Die cu_die, uint64_t *id)
 
 /* The first unit of the split file whose DWO id is `id` (LLVM's
  * getDWOCompileUnitForHash), or NULL. */
-static Dwarf_Die split_unit(ix_shard *x, Dwarf_Debug dbg, uint64_t id)
+static Dwarf_Die split_unit(ix_shard *x, Dwarf_Debug dbg, uint64_t id, uint64_t *end)
 {
 	for (;;) {
 		Dwarf_Unsigned len = 0, abbr = 0, toff = 0, next = 0;
@@ -162,8 +162,10 @@ static Dwarf_Die split_unit(ix_shard *x, Dwarf_Debug dbg, uint64_t id)
 			ok = ix_dwarf_attr_secoff(x, cu, DW_AT_GNU_dwo_id, &have, NULL);
 			x->dbg = keep;
 		}
-		if (ok && have == id)
+		if (ok && have == id) {
+			*end = next;
 			return cu;
+		}
 		dwarf_dealloc_die(cu);
 	}
 }
@@ -172,7 +174,7 @@ static Dwarf_Die split_unit(ix_shard *x, Dwarf_Debug dbg, uint64_t id)
 typedef struct split_saved {
 	void *dbg;
 	ix_ranges_ctx rng;
-	uint64_t cu_die_off;
+	uint64_t cu_die_off, cu_end;
 	ix_u64map ab_code;
 } split_saved;
 
@@ -221,9 +223,10 @@ static int walk_split(unit_walk *u, Dwarf_Die skel)
 		return 0;
 	}
 	int rc = 0;
-	Dwarf_Die cu = split_unit(x, dbg, id);
+	uint64_t end = 0;
+	Dwarf_Die cu = split_unit(x, dbg, id, &end);
 	if (cu) {
-		split_saved sv = { x->dbg, u->rng, u->cu_die_off, x->ab_code };
+		split_saved sv = { x->dbg, u->rng, u->cu_die_off, u->cu_end, x->ab_code };
 		Dwarf_Off cuo = 0;
 		Dwarf_Error e = NULL;
 		split_ranges(u, skel, v);
@@ -233,6 +236,7 @@ static int walk_split(unit_walk *u, Dwarf_Die skel)
 		if (dwarf_dieoffset(cu, &cuo, &e) != DW_DLV_OK)
 			drop_err(x, &e);
 		u->cu_die_off = cuo;
+		u->cu_end = end;
 		/* LLVM's DWARFUnit::getBaseAddress of the split unit: its own
 		 * unit DIE's low_pc, which GCC and clang do not give it; the
 		 * skeleton's is not used (offset pairs then start at 0). */
@@ -252,6 +256,7 @@ static int walk_split(unit_walk *u, Dwarf_Die skel)
 		x->addrx = NULL;
 		u->rng = sv.rng;
 		u->cu_die_off = sv.cu_die_off;
+		u->cu_end = sv.cu_end;
 		u->off_tag = 0;
 	}
 	Dwarf_Error e = NULL;
@@ -263,7 +268,7 @@ static int walk_split(unit_walk *u, Dwarf_Die skel)
 static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t offset_size,
 			uint32_t idx)
 {
-	unit_walk u = { .x = x, .unit = idx, .version = version };
+	unit_walk u = { .x = x, .unit = idx, .version = version, .cu_end = x->unit_end };
 	Dwarf_Half asz = 8;
 	Dwarf_Error e = NULL;
 	if (dwarf_get_die_address_size(cu_die, &asz, &e) != DW_DLV_OK)
@@ -333,6 +338,7 @@ static int next_header(ix_shard *x, Dwarf_Half *ver, Dwarf_Half *lsz)
 	if (r == DW_DLV_OK) {
 		memcpy(&x->unit_sig, sig.signature, 8);
 		x->unit_type = utype;
+		x->unit_end = next;
 		(*x->cursor)++;
 		return 0;
 	}

@@ -27,21 +27,34 @@
  * dwarf_formudata/formsdata and dwarf_global_formref decode it). */
 typedef struct sub_attrs {
 	uint64_t low, high, ranges, origin;
+	uint64_t sibling; /* DW_AT_sibling: the next sibling's section offset */
 	Dwarf_Unsigned call_file, call_line, call_col, discr;
 	uint32_t seen; /* SUB_* bits */
 	uint8_t has_low, has_high, high_const, has_ranges, ranges_x, has_origin;
 	uint8_t has_name, has_link;
+	uint8_t sib; /* SIB_* */
 } sub_attrs;
+
+/* What the walk knows of a DIE's DW_AT_sibling, which GCC gives every DIE
+ * with children but its parent's last (clang gives none). */
+enum {
+	SIB_UNREAD, /* not looked at yet */
+	SIB_NONE,   /* none, or DW_FORM_ref_addr, which libdwarf ignores */
+	SIB_AT,     /* a unit-local reference: the walk may jump there */
+	SIB_BAD,    /* one libdwarf refuses or cannot read: leave it to libdwarf */
+};
 
 enum {
 	SUB_LOW = 1 << 0, SUB_HIGH = 1 << 1, SUB_RANGES = 1 << 2, SUB_ORIGIN = 1 << 3,
 	SUB_CALL_FILE = 1 << 4, SUB_CALL_LINE = 1 << 5, SUB_CALL_COL = 1 << 6, SUB_DISCR = 1 << 7,
+	SUB_SIBLING = 1 << 8,
 };
 
 typedef struct unit_walk {
 	ix_shard *x;
 	uint32_t unit;
 	uint64_t cu_die_off;
+	uint64_t cu_end;  /* section offset of the unit's end (its next unit's) */
 	/* 0, or while a split unit is walked the bits that make its DIE
 	 * offsets unique in the image (SPEC §7.4): 2^63 | unit << 32. */
 	uint64_t off_tag;
@@ -92,6 +105,10 @@ IX_HIDDEN const char *ix_dwarf_attr_string(ix_shard *x, Dwarf_Die d, Dwarf_Half 
  * (form may be NULL).  Returns 1 when found, else 0. */
 IX_HIDDEN int ix_dwarf_attr_secoff(ix_shard *x, Dwarf_Die d, Dwarf_Half at, uint64_t *v,
 				   Dwarf_Half *form);
+/* A DW_AT_sibling attribute of form `form` (SIB_AT with *off, SIB_NONE or
+ * SIB_BAD), read as dwarf_siblingof_b reads it. */
+IX_HIDDEN int ix_dwarf_sibling_form(ix_shard *x, Dwarf_Attribute a, Dwarf_Half form,
+				    uint64_t *off);
 /* Everything the walk needs of a subroutine DIE.  Returns 0 or -1. */
 IX_HIDDEN int ix_dwarf_read_sub_attrs(ix_shard *x, Dwarf_Die d, sub_attrs *di);
 /* A DIE's ranges (LLVM's DWARFDie::getAddressRanges).  Returns 0 (possibly
