@@ -164,6 +164,7 @@ IX_HIDDEN int ix_addr_entry(const ix_ranges_ctx *c, uint64_t idx, uint64_t *v);
 typedef struct ix_diemap {
 	struct ix_diemap_block **b;
 	size_t nb, capb;
+	size_t hint; /* the block the last search ended in */
 } ix_diemap;
 
 IX_HIDDEN int ix_diemap_add(ix_diemap *m, uint64_t lo, uint64_t hi, uint32_t node);
