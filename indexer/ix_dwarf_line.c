@@ -766,16 +766,60 @@ static const line_row *lookup_row(const line_program *p, uint64_t a)
 
 static const line_row *lookup_sec(const line_program *p, const ix_reloc_info *rel, uint64_t a);
 
+/* lookup_row for ascending addresses, from where the previous one ended:
+ * the sequences are sorted by end, so the first that ends past a only
+ * moves forward; inside a sequence whose rows ascend, so does the first
+ * row past a (upper_bound has one answer there).  A sequence whose rows
+ * do not ascend is searched as lookup_row searches it. */
+typedef struct row_cursor {
+	size_t seq, row;
+	int sorted; /* -1: not checked yet for seqs[seq] */
+} row_cursor;
+
+static int rows_ascend(const line_program *p, const line_seq *s)
+{
+	for (size_t i = s->first + 1; i + 1 < s->last; i++)
+		if (p->rows[i].addr < p->rows[i - 1].addr)
+			return 0;
+	return 1;
+}
+
+static const line_row *lookup_row_next(const line_program *p, row_cursor *c, uint64_t a)
+{
+	size_t seq = c->seq;
+	while (seq < p->nseqs && !(a < p->seqs[seq].hi))
+		seq++;
+	if (seq != c->seq) {
+		c->seq = seq;
+		c->sorted = -1;
+	}
+	if (seq == p->nseqs)
+		return NULL;
+	const line_seq *s = &p->seqs[seq];
+	if (!(s->lo <= a && a < s->hi))
+		return NULL;
+	if (c->sorted < 0) {
+		c->sorted = rows_ascend(p, s);
+		c->row = s->first + 1;
+	}
+	if (!c->sorted || s->last - 1 < s->first + 1)
+		return lookup_row(p, a);
+	while (c->row < s->last - 1 && !(a < p->rows[c->row].addr))
+		c->row++;
+	return &p->rows[c->row - 1];
+}
+
 /* One piece per distinct point of pts (sorted): the row that answers it,
  * looked up as a linked image does (rel NULL) or as an object does. */
 static int push_pieces(const line_program *p, ix_line_table *t, const uint64_t *pts,
                        size_t npts, const ix_reloc_info *rel)
 {
 	int rc = 0;
+	row_cursor cur = { 0, 0, -1 };
 	for (size_t i = 0; i < npts && !rc; i++) {
 		if (i && pts[i] == pts[i - 1])
 			continue;
-		const line_row *r = rel ? lookup_sec(p, rel, pts[i]) : lookup_row(p, pts[i]);
+		const line_row *r = rel ? lookup_sec(p, rel, pts[i]) : lookup_row_next(p, &cur, pts[i]);
 		uint32_t v[4] = { FMT_NONE, 0, 0, 0 };
 		if (r && (v[0] = ix_line_file(t, r->file)) != FMT_NONE) {
 			v[1] = r->line;
