@@ -75,7 +75,7 @@ void cli_printer_forget_names(struct cli_printer *p)
 
 /* The slot of name in g, or the empty slot where it would go (NULL when g
  * has no table). */
-static struct cli_name_slot *gen_probe(struct cli_name_gen *g, const char *name)
+static inline struct cli_name_slot *gen_probe(struct cli_name_gen *g, const char *name)
 {
 	if (!g->slot)
 		return NULL;
@@ -211,17 +211,11 @@ static __attribute__((noinline)) struct shown cached_demangle_miss(struct cli_pr
  * apart. */
 static inline struct shown cached_demangle(struct cli_printer *p, const char *name)
 {
-	const struct cli_name_gen *g = &p->names.gen[0];
-	if (g->slot) {
-		size_t h = cli_name_hash(name);
-		while (g->slot[h].key) {
-			const struct cli_name_slot *s = &g->slot[h];
-			if (s->key == name)
-				return (struct shown){ slot_text(g, s), s->len & ~CLI_NAME_PLAIN,
-					               (s->len & CLI_NAME_PLAIN) != 0 };
-			h = (h + 1) & (CLI_NAME_SLOTS - 1);
-		}
-	}
+	struct cli_name_gen *g = &p->names.gen[0];
+	const struct cli_name_slot *s = gen_probe(g, name);
+	if (s && s->key)
+		return (struct shown){ slot_text(g, s), s->len & ~CLI_NAME_PLAIN,
+			               (s->len & CLI_NAME_PLAIN) != 0 };
 	return cached_demangle_miss(p, name);
 }
 
