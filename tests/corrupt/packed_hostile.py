@@ -14,6 +14,13 @@ Cases:
                2^40: no record takes a bit, so Length allows any Count; the
                verifier walked all 2^40 of them (a hang).  SPEC §13: at
                most 2^32 - 2 records.
+  fns_short    FUNCTIONS' Length shorter than its packed header.
+  fns_fields   FUNCTIONS' Field_Count one more than its kind has.
+  fns_wide     FUNCTIONS' first Width 65: no field is wider than 64 bits.
+  fns_bits     FUNCTIONS' Record_Bits one more than the sum of its widths.
+  fns_length   FUNCTIONS' Count 1000 times the records its Length holds.
+
+Each case also names the message it must produce (README, "Bad inputs").
 
 Python standard library and libxxhash (ctypes).  Usage:
   packed_hostile.py --symdb SYMDB --scratch DIR --golden FILE CASE
@@ -31,6 +38,7 @@ import sys
 SANITIZER_MARKS = (b"AddressSanitizer", b"LeakSanitizer", b"runtime error:",
                    b"UndefinedBehaviorSanitizer")
 DIRENT = struct.Struct(">IHHQQQQ")  # Kind Flags Record_Size Offset Length Count Checksum
+FUNCTIONS = 6
 INLINE_NODES = 9
 
 
@@ -70,7 +78,54 @@ def nodes_count(d, h):
     reseal(d, at, e, h)
 
 
-CASES = {"nodes_count": nodes_count}
+def fns_short(d, h):
+    at, e = entry(d, FUNCTIONS)
+    d[e[3] + 8:e[3] + e[4]] = bytes(e[4] - 8)    # what is cut off is padding now
+    e[4] = 8                                     # Length: not even the fields
+    reseal(d, at, e, h)
+
+
+def fns_fields(d, h):
+    at, e = entry(d, FUNCTIONS)
+    nfields = struct.unpack_from(">I", d, e[3])[0]
+    struct.pack_into(">I", d, e[3], nfields + 1)
+    reseal(d, at, e, h)
+
+
+def fns_wide(d, h):
+    at, e = entry(d, FUNCTIONS)
+    d[e[3] + 8] = 65                             # field 0's Width
+    reseal(d, at, e, h)
+
+
+def fns_bits(d, h):
+    at, e = entry(d, FUNCTIONS)
+    bits = struct.unpack_from(">I", d, e[3] + 4)[0]
+    struct.pack_into(">I", d, e[3] + 4, bits + 1)
+    reseal(d, at, e, h)
+
+
+def fns_length(d, h):
+    at, e = entry(d, FUNCTIONS)
+    e[5] *= 1000
+    reseal(d, at, e, h)
+
+
+# case -> (how to damage the file, what the one line must say)
+CASES = {
+    "nodes_count": (nodes_count, "table 9 (INLINE_NODES) record 0: packed header: "
+                                 "Count above 2^32 - 2 records"),
+    "fns_short": (fns_short, "table 6 (FUNCTIONS) record 0: packed header: "
+                             "shorter than its header"),
+    "fns_fields": (fns_fields, "table 6 (FUNCTIONS) record 0: packed header: "
+                               "Field_Count is not that of its kind"),
+    "fns_wide": (fns_wide, "table 6 (FUNCTIONS) record 0: packed header: "
+                           "a field is wider than its value"),
+    "fns_bits": (fns_bits, "table 6 (FUNCTIONS) record 0: packed header: "
+                           "Record_Bits is not the sum of the widths"),
+    "fns_length": (fns_length, "table 6 (FUNCTIONS) record 0: packed header: "
+                               "Length too short for Count records"),
+}
 
 
 def main():
@@ -88,7 +143,8 @@ def main():
     shutil.rmtree(args.scratch, ignore_errors=True)
     os.makedirs(args.scratch)
     d = bytearray(open(args.golden, "rb").read())
-    CASES[args.case](d, h)
+    damage, want = CASES[args.case]
+    damage(d, h)
     path = os.path.join(args.scratch, args.case + ".symdb")
     with open(path, "wb") as f:
         f.write(d)
@@ -105,6 +161,9 @@ def main():
     if p.returncode != 4 or len(err.splitlines()) != 1:
         print("FAIL: %s: want exit 4 and one line, got exit %d: %r"
               % (args.case, p.returncode, err[:400]))
+        return 1
+    if want.encode() not in err:
+        print("FAIL: %s: the line does not say %r: %r" % (args.case, want, err[:400]))
         return 1
     print("%s: %s" % (args.case, err.decode(errors="replace").strip()))
     return 0
