@@ -46,6 +46,10 @@ typedef struct rd_blockpos {
 	unsigned r;
 } rd_blockpos;
 
+/* The deepest chain whose nodes a lookup remembers (walk_chain): deeper
+ * ones are walked in full every time. */
+#define RD_CHAIN_MEMO 32
+
 /* Where the previous address's three searches ended: the upper_bound (count
  * of entries <= the previous offset) in each address column, or in format 2
  * in each block column. */
@@ -54,6 +58,11 @@ typedef struct rd_cursor {
 	rd_blockpos ib, lb;
 	rd_tab tab;           /* FUNCTIONS and INLINE_NODES, for this call */
 	rd_fcache fc;         /* tab.fc */
+	/* The INLINE_NODES index behind each frame of the last result that
+	 * has frames of its own (innermost first), nchain of them; 0 when
+	 * unknown (no chain, or deeper than RD_CHAIN_MEMO). */
+	uint32_t chain[RD_CHAIN_MEMO];
+	unsigned nchain;
 } rd_cursor;
 
 /* The first index in [from, n] whose address exceeds key, given that every
@@ -224,6 +233,15 @@ static int row_line(const rd_tab *tb, const rd_row *row, symdb_frame *fr)
  * copy is a few vector moves, where memset becomes `rep stos`, whose
  * start-up costs more than the stores. */
 static const symdb_frame rd_zero_frame;
+
+/* Forget what call_site, row_line or symbol_file put into f: its function
+ * part (node_frame, apply_symbol) stays. */
+static void clear_line(symdb_frame *f)
+{
+	f->file = f->file_rel = NULL;
+	f->line = f->column = f->discriminator = 0;
+	f->flags &= ~(uint32_t)(SYMDB_FRAME_HAS_LINE | SYMDB_FRAME_FILE_FROM_SYMTAB);
+}
 
 /* What the three searches found for one offset.  The line row's fields
  * are decoded only when frames are built (hit_row): an address whose hit
@@ -440,17 +458,70 @@ static const rd_row *hit_row(const symdb_image *img, const rd_hit *h, rd_row *ro
 	return row;
 }
 
+/* The previous result's frames, for walk_chain to take a shared tail from:
+ * node[j] made frame j (innermost first), n frames, fr their first (fsz
+ * bytes apart).  n == 0: nothing to share. */
+typedef struct rd_tail {
+	const uint8_t *fr;
+	const uint32_t *node;
+	unsigned n;
+} rd_tail;
+
+/* walk_chain met node t->node[p], frame p of the previous result, as its
+ * frame m: from there outward the chain is the previous one (a node's
+ * Parent is fixed), and so are the frames outside frame p, which depend
+ * only on their node and the node inside them, and, for the outermost, on
+ * the symbol, which is the same (resolve_one's condition).  Frame p itself
+ * keeps its function and takes its line from this chain's inner node (or
+ * row).  A deep C++ chain whose innermost inlined calls differ from the
+ * previous address's then decodes those few nodes only.  chain[] gets the
+ * nodes of the frames past m, RD_CHAIN_MEMO at most.  Returns walk_chain's
+ * answer. */
+static int64_t share_tail(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_t fsz,
+                          size_t room, symdb_frame *outer, const rd_tail *t, unsigned p,
+                          size_t m, uint32_t inner, uint32_t *chain)
+{
+	const size_t total = m + (t->n - p), fcp = fsz < sizeof *outer ? fsz : sizeof *outer;
+	symdb_frame f = rd_zero_frame;
+	rd_row row;
+
+	if (total > room)
+		return -2;
+	memcpy(&f, t->fr + p * fsz, fcp);
+	clear_line(&f);
+	if (m ? call_site(tb, inner, &f) : row_line(tb, hit_row(tb->img, h, &row), &f))
+		return -1;
+	if (p + 1 == t->n) {
+		*outer = f;
+	} else {
+		put_frame(out + m * fsz, &f, fsz);
+		if (fsz == sizeof f) /* else only the first fcp bytes of each */
+			memcpy(out + (m + 1) * fsz, t->fr + (p + 1) * fsz, (t->n - p - 2) * fsz);
+		else
+			for (size_t j = p + 1; j + 1 < t->n; j++)
+				memcpy(out + (m + j - p) * fsz, t->fr + j * fsz, fcp);
+		*outer = rd_zero_frame;
+		memcpy(outer, t->fr + (t->n - 1) * fsz, fcp);
+	}
+	for (size_t j = m; j < total && j < RD_CHAIN_MEMO; j++)
+		chain[j] = t->node[p + (j - m)];
+	return (int64_t)total;
+}
+
 /* Walk the chain innermost first into the first `room` frames of out (fsz
  * bytes apart), except the outermost frame, which goes to *outer: the
- * symbol table may still override it.  Returns the number of frames
+ * symbol table may still override it.  A node met that made a frame of the
+ * previous result (*t) ends the walk: share_tail.  chain[j] gets the node
+ * of frame j, for j < RD_CHAIN_MEMO.  Returns the number of frames
  * (outermost included), -1 if corrupt, -2 if room ran out. */
 static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_t fsz,
-                          size_t room, symdb_frame *outer)
+                          size_t room, symdb_frame *outer, const rd_tail *t, uint32_t *chain)
 {
 	rd_node node;
 	rd_row row;
 	uint32_t n = h->node, inner = 0;
 	size_t m = 0;
+	unsigned p = 0;
 
 	while (n != FMT_NONE) {
 		uint32_t parent;
@@ -461,6 +532,12 @@ static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_
 			return -1;
 		if (m >= room)
 			return -2;
+		/* Both chains descend (Parent < node): a merge finds the
+		 * first node they share. */
+		while (p < t->n && t->node[p] > n)
+			p++;
+		if (p < t->n && t->node[p] == n)
+			return share_tail(tb, h, out, fsz, room, outer, t, p, m, inner, chain);
 		rd_node_get(tb, n, &node);
 		f = rd_zero_frame;
 		if (node_frame(tb, &node, &f) ||
@@ -473,6 +550,8 @@ static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_
 			*outer = f;
 		else
 			put_frame(out + m * fsz, &f, fsz);
+		if (m < RD_CHAIN_MEMO)
+			chain[m] = n;
 		inner = n;
 		n = parent;
 		m++;
@@ -538,9 +617,7 @@ static int reuse_frames(const rd_tab *tb, const rd_hit *h, uint8_t *fr, size_t f
 		return -2;
 	memmove(fr, prev_fr, prev_r->count * fsz);
 	memcpy(&f0, prev_fr, fsz < sizeof f0 ? fsz : sizeof f0);
-	f0.file = f0.file_rel = NULL;
-	f0.line = f0.column = f0.discriminator = 0;
-	f0.flags &= ~(uint32_t)(SYMDB_FRAME_HAS_LINE | SYMDB_FRAME_FILE_FROM_SYMTAB);
+	clear_line(&f0);
 	if (row_line(tb, hit_row(img, h, &row), &f0))
 		return -1;
 	/* Frame 0 is the outermost too: apply_symbol's file rule. */
@@ -567,6 +644,8 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 {
 	symdb_frame outer;
 	rd_hit h;
+	rd_tail tail = { NULL, c->chain, 0 };
+	uint32_t chain[RD_CHAIN_MEMO];
 	int64_t m;
 
 	r->count = 0;
@@ -598,7 +677,11 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 		}
 		return m == -2 ? -2 : 0;
 	}
-	m = walk_chain(&c->tab, &h, fr, fsz, room, &outer);
+	if (prev_r && h.sym == prev->sym) {
+		tail.fr = prev_fr;
+		tail.n = c->nchain;
+	}
+	m = walk_chain(&c->tab, &h, fr, fsz, room, &outer, &tail, chain);
 	if (m == 0) { /* no chain: one frame of unknown name (SPEC §11.5) */
 		if (room == 0)
 			return -2;
@@ -620,6 +703,10 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 	r->status = 0;
 	r->count = (uint32_t)m;
 	*prev = h;
+	/* h.node == NONE: the one frame of no chain, nothing to share. */
+	c->nchain = h.node != FMT_NONE && m <= RD_CHAIN_MEMO ? (unsigned)m : 0;
+	if (c->nchain)
+		memcpy(c->chain, chain, c->nchain * sizeof *chain);
 	return 0;
 }
 
@@ -660,6 +747,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 	         naddrs >= RD_STREAM_MIN_BYTES / sizeof r;
 	c.sym = c.inl = c.line = 0;
 	c.ib.k = c.lb.k = 0; /* no block decoded yet */
+	c.nchain = 0;
 	rd_tab_init(&c.tab, img, NULL);
 	for (i = 0; i < RD_FCACHE_SIZE; i++)
 		c.fc.idx[i] = FMT_NONE;
