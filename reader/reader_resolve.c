@@ -13,6 +13,11 @@
  * address whose three searches find what the previous search found (another
  * instruction of the same line row): the result depends on those alone.
  *
+ * The helpers called per frame or per distinct address (file_paths' cache
+ * hit, call_site, row_line, hit_row, block_at, block_row) are forced
+ * inline: the register saves and restores of their calls cost more than
+ * the small bodies.
+ *
  * Both majors of the format go through reader_tables.h: in format 2 the
  * inline and line searches gallop over a block column and bisect one block
  * of 64 packed intervals (SPEC §7.9.2), and a block whose widths or offset
@@ -127,19 +132,41 @@ static int str_or_null(const symdb_image *img, uint32_t ref, const char **out)
 	return 0;
 }
 
+/* file_paths for an index not in the cache: decode, check, cache. */
+static int file_paths_miss(const rd_tab *tb, uint32_t idx, const char **path, const char **rel)
+{
+	const symdb_image *img = tb->img;
+	rd_fcache *fc = tb->fc;
+	const uint8_t *f;
+
+	if (idx >= img->nfiles)
+		return -1;
+	f = img->files + (uint64_t)idx * FMT_FILE_SIZE;
+	if (str_or_null(img, fmt_be32(f + FMT_FILE_PATH), path) ||
+	    str_or_null(img, fmt_be32(f + FMT_FILE_RELATIVE), rel))
+		return -1;
+	if (fc) {
+		const unsigned slot = idx % RD_FCACHE_SIZE;
+		fc->idx[slot] = idx;
+		fc->path[slot] = *path;
+		fc->rel[slot] = *rel;
+	}
+	return 0;
+}
+
 /* FILES index -> full and relative path; NONE leaves them NULL.  The
  * frames of a batch name few files many times (the headers of a C++
  * image's inline chains: a frame's call file and its function's
  * declaration file), so the last answers are cached by index: a hit costs
  * a compare and two loads instead of a record, two bounds checks and two
- * string references.  Only valid records are cached: the mapping does not
- * change, so a later miss would decode the same. */
-static int file_paths(const rd_tab *tb, uint32_t idx, const char **path, const char **rel)
+ * string references, and is inlined (three calls a frame).  Only valid
+ * records are cached: the mapping does not change, so a later miss would
+ * decode the same. */
+static inline __attribute__((always_inline)) int
+file_paths(const rd_tab *tb, uint32_t idx, const char **path, const char **rel)
 {
-	const symdb_image *img = tb->img;
-	rd_fcache *fc = tb->fc;
+	const rd_fcache *fc = tb->fc;
 	const unsigned slot = idx % RD_FCACHE_SIZE;
-	const uint8_t *f;
 
 	*path = *rel = NULL;
 	if (idx == FMT_NONE)
@@ -149,18 +176,7 @@ static int file_paths(const rd_tab *tb, uint32_t idx, const char **path, const c
 		*rel = fc->rel[slot];
 		return 0;
 	}
-	if (idx >= img->nfiles)
-		return -1;
-	f = img->files + (uint64_t)idx * FMT_FILE_SIZE;
-	if (str_or_null(img, fmt_be32(f + FMT_FILE_PATH), path) ||
-	    str_or_null(img, fmt_be32(f + FMT_FILE_RELATIVE), rel))
-		return -1;
-	if (fc) {
-		fc->idx[slot] = idx;
-		fc->path[slot] = *path;
-		fc->rel[slot] = *rel;
-	}
-	return 0;
+	return file_paths_miss(tb, idx, path, rel);
 }
 
 /* Name, short name and declaration of FUNCTIONS[idx] (SPEC §7.4). */
@@ -199,7 +215,8 @@ static int node_frame(const rd_tab *tb, const rd_node *node, symdb_frame *fr)
 
 /* Outer frames take file and line from the call site recorded in the node
  * of the frame inside them (DW_AT_call_file / _line / _column). */
-static int call_site(const rd_tab *tb, uint32_t inner, symdb_frame *fr)
+static inline __attribute__((always_inline)) int
+call_site(const rd_tab *tb, uint32_t inner, symdb_frame *fr)
 {
 	rd_call c;
 
@@ -216,7 +233,8 @@ static int call_site(const rd_tab *tb, uint32_t inner, symdb_frame *fr)
 
 /* Frame 0's file and line from its LINE_ROWS record (SPEC §11.4), NULL
  * when there is none. */
-static int row_line(const rd_tab *tb, const rd_row *row, symdb_frame *fr)
+static inline __attribute__((always_inline)) int
+row_line(const rd_tab *tb, const rd_row *row, symdb_frame *fr)
 {
 	if (!row)
 		return 0;
@@ -274,7 +292,8 @@ static void search_v1(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *
 /* The row of block p->b holding offset o, searched from p->r, the row of
  * the previous, smaller offset in the same block: a dense sorted batch
  * costs one Delta load per address, as the galloping search of format 1. */
-static unsigned block_row(const rd_blockpos *p, uint64_t o)
+static inline __attribute__((always_inline)) unsigned
+block_row(const rd_blockpos *p, uint64_t o)
 {
 	const fmt_block *b = &p->b;
 	uint64_t d = o - b->first;
@@ -296,7 +315,8 @@ static unsigned block_row(const rd_blockpos *p, uint64_t o)
 
 /* Block k of a format-2 interval table at cursor position p, decoded and
  * checked once per block; then the row of o in it.  -1: damaged. */
-static int block_at(const symdb_image *img, int lines, rd_blockpos *p, uint64_t k, uint64_t o)
+static inline __attribute__((always_inline)) int
+block_at(const symdb_image *img, int lines, rd_blockpos *p, uint64_t k, uint64_t o)
 {
 	unsigned r;
 
@@ -447,7 +467,8 @@ static size_t put_run(uint8_t *res, size_t rsz, int stream, const symdb_result *
 }
 
 /* The hit's line row decoded into *row, or NULL when it has none. */
-static const rd_row *hit_row(const symdb_image *img, const rd_hit *h, rd_row *row)
+static inline __attribute__((always_inline)) const rd_row *
+hit_row(const symdb_image *img, const rd_hit *h, rd_row *row)
 {
 	if (h->rowk < 0)
 		return NULL;
