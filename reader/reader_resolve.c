@@ -546,7 +546,7 @@ static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_
 
 	while (n != FMT_NONE) {
 		uint32_t parent;
-		symdb_frame f;
+		symdb_frame f, *fp;
 		/* Depth is a u16 (SPEC §7.5), so no valid chain is longer than
 		 * 65536: a longer one is damage, not a reason to ask for more room. */
 		if (n >= tb->nnodes || m > UINT16_MAX)
@@ -560,16 +560,18 @@ static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_
 		if (p < t->n && t->node[p] == n)
 			return share_tail(tb, h, out, fsz, room, outer, t, p, m, inner, chain);
 		rd_node_get(tb, n, &node);
-		f = rd_zero_frame;
-		if (node_frame(tb, &node, &f) ||
-		    (m ? call_site(tb, inner, &f) : row_line(tb, hit_row(tb->img, h, &row), &f)))
-			return -1;
 		parent = node.parent;
 		if (parent != FMT_NONE && parent >= n)
 			return -1; /* SPEC §7.5: parents come first; else a cycle */
-		if (parent == FMT_NONE)
-			*outer = f;
-		else
+		/* Built where it goes (the caller's array holds our frames in
+		 * the common case), not built and then copied. */
+		fp = parent == FMT_NONE ? outer
+		     : fsz == sizeof f  ? (symdb_frame *)(void *)(out + m * fsz) : &f;
+		*fp = rd_zero_frame;
+		if (node_frame(tb, &node, fp) ||
+		    (m ? call_site(tb, inner, fp) : row_line(tb, hit_row(tb->img, h, &row), fp)))
+			return -1;
+		if (fp == &f)
 			put_frame(out + m * fsz, &f, fsz);
 		if (m < RD_CHAIN_MEMO)
 			chain[m] = n;
