@@ -8,8 +8,9 @@
  * MODE is one of
  *   resolve   symdb_resolve_batch() over every address of ADDRFILE, full
  *             inline chain + file:line, names as pointers (no demangling, no
- *             printing).  A fixed frames buffer is consumed chunk by chunk,
- *             as a streaming caller would; the consume step (sum of line,
+ *             printing).  Calls of CHUNK_ADDRS addresses through a fixed
+ *             frames buffer, each consumed right after it, as a streaming
+ *             caller would; the consume step (sum of line,
  *             name and file pointers of every frame) is inside the timing,
  *             and gsym_lookup.cpp does the same to its LookupResult.  An
  *             unsorted file is radix-sorted (address, index) first, and that
@@ -17,11 +18,11 @@
  *   floor     the machine's limit for any resolver with this interface: read
  *             each input address and write one symdb_result record.
  *   floor-consume   diagnostic: what resolve's timed loop costs with no
- *             lookup at all: the floor's stores (streaming ones, as
- *             symdb_resolve_batch makes for a batch this large, when built
- *             for x86-64), then the consume step over the results, every
- *             result sharing one frame (consume's cheapest case).  The part
- *             of resolve's time that no lookup can remove.
+ *             lookup at all: per CHUNK_ADDRS addresses, the floor's stores
+ *             (plain ones, as symdb_resolve_batch makes for a call this
+ *             size), then the consume step over them, every result sharing
+ *             one frame (consume's cheapest case).  The part of resolve's
+ *             time that no lookup can remove.
  *   first     time from symdb_open() to the first resolved address (the
  *             file's first line), database and image opened afresh each run:
  *             by UUID (what a profiler that has the build-id does) and by
@@ -49,12 +50,19 @@
 
 #include "symdb.h"
 
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define FRAMES_CAP (1u << 18) /* frames per resolve call: 20 MiB, reused */
 #define MAX_RUNS 101
+/* Addresses per symdb_resolve_batch() call: a streaming caller consumes
+ * each call's results and frames while they are still in the core's cache
+ * (16 Ki addresses: 640 KiB of results).  Resolving all n first and then
+ * reading 40 MB of results and the frames back from memory was a second
+ * pass over DRAM that neither GSYM's loop (each result consumed at once)
+ * nor the floor (no read-back) makes: in callgrind's cache model (48 KiB
+ * D1, 2 MiB LL) it was 200k of the 279k LL read misses of 200k ceph-osd
+ * addresses.  Every address is still resolved and its result written to
+ * the n-element array, as the floor writes it. */
+#define CHUNK_ADDRS ((size_t)1 << 14)
 
 typedef struct bench_opts {
 	const char *mode, *db, *obj, *file, *threads;
@@ -226,7 +234,8 @@ __attribute__((noinline)) uint64_t bench_loop_resolve(const symdb_image *img,
 	size_t done = 0;
 
 	while (done < n) {
-		ptrdiff_t r = symdb_resolve_batch(img, keys + done, n - done, frames, FRAMES_CAP,
+		size_t k = n - done < CHUNK_ADDRS ? n - done : CHUNK_ADDRS;
+		ptrdiff_t r = symdb_resolve_batch(img, keys + done, k, frames, FRAMES_CAP,
 		                                  sizeof(symdb_frame), results + done,
 		                                  sizeof(symdb_result));
 		if (r <= 0)
@@ -254,8 +263,9 @@ __attribute__((noinline)) uint64_t bench_loop_floor(const uint64_t *keys, size_t
 	return results[n ? n - 1 : 0].sym_addr;
 }
 
-/* floor-consume's loop: results as the floor writes them (but every one
- * pointing at frame 0, as repeats share frames), then consume(). */
+/* floor-consume's loop: chunk by chunk, results as the floor writes them
+ * (but every one pointing at frame 0, as repeats share frames), then
+ * consume() of the chunk. */
 __attribute__((noinline)) uint64_t bench_loop_floor_consume(const uint64_t *keys, size_t n,
                                                             symdb_frame *frames,
                                                             symdb_result *results);
@@ -263,25 +273,23 @@ __attribute__((noinline)) uint64_t bench_loop_floor_consume(const uint64_t *keys
                                                             symdb_frame *frames,
                                                             symdb_result *results)
 {
-	for (size_t i = 0; i < n; i++) {
-		symdb_result r = { .count = 1, .sym_addr = keys[i] };
-#if defined(__x86_64__) && defined(__SSE2__)
-		long long w[sizeof r / 8], *d = (long long *)(void *)(results + i);
-		memcpy(w, &r, sizeof w);
-		_Static_assert(sizeof r == 40, "five u64s");
-		_mm_stream_si64(d, w[0]);
-		_mm_stream_si64(d + 1, w[1]);
-		_mm_stream_si64(d + 2, w[2]);
-		_mm_stream_si64(d + 3, w[3]);
-		_mm_stream_si64(d + 4, w[4]);
-#else
-		results[i] = r;
-#endif
+	uint64_t sum = 0;
+
+	for (size_t done = 0; done < n;) {
+		size_t k = n - done < CHUNK_ADDRS ? n - done : CHUNK_ADDRS;
+
+		for (size_t i = done; i < done + k; i++) {
+			results[i].first = 0;
+			results[i].count = 1;
+			results[i].status = 0;
+			results[i].sym_name = NULL;
+			results[i].sym_addr = keys[i];
+			results[i].sym_size = 0;
+		}
+		sum += consume(results + done, k, frames);
+		done += k;
 	}
-#if defined(__x86_64__) && defined(__SSE2__)
-	_mm_sfence();
-#endif
-	return consume(results, n, frames);
+	return sum;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -743,8 +743,8 @@ class Report:
                "(`CLOCK_THREAD_CPUTIME_ID`; the process also reads the file and makes an untimed warm-up "
                "pass, GSYM's over at most 100,000 addresses). The floor (`bench_resolve floor`) reads each "
                "address and writes one 40-byte `symdb_result` record: nothing with this interface can be "
-               "cheaper. symdb: full inline chain + file:line, names as pointers, through a 2^18-frame "
-               "buffer; GSYM: `GsymReader::lookup` per address, its result consumed alike.")
+               "cheaper. symdb: full inline chain + file:line, names as pointers, in calls of 16,384 "
+               "addresses through a 2^18-frame buffer, each call's results consumed right after it; GSYM: `GsymReader::lookup` per address, its result consumed alike.")
         self.p()
         self.p("| image | set | n | symdb ns/addr | GSYM ns/addr | floor ns/addr | GSYM ÷ symdb | target | "
                "symdb ÷ floor | target | frames/addr | load | runs |")
