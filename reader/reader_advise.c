@@ -39,6 +39,7 @@
  * atomics, and a race costs at most a repeated hint.
  */
 #define _GNU_SOURCE /* madvise */
+#include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -185,4 +186,19 @@ void rd_advise_batch_slow(const symdb_image *img, size_t n)
 			next = due_at(img, k, (uint64_t)pg);
 	}
 	__atomic_store_n(&m->io_next, next, __ATOMIC_RELAXED);
+}
+
+/*
+ * symdb_image_trim: MADV_DONTNEED on a shared read-only file mapping only
+ * unmaps the process's page table entries; the pages stay in the page cache
+ * and the next read maps them back.  (A range that symdb_fault_recover
+ * replaced by anonymous zero pages reads back as zeros all the same.)
+ */
+int symdb_image_trim(const symdb_image *img)
+{
+	if (!img)
+		return SYMDB_E_INVAL;
+	if (madvise(img->map, img->map_len, MADV_DONTNEED) != 0)
+		return -errno;
+	return 0;
 }

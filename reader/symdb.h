@@ -472,6 +472,26 @@ SYMDB_API int symdb_image_open_file(const char *index_path, const symdb_open_opt
 SYMDB_API void symdb_image_close(symdb_image *img);
 
 /**
+ * @brief symdb_image_trim() takes the pages of img's index file out of this
+ *        process's memory (its resident set), leaving them in the page cache.
+ *
+ * Every page a lookup reads stays mapped into the process until the image
+ * is closed, and counts in its resident set size: a long run of lookups
+ * spread over a large index ends up with all of it resident.  After a trim
+ * the next read of a page maps it again from the page cache (a minor fault,
+ * no I/O unless the system reclaimed it meanwhile), so a caller that must
+ * keep its RSS bounded trims when it grows past its budget (`symdb query`
+ * does, README "Memory").
+ * @param img an open image.
+ * @return 0; SYMDB_E_INVAL for NULL; -errno when the kernel refused.
+ * @note Changes no answer and invalidates no pointer: names and frames
+ *       pointing into the mapping stay valid (their pages are read back on
+ *       use).  Thread-safe: may run while other threads resolve on img
+ *       (their reads fault the pages back in).  SPEC §9 "At open".
+ */
+SYMDB_API int symdb_image_trim(const symdb_image *img);
+
+/**
  * @brief symdb_image_data() gives the bytes of the index file behind img.
  * @param img  an open image.
  * @param data receives a pointer to the first byte.

@@ -29,7 +29,7 @@
  * demangled text.  A C++ name demangles to 500 bytes on average in a large
  * image, so the arena is what fills first there. */
 #ifndef CLI_NAME_ARENA /* a test build makes it small (tests/unit/test_cli_names.c) */
-#define CLI_NAME_ARENA (24u << 20)    /* touched only as far as it is used */
+#define CLI_NAME_ARENA (8u << 20)     /* touched only as far as it is used; README "Memory" */
 #endif
 
 void cli_printer_init(struct cli_printer *p, struct cli_out *out)

@@ -158,6 +158,13 @@ struct query {
 	struct cli_kernel_src ksrc; /* --kernel and its sources (cli_live_kernel.c) */
 	struct cli_fetch fetch;     /* --upstream, --debuginfod ... (cli_fetch.h) */
 	size_t stdin_buf;           /* bytes of stdin per batch (0: STDIN_BUF) */
+	/* The index pages kept mapped (cli_query_mem.c): /proc/self/statm
+	 * (-1: not kept), the file-backed pages before the first lookup, the
+	 * budget in pages, the pages right after the last trim (-1: none
+	 * yet), and how many times images were trimmed. */
+	int statm_fd;
+	long map_base, map_budget, map_after;
+	size_t map_trims;
 };
 
 /*
@@ -189,7 +196,7 @@ struct query {
 #define WINDOW_MIN 256u
 #define WINDOW_MAX 65536u
 #define WINDOW_TEXT (12u << 20)
-#define WINDOW_TEXT_MAX (32u << 20)
+#define WINDOW_TEXT_MAX (16u << 20)
 #define WINDOW_FIRST 4096u /* until a window has measured the bodies */
 #define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
 #define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
@@ -207,6 +214,23 @@ static inline size_t cli_llvm_piece_len(const char *buf, size_t avail, int eof)
 		return LLVM_LINE_MAX;
 	return eof ? avail : 0;
 }
+
+/*
+ * The memory budget of `symdb query` (README "Memory"), what its caches and
+ * buffers may hold at most whatever the batch, the input and the image:
+ *   names     2 generations x (2 MiB of slots + CLI_NAME_ARENA 8 MiB)  20 MiB
+ *   bodies    CACHE_TEXT_MAX + WINDOW_TEXT_MAX (one buffer)           32 MiB
+ *             + 8.5 MiB while the body cache keeps its hot bodies
+ *   input     STDIN_BUF_PIECES + BATCH_LINES requests                  ~9 MiB
+ *   index     pages mapped past the start: QUERY_MAP_BUDGET            16 MiB
+ *             (cli_query_mem.c; not kept when one window maps more)
+ * plus the window's arrays and frames (a few MiB).  A large C++ image's
+ * distinct demangled names (72 MB on one) are more than the name cache
+ * holds: names printed rarely are demangled again.
+ */
+#ifndef QUERY_MAP_BUDGET
+#define QUERY_MAP_BUDGET (16u << 20)
+#endif
 
 /* parse_query_args: help was printed, exit 0. */
 #define HELP_SHOWN (-1000)
@@ -296,6 +320,13 @@ CLI_HIDDEN void cli_query_cache_insert(struct query *q, uint64_t key, struct tex
 CLI_HIDDEN void cli_query_cache_init(struct query *q);
 CLI_HIDDEN void cli_query_cache_lookup(struct query *q);
 CLI_HIDDEN void cli_query_cache_review(struct query *q);
+
+/* cli_query_mem.c: the index pages kept mapped, bounded (QUERY_MAP_BUDGET).
+ * init: before the first lookup; check: after each window, trims every
+ * open image when they are over the budget; fini: at the end. */
+CLI_HIDDEN void cli_query_mem_init(struct query *q);
+CLI_HIDDEN void cli_query_mem_fini(struct query *q);
+CLI_HIDDEN void cli_query_mem_check(struct query *q);
 
 /* cli_query_opts.c: 0, HELP_SHOWN, or minus an exit code. */
 /* The addresses given as arguments come back in *addrs[0..*naddrs), valid

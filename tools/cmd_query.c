@@ -159,6 +159,7 @@ static int run_window(struct query *q)
 		return rc;
 	}
 	cli_query_print_batch(q);
+	cli_query_mem_check(q);
 	if (q->cache.slot)
 		cli_query_cache_review(q);
 	return 0;
@@ -237,11 +238,13 @@ static void query_free(struct query *q)
 	free(q->text.buf);
 	cli_fetch_free(&q->fetch);
 	free(q->cache.slot);
+	cli_query_mem_fini(q);
 }
 
 void cli_query_setup(struct query *q, struct cli_out *out)
 {
 	memset(q, 0, sizeof(*q));
+	q->statm_fd = -1;
 	q->inlines = -1; /* on, as llvm-symbolizer; atos style needs an explicit -i */
 	if (cli_out_init(out, stdout, 256 * 1024) < 0 || cli_out_init(&q->text, NULL, 1 << 20) < 0) {
 		fputs("symdb: out of memory\n", stderr);
@@ -297,6 +300,7 @@ int cli_query_execute(struct query *q, const struct cli_global *g, char **addrs,
 	}
 	q->pr.json_list = naddr > 0;
 	cli_query_cache_init(q);
+	cli_query_mem_init(q);
 	cli_print_begin(&q->pr);
 	if (q->run)
 		rc = q->run(q, addrs, naddr);

@@ -7,7 +7,12 @@
  * so the expected answer for any address is known by construction: address
  * 0x1000 + 0x40 * i + k (k < 0x40) is in bigindex_function_i.
  *
- * Usage: rel_bigindex OUT N UUIDHEX40
+ * With PARAMS (query_rss.sh), symbol i is instead the mangled C++ name of
+ * bigindex_function_NNNNNNNNNN(ns::LLL...L, ...) taking PARAMS parameters of
+ * one 100-letter type, all but the first a 3-byte substitution (S0_): some
+ * 270 bytes in the index, over 5 KiB once demangled.
+ *
+ * Usage: rel_bigindex OUT N UUIDHEX40 [PARAMS]
  */
 #define _GNU_SOURCE /* mkstemp in rd_synth.h */
 #include <stdio.h>
@@ -35,13 +40,18 @@ int main(int argc, char **argv)
 	synth_table t[4];
 	synth_hdr h;
 	size_t len;
-	char name[64];
+	char name[512];
+	char ty[101];
+	unsigned long params = 0;
 
 	memset(&h, 0, sizeof h);
-	if (argc != 4 || parse_uuid(argv[3], h.uuid)) {
-		fprintf(stderr, "usage: rel_bigindex OUT N UUIDHEX40\n");
+	if (argc < 4 || argc > 5 || parse_uuid(argv[3], h.uuid) ||
+	    (argc == 5 && ((params = strtoul(argv[4], NULL, 0)) < 1 || params > 100))) {
+		fprintf(stderr, "usage: rel_bigindex OUT N UUIDHEX40 [PARAMS (1-100)]\n");
 		return 2;
 	}
+	memset(ty, 'L', 100);
+	ty[100] = 0;
 	unsigned long n = strtoul(argv[2], NULL, 0);
 	synth_str(&strs, "");
 	h.image_name = synth_str(&strs, "bigindex.so");
@@ -49,7 +59,14 @@ int main(int argc, char **argv)
 	fmt_put64(segs.p + FMT_SEG_MEMSZ, 0x1000 + 0x40 * (uint64_t)n);
 	for (unsigned long i = 0; i < n; i++) {
 		uint8_t *r = synth_grow(&syms, FMT_SYM_SIZE);
-		snprintf(name, sizeof name, "bigindex_function_%010lu", i);
+		if (params) {
+			int at = snprintf(name, sizeof name, "_Z28bigindex_function_%010luN2ns100%sE",
+			                  i, ty);
+			for (unsigned long p = 1; p < params; p++, at += 3)
+				memcpy(name + at, "S0_", 4);
+		} else {
+			snprintf(name, sizeof name, "bigindex_function_%010lu", i);
+		}
 		fmt_put32(synth_grow(&saddr, 4), (uint32_t)(0x1000 + 0x40 * i));
 		fmt_put64(r + FMT_SYM_LENGTH, 0x40);
 		fmt_put32(r + FMT_SYM_NAME, synth_str(&strs, name));
