@@ -42,17 +42,19 @@ struct request {
 };
 
 /*
- * Bodies of earlier batches by address, for one image and a run's fixed
- * options (--obj/--uuid, vaddr requests, a style whose bodies stand apart):
- * a profile sends the same few thousand addresses in every batch, and a
- * hit skips sorting, resolving and formatting.  Open addressing over a
- * table allocated once; between batches, when half full or when
- * query.text, which holds the bodies, passes CACHE_TEXT_MAX, it keeps only
- * the bodies hit since it was last full (cli_query_cache.c); switched off
- * for the rest of the run when a batch hits less than a quarter of the time,
- * or as soon as a batch that began with an empty cache filled it (a
- * uniform set of short lines: one batch fills it, the next would clear
- * it), since probing and filling would only cost.
+ * Bodies of earlier batches by address, for a run's fixed options (vaddr
+ * requests, a style whose bodies stand apart): of one image with
+ * --obj/--uuid, by image and address on a per-line stream (plain styles;
+ * not for --pid or --kernel): a profile sends the same few thousand
+ * addresses in every batch, and a hit skips sorting, resolving and
+ * formatting.  Open addressing over a table allocated once; between
+ * batches, when half full or when query.text, which holds the bodies,
+ * passes CACHE_TEXT_MAX, it keeps only the bodies hit since it was last
+ * full (cli_query_cache.c); switched off for the rest of the run when a
+ * batch hits less than a quarter of the time (on a per-line stream, once
+ * it has been full), or as soon as a batch that began with an empty cache
+ * filled it (a uniform set of short lines: one batch fills it, the next
+ * would clear it), since probing and filling would only cost.
  */
 #define CACHE_SLOTS (1u << 17)           /* 2 MiB of slots */
 #define CACHE_TEXT_MAX (16u << 20)
@@ -120,6 +122,19 @@ struct query {
 	size_t nmods, mods_cap, last_mod;
 	struct module_slot *mod_slot; /* modules by name (cli_query_intern_module) */
 	size_t mod_slots;
+	/* By module: while it is open, its image's number in the body cache's
+	 * keys (the index + 1 of the first module that had that image), else
+	 * 0.  Apart from struct module so that the body cache's lookups, one
+	 * per line of a stream over thousands of modules, read 4 bytes a
+	 * module, which stay in the cache, instead of one line of mods each. */
+	uint32_t *mod_tag;
+	size_t mod_tag_cap;
+	/* By tag - 1: an address + 1 of that image whose body was cached
+	 * (probe_images, cmd_query.c), 0 for none; and the tags that have one. */
+	uint64_t *tag_probe;
+	size_t tag_probe_cap;
+	uint32_t *probed;
+	size_t nprobed, probed_cap;
 	struct module_files *files; /* modules' images by file (cli_query_open.c) */
 
 	/* per-batch arrays, grown as needed and reused */
@@ -311,6 +326,27 @@ CLI_HIDDEN void cli_query_format_results(void *arg, const symdb_symbolized *res,
 CLI_HIDDEN void cli_query_print_batch(struct query *q);
 
 /* cli_query_cache.c */
+/*
+ * On a per-line stream a body is keyed by its image and its address: the
+ * image's tag (query.mod_tag) above CACHE_TAG_SHIFT bits of the address as
+ * the library was asked for it.  Two paths to one image then share their
+ * bodies (the same frames print the same text in the plain styles; JSON
+ * names the module in its body and is not cached on such a stream).  A key
+ * that does not fit (an address of 2^40 or more, over 2^23 images) is
+ * CACHE_EMPTY: not cached.
+ */
+#define CACHE_TAG_SHIFT 40
+static inline uint64_t cli_query_cache_key_tagged(uint32_t tag, uint64_t vaddr)
+{
+	if (!tag || tag >= (1u << 23) || vaddr >> CACHE_TAG_SHIFT)
+		return CACHE_EMPTY;
+	return (uint64_t)tag << CACHE_TAG_SHIFT | vaddr;
+}
+/* cmd_query.c: cache body as result r's, the answer to sreq[k]
+ * (cli_query_format_results); on a per-line stream, also note its address
+ * as one to probe r's image with (probe_images). */
+CLI_HIDDEN void cli_query_cache_result(struct query *q, const symdb_symbolized *r, uint32_t k,
+                                       struct text_span body);
 /* The slot a key's probe starts at (inline: called per result). */
 static inline size_t cli_query_cache_hash(uint64_t key)
 {
@@ -349,6 +385,9 @@ CLI_HIDDEN const char *cli_query_indexer(char *buf, size_t sz);
 #define OPEN_AS_LLVM (-1001)
 CLI_HIDDEN int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
                                     symdb_image **img, char *msg, size_t msz);
+/* Set module mod's entry of q->mod_tag (grown as needed: --pid adds
+ * modules of its own). */
+CLI_HIDDEN void cli_query_set_tag(struct query *q, size_t mod, uint32_t tag);
 /* Record cli_query_open_named()'s outcome rc (msg: its reason) in m. */
 CLI_HIDDEN void cli_query_module_opened(struct query *q, struct module *m, int rc,
                                         const char *msg);

@@ -12,11 +12,13 @@
 /* ---- the body cache (struct body_cache) ------------------------------ */
 
 /* What the library is asked for (resolve_batch, resolve_module with
- * SYMDB_ADDR_VADDR): equal keys resolve, and so print, alike. */
-static uint64_t cache_key(const struct query *q, uint64_t addr)
+ * SYMDB_ADDR_VADDR), and on a per-line stream of which image
+ * (cli_query_cache_key_tagged): equal keys resolve, and so print, alike. */
+static uint64_t cache_key(const struct query *q, const struct request *rq)
 {
-	uint64_t k = addr - q->adjust_vma;
-	return k == SYMDB_ADDR_INVALID ? SYMDB_ADDR_INVALID - 1 : k;
+	uint64_t k = rq->addr - q->adjust_vma;
+	k = k == SYMDB_ADDR_INVALID ? SYMDB_ADDR_INVALID - 1 : k;
+	return q->per_line ? cli_query_cache_key_tagged(q->mod_tag[rq->mod], k) : k;
 }
 
 static void cache_clear(struct body_cache *c)
@@ -28,8 +30,9 @@ static void cache_clear(struct body_cache *c)
 /* Turn the cache on when the run's options allow it (once, at start). */
 void cli_query_cache_init(struct query *q)
 {
-	if (q->per_line || q->kind != SYMDB_ADDR_VADDR || q->pr.style == CLI_STYLE_ATOS ||
-	    !cli_code_body_apart(&q->pr))
+	if (q->kind != SYMDB_ADDR_VADDR || q->pr.style == CLI_STYLE_ATOS ||
+	    !cli_code_body_apart(&q->pr) ||
+	    (q->per_line && (q->pid || q->ksrc.on || q->pr.style == CLI_STYLE_JSON)))
 		return;
 	q->cache.slot = malloc(CACHE_SLOTS * sizeof(*q->cache.slot));
 	if (q->cache.slot)
@@ -39,8 +42,8 @@ void cli_query_cache_init(struct query *q)
 void cli_query_cache_insert(struct query *q, uint64_t key, struct text_span body)
 {
 	struct body_cache *c = &q->cache;
-	if (c->used >= CACHE_SLOTS / 2)
-		return; /* full until the next batch clears it */
+	if (c->used >= CACHE_SLOTS / 2 || key == CACHE_EMPTY)
+		return; /* full until the next batch clears it; or not to be cached */
 	size_t h = cli_query_cache_hash(key);
 	while (c->slot[h].key != CACHE_EMPTY) {
 		if (c->slot[h].key == key)
@@ -111,12 +114,12 @@ void cli_query_cache_lookup(struct query *q)
 	for (size_t i = 0; i < q->nreq; i++) {
 		if (i + PREFETCH_AHEAD < q->nreq)
 			__builtin_prefetch(&c->slot[cli_query_cache_hash(
-				cache_key(q, q->req[i + PREFETCH_AHEAD].addr))]);
+				cache_key(q, &q->req[i + PREFETCH_AHEAD]))]);
 		struct request *rq = &q->req[i];
 		if (rq->kind != REQ_CODE)
 			continue;
 		c->lookups++;
-		uint64_t key = cache_key(q, rq->addr);
+		uint64_t key = cache_key(q, rq);
 		for (size_t h = cli_query_cache_hash(key); c->slot[h].key != CACHE_EMPTY;
 		     h = (h + 1) & (CACHE_SLOTS - 1)) {
 			if (c->slot[h].key == key) {
@@ -132,12 +135,18 @@ void cli_query_cache_lookup(struct query *q)
 }
 
 /* After a batch: a cache that mostly misses costs more than it saves, and
- * one that a single batch filled from empty would be cleared by the next. */
+ * one that a single batch filled from empty would be cleared by the next.
+ * On a per-line stream, whose pairs of image and address come back more
+ * slowly (a 5,000-path profile over four images: a twentieth of its
+ * second window hits, two thirds of the next ones), only once it has been
+ * full: a stream that does not repeat fills it within a window or two all
+ * the same. */
 void cli_query_cache_review(struct query *q)
 {
 	struct body_cache *c = &q->cache;
 	if ((c->cold && cache_full(q)) ||
-	    (!c->cold && c->lookups >= 1024 && c->hits < c->lookups / 4)) {
+	    (!c->cold && c->lookups >= 1024 && c->hits < c->lookups / 4 &&
+	     (!q->per_line || cache_full(q)))) {
 		free(c->slot);
 		c->slot = NULL;
 		c->used = 0;

@@ -95,6 +95,7 @@ static __attribute__((noinline)) uint32_t add_module(struct query *q, const char
 	while (q->mod_slot[h].idx1)
 		h = (h + 1) & mask;
 	q->mods = cli_query_grow(q->mods, &q->mods_cap, q->nmods + 1, sizeof(*q->mods));
+	cli_query_set_tag(q, q->nmods, 0);
 	struct module *m = &q->mods[q->nmods];
 	memset(m, 0, sizeof(*m));
 	m->name = malloc(len + 1);

@@ -247,6 +247,7 @@ struct module_file {
 	off_t size;
 	int64_t mtime_s, mtime_ns;
 	symdb_image *img;
+	uint32_t img_tag; /* of the module that opened img (query.mod_tag) */
 };
 
 struct module_files {
@@ -285,17 +286,18 @@ static size_t file_slot(const struct module_files *fs, const struct module_file 
 	return h;
 }
 
-static symdb_image *file_image(const struct query *q, const struct module_file *key)
+static const struct module_file *file_image(const struct query *q, const struct module_file *key)
 {
 	const struct module_files *fs = q->files;
 	if (!fs || !fs->slots)
 		return NULL;
 	uint32_t i1 = fs->slot[file_slot(fs, key)];
-	return i1 ? fs->file[i1 - 1].img : NULL;
+	return i1 ? &fs->file[i1 - 1] : NULL;
 }
 
-/* Remember key's image (nothing happens without memory: it is a shortcut). */
-static void file_remember(struct query *q, const struct module_file *key, symdb_image *img)
+/* Remember module m's image as key's (nothing happens without memory: it
+ * is a shortcut). */
+static void file_remember(struct query *q, const struct module_file *key, const struct module *m)
 {
 	struct module_files *fs = q->files;
 	if (!fs && !(fs = q->files = calloc(1, sizeof(*fs))))
@@ -323,7 +325,8 @@ static void file_remember(struct query *q, const struct module_file *key, symdb_
 	if (fs->slot[h])
 		return;
 	fs->file[fs->n] = *key;
-	fs->file[fs->n].img = img;
+	fs->file[fs->n].img = m->img;
+	fs->file[fs->n].img_tag = q->mod_tag[m - q->mods];
 	fs->slot[h] = (uint32_t)++fs->n;
 }
 
@@ -351,11 +354,12 @@ symdb_image *cli_query_module_image(struct query *q, struct module *m)
 	int known = stat(m->name, &st) == 0 && S_ISREG(st.st_mode);
 	if (known)
 		key = file_key(&st);
-	symdb_image *img = known ? file_image(q, &key) : NULL;
-	if (img) {
-		m->img = img;
+	const struct module_file *f = known ? file_image(q, &key) : NULL;
+	if (f) {
+		m->img = f->img;
 		cli_query_module_opened(q, m, 1, NULL);
-		return img;
+		cli_query_set_tag(q, (size_t)(m - q->mods), f->img_tag); /* one image, one tag */
+		return m->img;
 	}
 	char msg[1024];
 	int rc = cli_query_open_named(q, m->name, NULL, &m->img, msg, sizeof(msg));
@@ -364,15 +368,26 @@ symdb_image *cli_query_module_image(struct query *q, struct module *m)
 	if (known && rc == 1 && stat(m->name, &st) == 0) {
 		struct module_file now = file_key(&st);
 		if (file_same(&now, &key))
-			file_remember(q, &key, m->img);
+			file_remember(q, &key, m);
 	}
 	return m->state > 0 ? m->img : NULL;
+}
+
+void cli_query_set_tag(struct query *q, size_t mod, uint32_t tag)
+{
+	size_t cap = q->mod_tag_cap;
+	if (mod >= cap) {
+		q->mod_tag = cli_query_grow(q->mod_tag, &q->mod_tag_cap, mod + 1, sizeof(*q->mod_tag));
+		memset(q->mod_tag + cap, 0, (q->mod_tag_cap - cap) * sizeof(*q->mod_tag));
+	}
+	q->mod_tag[mod] = tag;
 }
 
 void cli_query_module_opened(struct query *q, struct module *m, int rc, const char *msg)
 {
 	m->ctx_img = rc == 1;
 	m->state = rc < 0 ? rc : 1;
+	cli_query_set_tag(q, (size_t)(m - q->mods), rc < 0 ? 0 : (uint32_t)(m - q->mods) + 1);
 	if (rc >= 0)
 		return;
 	m->img = NULL;

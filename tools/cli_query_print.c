@@ -266,11 +266,11 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 			body[i].off = (uint32_t)off;
 			body[i].len = (uint32_t)(q->text.len - off);
 		}
-		if (q->cache.slot && i + PREFETCH_AHEAD < count)
+		if (q->cache.slot && !q->per_line && i + PREFETCH_AHEAD < count)
 			__builtin_prefetch(&q->cache.slot[cli_query_cache_hash(r[PREFETCH_AHEAD].vaddr)]);
 		if (q->cache.slot && !q->apart_failed && r->image &&
-		    (i == 0 || r->vaddr != r[-1].vaddr))
-			cli_query_cache_insert(q, r->vaddr, body[i]);
+		    (i == 0 || r->vaddr != r[-1].vaddr || r->image != r[-1].image))
+			cli_query_cache_result(q, r, order[i], body[i]);
 	}
 	recheck_bodies(q, res, order, count, body);
 }

@@ -24,8 +24,9 @@
  * address) into one buffer, and copied out in input order: frames are then
  * read in the order the library wrote them, and equal results, which share
  * their frames (symdb.h), share one body; a body cache keyed by address
- * carries them across batches.  Names are demangled by the printer, once
- * per distinct name for the run (cli_output.c's name cache).
+ * (on a per-line stream by image and address) carries them across
+ * batches.  Names are demangled by the printer, once per distinct name for
+ * the run (cli_output.c's name cache).
  *
  * A batch is answered in windows of a bounded number of requests whose
  * bodies come to a few MiB (cli_query.h, WINDOW_*), each printed before
@@ -132,9 +133,68 @@ static int resolve_batch(struct query *q)
 	return symdb_symbolize(q->sym, q->sreq, m, res, &o);
 }
 
+void cli_query_cache_result(struct query *q, const symdb_symbolized *r, uint32_t k,
+                            struct text_span body)
+{
+	if (!q->per_line) {
+		cli_query_cache_insert(q, r->vaddr, body);
+		return;
+	}
+	uint32_t tag = q->mod_tag[q->req[q->spos[k]].mod];
+	uint64_t key = cli_query_cache_key_tagged(tag, r->vaddr);
+	if (key != CACHE_EMPTY && (tag > q->tag_probe_cap || !q->tag_probe[tag - 1])) {
+		size_t cap = q->tag_probe_cap;
+		if (tag > cap) {
+			q->tag_probe = cli_query_grow(q->tag_probe, &q->tag_probe_cap, tag,
+			                              sizeof(*q->tag_probe));
+			memset(q->tag_probe + cap, 0, (q->tag_probe_cap - cap) * sizeof(*q->tag_probe));
+		}
+		q->probed = cli_query_grow(q->probed, &q->probed_cap, q->nprobed + 1,
+		                           sizeof(*q->probed));
+		q->probed[q->nprobed++] = tag;
+		q->tag_probe[tag - 1] = r->vaddr + 1;
+	}
+	cli_query_cache_insert(q, key, body);
+}
+
+/*
+ * A per-line stream's cached bodies came from index files that may have
+ * been truncated since (truncate_live.sh): a hit reads nothing of its
+ * image, so while the cache answers, the truncation would go unnoticed.
+ * Before each window, every image with cached bodies resolves one of its
+ * cached addresses again (its tables and strings read as for any request:
+ * a truncated file faults, and the SIGBUS handler marks the image damaged,
+ * cli_fault.c), and a damaged image's module is declared damaged, which
+ * also switches the cache off: the window is then resolved, and every
+ * module of that image found damaged, as without the cache.
+ */
+static void probe_images(struct query *q)
+{
+	symdb_frame fr[64];
+	symdb_result res;
+	for (size_t k = 0; k < q->nprobed && q->cache.slot; k++) {
+		uint32_t m = q->probed[k] - 1;
+		const struct module *md = &q->mods[m];
+		if (md->state <= 0 || !md->img)
+			continue;
+		uint64_t a = q->tag_probe[m] - 1;
+		if (symdb_resolve_batch(md->img, &a, 1, fr, sizeof fr / sizeof fr[0], sizeof fr[0],
+		                        &res, sizeof res) == 1)
+			for (uint32_t f = res.first; f < res.first + res.count; f++) {
+				const char *name = fr[f].name; /* (its strings too) */
+				if (name)
+					(void)*(const volatile char *)name;
+			}
+		if (symdb_image_fault_check(md->img) < 0)
+			cli_query_module_damaged(q, m);
+	}
+}
+
 /* One window of the batch: q->req[0..q->nreq) resolved and printed. */
 static int run_window(struct query *q)
 {
+	if (q->cache.slot && q->per_line)
+		probe_images(q);
 	if (q->cache.slot)
 		cli_query_cache_lookup(q);
 	q->apart = cli_query_apart(q);
@@ -192,6 +252,7 @@ void cli_query_module_damaged(struct query *q, uint32_t mod)
 		return;
 	cli_err(m->name, "%s: its addresses are not resolved from here on", DAMAGED_MSG);
 	m->state = -CLI_EXIT_DAMAGED;
+	cli_query_set_tag(q, mod, 0);
 	free(m->error);
 	m->error = strdup(DAMAGED_MSG);
 	if (-m->state > q->module_failed)
@@ -219,6 +280,9 @@ static void query_free(struct query *q)
 		free(q->mods[i].error);
 	}
 	free(q->mods);
+	free(q->mod_tag);
+	free(q->tag_probe);
+	free(q->probed);
 	free(q->mod_slot);
 	cli_query_files_free(q);
 	cli_live_free(q);
