@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "cli_query.h"
 
@@ -224,6 +227,37 @@ static const unsigned char hex_value1[256] = {
 };
 #undef HX
 
+#ifdef __SSE2__
+/*
+ * The hex digits that s[0..16) starts with: how many (0 to 16), and when
+ * there are at most 8, their value in *v, without a branch per digit (the
+ * lengths of a stream's addresses vary from line to line, and a loop's exit
+ * is then mispredicted on most lines).  Every byte is classified at once;
+ * the digits' values, first digit in the lowest byte, are reversed into
+ * place and their nibbles packed pairwise.
+ */
+static inline size_t hex_digits16(const char *s, uint64_t *v)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+	__m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
+	__m128i l = _mm_sub_epi8(_mm_or_si128(x, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+	__m128i is_d = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
+	__m128i is_l = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l);
+	unsigned hex = (unsigned)_mm_movemask_epi8(_mm_or_si128(is_d, is_l));
+	size_t n = (size_t)__builtin_ctz(~hex); /* (bit 16 and up of ~hex are set) */
+	if (n == 0 || n > 8)
+		return n;
+	__m128i val = _mm_or_si128(_mm_and_si128(is_d, d),
+	                           _mm_and_si128(is_l, _mm_add_epi8(l, _mm_set1_epi8(10))));
+	uint64_t y = (uint64_t)_mm_cvtsi128_si64(val);
+	y = __builtin_bswap64(y) >> (64 - 8 * n); /* the last digit lowest */
+	y = (y | y >> 4) & 0x00ff00ff00ff00ffull;
+	y = (y | y >> 8) & 0x0000ffff0000ffffull;
+	*v = (y | y >> 16) & 0xffffffffull;
+	return n;
+}
+#endif
+
 /*
  * The common line, "0x" and 1 to 16 hex digits then "\n" (or the end of
  * input), at buf[0..avail): found and parsed in one pass, without the
@@ -239,6 +273,12 @@ static size_t add_hex_line(struct query *q, const char *s, size_t avail, int eof
 		return 0;
 	size_t lim = avail < 19 ? avail : 19, i = 2;
 	uint64_t v = 0;
+#ifdef __SSE2__
+	size_t n;
+	if (avail >= 18 && (n = hex_digits16(s + 2, &v)) <= 8)
+		i += n;
+	else
+#endif
 	for (; i < lim; i++) {
 		unsigned d = hex_value1[(unsigned char)s[i]];
 		if (!d)
@@ -266,6 +306,16 @@ static size_t add_hex_line(struct query *q, const char *s, size_t avail, int eof
 /* Bytes below 0x21 (space, the delimiters, NUL, control bytes) of an
  * 8-byte word, as their top bits: exact for the lowest such byte. */
 #define LOW_BYTES(w) (((w) - 0x2121212121212121ull) & ~(w) & 0x8080808080808080ull)
+
+#ifdef __SSE2__
+/* Bit k set when byte k of s[0..16) is below 0x21 (unsigned): LOW_BYTES
+ * for two words in four instructions. */
+static inline unsigned low_mask16(const char *s)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x));
+}
+#endif
 
 /* The index of the first byte below 0x21 in s[i..n), or n. */
 static size_t next_low(const char *s, size_t i, size_t n)
@@ -297,29 +347,45 @@ static size_t scan_module(const char *s, size_t lim, uint64_t *hash)
 	size_t i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	uint64_t h = HASH_SEED;
-	for (; i + 16 <= lim; i += 16) { /* two words at a time while clean */
-		uint64_t w0, w1;
-		memcpy(&w0, s + i, 8);
-		memcpy(&w1, s + i + 8, 8);
-		if (LOW_BYTES(w0) | LOW_BYTES(w1))
-			break;
-		h = hash_word(hash_word(h, w0), w1);
-	}
-	for (; i + 8 <= lim; i += 8) {
-		uint64_t w, t;
-		memcpy(&w, s + i, 8);
-		if ((t = LOW_BYTES(w)) == 0) {
-			h = hash_word(h, w);
-			continue;
+#ifdef __SSE2__
+	/* 32 bytes a step, one branch for them while they are clean (a path
+	 * is a few steps); at the first byte below 0x21, the words before it
+	 * are hashed and the rest of its word is the tail. */
+	for (; i + 32 <= lim; i += 32) {
+		uint32_t m = low_mask16(s + i) | (uint32_t)low_mask16(s + i + 16) << 16;
+		uint64_t w[4];
+		memcpy(w, s + i, sizeof w);
+		if (m) {
+			size_t k = (size_t)__builtin_ctz(m), j = 0;
+			if (s[i + k] != ' ') {
+				i += k;
+				break;
+			}
+			for (; 8 * j + 8 <= k; j++)
+				h = hash_word(h, w[j]);
+			k -= 8 * j;
+			*hash = hash_end(h, k ? w[j] & (~0ull >> (64 - 8 * k)) : 0, i + 8 * j + k);
+			return i + 8 * j + k;
 		}
-		size_t k = (size_t)__builtin_ctzll(t) / 8;
-		if (s[i + k] != ' ') {
-			i += k;
-			break;
-		}
-		*hash = hash_end(h, k ? w & (~0ull >> (64 - 8 * k)) : 0, i + k);
-		return i + k;
+		h = hash_word(hash_word(hash_word(hash_word(h, w[0]), w[1]), w[2]), w[3]);
 	}
+	if (i + 32 > lim) /* (else a tab or a control byte at i: the loop below) */
+#endif
+		for (; i + 8 <= lim; i += 8) {
+			uint64_t w, t;
+			memcpy(&w, s + i, 8);
+			if ((t = LOW_BYTES(w)) == 0) {
+				h = hash_word(h, w);
+				continue;
+			}
+			size_t k = (size_t)__builtin_ctzll(t) / 8;
+			if (s[i + k] != ' ') {
+				i += k;
+				break;
+			}
+			*hash = hash_end(h, k ? w & (~0ull >> (64 - 8 * k)) : 0, i + k);
+			return i + k;
+		}
 #endif
 	for (;; i++) {
 		i = next_low(s, i, lim);
@@ -413,8 +479,16 @@ static size_t add_module_line(struct query *q, struct intern_pipe *p, const char
 	uint64_t v = 0;
 	if (i + 2 < lim && s[i] == '0' && (s[i + 1] | 0x20) == 'x') {
 		size_t a = i + 2, end = lim - a > 16 ? a + 16 : lim;
-		for (i = a; i < end && (d = hex_value1[(unsigned char)s[i]]) != 0; i++)
-			v = v << 4 | (d - 1);
+#ifdef __SSE2__
+		size_t n;
+		if (a + 16 <= lim && (n = hex_digits16(s + a, &v)) <= 8) {
+			i = a + n;
+		} else
+#endif
+		{
+			for (i = a; i < end && (d = hex_value1[(unsigned char)s[i]]) != 0; i++)
+				v = v << 4 | (d - 1);
+		}
 		if (i == a)
 			return 0;
 	} else if (i < lim && s[i] >= '1' && s[i] <= '9') {
