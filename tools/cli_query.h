@@ -136,6 +136,8 @@ struct query {
 	uint32_t *probed;
 	size_t nprobed, probed_cap;
 	struct module_files *files; /* modules' images by file (cli_query_open.c) */
+	struct pending_line *pend;  /* lines whose module is looked up after their
+	                               chunk (cli_query_input.c), BATCH_LINES */
 
 	/* per-batch arrays, grown as needed and reused */
 	struct request *req;

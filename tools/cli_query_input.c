@@ -122,9 +122,10 @@ static inline uint32_t intern_hashed(struct query *q, const char *name, size_t l
                                      uint64_t hash)
 {
 	uint32_t tag = (uint32_t)(hash >> 32);
+	const struct module_slot *slot = q->mod_slot; /* (in registers: q may alias) */
 	size_t mask = q->mod_slots - 1, h = (size_t)hash & mask;
-	for (; q->mod_slots && q->mod_slot[h].idx1; h = (h + 1) & mask) {
-		const struct module_slot *sl = &q->mod_slot[h];
+	for (; slot && slot[h].idx1; h = (h + 1) & mask) {
+		const struct module_slot *sl = &slot[h];
 		if (sl->tag == tag && sl->len == len && memcmp(sl->name, name, len) == 0)
 			return (uint32_t)(q->last_mod = sl->idx1 - 1);
 	}
@@ -399,15 +400,17 @@ static size_t scan_module(const char *s, size_t lim, uint64_t *hash)
 }
 
 /*
- * The module lookups of the last INTERN_AHEAD fast-path lines, done that
- * many lines late: a stream over thousands of modules finds each line's
- * slot, and then the name the slot points to, out of the cache (the
- * batch's input and requests stream through it), and waiting for both
- * was most of what such a stream cost more per line than one over ten
- * modules.  A line's slot is prefetched when it comes in, its name halfway
- * down the queue, and the lookup made when it leaves.  Only once the table
- * has INTERN_PIPE_SLOTS slots: a few hundred modules stay in the cache, and
- * the queue would only cost.
+ * The module lookups of a chunk's fast-path lines, made after the chunk is
+ * parsed: a stream over thousands of modules finds each line's slot, and
+ * then the name the slot points to, out of the cache (the batch's input
+ * and requests stream through it), and waiting for both was most of what
+ * such a stream cost more per line than one over ten modules.  The lines
+ * are noted as they are parsed (q->pend) and looked up in a second loop
+ * that prefetches the slot INTERN_AHEAD lines ahead and the name halfway,
+ * a plain walk over an array where a queue interleaved with the parse cost
+ * some 60 instructions a line.  Only once the table has INTERN_PIPE_SLOTS
+ * slots: a few hundred modules stay in the cache, and the second loop
+ * would only cost.
  */
 #define INTERN_AHEAD 16
 #define INTERN_PIPE_SLOTS 1024 /* a smaller table stays in the cache */
@@ -417,35 +420,24 @@ struct pending_line {
 	uint64_t hash;
 };
 
-struct intern_pipe {
-	struct pending_line e[INTERN_AHEAD];
-	size_t head, tail;
-};
-
-static void pipe_pop(struct query *q, struct intern_pipe *p)
+static void intern_pending(struct query *q, size_t n)
 {
-	const uint32_t k = p->tail++ % INTERN_AHEAD;
-	struct request *r = &q->req[p->e[k].req];
-	r->mod = intern_hashed(q, r->text, p->e[k].len, p->e[k].hash);
-}
-
-static void pipe_push(struct query *q, struct intern_pipe *p, uint32_t req, uint32_t len,
-                      uint64_t hash)
-{
-	if (p->head - p->tail == INTERN_AHEAD)
-		pipe_pop(q, p); /* (may grow the table) */
-	size_t mask = q->mod_slots - 1;
-	if (q->mod_slots)
-		__builtin_prefetch(&q->mod_slot[hash & mask]);
-	if (q->mod_slots && p->head - p->tail >= INTERN_AHEAD / 2) {
-		uint64_t h = p->e[(p->head - INTERN_AHEAD / 2) % INTERN_AHEAD].hash;
-		const struct module_slot *sl = &q->mod_slot[h & mask];
-		if (sl->idx1 && sl->tag == (uint32_t)(h >> 32)) {
-			__builtin_prefetch(sl->name);
-			__builtin_prefetch(sl->name + sl->len);
+	const struct pending_line *e = q->pend;
+	for (size_t j = 0; j < n; j++) {
+		size_t mask = q->mod_slots - 1; /* (add_module may grow the table) */
+		if (j + INTERN_AHEAD < n)
+			__builtin_prefetch(&q->mod_slot[e[j + INTERN_AHEAD].hash & mask]);
+		if (j + INTERN_AHEAD / 2 < n) {
+			uint64_t h = e[j + INTERN_AHEAD / 2].hash;
+			const struct module_slot *sl = &q->mod_slot[h & mask];
+			if (sl->idx1 && sl->tag == (uint32_t)(h >> 32)) {
+				__builtin_prefetch(sl->name);
+				__builtin_prefetch(sl->name + sl->len);
+			}
 		}
+		struct request *r = &q->req[e[j].req];
+		r->mod = intern_hashed(q, r->text, e[j].len, e[j].hash);
 	}
-	p->e[p->head++ % INTERN_AHEAD] = (struct pending_line){ req, len, hash };
 }
 
 /*
@@ -462,8 +454,8 @@ static void pipe_push(struct query *q, struct intern_pipe *p, uint32_t req, uint
  * cli_parse_u64 reads as the same number.  Returns the bytes taken, or 0
  * for any other line (the general path).
  */
-static size_t add_module_line(struct query *q, struct intern_pipe *p, const char *s,
-                              size_t avail, int eof)
+static size_t add_module_line(struct query *q, size_t *npend, const char *s, size_t avail,
+                              int eof)
 {
 	size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX, i, d;
 	uint64_t hash;
@@ -510,11 +502,12 @@ static size_t add_module_line(struct query *q, struct intern_pipe *p, const char
 	r->len = i;
 	r->kind = REQ_CODE;
 	r->addr = v;
-	if (q->mod_slots < INTERN_PIPE_SLOTS) {
+	if (q->mod_slots < INTERN_PIPE_SLOTS || !q->pend) {
 		r->mod = intern_hashed(q, s, mlen, hash);
 	} else {
-		r->mod = 0; /* interned INTERN_AHEAD lines later */
-		pipe_push(q, p, (uint32_t)(q->nreq - 1), (uint32_t)mlen, hash);
+		r->mod = 0; /* interned after the chunk (intern_pending) */
+		q->pend[(*npend)++] = (struct pending_line){ (uint32_t)(q->nreq - 1), (uint32_t)mlen,
+			                                     hash };
 	}
 	return take;
 }
@@ -541,10 +534,12 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 {
 	size_t off = 0;
 	int per_line = q->per_line && !q->pid;
-	struct intern_pipe pipe = { .head = 0 };
+	size_t npend = 0; /* (at most BATCH_LINES: one a request) */
+	if (per_line && q->mod_slots >= INTERN_PIPE_SLOTS && !q->pend)
+		q->pend = malloc(BATCH_LINES * sizeof(*q->pend)); /* (NULL: looked up at once) */
 	while (off < len && q->nreq < BATCH_LINES) {
 		size_t avail = len - off;
-		size_t fast = per_line ? add_module_line(q, &pipe, buf + off, avail, eof)
+		size_t fast = per_line ? add_module_line(q, &npend, buf + off, avail, eof)
 		                       : add_hex_line(q, buf + off, avail, eof);
 		if (fast) {
 			off += fast;
@@ -556,8 +551,7 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 		add_piece(q, buf + off, take);
 		off += take;
 	}
-	while (pipe.tail != pipe.head)
-		pipe_pop(q, &pipe);
+	intern_pending(q, npend);
 	return off;
 }
 
