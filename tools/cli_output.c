@@ -264,20 +264,27 @@ static const char *display_path(const struct cli_printer *p, const char *abs, co
 }
 
 /* A path's length and escaping, remembered per pointer (stable_names):
- * a program has a few thousand source files, printed once per frame. */
-static struct shown shown_path(struct cli_printer *p, const char *path)
+ * a program has a few thousand source files, printed once per frame.
+ * shown_path_miss measures a path its slot s does not hold yet. */
+static __attribute__((noinline)) struct shown shown_path_miss(struct cli_path_slot *s,
+                                                            const char *path)
+{
+	struct shown d = shown_of(path);
+	if (d.len < CLI_NAME_PLAIN) {
+		s->key = path;
+		s->len = (uint32_t)d.len | (d.plain ? CLI_NAME_PLAIN : 0);
+	}
+	return d;
+}
+
+static inline struct shown shown_path(struct cli_printer *p, const char *path)
 {
 	if (!p->stable_names || (!p->paths && !(p->paths = calloc(CLI_PATH_SLOTS,
 	                                                            sizeof(*p->paths)))))
 		return shown_of(path);
 	struct cli_path_slot *s = &p->paths[cli_name_hash(path) & (CLI_PATH_SLOTS - 1)];
-	if (s->key != path) {
-		struct shown d = shown_of(path);
-		if (d.len >= CLI_NAME_PLAIN)
-			return d;
-		s->key = path;
-		s->len = (uint32_t)d.len | (d.plain ? CLI_NAME_PLAIN : 0);
-	}
+	if (s->key != path)
+		return shown_path_miss(s, path);
 	return (struct shown){ path, s->len & ~CLI_NAME_PLAIN, (s->len & CLI_NAME_PLAIN) != 0 };
 }
 
@@ -654,6 +661,48 @@ static inline char *put_u32(char *d, uint32_t v)
 #define PLAIN_FRAME_FIXED 64
 
 /*
+ * n bytes from s to d, reading and writing no byte outside either: 16 at a
+ * time, the last 16 (8, 4) overlapping the previous ones.  Names and paths
+ * are 10 to 200 bytes: inline, this is a few moves where memcpy is a call
+ * through the PLT and a dispatch on the size, twice per printed frame.
+ */
+static inline __attribute__((always_inline)) void copy_text(char *d, const char *s, size_t n)
+{
+	if (n >= 16) {
+#ifdef __SSE2__
+		for (size_t i = 0; i + 16 < n; i += 16)
+			_mm_storeu_si128((__m128i *)(void *)(d + i),
+			                 _mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+		_mm_storeu_si128((__m128i *)(void *)(d + n - 16),
+		                 _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16)));
+#else
+		memcpy(d, s, n);
+#endif
+	} else if (n >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
+/* The largest number of bytes plain_frame_fast writes besides the name and
+ * the file: " (inlined by) ", " at ", ":" line, ":" column or
+ * " (discriminator " N ")", "\n". */
+#define PLAIN_FRAME_FIXED 64
+
+/*
  * A frame in the plain styles without --verbose and source context: the
  * function line and "file:line:column" (LLVM) or "file:line" with an
  * optional discriminator (GNU).  The same bytes as plain_function and
@@ -661,9 +710,9 @@ static inline char *put_u32(char *d, uint32_t v)
  * check instead of one per piece.  Returns -1, having written nothing,
  * when the name or the file has a control character to escape.
  */
-int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, const char *name,
-                           const char *file, uint32_t line, uint32_t column,
-                           uint32_t discriminator, int inlined)
+static inline __attribute__((always_inline)) int
+plain_frame_direct(struct cli_printer *p, struct cli_out *o, const char *name, const char *file,
+                   uint32_t line, uint32_t column, uint32_t discriminator, int inlined)
 {
 	size_t nl = 0, fl;
 	if (p->fn_kind != CLI_FN_NONE) {
@@ -691,7 +740,7 @@ int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, const char 
 			memcpy(d, " (inlined by) ", 14);
 			d += 14;
 		}
-		memcpy(d, name, nl);
+		copy_text(d, name, nl);
 		d += nl;
 		if (p->pretty) {
 			memcpy(d, " at ", 4);
@@ -700,7 +749,7 @@ int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, const char 
 			*d++ = '\n';
 		}
 	}
-	memcpy(d, file, fl);
+	copy_text(d, file, fl);
 	d += fl;
 	*d++ = ':';
 	d = put_u32(d, line);
@@ -714,6 +763,86 @@ int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, const char 
 	}
 	*d++ = '\n';
 	o->len = (size_t)(d - o->buf);
+	return 0;
+}
+
+int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, const char *name,
+                           const char *file, uint32_t line, uint32_t column,
+                           uint32_t discriminator, int inlined)
+{
+	return plain_frame_direct(p, o, name, file, line, column, discriminator, inlined);
+}
+
+/* cli_format_plain_frames() one frame at a time, for what the loop below
+ * does not take. */
+static int plain_frames_each(struct cli_printer *p, struct cli_out *o, const symdb_frame *f,
+                             size_t n)
+{
+	size_t start = o->len;
+	for (size_t i = 0; i < n; i++) {
+		if (plain_frame_direct(p, o, f[i].name, f[i].file, f[i].line, f[i].column,
+		                       f[i].discriminator, i > 0) < 0) {
+			o->len = start;
+			return -1;
+		}
+	}
+	if (p->style == CLI_STYLE_LLVM)
+		cli_out_chr(o, '\n');
+	return 0;
+}
+
+/*
+ * The bodies of uniform addresses are most of what symdb query formats:
+ * millions of frames, each a cached name and a cached path copied and two
+ * numbers.  This is plain_frame_direct for the LLVM style without
+ * --pretty-print and with stable names, with the options and the buffer
+ * in locals: the compiler must otherwise reload them after every byte
+ * stored (a char store may alias anything).
+ */
+int cli_format_plain_frames(struct cli_printer *p, struct cli_out *o, const symdb_frame *f,
+                            size_t n)
+{
+	if (!p->stable_names || p->pretty || p->style != CLI_STYLE_LLVM ||
+	    p->fn_kind != CLI_FN_LINKAGE ||
+	    (!p->paths && !(p->paths = calloc(CLI_PATH_SLOTS, sizeof(*p->paths)))))
+		return plain_frames_each(p, o, f, n);
+	struct cli_path_slot *paths = p->paths;
+	size_t start = o->len;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = f[i].name, *file = f[i].file;
+		struct shown sn = name ? cached_demangle(p, name) : (struct shown){ "??", 2, 1 };
+		struct shown sf = { "??", 2, 1 };
+		if (file) {
+			struct cli_path_slot *ps =
+				&paths[cli_name_hash(file) & (CLI_PATH_SLOTS - 1)];
+			if (ps->key == file)
+				sf = (struct shown){ file, ps->len & ~CLI_NAME_PLAIN,
+					             (ps->len & CLI_NAME_PLAIN) != 0 };
+			else
+				sf = shown_path_miss(ps, file);
+		}
+		if (!sn.plain || !sf.plain) {
+			o->len = start;
+			return -1;
+		}
+		size_t need = sn.len + sf.len + PLAIN_FRAME_FIXED;
+		if (o->cap - o->len < need)
+			cli_out_grow(o, need);
+		char *d = o->buf + o->len;
+		uint32_t line = f[i].line, column = f[i].column;
+		copy_text(d, sn.s, sn.len);
+		d += sn.len;
+		*d++ = '\n';
+		copy_text(d, sf.s, sf.len);
+		d += sf.len;
+		*d++ = ':';
+		d = put_u32(d, line);
+		*d++ = ':';
+		d = put_u32(d, column);
+		*d++ = '\n';
+		o->len = (size_t)(d - o->buf);
+	}
+	cli_out_chr(o, '\n');
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "cli_demangle.h"
 #include "cli_source.h"
 #include "cli_util.h"
+#include "symdb.h"
 
 enum cli_style { CLI_STYLE_LLVM, CLI_STYLE_GNU, CLI_STYLE_JSON, CLI_STYLE_ATOS /* cli_atos.c */ };
 enum cli_fn_kind { CLI_FN_NONE, CLI_FN_SHORT, CLI_FN_LINKAGE };
@@ -158,6 +159,11 @@ CLI_HIDDEN int cli_format_plain_frame(struct cli_printer *p, struct cli_out *o, 
                                       const char *file, uint32_t line, uint32_t column,
                                       uint32_t discriminator, int inlined);
 CLI_HIDDEN void cli_format_plain_end(const struct cli_printer *p, struct cli_out *o);
+/* The whole body of frames f[0..n), n >= 1, as above (frame i > 0
+ * inlined), in one call: 0, or -1 with nothing written.  o is an
+ * in-memory cli_out (a stream's buffer may be flushed midway). */
+CLI_HIDDEN int cli_format_plain_frames(struct cli_printer *p, struct cli_out *o,
+                                       const symdb_frame *f, size_t n);
 
 /* A DATA request: the symbol covering addr (name NULL when none). */
 CLI_HIDDEN void cli_print_data(struct cli_printer *p, uint64_t addr, const char *name,

@@ -205,25 +205,6 @@ static inline __attribute__((always_inline)) void prefetch_names(const struct qu
 		cli_printer_prefetch_name(&q->pr, r->frames[k].name);
 }
 
-/* Body of r formatted straight from its frames (cli_plain_frames_direct:
- * with --inlines every frame shows its own name and file, as
- * cli_query_line_info would choose them); 0, or -1 with nothing written
- * when it needs the general path. */
-static int format_direct(struct query *q, const symdb_symbolized *r)
-{
-	const symdb_frame *f = r->frames;
-	size_t start = q->text.len;
-	for (size_t i = 0; i < r->nframes; i++) {
-		if (cli_format_plain_frame(&q->pr, &q->text, f[i].name, f[i].file, f[i].line,
-		                           f[i].column, f[i].discriminator, i > 0) < 0) {
-			q->text.len = start;
-			return -1;
-		}
-	}
-	cli_format_plain_end(&q->pr, &q->text);
-	return 0;
-}
-
 /* The bodies of res[first, first + count), which answer sreq[order[...]]:
  * called by the library as results become final (on_results), while their
  * frames are still in the cache. */
@@ -257,7 +238,8 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 			if (q->per_line && q->pr.style == CLI_STYLE_JSON)
 				q->pr.module = q->mods[request_mod(q, order[i])].name;
 			size_t off = q->text.len;
-			if (!direct || !r->nframes || format_direct(q, r) < 0) {
+			if (!direct || !r->nframes ||
+			    cli_format_plain_frames(&q->pr, &q->text, r->frames, r->nframes) < 0) {
 				size_t nf = select_frames(q, r); /* grows q->li */
 				cli_format_code_body(&q->pr, &q->text, q->li, nf);
 			}
