@@ -154,7 +154,7 @@ struct query {
 	struct cli_out text;      /* CODE bodies of the batch (format_bodies),
 	                             and of earlier ones while the cache holds them */
 	struct body_cache cache;
-	struct text_span *body;   /* by res index: its body in text */
+	struct text_span *body;   /* by request: its body in text (apart) */
 	size_t body_cap;
 	int apart;                /* the batch's CODE bodies are formatted apart,
 	                             in the library's order, then printed */

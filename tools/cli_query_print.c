@@ -137,7 +137,7 @@ void cli_query_format_begin(struct query *q)
 	q->text_mark = q->text.len;
 	if (!q->per_line)
 		q->pr.module = q->mods[0].name;
-	q->body = cli_query_grow(q->body, &q->body_cap, q->nsorted, sizeof(*q->body));
+	q->body = cli_query_grow(q->body, &q->body_cap, q->nreq, sizeof(*q->body));
 }
 
 /* Whether the window's bodies grew past their bound. */
@@ -165,7 +165,7 @@ static int faulted(const symdb_image *img, const symdb_image **last, int *last_b
  * opened: "??" (JSON: the module's Error, printed by cli_query_print_batch).
  */
 static void recheck_bodies(struct query *q, const symdb_symbolized *res, const uint32_t *order,
-                           size_t count, struct text_span *body)
+                           size_t count)
 {
 	static const symdb_symbolized none;
 	const symdb_image *last = NULL;
@@ -173,7 +173,7 @@ static void recheck_bodies(struct query *q, const symdb_symbolized *res, const u
 	for (size_t i = 0; i < count && !q->apart_failed; i++) {
 		if (!faulted(res[i].image, &last, &bad))
 			continue;
-		uint32_t mod = q->req[q->spos[order[i]]].mod;
+		uint32_t k = q->spos[order[i]], mod = q->req[k].mod;
 		cli_query_module_damaged(q, mod);
 		if (q->per_line)
 			q->pr.module = q->mods[mod].name;
@@ -181,8 +181,7 @@ static void recheck_bodies(struct query *q, const symdb_symbolized *res, const u
 		cli_format_code_body(&q->pr, &q->text, q->li, nf);
 		if (text_over(q))
 			q->apart_failed = 1;
-		body[i].off = (uint32_t)off;
-		body[i].len = (uint32_t)(q->text.len - off);
+		q->body[k] = (struct text_span){ (uint32_t)off, (uint32_t)(q->text.len - off) };
 	}
 }
 
@@ -207,21 +206,20 @@ static inline __attribute__((always_inline)) void prefetch_names(const struct qu
 
 /* The bodies of res[first, first + count), which answer sreq[order[...]]:
  * called by the library as results become final (on_results), while their
- * frames are still in the cache. */
+ * frames are still in the cache.  Each body's span goes to q->body by
+ * request, so that printing reads the spans in order. */
 void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint32_t *order,
                               size_t first, size_t count)
 {
 	struct query *q = arg;
-	struct text_span *body = q->body + first;
 	int direct = q->inlines && cli_plain_frames_direct(&q->pr);
-	if (q->nsorted == q->nreq) /* every request resolved: spos is the identity */
-		for (size_t i = 0; i < count; i++)
-			q->pos[order[i]] = (uint32_t)(first + i);
-	else
-		for (size_t i = 0; i < count; i++)
-			q->pos[q->spos[order[i]]] = (uint32_t)(first + i);
+	/* every request resolved: spos is the identity */
+	const uint32_t *spos = q->nsorted == q->nreq ? NULL : q->spos;
+	struct text_span body = { 0, 0 };
 	for (size_t i = 0; i < count && !q->apart_failed; i++) {
 		const symdb_symbolized *r = &res[i];
+		uint32_t k = spos ? spos[order[i]] : order[i];
+		q->pos[k] = (uint32_t)(first + i);
 		if (i + NAME_AHEAD < count)
 			prefetch_names(q, &res[i + NAME_AHEAD]);
 		if (r->status == SYMDB_SYM_DAMAGED)
@@ -231,7 +229,7 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 		if (i && r->nframes && r[-1].frames == r->frames &&
 		    (!q->per_line || q->pr.style != CLI_STYLE_JSON ||
 		     request_mod(q, order[i - 1]) == request_mod(q, order[i]))) {
-			body[i] = body[i - 1];
+			/* body: the previous one's */
 		} else {
 			/* (JSON only: the request, at random in q->req, is
 			 * a cache miss a line on a stream over many modules) */
@@ -245,26 +243,26 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 			}
 			if (text_over(q))
 				q->apart_failed = 1;
-			body[i].off = (uint32_t)off;
-			body[i].len = (uint32_t)(q->text.len - off);
+			body = (struct text_span){ (uint32_t)off, (uint32_t)(q->text.len - off) };
 		}
+		q->body[k] = body;
 		if (q->cache.slot && !q->per_line && i + PREFETCH_AHEAD < count)
 			__builtin_prefetch(&q->cache.slot[cli_query_cache_hash(r[PREFETCH_AHEAD].vaddr)]);
 		if (q->cache.slot && !q->apart_failed && r->image &&
 		    (i == 0 || r->vaddr != r[-1].vaddr || r->image != r[-1].image))
-			cli_query_cache_result(q, r, order[i], body[i]);
+			cli_query_cache_result(q, r, order[i], body);
 	}
-	recheck_bodies(q, res, order, count, body);
+	recheck_bodies(q, res, order, count);
 }
 
 
 /*
- * Bodies are read in input order, i.e. at random: the span of request
- * i + 2 * PREFETCH_AHEAD and the text of request i + PREFETCH_AHEAD are
- * loaded ahead of their use.  These helpers only prefetch, so they are
- * forced inline: GCC takes a function whose only effect is
- * __builtin_prefetch for pure and drops the calls it does not inline
- * (GCC 12 did so here, and nothing was prefetched).
+ * Bodies are read in input order, i.e. at random (their spans in order):
+ * the text of request i + PREFETCH_AHEAD is loaded ahead of its use.
+ * These helpers only prefetch, so they are forced inline: GCC takes a
+ * function whose only effect is __builtin_prefetch for pure and drops the
+ * calls it does not inline (GCC 12 did so here, and nothing was
+ * prefetched).
  */
 
 /* Start loading [p, p + len): all of it up to 192 bytes (most bodies;
@@ -282,15 +280,13 @@ static inline __attribute__((always_inline)) void prefetch_span(const char *p, s
 
 static inline __attribute__((always_inline)) void prefetch_bodies(const struct query *q, size_t i)
 {
-	if (i + 2 * PREFETCH_AHEAD >= q->nreq)
+	if (i + PREFETCH_AHEAD >= q->nreq)
 		return; /* the last few requests of a batch go without */
-	if (q->req[i + 2 * PREFETCH_AHEAD].kind == REQ_CODE)
-		__builtin_prefetch(&q->body[q->pos[i + 2 * PREFETCH_AHEAD]]);
 	const struct request *rq = &q->req[i + PREFETCH_AHEAD];
 	if (rq->kind == REQ_CACHED) {
 		prefetch_span(q->text.buf + rq->body.off, rq->body.len);
 	} else if (rq->kind == REQ_CODE) {
-		const struct text_span *b = &q->body[q->pos[i + PREFETCH_AHEAD]];
+		const struct text_span *b = &q->body[i + PREFETCH_AHEAD];
 		prefetch_span(q->text.buf + b->off, b->len);
 	}
 }
@@ -376,7 +372,7 @@ void cli_query_print_batch(struct query *q)
 		if (apart)
 			prefetch_bodies(q, i);
 		if (bare && (rq->kind == REQ_CACHED || rq->kind == REQ_CODE)) {
-			struct text_span b = rq->kind == REQ_CACHED ? rq->body : q->body[q->pos[i]];
+			struct text_span b = rq->kind == REQ_CACHED ? rq->body : q->body[i];
 			cli_out_mem(q->pr.out, q->text.buf + b.off, b.len);
 			continue;
 		}
@@ -392,7 +388,7 @@ void cli_query_print_batch(struct query *q)
 		}
 		if (apart && rq->kind == REQ_CODE &&
 		    (q->pr.style != CLI_STYLE_JSON || md->state >= 0)) {
-			const struct text_span *b = &q->body[q->pos[i]];
+			const struct text_span *b = &q->body[i];
 			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
 			continue;
 		}
