@@ -136,12 +136,30 @@ int cli_out_init(struct cli_out *o, FILE *f, size_t cap)
 	return o->buf ? 0 : -ENOMEM;
 }
 
+/*
+ * o's bytes to its file, with write(2) straight from o->buf once stdio's
+ * own buffer is empty: fwrite would copy the tail that is not a multiple of
+ * its block size into that buffer, and write it with one more call (two
+ * write(2) calls and a copy per flush of symdb query's output).
+ */
+static void out_write(struct cli_out *o)
+{
+	int fd = fileno(o->f);
+	if (fd < 0 || fflush(o->f) != 0) {
+		if (fwrite(o->buf, 1, o->len, o->f) != o->len)
+			o->failed = 1;
+		return;
+	}
+	if (cli_write_all(fd, o->buf, o->len) < 0)
+		o->failed = 1;
+}
+
 void cli_out_flush(struct cli_out *o)
 {
 	if (!o->f)
 		return;
-	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
-		o->failed = 1;
+	if (o->len)
+		out_write(o);
 	o->flushed += o->len;
 	o->len = 0;
 	if (fflush(o->f) != 0)
@@ -166,8 +184,8 @@ int cli_out_fini(struct cli_out *o)
 void cli_out_grow(struct cli_out *o, size_t need)
 {
 	if (o->f) {
-		if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
-			o->failed = 1;
+		if (o->len)
+			out_write(o);
 		o->flushed += o->len;
 		o->len = 0;
 	}
