@@ -165,11 +165,14 @@ static int faulted(const symdb_image *img, const symdb_image **last, int *last_b
  * opened: "??" (JSON: the module's Error, printed by cli_query_print_batch).
  */
 static void recheck_bodies(struct query *q, const symdb_symbolized *res, const uint32_t *order,
-                           size_t count)
+                           size_t count, int one_image)
 {
 	static const symdb_symbolized none;
 	const symdb_image *last = NULL;
 	int bad = 0;
+	/* (one image, the --obj case: one check for all) */
+	if (one_image && count && !faulted(res[0].image, &last, &bad))
+		return;
 	for (size_t i = 0; i < count && !q->apart_failed; i++) {
 		if (!faulted(res[i].image, &last, &bad))
 			continue;
@@ -216,8 +219,13 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 	/* every request resolved: spos is the identity */
 	const uint32_t *spos = q->nsorted == q->nreq ? NULL : q->spos;
 	struct text_span body = { 0, 0 };
+	/* text_over() as one comparison */
+	size_t text_max = q->text_mark + WINDOW_TEXT_MAX < UINT32_MAX ? q->text_mark + WINDOW_TEXT_MAX
+	                                                              : UINT32_MAX;
+	int one_image = 1;
 	for (size_t i = 0; i < count && !q->apart_failed; i++) {
 		const symdb_symbolized *r = &res[i];
+		one_image &= r->image == res[0].image;
 		uint32_t k = spos ? spos[order[i]] : order[i];
 		q->pos[k] = (uint32_t)(first + i);
 		if (i + NAME_AHEAD < count)
@@ -241,7 +249,7 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 				size_t nf = select_frames(q, r); /* grows q->li */
 				cli_format_code_body(&q->pr, &q->text, q->li, nf);
 			}
-			if (text_over(q))
+			if (q->text.len > text_max)
 				q->apart_failed = 1;
 			body = (struct text_span){ (uint32_t)off, (uint32_t)(q->text.len - off) };
 		}
@@ -252,7 +260,7 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 		    (i == 0 || r->vaddr != r[-1].vaddr || r->image != r[-1].image))
 			cli_query_cache_result(q, r, order[i], body);
 	}
-	recheck_bodies(q, res, order, count);
+	recheck_bodies(q, res, order, count, one_image);
 }
 
 
