@@ -662,13 +662,16 @@ static inline char *put_u32(char *d, uint32_t v)
 
 /*
  * n bytes from s to d, reading and writing no byte outside either: 16 at a
- * time, the last 16 (8, 4) overlapping the previous ones.  Names and paths
- * are 10 to 200 bytes: inline, this is a few moves where memcpy is a call
- * through the PLT and a dispatch on the size, twice per printed frame.
+ * time, the last 16 (8, 4) overlapping the previous ones.  C names and
+ * paths are 10 to 128 bytes: inline, this is a few moves where memcpy is a
+ * call through the PLT and a dispatch on the size, twice per printed frame;
+ * longer ones (demangled C++) are memcpy's, which moves 32 bytes a step.
  */
 static inline __attribute__((always_inline)) void copy_text(char *d, const char *s, size_t n)
 {
-	if (n >= 16) {
+	if (n > 128) {
+		memcpy(d, s, n);
+	} else if (n >= 16) {
 #ifdef __SSE2__
 		for (size_t i = 0; i + 16 < n; i += 16)
 			_mm_storeu_si128((__m128i *)(void *)(d + i),
