@@ -235,7 +235,7 @@ static inline size_t cli_llvm_piece_len(const char *buf, size_t avail, int eof)
 /*
  * The memory budget of `symdb query` (README "Memory"), what its caches and
  * buffers may hold at most whatever the batch, the input and the image:
- *   names     2 generations x (2 MiB of slots + CLI_NAME_ARENA 8 MiB)  20 MiB
+ *   names     2 generations x (2 MiB of slots + CLI_NAME_ARENA 24 MiB) 52 MiB
  *   bodies    CACHE_TEXT_MAX + WINDOW_TEXT_MAX (one buffer)           32 MiB
  *             + 8.5 MiB while the body cache keeps its hot bodies
  *   input     STDIN_BUF_PIECES + BATCH_LINES requests                  ~9 MiB
