@@ -192,12 +192,17 @@ void rd_advise_batch_slow(const symdb_image *img, size_t n)
  * symdb_image_trim: MADV_DONTNEED on a shared read-only file mapping only
  * unmaps the process's page table entries; the pages stay in the page cache
  * and the next read maps them back.  (A range that symdb_fault_recover
- * replaced by anonymous zero pages reads back as zeros all the same.)
+ * replaced by anonymous zero pages reads back as zeros all the same.)  An
+ * image decompressed into anonymous memory (a compacted image in a
+ * read-only database, or with DB/tmp full) is the only copy of its bytes:
+ * MADV_DONTNEED would leave zeros, so it is left alone.
  */
 int symdb_image_trim(const symdb_image *img)
 {
 	if (!img)
 		return SYMDB_E_INVAL;
+	if (img->anon)
+		return 0;
 	if (madvise(img->map, img->map_len, MADV_DONTNEED) != 0)
 		return -errno;
 	return 0;

@@ -187,6 +187,8 @@ static int thaw_memory(int lzfd, const char *lz, uint64_t size, uint64_t hsum, u
 	}
 	rc = rd_image_from_map(t.mem, (size_t)t.size, lz, flags | SYMDB_OPEN_VERIFY_CHECKSUMS, out,
 	                       eb, ebsz);
+	if (rc == 0)
+		(*out)->anon = 1; /* symdb_image_trim must not drop the only copy */
 	if (rc == 0 && size && (rc = match_expected(*out, size, hsum, lz, eb, ebsz)) != 0) {
 		rd_image_free(*out);
 		*out = NULL;

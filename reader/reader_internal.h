@@ -56,6 +56,8 @@ struct symdb_image {
 	unsigned refs;
 	int listed;           /* on cache->images: new opens may share it */
 	int damaged;          /* set (atomically) by symdb_fault_recover() */
+	int anon;             /* map is anonymous memory (decompressed, not thawed to a
+	                       * file): no page cache behind it, never trimmed */
 	struct rd_fault_slot *fault_slot; /* in cache->fault, or NULL; cache->lock */
 
 	/* Hoisted table bases and counts (0 / NULL when absent). */

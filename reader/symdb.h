@@ -487,7 +487,9 @@ SYMDB_API void symdb_image_close(symdb_image *img);
  * @note Changes no answer and invalidates no pointer: names and frames
  *       pointing into the mapping stay valid (their pages are read back on
  *       use).  Thread-safe: may run while other threads resolve on img
- *       (their reads fault the pages back in).  SPEC §9 "At open".
+ *       (their reads fault the pages back in).  An image held in memory
+ *       (a compacted image opened without thawing) is left as it is: its
+ *       memory is the only copy.  SPEC §9 "At open".
  */
 SYMDB_API int symdb_image_trim(const symdb_image *img);
 
