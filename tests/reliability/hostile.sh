@@ -22,7 +22,7 @@ DB=$SCRATCH/db
 S=("$SYMDB" --db "$DB")
 BASE=("$FIXTURES/full/c_gcc_O2_pie" "$FIXTURES/full/lib_gcc_O2.so" "$BIN/nostd_aarch64.symtab")
 ASAN=0
-ldd "$SYMDB" 2>/dev/null | grep -q 'libasan' && ASAN=1
+[[ $(ldd "$SYMDB" 2>/dev/null) == *libasan* ]] && ASAN=1 # (not ldd | grep -q: see query_rss.sh)
 
 run "${S[@]}" build -q "${BASE[@]}"
 expect_ok "base build"
