@@ -703,11 +703,6 @@ static inline __attribute__((always_inline)) void copy_text(char *d, const char 
 	}
 }
 
-/* The largest number of bytes plain_frame_fast writes besides the name and
- * the file: " (inlined by) ", " at ", ":" line, ":" column or
- * " (discriminator " N ")", "\n". */
-#define PLAIN_FRAME_FIXED 64
-
 /*
  * A frame in the plain styles without --verbose and source context: the
  * function line and "file:line:column" (LLVM) or "file:line" with an

@@ -327,6 +327,16 @@ CLI_HIDDEN void cli_query_format_results(void *arg, const symdb_symbolized *res,
                                          const uint32_t *order, size_t first, size_t count);
 CLI_HIDDEN void cli_query_print_batch(struct query *q);
 
+/* Whether module i holds its image itself rather than as another path to
+ * a file an earlier module opened (its tag then names that one): what is
+ * done once per image (marking it used, trimming it) is done for the
+ * holder only. */
+static inline int cli_query_owns_image(const struct query *q, size_t i)
+{
+	uint32_t tag = i < q->mod_tag_cap ? q->mod_tag[i] : 0;
+	return !tag || tag == i + 1;
+}
+
 /* cli_query_cache.c */
 /*
  * On a per-line stream a body is keyed by its image and its address: the

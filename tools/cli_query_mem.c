@@ -79,8 +79,8 @@ void cli_query_mem_check(struct query *q)
 		stop(q); /* a window maps more than twice the budget by itself */
 		return;
 	}
-	for (size_t i = 0; i < q->nmods; i++)
-		if (q->mods[i].state > 0 && q->mods[i].img)
+	for (size_t i = 0; i < q->nmods; i++) /* once an image, not once a path */
+		if (q->mods[i].state > 0 && q->mods[i].img && cli_query_owns_image(q, i))
 			symdb_image_trim(q->mods[i].img);
 	q->map_after = file_pages(q->statm_fd);
 	q->map_trims++;

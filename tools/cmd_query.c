@@ -272,10 +272,8 @@ static void query_free(struct query *q)
 	cli_used_add(&used, q->db, q->img);
 	int img_ctx = 0; /* q->img is the context's */
 	for (size_t i = 0; i < q->nmods; i++) {
-		/* A module tagged with another's image (two paths to one file)
-		 * is that one's: one catalog read an image, not one a path. */
-		uint32_t tag = i < q->mod_tag_cap ? q->mod_tag[i] : 0;
-		if (!tag || tag == i + 1)
+		/* one catalog read an image, not one a path */
+		if (cli_query_owns_image(q, i))
 			cli_used_add(&used, q->db, q->mods[i].img);
 		img_ctx |= q->mods[i].ctx_img && q->mods[i].img == q->img;
 		if (q->mods[i].img != q->img && !q->mods[i].ctx_img)
