@@ -6,12 +6,16 @@
  * resolved in chunks of 64 Ki as a profiler would.  No files and no binaries needed, so it runs
  * anywhere; bench_resolve measures real binaries.  Reports, never asserts.
  * This loop used to run at the end of unit.resolve; tests never measure time.
+ * The image is written in the current format (2.x, SPEC §7.9's packed
+ * tables), as `symdb build` writes it; --v1 writes the 1.x layout that a
+ * 2.x reader still opens, to compare the two.
  *
- *   bench_synth [RUNS]   (default 5; prints each run and the median)
+ *   bench_synth [--v1] [RUNS]   (default 5; prints each run and the median)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "check.h"
@@ -36,7 +40,8 @@ int main(int argc, char **argv)
 {
 	sizes sz = { 100000, 500, 20000, 50000, 200000, 500000, 0 };
 	size_t n = 1000000, chunk = 65536, cap = chunk * 8;
-	int runs = argc > 1 ? atoi(argv[1]) : 5;
+	int v1 = argc > 1 && strcmp(argv[1], "--v1") == 0;
+	int runs = argc > 1 + v1 ? atoi(argv[1 + v1]) : 5;
 	double t[101];
 	model m;
 	symdb_image *img;
@@ -45,9 +50,10 @@ int main(int argc, char **argv)
 	symdb_result *r;
 
 	if (runs < 1 || runs > 101) {
-		fprintf(stderr, "usage: bench_synth [RUNS 1..101]\n");
+		fprintf(stderr, "usage: bench_synth [--v1] [RUNS 1..101]\n");
 		return 2;
 	}
+	model_major = v1 ? FMT_V1_MAJOR : FMT_VERSION_MAJOR;
 	rng_state = 0xbe4c4;
 	gen_model(&m, &sz, 4, 0x400000);
 	img = open_model(&m);
@@ -76,8 +82,8 @@ int main(int argc, char **argv)
 			done += (size_t)got;
 		}
 		t[run] = now() - t0;
-		printf("synth run=%d addresses=%zu frames=%zu symbols=%u inline_intervals=%u line_intervals=%u "
-		       "seconds=%.6f ns_per_address=%.1f\n", run, n, nframes, m.nsym, m.nimap,
+		printf("synth format=%u run=%d addresses=%zu frames=%zu symbols=%u inline_intervals=%u line_intervals=%u "
+		       "seconds=%.6f ns_per_address=%.1f\n", model_major, run, n, nframes, m.nsym, m.nimap,
 		       m.nrow, t[run], t[run] * 1e9 / (double)n);
 	}
 	qsort(t, (size_t)runs, sizeof *t, cmp_double);
