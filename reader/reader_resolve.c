@@ -344,6 +344,8 @@ static void search_v2(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *
 		else
 			h->node = fmt_nullable(c->ib.b.base_index,
 			                       fmt_block_raw(&c->ib.b, FMT_BC_INDEX, c->ib.r));
+		if (h->node < c->tab.nnodes)
+			rd_node_prefetch(&c->tab, h->node); /* during the line search */
 	}
 	c->line = upper_blocks(img->laddr, img->nlblk, c->line, o);
 	if (c->line > 0) {
@@ -563,6 +565,8 @@ static int64_t walk_chain(const rd_tab *tb, const rd_hit *h, uint8_t *out, size_
 		parent = node.parent;
 		if (parent != FMT_NONE && parent >= n)
 			return -1; /* SPEC §7.5: parents come first; else a cycle */
+		if (parent != FMT_NONE)
+			rd_node_prefetch(tb, parent); /* while this frame is built */
 		/* Built where it goes (the caller's array holds our frames in
 		 * the common case), not built and then copied. */
 		fp = parent == FMT_NONE ? outer
