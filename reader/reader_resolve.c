@@ -455,6 +455,23 @@ static size_t put_run(uint8_t *res, size_t rsz, int stream, const symdb_result *
 #else
 	(void)stream;
 #endif
+#if RD_HAVE_STREAM
+	if (rsz == sizeof *r) {
+		/* In registers: GCC kept a copy of *r on the stack and loaded it
+		 * back for every repeat (three loads besides the stores). */
+		const __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)r);
+		const __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)r + 1);
+		uint64_t v2;
+		memcpy(&v2, (const uint8_t *)r + 32, sizeof v2);
+		do {
+			uint8_t *d = res + i * sizeof *r;
+			_mm_storeu_si128((__m128i *)(void *)d, v0);
+			_mm_storeu_si128((__m128i *)(void *)d + 1, v1);
+			memcpy(d + 32, &v2, sizeof v2);
+		} while (++i < naddrs && addrs[i] == a);
+		return i;
+	}
+#else
 	if (rsz == sizeof *r) {
 		const symdb_result v = *r;
 		do
@@ -462,6 +479,7 @@ static size_t put_run(uint8_t *res, size_t rsz, int stream, const symdb_result *
 		while (++i < naddrs && addrs[i] == a);
 		return i;
 	}
+#endif
 	do
 		put_result(res + i * rsz, r, rsz);
 	while (++i < naddrs && addrs[i] == a);
