@@ -12,6 +12,9 @@
  * copy (profile batches are mostly such repeats).  So does a different
  * address whose three searches find what the previous search found (another
  * instruction of the same line row): the result depends on those alone.
+ * Each search also leaves the first offset at which any of the three could
+ * answer otherwise (the next symbol, interval or row start, the symbol's
+ * end: rd_cursor.limit), so such an address below it is not searched.
  *
  * The helpers called per frame or per distinct address (file_paths' cache
  * hit, call_site, row_line, hit_row, block_at, block_row) are forced
@@ -68,6 +71,10 @@ typedef struct rd_cursor {
 	 * unknown (no chain, or deeper than RD_CHAIN_MEMO). */
 	uint32_t chain[RD_CHAIN_MEMO];
 	unsigned nchain;
+	/* Set by search: every offset in (o, limit), o the one searched, gets
+	 * the same answer from all three searches, with the cursor left as it
+	 * is, so its result is the previous address's (0: none such). */
+	uint64_t limit;
 } rd_cursor;
 
 /* The first index in [from, n] whose address exceeds key, given that every
@@ -273,6 +280,19 @@ typedef struct rd_hit {
 	int bad;            /* a damaged block was met (format 2) */
 } rd_hit;
 
+/* *lim = min(*lim, v). */
+static inline void lim_min(uint64_t *lim, uint64_t v)
+{
+	if (v < *lim)
+		*lim = v;
+}
+
+/* x + y, or UINT64_MAX when that overflows. */
+static inline uint64_t add_sat(uint64_t x, uint64_t y)
+{
+	return x + y < x ? UINT64_MAX : x + y;
+}
+
 /* Format 1: the inline and line intervals by their address columns. */
 static void search_v1(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
 {
@@ -281,10 +301,15 @@ static void search_v1(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *
 	c->inl = upper_from(img->iaddr, img->aw, img->nimap, c->inl, o);
 	if (c->inl > 0)
 		(void)rd_imap_get(img, c->inl - 1, &h->node);
+	if (c->inl < img->nimap) /* upper_from returns c->inl below this */
+		lim_min(&c->limit, fmt_be_addr(img->iaddr, img->aw, c->inl));
 	c->line = upper_from(img->laddr, img->aw, img->nrows, c->line, o);
+	if (c->line < img->nrows)
+		lim_min(&c->limit, fmt_be_addr(img->laddr, img->aw, c->line));
 	if (c->line > 0) {
-		(void)rd_row_get(img, c->line - 1, &row);
-		if (row.file != FMT_NONE)
+		/* Format 1: rd_row_get cannot fail (the check is for gcc -O2,
+		 * which cannot see that). */
+		if (rd_row_get(img, c->line - 1, &row) == 0 && row.file != FMT_NONE)
 			h->rowk = (int64_t)(c->line - 1);
 	}
 }
@@ -333,27 +358,58 @@ block_at(const symdb_image *img, int lines, rd_blockpos *p, uint64_t k, uint64_t
 	return 0;
 }
 
+/* Bound *lim to the offsets past o (just found at row p->r of block k,
+ * the cursor's) for which block_at finds the same row: below the next row's
+ * start its first Delta compare fails (Delta[r + 1] > o - First, checked,
+ * as a damaged block need not be sorted); the last row stays up to the next
+ * block (the caller's bound). */
+static inline __attribute__((always_inline)) void
+block_limit(const rd_blockpos *p, uint64_t o, uint64_t *lim)
+{
+	const fmt_block *b = &p->b;
+	uint64_t delta;
+
+	if (o < b->first) { /* damaged: no shortcut */
+		*lim = 0;
+		return;
+	}
+	if (p->r + 1 >= b->n)
+		return;
+	delta = fmt_block_raw(b, FMT_BC_DELTA, p->r + 1);
+	if (delta <= o - b->first)
+		*lim = 0;
+	else
+		lim_min(lim, add_sat(b->first, delta));
+}
+
 /* Format 2 (SPEC §7.9.2): the cursors count blocks; the block found is
  * searched for the interval. */
 static void search_v2(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
 {
 	c->inl = upper_blocks(img->iaddr, img->niblk, c->inl, o);
+	if (c->inl < img->niblk) /* upper_blocks returns c->inl below this */
+		lim_min(&c->limit, fmt_be64(img->iaddr + c->inl * FMT_BLK_SIZE + FMT_BLK_FIRST));
 	if (c->inl > 0) {
 		if (block_at(img, 0, &c->ib, c->inl - 1, o))
 			h->bad = 1;
 		else
 			h->node = fmt_nullable(c->ib.b.base_index,
 			                       fmt_block_raw(&c->ib.b, FMT_BC_INDEX, c->ib.r));
+		if (!h->bad)
+			block_limit(&c->ib, o, &c->limit);
 		if (h->node < c->tab.nnodes)
 			rd_node_prefetch(&c->tab, h->node); /* during the line search */
 	}
 	c->line = upper_blocks(img->laddr, img->nlblk, c->line, o);
+	if (c->line < img->nlblk)
+		lim_min(&c->limit, fmt_be64(img->laddr + c->line * FMT_BLK_SIZE + FMT_BLK_FIRST));
 	if (c->line > 0) {
 		const fmt_block *b = &c->lb.b;
 		if (block_at(img, 1, &c->lb, c->line - 1, o)) {
 			h->bad = 1;
 			return;
 		}
+		block_limit(&c->lb, o, &c->limit);
 		if (fmt_block_raw(b, FMT_BC_INDEX, c->lb.r) != 0) { /* File != NONE */
 			h->rowk = (int64_t)((c->line - 1) * FMT_BLK_ROWS + c->lb.r);
 			h->lb = b;
@@ -368,17 +424,25 @@ static void search(const symdb_image *img, rd_cursor *c, uint64_t o, rd_hit *h)
 	h->node = FMT_NONE;
 	h->rowk = -1;
 	h->bad = 0;
+	c->limit = UINT64_MAX;
 	c->sym = upper_from(img->saddr, img->aw, img->nsyms, c->sym, o);
+	if (c->sym < img->nsyms) /* upper_from returns c->sym below this */
+		lim_min(&c->limit, fmt_be_addr(img->saddr, img->aw, c->sym));
 	if (c->sym > 0) {
+		/* start <= o: upper_from's answer - 1 always is */
 		uint64_t i = c->sym - 1, start = fmt_be_addr(img->saddr, img->aw, i);
 		uint64_t size = fmt_be64(img->syms + i * FMT_SYM_SIZE + FMT_SYM_LENGTH);
 		if (size == 0 || o - start < size)
 			h->sym = (int64_t)i;
+		if (size != 0 && o - start < size)
+			lim_min(&c->limit, add_sat(start, size));
 	}
 	if (img->packed)
 		search_v2(img, c, o, h);
 	else
 		search_v1(img, c, o, h);
+	if (h->bad)
+		c->limit = 0;
 }
 
 /* Store frame f at dst, an element of the caller's array of fsz-byte
@@ -697,6 +761,7 @@ static int resolve_one(const symdb_image *img, rd_cursor *c, uint64_t a, uint8_t
 	r->status = SYMDB_E_NOT_FOUND;
 	r->sym_name = NULL;
 	r->sym_addr = r->sym_size = 0;
+	c->limit = 0;
 	if (a == SYMDB_ADDR_INVALID || a < img->base)
 		return 0;
 	search(img, c, a - img->base, &h);
@@ -793,6 +858,7 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 	c.sym = c.inl = c.line = 0;
 	c.ib.k = c.lb.k = 0; /* no block decoded yet */
 	c.nchain = 0;
+	c.limit = 0;
 	rd_tab_init(&c.tab, img, NULL);
 	for (i = 0; i < RD_FCACHE_SIZE; i++)
 		c.fc.idx[i] = FMT_NONE;
@@ -802,11 +868,17 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		if (i > 0 && a < addrs[i - 1])
 			return SYMDB_E_UNSORTED; /* symdb.h: frames and results
 			                            are then unspecified */
-		r.first = (uint32_t)used;
-		if (resolve_one(img, &c, a, fr ? fr + used * frame_sz : NULL, frame_sz,
-		                frames_cap - used, &r, &prev, have_prev ? &prev_r : NULL,
-		                have_prev ? fr + (size_t)prev_r.first * frame_sz : NULL))
-			break;
+		/* a > the previous address, which was searched (limit > 0
+		 * says so), so a >= base. */
+		if (a != SYMDB_ADDR_INVALID && a - img->base < c.limit) {
+			/* r: still the previous address's result */
+		} else {
+			r.first = (uint32_t)used;
+			if (resolve_one(img, &c, a, fr ? fr + used * frame_sz : NULL, frame_sz,
+			                frames_cap - used, &r, &prev, have_prev ? &prev_r : NULL,
+			                have_prev ? fr + (size_t)prev_r.first * frame_sz : NULL))
+				break;
+		}
 		if (r.first == used && r.count) {
 			used += r.count;
 			prev_r = r; /* resolve_one set prev */
