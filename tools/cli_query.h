@@ -88,13 +88,10 @@ struct module {
 	int error_shown;  /* JSON: its Error was printed (once, as llvm's) */
 };
 
-/* A module in the table by name: its name, its length, index + 1 (0 =
- * empty), and the top half of its name's hash: a probe compares the tag and
- * the length before it reads the name. */
+/* A module in the table by name (cli_query_input.c): 32 bits of its name's
+ * hash and where its key is in query.mod_keys, in 8-byte units (0 = empty). */
 struct module_slot {
-	const char *name;
-	uint32_t idx1, tag;
-	size_t len;
+	uint32_t tag, ref;
 };
 
 struct module_files;
@@ -122,6 +119,8 @@ struct query {
 	size_t nmods, mods_cap, last_mod;
 	struct module_slot *mod_slot; /* modules by name (cli_query_intern_module) */
 	size_t mod_slots;
+	unsigned char *mod_keys; /* their keys: hash, length, index, name */
+	size_t mod_keys_len, mod_keys_cap;
 	/* By module: while it is open, its image's number in the body cache's
 	 * keys (the index + 1 of the first module that had that image), else
 	 * 0.  Apart from struct module so that the body cache's lookups, one
@@ -136,8 +135,6 @@ struct query {
 	uint32_t *probed;
 	size_t nprobed, probed_cap;
 	struct module_files *files; /* modules' images by file (cli_query_open.c) */
-	struct pending_line *pend;  /* lines whose module is looked up after their
-	                               chunk (cli_query_input.c), BATCH_LINES */
 
 	/* per-batch arrays, grown as needed and reused */
 	struct request *req;

@@ -24,19 +24,22 @@ static int is_delim(char c)
 }
 
 /*
- * Modules by name: open addressing over indices + 1 (0 = empty), each with
- * its name and 32 bits of the name's hash, so that a probe reads the slot
- * and, on a match, the name, never the module; doubled at half full.  A stream that names
- * thousands of images (a fleet's crash reports, a whole-system profile)
- * then costs one hash and, nearly always, one comparison per line, where a
- * scan of every module seen so far made such a stream quadratic.
+ * Modules by name: open addressing over 8-byte slots, each 32 bits of the
+ * name's hash and where the module's key is (its full hash, length, index
+ * and name, one after another in query.mod_keys), doubled at half full.  A
+ * stream that names thousands of images (a fleet's crash reports, a
+ * whole-system profile) then costs one hash and one comparison per line,
+ * where a scan of every module seen so far made such a stream quadratic;
+ * and what a line reads is its slot and its key, one line of each, out of
+ * tables small enough to stay in the cache (5,000 modules: 128 KiB of
+ * slots, 320 KiB of keys) while the input and the requests stream past.
  */
 #define HASH_SEED 0x9E3779B97F4A7C15ull
 
 /* Two operations a word: multiplying by an odd constant loses no
  * difference (it is a bijection mod 2^64), and hash_end mixes every bit of
  * the state into the ones a slot index uses.  Names that collide only cost
- * probes: every match is checked with memcmp. */
+ * probes: every match is checked byte for byte. */
 static inline uint64_t hash_word(uint64_t h, uint64_t w)
 {
 	return (h + w) * 0xbf58476d1ce4e5b9ull;
@@ -66,6 +69,80 @@ static uint64_t module_hash(const char *name, size_t len)
 	return hash_end(h, tail, len);
 }
 
+/* A module's key in query.mod_keys (8-byte aligned), its name after it. */
+struct module_key {
+	uint64_t hash;
+	uint32_t len, idx;
+};
+
+static inline const struct module_key *module_key_at(const struct query *q, uint32_t ref)
+{
+	return (const struct module_key *)(const void *)(q->mod_keys + 8 * (size_t)ref);
+}
+
+#ifdef __SSE2__
+static inline __m128i xor16(const char *a, const char *b)
+{
+	return _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)a),
+	                     _mm_loadu_si128((const __m128i *)(const void *)b));
+}
+#endif
+
+/*
+ * Whether a[0..n) and b[0..n) are equal, inline: a call to memcmp per line
+ * costs more than the comparison of a path.  Pieces overlap rather than
+ * step byte by byte at the end; nothing outside the two ranges is read.
+ */
+static inline int names_equal(const char *a, const char *b, size_t n)
+{
+#ifdef __SSE2__
+	if (n >= 16) {
+		__m128i d = _mm_setzero_si128();
+		size_t i = 0;
+		for (; i + 32 < n; i += 32) /* (two pieces a step: paths are long) */
+			d = _mm_or_si128(d, _mm_or_si128(xor16(a + i, b + i), xor16(a + i + 16, b + i + 16)));
+		if (i + 16 < n)
+			d = _mm_or_si128(d, xor16(a + i, b + i));
+		d = _mm_or_si128(d, xor16(a + n - 16, b + n - 16));
+		return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+	}
+#endif
+	if (n >= 8) {
+		uint64_t x, y, d = 0;
+		size_t i = 0;
+		for (; i + 8 < n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			d |= x ^ y;
+		}
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return (d | (x ^ y)) == 0;
+	}
+	if (n >= 4) {
+		uint32_t x, y, x2, y2;
+		memcpy(&x, a, 4);
+		memcpy(&y, b, 4);
+		memcpy(&x2, a + n - 4, 4);
+		memcpy(&y2, b + n - 4, 4);
+		return ((x ^ y) | (x2 ^ y2)) == 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+static void *module_alloc(void *p, size_t size)
+{
+	void *np = realloc(p, size);
+	if (!np) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
+	return np;
+}
+
 static void module_slots_grow(struct query *q)
 {
 	size_t cap = q->mod_slots ? 2 * q->mod_slots : 64;
@@ -76,10 +153,10 @@ static void module_slots_grow(struct query *q)
 	}
 	for (size_t i = 0; i < q->mod_slots; i++) {
 		struct module_slot v = q->mod_slot[i];
-		if (!v.idx1)
+		if (!v.ref)
 			continue;
-		size_t h = (size_t)module_hash(v.name, v.len) & (cap - 1);
-		while (slot[h].idx1)
+		size_t h = (size_t)module_key_at(q, v.ref)->hash & (cap - 1);
+		while (slot[h].ref)
 			h = (h + 1) & (cap - 1);
 		slot[h] = v;
 	}
@@ -88,31 +165,61 @@ static void module_slots_grow(struct query *q)
 	q->mod_slots = cap;
 }
 
+/* Append module nmods's key (name[0..len), hash: its module_hash()); its
+ * ref.  A key of up to a cache line never straddles two (a line's lookup
+ * then reads one line of keys, not two): the table is 64-byte aligned, and
+ * a key that would cross a line starts the next. */
+static uint32_t module_key_add(struct query *q, const char *name, size_t len, uint64_t hash)
+{
+	size_t size = (sizeof(struct module_key) + len + 7) & ~(size_t)7;
+	size_t at = q->mod_keys_len ? q->mod_keys_len : 8; /* (ref 0 is an empty slot) */
+	if (size <= 64 && at / 64 != (at + size - 1) / 64)
+		at = (at + 63) & ~(size_t)63;
+	if (at + size > q->mod_keys_cap) {
+		size_t cap = q->mod_keys_cap ? 2 * q->mod_keys_cap : 4096;
+		while (cap < at + size)
+			cap *= 2;
+		void *keys = NULL;
+		if (cap / 8 > UINT32_MAX || posix_memalign(&keys, 64, cap) != 0) {
+			fputs("symdb: out of memory\n", stderr);
+			exit(CLI_EXIT_FAILED);
+		}
+		if (q->mod_keys_len)
+			memcpy(keys, q->mod_keys, q->mod_keys_len);
+		free(q->mod_keys);
+		q->mod_keys = keys;
+		q->mod_keys_cap = cap;
+	}
+	struct module_key key = { hash, (uint32_t)len, (uint32_t)q->nmods };
+	memcpy(q->mod_keys + at, &key, sizeof key);
+	memcpy(q->mod_keys + at + sizeof key, name, len);
+	q->mod_keys_len = at + size;
+	return (uint32_t)(at / 8);
+}
+
 /* Add module name[0..len) (hash: its module_hash()); its index. */
 static __attribute__((noinline)) uint32_t add_module(struct query *q, const char *name,
                                                      size_t len, uint64_t hash)
 {
+	if (len > UINT32_MAX || q->nmods >= UINT32_MAX - 1) {
+		fputs("symdb: out of memory\n", stderr);
+		exit(CLI_EXIT_FAILED);
+	}
 	if (2 * (q->nmods + 1) > q->mod_slots)
 		module_slots_grow(q);
 	size_t mask = q->mod_slots - 1, h = (size_t)hash & mask;
-	while (q->mod_slot[h].idx1)
+	while (q->mod_slot[h].ref)
 		h = (h + 1) & mask;
 	q->mods = cli_query_grow(q->mods, &q->mods_cap, q->nmods + 1, sizeof(*q->mods));
 	cli_query_set_tag(q, q->nmods, 0);
 	struct module *m = &q->mods[q->nmods];
 	memset(m, 0, sizeof(*m));
-	m->name = malloc(len + 1);
-	if (!m->name) {
-		fputs("symdb: out of memory\n", stderr);
-		exit(CLI_EXIT_FAILED);
-	}
+	m->name = module_alloc(NULL, len + 1);
 	memcpy(m->name, name, len);
 	m->name[len] = '\0';
 	m->len = len;
-	q->mod_slot[h] = (struct module_slot){ .name = m->name,
-		                               .idx1 = (uint32_t)(q->nmods + 1),
-		                               .tag = (uint32_t)(hash >> 32),
-		                               .len = len };
+	q->mod_slot[h] = (struct module_slot){ (uint32_t)(hash >> 32),
+		                               module_key_add(q, name, len, hash) };
 	return (uint32_t)(q->last_mod = q->nmods++);
 }
 
@@ -124,10 +231,12 @@ static inline uint32_t intern_hashed(struct query *q, const char *name, size_t l
 	uint32_t tag = (uint32_t)(hash >> 32);
 	const struct module_slot *slot = q->mod_slot; /* (in registers: q may alias) */
 	size_t mask = q->mod_slots - 1, h = (size_t)hash & mask;
-	for (; slot && slot[h].idx1; h = (h + 1) & mask) {
-		const struct module_slot *sl = &slot[h];
-		if (sl->tag == tag && sl->len == len && memcmp(sl->name, name, len) == 0)
-			return (uint32_t)(q->last_mod = sl->idx1 - 1);
+	for (; slot && slot[h].ref; h = (h + 1) & mask) {
+		if (slot[h].tag != tag)
+			continue;
+		const struct module_key *k = module_key_at(q, slot[h].ref);
+		if (k->len == len && names_equal((const char *)(k + 1), name, len))
+			return (uint32_t)(q->last_mod = k->idx);
 	}
 	return add_module(q, name, len, hash);
 }
@@ -343,7 +452,8 @@ static size_t next_low(const char *s, size_t i, size_t n)
  * within lim.  Words without a byte below 0x21, nearly all of a path, are
  * hashed as they are scanned.
  */
-static size_t scan_module(const char *s, size_t lim, uint64_t *hash)
+static inline __attribute__((always_inline)) size_t scan_module(const char *s, size_t lim,
+                                                                 uint64_t *hash)
 {
 	size_t i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -400,43 +510,26 @@ static size_t scan_module(const char *s, size_t lim, uint64_t *hash)
 }
 
 /*
- * The module lookups of a chunk's fast-path lines, made after the chunk is
- * parsed: a stream over thousands of modules finds each line's slot, and
- * then the name the slot points to, out of the cache (the batch's input
- * and requests stream through it), and waiting for both was most of what
- * such a stream cost more per line than one over ten modules.  The lines
- * are noted as they are parsed (q->pend) and looked up in a second loop
- * that prefetches the slot INTERN_AHEAD lines ahead and the name halfway,
- * a plain walk over an array where a queue interleaved with the parse cost
- * some 60 instructions a line.  Only once the table has INTERN_PIPE_SLOTS
- * slots: a few hundred modules stay in the cache, and the second loop
- * would only cost.
+ * On a stream over thousands of modules, a line's slot and key are out of
+ * the first-level cache (or, when other processes share the core, of the
+ * second): each fast-path line's slot is prefetched as soon as its hash is
+ * known, and its module looked up one line later, while the next line is
+ * parsed (held_line).  A few hundred modules stay in the cache: below
+ * HOLD_SLOTS slots a line is looked up at once.
  */
-#define INTERN_AHEAD 16
-#define INTERN_PIPE_SLOTS 1024 /* a smaller table stays in the cache */
+#define HOLD_SLOTS 1024
 
-struct pending_line {
-	uint32_t req, len; /* the request, and its module's length */
+struct held_line {
+	uint32_t req1, len; /* its request + 1 (0: none), its module's length */
 	uint64_t hash;
 };
 
-static void intern_pending(struct query *q, size_t n)
+static inline void intern_held(struct query *q, struct held_line *held)
 {
-	const struct pending_line *e = q->pend;
-	for (size_t j = 0; j < n; j++) {
-		size_t mask = q->mod_slots - 1; /* (add_module may grow the table) */
-		if (j + INTERN_AHEAD < n)
-			__builtin_prefetch(&q->mod_slot[e[j + INTERN_AHEAD].hash & mask]);
-		if (j + INTERN_AHEAD / 2 < n) {
-			uint64_t h = e[j + INTERN_AHEAD / 2].hash;
-			const struct module_slot *sl = &q->mod_slot[h & mask];
-			if (sl->idx1 && sl->tag == (uint32_t)(h >> 32)) {
-				__builtin_prefetch(sl->name);
-				__builtin_prefetch(sl->name + sl->len);
-			}
-		}
-		struct request *r = &q->req[e[j].req];
-		r->mod = intern_hashed(q, r->text, e[j].len, e[j].hash);
+	if (held->req1) {
+		struct request *r = &q->req[held->req1 - 1];
+		r->mod = intern_hashed(q, r->text, held->len, held->hash);
+		held->req1 = 0;
 	}
 }
 
@@ -454,8 +547,8 @@ static void intern_pending(struct query *q, size_t n)
  * cli_parse_u64 reads as the same number.  Returns the bytes taken, or 0
  * for any other line (the general path).
  */
-static size_t add_module_line(struct query *q, size_t *npend, const char *s, size_t avail,
-                              int eof)
+static inline __attribute__((always_inline)) size_t
+add_module_line(struct query *q, struct held_line *held, const char *s, size_t avail, int eof)
 {
 	size_t lim = avail < LLVM_LINE_MAX ? avail : LLVM_LINE_MAX, i, d;
 	uint64_t hash;
@@ -502,13 +595,13 @@ static size_t add_module_line(struct query *q, size_t *npend, const char *s, siz
 	r->len = i;
 	r->kind = REQ_CODE;
 	r->addr = v;
-	if (q->mod_slots < INTERN_PIPE_SLOTS || !q->pend) {
+	if (!held) {
 		r->mod = intern_hashed(q, s, mlen, hash);
-	} else {
-		r->mod = 0; /* interned after the chunk (intern_pending) */
-		q->pend[(*npend)++] = (struct pending_line){ (uint32_t)(q->nreq - 1), (uint32_t)mlen,
-			                                     hash };
+		return take;
 	}
+	__builtin_prefetch(&q->mod_slot[hash & (q->mod_slots - 1)]);
+	intern_held(q, held);
+	*held = (struct held_line){ (uint32_t)q->nreq, (uint32_t)mlen, hash };
 	return take;
 }
 
@@ -534,24 +627,25 @@ static size_t split_pieces(struct query *q, char *buf, size_t len, int eof)
 {
 	size_t off = 0;
 	int per_line = q->per_line && !q->pid;
-	size_t npend = 0; /* (at most BATCH_LINES: one a request) */
-	if (per_line && q->mod_slots >= INTERN_PIPE_SLOTS && !q->pend)
-		q->pend = malloc(BATCH_LINES * sizeof(*q->pend)); /* (NULL: looked up at once) */
+	struct held_line held = { 0, 0, 0 };
+	int hold = per_line && q->mod_slots >= HOLD_SLOTS; /* (for the chunk) */
 	while (off < len && q->nreq < BATCH_LINES) {
 		size_t avail = len - off;
-		size_t fast = per_line ? add_module_line(q, &npend, buf + off, avail, eof)
-		                       : add_hex_line(q, buf + off, avail, eof);
+		size_t fast = !per_line ? add_hex_line(q, buf + off, avail, eof)
+		              : hold    ? add_module_line(q, &held, buf + off, avail, eof)
+		                        : add_module_line(q, NULL, buf + off, avail, eof);
 		if (fast) {
 			off += fast;
 			continue;
 		}
+		intern_held(q, &held); /* (modules numbered in line order) */
 		size_t take = cli_llvm_piece_len(buf + off, avail, eof);
 		if (!take)
 			break;
 		add_piece(q, buf + off, take);
 		off += take;
 	}
-	intern_pending(q, npend);
+	intern_held(q, &held);
 	return off;
 }
 

@@ -59,6 +59,23 @@ void *cli_query_grow_to(void *p, size_t *cap, size_t need, size_t elem)
 /* ---- resolving a batch ----------------------------------------------- */
 
 /*
+ * Module mod's image, opened on first use.  An open module's tag names the
+ * module that holds its image (cli_query_owns_image): thousands of paths
+ * to a few files then read a few modules, which stay in the cache, rather
+ * than one struct module a line (mod_tag, 4 bytes a module, is read per
+ * line anyway by the body cache).  A module without a tag (not tried yet,
+ * failed, damaged, or one of --pid's) is asked.
+ */
+static inline const symdb_image *module_image(struct query *q, uint32_t mod)
+{
+	uint32_t tag = mod < q->mod_tag_cap ? q->mod_tag[mod] : 0;
+	if (tag)
+		return q->mods[tag - 1].img;
+	struct module *md = &q->mods[mod];
+	return md->state > 0 ? md->img : cli_query_module_image(q, md);
+}
+
+/*
  * Resolve every CODE/DATA request of the window with one symdb_symbolize()
  * call: the library translates, groups by image, sorts, resolves (and
  * demangles, when q->lib_demangle), and answers in input order (res[pos[i]]
@@ -82,13 +99,10 @@ static int resolve_batch(struct query *q)
 	const symdb_image *img = NULL;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
-		if (i + PREFETCH_AHEAD < q->nreq) /* (thousands of modules: out of the cache) */
-			__builtin_prefetch(&q->mods[rq[PREFETCH_AHEAD].mod]);
 		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA)
 			continue;
 		if (rq->mod != last) { /* (lines of many modules: nearly every line) */
-			struct module *md = &q->mods[rq->mod];
-			img = md->state > 0 ? md->img : cli_query_module_image(q, md);
+			img = module_image(q, rq->mod);
 			last = rq->mod;
 		}
 		symdb_request *sr = &q->sreq[m];
@@ -285,8 +299,8 @@ static void query_free(struct query *q)
 	free(q->mod_tag);
 	free(q->tag_probe);
 	free(q->probed);
-	free(q->pend);
 	free(q->mod_slot);
+	free(q->mod_keys);
 	cli_query_files_free(q);
 	cli_live_free(q);
 	if (!img_ctx)

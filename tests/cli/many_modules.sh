@@ -9,7 +9,8 @@
 # directory), so a line answered from another path's module prints another
 # function.  Every line is answered by symdb in one run; a sample of the
 # lines (every path at least once among them) goes to llvm-symbolizer-14,
-# and each sampled line's JSON object must be the oracle's.  Time is not
+# and each sampled line's JSON object must be the oracle's; in the default
+# style every line's answer must be the oracle's for its link's target.  Time is not
 # asserted (the per-line cost at 10 and 5,000 paths is measured by hand).
 source "$(dirname "$0")/lib.sh"
 
@@ -47,6 +48,12 @@ for k in range(3):
     for i in order:
         a = rng.choice(funcs[(i * 7) % len(targets)]) + rng.randrange(4)
         lines.append("%s 0x%x" % (paths[i], a))
+# The last line names a file other than the first line's (module 0's): an
+# answer for the stream's last line left without its module shows.
+def target(l):
+    return (int(l.split()[0][-5:]) * 7) % len(targets)
+j = next(j for j in range(len(lines) - 1, 0, -1) if target(lines[j]) != target(lines[0]))
+lines[j], lines[-1] = lines[-1], lines[j]
 with open(inp, "w") as f:
     f.write("\n".join(lines) + "\n")
 # The sample: the first line of every 10th path, and every 97th line.
@@ -96,6 +103,44 @@ if len(paths) < 500 or found < len(pick) * 9 // 10:
              % (len(paths), found, len(pick)))
 print("-- %d sampled lines over %d paths equal llvm-symbolizer-14's (%d named a function)"
       % (len(pick), len(paths), found))
+PY
+
+# Every line in the default style, whose text does not name the module:
+# each line's answer must be llvm-symbolizer-14's for its link's target and
+# address (asked of each target with --obj, in one run each), so that a
+# line whose module lookup was deferred or mixed up, wherever the batches,
+# chunks and windows cut the stream, prints another function.
+set +e
+"$SYMDB" query --db "$db" --no-build <"$SCRATCH/in.txt" >"$SCRATCH/all.txt" 2>"$ERR"
+RC=$?
+set -e
+[[ $RC -eq 0 ]] || fail "symdb query over 5,000 paths (LLVM style): exit $RC: $(head -c 300 "$ERR")"
+python3 - "$SCRATCH/in.txt" "$SCRATCH/all.txt" <<'PY'
+import os, subprocess, sys
+lines = open(sys.argv[1]).read().splitlines()
+got = open(sys.argv[2]).read().split("\n\n")
+if got and got[-1] == "":
+    got.pop()
+if len(got) != len(lines):
+    sys.exit("FAIL: %d answers for %d lines" % (len(got), len(lines)))
+by_target = {}
+for l in lines:
+    path, addr = l.split()
+    by_target.setdefault(os.readlink(path), []).append(addr)
+answers = {}
+for t, addrs in by_target.items():
+    out = subprocess.run(["llvm-symbolizer-14", "--obj=" + t], input="\n".join(addrs) + "\n",
+                         capture_output=True, text=True, check=True).stdout.split("\n\n")
+    if out and out[-1] == "":
+        out.pop()
+    if len(out) != len(addrs):
+        sys.exit("FAIL: llvm-symbolizer-14 gave %d answers for %d addresses" % (len(out), len(addrs)))
+    answers[t] = iter(out)
+for n, l in enumerate(lines):
+    want = next(answers[os.readlink(l.split()[0])])
+    if got[n] != want:
+        sys.exit("FAIL: line %d (%s):\n  symdb %r\n  llvm  %r" % (n + 1, l, got[n], want))
+print("-- all %d lines equal llvm-symbolizer-14's for their links' targets" % len(lines))
 PY
 
 # Paths to a file seen before share its image: over the whole stream the
