@@ -11,16 +11,6 @@
 
 /* ---- the body cache (struct body_cache) ------------------------------ */
 
-/* What the library is asked for (resolve_batch, resolve_module with
- * SYMDB_ADDR_VADDR), and on a per-line stream of which image
- * (cli_query_cache_key_tagged): equal keys resolve, and so print, alike. */
-static uint64_t cache_key(const struct query *q, const struct request *rq)
-{
-	uint64_t k = rq->addr - q->adjust_vma;
-	k = k == SYMDB_ADDR_INVALID ? SYMDB_ADDR_INVALID - 1 : k;
-	return q->per_line ? cli_query_cache_key_tagged(q->mod_tag[rq->mod], k) : k;
-}
-
 static void cache_clear(struct body_cache *c)
 {
 	memset(c->slot, 0xff, CACHE_SLOTS * sizeof(*c->slot)); /* CACHE_EMPTY */
@@ -101,6 +91,63 @@ static void cache_keep_hot(struct query *q)
 	free(tmp);
 }
 
+/* What the library is asked for (resolve_batch, resolve_module with
+ * SYMDB_ADDR_VADDR), and on a per-line stream of which image (tag: the
+ * modules' tags, cli_query_cache_key_tagged): equal keys resolve, and so
+ * print, alike.  The options come as arguments, kept in the caller's
+ * locals: its loop stores ints, which may alias q's fields. */
+static inline uint64_t key_of(const struct request *rq, uint64_t adjust, const uint32_t *tag)
+{
+	uint64_t k = rq->addr - adjust;
+	k = k == SYMDB_ADDR_INVALID ? SYMDB_ADDR_INVALID - 1 : k;
+	return tag ? cli_query_cache_key_tagged(tag[rq->mod], k) : k;
+}
+
+/*
+ * The lookups of req[0..n): CODE requests whose body is cached become
+ * REQ_CACHED; returns the hits, *lookups the CODE requests.  On a profile
+ * nearly every line comes here and hits: each key is computed once, when
+ * its slot is prefetched (key[], by request modulo PREFETCH_AHEAD), and
+ * inlined twice, with and without tags, so that the common case has no
+ * tag to look up.
+ */
+static inline __attribute__((always_inline)) size_t
+lookup_range(struct cache_slot *slot, struct request *req, size_t n, uint64_t adjust,
+             const uint32_t *tag, size_t *lookups)
+{
+	size_t hits = 0, codes = 0;
+	uint64_t key[PREFETCH_AHEAD];
+	for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		key[i] = key_of(&req[i], adjust, tag);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = key[i % PREFETCH_AHEAD];
+		if (i + PREFETCH_AHEAD < n) {
+			uint64_t ka = key_of(&req[i + PREFETCH_AHEAD], adjust, tag);
+			key[i % PREFETCH_AHEAD] = ka;
+			__builtin_prefetch(&slot[cli_query_cache_hash(ka)]);
+		}
+		struct request *rq = &req[i];
+		if (rq->kind != REQ_CODE)
+			continue;
+		codes++;
+		for (size_t h = cli_query_cache_hash(k);; h = (h + 1) & (CACHE_SLOTS - 1)) {
+			uint64_t sk = slot[h].key;
+			if (sk == CACHE_EMPTY) /* (first: a key may be CACHE_EMPTY) */
+				break;
+			if (sk == k) {
+				rq->kind = REQ_CACHED;
+				rq->body = slot[h].body;
+				rq->body.len &= ~CACHE_HOT;
+				slot[h].body.len |= CACHE_HOT;
+				hits++;
+				break;
+			}
+		}
+	}
+	*lookups = codes;
+	return hits;
+}
+
 /* Mark the batch's CODE requests whose body is cached as REQ_CACHED. */
 void cli_query_cache_lookup(struct query *q)
 {
@@ -111,27 +158,11 @@ void cli_query_cache_lookup(struct query *q)
 	c->cold = c->used == 0;
 	if (c->cold)
 		return;
-	for (size_t i = 0; i < q->nreq; i++) {
-		if (i + PREFETCH_AHEAD < q->nreq)
-			__builtin_prefetch(&c->slot[cli_query_cache_hash(
-				cache_key(q, &q->req[i + PREFETCH_AHEAD]))]);
-		struct request *rq = &q->req[i];
-		if (rq->kind != REQ_CODE)
-			continue;
-		c->lookups++;
-		uint64_t key = cache_key(q, rq);
-		for (size_t h = cli_query_cache_hash(key); c->slot[h].key != CACHE_EMPTY;
-		     h = (h + 1) & (CACHE_SLOTS - 1)) {
-			if (c->slot[h].key == key) {
-				rq->kind = REQ_CACHED;
-				rq->body = c->slot[h].body;
-				rq->body.len &= ~CACHE_HOT;
-				c->slot[h].body.len |= CACHE_HOT;
-				c->hits++;
-				break;
-			}
-		}
-	}
+	if (q->per_line)
+		c->hits = lookup_range(c->slot, q->req, q->nreq, q->adjust_vma, q->mod_tag,
+		                       &c->lookups);
+	else
+		c->hits = lookup_range(c->slot, q->req, q->nreq, q->adjust_vma, NULL, &c->lookups);
 }
 
 /* After a batch: a cache that mostly misses costs more than it saves, and

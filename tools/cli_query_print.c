@@ -366,78 +366,126 @@ static void print_jit(struct query *q, const struct request *rq, const struct mo
 	cli_print_code(&q->pr, rq->addr, &li, 1);
 }
 
+/* Request i of the batch, in any style. */
+static void print_one(struct query *q, size_t i)
+{
+	const struct request *rq = &q->req[i];
+	struct module *md = &q->mods[rq->mod];
+	if (q->pid && rq->jit_name) {
+		print_jit(q, rq, md);
+		return;
+	}
+	if (rq->kind == REQ_CACHED) {
+		cli_print_code_body(&q->pr, rq->addr, q->text.buf + rq->body.off,
+		                    rq->body.len);
+		return;
+	}
+	if (q->apart && rq->kind == REQ_CODE &&
+	    (q->pr.style != CLI_STYLE_JSON || md->state >= 0)) {
+		const struct text_span *b = &q->body[i];
+		cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
+		return;
+	}
+	/* llvm-symbolizer reads the module of a FRAME request too
+	 * (its errors are reported alike). */
+	if (rq->kind == REQ_FRAME && md->state == 0)
+		cli_query_module_image(q, md);
+	static const symdb_symbolized none = { .status = SYMDB_SYM_NO_IMAGE,
+		                               .vaddr = SYMDB_ADDR_INVALID };
+	int resolved = rq->kind == REQ_CODE || rq->kind == REQ_DATA;
+	/* A module that cannot be opened has no results (JSON: its
+	 * Error; q->res may be unused: format_results had the batch) */
+	if (!resolved || md->state < 0) {
+		print_request(q, rq, md, resolved ? &none : NULL);
+		return;
+	}
+	const symdb_symbolized *r = &q->res[q->pos[i]];
+	if (!r->image) {
+		print_request(q, rq, md, r);
+		return;
+	}
+	/* Printing reads the image's strings: when its mapping faults
+	 * meanwhile (symdb_fault_recover), the request is printed
+	 * again as one of a module that cannot be opened, unless its
+	 * text has already left the buffer (a rare half-garbled
+	 * answer; stderr and the exit code still say so). */
+	struct cli_out *o = q->pr.out;
+	size_t len = o->len, flushed = o->flushed;
+	unsigned jdepth = q->pr.jdepth;
+	unsigned char jhas[sizeof(q->pr.jhas)];
+	memcpy(jhas, q->pr.jhas, sizeof(jhas));
+	print_request(q, rq, md, r);
+	if (symdb_image_fault_check(r->image) == 0)
+		return;
+	cli_query_module_damaged(q, rq->mod);
+	if (o->flushed != flushed)
+		return;
+	o->len = len;
+	q->pr.jdepth = jdepth;
+	memcpy(q->pr.jhas, jhas, sizeof(jhas));
+	print_request(q, rq, md, &none);
+}
+
+/*
+ * Plain styles without --addresses, bodies formatted apart: a CODE
+ * request's text is all of its body, and a profile's batch is mostly
+ * bodies the cache holds.  The loop keeps the batch's arrays and the
+ * output buffer's end in locals: a copy stores through char *, which may
+ * alias anything, and every field read through q or o would otherwise be
+ * loaded again after each copy.  Other requests go through print_one.
+ */
+static void print_bare(struct query *q)
+{
+	struct cli_out *o = q->pr.out;
+	const struct request *req = q->req;
+	const struct text_span *body = q->body;
+	const char *text = q->text.buf;
+	size_t n = q->nreq, ahead = n > PREFETCH_AHEAD ? n - PREFETCH_AHEAD : 0;
+	char *buf = o->buf;
+	size_t len = o->len, cap = o->cap;
+	for (size_t i = 0; i < n; i++) {
+		if (i < ahead) {
+			const struct request *ra = &req[i + PREFETCH_AHEAD];
+			if (ra->kind == REQ_CACHED)
+				prefetch_span(text + ra->body.off, ra->body.len);
+			else if (ra->kind == REQ_CODE)
+				prefetch_span(text + body[i + PREFETCH_AHEAD].off,
+				              body[i + PREFETCH_AHEAD].len);
+		}
+		int kind = req[i].kind;
+		if (kind != REQ_CACHED && kind != REQ_CODE) {
+			o->len = len;
+			print_one(q, i);
+			buf = o->buf, len = o->len, cap = o->cap;
+			continue;
+		}
+		struct text_span b = kind == REQ_CACHED ? req[i].body : body[i];
+		if (cap - len < b.len) {
+			o->len = len;
+			cli_out_grow(o, b.len);
+			buf = o->buf, len = o->len, cap = o->cap;
+		}
+		memcpy(buf + len, text + b.off, b.len);
+		len += b.len;
+	}
+	o->len = len;
+}
+
 /* Print the batch in input order.  With bodies formatted apart, a CODE
  * request is its header and a copy of its body. */
 void cli_query_print_batch(struct query *q)
 {
-	int apart = q->apart;
 	uint64_t at = q->pr.out->flushed + q->pr.out->len;
 	/* Plain styles without --addresses: a formatted body is all of a
 	 * CODE request's text. */
-	int bare = apart && !q->pid && q->pr.style != CLI_STYLE_JSON && !q->pr.print_address;
-	for (size_t i = 0; i < q->nreq; i++) {
-		const struct request *rq = &q->req[i];
-		if (apart)
-			prefetch_bodies(q, i);
-		if (bare && (rq->kind == REQ_CACHED || rq->kind == REQ_CODE)) {
-			struct text_span b = rq->kind == REQ_CACHED ? rq->body : q->body[i];
-			cli_out_mem(q->pr.out, q->text.buf + b.off, b.len);
-			continue;
+	if (q->apart && !q->pid && q->pr.style != CLI_STYLE_JSON && !q->pr.print_address) {
+		print_bare(q);
+	} else {
+		for (size_t i = 0; i < q->nreq; i++) {
+			if (q->apart)
+				prefetch_bodies(q, i);
+			print_one(q, i);
 		}
-		struct module *md = &q->mods[rq->mod];
-		if (q->pid && rq->jit_name) {
-			print_jit(q, rq, md);
-			continue;
-		}
-		if (rq->kind == REQ_CACHED) {
-			cli_print_code_body(&q->pr, rq->addr, q->text.buf + rq->body.off,
-			                    rq->body.len);
-			continue;
-		}
-		if (apart && rq->kind == REQ_CODE &&
-		    (q->pr.style != CLI_STYLE_JSON || md->state >= 0)) {
-			const struct text_span *b = &q->body[i];
-			cli_print_code_body(&q->pr, rq->addr, q->text.buf + b->off, b->len);
-			continue;
-		}
-		/* llvm-symbolizer reads the module of a FRAME request too
-		 * (its errors are reported alike). */
-		if (rq->kind == REQ_FRAME && md->state == 0)
-			cli_query_module_image(q, md);
-		static const symdb_symbolized none = { .status = SYMDB_SYM_NO_IMAGE,
-			                               .vaddr = SYMDB_ADDR_INVALID };
-		int resolved = rq->kind == REQ_CODE || rq->kind == REQ_DATA;
-		/* A module that cannot be opened has no results (JSON: its
-		 * Error; q->res may be unused: format_results had the batch) */
-		if (!resolved || md->state < 0) {
-			print_request(q, rq, md, resolved ? &none : NULL);
-			continue;
-		}
-		const symdb_symbolized *r = &q->res[q->pos[i]];
-		if (!r->image) {
-			print_request(q, rq, md, r);
-			continue;
-		}
-		/* Printing reads the image's strings: when its mapping faults
-		 * meanwhile (symdb_fault_recover), the request is printed
-		 * again as one of a module that cannot be opened, unless its
-		 * text has already left the buffer (a rare half-garbled
-		 * answer; stderr and the exit code still say so). */
-		struct cli_out *o = q->pr.out;
-		size_t len = o->len, flushed = o->flushed;
-		unsigned jdepth = q->pr.jdepth;
-		unsigned char jhas[sizeof(q->pr.jhas)];
-		memcpy(jhas, q->pr.jhas, sizeof(jhas));
-		print_request(q, rq, md, r);
-		if (symdb_image_fault_check(r->image) == 0)
-			continue;
-		cli_query_module_damaged(q, rq->mod);
-		if (o->flushed != flushed)
-			continue;
-		o->len = len;
-		q->pr.jdepth = jdepth;
-		memcpy(q->pr.jhas, jhas, sizeof(jhas));
-		print_request(q, rq, md, &none);
 	}
 	if (q->nreq)
 		q->out_per_req = (size_t)((q->pr.out->flushed + q->pr.out->len - at) / q->nreq);
