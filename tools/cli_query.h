@@ -273,7 +273,7 @@ CLI_HIDDEN int cli_query_run_stdin(struct query *q);
  * past len for a NUL) and returns the bytes it used (< 0: an error,
  * returned), then the batch is answered and flushed (cli_query_run_batch)
  * and the unused tail kept for the next read, or, when take stopped at
- * BATCH_LINES requests, taken next without reading.  Answering per read
+ * BATCH_LINES requests, taken next with only what stdin has already.  Answering per read
  * is what lets a pipe client that writes one line and waits get its
  * answer. */
 CLI_HIDDEN int cli_query_stdin_loop(struct query *q,

@@ -683,7 +683,8 @@ static ptrdiff_t read_once(char *buf, size_t *len, size_t cap)
  * while they are still in the cache, until the batch has BATCH_LINES
  * requests or the buffer is full (the requests point into the buffer,
  * which moves only between batches); a batch that stopped at BATCH_LINES
- * is followed by the next from the same buffer, without a read.
+ * is followed by the rest of the buffer, topped up with what stdin has
+ * already (no read that waits).
  */
 int cli_query_stdin_loop(struct query *q,
                          ptrdiff_t (*take)(void *arg, char *buf, size_t len, int eof), void *arg)
@@ -698,12 +699,16 @@ int cli_query_stdin_loop(struct query *q,
 	size_t start = 0, len = 0; /* buf[start..len) is not taken yet */
 	int eof = 0, rc = 0, full = 0;
 	while (rc == 0) {
-		if (!full && !eof) {
+		if (!eof) { /* (between batches: no request points into buf) */
 			memmove(buf, buf + start, len - start);
 			len -= start;
 			start = 0;
 		}
-		for (int waited = 0; !full && !eof && len < cap && (!waited || stdin_ready());
+		/* After a batch that stopped at BATCH_LINES, the rest of buf is
+		 * answered without waiting: more is read only if stdin has it
+		 * now, and taken with it, so that the batch is full again. */
+		for (int waited = full; !eof && len < cap && q->nreq < BATCH_LINES &&
+		                        (!waited || stdin_ready());
 		     waited = 1) {
 			ptrdiff_t n = read_once(buf, &len, cap - len < chunk ? cap : len + chunk);
 			if (n <= 0) {
@@ -718,7 +723,6 @@ int cli_query_stdin_loop(struct query *q,
 					break;
 				}
 				start += (size_t)used;
-				full = q->nreq >= BATCH_LINES;
 			}
 		}
 		if (rc)
