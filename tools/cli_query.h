@@ -155,7 +155,7 @@ struct query {
 	size_t body_cap;
 	int apart;                /* the batch's CODE bodies are formatted apart,
 	                             in the library's order, then printed */
-	int apart_failed;         /* ... and text outgrew WINDOW_TEXT_MAX */
+	int apart_failed;         /* ... and text outgrew its bound */
 	size_t text_mark;         /* text.len when the window's bodies began */
 	size_t out_per_req;       /* bytes printed per request, last window */
 	size_t window;            /* requests per window (cli_query_run_batch) */
@@ -192,7 +192,7 @@ struct query {
 #define STDIN_BUF (512u << 10)
 #define STDIN_BUF_PIECES (4u << 20)
 #define STDIN_CHUNK (256u << 10) /* read and taken at once, while cached */
-#define BATCH_LINES 65536u
+#define BATCH_LINES 98304u
 
 /*
  * A batch is answered in windows of requests, each resolved by one library
@@ -205,12 +205,17 @@ struct query {
  * hundred bytes): big enough that its sorted addresses lie close together
  * (lookups cost more per address in a sparser window); a window whose
  * bodies pass WINDOW_TEXT_MAX all the same (huge names) is printed
- * directly from its results instead.
+ * directly from its results instead.  Once the body cache is off (a
+ * uniform input: cli_query_cache_review), its share of the bodies' budget
+ * (CACHE_TEXT_MAX) is the window's too: WINDOW_TEXT_ALONE, bounded by
+ * WINDOW_TEXT_ALONE_MAX.
  */
 #define WINDOW_MIN 256u
-#define WINDOW_MAX 65536u
+#define WINDOW_MAX 98304u
 #define WINDOW_TEXT (12u << 20)
 #define WINDOW_TEXT_MAX (16u << 20)
+#define WINDOW_TEXT_ALONE (24u << 20)
+#define WINDOW_TEXT_ALONE_MAX (CACHE_TEXT_MAX + WINDOW_TEXT_MAX)
 #define WINDOW_FIRST 4096u /* until a window has measured the bodies */
 #define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
 #define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
@@ -234,8 +239,9 @@ static inline size_t cli_llvm_piece_len(const char *buf, size_t avail, int eof)
  * buffers may hold at most whatever the batch, the input and the image:
  *   names     2 generations x (2 MiB of slots + CLI_NAME_ARENA 24 MiB) 52 MiB
  *   bodies    CACHE_TEXT_MAX + WINDOW_TEXT_MAX (one buffer)           32 MiB
+ *             (the cache off: WINDOW_TEXT_ALONE_MAX, the same)
  *             + 8.5 MiB while the body cache keeps its hot bodies
- *   input     STDIN_BUF_PIECES + BATCH_LINES requests                  ~9 MiB
+ *   input     STDIN_BUF_PIECES + BATCH_LINES requests                 ~11 MiB
  *   index     pages mapped past the start: QUERY_MAP_BUDGET            16 MiB
  *             (cli_query_mem.c; not kept when one window maps more)
  * plus the window's arrays and frames (a few MiB).  A large C++ image's

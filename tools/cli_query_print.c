@@ -126,8 +126,9 @@ int cli_query_apart(const struct query *q)
  * instead of at random in input order.  Neighbours with equal results share
  * their frames (symdb.h), so a run of them shares one body: a repeated
  * address costs one copy of its text when printed.  Also notes damaged
- * results, for every CODE and DATA request.  Bodies past WINDOW_TEXT_MAX
- * (or text past 4 GiB: spans are 32-bit) set q->apart_failed.
+ * results, for every CODE and DATA request.  Bodies past their bound
+ * (window_text_max), or text past 4 GiB (spans are 32-bit), set
+ * q->apart_failed.
  */
 void cli_query_format_begin(struct query *q)
 {
@@ -140,10 +141,17 @@ void cli_query_format_begin(struct query *q)
 	q->body = cli_query_grow(q->body, &q->body_cap, q->nreq, sizeof(*q->body));
 }
 
+/* The bound of a window's bodies: with the body cache off, its share of
+ * the budget is the window's (cli_query.h). */
+static size_t window_text_max(const struct query *q)
+{
+	return q->cache.slot ? WINDOW_TEXT_MAX : WINDOW_TEXT_ALONE_MAX;
+}
+
 /* Whether the window's bodies grew past their bound. */
 static int text_over(const struct query *q)
 {
-	return q->text.len - q->text_mark > WINDOW_TEXT_MAX || q->text.len > UINT32_MAX;
+	return q->text.len - q->text_mark > window_text_max(q) || q->text.len > UINT32_MAX;
 }
 
 /* Whether the mapping of img faulted (symdb_fault_recover), checked once
@@ -220,8 +228,8 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 	const uint32_t *spos = q->nsorted == q->nreq ? NULL : q->spos;
 	struct text_span body = { 0, 0 };
 	/* text_over() as one comparison */
-	size_t text_max = q->text_mark + WINDOW_TEXT_MAX < UINT32_MAX ? q->text_mark + WINDOW_TEXT_MAX
-	                                                              : UINT32_MAX;
+	size_t bound = q->text_mark + window_text_max(q);
+	size_t text_max = bound < UINT32_MAX ? bound : UINT32_MAX;
 	int one_image = 1;
 	for (size_t i = 0; i < count && !q->apart_failed; i++) {
 		const symdb_symbolized *r = &res[i];

@@ -223,9 +223,11 @@ static int run_window(struct query *q)
 		q->window = q->window / 8 > WINDOW_MIN ? q->window / 8 : WINDOW_MIN;
 		rc = resolve_batch(q);
 	} else if (rc == 0 && q->apart && q->nsorted) {
-		/* The next window's bodies about WINDOW_TEXT. */
+		/* The next window's bodies about WINDOW_TEXT, or with the
+		 * body cache off, WINDOW_TEXT_ALONE. */
 		size_t bytes = q->text.len - q->text_mark;
-		size_t w = bytes ? (size_t)((uint64_t)WINDOW_TEXT * q->nsorted / bytes) : WINDOW_MAX;
+		uint64_t target = q->cache.slot ? WINDOW_TEXT : WINDOW_TEXT_ALONE;
+		size_t w = bytes ? (size_t)(target * q->nsorted / bytes) : WINDOW_MAX;
 		q->window = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
 	}
 	if (rc < 0) {

@@ -3,14 +3,15 @@
 #
 # query_keep_hot.sh: the body cache of `symdb query` fills up and keeps its
 # hot bodies (tools/cli_query_cache.c, cache_keep_hot): a profile-like
-# stream whose 300 hot addresses of a C++ fixture make 40 % of the lines,
+# stream whose 300 hot addresses of a C++ fixture make 30 % of the lines,
 # the rest each a new address (outside the image: "??" answers, which are
 # cached all the same, one slot a distinct address).  The cache's slots
-# (CACHE_SLOTS / 2 = 65,536 keys) fill in the third window; the next
-# window's lookup keeps the bodies hit since (the hot ones), moved to the
-# start of the body text, and drops the rest; every later hot line is
-# printed from the moved copy.  Hits stay above a quarter of the lookups,
-# so the cache is never switched off.  The output must be
+# (CACHE_SLOTS / 2 = 65,536 keys) fill after some 94,000 lines, within
+# the first two batches (BATCH_LINES); the next window's lookup keeps the
+# bodies hit since (the hot ones), moved to the start of the body text,
+# and drops the rest; every later hot line is printed from the moved copy.
+# Hits stay above a quarter of the lookups, so the cache is never
+# switched off.  The output must be
 # llvm-symbolizer-14's on the same input, byte for byte, from a file and
 # from a pipe.
 source "$(dirname "$0")/lib.sh"
@@ -34,7 +35,7 @@ weights = [1.0 / (i + 1) ** 0.8 for i in range(len(hot))]
 fresh = 0x10000000
 lines = []
 for i in range(160000):
-    if rng.random() < 0.4:
+    if rng.random() < 0.3:
         lines.append(rng.choices(hot, weights)[0])
     else:
         lines.append("0x%x" % fresh)
