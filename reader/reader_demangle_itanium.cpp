@@ -15,9 +15,12 @@
  *    (parseTemplateParamDecl on "Tt"/"Tp") is bounded by counting those
  *    pairs in the input first;
  *  - the tree: an allocator that stops handing out nodes past a byte budget;
- *  - the printer: before printing, one memoized pass over the node DAG
- *    (Node::match gives each node's constructor arguments) computes an upper
- *    bound of the printed length and of the print recursion depth.
+ *  - the printer: an upper bound of the printed length and of the print
+ *    recursion depth, memoized per node of the DAG from its constructor's
+ *    arguments (Node::match) and its children's bounds, checked on the root
+ *    before printing.  Each node's is computed as the node is made, but for
+ *    nodes made after a forward template reference (its target is set
+ *    later): one pass from the root computes those.
  * Past any bound the name is refused: rd_itanium_demangle() returns 0 and the
  * caller prints the mangled name.  Within them the output is the one
  * itaniumDemangle() gives, byte for byte.  No global state: everything lives
@@ -48,175 +51,11 @@ struct NodeMemo {
 };
 static_assert(sizeof(NodeMemo) % alignof(Node) == 0, "nodes stay aligned");
 
-/*
- * A bump allocator like LLVM's own (BumpPointerAllocator in
- * ItaniumDemangle.cpp: a first block inside the parser object, then malloc'd
- * blocks), that refuses nodes once arena_max bytes are used.  Node arrays
- * are always granted: the parser writes into them without a check, and
- * their entries are nodes or substitutions already paid for (at most one per
- * input byte), so they cannot outgrow the budget by more than 8 bytes per
- * input byte.
- */
-class BudgetArena {
-	struct Block {
-		Block *next;
-		size_t size, used;
-	};
-	static constexpr size_t kBlock = 64 * 1024;
-	static constexpr size_t kHeader = (sizeof(Block) + 15u) & ~size_t(15);
-	alignas(16) char first_[4096];
-	Block *head_;
-	size_t total_ = 0;
-
-	void *take(size_t n)
-	{
-		n = (n + 15u) & ~size_t(15);
-		if (head_->size - head_->used < n) {
-			size_t size = n + kHeader > kBlock ? n + kHeader : kBlock;
-			void *mem = std::malloc(size);
-			if (!mem)
-				return nullptr;
-			head_ = new (mem) Block{head_, size, kHeader};
-		}
-		char *p = reinterpret_cast<char *>(head_) + head_->used;
-		head_->used += n;
-		total_ += n;
-		return p;
-	}
-
-public:
-	size_t arena_max = 0;
-	bool refused = false;
-
-	BudgetArena() : head_(new (first_) Block{nullptr, sizeof(first_), kHeader}) {}
-	~BudgetArena() { reset(); }
-	BudgetArena(const BudgetArena &) = delete;
-	BudgetArena &operator=(const BudgetArena &) = delete;
-
-	void reset()
-	{
-		while (head_ && reinterpret_cast<char *>(head_) != first_) {
-			Block *next = head_->next;
-			std::free(head_);
-			head_ = next;
-		}
-		head_ = new (first_) Block{nullptr, sizeof(first_), kHeader};
-		total_ = 0;
-	}
-
-	template <typename T, typename... Args> T *makeNode(Args &&...args)
-	{
-		if (refused || total_ + sizeof(NodeMemo) + sizeof(T) > arena_max) {
-			refused = true;
-			return nullptr;
-		}
-		void *p = take(sizeof(NodeMemo) + sizeof(T));
-		if (!p) {
-			refused = true;
-			return nullptr;
-		}
-		new (p) NodeMemo{0, 0, 0, 0};
-		return new (static_cast<char *>(p) + sizeof(NodeMemo)) T(std::forward<Args>(args)...);
-	}
-
-	void *allocateNodeArray(size_t n)
-	{
-		void *p = take(n * sizeof(Node *));
-		if (!p)
-			std::abort(); /* what LLVM's allocator does (std::terminate) */
-		return p;
-	}
-};
-
 static NodeMemo *memo_of(const Node *n)
 {
 	return reinterpret_cast<NodeMemo *>(
 		const_cast<char *>(reinterpret_cast<const char *>(n)) - sizeof(NodeMemo));
 }
-
-/*
- * The parser: AbstractManglingParser's own methods, with each recursive
- * entry point counted.  Every recursion of the grammar (types in types,
- * names in template arguments, expressions in expressions, encodings in
- * local names) passes through at least one of these, so the stack holds at
- * most depth_max of them plus a bounded number of frames between two.  Once
- * a bound is hit the parse is refused for good (not just this branch), so a
- * parser that backtracks cannot turn a refusal into a different success.
- */
-struct BoundedParser : AbstractManglingParser<BoundedParser, BudgetArena> {
-	using Base = AbstractManglingParser<BoundedParser, BudgetArena>;
-	unsigned depth = 0;
-	unsigned depth_max;
-
-	BoundedParser(const char *first, const char *last, const rd_demangle_limits *lim)
-		: Base(first, last), depth_max(lim->depth_max)
-	{
-		ASTAllocator.arena_max = lim->arena_max;
-	}
-
-	bool refused() const { return ASTAllocator.refused; }
-
-	/* One level deeper, or refuse the whole parse. */
-	bool enter()
-	{
-		if (ASTAllocator.refused)
-			return false;
-		if (++depth > depth_max) {
-			ASTAllocator.refused = true;
-			return false;
-		}
-		return true;
-	}
-
-#define RD_COUNTED(call)                                                                         \
-	do {                                                                                     \
-		if (!enter()) {                                                                  \
-			depth--;                                                                 \
-			return nullptr;                                                          \
-		}                                                                                \
-		Node *r_ = call;                                                                 \
-		depth--;                                                                         \
-		return r_;                                                                       \
-	} while (0)
-
-	Node *parseEncoding() { RD_COUNTED(Base::parseEncoding()); }
-	Node *parseSpecialName() { RD_COUNTED(Base::parseSpecialName()); }
-	Node *parseName(NameState *s = nullptr) { RD_COUNTED(Base::parseName(s)); }
-	Node *parseLocalName(NameState *s) { RD_COUNTED(Base::parseLocalName(s)); }
-	Node *parseNestedName(NameState *s) { RD_COUNTED(Base::parseNestedName(s)); }
-	Node *parseUnscopedName(NameState *s) { RD_COUNTED(Base::parseUnscopedName(s)); }
-	Node *parseUnqualifiedName(NameState *s) { RD_COUNTED(Base::parseUnqualifiedName(s)); }
-	Node *parseUnnamedTypeName(NameState *s) { RD_COUNTED(Base::parseUnnamedTypeName(s)); }
-	Node *parseOperatorName(NameState *s) { RD_COUNTED(Base::parseOperatorName(s)); }
-	Node *parseCtorDtorName(Node *&so_far, NameState *s)
-	{
-		RD_COUNTED(Base::parseCtorDtorName(so_far, s));
-	}
-	Node *parseTemplateArgs(bool tag = false) { RD_COUNTED(Base::parseTemplateArgs(tag)); }
-	Node *parseTemplateArg() { RD_COUNTED(Base::parseTemplateArg()); }
-	Node *parseType() { RD_COUNTED(Base::parseType()); }
-	Node *parseFunctionType() { RD_COUNTED(Base::parseFunctionType()); }
-	Node *parseQualifiedType() { RD_COUNTED(Base::parseQualifiedType()); }
-	Node *parseClassEnumType() { RD_COUNTED(Base::parseClassEnumType()); }
-	Node *parseArrayType() { RD_COUNTED(Base::parseArrayType()); }
-	Node *parseVectorType() { RD_COUNTED(Base::parseVectorType()); }
-	Node *parsePointerToMemberType() { RD_COUNTED(Base::parsePointerToMemberType()); }
-	Node *parseDecltype() { RD_COUNTED(Base::parseDecltype()); }
-	Node *parseExpr() { RD_COUNTED(Base::parseExpr()); }
-	Node *parseExprPrimary() { RD_COUNTED(Base::parseExprPrimary()); }
-	Node *parsePrefixExpr(StringView k) { RD_COUNTED(Base::parsePrefixExpr(k)); }
-	Node *parseBinaryExpr(StringView k) { RD_COUNTED(Base::parseBinaryExpr(k)); }
-	Node *parseBracedExpr() { RD_COUNTED(Base::parseBracedExpr()); }
-	Node *parseFoldExpr() { RD_COUNTED(Base::parseFoldExpr()); }
-	Node *parseNewExpr() { RD_COUNTED(Base::parseNewExpr()); }
-	Node *parseConversionExpr() { RD_COUNTED(Base::parseConversionExpr()); }
-	Node *parseUnresolvedName() { RD_COUNTED(Base::parseUnresolvedName()); }
-	Node *parseBaseUnresolvedName() { RD_COUNTED(Base::parseBaseUnresolvedName()); }
-	Node *parseUnresolvedType() { RD_COUNTED(Base::parseUnresolvedType()); }
-	Node *parseSimpleId() { RD_COUNTED(Base::parseSimpleId()); }
-	Node *parseDestructorName() { RD_COUNTED(Base::parseDestructorName()); }
-#undef RD_COUNTED
-};
 
 /*
  * What one node prints of its own, besides its arguments and children: the
@@ -226,7 +65,7 @@ struct BoundedParser : AbstractManglingParser<BoundedParser, BudgetArena> {
  * their names (the longest, std::string's expansion, is 70 bytes); a
  * floating literal prints at most max_demangled_size (42) bytes.
  */
-static uint32_t own_text(Node::Kind k)
+static constexpr uint32_t own_text(Node::Kind k)
 {
 	switch (k) {
 	case Node::KExpandedSpecialSubstitution: return 80;
@@ -340,6 +179,11 @@ struct BoundPass {
 		NodeMemo *m = memo_of(n);
 		if (m->state == 2 || over)
 			return m;
+		return walk_slow(n, m);
+	}
+
+	__attribute__((noinline)) const NodeMemo *walk_slow(const Node *n, NodeMemo *m)
+	{
 		if (m->state == 1 || level >= depth_max) {
 			/* A cycle (a forward template reference reaching itself:
 			 * LLVM prints it partly) or too deep: refuse either way. */
@@ -359,6 +203,27 @@ struct BoundPass {
 		if (m->len > output_max || m->depth > depth_max)
 			over = true;
 		return m;
+	}
+
+	/*
+	 * The memo of a node being made, from its constructor's arguments
+	 * and its children's memos, which are all done when no forward
+	 * template reference exists yet (a node's fields never change after
+	 * construction but a forward reference's Ref), so walk() returns at
+	 * once for each: the same values the walk from the root would
+	 * compute, without a second pass over the tree.  The bounds are
+	 * checked on the root only: len and depth never decrease from a
+	 * child to its parent.
+	 */
+	template <typename T> void birth(const T *node, NodeMemo *m)
+	{
+		Acc acc{this};
+		acc.len = own_text(NodeKind<T>::Kind);
+		measure(node, acc);
+		m->len = sat(acc.len);
+		m->depth = acc.depth + 1;
+		m->pack = acc.pack;
+		m->state = 2;
 	}
 
 	/* An expansion prints its child once per element of the first pack it
@@ -413,6 +278,183 @@ struct BoundPass {
 	}
 };
 
+/*
+ * A bump allocator like LLVM's own (BumpPointerAllocator in
+ * ItaniumDemangle.cpp: a first block inside the parser object, then malloc'd
+ * blocks), that refuses nodes once arena_max bytes are used.  Node arrays
+ * are always granted: the parser writes into them without a check, and
+ * their entries are nodes or substitutions already paid for (at most one per
+ * input byte), so they cannot outgrow the budget by more than 8 bytes per
+ * input byte.
+ */
+class BudgetArena {
+	struct Block {
+		Block *next;
+		size_t size, used;
+	};
+	static constexpr size_t kBlock = 64 * 1024;
+	static constexpr size_t kHeader = (sizeof(Block) + 15u) & ~size_t(15);
+	alignas(16) char first_[4096];
+	Block *head_;
+	size_t total_ = 0;
+
+	void *take(size_t n)
+	{
+		n = (n + 15u) & ~size_t(15);
+		if (head_->size - head_->used < n) {
+			size_t size = n + kHeader > kBlock ? n + kHeader : kBlock;
+			void *mem = std::malloc(size);
+			if (!mem)
+				return nullptr;
+			head_ = new (mem) Block{head_, size, kHeader};
+		}
+		char *p = reinterpret_cast<char *>(head_) + head_->used;
+		head_->used += n;
+		total_ += n;
+		return p;
+	}
+
+public:
+	size_t arena_max = 0;
+	bool refused = false;
+	/* Measures nodes as they are made, until the first forward template
+	 * reference (whose Ref is set later); rd_itanium_demangle() walks
+	 * the rest. */
+	BoundPass births{0, 0};
+	bool measuring = true;
+
+	BudgetArena() : head_(new (first_) Block{nullptr, sizeof(first_), kHeader}) {}
+	~BudgetArena() { reset(); }
+	BudgetArena(const BudgetArena &) = delete;
+	BudgetArena &operator=(const BudgetArena &) = delete;
+
+	void reset()
+	{
+		while (head_ && reinterpret_cast<char *>(head_) != first_) {
+			Block *next = head_->next;
+			std::free(head_);
+			head_ = next;
+		}
+		head_ = new (first_) Block{nullptr, sizeof(first_), kHeader};
+		total_ = 0;
+		measuring = true;
+	}
+
+	template <typename T, typename... Args> T *makeNode(Args &&...args)
+	{
+		if (refused || total_ + sizeof(NodeMemo) + sizeof(T) > arena_max) {
+			refused = true;
+			return nullptr;
+		}
+		void *p = take(sizeof(NodeMemo) + sizeof(T));
+		if (!p) {
+			refused = true;
+			return nullptr;
+		}
+		NodeMemo *m = new (p) NodeMemo{0, 0, 0, 0};
+		T *node = new (static_cast<char *>(p) + sizeof(NodeMemo)) T(std::forward<Args>(args)...);
+		if constexpr (std::is_same<T, ForwardTemplateReference>::value)
+			measuring = false;
+		else if (measuring)
+			births.birth(node, m);
+		return node;
+	}
+
+	void *allocateNodeArray(size_t n)
+	{
+		void *p = take(n * sizeof(Node *));
+		if (!p)
+			std::abort(); /* what LLVM's allocator does (std::terminate) */
+		return p;
+	}
+};
+
+/*
+ * The parser: AbstractManglingParser's own methods, with each recursive
+ * entry point counted.  Every recursion of the grammar (types in types,
+ * names in template arguments, expressions in expressions, encodings in
+ * local names) passes through at least one of these, so the stack holds at
+ * most depth_max of them plus a bounded number of frames between two.  Once
+ * a bound is hit the parse is refused for good (not just this branch), so a
+ * parser that backtracks cannot turn a refusal into a different success.
+ */
+struct BoundedParser : AbstractManglingParser<BoundedParser, BudgetArena> {
+	using Base = AbstractManglingParser<BoundedParser, BudgetArena>;
+	unsigned depth = 0;
+	unsigned depth_max;
+
+	BoundedParser(const char *first, const char *last, const rd_demangle_limits *lim)
+		: Base(first, last), depth_max(lim->depth_max)
+	{
+		ASTAllocator.arena_max = lim->arena_max;
+		ASTAllocator.births.depth_max = lim->depth_max;
+		ASTAllocator.births.output_max = BoundPass::sat(lim->output_max);
+	}
+
+	bool refused() const { return ASTAllocator.refused; }
+
+	/* One level deeper, or refuse the whole parse. */
+	bool enter()
+	{
+		if (ASTAllocator.refused)
+			return false;
+		if (++depth > depth_max) {
+			ASTAllocator.refused = true;
+			return false;
+		}
+		return true;
+	}
+
+#define RD_COUNTED(call)                                                                         \
+	do {                                                                                     \
+		if (!enter()) {                                                                  \
+			depth--;                                                                 \
+			return nullptr;                                                          \
+		}                                                                                \
+		Node *r_ = call;                                                                 \
+		depth--;                                                                         \
+		return r_;                                                                       \
+	} while (0)
+
+	Node *parseEncoding() { RD_COUNTED(Base::parseEncoding()); }
+	Node *parseSpecialName() { RD_COUNTED(Base::parseSpecialName()); }
+	Node *parseName(NameState *s = nullptr) { RD_COUNTED(Base::parseName(s)); }
+	Node *parseLocalName(NameState *s) { RD_COUNTED(Base::parseLocalName(s)); }
+	Node *parseNestedName(NameState *s) { RD_COUNTED(Base::parseNestedName(s)); }
+	Node *parseUnscopedName(NameState *s) { RD_COUNTED(Base::parseUnscopedName(s)); }
+	Node *parseUnqualifiedName(NameState *s) { RD_COUNTED(Base::parseUnqualifiedName(s)); }
+	Node *parseUnnamedTypeName(NameState *s) { RD_COUNTED(Base::parseUnnamedTypeName(s)); }
+	Node *parseOperatorName(NameState *s) { RD_COUNTED(Base::parseOperatorName(s)); }
+	Node *parseCtorDtorName(Node *&so_far, NameState *s)
+	{
+		RD_COUNTED(Base::parseCtorDtorName(so_far, s));
+	}
+	Node *parseTemplateArgs(bool tag = false) { RD_COUNTED(Base::parseTemplateArgs(tag)); }
+	Node *parseTemplateArg() { RD_COUNTED(Base::parseTemplateArg()); }
+	Node *parseType() { RD_COUNTED(Base::parseType()); }
+	Node *parseFunctionType() { RD_COUNTED(Base::parseFunctionType()); }
+	Node *parseQualifiedType() { RD_COUNTED(Base::parseQualifiedType()); }
+	Node *parseClassEnumType() { RD_COUNTED(Base::parseClassEnumType()); }
+	Node *parseArrayType() { RD_COUNTED(Base::parseArrayType()); }
+	Node *parseVectorType() { RD_COUNTED(Base::parseVectorType()); }
+	Node *parsePointerToMemberType() { RD_COUNTED(Base::parsePointerToMemberType()); }
+	Node *parseDecltype() { RD_COUNTED(Base::parseDecltype()); }
+	Node *parseExpr() { RD_COUNTED(Base::parseExpr()); }
+	Node *parseExprPrimary() { RD_COUNTED(Base::parseExprPrimary()); }
+	Node *parsePrefixExpr(StringView k) { RD_COUNTED(Base::parsePrefixExpr(k)); }
+	Node *parseBinaryExpr(StringView k) { RD_COUNTED(Base::parseBinaryExpr(k)); }
+	Node *parseBracedExpr() { RD_COUNTED(Base::parseBracedExpr()); }
+	Node *parseFoldExpr() { RD_COUNTED(Base::parseFoldExpr()); }
+	Node *parseNewExpr() { RD_COUNTED(Base::parseNewExpr()); }
+	Node *parseConversionExpr() { RD_COUNTED(Base::parseConversionExpr()); }
+	Node *parseUnresolvedName() { RD_COUNTED(Base::parseUnresolvedName()); }
+	Node *parseBaseUnresolvedName() { RD_COUNTED(Base::parseBaseUnresolvedName()); }
+	Node *parseUnresolvedType() { RD_COUNTED(Base::parseUnresolvedType()); }
+	Node *parseSimpleId() { RD_COUNTED(Base::parseSimpleId()); }
+	Node *parseDestructorName() { RD_COUNTED(Base::parseDestructorName()); }
+#undef RD_COUNTED
+};
+
 /* Pairs "Tt"/"Tp" in the input: an upper bound of the levels of
  * parseTemplateParamDecl's own recursion, which no counter sees. */
 static size_t count_param_decl_nesting(const char *s, size_t len)
@@ -435,9 +477,13 @@ extern "C" int rd_itanium_demangle(const char *name, size_t len, char **buf, siz
 	Node *ast = parser.parse();
 	if (!ast || parser.refused() || !parser.ForwardTemplateRefs.empty())
 		return 0;
+	/* Nodes made before any forward reference are measured already; the
+	 * walk measures the others.  births.over cannot be set (every child
+	 * of a node being made is done), but is honoured all the same. */
 	BoundPass pass{lim->depth_max, BoundPass::sat(lim->output_max)};
-	pass.walk(ast);
-	if (pass.over)
+	const NodeMemo *root = pass.walk(ast);
+	if (pass.over || parser.ASTAllocator.births.over || root->len > pass.output_max ||
+	    root->depth > pass.depth_max)
 		return 0;
 	/* As itaniumDemangle() prints: LLVM's printer into the caller's
 	 * buffer, which OutputBuffer reallocs as it grows. */

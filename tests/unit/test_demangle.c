@@ -84,18 +84,80 @@ static void subst(char *out, unsigned i)
 	out[k] = 0;
 }
 
+/* pre + "PFv1AE" + steps steps "PFv" S S "E", each S the substitution
+ * first + 2k (the pointer the step before made), + post: each step doubles
+ * what the last pointer prints.  post may hold one "%s", replaced by the
+ * substitution of the last pointer. */
+static char *doubling_in(const char *pre, unsigned first, unsigned steps, const char *post)
+{
+	char *s = malloc(strlen(pre) + 16 + steps * 16 + strlen(post) + 16);
+	if (!s)
+		abort();
+	sprintf(s, "%sPFv1AE", pre);
+	char sb[16];
+	for (unsigned k = 0; k < steps; k++) {
+		subst(sb, first + 2 * k);
+		sprintf(s + strlen(s), "PFv%s%sE", sb, sb);
+	}
+	subst(sb, first + 2 * steps);
+	sprintf(s + strlen(s), post, sb);
+	return s;
+}
+
 /* "_Z1fPFv1AE" + "PFvS1_S1_E" + "PFvS3_S3_E" + ...: steps steps. */
 static char *doubling(unsigned steps)
 {
-	char *s = malloc(16 + steps * 16);
+	return doubling_in("_Z1f", 2, steps, "");
+}
+
+/*
+ * The same doubling where the tree also holds a forward template
+ * reference (a conversion operator's "cv T_", resolved once its template
+ * arguments are read): nodes made before the first one have their print
+ * bound measured as they are made, the others by a walk from the root.
+ * Before: every doubling node is made after it (so walked); after: inside
+ * a local name's function, before it (so measured at birth), the reference
+ * resolving to an int or to the last, largest pointer.
+ */
+static char *doubling_ftr_before(unsigned steps)
+{
+	return doubling_in("_ZN1AcvT_I", 5, steps, "EEv");
+}
+static char *doubling_ftr_after(unsigned steps)
+{
+	return doubling_in("_ZZ1f", 2, steps, "EN1BcvT_IiEEv");
+}
+static char *doubling_ftr_after_ref(unsigned steps)
+{
+	return doubling_in("_ZZ1f", 2, steps, "EN1BcvT_I%sEEv");
+}
+
+/* A conversion operator to a type of 2^steps copies of T_, whose template
+ * argument T_ is itself steps nested doublings: the output grows fourfold
+ * with each step, through a forward reference printed 2^steps times. */
+static char *ftr_squared(unsigned steps)
+{
+	char *s = malloc(64 + steps * 16);
 	if (!s)
 		abort();
-	strcpy(s, "_Z1fPFv1AE");
+	strcpy(s, "_ZN1Acv");
+	char sb[16];
+	for (unsigned k = 0; k < steps; k++)
+		strcat(s, "PFv");
+	strcat(s, "PFvT_T_E");
 	for (unsigned k = 0; k < steps; k++) {
-		char sb[16];
-		subst(sb, 2 + 2 * k);
-		sprintf(s + strlen(s), "PFv%s%sE", sb, sb);
+		subst(sb, 4 + 2 * k);
+		sprintf(s + strlen(s), "%sE", sb);
 	}
+	strcat(s, "I");
+	for (unsigned k = 0; k < steps; k++)
+		strcat(s, "PFv");
+	strcat(s, "PFv1B1BE");
+	for (unsigned k = 0; k < steps; k++) {
+		subst(sb, 9 + 2 * steps + 2 * k);
+		sprintf(s + strlen(s), "%sE", sb);
+	}
+	strcat(s, "EEv");
 	return s;
 }
 
@@ -187,6 +249,11 @@ static void test_hostile(void)
 	CHECK(strlen(d) == 454);
 	hostile_one("doubling substitutions", d);
 	hostile_one("doubling, 18 steps", doubling(18));
+	hostile_one("doubling after a forward ref", doubling_ftr_before(40));
+	hostile_one("doubling before a forward ref", doubling_ftr_after(40));
+	hostile_one("doubling, forward ref to it", doubling_ftr_after_ref(40));
+	hostile_one("doubling, forward ref, 18", doubling_ftr_after_ref(18));
+	hostile_one("forward ref printed 2^12 times", ftr_squared(12));
 	/* parseTemplateParamDecl's own recursion ("Tp"/"Tt" in a lambda). */
 	hostile_one("template param decls", repeat("_ZZ1fvENKUl", "Tp", 100000, "TyEvE_clEv", ""));
 	hostile_one("template template params", repeat("_ZZ1fvENKUl", "Tt", 60000, "TyE", "E"));
@@ -221,6 +288,11 @@ static const char *const rare_names[] = {
 	"___Z1fv_block_invoke",
 	"___Z1fv_block_invoke_12",
 	"_Z1fIiEvT_PFvS0_E",
+	/* doubling_ftr_before(2), doubling_ftr_after(2), doubling_ftr_after_ref(2) */
+	"_ZN1AcvT_IPFv1AEPFvS4_S4_EPFvS6_S6_EEEv",
+	"_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IiEEv",
+	"_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IS5_EEv",
+	"_ZN1AcvPFvPFvPFvPFvT_T_ES3_ES5_ES7_EIPFvPFvPFvPFv1B1BESE_ESG_ESI_EEEv", /* ftr_squared(3) */
 	"_ZTVN10__cxxabiv117__class_type_infoE",
 	"_ZTCN3std9strstreamE16_NS_13basic_ostreamIcSt11char_traitsIcEEE",
 	"_ZGVZ1fvE1x",
@@ -350,7 +422,23 @@ static void check_budgets(const char *name, const char *full, char **buf, size_t
 	}
 }
 
+/* The small doublings of rare_names are the hostile ones' shapes. */
+static void test_ftr_shapes(void)
+{
+	char *a = doubling_ftr_before(2), *b = doubling_ftr_after(2), *c = doubling_ftr_after_ref(2);
+	CHECK(strcmp(a, "_ZN1AcvT_IPFv1AEPFvS4_S4_EPFvS6_S6_EEEv") == 0);
+	CHECK(strcmp(b, "_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IiEEv") == 0);
+	CHECK(strcmp(c, "_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IS5_EEv") == 0);
+	free(a), free(b), free(c);
+	char *q = ftr_squared(3);
+	CHECK(strcmp(q, "_ZN1AcvPFvPFvPFvPFvT_T_ES3_ES5_ES7_EIPFvPFvPFvPFv1B1BESE_ESG_ESI_EEEv") == 0);
+	free(q);
+}
+
 #else
+static void test_ftr_shapes(void)
+{
+}
 static void check_budgets(const char *name, const char *full, char **buf, size_t *cap)
 {
 	(void)name, (void)full, (void)buf, (void)cap;
@@ -491,5 +579,6 @@ int main(void)
 	test_hostile(); /* first: its RSS figures start from a small process */
 	test_oracle();
 	test_ms_oracle();
+	test_ftr_shapes();
 	return check_exit();
 }
