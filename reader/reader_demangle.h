@@ -73,6 +73,11 @@ RD_HIDDEN int rd_llvm_demangle(const char *name, char **buf, size_t *cap,
 RD_HIDDEN int rd_itanium_demangle(const char *name, size_t len, char **buf, size_t *cap,
                                   const struct rd_demangle_limits *lim);
 
+/* reader_demangle_itanium.cpp: 1 when the pairs "Tt"/"Tp" in s[0..len)
+ * are more than max: an upper bound of the levels of
+ * parseTemplateParamDecl's own recursion, which no depth counter sees. */
+RD_HIDDEN int rd_itanium_param_decls_over(const char *s, size_t len, size_t max);
+
 /* reader_demangle_ms.cpp: a Microsoft name ("?...") of len bytes, as
  * llvm-symbolizer-14 demangles it (microsoftDemangle() with access
  * specifiers, calling conventions, member and return types left out),

@@ -455,23 +455,26 @@ struct BoundedParser : AbstractManglingParser<BoundedParser, BudgetArena> {
 #undef RD_COUNTED
 };
 
-/* Pairs "Tt"/"Tp" in the input: an upper bound of the levels of
- * parseTemplateParamDecl's own recursion, which no counter sees. */
-static size_t count_param_decl_nesting(const char *s, size_t len)
+} // namespace
+
+/* Two pairs "Tt"/"Tp" never overlap (the second byte of one is not 'T'), so
+ * a name of len bytes has at most len / 2 of them: only names longer than
+ * 2 * max + 1 bytes need counting. */
+extern "C" int rd_itanium_param_decls_over(const char *s, size_t len, size_t max)
 {
+	if (len / 2 <= max)
+		return 0;
 	size_t n = 0;
 	for (size_t i = 0; i + 1 < len; i++)
 		if (s[i] == 'T' && (s[i + 1] == 't' || s[i + 1] == 'p'))
 			n++;
-	return n;
+	return n > max;
 }
-
-} // namespace
 
 extern "C" int rd_itanium_demangle(const char *name, size_t len, char **buf, size_t *cap,
 				   const struct rd_demangle_limits *lim)
 {
-	if (len > lim->input_max || count_param_decl_nesting(name, len) > lim->depth_max)
+	if (len > lim->input_max || rd_itanium_param_decls_over(name, len, lim->depth_max))
 		return 0;
 	BoundedParser parser(name, name + len, lim);
 	Node *ast = parser.parse();

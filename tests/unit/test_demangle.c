@@ -292,6 +292,7 @@ static const char *const rare_names[] = {
 	"_ZN1AcvT_IPFv1AEPFvS4_S4_EPFvS6_S6_EEEv",
 	"_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IiEEv",
 	"_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IS5_EEv",
+	"_ZZ1fvENKUlTtTyETtTyEvE_clEv", /* sibling_tt(2) */
 	"_ZN1AcvPFvPFvPFvPFvT_T_ES3_ES5_ES7_EIPFvPFvPFvPFv1B1BESE_ESG_ESI_EEEv", /* ftr_squared(3) */
 	"_ZTVN10__cxxabiv117__class_type_infoE",
 	"_ZTCN3std9strstreamE16_NS_13basic_ostreamIcSt11char_traitsIcEEE",
@@ -422,20 +423,96 @@ static void check_budgets(const char *name, const char *full, char **buf, size_t
 	}
 }
 
+/* The pairs "Tt"/"Tp" in s, counted the plain way. */
+static size_t naive_pairs(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i + 1 < len; i++)
+		n += s[i] == 'T' && (s[i + 1] == 't' || s[i + 1] == 'p');
+	return n;
+}
+
+/* A lambda with k template template parameters: k sibling "Tt" pairs that
+ * nest no deeper than one. */
+static char *sibling_tt(unsigned k)
+{
+	return repeat("_ZZ1fvENKUl", "TtTyE", k, "vE_clEv", "");
+}
+
+/*
+ * rd_itanium_param_decls_over() counts the pairs "Tt"/"Tp" only in names
+ * longer than 2 * max + 1 bytes, since no shorter one holds more than max.
+ * Around that edge (every string of up to 9 bytes over "Ttpx", max 0..5) it
+ * answers as the plain count does; through the demangler, with the depth
+ * limit d, a name with d sibling pairs demangles as with the default
+ * limits and one with d + 1 is refused (no other bound refuses it: its
+ * nesting is shallow).
+ */
+static void test_param_decls(void)
+{
+	char s[16];
+	size_t bad = 0, strings = 0;
+	for (size_t len = 0; len <= 9; len++) {
+		size_t total = 1;
+		for (size_t i = 0; i < len; i++)
+			total *= 4;
+		for (size_t code = 0; code < total; code++, strings++) {
+			size_t c = code;
+			for (size_t i = 0; i < len; i++, c /= 4)
+				s[i] = "Ttpx"[c % 4];
+			s[len] = 0;
+			for (size_t max = 0; max <= 5; max++)
+				if (rd_itanium_param_decls_over(s, len, max) != (naive_pairs(s, len) > max) &&
+				    bad++ < 5)
+					fprintf(stderr, "param decls: \"%s\" max %zu\n", s, max);
+		}
+	}
+	printf("param decls: %zu strings, %zu answers differ from the plain count\n", strings, bad);
+	CHECK(bad == 0);
+	char *buf = malloc(256), *full = NULL;
+	size_t cap = 256;
+	static const unsigned depths[] = {24, 40, 100};
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		unsigned d = depths[i];
+		struct rd_demangle_limits l =
+			limits(RD_DEMANGLE_ARENA_MAX, d, RD_DEMANGLE_OUTPUT_MAX);
+		for (unsigned k = d; k <= d + 1; k++) {
+			char *name = sibling_tt(k);
+			CHECK(naive_pairs(name, strlen(name)) == k);
+			CHECK(symdb_demangle(name, &buf, &cap) == 1);
+			free(full);
+			full = strdup(buf);
+			int rc = rd_llvm_demangle(name, &buf, &cap, &l);
+			printf("param decls: %u sibling pairs, depth limit %u: rc %d\n", k, d, rc);
+			CHECK(rc == (k <= d));
+			if (rc == 1)
+				CHECK(strcmp(buf, full) == 0);
+			free(name);
+		}
+	}
+	free(buf);
+	free(full);
+}
+
 /* The small doublings of rare_names are the hostile ones' shapes. */
 static void test_ftr_shapes(void)
 {
-	char *a = doubling_ftr_before(2), *b = doubling_ftr_after(2), *c = doubling_ftr_after_ref(2);
+	char *a = doubling_ftr_before(2), *b = doubling_ftr_after(2), *c = doubling_ftr_after_ref(2),
+	     *t = sibling_tt(2);
 	CHECK(strcmp(a, "_ZN1AcvT_IPFv1AEPFvS4_S4_EPFvS6_S6_EEEv") == 0);
 	CHECK(strcmp(b, "_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IiEEv") == 0);
 	CHECK(strcmp(c, "_ZZ1fPFv1AEPFvS1_S1_EPFvS3_S3_EEN1BcvT_IS5_EEv") == 0);
-	free(a), free(b), free(c);
+	CHECK(strcmp(t, "_ZZ1fvENKUlTtTyETtTyEvE_clEv") == 0);
+	free(a), free(b), free(c), free(t);
 	char *q = ftr_squared(3);
 	CHECK(strcmp(q, "_ZN1AcvPFvPFvPFvPFvT_T_ES3_ES5_ES7_EIPFvPFvPFvPFv1B1BESE_ESG_ESI_EEEv") == 0);
 	free(q);
 }
 
 #else
+static void test_param_decls(void)
+{
+}
 static void test_ftr_shapes(void)
 {
 }
@@ -579,6 +656,7 @@ int main(void)
 	test_hostile(); /* first: its RSS figures start from a small process */
 	test_oracle();
 	test_ms_oracle();
+	test_param_decls();
 	test_ftr_shapes();
 	return check_exit();
 }
