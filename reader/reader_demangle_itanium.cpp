@@ -317,6 +317,14 @@ class BudgetArena {
 public:
 	size_t arena_max = 0;
 	bool refused = false;
+	unsigned depth_limit = 0; /* the parser's, 0 once refused */
+
+	void refuse()
+	{
+		refused = true;
+		depth_limit = 0;
+	}
+
 	/* Measures nodes as they are made, until the first forward template
 	 * reference (whose Ref is set later); rd_itanium_demangle() walks
 	 * the rest. */
@@ -343,12 +351,12 @@ public:
 	template <typename T, typename... Args> T *makeNode(Args &&...args)
 	{
 		if (refused || total_ + sizeof(NodeMemo) + sizeof(T) > arena_max) {
-			refused = true;
+			refuse();
 			return nullptr;
 		}
 		void *p = take(sizeof(NodeMemo) + sizeof(T));
 		if (!p) {
-			refused = true;
+			refuse();
 			return nullptr;
 		}
 		NodeMemo *m = new (p) NodeMemo{0, 0, 0, 0};
@@ -381,25 +389,24 @@ public:
 struct BoundedParser : AbstractManglingParser<BoundedParser, BudgetArena> {
 	using Base = AbstractManglingParser<BoundedParser, BudgetArena>;
 	unsigned depth = 0;
-	unsigned depth_max;
 
 	BoundedParser(const char *first, const char *last, const rd_demangle_limits *lim)
-		: Base(first, last), depth_max(lim->depth_max)
+		: Base(first, last)
 	{
 		ASTAllocator.arena_max = lim->arena_max;
+		ASTAllocator.depth_limit = lim->depth_max;
 		ASTAllocator.births.depth_max = lim->depth_max;
 		ASTAllocator.births.output_max = BoundPass::sat(lim->output_max);
 	}
 
 	bool refused() const { return ASTAllocator.refused; }
 
-	/* One level deeper, or refuse the whole parse. */
+	/* One level deeper, or refuse the whole parse.  depth_limit is 0 once
+	 * anything refused, so one test sees both the depth and a refusal. */
 	bool enter()
 	{
-		if (ASTAllocator.refused)
-			return false;
-		if (++depth > depth_max) {
-			ASTAllocator.refused = true;
+		if (++depth > ASTAllocator.depth_limit) {
+			ASTAllocator.refuse();
 			return false;
 		}
 		return true;
