@@ -28,12 +28,16 @@ for i in range(3):
     s.sendall(c.head_bytes("GET", "/healthz", body_len=10) + b"12345")
     held.append(s)
 # the held requests are in flight once their headers are parsed: wait for
-# the server's own count rather than for a time
+# the server's own count rather than for a time (bounded: 60 s, for a server
+# under a sanitizer on a loaded machine; 10 s was once not enough under TSan)
 import time
-for _ in range(200):
-    m = c.request(addr, "GET", "/metrics")
-    if m[0] == 503:
+deadline = time.monotonic() + 60
+while True:
+    m = c.request(addr, "GET", "/metrics", timeout=20)
+    if m is not None and m[0] == 503:
         break
+    assert time.monotonic() < deadline, \
+        "the 3 held requests were never counted in flight: /metrics %r" % (m and m[0],)
     time.sleep(0.05)
 refused = 0
 for i in range(6):
