@@ -136,16 +136,20 @@ void cli_query_format_begin(struct query *q)
 	if (!q->cache.slot)
 		q->text.len = 0;
 	q->text_mark = q->text.len;
+	/* Fixed for the window: a module found damaged in it turns the cache
+	 * off (cli_query_module_damaged) while text_mark still counts the
+	 * cached bodies, which the larger bound would then add to. */
+	q->text_max = q->cache.slot ? WINDOW_TEXT_MAX : WINDOW_TEXT_ALONE_MAX;
 	if (!q->per_line)
 		q->pr.module = q->mods[0].name;
 	q->body = cli_query_grow(q->body, &q->body_cap, q->nreq, sizeof(*q->body));
 }
 
-/* The bound of a window's bodies: with the body cache off, its share of
- * the budget is the window's (cli_query.h). */
+/* The bound of a window's bodies: with the body cache off when the window
+ * began, its share of the budget is the window's (cli_query.h). */
 static size_t window_text_max(const struct query *q)
 {
-	return q->cache.slot ? WINDOW_TEXT_MAX : WINDOW_TEXT_ALONE_MAX;
+	return q->text_max;
 }
 
 /* Whether the window's bodies grew past their bound. */
