@@ -157,7 +157,7 @@ struct query {
 	                             in the library's order, then printed */
 	int apart_failed;         /* ... and text outgrew its bound */
 	size_t text_mark;         /* text.len when the window's bodies began */
-	size_t text_max;          /* their bound, set then (window_text_max) */
+	size_t text_max;          /* their bound, set then */
 	size_t out_per_req;       /* bytes printed per request, last window */
 	size_t window;            /* requests per window (cli_query_run_batch) */
 	/* --pid: addresses are runtime addresses of a live process, placed

@@ -127,7 +127,7 @@ int cli_query_apart(const struct query *q)
  * their frames (symdb.h), so a run of them shares one body: a repeated
  * address costs one copy of its text when printed.  Also notes damaged
  * results, for every CODE and DATA request.  Bodies past their bound
- * (window_text_max), or text past 4 GiB (spans are 32-bit), set
+ * (q->text_max), or text past 4 GiB (spans are 32-bit), set
  * q->apart_failed.
  */
 void cli_query_format_begin(struct query *q)
@@ -136,26 +136,21 @@ void cli_query_format_begin(struct query *q)
 	if (!q->cache.slot)
 		q->text.len = 0;
 	q->text_mark = q->text.len;
-	/* Fixed for the window: a module found damaged in it turns the cache
-	 * off (cli_query_module_damaged) while text_mark still counts the
-	 * cached bodies, which the larger bound would then add to. */
+	/* The bound of the window's bodies: with the body cache off, its
+	 * share of the budget is the window's (cli_query.h).  Fixed for the
+	 * window: a module found damaged in it turns the cache off
+	 * (cli_query_module_damaged) while text_mark still counts the cached
+	 * bodies, which the larger bound would then add to. */
 	q->text_max = q->cache.slot ? WINDOW_TEXT_MAX : WINDOW_TEXT_ALONE_MAX;
 	if (!q->per_line)
 		q->pr.module = q->mods[0].name;
 	q->body = cli_query_grow(q->body, &q->body_cap, q->nreq, sizeof(*q->body));
 }
 
-/* The bound of a window's bodies: with the body cache off when the window
- * began, its share of the budget is the window's (cli_query.h). */
-static size_t window_text_max(const struct query *q)
-{
-	return q->text_max;
-}
-
 /* Whether the window's bodies grew past their bound. */
 static int text_over(const struct query *q)
 {
-	return q->text.len - q->text_mark > window_text_max(q) || q->text.len > UINT32_MAX;
+	return q->text.len - q->text_mark > q->text_max || q->text.len > UINT32_MAX;
 }
 
 /* Whether the mapping of img faulted (symdb_fault_recover), checked once
@@ -232,7 +227,7 @@ void cli_query_format_results(void *arg, const symdb_symbolized *res, const uint
 	const uint32_t *spos = q->nsorted == q->nreq ? NULL : q->spos;
 	struct text_span body = { 0, 0 };
 	/* text_over() as one comparison */
-	size_t bound = q->text_mark + window_text_max(q);
+	size_t bound = q->text_mark + q->text_max;
 	size_t text_max = bound < UINT32_MAX ? bound : UINT32_MAX;
 	int one_image = 1;
 	for (size_t i = 0; i < count && !q->apart_failed; i++) {
@@ -298,17 +293,22 @@ static inline __attribute__((always_inline)) void prefetch_span(const char *p, s
 		__builtin_prefetch(p + 128);
 }
 
+/* Request j's body in text, cached or formatted apart, if it has one.
+ * The arrays come as arguments: print_bare keeps them in locals. */
+static inline __attribute__((always_inline)) void
+prefetch_body(const struct request *req, const struct text_span *body, const char *text, size_t j)
+{
+	if (req[j].kind == REQ_CACHED)
+		prefetch_span(text + req[j].body.off, req[j].body.len);
+	else if (req[j].kind == REQ_CODE)
+		prefetch_span(text + body[j].off, body[j].len);
+}
+
 static inline __attribute__((always_inline)) void prefetch_bodies(const struct query *q, size_t i)
 {
 	if (i + PREFETCH_AHEAD >= q->nreq)
 		return; /* the last few requests of a batch go without */
-	const struct request *rq = &q->req[i + PREFETCH_AHEAD];
-	if (rq->kind == REQ_CACHED) {
-		prefetch_span(q->text.buf + rq->body.off, rq->body.len);
-	} else if (rq->kind == REQ_CODE) {
-		const struct text_span *b = &q->body[i + PREFETCH_AHEAD];
-		prefetch_span(q->text.buf + b->off, b->len);
-	}
+	prefetch_body(q->req, q->body, q->text.buf, i + PREFETCH_AHEAD);
 }
 
 /* One request of the batch that was not formatted apart; r is its result
@@ -456,14 +456,8 @@ static void print_bare(struct query *q)
 	char *buf = o->buf;
 	size_t len = o->len, cap = o->cap;
 	for (size_t i = 0; i < n; i++) {
-		if (i < ahead) {
-			const struct request *ra = &req[i + PREFETCH_AHEAD];
-			if (ra->kind == REQ_CACHED)
-				prefetch_span(text + ra->body.off, ra->body.len);
-			else if (ra->kind == REQ_CODE)
-				prefetch_span(text + body[i + PREFETCH_AHEAD].off,
-				              body[i + PREFETCH_AHEAD].len);
-		}
+		if (i < ahead)
+			prefetch_body(req, body, text, i + PREFETCH_AHEAD);
 		int kind = req[i].kind;
 		if (kind != REQ_CACHED && kind != REQ_CODE) {
 			o->len = len;
