@@ -195,10 +195,7 @@ struct BoundPass {
 		Acc acc{this};
 		acc.len = own_text(n->getKind());
 		n->visit([&](const auto *node) { measure(node, acc); });
-		m->len = sat(acc.len);
-		m->depth = acc.depth + 1;
-		m->pack = acc.pack;
-		m->state = 2;
+		done(m, acc);
 		level--;
 		if (m->len > output_max || m->depth > depth_max)
 			over = true;
@@ -220,6 +217,12 @@ struct BoundPass {
 		Acc acc{this};
 		acc.len = own_text(NodeKind<T>::Kind);
 		measure(node, acc);
+		done(m, acc);
+	}
+
+	/* A node's memo from what its arguments print (acc). */
+	static void done(NodeMemo *m, const Acc &acc)
+	{
 		m->len = sat(acc.len);
 		m->depth = acc.depth + 1;
 		m->pack = acc.pack;

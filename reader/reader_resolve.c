@@ -868,11 +868,10 @@ ptrdiff_t symdb_resolve_batch(const symdb_image *img, const uint64_t *addrs, siz
 		if (i > 0 && a < addrs[i - 1])
 			return SYMDB_E_UNSORTED; /* symdb.h: frames and results
 			                            are then unspecified */
-		/* a > the previous address, which was searched (limit > 0
-		 * says so), so a >= base. */
-		if (a != SYMDB_ADDR_INVALID && a - img->base < c.limit) {
-			/* r: still the previous address's result */
-		} else {
+		/* Below c.limit, r is still the previous address's result (a >
+		 * that address, which was searched: limit > 0 says so, so a >=
+		 * base). */
+		if (a == SYMDB_ADDR_INVALID || a - img->base >= c.limit) {
 			r.first = (uint32_t)used;
 			if (resolve_one(img, &c, a, fr ? fr + used * frame_sz : NULL, frame_sz,
 			                frames_cap - used, &r, &prev, have_prev ? &prev_r : NULL,
