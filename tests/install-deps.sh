@@ -18,6 +18,7 @@ packages=(
 	libcurl4-openssl-dev libdebuginfod-dev # symdb-fetch: the only process on the network
 	# tests: fixture compilers and linkers, the oracle, strip/objcopy
 	clang clang-14 lld lld-14 llvm-14 binutils elfutils dwarfdump
+	llvm-16 # the oracle for llvm-symbolizer 15+ syntax: BUILDID: and FILE: request lines
 	gcc-multilib # -m32 (i386) fixtures: dwarf.fixtures_m32 runs instead of skipping
 	python3 util-linux coreutils file
 	strace # tests that watch system calls (the durability order, the sandbox's list)

@@ -79,8 +79,10 @@ struct body_cache {
  * on first use and kept for the rest of the run.
  */
 struct module {
-	char *name;       /* as given: JSON ModuleName, error messages */
+	char *name;       /* as given: JSON ModuleName, error messages; for a
+	                   * build-id, its hex in upper case, as llvm prints it */
 	size_t len;
+	int build_id;     /* a "BUILDID:HEX" module: opened by its build-id */
 	symdb_image *img; /* NULL until opened, or when opening failed */
 	int state;        /* 0 not tried, 1 open, < 0 the error */
 	char *error;      /* why it failed (JSON Error.Message) */
@@ -95,6 +97,8 @@ struct module_slot {
 };
 
 struct module_files;
+
+#define QUERY_BUILD_ID_DIRS 16
 
 struct query {
 	const char *obj, *uuid_hex;
@@ -172,6 +176,11 @@ struct query {
 	int (*run)(struct query *q, char **addrs, int naddr);
 	struct cli_kernel_src ksrc; /* --kernel and its sources (cli_live_kernel.c) */
 	struct cli_fetch fetch;     /* --upstream, --debuginfod ... (cli_fetch.h) */
+	/* --debug-file-directory: where "BUILDID:" modules missing from the
+	 * database are looked for (DIR/.build-id/XX/REST.debug), as llvm's;
+	 * none given: /usr/lib/debug */
+	const char *build_id_dirs[QUERY_BUILD_ID_DIRS];
+	int nbuild_id_dirs, build_id_dirs_over;
 	size_t stdin_buf;           /* bytes of stdin per batch (0: STDIN_BUF) */
 	/* The index pages kept mapped (cli_query_mem.c): /proc/self/statm
 	 * (-1: not kept), the file-backed pages before the first lookup, the
@@ -404,6 +413,9 @@ CLI_HIDDEN int cli_query_open_named(struct query *q, const char *obj, const char
 /* Set module mod's entry of q->mod_tag (grown as needed: --pid adds
  * modules of its own). */
 CLI_HIDDEN void cli_query_set_tag(struct query *q, size_t mod, uint32_t tag);
+/* A request of "BUILDID:" module m, whose image was not found: says so on
+ * stderr again, as llvm-symbolizer does at each request (not for JSON). */
+CLI_HIDDEN void cli_query_build_id_missing(const struct query *q, const struct module *m);
 /* Record cli_query_open_named()'s outcome rc (msg: its reason) in m. */
 CLI_HIDDEN void cli_query_module_opened(struct query *q, struct module *m, int rc,
                                         const char *msg);

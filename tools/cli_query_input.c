@@ -197,10 +197,13 @@ static uint32_t module_key_add(struct query *q, const char *name, size_t len, ui
 	return (uint32_t)(at / 8);
 }
 
-/* Add module name[0..len) (hash: its module_hash()); its index. */
+/* Add module name[0..len) (hash: its module_hash()); its index.  A name
+ * that starts with a NUL is a build-id's key (build_id_key()): no path can
+ * have it, as a request's text ends at its first NUL. */
 static __attribute__((noinline)) uint32_t add_module(struct query *q, const char *name,
                                                      size_t len, uint64_t hash)
 {
+	int build_id = len && name[0] == '\0';
 	if (len > UINT32_MAX || q->nmods >= UINT32_MAX - 1) {
 		fputs("symdb: out of memory\n", stderr);
 		exit(CLI_EXIT_FAILED);
@@ -215,9 +218,10 @@ static __attribute__((noinline)) uint32_t add_module(struct query *q, const char
 	struct module *m = &q->mods[q->nmods];
 	memset(m, 0, sizeof(*m));
 	m->name = module_alloc(NULL, len + 1);
-	memcpy(m->name, name, len);
-	m->name[len] = '\0';
-	m->len = len;
+	memcpy(m->name, name + build_id, len - (size_t)build_id);
+	m->name[len - (size_t)build_id] = '\0';
+	m->len = len - (size_t)build_id;
+	m->build_id = build_id;
 	q->mod_slot[h] = (struct module_slot){ (uint32_t)(hash >> 32),
 		                               module_key_add(q, name, len, hash) };
 	return (uint32_t)(q->last_mod = q->nmods++);
@@ -244,38 +248,117 @@ static inline uint32_t intern_hashed(struct query *q, const char *name, size_t l
 uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len)
 {
 	if (q->last_mod < q->nmods && q->mods[q->last_mod].len == len &&
-	    memcmp(q->mods[q->last_mod].name, name, len) == 0)
+	    !q->mods[q->last_mod].build_id && memcmp(q->mods[q->last_mod].name, name, len) == 0)
 		return (uint32_t)q->last_mod;
 	return intern_hashed(q, name, len, module_hash(name, len));
 }
 
+/* Hex digit values plus one; 0 for every other byte. */
+#define HX(c, v) [c] = (v) + 1
+static const unsigned char hex_value1[256] = {
+	HX('0', 0), HX('1', 1), HX('2', 2), HX('3', 3), HX('4', 4), HX('5', 5), HX('6', 6),
+	HX('7', 7), HX('8', 8), HX('9', 9), HX('a', 10), HX('b', 11), HX('c', 12),
+	HX('d', 13), HX('e', 14), HX('f', 15), HX('A', 10), HX('B', 11), HX('C', 12),
+	HX('D', 13), HX('E', 14), HX('F', 15),
+};
+#undef HX
+
 /*
- * The module name of a per-line request: a quoted string ('...' or "...")
- * or the next token.  Returns 0, or -1 for an unterminated quote (the line
- * is then invalid and its JSON ModuleName empty, as llvm's).
+ * A build-id's module key: a NUL (no path has one, add_module), then the
+ * hex digits of hex[0..n) in upper case, a 0 in front of an odd count:
+ * llvm's parseBuildID and the name its JSON prints ("BUILDID:abc" is
+ * '0ABC').  Returns the key (the caller frees it) and its length, or NULL
+ * when hex is empty or has a byte that is not a hex digit.
+ */
+static char *build_id_key(const char *hex, size_t n, size_t *klen)
+{
+	if (n == 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!hex_value1[(unsigned char)hex[i]])
+			return NULL;
+	size_t pad = n % 2;
+	char *key = module_alloc(NULL, n + pad + 1);
+	key[0] = '\0';
+	key[1] = '0';
+	for (size_t i = 0; i < n; i++)
+		key[1 + pad + i] = (char)(hex[i] >= 'a' ? hex[i] - 32 : hex[i]);
+	*klen = n + pad + 1;
+	return key;
+}
+
+/*
+ * The "FILE:" and "BUILDID:" prefixes of a module (llvm-symbolizer 15 and
+ * later): how many bytes of s[0..n) they take, and whether "BUILDID:" was
+ * one of them; -1 when one is repeated or both are given (the line is
+ * invalid, its JSON ModuleName empty, as llvm's).
+ */
+static ptrdiff_t module_prefixes(const char *s, size_t n, int *build_id)
+{
+	size_t at = 0;
+	int file = 0;
+	*build_id = 0;
+	for (;;) {
+		if (n - at >= 5 && memcmp(s + at, "FILE:", 5) == 0) {
+			if (file++)
+				return -1;
+			at += 5;
+		} else if (n - at >= 8 && memcmp(s + at, "BUILDID:", 8) == 0) {
+			if ((*build_id)++)
+				return -1;
+			at += 8;
+		} else {
+			break;
+		}
+	}
+	return file && *build_id ? -1 : (ptrdiff_t)at;
+}
+
+/*
+ * The module name of a per-line request: after its prefixes, a quoted
+ * string ('...' or "...") or the next token; a build-id after "BUILDID:".
+ * Returns 0, or -1 for an invalid module (an unterminated quote, a
+ * repeated prefix, a build-id that is not hex), whose JSON ModuleName is
+ * what llvm's is.
  */
 static int parse_module(struct query *q, const char **sp, size_t *np, struct request *r)
 {
 	const char *s = *sp;
 	size_t n = *np, len;
+	int build_id;
 	while (n && is_delim(*s))
 		s++, n--;
+	ptrdiff_t pre = module_prefixes(s, n, &build_id);
+	if (pre < 0) {
+		r->mod = cli_query_intern_module(q, "", 0);
+		return -1;
+	}
+	for (s += pre, n -= (size_t)pre; pre && n && is_delim(*s);)
+		s++, n--;
+	const char *name = s;
+	size_t name_len;
 	if (n && (*s == '"' || *s == '\'')) {
 		const char *end = memchr(s + 1, *s, n - 1);
 		if (!end) {
 			r->mod = cli_query_intern_module(q, "", 0);
 			return -1;
 		}
-		r->mod = cli_query_intern_module(q, s + 1, (size_t)(end - s - 1));
+		name = s + 1;
+		name_len = (size_t)(end - s - 1);
 		len = (size_t)(end - s) + 1;
 	} else {
 		for (len = 0; len < n && !is_delim(s[len]); len++)
 			;
-		r->mod = cli_query_intern_module(q, s, len);
+		name_len = len;
 	}
 	*sp = s + len;
 	*np = n - len;
-	return 0;
+	size_t klen;
+	char *key = build_id ? build_id_key(name, name_len, &klen) : NULL;
+	r->mod = key ? cli_query_intern_module(q, key, klen)
+	             : cli_query_intern_module(q, name, name_len);
+	free(key);
+	return build_id && !key ? -1 : 0;
 }
 
 int cli_query_req_kind(const char **sp, size_t *np)
@@ -315,8 +398,12 @@ static void parse_request(struct query *q, const char *s, size_t n, struct reque
 		r->kind = REQ_INVALID;
 		return;
 	}
-	if (cli_query_req_addr(s, n, &r->addr) != 0)
+	if (cli_query_req_addr(s, n, &r->addr) != 0) {
 		r->kind = REQ_INVALID;
+		/* llvm names no module then, only the path it could not use */
+		if (q->per_line && !q->pid && q->mods[r->mod].build_id)
+			r->mod = cli_query_intern_module(q, "", 0);
+	}
 }
 
 static struct request *new_request(struct query *q)
@@ -326,16 +413,6 @@ static struct request *new_request(struct query *q)
 }
 
 /* ---- input ------------------------------------------------------------- */
-
-/* Hex digit values plus one; 0 for every other byte. */
-#define HX(c, v) [c] = (v) + 1
-static const unsigned char hex_value1[256] = {
-	HX('0', 0), HX('1', 1), HX('2', 2), HX('3', 3), HX('4', 4), HX('5', 5), HX('6', 6),
-	HX('7', 7), HX('8', 8), HX('9', 9), HX('a', 10), HX('b', 11), HX('c', 12),
-	HX('d', 13), HX('e', 14), HX('f', 15), HX('A', 10), HX('B', 11), HX('C', 12),
-	HX('D', 13), HX('E', 14), HX('F', 15),
-};
-#undef HX
 
 #ifdef __SSE2__
 /*
@@ -559,6 +636,9 @@ add_module_line(struct query *q, struct held_line *held, const char *s, size_t a
 		return 0;
 	if (mlen <= 5 && (s[0] == 'C' || s[0] == 'D' || s[0] == 'F'))
 		return 0; /* maybe a "CODE "/"DATA "/"FRAME " prefix */
+	if ((s[0] == 'B' && mlen >= 8 && memcmp(s, "BUILDID:", 8) == 0) ||
+	    (s[0] == 'F' && memcmp(s, "FILE:", 5) == 0))
+		return 0; /* a module prefix (parse_module) */
 	while (++i < lim && s[i] == ' ')
 		;
 	uint64_t v = 0;

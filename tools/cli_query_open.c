@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,11 @@ int cli_query_create_sym(struct query *q, int no_build)
 /* --uuid HEX that the database lacks: fetched from the configured sources
  * (cli_fetch.h) and opened.  0, a library code when the fetch worked and
  * the open did not, or -CLI_EXIT_FAILED with the reason on stderr. */
+/* Fetches image id and opens it.  A fetch that fails is reported, and
+ * -CLI_EXIT_FAILED returned; with quiet_miss, an image no source has is
+ * SYMDB_E_NOT_INDEXED instead, unreported (the caller words it). */
 static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_opts *o,
-                      symdb_image **img)
+                      symdb_image **img, int quiet_miss)
 {
 	char err[1024] = "", hex[2 * SYMDB_UUID_MAX + 1];
 	symdb_builder *b = NULL;
@@ -116,6 +120,8 @@ static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_op
 	if (rc == 0)
 		rc = symdb_fetch(b, id, &fo, NULL);
 	symdb_builder_close(b);
+	if (rc == SYMDB_E_NOT_FOUND && quiet_miss)
+		return SYMDB_E_NOT_INDEXED;
 	if (rc) {
 		cli_fetch_report(hex, rc, err);
 		return -CLI_EXIT_FAILED;
@@ -212,7 +218,7 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 		}
 		rc = symdb_image_open_uuid(q->db, &id, &o, img);
 		if (rc == SYMDB_E_NOT_INDEXED && q->fetch.opts.sz && q->db)
-			rc = fetch_uuid(q, &id, &o, img);
+			rc = fetch_uuid(q, &id, &o, img, 0);
 		if (rc == 0)
 			return 0;
 		if (rc == -CLI_EXIT_FAILED)
@@ -340,6 +346,88 @@ void cli_query_files_free(struct query *q)
 	q->files = NULL;
 }
 
+/*
+ * The image of build-id id from DIR/.build-id/XX/REST.debug under each
+ * --debug-file-directory DIR (none given: /usr/lib/debug), as llvm-16
+ * looks for it, indexed on first sight: 0 or 1 (the context's image) as
+ * cli_query_open_named returns, or SYMDB_E_NOT_INDEXED when no candidate
+ * is a regular file carrying that build-id.  A candidate that fails to
+ * open has been reported and the search goes on.
+ */
+static int open_build_id_file(struct query *q, const symdb_uuid *id, symdb_image **img)
+{
+	static const char *const fallback[] = { "/usr/lib/debug" };
+	const char *const *dirs = q->nbuild_id_dirs ? q->build_id_dirs : fallback;
+	int ndirs = q->nbuild_id_dirs ? q->nbuild_id_dirs : 1;
+	char hex[2 * SYMDB_UUID_MAX + 1], path[PATH_MAX], msg[1024];
+	symdb_uuid_format(id, hex);
+	for (int i = 0; i < ndirs && !q->no_build; i++) {
+		struct stat st;
+		int n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dirs[i], hex, hex + 2);
+		if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue; /* (a FIFO is never opened) */
+		symdb_image *found = NULL;
+		symdb_image_info info = { .sz = sizeof(info) };
+		int rc = cli_query_open_named(q, path, NULL, &found, msg, sizeof(msg));
+		if (rc < 0)
+			continue;
+		if (symdb_image_get_info(found, &info) == 0 && info.uuid.len == id->len &&
+		    memcmp(info.uuid.bytes, id->bytes, id->len) == 0) {
+			*img = found;
+			return rc;
+		}
+		if (rc == 0)
+			symdb_image_close(found);
+	}
+	return SYMDB_E_NOT_INDEXED;
+}
+
+/*
+ * A "BUILDID:HEX" module's image (m->name is HEX, cli_query_input.c): the
+ * database's image of exactly that build-id; else the debug file of that
+ * build-id under the debug directories (open_build_id_file); else fetched
+ * on first sight when fetch sources are set.  One that none has is
+ * llvm-symbolizer's "could not find build ID" ("??" answers, exit 0); any
+ * other failure is symdb's, as for --uuid.
+ */
+static int open_build_id(struct query *q, struct module *m, char *msg, size_t msz)
+{
+	char err[1024] = "";
+	SYMDB_OPTS(symdb_open_opts, o, .flags = cli_verify_flag(q->verify),
+	           .errbuf = err, .errbuf_sz = sizeof(err));
+	symdb_uuid id;
+	int rc = SYMDB_E_NOT_INDEXED;
+	if (symdb_uuid_parse(m->name, &id) == 0) {
+		if (q->db)
+			rc = symdb_image_open_uuid(q->db, &id, &o, &m->img);
+		if (rc == SYMDB_E_NOT_INDEXED)
+			rc = open_build_id_file(q, &id, &m->img);
+		if (rc == SYMDB_E_NOT_INDEXED && q->fetch.opts.sz && q->db)
+			rc = fetch_uuid(q, &id, &o, &m->img, 1);
+	}
+	if (rc == 0 || rc == 1 || rc == -CLI_EXIT_FAILED)
+		return rc;
+	if (rc == SYMDB_E_NOT_INDEXED) {
+		snprintf(msg, msz, "could not find build ID '%s'", m->name);
+		if (q->pr.style != CLI_STYLE_JSON)
+			fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", msg);
+		return OPEN_AS_LLVM;
+	}
+	int sys = rc < 0 && rc > SYMDB_E_FORMAT; /* -errno */
+	snprintf(msg, msz, "%s", sys || !err[0] ? symdb_strerror(rc) : err);
+	cli_err_lib(m->name, rc, err);
+	return -cli_exit_for(rc);
+}
+
+/* llvm-symbolizer looks for a build-id it could not find again at each
+ * request, and says so again each time: so does a "BUILDID:" module whose
+ * image is not found (JSON: cli_query_print.c prints its Error each time). */
+void cli_query_build_id_missing(const struct query *q, const struct module *m)
+{
+	if (m->build_id && m->state == OPEN_AS_LLVM && q->pr.style != CLI_STYLE_JSON)
+		fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", m->error);
+}
+
 /* A per-line module's image, opened on first use (a failure is reported
  * once and remembered).  A regular file whose identity an earlier module's
  * context image came from gets that image: the context would answer with
@@ -347,8 +435,15 @@ void cli_query_files_free(struct query *q)
  * Failures are not shared: each path's is reported in its own words. */
 symdb_image *cli_query_module_image(struct query *q, struct module *m)
 {
-	if (m->state != 0)
+	if (m->state != 0) {
+		cli_query_build_id_missing(q, m);
 		return m->state > 0 ? m->img : NULL;
+	}
+	char msg[1024];
+	if (m->build_id) {
+		cli_query_module_opened(q, m, open_build_id(q, m, msg, sizeof(msg)), msg);
+		return m->state > 0 ? m->img : NULL;
+	}
 	struct stat st;
 	struct module_file key = { 0 };
 	int known = stat(m->name, &st) == 0 && S_ISREG(st.st_mode);
@@ -361,7 +456,6 @@ symdb_image *cli_query_module_image(struct query *q, struct module *m)
 		cli_query_set_tag(q, (size_t)(m - q->mods), f->img_tag); /* one image, one tag */
 		return m->img;
 	}
-	char msg[1024];
 	int rc = cli_query_open_named(q, m->name, NULL, &m->img, msg, sizeof(msg));
 	cli_query_module_opened(q, m, rc, msg);
 	/* The same file still (not replaced meanwhile): its image. */

@@ -315,10 +315,17 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 	case X_FETCH_TIMEOUT: (void)cli_fetch_set(&q->fetch, "--fetch-timeout", a->value); break;
 	case X_NEGATIVE_TTL: (void)cli_fetch_set(&q->fetch, "--negative-ttl", a->value); break;
 	case X_NO_FETCH: (void)cli_fetch_set(&q->fetch, "--no-fetch", NULL); break;
+	case O_DEBUG_FILE_DIRECTORY:
+		if (q->nbuild_id_dirs < QUERY_BUILD_ID_DIRS)
+			q->build_id_dirs[q->nbuild_id_dirs++] = a->value;
+		else
+			q->build_id_dirs_over = 1;
+		break;
 	/*
-	 * Accepted, no effect.  --debug-file-directory, --dwp and
-	 * --fallback-debug-path say where debug info is: symdb decides that
-	 * when indexing (symdb build --debug-dir).  --relative-address,
+	 * Accepted, no effect.  --dwp and --fallback-debug-path say where
+	 * debug info is: symdb decides that when indexing (symdb build
+	 * --debug-dir); --debug-file-directory only says where the images of
+	 * "BUILDID:" lines are (cli_query_open.c).  --relative-address,
 	 * --untag-addresses and --use-symbol-table=true change nothing for
 	 * ELF and Mach-O files in llvm-symbolizer-14 either (a preferred base
 	 * is COFF's; untagging applies to symbol addresses, which carry no
@@ -449,6 +456,10 @@ static int check_combination(struct query *q)
 	               q->pr.style == CLI_STYLE_ATOS)) {
 		cli_err(NULL, "query: --pid takes runtime addresses as they are: no --addr-kind, "
 		              "--load-address or --output-style=atos with it");
+		return -CLI_EXIT_USAGE;
+	}
+	if (q->build_id_dirs_over) {
+		cli_err(NULL, "query: at most %d --debug-file-directory", QUERY_BUILD_ID_DIRS);
 		return -CLI_EXIT_USAGE;
 	}
 	if (q->ksrc.on || q->ksrc.any)

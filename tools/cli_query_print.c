@@ -322,7 +322,8 @@ static void print_request(struct query *q, const struct request *rq, struct modu
 	 * answers as for an empty module: "Symbol":[], an empty "Data",
 	 * "Frame":[]. */
 	if (md->state < 0 && q->pr.style == CLI_STYLE_JSON && rq->kind != REQ_INVALID) {
-		if (!md->error_shown) {
+		/* (a build-id not found: at each request, as llvm's) */
+		if (!md->error_shown || (md->build_id && md->state == OPEN_AS_LLVM)) {
 			md->error_shown = 1;
 			cli_print_error(&q->pr, rq->addr, md->error);
 			return;

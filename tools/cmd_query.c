@@ -99,11 +99,21 @@ static int resolve_batch(struct query *q)
 	const symdb_image *img = NULL;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
+		if (rq->kind == REQ_FRAME && q->per_line && !q->pid) {
+			/* llvm-symbolizer reads a FRAME request's module too,
+			 * in input order with the others: its errors are said
+			 * in that order */
+			(void)module_image(q, rq->mod);
+			last = UINT32_MAX;
+			continue;
+		}
 		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA)
 			continue;
 		if (rq->mod != last) { /* (lines of many modules: nearly every line) */
 			img = module_image(q, rq->mod);
 			last = rq->mod;
+		} else if (!img) {
+			cli_query_build_id_missing(q, &q->mods[last]);
 		}
 		symdb_request *sr = &q->sreq[m];
 		*sr = (symdb_request){ .image_ref = SYMDB_IMAGE_HANDLE,

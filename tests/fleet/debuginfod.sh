@@ -5,7 +5,9 @@
 # its .debug file (built here).  symdb fetches the unknown build-id, indexes
 # it and answers equal to llvm-symbolizer-14 on the local files; the second
 # query does not reach the server; an unknown build-id is answered from the
-# negative cache inside --negative-ttl (no request) and asked again after it.
+# negative cache inside --negative-ttl (no request) and asked again after it;
+# "BUILDID:" request lines are fetched alike, answering as llvm-symbolizer-16
+# does from the same server.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy curl
 t0=$(date +%s%N)
@@ -62,5 +64,38 @@ n2=$(dbgd_gets "$U")
 rm -f "$DB/misses/$U"
 DEBUGINFOD_URLS="$DBGD_URL" run "$SYMDB" query --db "$DB" --no-fetch --uuid "$U" 0x1000
 ((RC != 0)) && (( $(dbgd_gets "$U") == n2 )) || fail "--no-fetch reached the server"
+
+note "7. BUILDID: request lines fetch on first sight"
+# The answers are llvm-symbolizer-14's on the stripped binary, as in 1 (what
+# symdb indexes from debuginfod: the executable and its debuginfo; LLVM 16
+# reads the debuginfo file alone, and names _init and _start from its
+# symbol table); the unknown build-id is said as llvm-symbolizer-16 says it
+# after asking the same server.
+if command -v llvm-symbolizer-16 >/dev/null; then
+	{
+		while read -r a; do
+			printf 'BUILDID:%s %s\nCODE BUILDID:%s %s\n' "$PROG_ID" "$a" "${PROG_ID^^}" "$a"
+		done <"$SCRATCH/addrs"
+		printf 'BUILDID:%s 0x1000\nBUILDID:%s 0x1000\n' "$U" "$U"
+	} >"$SCRATCH/bid-lines"
+	sed -e "s|^\(CODE \)\{0,1\}BUILDID:$PROG_ID |$SCRATCH/fx/srv/prog |I" \
+		-e "s|^BUILDID:$U |/nonexistent/prog |" "$SCRATCH/bid-lines" >"$SCRATCH/path-lines"
+	llvm-symbolizer-14 <"$SCRATCH/path-lines" >"$SCRATCH/want14" 2>/dev/null
+	DEBUGINFOD_URLS="$DBGD_URL" DEBUGINFOD_CACHE_PATH="$SCRATCH/llvm-cache" \
+		llvm-symbolizer-16 --debug-file-directory=/nonexistent <"$SCRATCH/bid-lines" \
+		>"$SCRATCH/want16" 2>"$SCRATCH/want16.err"
+	grep -q middle "$SCRATCH/want16" || fail "llvm-symbolizer-16 did not fetch $PROG_ID"
+	grep -q middle "$SCRATCH/want14" || fail "llvm-symbolizer-14 named no function: the input is wrong"
+	run_in "$SCRATCH/bid-lines" "$SYMDB" query --db "$SCRATCH/db3" --debuginfod "$DBGD_URL" \
+		--debug-file-directory=/nonexistent
+	((RC == 0)) || fail "BUILDID lines: exit $RC: $(cat "$ERR")"
+	diff -u "$SCRATCH/want14" "$OUT" || fail "BUILDID lines: answers differ from llvm-symbolizer-14's by path"
+	diff -u "$SCRATCH/want16.err" "$ERR" || fail "BUILDID lines: stderr differs from llvm-symbolizer-16"
+	run "$SYMDB" list --db "$SCRATCH/db3"
+	grep -q "^$PROG_ID " "$OUT" || fail "BUILDID lines: $PROG_ID was not published"
+	[[ -f $SCRATCH/db3/misses/$U ]] || fail "BUILDID lines: the unknown build-id was not remembered"
+else
+	skip_part "7. BUILDID lines: llvm-symbolizer-16 not found"
+fi
 
 note "wall time: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
