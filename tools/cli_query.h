@@ -83,6 +83,7 @@ struct module {
 	                   * build-id, its hex in upper case, as llvm prints it */
 	size_t len;
 	int build_id;     /* a "BUILDID:HEX" module: opened by its build-id */
+	int id_missing;   /* ... that no source has: said again at each request */
 	symdb_image *img; /* NULL until opened, or when opening failed */
 	int state;        /* 0 not tried, 1 open, < 0 the error */
 	char *error;      /* why it failed (JSON Error.Message) */

@@ -326,14 +326,14 @@ static int parse_module(struct query *q, const char **sp, size_t *np, struct req
 	const char *s = *sp;
 	size_t n = *np, len;
 	int build_id;
-	while (n && is_delim(*s))
-		s++, n--;
+	/* (llvm-16 reads the prefixes where the module starts, before the
+	 * delimiters: " BUILDID:x" is a path) */
 	ptrdiff_t pre = module_prefixes(s, n, &build_id);
 	if (pre < 0) {
 		r->mod = cli_query_intern_module(q, "", 0);
 		return -1;
 	}
-	for (s += pre, n -= (size_t)pre; pre && n && is_delim(*s);)
+	for (s += pre, n -= (size_t)pre; n && is_delim(*s);)
 		s++, n--;
 	const char *name = s;
 	size_t name_len;

@@ -102,10 +102,11 @@ int cli_query_create_sym(struct query *q, int no_build)
  * (cli_fetch.h) and opened.  0, a library code when the fetch worked and
  * the open did not, or -CLI_EXIT_FAILED with the reason on stderr. */
 /* Fetches image id and opens it.  A fetch that fails is reported, and
- * -CLI_EXIT_FAILED returned; with quiet_miss, an image no source has is
- * SYMDB_E_NOT_INDEXED instead, unreported (the caller words it). */
+ * -CLI_EXIT_FAILED returned (msg, if given: why); with msg, an image no
+ * source has is SYMDB_E_NOT_INDEXED instead, unreported (the caller words
+ * it). */
 static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_opts *o,
-                      symdb_image **img, int quiet_miss)
+                      symdb_image **img, char *msg, size_t msz)
 {
 	char err[1024] = "", hex[2 * SYMDB_UUID_MAX + 1];
 	symdb_builder *b = NULL;
@@ -120,9 +121,11 @@ static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_op
 	if (rc == 0)
 		rc = symdb_fetch(b, id, &fo, NULL);
 	symdb_builder_close(b);
-	if (rc == SYMDB_E_NOT_FOUND && quiet_miss)
+	if (rc == SYMDB_E_NOT_FOUND && msg)
 		return SYMDB_E_NOT_INDEXED;
 	if (rc) {
+		if (msg)
+			snprintf(msg, msz, "%s", err[0] ? err : symdb_strerror(rc));
 		cli_fetch_report(hex, rc, err);
 		return -CLI_EXIT_FAILED;
 	}
@@ -218,7 +221,7 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 		}
 		rc = symdb_image_open_uuid(q->db, &id, &o, img);
 		if (rc == SYMDB_E_NOT_INDEXED && q->fetch.opts.sz && q->db)
-			rc = fetch_uuid(q, &id, &o, img, 0);
+			rc = fetch_uuid(q, &id, &o, img, NULL, 0);
 		if (rc == 0)
 			return 0;
 		if (rc == -CLI_EXIT_FAILED)
@@ -349,28 +352,32 @@ void cli_query_files_free(struct query *q)
 /*
  * The image of build-id id from DIR/.build-id/XX/REST.debug under each
  * --debug-file-directory DIR (none given: /usr/lib/debug), as llvm-16
- * looks for it, indexed on first sight: 0 or 1 (the context's image) as
- * cli_query_open_named returns, or SYMDB_E_NOT_INDEXED when no candidate
- * is a regular file carrying that build-id.  A candidate that fails to
- * open has been reported and the search goes on.
+ * looks for it: the first such path that exists is opened (indexed on
+ * first sight), and its failure, reported by cli_query_open_named (msg:
+ * its reason), is the module's, as llvm's.  Unlike llvm, a FIFO or a
+ * device there is skipped unread, and an image that carries another
+ * build-id is not used.  Returns 0 or 1 as cli_query_open_named,
+ * SYMDB_E_NOT_INDEXED when no path held the image, or its failure.
  */
-static int open_build_id_file(struct query *q, const symdb_uuid *id, symdb_image **img)
+static int open_build_id_file(struct query *q, const symdb_uuid *id, symdb_image **img,
+                              char *msg, size_t msz)
 {
 	static const char *const fallback[] = { "/usr/lib/debug" };
 	const char *const *dirs = q->nbuild_id_dirs ? q->build_id_dirs : fallback;
 	int ndirs = q->nbuild_id_dirs ? q->nbuild_id_dirs : 1;
-	char hex[2 * SYMDB_UUID_MAX + 1], path[PATH_MAX], msg[1024];
+	char hex[2 * SYMDB_UUID_MAX + 1], path[PATH_MAX];
 	symdb_uuid_format(id, hex);
 	for (int i = 0; i < ndirs && !q->no_build; i++) {
 		struct stat st;
 		int n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dirs[i], hex, hex + 2);
-		if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			continue; /* (a FIFO is never opened) */
+		if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			continue;
 		symdb_image *found = NULL;
 		symdb_image_info info = { .sz = sizeof(info) };
-		int rc = cli_query_open_named(q, path, NULL, &found, msg, sizeof(msg));
+		int rc = cli_query_open_named(q, path, NULL, &found, msg, msz);
 		if (rc < 0)
-			continue;
+			return rc;
 		if (symdb_image_get_info(found, &info) == 0 && info.uuid.len == id->len &&
 		    memcmp(info.uuid.bytes, id->bytes, id->len) == 0) {
 			*img = found;
@@ -387,8 +394,9 @@ static int open_build_id_file(struct query *q, const symdb_uuid *id, symdb_image
  * database's image of exactly that build-id; else the debug file of that
  * build-id under the debug directories (open_build_id_file); else fetched
  * on first sight when fetch sources are set.  One that none has is
- * llvm-symbolizer's "could not find build ID" ("??" answers, exit 0); any
- * other failure is symdb's, as for --uuid.
+ * llvm-symbolizer's "could not find build ID" ("??" answers, exit 0; said
+ * again at each request, m->id_missing); any other failure is symdb's, as
+ * for --uuid.
  */
 static int open_build_id(struct query *q, struct module *m, char *msg, size_t msz)
 {
@@ -397,17 +405,20 @@ static int open_build_id(struct query *q, struct module *m, char *msg, size_t ms
 	           .errbuf = err, .errbuf_sz = sizeof(err));
 	symdb_uuid id;
 	int rc = SYMDB_E_NOT_INDEXED;
+	snprintf(msg, msz, "unable to open this image");
 	if (symdb_uuid_parse(m->name, &id) == 0) {
 		if (q->db)
 			rc = symdb_image_open_uuid(q->db, &id, &o, &m->img);
-		if (rc == SYMDB_E_NOT_INDEXED)
-			rc = open_build_id_file(q, &id, &m->img);
+		if (rc == SYMDB_E_NOT_INDEXED &&
+		    (rc = open_build_id_file(q, &id, &m->img, msg, msz)) != SYMDB_E_NOT_INDEXED)
+			return rc; /* opened, or its failure reported (msg: why) */
 		if (rc == SYMDB_E_NOT_INDEXED && q->fetch.opts.sz && q->db)
-			rc = fetch_uuid(q, &id, &o, &m->img, 1);
+			rc = fetch_uuid(q, &id, &o, &m->img, msg, msz);
 	}
-	if (rc == 0 || rc == 1 || rc == -CLI_EXIT_FAILED)
-		return rc;
+	if (rc == 0 || rc == -CLI_EXIT_FAILED)
+		return rc; /* opened, or the fetch's failure reported (msg: why) */
 	if (rc == SYMDB_E_NOT_INDEXED) {
+		m->id_missing = 1;
 		snprintf(msg, msz, "could not find build ID '%s'", m->name);
 		if (q->pr.style != CLI_STYLE_JSON)
 			fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", msg);
@@ -424,7 +435,7 @@ static int open_build_id(struct query *q, struct module *m, char *msg, size_t ms
  * image is not found (JSON: cli_query_print.c prints its Error each time). */
 void cli_query_build_id_missing(const struct query *q, const struct module *m)
 {
-	if (m->build_id && m->state == OPEN_AS_LLVM && q->pr.style != CLI_STYLE_JSON)
+	if (m->id_missing && q->pr.style != CLI_STYLE_JSON)
 		fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", m->error);
 }
 

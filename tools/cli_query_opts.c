@@ -458,14 +458,15 @@ static int check_combination(struct query *q)
 		              "--load-address or --output-style=atos with it");
 		return -CLI_EXIT_USAGE;
 	}
-	if (q->build_id_dirs_over) {
-		cli_err(NULL, "query: at most %d --debug-file-directory", QUERY_BUILD_ID_DIRS);
-		return -CLI_EXIT_USAGE;
-	}
 	if (q->ksrc.on || q->ksrc.any)
 		return cli_kernel_check(q);
 	/* --pid: every request has its own module, found by the library */
 	q->per_line = !q->obj && !q->uuid_hex;
+	if (q->build_id_dirs_over && q->per_line && !q->pid) {
+		/* (elsewhere the option changes nothing, as in llvm-symbolizer-14) */
+		cli_err(NULL, "query: at most %d --debug-file-directory", QUERY_BUILD_ID_DIRS);
+		return -CLI_EXIT_USAGE;
+	}
 	if (q->perf_map && (q->obj || q->uuid_hex || q->pr.style == CLI_STYLE_ATOS)) {
 		cli_err(NULL, "query: --perf-map takes no --obj, --uuid or --output-style=atos");
 		return -CLI_EXIT_USAGE;

@@ -323,7 +323,7 @@ static void print_request(struct query *q, const struct request *rq, struct modu
 	 * "Frame":[]. */
 	if (md->state < 0 && q->pr.style == CLI_STYLE_JSON && rq->kind != REQ_INVALID) {
 		/* (a build-id not found: at each request, as llvm's) */
-		if (!md->error_shown || (md->build_id && md->state == OPEN_AS_LLVM)) {
+		if (!md->error_shown || md->id_missing) {
 			md->error_shown = 1;
 			cli_print_error(&q->pr, rq->addr, md->error);
 			return;

@@ -18,7 +18,9 @@
 #   3. the images are then in the database: --no-build without the debug
 #      directory answers the same;
 #   4. a file at a build-id's path that carries another build-id, and a
-#      FIFO there, are not used: "could not find build ID", at once.
+#      FIFO there, are not used: "could not find build ID", at once;
+#   5. a file that is not an object and a directory at build-id paths: their
+#      errors, once, as llvm-symbolizer-16's (LLVM and JSON styles).
 source "$(dirname "$0")/lib.sh"
 require llvm-symbolizer-16 llvm-symbolizer-14 llvm-nm-14 readelf timeout
 
@@ -66,7 +68,8 @@ for path, bid in images:
             b'"BUILDID:' + B + b'" ' + A, b"FILE: " + A, b"BUILDID:" + B + b"00 " + A,
             b"BUILDID:" + B[:10] + b" " + A, b"buildid:" + B + b" " + A,
             b"BUILDID:" + B[:8] + b"-" + B[8:] + b" " + A, b"BUILDID:" + B + b" " + A + b" more",
-            b"BUILDID:" + b"ab" * 40 + b" " + A, b"BUILDID:\"" + B + b" " + A]
+            b"BUILDID:" + b"ab" * 40 + b" " + A, b"BUILDID:\"" + B + b" " + A,
+            b" BUILDID:" + B + b" " + A, b"CODE  BUILDID:" + B + b" " + A, b" FILE:" + P + b" " + A]
 for name, lines in (("in16", v16), ("by_id", by_id), ("by_path", by_path)):
     with open(f"{out}/{name}.txt", "wb") as f:
         f.write(b"\n".join(lines) + b"\n")
@@ -124,4 +127,20 @@ expect_ok "wrong build-id and FIFO"
 for id in "$other" "$fifo_id"; do
 	grep -qx "LLVMSymbolizer: error reading file: could not find build ID '${id^^}'" "$ERR" ||
 		fail "no 'could not find build ID' for $id: $(cat "$ERR")"
+done
+
+note "5. a file that is not an object and a directory at build-id paths: as llvm-symbolizer-16"
+mkdir -p "$SCRATCH/junk/.build-id/ab" "$SCRATCH/junk/.build-id/cd/ef.debug"
+echo junk >"$SCRATCH/junk/.build-id/ab/ce.debug"
+printf 'BUILDID:abce %s\nBUILDID:abce %s\nBUILDID:cdef %s\nFRAME BUILDID:cdef %s\n' "$a" "$a" "$a" "$a" \
+	>"$SCRATCH/junk.txt"
+for style in LLVM JSON; do
+	llvm-symbolizer-16 --output-style=$style --debug-file-directory "$SCRATCH/junk" \
+		<"$SCRATCH/junk.txt" >"$SCRATCH/want.junk" 2>"$SCRATCH/want.junk.err"
+	run_in "$SCRATCH/junk.txt" "$SYMDB" query --db "$SCRATCH/db-junk" --output-style=$style \
+		--debug-file-directory "$SCRATCH/junk"
+	no_crash "junk candidates ($style)"
+	cmp -s "$OUT" "$SCRATCH/want.junk" || fail "junk $style: output differs: $(diff "$SCRATCH/want.junk" "$OUT")"
+	cmp -s "$ERR" "$SCRATCH/want.junk.err" || fail "junk $style: stderr differs: $(diff "$SCRATCH/want.junk.err" "$ERR")"
+	grep -q "not recognized" "$SCRATCH/want.junk"* || fail "the oracle did not read the junk file ($style)"
 done

@@ -94,6 +94,15 @@ if command -v llvm-symbolizer-16 >/dev/null; then
 	run "$SYMDB" list --db "$SCRATCH/db3"
 	grep -q "^$PROG_ID " "$OUT" || fail "BUILDID lines: $PROG_ID was not published"
 	[[ -f $SCRATCH/db3/misses/$U ]] || fail "BUILDID lines: the unknown build-id was not remembered"
+	# a fetch that fails (nobody listens): the fetch's reason, once, in JSON too
+	dead=$(dead_url)
+	printf 'BUILDID:abcd 0x10\nBUILDID:abcd 0x20\n' >"$SCRATCH/bid-dead"
+	run_in "$SCRATCH/bid-dead" "$SYMDB" query --db "$SCRATCH/db3" --output-style=JSON \
+		--debuginfod "$dead" --fetch-timeout 5 --debug-file-directory=/nonexistent
+	((RC == 1)) || fail "BUILDID line, dead source: exit $RC, expected 1"
+	[[ $(grep -c '"Error"' "$OUT") == 1 ]] && grep -qF "\"Message\":\"abcd: $dead: " "$OUT" ||
+		fail "BUILDID line, dead source: JSON does not carry the fetch's reason once: $(cat "$OUT")"
+	grep -qF "symdb: abcd: $dead: " "$ERR" || fail "BUILDID line, dead source: stderr: $(cat "$ERR")"
 else
 	skip_part "7. BUILDID lines: llvm-symbolizer-16 not found"
 fi
