@@ -634,11 +634,14 @@ add_module_line(struct query *q, struct held_line *held, const char *s, size_t a
 	size_t mlen = i = scan_module(s, lim, &hash);
 	if (!mlen)
 		return 0;
-	if (mlen <= 5 && (s[0] == 'C' || s[0] == 'D' || s[0] == 'F'))
-		return 0; /* maybe a "CODE "/"DATA "/"FRAME " prefix */
-	if ((s[0] == 'B' && mlen >= 8 && memcmp(s, "BUILDID:", 8) == 0) ||
-	    (s[0] == 'F' && memcmp(s, "FILE:", 5) == 0))
-		return 0; /* a module prefix (parse_module) */
+	unsigned c = (unsigned char)s[0];
+	if (c - 'B' <= 'F' - 'B') { /* (one compare for a path: '/' or '.') */
+		if (mlen <= 5 && c != 'B' && c != 'E')
+			return 0; /* maybe a "CODE "/"DATA "/"FRAME " prefix */
+		if (c == 'B' ? mlen >= 8 && memcmp(s, "BUILDID:", 8) == 0
+		             : c == 'F' && memcmp(s, "FILE:", 5) == 0) /* (mlen > 5) */
+			return 0; /* a module prefix (parse_module) */
+	}
 	while (++i < lim && s[i] == ' ')
 		;
 	uint64_t v = 0;

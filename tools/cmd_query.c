@@ -99,16 +99,18 @@ static int resolve_batch(struct query *q)
 	const symdb_image *img = NULL;
 	for (size_t i = 0; i < q->nreq; i++) {
 		const struct request *rq = &q->req[i];
-		if (rq->kind == REQ_FRAME && q->per_line && !q->pid) {
+		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA) {
 			/* llvm-symbolizer reads a FRAME request's module too,
 			 * in input order with the others: its errors are said
 			 * in that order */
-			(void)module_image(q, rq->mod);
-			last = UINT32_MAX;
+			if (rq->kind == REQ_FRAME && q->per_line && !q->pid) {
+				if (rq->mod != last)
+					(void)module_image(q, rq->mod);
+				else if (!img)
+					cli_query_build_id_missing(q, &q->mods[last]);
+			}
 			continue;
 		}
-		if (rq->kind != REQ_CODE && rq->kind != REQ_DATA)
-			continue;
 		if (rq->mod != last) { /* (lines of many modules: nearly every line) */
 			img = module_image(q, rq->mod);
 			last = rq->mod;
