@@ -28,13 +28,16 @@ src=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${2:-}
 bad=0
 
-# owner HEADER: the folder (format, reader, indexer, tools) holding a file of
-# that name, or "" for a header that is not symdb's.
+# owner HEADER: sets o to the folder (format, reader, indexer, tools) holding
+# a file of that name, or "" for a header that is not symdb's.  (A variable,
+# not a $(...) per include: thousands of forks made the check take 16 s of
+# CPU, and layering.planted runs it six times.)
 owner() {
 	local h=${1##*/} d
+	o=
 	for d in format format/include reader indexer tools; do
 		if [ -f "$src/$d/$h" ]; then
-			echo "${d%%/*}"
+			o=${d%%/*}
 			return
 		fi
 	done
@@ -62,7 +65,7 @@ check_folder() {
 				violation "$f: includes $h ($folder may not depend on it)"
 				continue
 			fi
-			o=$(owner "$h")
+			owner "$h"
 			[ -z "$o" ] && continue
 			[ "$o" = "$folder" ] && continue
 			if [ "$folder" = tools ]; then
