@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Compare the leaf functions of `symdb perf` folded stacks with
 `perf report --no-children --sort sym -n` (perf's own symbols) by sample
-weight.  Usage: perf_compare.py FOLDED REPORT MIN_PERCENT
+weight.  Usage: perf_compare.py [--aliases FILE] FOLDED REPORT MIN_PERCENT
 
 The leaf function of a folded stack is its last frame that is not an inline
 frame ("_[i]"): perf names a sample by the symbol-table symbol covering its
@@ -11,6 +11,13 @@ symdb's innermost frame may be a function inlined into it.  "_[k]"/"_[j]"
 suffixes are dropped.  A frame symdb could not name ("MODULE+0xOFF",
 "[unknown]") and an address perf could not ("0x...") are both "unknown".
 Agreement = sum over names of min(symdb weight, perf weight) / total.
+
+--aliases FILE (before the other arguments): lines "IMAGE ADDRESS NAME" of
+the function symbols of the profiled images; names of one function (several
+symbols at one address: memcpy and memmove variants, read and __read) count
+as one name.  perf picks among them by its own rules (choose_best_symbol),
+symdb by llvm-symbolizer's, and which of two aliases a sample is named by
+says nothing about whether it was placed in the right function.
 
 With --jit (REPORT from `perf report --sort dso,sym`), only JIT code: the
 samples perf names from a perf map ("[JIT] tid N") against symdb's "_[j]"
@@ -87,11 +94,42 @@ def read_report(path):
     return w
 
 
+def read_aliases(path):
+    """name -> the smallest name of its alias group (union over images)."""
+    parent = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    at = {}
+    with open(path) as f:
+        for line in f:
+            img, addr, name = line.split()
+            first = at.setdefault((img, addr), name)
+            a, b = find(first), find(name)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return {n: find(n) for n in parent}
+
+
+def canon(w, aliases):
+    out = Counter()
+    for k, v in w.items():
+        out[aliases.get(k, k)] += v
+    return out
+
+
 def main():
+    aliases = {}
+    if sys.argv[1] == "--aliases":
+        aliases = read_aliases(sys.argv[2])
+        del sys.argv[1:3]
     if sys.argv[1] == "--jit":
         return main_jit(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     folded, report, need = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    s, p = read_folded(folded), read_report(report)
+    s, p = canon(read_folded(folded), aliases), canon(read_report(report), aliases)
     ts, tp = sum(s.values()), sum(p.values())
     if ts != tp or ts == 0:
         print(f"sample totals differ: symdb {ts}, perf report {tp}")
