@@ -267,10 +267,12 @@ static const unsigned char hex_value1[256] = {
  * A build-id's module key: a NUL (no path has one, add_module), then the
  * hex digits of hex[0..n) in upper case, a 0 in front of an odd count:
  * llvm's parseBuildID and the name its JSON prints ("BUILDID:abc" is
- * '0ABC').  Returns the key (the caller frees it) and its length, or NULL
- * when hex is empty or has a byte that is not a hex digit.
+ * '0ABC').  Written to buf (bufsz bytes), or, for a key longer than any
+ * stdin line (only an argument can be), to the heap (the caller frees it
+ * when it is not buf).  Returns the key and its length, or NULL when hex
+ * is empty or has a byte that is not a hex digit.
  */
-static char *build_id_key(const char *hex, size_t n, size_t *klen)
+static char *build_id_key(const char *hex, size_t n, char *buf, size_t bufsz, size_t *klen)
 {
 	if (n == 0)
 		return NULL;
@@ -278,7 +280,7 @@ static char *build_id_key(const char *hex, size_t n, size_t *klen)
 		if (!hex_value1[(unsigned char)hex[i]])
 			return NULL;
 	size_t pad = n % 2;
-	char *key = module_alloc(NULL, n + pad + 1);
+	char *key = n + pad + 1 <= bufsz ? buf : module_alloc(NULL, n + pad + 1);
 	key[0] = '\0';
 	key[1] = '0';
 	for (size_t i = 0; i < n; i++)
@@ -354,10 +356,12 @@ static int parse_module(struct query *q, const char **sp, size_t *np, struct req
 	*sp = s + len;
 	*np = n - len;
 	size_t klen;
-	char *key = build_id ? build_id_key(name, name_len, &klen) : NULL;
+	char buf[LLVM_LINE_MAX + 2];
+	char *key = build_id ? build_id_key(name, name_len, buf, sizeof(buf), &klen) : NULL;
 	r->mod = key ? cli_query_intern_module(q, key, klen)
 	             : cli_query_intern_module(q, name, name_len);
-	free(key);
+	if (key != buf)
+		free(key);
 	return build_id && !key ? -1 : 0;
 }
 

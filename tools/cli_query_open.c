@@ -98,13 +98,21 @@ int cli_query_create_sym(struct query *q, int no_build)
 	return rc;
 }
 
-/* --uuid HEX that the database lacks: fetched from the configured sources
- * (cli_fetch.h) and opened.  0, a library code when the fetch worked and
- * the open did not, or -CLI_EXIT_FAILED with the reason on stderr. */
-/* Fetches image id and opens it.  A fetch that fails is reported, and
- * -CLI_EXIT_FAILED returned (msg, if given: why); with msg, an image no
- * source has is SYMDB_E_NOT_INDEXED instead, unreported (the caller words
- * it). */
+/* A library failure rc (err: its words) to open what: reported on stderr,
+ * its short form left in msg (JSON's Error.Message); minus an exit code. */
+static int open_failed(const char *what, int rc, const char *err, char *msg, size_t msz)
+{
+	int sys = rc < 0 && rc > SYMDB_E_FORMAT; /* -errno */
+	snprintf(msg, msz, "%s", sys || !err[0] ? symdb_strerror(rc) : err);
+	cli_err_lib(what, rc, err);
+	return -cli_exit_for(rc);
+}
+
+/* An image the database lacks (--uuid HEX, a "BUILDID:" line): fetched
+ * from the configured sources (cli_fetch.h) and opened.  0, a library code
+ * when the fetch worked and the open did not, or -CLI_EXIT_FAILED with the
+ * reason on stderr (and in msg, if given).  With msg, an image no source
+ * has is SYMDB_E_NOT_INDEXED instead, unreported (the caller words it). */
 static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_opts *o,
                       symdb_image **img, char *msg, size_t msz)
 {
@@ -234,9 +242,7 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 		snprintf(msg, msz, "not indexed in this database");
 		cli_err(what, "%s", msg);
 	} else {
-		int sys = rc < 0 && rc > SYMDB_E_FORMAT; /* -errno */
-		snprintf(msg, msz, "%s", sys || !err[0] ? symdb_strerror(rc) : err);
-		cli_err_lib(what, rc, err);
+		return open_failed(what, rc, err, msg, msz);
 	}
 	return -cli_exit_for(rc);
 }
@@ -424,10 +430,7 @@ static int open_build_id(struct query *q, struct module *m, char *msg, size_t ms
 			fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", msg);
 		return OPEN_AS_LLVM;
 	}
-	int sys = rc < 0 && rc > SYMDB_E_FORMAT; /* -errno */
-	snprintf(msg, msz, "%s", sys || !err[0] ? symdb_strerror(rc) : err);
-	cli_err_lib(m->name, rc, err);
-	return -cli_exit_for(rc);
+	return open_failed(m->name, rc, err, msg, msz);
 }
 
 /* llvm-symbolizer looks for a build-id it could not find again at each
