@@ -237,8 +237,9 @@ int cli_kernel_check(struct query *q)
 	if (!ks->on)
 		why = "--kallsyms, --kallsyms-only, --kernel-notes, --kernel-modules, --sysfs-module, "
 		      "--kernel-release, --kernel-root and --debug-dir need --kernel";
-	else if (q->obj || q->uuid_hex || q->perf_map)
-		why = "give only one of --kernel, --perf-map FILE, --obj FILE and --uuid HEX";
+	else if (q->obj || q->uuid_hex || q->build_id_hex || q->perf_map)
+		why = "give only one of --kernel, --perf-map FILE, --obj FILE, --uuid HEX and "
+		      "--build-id HEX";
 	else if (q->pr.style == CLI_STYLE_ATOS)
 		why = "--output-style=atos needs --obj FILE or --uuid HEX";
 	else if (q->kind != SYMDB_ADDR_VADDR || q->load_given || q->adjust_vma)

@@ -164,8 +164,9 @@ static ptrdiff_t take_lines(void *arg, char *buf, size_t len, int eof)
 
 int cli_live_perfmap_execute(struct query *q, char **addrs, int naddr)
 {
-	if (q->pr.style == CLI_STYLE_ATOS || q->obj || q->uuid_hex) {
-		cli_err(NULL, "query: --perf-map takes no --obj, --uuid or --output-style=atos");
+	if (q->pr.style == CLI_STYLE_ATOS || q->obj || q->uuid_hex || q->build_id_hex) {
+		cli_err(NULL, "query: --perf-map takes no --obj, --uuid, --build-id or "
+		              "--output-style=atos");
 		return CLI_EXIT_USAGE;
 	}
 	struct pm_run run = { .q = q };

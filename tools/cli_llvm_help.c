@@ -26,7 +26,8 @@ static const struct help_line general[] = {
 	{ "--basenames", "Print file names without their directories" },
 	{ "-C", "Same as --demangle" },
 	{ "--debug-file-directory=<dir>",
-	  "Accepted; no effect (symdb picks debug files when it indexes)" },
+	  "Where the images of --build-id and BUILDID: lines are looked for "
+	  "(<dir>/.build-id/XX/REST.debug; default /usr/lib/debug)" },
 	{ "-demangle=false", "Same as --no-demangle" },
 	{ "-demangle=true", "Same as --demangle" },
 	{ "--demangle", "Demangle C++ and Rust names (the default)" },
@@ -78,6 +79,9 @@ static const struct help_line own[] = {
 	{ "--db=<dir>",
 	  "The database (default: $SYMDB_DIR, else $XDG_CACHE_HOME/symdb, else ~/.cache/symdb)" },
 	{ "--uuid=<hex>", "The image by its UUID instead of --obj" },
+	{ "--build-id=<hex>",
+	  "The image by its build-id instead of --obj (LLVM 15's; in the database, else under "
+	  "--debug-file-directory, else fetched)" },
 	{ "--addr-kind=<kind>", "vaddr (the default), offset, fileoff or runtime" },
 	{ "--load-address=<addr>", "Where the image was loaded (--addr-kind=runtime)" },
 	{ "--verify", "Verify every table checksum of each index file opened" },

@@ -103,6 +103,7 @@ struct module_files;
 
 struct query {
 	const char *obj, *uuid_hex;
+	const char *build_id_hex; /* --build-id HEX (LLVM 15's): module 0 is its BUILDID: module */
 	const char *perf_map;   /* --perf-map FILE: answered by cli_live_perfmap.c */
 	const char *arch;       /* --arch: a slice of a universal Mach-O file */
 	const char *image_name; /* for --output-style=atos */
@@ -277,6 +278,10 @@ static inline void *cli_query_grow(void *p, size_t *cap, size_t need, size_t ele
 /* cli_query_input.c */
 /* The index of module name[0..len), added on first sight. */
 CLI_HIDDEN uint32_t cli_query_intern_module(struct query *q, const char *name, size_t len);
+/* The module of build-id hex[0..n) (a "BUILDID:" module), interned in *mod;
+ * 0, or -1 when hex is empty or not hex digits. */
+CLI_HIDDEN int cli_query_intern_build_id(struct query *q, const char *hex, size_t n,
+                                         uint32_t *mod);
 /* A request line's kind from its "CODE "/"DATA "/"FRAME " prefix (none:
  * REQ_CODE), stepping *s and *n past the prefix. */
 CLI_HIDDEN int cli_query_req_kind(const char **s, size_t *n);

@@ -365,6 +365,19 @@ static int parse_module(struct query *q, const char **sp, size_t *np, struct req
 	return build_id && !key ? -1 : 0;
 }
 
+int cli_query_intern_build_id(struct query *q, const char *hex, size_t n, uint32_t *mod)
+{
+	size_t klen;
+	char buf[LLVM_LINE_MAX + 2];
+	char *key = build_id_key(hex, n, buf, sizeof(buf), &klen);
+	if (!key)
+		return -1;
+	*mod = cli_query_intern_module(q, key, klen);
+	if (key != buf)
+		free(key);
+	return 0;
+}
+
 int cli_query_req_kind(const char **sp, size_t *np)
 {
 	const char *s = *sp;
@@ -404,8 +417,9 @@ static void parse_request(struct query *q, const char *s, size_t n, struct reque
 	}
 	if (cli_query_req_addr(s, n, &r->addr) != 0) {
 		r->kind = REQ_INVALID;
-		/* llvm names no module then, only the path it could not use */
-		if (q->per_line && !q->pid && q->mods[r->mod].build_id)
+		/* llvm names no module then, only the path it could not use
+		 * (nor --build-id's) */
+		if (((q->per_line && !q->pid) || q->build_id_hex) && q->mods[r->mod].build_id)
 			r->mod = cli_query_intern_module(q, "", 0);
 	}
 }

@@ -58,6 +58,7 @@ enum opt_id {
 	/* symdb's */
 	X_DB,
 	X_UUID,
+	X_BUILD_ID,
 	X_ADDR_KIND,
 	X_LOAD_ADDRESS,
 	X_VERIFY,
@@ -143,6 +144,8 @@ static const struct cli_optdef opts[] = {
 
 	XEQ("db", X_DB),
 	XEQ("uuid", X_UUID),
+	/* LLVM 15's: llvm-symbolizer-14 has no such option */
+	XEQ("build-id", X_BUILD_ID),
 	XEQ("addr-kind", X_ADDR_KIND),
 	XEQ("load-address", X_LOAD_ADDRESS),
 	XEQ("pid", X_PID),
@@ -288,6 +291,7 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 	case O_VERSION: s->version = 1; break;
 	case X_DB: g->db_dir = a->value; break;
 	case X_UUID: q->uuid_hex = a->value; break;
+	case X_BUILD_ID: q->build_id_hex = a->value; break;
 	case X_ADDR_KIND: s->kind = a->value; break;
 	case X_LOAD_ADDRESS: s->load = a->value; break;
 	case X_VERIFY: q->verify = 1; break;
@@ -348,6 +352,30 @@ static int bad_int(const struct opt_state *s, const char *spelling, const char *
 	return -CLI_EXIT_FAILED;
 }
 
+/* --build-id HEX (LLVM 15's; checked where llvm-symbolizer-16 checks it,
+ * after the other values): hex digits, and not beside --obj (or --uuid,
+ * symdb's). */
+static int check_build_id(const struct query *q, const struct opt_state *s)
+{
+	const char *v = q->build_id_hex;
+	size_t n = strspn(v, "0123456789abcdefABCDEF");
+	if (!v[0] || v[n]) {
+		if (!s->llvm)
+			return bad_value("--build-id", v);
+		fprintf(stderr, "--build-id=: expected a build ID, but got '%s'\n", v);
+		return -CLI_EXIT_FAILED;
+	}
+	if (q->obj && s->llvm) {
+		fputs("error: cannot specify both --build-id and --obj\n", stderr);
+		return -CLI_EXIT_FAILED;
+	}
+	if (q->obj || q->uuid_hex) {
+		cli_err(NULL, "query: give only one of --obj FILE, --uuid HEX and --build-id HEX");
+		return -CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* The values that need parsing, in llvm-symbolizer-14's order. */
 static int finish_values(struct query *q, const struct opt_state *s)
 {
@@ -381,6 +409,8 @@ static int finish_values(struct query *q, const struct opt_state *s)
 	if (s->pid && (cli_parse_u64(s->pid, strlen(s->pid), &pid) || !pid || pid > INT32_MAX))
 		return bad_value("--pid", s->pid);
 	q->pid = s->pid ? (int)pid : 0;
+	if (q->build_id_hex)
+		return check_build_id(q, s);
 	return 0;
 }
 
@@ -447,9 +477,10 @@ static int check_combination(struct query *q)
 		cli_err(NULL, "query: give only one of --obj FILE and --uuid HEX");
 		return -CLI_EXIT_USAGE;
 	}
-	if (q->pid && (q->obj || q->uuid_hex || q->perf_map || q->ksrc.on || q->ksrc.any)) {
-		cli_err(NULL, "query: --pid PID names the process: no --obj, --uuid, --perf-map or "
-		              "--kernel with it");
+	if (q->pid && (q->obj || q->uuid_hex || q->build_id_hex || q->perf_map || q->ksrc.on ||
+	               q->ksrc.any)) {
+		cli_err(NULL, "query: --pid PID names the process: no --obj, --uuid, --build-id, "
+		              "--perf-map or --kernel with it");
 		return -CLI_EXIT_USAGE;
 	}
 	if (q->pid && (q->kind != SYMDB_ADDR_VADDR || q->load_given ||
@@ -461,17 +492,18 @@ static int check_combination(struct query *q)
 	if (q->ksrc.on || q->ksrc.any)
 		return cli_kernel_check(q);
 	/* --pid: every request has its own module, found by the library */
-	q->per_line = !q->obj && !q->uuid_hex;
-	if (q->build_id_dirs_over && q->per_line && !q->pid) {
+	q->per_line = !q->obj && !q->uuid_hex && !q->build_id_hex;
+	if (q->build_id_dirs_over && ((q->per_line && !q->pid) || q->build_id_hex)) {
 		/* (elsewhere the option changes nothing, as in llvm-symbolizer-14) */
 		cli_err(NULL, "query: at most %d --debug-file-directory", QUERY_BUILD_ID_DIRS);
 		return -CLI_EXIT_USAGE;
 	}
-	if (q->perf_map && (q->obj || q->uuid_hex || q->pr.style == CLI_STYLE_ATOS)) {
-		cli_err(NULL, "query: --perf-map takes no --obj, --uuid or --output-style=atos");
+	if (q->perf_map && (q->obj || q->uuid_hex || q->build_id_hex || q->pr.style == CLI_STYLE_ATOS)) {
+		cli_err(NULL, "query: --perf-map takes no --obj, --uuid, --build-id or "
+		              "--output-style=atos");
 		return -CLI_EXIT_USAGE;
 	}
-	if (q->per_line && q->pr.style == CLI_STYLE_ATOS) {
+	if ((q->per_line || q->build_id_hex) && q->pr.style == CLI_STYLE_ATOS) {
 		cli_err(NULL, "query: --output-style=atos needs --obj FILE or --uuid HEX");
 		return -CLI_EXIT_USAGE;
 	}

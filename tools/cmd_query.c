@@ -103,7 +103,7 @@ static int resolve_batch(struct query *q)
 			/* llvm-symbolizer reads a FRAME request's module too,
 			 * in input order with the others: its errors are said
 			 * in that order */
-			if (rq->kind == REQ_FRAME && q->per_line && !q->pid) {
+			if (rq->kind == REQ_FRAME && ((q->per_line && !q->pid) || q->build_id_hex)) {
 				if (rq->mod != last)
 					(void)module_image(q, rq->mod);
 				else if (!img)
@@ -373,7 +373,13 @@ int cli_query_execute(struct query *q, const struct cli_global *g, char **addrs,
 	q->lib_demangle = q->pr.demangle && q->pr.style != CLI_STYLE_ATOS && !q->pr.stable_names;
 	if (q->lib_demangle)
 		q->pr.demangle = 0;
-	if (!q->per_line) {
+	if (q->build_id_hex) {
+		/* Module 0 is a "BUILDID:" line's module, opened (or said
+		 * missing, at each request, as llvm-16) on first use; the
+		 * hex was checked with the options (check_build_id) */
+		uint32_t m0;
+		(void)cli_query_intern_build_id(q, q->build_id_hex, strlen(q->build_id_hex), &m0);
+	} else if (!q->per_line) {
 		char msg[1024];
 		const char *name = q->obj ? q->obj : q->uuid_hex;
 		uint32_t m0 = cli_query_intern_module(q, name, strlen(name)); /* reallocs mods */

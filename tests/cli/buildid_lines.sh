@@ -20,7 +20,12 @@
 #   4. a file at a build-id's path that carries another build-id, and a
 #      FIFO there, are not used: "could not find build ID", at once;
 #   5. a file that is not an object and a directory at build-id paths: their
-#      errors, once, as llvm-symbolizer-16's (LLVM and JSON styles).
+#      errors, once, as llvm-symbolizer-16's (LLVM and JSON styles);
+#   6. --build-id HEX (LLVM 15's option): addresses on stdin and as
+#      arguments, with invalid lines, and an unknown build-id (said at each
+#      request) answer as llvm-symbolizer-16 (stdout, stderr, exit code);
+#      its bad values and --build-id with --obj are llvm's errors under the
+#      llvm-symbolizer name, symdb's usage errors under `symdb query`.
 source "$(dirname "$0")/lib.sh"
 require llvm-symbolizer-16 llvm-symbolizer-14 llvm-nm-14 readelf timeout
 
@@ -50,7 +55,10 @@ def funcs(path):
             f.append((int(w[0], 16), int(w[1], 16)))
     return sorted(set(f))[:40]
 v16, by_id, by_path = [], [], []
-for path, bid in images:
+for k, (path, bid) in enumerate(images):
+    with open(f"{out}/opt{k}.txt", "wb") as f:
+        f.write(b"".join(b"0x%x\n" % (s + 1) for s, _ in funcs(path)) +
+                b"garbage\n\n0x10 more\nCODE 0x%x\n" % funcs(path)[0][0])
     P, B = path.encode(), bid.encode()
     for start, size in funcs(path):
         for a in (start + 1, start + size // 2):
@@ -144,3 +152,67 @@ for style in LLVM JSON; do
 	cmp -s "$ERR" "$SCRATCH/want.junk.err" || fail "junk $style: stderr differs: $(diff "$SCRATCH/want.junk.err" "$ERR")"
 	grep -q "not recognized" "$SCRATCH/want.junk"* || fail "the oracle did not read the junk file ($style)"
 done
+
+note "6. --build-id HEX: as llvm-symbolizer-16"
+expect_usage() { # WHAT: exit 2, one stderr line naming --build-id
+	expect_error "$1" "build-id"
+	((RC == 2)) || fail "$1: exit $RC, expected 2 (usage)"
+}
+mkdir -p "$SCRATCH/pers"
+ln -sf "$SYMDB" "$SCRATCH/pers/llvm-symbolizer"
+for k in 0 1; do
+	id=${ids[$k]}
+	for style in LLVM GNU JSON; do
+		for bid in "$id" "${id^^}" "abc"; do
+			for how in stdin args; do
+				db6=$SCRATCH/db-opt-$k-$style-$how
+				if [[ $how == stdin ]]; then
+					set +e
+					llvm-symbolizer-16 --output-style=$style --no-demangle --debug-file-directory "$dbg" \
+						--build-id="$bid" <"$SCRATCH/opt$k.txt" >"$SCRATCH/want.opt" 2>"$SCRATCH/want.opt.err"
+					wrc=$?
+					set -e
+					run_in "$SCRATCH/opt$k.txt" "$SYMDB" query --db "$db6" --output-style=$style \
+						--no-demangle --debug-file-directory "$dbg" --build-id="$bid"
+				else
+					mapfile -t av < <(grep '^0x' "$SCRATCH/opt$k.txt" | head -5)
+					set +e
+					llvm-symbolizer-16 --output-style=$style --no-demangle --debug-file-directory "$dbg" \
+						--build-id "$bid" "${av[@]}" >"$SCRATCH/want.opt" 2>"$SCRATCH/want.opt.err"
+					wrc=$?
+					set -e
+					run "$SYMDB" query --db "$db6" --output-style=$style --no-demangle \
+						--debug-file-directory "$dbg" --build-id "$bid" "${av[@]}"
+				fi
+				[[ $RC == "$wrc" ]] || fail "--build-id $bid ($style, $how): exit $RC, llvm-symbolizer-16 $wrc"
+				cmp -s "$OUT" "$SCRATCH/want.opt" ||
+					fail "--build-id $bid ($style, $how): output differs: $(diff "$SCRATCH/want.opt" "$OUT" | head -5)"
+				cmp -s "$ERR" "$SCRATCH/want.opt.err" ||
+					fail "--build-id $bid ($style, $how): stderr differs: $(diff "$SCRATCH/want.opt.err" "$ERR" | head -5)"
+			done
+		done
+	done
+done
+grep -q "could not find build ID '0ABC'" "$SCRATCH/want.opt" || fail "the oracle found build-id abc"
+llvm-symbolizer-16 --debug-file-directory "$dbg" --build-id "${ids[1]}" <"$SCRATCH/opt1.txt" \
+	>"$SCRATCH/want.lines"
+grep -qE '^/.*:[1-9][0-9]*:[0-9]+$' "$SCRATCH/want.lines" || fail "the oracle answered no line by --build-id"
+for bad in "--build-id=xyz" "--build-id=" "--build-id=ab --obj=$c" "--build-id=ab -e $c" "--build-id=0x12"; do
+	# shellcheck disable=SC2086 # each case is a list of words
+	set +e
+	llvm-symbolizer-16 $bad 0x10 >"$SCRATCH/want.bad" 2>"$SCRATCH/want.bad.err"
+	wrc=$?
+	set -e
+	# shellcheck disable=SC2086
+	run "$SCRATCH/pers/llvm-symbolizer" --db "$SCRATCH/db-bad" $bad 0x10
+	[[ $RC == "$wrc" && $wrc != 0 ]] || fail "$bad: exit $RC, llvm-symbolizer-16 $wrc"
+	cmp -s "$OUT" "$SCRATCH/want.bad" && cmp -s "$ERR" "$SCRATCH/want.bad.err" ||
+		fail "$bad: differs from llvm-symbolizer-16: $(cat "$ERR") vs $(cat "$SCRATCH/want.bad.err")"
+	# shellcheck disable=SC2086
+	run "$SYMDB" query --db "$SCRATCH/db-bad" $bad 0x10
+	expect_usage "$bad (symdb query)"
+done
+run "$SYMDB" query --db "$SCRATCH/db-bad" --build-id ab --uuid ab 0x10
+expect_usage "--build-id with --uuid"
+run "$SYMDB" query --db "$SCRATCH/db-bad" --build-id ab --pid $$ 0x10
+expect_usage "--build-id with --pid"

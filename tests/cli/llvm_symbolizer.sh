@@ -93,7 +93,7 @@ IN=/dev/null same "addresses after --adjust-vma" --obj "$cpp" --adjust-vma=0x10 
 for o in --bogus --inlinez --functins --verbos --addreses "--ob=x" "--output-styl=JSON" --dem \
 	--demangle=false -demangle -demangle=fals --inlining=tru --use-symbol-table \
 	--use-symbol-table=false --print-address=1 --version=1 -Z -aZi -Cx -C=x -a=x -i=x -Ci=x -Z=x \
-	-p= -C- -- "-- $a1" -obj=x -functions --HELP --Help -H -V --help-hidden --build-id=ab \
+	-p= -C- -- "-- $a1" -obj=x -functions --HELP --Help -H -V --help-hidden \
 	--debuginfod --filter-markup --color --skip-line-zero --cache-size=1 --use-native-pdb-reader \
 	"--help --bogus" "--version -Q" \
 	--adjust-vma=zz "--adjust-vma zz" --adjust-vma=-1 --adjust-vma= --adjust-vma=0x \

@@ -7,7 +7,7 @@
 # query does not reach the server; an unknown build-id is answered from the
 # negative cache inside --negative-ttl (no request) and asked again after it;
 # "BUILDID:" request lines are fetched alike, answering as llvm-symbolizer-16
-# does from the same server.
+# does from the same server, and so is --build-id HEX.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy curl
 t0=$(date +%s%N)
@@ -65,7 +65,7 @@ rm -f "$DB/misses/$U"
 DEBUGINFOD_URLS="$DBGD_URL" run "$SYMDB" query --db "$DB" --no-fetch --uuid "$U" 0x1000
 ((RC != 0)) && (( $(dbgd_gets "$U") == n2 )) || fail "--no-fetch reached the server"
 
-note "7. BUILDID: request lines fetch on first sight"
+note "7. BUILDID: request lines and --build-id fetch on first sight"
 # The answers are llvm-symbolizer-14's on the stripped binary, as in 1 (what
 # symdb indexes from debuginfod: the executable and its debuginfo; LLVM 16
 # reads the debuginfo file alone, and names _init and _start from its
@@ -103,6 +103,14 @@ if command -v llvm-symbolizer-16 >/dev/null; then
 	[[ $(grep -c '"Error"' "$OUT") == 1 ]] && grep -qF "\"Message\":\"abcd: $dead: " "$OUT" ||
 		fail "BUILDID line, dead source: JSON does not carry the fetch's reason once: $(cat "$OUT")"
 	grep -qF "symdb: abcd: $dead: " "$ERR" || fail "BUILDID line, dead source: stderr: $(cat "$ERR")"
+	# --build-id HEX (LLVM 15's option) fetches alike, into a new database
+	llvm-symbolizer-14 --obj="$SCRATCH/fx/srv/prog" <"$SCRATCH/addrs" >"$SCRATCH/want14.obj" 2>/dev/null
+	run_in "$SCRATCH/addrs" "$SYMDB" query --db "$SCRATCH/db4" --debuginfod "$DBGD_URL" \
+		--debug-file-directory=/nonexistent --build-id "${PROG_ID^^}"
+	((RC == 0)) || fail "--build-id: exit $RC: $(cat "$ERR")"
+	diff -u "$SCRATCH/want14.obj" "$OUT" || fail "--build-id: answers differ from llvm-symbolizer-14's by path"
+	run "$SYMDB" list --db "$SCRATCH/db4"
+	grep -q "^$PROG_ID " "$OUT" || fail "--build-id: $PROG_ID was not published"
 else
 	skip_part "7. BUILDID lines: llvm-symbolizer-16 not found"
 fi
