@@ -329,7 +329,7 @@ static void apply_opt(struct query *q, struct cli_global *g, struct opt_state *s
 	 * Accepted, no effect.  --dwp and --fallback-debug-path say where
 	 * debug info is: symdb decides that when indexing (symdb build
 	 * --debug-dir); --debug-file-directory only says where the images of
-	 * "BUILDID:" lines are (cli_query_open.c).  --relative-address,
+	 * --build-id and "BUILDID:" lines are (cli_query_open.c).  --relative-address,
 	 * --untag-addresses and --use-symbol-table=true change nothing for
 	 * ELF and Mach-O files in llvm-symbolizer-14 either (a preferred base
 	 * is COFF's; untagging applies to symbol addresses, which carry no
@@ -359,12 +359,7 @@ static int check_build_id(const struct query *q, const struct opt_state *s)
 {
 	const char *v = q->build_id_hex;
 	size_t n = strspn(v, "0123456789abcdefABCDEF");
-	if (!v[0] || v[n]) {
-		if (!s->llvm)
-			return bad_value("--build-id", v);
-		fprintf(stderr, "--build-id=: expected a build ID, but got '%s'\n", v);
-		return -CLI_EXIT_FAILED;
-	}
+	/* (llvm-16 says the conflict first, whatever the value) */
 	if (q->obj && s->llvm) {
 		fputs("error: cannot specify both --build-id and --obj\n", stderr);
 		return -CLI_EXIT_FAILED;
@@ -372,6 +367,12 @@ static int check_build_id(const struct query *q, const struct opt_state *s)
 	if (q->obj || q->uuid_hex) {
 		cli_err(NULL, "query: give only one of --obj FILE, --uuid HEX and --build-id HEX");
 		return -CLI_EXIT_USAGE;
+	}
+	if (!v[0] || v[n]) {
+		if (!s->llvm)
+			return bad_value("--build-id", v);
+		fprintf(stderr, "--build-id=: expected a build ID, but got '%s'\n", v);
+		return -CLI_EXIT_FAILED;
 	}
 	return 0;
 }

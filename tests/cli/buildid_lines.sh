@@ -197,7 +197,19 @@ grep -q "could not find build ID '0ABC'" "$SCRATCH/want.opt" || fail "the oracle
 llvm-symbolizer-16 --debug-file-directory "$dbg" --build-id "${ids[1]}" <"$SCRATCH/opt1.txt" \
 	>"$SCRATCH/want.lines"
 grep -qE '^/.*:[1-9][0-9]*:[0-9]+$' "$SCRATCH/want.lines" || fail "the oracle answered no line by --build-id"
-for bad in "--build-id=xyz" "--build-id=" "--build-id=ab --obj=$c" "--build-id=ab -e $c" "--build-id=0x12"; do
+# a build-id longer than any message buffer: said whole, at each request
+long=$(printf 'ab%.0s' {1..1500})
+for style in LLVM JSON; do
+	llvm-symbolizer-16 --output-style=$style --build-id "$long" 0x10 0x20 >"$SCRATCH/want.long" \
+		2>"$SCRATCH/want.long.err"
+	run "$SCRATCH/pers/llvm-symbolizer" --db "$SCRATCH/db-long" --output-style=$style \
+		--build-id "$long" 0x10 0x20
+	cmp -s "$OUT" "$SCRATCH/want.long" && cmp -s "$ERR" "$SCRATCH/want.long.err" ||
+		fail "a 3000-digit --build-id ($style): differs from llvm-symbolizer-16"
+done
+grep -q "${long^^}'" "$SCRATCH/want.long" || fail "the oracle cut the long build-id"
+for bad in "--build-id=xyz" "--build-id=" "--build-id=ab --obj=$c" "--build-id=ab -e $c" "--build-id=0x12" \
+	"--build-id=xyz --obj=$c"; do
 	# shellcheck disable=SC2086 # each case is a list of words
 	set +e
 	llvm-symbolizer-16 $bad 0x10 >"$SCRATCH/want.bad" 2>"$SCRATCH/want.bad.err"

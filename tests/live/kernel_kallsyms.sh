@@ -75,7 +75,7 @@ run "$SYMDB" query --db "$db" --kallsyms "$SCRATCH/kallsyms" 0x1
 expect_error "--kallsyms without --kernel" "symdb: query: --kallsyms, --kallsyms-only, --kernel-notes, --kernel-modules, --sysfs-module, --kernel-release, --kernel-root and --debug-dir need --kernel"
 ((RC == 2)) || fail "--kallsyms without --kernel: exit $RC, expected 2"
 run kq --obj /bin/true 0x1
-expect_error "--kernel with --obj" "symdb: query: give only one of --kernel, --perf-map FILE, --obj FILE and --uuid HEX"
+expect_error "--kernel with --obj" "symdb: query: give only one of --kernel, --perf-map FILE, --obj FILE, --uuid HEX and --build-id HEX"
 ((RC == 2)) || fail "--kernel with --obj: exit $RC, expected 2"
 
 # ---- the running kernel ------------------------------------------------------

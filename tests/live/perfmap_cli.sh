@@ -130,7 +130,7 @@ set +e
 rc=$?
 set -e
 ((rc == 2)) || fail "--perf-map with --obj: exit $rc"
-echo 'symdb: query: --perf-map takes no --obj, --uuid or --output-style=atos' >"$S/want"
+echo 'symdb: query: --perf-map takes no --obj, --uuid, --build-id or --output-style=atos' >"$S/want"
 same "--perf-map with --obj" "$S/want" "$S/err"
 
 # A line appended (and the unfinished one completed) while a query runs:
