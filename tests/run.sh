@@ -12,6 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SYMDB_BUILD_DIR:-$root/build}
 jobs=${JOBS:-2}
+source "$root/tests/direct-python.sh"
+symdb_direct_python "$build/tests/direct-python"
 # shellcheck disable=SC2086 # SYMDB_CMAKE_ARGS is a list of words on purpose
 cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON -DSYMDB_BUILD_TESTS=ON ${SYMDB_CMAKE_ARGS:-}
 cmake --build "$build" -j"$jobs"

@@ -13,6 +13,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SYMDB_BUILD_DIR:-$root/build-tsan}
 jobs=${JOBS:-2}
+source "$root/tests/direct-python.sh"
+symdb_direct_python "$build/tests/direct-python"
 cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON -DSYMDB_BUILD_TESTS=ON -DSYMDB_SANITIZE=thread
 cmake --build "$build" -j"$jobs" --target symdb_cli symdb_indexer_exe symdb_fetch_exe test_concurrency \
 	test_fault slow_publish_shim test_serve_cache
