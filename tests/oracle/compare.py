@@ -16,6 +16,9 @@ output per address and prints the first 20 differing addresses side by side.
 The ELF reader here is deliberately independent of symdb's (plain struct
 unpacking, ELF gABI "Sections" and "Program Header" chapters), so an indexer bug
 cannot hide itself by also choosing the addresses.  Python standard library only.
+In the sanitizer lane (SYMDB_TEST_SANITIZED set by CMake) llvm-symbolizer-14
+is not run: symdb's run of the same requests must succeed without a sanitizer
+report, and the plain lane made the comparison.
 """
 
 import argparse
@@ -235,6 +238,25 @@ def explain(args, binary, style_args, stdin_bytes, env, llvm_stdin):
         print("  address blocks: symdb %d, llvm-symbolizer %d" % (len(ca), len(cb)))
 
 
+SANITIZER_MARKS = (b"AddressSanitizer", b"LeakSanitizer", b"runtime error:",
+                   b"UndefinedBehaviorSanitizer")
+
+
+def sanitized_check(binary, what, n, rc, out, err):
+    """The sanitizer lane (SYMDB_TEST_SANITIZED): the plain lane compared
+    these answers with llvm-symbolizer-14; here symdb's run must succeed and
+    print answers, without a sanitizer report."""
+    marks = [m.decode() for m in SANITIZER_MARKS if m in err]
+    if rc != 0 or marks or not out:
+        print("FAIL %s style %s: symdb exit %d, %d bytes%s: %s"
+              % (binary, what, rc, len(out), ", " + marks[0] if marks else "",
+                 err.decode(errors="replace")[-1500:]))
+        return False
+    print("ok   %s style %s: %d addresses answered, no sanitizer report (compared with "
+          "llvm-symbolizer-14 in the plain lane)" % (binary, what, n))
+    return True
+
+
 def compare_binary(args, binary, env):
     seed = args.seed
     rng = random.Random(seed)
@@ -276,6 +298,9 @@ def compare_binary(args, binary, env):
         what = " ".join([style] + args.query_arg + kind_args)
         rc, mine, err = run([args.symdb, "query", "--obj", binary] + kind_args + style_args,
                             sin, env)
+        if os.environ.get("SYMDB_TEST_SANITIZED"):
+            ok &= sanitized_check(binary, what, n, rc, mine, err)
+            continue
         lrc, theirs, lerr = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, lin)
         if lrc != 0:
             print("ERROR %s: llvm-symbolizer exited %d: %s" % (binary, lrc, lerr.decode()))
