@@ -355,14 +355,11 @@ static int parse_module(struct query *q, const char **sp, size_t *np, struct req
 	}
 	*sp = s + len;
 	*np = n - len;
-	size_t klen;
-	char buf[LLVM_LINE_MAX + 2];
-	char *key = build_id ? build_id_key(name, name_len, buf, sizeof(buf), &klen) : NULL;
-	r->mod = key ? cli_query_intern_module(q, key, klen)
-	             : cli_query_intern_module(q, name, name_len);
-	if (key != buf)
-		free(key);
-	return build_id && !key ? -1 : 0;
+	if (build_id && cli_query_intern_build_id(q, name, name_len, &r->mod) == 0)
+		return 0;
+	/* (a build-id that is not hex: the line is invalid, its module the text) */
+	r->mod = cli_query_intern_module(q, name, name_len);
+	return build_id ? -1 : 0;
 }
 
 int cli_query_intern_build_id(struct query *q, const char *hex, size_t n, uint32_t *mod)

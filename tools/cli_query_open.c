@@ -424,10 +424,7 @@ static int open_build_id(struct query *q, struct module *m, char *msg, size_t ms
 	if (rc == 0 || rc == -CLI_EXIT_FAILED)
 		return rc; /* opened, or the fetch's failure reported (msg: why) */
 	if (rc == SYMDB_E_NOT_INDEXED) {
-		m->id_missing = 1; /* its message: id_missing_message() */
-		if (q->pr.style != CLI_STYLE_JSON)
-			fprintf(stderr, "LLVMSymbolizer: error reading file: could not find build ID '%s'\n",
-			        m->name);
+		m->id_missing = 1; /* worded and said by cli_query_module_image */
 		return OPEN_AS_LLVM;
 	}
 	return open_failed(m->name, rc, err, msg, msz);
@@ -437,15 +434,14 @@ static int open_build_id(struct query *q, struct module *m, char *msg, size_t ms
  * build-id (an argument's may be longer than any message buffer). */
 static void id_missing_message(struct module *m)
 {
-	static const char pre[] = "could not find build ID '";
-	char *s = malloc(sizeof(pre) + m->len + 1);
+	static const char fmt[] = "could not find build ID '%s'";
+	size_t sz = sizeof(fmt) + m->len;
+	char *s = malloc(sz);
 	if (!s) {
 		fputs("symdb: out of memory\n", stderr);
 		exit(CLI_EXIT_FAILED);
 	}
-	memcpy(s, pre, sizeof(pre) - 1);
-	memcpy(s + sizeof(pre) - 1, m->name, m->len);
-	memcpy(s + sizeof(pre) - 1 + m->len, "'", 2);
+	snprintf(s, sz, fmt, m->name);
 	free(m->error);
 	m->error = s;
 }
@@ -473,8 +469,10 @@ symdb_image *cli_query_module_image(struct query *q, struct module *m)
 	char msg[1024];
 	if (m->build_id) {
 		cli_query_module_opened(q, m, open_build_id(q, m, msg, sizeof(msg)), msg);
-		if (m->id_missing)
+		if (m->id_missing) {
 			id_missing_message(m);
+			cli_query_build_id_missing(q, m); /* said at once, and at each request after */
+		}
 		return m->state > 0 ? m->img : NULL;
 	}
 	struct stat st;
