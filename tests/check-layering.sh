@@ -14,12 +14,14 @@
 #   tools    the public headers only (reader/symdb.h, reader/symdb_build.h, reader/symdb_fetch.h,
 #            indexer/symdb_indexer.h, format/include/*) and its own; never
 #            libdwarf or LMDB.
-# Binary rules (with BUILD_DIR): the `symdb` executable defines no catalog or
-# format code of its own (it uses libsymdb.so's), and neither it nor
-# libsymdb.so depends on libdwarf or libseccomp (readelf -d, ldd) or
-# contains indexer, libdwarf or libseccomp code (nm); symdb-indexer does
-# link libseccomp and define symdb_indexer_run, so those checks can fail.
-# Neither depends on libcurl or libdebuginfod: symdb-fetch does (SPEC §12.9).
+# Binary rules (with BUILD_DIR): the `symdb` and `symdb-serve` executables
+# define no catalog or format code of their own (they use libsymdb.so's),
+# and none of them nor libsymdb.so depends on libdwarf or libseccomp
+# (readelf -d, ldd) or contains indexer, libdwarf or libseccomp code (nm);
+# symdb-indexer does link libseccomp and define symdb_indexer_run, so those
+# checks can fail.  None depends on libcurl or libdebuginfod: symdb-fetch
+# does (SPEC §12.9).  Only symdb-serve links libmicrohttpd: symdb runs it
+# for `symdb serve`, and loads no HTTP or TLS library itself.
 #
 # Prints one line per violation, "FILE: includes HEADER (FOLDER may not
 # include OWNER)", and exits 1 if there is any; 0 and one summary line if not.
@@ -89,22 +91,32 @@ if [ -n "$build" ]; then
 		command -v $t >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
 	done
 	exe=$build/tools/symdb
+	srv=$build/tools/symdb-serve
 	lib=$build/reader/libsymdb.so
-	for f in "$exe" "$lib"; do
+	for f in "$exe" "$srv" "$lib"; do
 		if [ ! -e "$f" ]; then
 			violation "$f: missing (build first)"
 		fi
 	done
-	if [ -e "$exe" ]; then
+	# the server's libraries load in the process that serves only, and
+	# the check can fail: symdb-serve has them
+	if [ -e "$exe" ] && readelf -d "$exe" | grep -Eqi 'NEEDED.*(microhttpd|gnutls)'; then
+		violation "$exe: depends on libmicrohttpd or GnuTLS (the server is symdb-serve's)"
+	fi
+	if [ -e "$srv" ] && ! readelf -d "$srv" | grep -qi 'NEEDED.*microhttpd'; then
+		violation "$srv: does not link libmicrohttpd: the check above cannot fail"
+	fi
+	for x in "$exe" "$srv"; do
+		[ -e "$x" ] || continue
 		# defined text symbols of the catalog and format code: libsymdb.so's own
 		# are hidden, so any here is a second copy linked into the executable
-		copies=$(nm --defined-only "$exe" | awk '$2 ~ /^[Tt]$/ {print $3}' |
+		copies=$(nm --defined-only "$x" | awk '$2 ~ /^[Tt]$/ {print $3}' |
 			grep -E '^(rd_catalog_|catalog_|fmt_|mdb_)' | head -5 | tr '\n' ' ')
-		[ -n "$copies" ] && violation "$exe: defines catalog/format code of its own: $copies"
-		readelf -d "$exe" | grep -q 'NEEDED.*libsymdb\.so' ||
-			violation "$exe: does not link libsymdb.so"
-	fi
-	for f in "$exe" "$lib"; do
+		[ -n "$copies" ] && violation "$x: defines catalog/format code of its own: $copies"
+		readelf -d "$x" | grep -q 'NEEDED.*libsymdb\.so' ||
+			violation "$x: does not link libsymdb.so"
+	done
+	for f in "$exe" "$srv" "$lib"; do
 		[ -e "$f" ] || continue
 		if readelf -d "$f" | grep -qi 'NEEDED.*dwarf'; then
 			violation "$f: depends on libdwarf"

@@ -5,8 +5,11 @@
  * subcommand lives in its own cmd_*.c.  Exit codes are listed in the main
  * help and are the same for every subcommand.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_addr2line.h"
 #include "cli_demangle.h"
@@ -14,6 +17,19 @@
 #include "cli_util.h"
 #include "profile.h"
 #include "symdb.h"
+
+/*
+ * `symdb serve` runs in symdb-serve, this same program with the server
+ * linked in (SYMDB_WITH_SERVE), installed beside symdb: libmicrohttpd and
+ * the TLS stack it loads (GnuTLS, p11-kit, nettle, ...) cost about 4 ms of
+ * every start, and only the process that serves needs them.  In symdb the
+ * entry has no function: main() executes symdb-serve with its own argv.
+ */
+#ifdef SYMDB_WITH_SERVE
+#define SERVE_RUN cli_cmd_serve
+#else
+#define SERVE_RUN NULL
+#endif
 
 struct subcommand {
 	const char *name;
@@ -265,7 +281,7 @@ static const struct subcommand commands[] = {
 	  "                    database has (as 'symdb query'; env SYMDB_UPSTREAM,\n"
 	  "                    DEBUGINFOD_URLS); after one fetch times out, no more\n"
 	  "                    are tried this run\n" },
-	{ "serve", cli_cmd_serve, "answer symbolization batches over HTTP",
+	{ "serve", SERVE_RUN, "answer symbolization batches over HTTP",
 	  "usage: symdb serve [--db DIR] [--listen ADDR] [--threads N] [--log FILE] [options]\n"
 	  "\n"
 	  "Run a long-lived HTTP/1.1 service (libmicrohttpd, a thread pool, keep-alive)\n"
@@ -547,6 +563,21 @@ static const struct {
 	{ cli_called_as_addr2line, cli_cmd_addr2line, 0 },
 };
 
+/* `symdb serve` in symdb: the same command line, run by symdb-serve
+ * ($SYMDB_SERVE if set, as the tests' $SYMDB_INDEXER). */
+static int exec_server(char **argv)
+{
+	char buf[4096];
+	const char *exe = cli_helper_exe("SYMDB_SERVE", "symdb-serve", buf, sizeof(buf));
+	if (!exe) {
+		cli_err("symdb-serve", "not found beside this symdb (or $SYMDB_SERVE)");
+		return CLI_EXIT_FAILED;
+	}
+	execv(exe, argv);
+	cli_err(exe, "cannot run: %s", strerror(errno));
+	return CLI_EXIT_FAILED;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_global g = { .db_dir = NULL };
@@ -585,5 +616,7 @@ int main(int argc, char **argv)
 		cli_err(NULL, "no such command '%s' (see 'symdb --help')", argv[i]);
 		return CLI_EXIT_USAGE;
 	}
+	if (!c->run)
+		return exec_server(argv);
 	return c->run(&g, argc - i, argv + i);
 }

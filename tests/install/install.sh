@@ -10,7 +10,8 @@
 # consumed: symdb::symdb (shared), symdb::symdb_static and symdb::indexer,
 # each with CMake and with pkg-config (symdb.pc --static, symdb-indexer.pc);
 # no internal target (symdb_warnings, the executables) is exported.  The
-# llvm-symbolizer link lands in libexec/symdb/ and runs as llvm-symbolizer.
+# llvm-symbolizer link lands in libexec/symdb/ and runs as llvm-symbolizer;
+# the installed `symdb serve` runs the installed symdb-serve and answers.
 source "$(dirname "$0")/../cli/lib.sh"
 require cmake pkg-config gcc nm
 : "${SYMDB_BUILD:?SYMDB_BUILD (the build tree) must be set}"
@@ -44,6 +45,30 @@ run "$link" --version
 expect_ok "libexec/symdb/llvm-symbolizer --version"
 [[ $(head -1 "$OUT") == llvm-symbolizer ]] && grep -q 'LLVM version 14' "$OUT" ||
 	fail "libexec/symdb/llvm-symbolizer --version: $(head -2 "$OUT")"
+
+note "symdb serve runs the installed symdb-serve"
+[[ -x $prefix/bin/symdb-serve ]] || fail "symdb-serve not installed"
+readelf -d "$prefix/bin/symdb" | grep -qi 'NEEDED.*microhttpd' &&
+	fail "the installed symdb links libmicrohttpd (the server is symdb-serve's)"
+"$prefix/bin/symdb" serve --db "$SCRATCH/serve-db" --listen 127.0.0.1:0 2>"$SCRATCH/serve.err" &
+spid=$!
+addr=
+for _ in $(seq 200); do
+	addr=$(sed -n 's/^symdb: serve: listening on \([^ ]*\) .*/\1/p' "$SCRATCH/serve.err")
+	[[ -n $addr ]] && break
+	sleep 0.1
+done
+[[ -n $addr ]] || { kill $spid; fail "installed symdb serve: no 'listening on' line in 20 s: $(head -3 "$SCRATCH/serve.err")"; }
+[[ $(readlink /proc/$spid/exe) == "$(readlink -f "$prefix/bin/symdb-serve")" ]] ||
+	{ kill $spid; fail "installed symdb serve runs $(readlink /proc/$spid/exe), not symdb-serve"; }
+health=$(curl -s -m 10 "http://$addr/healthz")
+kill $spid
+wait $spid 2>/dev/null
+[[ $health == ok* ]] || fail "installed symdb serve: /healthz answered '$health'"
+run env SYMDB_SERVE=$SCRATCH/no-such-serve "$prefix/bin/symdb" serve --db "$SCRATCH/serve-db"
+[[ $RC == 1 ]] && grep -q "no-such-serve: cannot run: No such file" "$ERR" ||
+	fail "SYMDB_SERVE naming nothing: exit $RC, '$(head -2 "$ERR")'"
+
 exported=$(sed -n 's/^add_library(\([^ ]*\) .*/\1/p' "$libdir"/cmake/symdb/symdb*Targets.cmake | sort | tr '\n' ' ')
 [[ $exported == "symdb::indexer symdb::symdb symdb::symdb_static " ]] ||
 	fail "exported targets are '$exported', want symdb::indexer symdb::symdb symdb::symdb_static"
