@@ -124,6 +124,10 @@ indexer_hook() {
 # index_files DB: the index files of a database, one per line
 index_files() { find "$1/images" -type f -name '*.symdb' 2>/dev/null | sort; }
 
+# sanitized: true in the sanitizer lane when the test's oracle runs are
+# skipped there (SYMDB_TEST_SANITIZED, set by CMake per test)
+sanitized() { [[ -n ${SYMDB_TEST_SANITIZED:-} ]]; }
+
 # llvm_query BIN ARGS...: the oracle's output, to compare with symdb query
 llvm_query() {
 	local bin=$1
