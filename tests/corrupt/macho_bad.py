@@ -157,7 +157,9 @@ CASES = {
 def random_damage(c):
     """300 copies of the thin and universal fixtures with 1 to 8 random bytes
     changed in the headers, load commands or symbol table: each build either
-    succeeds or fails with one line, never a crash; a successful one queries."""
+    succeeds or fails with one line, never a crash; a successful one queries.
+    LeakSanitizer (sanitizer builds) scans at the exit of every 8th copy's
+    runs, as sweep.py does."""
     import random
     import shutil
     rnd = random.Random(1234)
@@ -178,14 +180,15 @@ def random_damage(c):
         path = os.path.join(c.scratch, "random_%d" % i)
         with open(path, "wb") as f:
             f.write(b)
-        p = c.sym(db, "build", "--force", path, check=False)
+        scan = i % 8 == 0  # LeakSanitizer's exit scan on every 8th copy only
+        p = c.sym(db, "build", "--force", path, check=False, leak_scan=scan)
         if p.returncode not in (0, 1) or len(p.stderr.strip().splitlines()) > 1:
             mt.die("random %d: exit %d, stderr %r" % (i, p.returncode, p.stderr[:2000]))
         if p.returncode == 0:
             ok += 1
             for arch in (["--arch", "arm64"], ["--arch", "x86_64"]) if i % 2 else ([],):
                 q = c.sym(db, "query", "--obj", path, *arch, "0x100000800", "0x100000b80",
-                          check=False)
+                          check=False, leak_scan=scan)
                 if q.returncode not in (0, 1, 2) or "AddressSanitizer" in q.stderr:
                     mt.die("random %d: query exit %d: %r" % (i, q.returncode, q.stderr[:2000]))
         else:

@@ -57,9 +57,15 @@ class Ctx:
     def db(self, name):
         return os.path.join(self.scratch, "db-" + name)
 
-    def sym(self, db, *args, inp=None, check=True):
-        return run([self.symdb, "--db", db] + list(args), inp=inp, check=check,
-                   env=self.env)
+    def sym(self, db, *args, inp=None, check=True, leak_scan=True):
+        """symdb --db DB ARGS; leak_scan=False skips LeakSanitizer's exit
+        scan (sanitizer builds: about half of each start) for the many runs
+        of a random sweep that share their error paths."""
+        env = self.env
+        if not leak_scan:
+            env = dict(env or os.environ)
+            env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+        return run([self.symdb, "--db", db] + list(args), inp=inp, check=check, env=env)
 
     def dwarf(self, name):
         """The DWARF file inside NAME.dSYM."""
