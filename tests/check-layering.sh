@@ -100,8 +100,8 @@ if [ -n "$build" ]; then
 	done
 	# the server's libraries load in the process that serves only, and
 	# the check can fail: symdb-serve has them
-	if [ -e "$exe" ] && readelf -d "$exe" | grep -Eqi 'NEEDED.*(microhttpd|gnutls)'; then
-		violation "$exe: depends on libmicrohttpd or GnuTLS (the server is symdb-serve's)"
+	if [ -e "$exe" ] && readelf -d "$exe" | grep -Eqi 'NEEDED.*(microhttpd|gnutls|json-c)'; then
+		violation "$exe: depends on libmicrohttpd, GnuTLS or json-c (the server is symdb-serve's)"
 	fi
 	if [ -e "$srv" ] && ! readelf -d "$srv" | grep -qi 'NEEDED.*microhttpd'; then
 		violation "$srv: does not link libmicrohttpd: the check above cannot fail"

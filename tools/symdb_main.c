@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_addr2line.h"
@@ -23,7 +24,8 @@
  * linked in (SYMDB_WITH_SERVE), installed beside symdb: libmicrohttpd and
  * the TLS stack it loads (GnuTLS, p11-kit, nettle, ...) cost about 4 ms of
  * every start, and only the process that serves needs them.  In symdb the
- * entry has no function: main() executes symdb-serve with its own argv.
+ * entry has no function: main() executes symdb-serve with its own argv
+ * (exec_server).
  */
 #ifdef SYMDB_WITH_SERVE
 #define SERVE_RUN cli_cmd_serve
@@ -563,20 +565,30 @@ static const struct {
 	{ cli_called_as_addr2line, cli_cmd_addr2line, 0 },
 };
 
+#ifndef SYMDB_WITH_SERVE
 /* `symdb serve` in symdb: the same command line, run by symdb-serve
- * ($SYMDB_SERVE if set, as the tests' $SYMDB_INDEXER). */
+ * ($SYMDB_SERVE if set, as the tests' $SYMDB_INDEXER).  A $SYMDB_SERVE
+ * that names this very program (which has no server) is refused rather
+ * than executed again and again. */
 static int exec_server(char **argv)
 {
 	char buf[4096];
+	struct stat self, target;
 	const char *exe = cli_helper_exe("SYMDB_SERVE", "symdb-serve", buf, sizeof(buf));
 	if (!exe) {
-		cli_err("symdb-serve", "not found beside this symdb (or $SYMDB_SERVE)");
+		cli_err("symdb-serve", "not found, or not executable, beside this symdb");
+		return CLI_EXIT_FAILED;
+	}
+	if (stat("/proc/self/exe", &self) == 0 && stat(exe, &target) == 0 &&
+	    self.st_dev == target.st_dev && self.st_ino == target.st_ino) {
+		cli_err(exe, "is this symdb, which has no server: $SYMDB_SERVE must name symdb-serve");
 		return CLI_EXIT_FAILED;
 	}
 	execv(exe, argv);
 	cli_err(exe, "cannot run: %s", strerror(errno));
 	return CLI_EXIT_FAILED;
 }
+#endif
 
 int main(int argc, char **argv)
 {
@@ -616,7 +628,9 @@ int main(int argc, char **argv)
 		cli_err(NULL, "no such command '%s' (see 'symdb --help')", argv[i]);
 		return CLI_EXIT_USAGE;
 	}
-	if (!c->run)
+#ifndef SYMDB_WITH_SERVE
+	if (!strcmp(c->name, "serve"))
 		return exec_server(argv);
+#endif
 	return c->run(&g, argc - i, argv + i);
 }

@@ -13,7 +13,7 @@
 # llvm-symbolizer link lands in libexec/symdb/ and runs as llvm-symbolizer;
 # the installed `symdb serve` runs the installed symdb-serve and answers.
 source "$(dirname "$0")/../cli/lib.sh"
-require cmake pkg-config gcc nm
+require cmake pkg-config gcc nm readelf curl
 : "${SYMDB_BUILD:?SYMDB_BUILD (the build tree) must be set}"
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -61,13 +61,16 @@ done
 [[ -n $addr ]] || { kill $spid; fail "installed symdb serve: no 'listening on' line in 20 s: $(head -3 "$SCRATCH/serve.err")"; }
 [[ $(readlink /proc/$spid/exe) == "$(readlink -f "$prefix/bin/symdb-serve")" ]] ||
 	{ kill $spid; fail "installed symdb serve runs $(readlink /proc/$spid/exe), not symdb-serve"; }
-health=$(curl -s -m 10 "http://$addr/healthz")
+health=$(curl -s -m 10 "http://$addr/healthz" || true)
 kill $spid
-wait $spid 2>/dev/null
+wait $spid 2>/dev/null || true
 [[ $health == ok* ]] || fail "installed symdb serve: /healthz answered '$health'"
 run env SYMDB_SERVE=$SCRATCH/no-such-serve "$prefix/bin/symdb" serve --db "$SCRATCH/serve-db"
 [[ $RC == 1 ]] && grep -q "no-such-serve: cannot run: No such file" "$ERR" ||
 	fail "SYMDB_SERVE naming nothing: exit $RC, '$(head -2 "$ERR")'"
+run env SYMDB_SERVE="$prefix/bin/symdb" timeout 20 "$prefix/bin/symdb" serve --db "$SCRATCH/serve-db"
+[[ $RC == 1 ]] && grep -q "is this symdb, which has no server" "$ERR" ||
+	fail "SYMDB_SERVE naming symdb itself: exit $RC, '$(head -2 "$ERR")'"
 
 exported=$(sed -n 's/^add_library(\([^ ]*\) .*/\1/p' "$libdir"/cmake/symdb/symdb*Targets.cmake | sort | tr '\n' ' ')
 [[ $exported == "symdb::indexer symdb::symdb symdb::symdb_static " ]] ||
