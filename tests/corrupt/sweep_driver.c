@@ -5,10 +5,11 @@
  *   sweep_driver DB BINARY INDEX ADDRS STEP DIR_END
  *
  * INDEX is BINARY's published index file in database DB, undamaged; ADDRS
- * holds sorted hex addresses, one a line.  The driver damages INDEX in
- * place, one way at a time, and after each opens a fresh handle on DB and
- * the image of BINARY, as `symdb query --obj BINARY` does, and resolves
- * every address:
+ * holds hex addresses, one a line.  The driver damages INDEX in place, one
+ * way at a time, and after each answers every address as `symdb query --obj
+ * BINARY --no-build` does: a fresh database handle and symbolizer context,
+ * the image found by symdb_symbolizer_image(), the batch symbolized and
+ * demangled by symdb_symbolize():
  *
  *   prefix  INDEX cut to every STEP-th size below its own: the open must
  *           fail as damaged (SYMDB_E_FORMAT, _VERSION, _CORRUPT, _CHECKSUM:
@@ -21,10 +22,12 @@
  *           read (AddressSanitizer in that lane) inside a table.
  *
  * Every string of every answer is read to its end, as a printer would.
- * INDEX is restored at the end.  Prints one summary line and a line per
- * failure (at most 30); exits 0 when there is none, 1 otherwise, 2 on a
- * usage or setup error.  A process per case (sweep.py's way) cost 20-40 ms
- * each, 3,000 of them per sweep; sweep.py now runs the CLI on a sample.
+ * INDEX is restored at the end.  Prints one summary line, a line per
+ * failure (at most 30), and "differs K" for each flip K whose plain open
+ * answered, differently: sweep.py runs the CLI's printers on those too.
+ * Exits 0 when there is no failure, 1 otherwise, 2 on a usage or setup
+ * error.  A process per case (sweep.py's old way) cost 20-40 ms each,
+ * 3,000 of them per sweep; sweep.py now runs the CLI on a sample.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -46,11 +49,9 @@ struct text {
 
 struct sweep {
 	const char *db, *binary, *index;
-	uint64_t *addrs;
+	symdb_request *reqs;
+	symdb_symbolized *results;
 	size_t naddrs;
-	symdb_frame *frames;
-	symdb_result *results;
-	size_t frames_cap;
 	struct text want, got;
 	unsigned failures;
 };
@@ -91,14 +92,13 @@ static void put_str(struct text *t, const char *s)
 	put(t, "%s|", s ? s : "-");
 }
 
-static void render_result(struct sweep *s, const symdb_result *r)
+static void render_result(struct text *t, const symdb_symbolized *r)
 {
-	struct text *t = &s->got;
-	put(t, "%d %" PRIu32 " %" PRIx64 " %" PRIx64 " ", r->status, r->count, r->sym_addr,
-	    r->sym_size);
+	put(t, "%d %d %" PRIx64 " %" PRIx64 " %" PRIx64 " ", r->status, r->error, r->vaddr,
+	    r->sym_addr, r->sym_size);
 	put_str(t, r->sym_name);
-	for (uint32_t i = 0; i < r->count; i++) {
-		const symdb_frame *f = &s->frames[r->first + i];
+	for (uint32_t i = 0; i < r->nframes; i++) {
+		const symdb_frame *f = &r->frames[i];
 		put_str(t, f->name);
 		put_str(t, f->short_name);
 		put_str(t, f->file);
@@ -112,38 +112,35 @@ static void render_result(struct sweep *s, const symdb_result *r)
 	put(t, "\n");
 }
 
-/* Open BINARY's image through a fresh handle on the database (nothing
- * cached from the case before) and render every address into s->got.
- * Returns 0, or the open's error. */
+/* Answer every address through a fresh database handle and symbolizer
+ * context (nothing cached from the case before), rendered into s->got.
+ * Returns 0, or the error of finding the image (a damage code is the
+ * CLI's exit 4). */
 static int answer(struct sweep *s, unsigned flags)
 {
-	char err[256] = "";
-	SYMDB_OPTS(symdb_open_opts, o, .flags = flags, .errbuf = err, .errbuf_sz = sizeof(err));
 	symdb *db = NULL;
 	int rc = symdb_open(s->db, NULL, &db);
 	if (rc < 0)
 		die(s->db, symdb_strerror(rc));
-	symdb_image *img = NULL;
-	rc = symdb_image_open_binary(db, s->binary, &o, &img);
+	SYMDB_OPTS(symdb_symbolizer_opts, so, .flags = flags);
+	symdb_symbolizer *sym = NULL;
+	rc = symdb_symbolizer_create(db, &so, &sym);
+	if (rc < 0)
+		die("symdb_symbolizer_create", symdb_strerror(rc));
+	const symdb_image *img = NULL;
+	rc = symdb_symbolizer_image(sym, s->binary, NULL, &img);
 	s->got.len = 0;
 	if (rc == 0) {
-		size_t done = 0;
-		while (done < s->naddrs) {
-			ptrdiff_t n = symdb_resolve_batch(img, s->addrs + done, s->naddrs - done,
-			                                  s->frames, s->frames_cap, sizeof(symdb_frame),
-			                                  s->results, sizeof(symdb_result));
-			if (n <= 0) {
-				put(&s->got, "resolve: %s\n", symdb_strerror((int)n));
-				break;
-			}
-			for (ptrdiff_t i = 0; i < n; i++)
-				render_result(s, &s->results[i]);
-			done += (size_t)n;
-		}
+		SYMDB_OPTS(symdb_symbolize_opts, o, .flags = SYMDB_SYMBOLIZE_DEMANGLE);
+		int r = symdb_symbolize(sym, s->reqs, s->naddrs, s->results, &o);
+		if (r < 0)
+			die("symdb_symbolize", symdb_strerror(r));
+		for (size_t i = 0; i < s->naddrs; i++)
+			render_result(&s->got, &s->results[i]);
 		if (symdb_image_fault_check(img) < 0)
 			put(&s->got, "faulted\n");
-		symdb_image_close(img);
 	}
+	symdb_symbolizer_free(sym);
 	symdb_close(db);
 	return rc;
 }
@@ -207,12 +204,14 @@ static unsigned char *read_file(const char *path, size_t *size)
 	return b;
 }
 
-static void read_addrs(struct sweep *s, const char *path)
+/* The requests: every address of ADDRS, of BINARY, named by path. */
+static void read_requests(struct sweep *s, const char *path)
 {
-	size_t size;
+	size_t size, cap = 64;
 	char *text = (char *)read_file(path, &size);
-	size_t cap = 64;
-	s->addrs = malloc(cap * sizeof(*s->addrs));
+	s->reqs = calloc(cap, sizeof(*s->reqs));
+	if (!s->reqs)
+		die(path, "out of memory");
 	for (char *p = text, *end; *p; p = end) {
 		errno = 0;
 		unsigned long long v = strtoull(p, &end, 16);
@@ -220,9 +219,15 @@ static void read_addrs(struct sweep *s, const char *path)
 			break;
 		if (errno)
 			die(path, "bad address");
-		if (s->naddrs == cap && !(s->addrs = realloc(s->addrs, (cap *= 2) * sizeof(*s->addrs))))
-			die(path, "out of memory");
-		s->addrs[s->naddrs++] = v;
+		if (s->naddrs == cap) {
+			symdb_request *nr = realloc(s->reqs, (cap *= 2) * sizeof(*nr));
+			if (!nr)
+				die(path, "out of memory");
+			s->reqs = nr;
+		}
+		s->reqs[s->naddrs++] = (symdb_request){ .image_ref = SYMDB_IMAGE_PATH,
+			                                .addr_kind = SYMDB_ADDR_VADDR,
+			                                .image.path = s->binary, .addr = v };
 	}
 	free(text);
 	if (!s->naddrs)
@@ -247,6 +252,18 @@ static void flip_case(struct sweep *s, size_t k, size_t dir_end, unsigned *caugh
 	if (k < dir_end && !damaged(rc) && !same)
 		failure(s, "flip %zu (plain open, header or directory): open %s, answers %s", k,
 		        rc ? symdb_strerror(rc) : "ok", same ? "same" : "different");
+	else if (rc == 0 && !same)
+		printf("differs %zu\n", k);
+}
+
+/* Flip byte k of a copy of good and answer it. */
+static void flip_byte(struct sweep *s, const unsigned char *good, unsigned char *b, size_t size,
+                      size_t k, size_t dir_end, unsigned *caught, unsigned *unchanged)
+{
+	memcpy(b, good, size);
+	b[k] ^= 0xFF;
+	damage(s, b, size);
+	flip_case(s, k, dir_end, caught, unchanged);
 }
 
 int main(int argc, char **argv)
@@ -259,12 +276,10 @@ int main(int argc, char **argv)
 	size_t step = strtoul(argv[5], NULL, 10), dir_end = strtoul(argv[6], NULL, 10);
 	if (!step)
 		die("STEP", "must be at least 1");
-	read_addrs(&s, argv[4]);
-	s.frames_cap = s.naddrs * 8 + 64;
-	s.frames = calloc(s.frames_cap, sizeof(*s.frames));
+	read_requests(&s, argv[4]);
 	s.results = calloc(s.naddrs, sizeof(*s.results));
-	if (!s.frames || !s.results)
-		die("arrays", "out of memory");
+	if (!s.results)
+		die("results", "out of memory");
 
 	size_t size;
 	unsigned char *good = read_file(s.index, &size);
@@ -286,21 +301,18 @@ int main(int argc, char **argv)
 	if (!b)
 		die("flip", "out of memory");
 	/* every byte of the header and directory, then every step-th */
-	for (size_t k = 0; k < size; k = k + 1 < dir_end ? k + 1 : k < dir_end ? dir_end : k + step) {
-		memcpy(b, good, size);
-		b[k] ^= 0xFF;
-		damage(&s, b, size);
-		flip_case(&s, k, dir_end, &caught, &unchanged);
-		flips++;
-	}
+	size_t head = dir_end < size ? dir_end : size;
+	for (size_t k = 0; k < head; k++, flips++)
+		flip_byte(&s, good, b, size, k, dir_end, &caught, &unchanged);
+	for (size_t k = head; k < size; k += step, flips++)
+		flip_byte(&s, good, b, size, k, dir_end, &caught, &unchanged);
 	damage(&s, good, size);
 	printf("sweep_driver: %zu-byte index, %zu addresses: %u prefixes, %u flips: %u caught, "
 	       "%u harmless; %u failures\n", size, s.naddrs, prefixes, flips, caught, unchanged,
 	       s.failures);
 	free(b);
 	free(good);
-	free(s.addrs);
-	free(s.frames);
+	free(s.reqs);
 	free(s.results);
 	free(s.want.buf);
 	free(s.got.buf);
