@@ -89,15 +89,21 @@ same() {
 	sanitized || llvm_query "$bin" "$@" <"$in" >"$SCRATCH/expect" 2>/dev/null || true
 	run_in "$in" "$SYMDB" query --db "$db" --obj "$bin" "$@"
 	expect_ok "$what"
-	sanitized || cmp -s "$OUT" "$SCRATCH/expect" ||
-		fail "$what: output differs from llvm-symbolizer-14 ($(cmp "$OUT" "$SCRATCH/expect" 2>&1 | head -1))"
+	if sanitized; then # the pipe's smaller batches must answer as the file's
+		cp "$OUT" "$SCRATCH/expect"
+	else
+		cmp -s "$OUT" "$SCRATCH/expect" ||
+			fail "$what: output differs from llvm-symbolizer-14 ($(cmp "$OUT" "$SCRATCH/expect" 2>&1 | head -1))"
+	fi
 	set +e
 	cat "$in" | "$SYMDB" query --db "$db" --obj "$bin" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
 	set -e
 	expect_ok "$what (pipe)"
-	sanitized || cmp -s "$OUT" "$SCRATCH/expect" ||
-		fail "$what (pipe): output differs from llvm-symbolizer-14 ($(cmp "$OUT" "$SCRATCH/expect" 2>&1 | head -1))"
+	local oracle=llvm-symbolizer-14
+	sanitized && oracle="the file's"
+	cmp -s "$OUT" "$SCRATCH/expect" ||
+		fail "$what (pipe): output differs from $oracle ($(cmp "$OUT" "$SCRATCH/expect" 2>&1 | head -1))"
 }
 
 text_addrs "$cpp" 3 >"$SCRATCH/cpp.addrs"

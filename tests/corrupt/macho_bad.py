@@ -189,7 +189,8 @@ def random_damage(c):
             for arch in (["--arch", "arm64"], ["--arch", "x86_64"]) if i % 2 else ([],):
                 q = c.sym(db, "query", "--obj", path, *arch, "0x100000800", "0x100000b80",
                           check=False, leak_scan=scan)
-                if q.returncode not in (0, 1, 2) or "AddressSanitizer" in q.stderr:
+                if q.returncode not in (0, 1, 2) or any(
+                        m in q.stderr for m in ("Sanitizer", "runtime error:")):
                     mt.die("random %d: query exit %d: %r" % (i, q.returncode, q.stderr[:2000]))
         else:
             failed += 1
