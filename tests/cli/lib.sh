@@ -139,3 +139,28 @@ llvm_query() {
 build_id() {
 	llvm-readelf-14 -n "$1" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -1
 }
+
+# numbered_images OBJ DIR N: DIR/p1 .. DIR/pN, object OBJ linked with build-id
+# I (0x followed by 40 hex digits) for pI: N images of one program.  It is
+# linked once; every other copy gets its build-id written into the copy's
+# note, the only bytes in which links with another --build-id=0x... differ
+# (the linker copies the given bytes as they are).
+numbered_images() {
+	local obj=$1 dir=$2 n=$3
+	gcc "$obj" -o "$dir/p1" -Wl,--build-id=0x"$(printf '%040x' 1)" || fail "linking $obj"
+	python3 - "$dir" "$n" <<'PY' || fail "numbered_images: cannot copy $dir/p1"
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+base = open(os.path.join(d, "p1"), "rb").read()
+# the whole note (little-endian namesz 4, descsz 20, NT_GNU_BUILD_ID, "GNU")
+note = b"\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU\0" + (1).to_bytes(20, "big")
+if base.count(note) != 1:
+    sys.exit("p1: its build-id note is not in it exactly once")
+at = base.index(note) + 16
+for i in range(2, n + 1):
+    path = os.path.join(d, "p%d" % i)
+    with open(path, "wb") as f:
+        f.write(base[:at] + i.to_bytes(20, "big") + base[at + 20:])
+    os.chmod(path, 0o755)
+PY
+}

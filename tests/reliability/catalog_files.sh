@@ -21,8 +21,7 @@ W=$SCRATCH/bin
 mkdir -p "$W"
 printf 'int f(int x) { return x * 3; }\nint main(int c, char **v) { (void)v; return f(c); }\n' >"$W/p.c"
 gcc -g -O0 -c "$W/p.c" -o "$W/p.o"
-mk() { gcc "$W/p.o" -o "$W/p$1" -Wl,--build-id=0x$(printf '%040x' "$1"); }
-for i in $(seq 1 300); do mk "$i"; done
+numbered_images "$W/p.o" "$W" 300
 f_addr=0x$(llvm-nm-14 "$W/p1" | awk '$3 == "f" { print $1 }')
 want=$(llvm-symbolizer-14 --obj "$W/p1" "$f_addr")
 

@@ -21,10 +21,8 @@ W=$SCRATCH/bin
 mkdir -p "$W"
 printf 'int f(int x) { return x * 3; }\nint main(int c, char **v) { (void)v; return f(c); }\n' >"$W/p.c"
 gcc -g -O0 -c "$W/p.c" -o "$W/p.o"
-# One object, N links with distinct build-ids: N images, cheaply.
-for i in $(seq 1 $((N + 1))); do
-	gcc "$W/p.o" -o "$W/p$i" -Wl,--build-id=0x$(printf '%040x' "$i")
-done
+# One object, N + 1 images with distinct build-ids, cheaply.
+numbered_images "$W/p.o" "$W" $((N + 1))
 files=()
 for i in $(seq 1 $N); do files+=("$W/p$i"); done
 run "${S[@]}" build -q "${files[@]}"
