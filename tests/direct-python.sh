@@ -11,11 +11,14 @@
 #     machines has a .pth that imports a package (certifi): 105 ms of CPU
 #     a start with it, 28 ms with -S.
 # The tests import only the standard library and their own modules, which
-# -S keeps; it drops only site-packages and the interactive builtins
-# (exit(), help()), which no test uses.  A `sh` script, not a link, since a
-# link cannot pass -S: dash adds about 1 ms.
+# -S keeps; it drops site-packages, the .pth and sitecustomize hooks and the
+# interactive builtins (exit(), help()), none of which a test uses.  Python
+# a test starts as sys.executable still loads site.  A `sh` script, not a
+# link, since a link cannot pass -S: dash adds about 1 ms.  DIR is made
+# absolute: tests run in other working directories.
 symdb_direct_python() {
-	local dir=$1 py q
+	local dir py q
+	dir=$(realpath -m "$1")
 	command -v python3 >/dev/null || return 0
 	py=$(python3 -S -c 'import sys; print(sys.executable)' 2>/dev/null) || return 0
 	[[ -x $py ]] || return 0

@@ -14,9 +14,10 @@
 In the sanitizer lane (SYMDB_TEST_SANITIZED set by CMake) the option-set sweep
 of `oracle` runs symdb alone (each answer must exit 0 with one answer per
 address and no sanitizer report): the plain lane compared the same runs with
-llvm-addr2line-14.  The non-address lines go to symdb and GNU there only in
-one stream per option set (answer lines counted), not also one process per
-line.  Everything else is compared in both lanes.
+llvm-addr2line-14.  The non-address lines go to symdb there only in streams,
+two per option set (after real addresses, answer lines counted against GNU's,
+and alone), not one process per line compared with GNU's answer as in the
+plain lane.  Everything else is compared in both lanes.
 
 Usage: addr2line.py MODE SYMDB SCRATCH FILE...  (the database is $SYMDB_DIR)
 """
@@ -184,8 +185,13 @@ def compare_non_addresses(a2l, path, rng):
             fail("%s %s: a stream of mixed lines: %d answer lines, GNU %d" %
                  (path, " ".join(opts), mine[1].count(b"\n"), gnu[1].count(b"\n")))
         sanitized_check(path, opts, mine, 0) # exit 0, no sanitizer report
+        if SANITIZED:
+            # and the lines alone, each odd one first of its kind to be read
+            # somewhere (the plain lane ran each one alone, against GNU's)
+            alone = run([a2l, "-e", path] + opts, "".join(l + "\n" for l in lines).encode())
+            sanitized_check(path, opts + ["(odd lines alone)"], alone, 0)
     print("-- %s: %d non-address lines x 9 option sets %s" %
-          (path, len(lines), "in one stream each, answer lines counted as GNU's" if SANITIZED
+          (path, len(lines), "in two streams each (after addresses: answer lines counted as GNU's; alone)" if SANITIZED
            else "answered as GNU addr2line"))
 
 

@@ -37,13 +37,13 @@ declare -A ADDR WANT
 for bin in "$DW" "$CPP" "$LIB"; do
 	ADDR[$bin]=0x$(llvm-nm-14 --defined-only "$bin" | awk '$2 == "T" && $3 !~ /^_/ {print $1; exit}')
 	WANT[$bin]=$SCRATCH/want.${bin##*/}
-	llvm_query "$bin" "${ADDR[$bin]}" >"${WANT[$bin]}"
+	llvm_query "$bin" "${ADDR[$bin]}" >"${WANT[$bin]}" || fail "llvm-symbolizer-14 on $bin failed"
 done
 
 # the two images other than $1 must be intact and resolve like the oracle
 others_intact() {
 	local gone=$1 u bin listed
-	listed=$("$SYMDB" --db "$DB" list)
+	listed=$("$SYMDB" --db "$DB" list) || fail "list after repair: exit $?"
 	for u in "$U_DW:$DW" "$U_CPP:$CPP" "$U_LIB:$LIB"; do
 		bin=${u#*:}
 		u=${u%%:*}
