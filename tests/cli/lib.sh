@@ -128,6 +128,19 @@ index_files() { find "$1/images" -type f -name '*.symdb' 2>/dev/null | sort; }
 # skipped there (SYMDB_TEST_SANITIZED, set by CMake per test)
 sanitized() { [[ -n ${SYMDB_TEST_SANITIZED:-} ]]; }
 
+# expect_oracle WHAT FILE: $OUT is byte for byte the oracle's answer in FILE.
+# In the sanitizer lane, where the oracle did not run (the plain lane
+# compared), $OUT becomes FILE instead: the runs that follow on the same
+# input must answer as this one did.
+expect_oracle() {
+	if sanitized; then
+		cp "$OUT" "$2"
+		return 0
+	fi
+	cmp -s "$OUT" "$2" ||
+		fail "$1: differs from llvm-symbolizer-14 ($(diff "$2" "$OUT" | head -4 | tr '\n' ' ' | cut -c1-400))"
+}
+
 # llvm_query BIN ARGS...: the oracle's output, to compare with symdb query
 llvm_query() {
 	local bin=$1
