@@ -33,10 +33,20 @@
 #include "format_layout.h"
 #include "publish_internal.h"
 
-#define RD_OPTS_LAST_symdb_fetch_opts build
+#define RD_OPTS_LAST_symdb_fetch_opts no_proxy
 #define FETCH_DEFAULT_TIMEOUT_MS 30000u
 #define FETCH_DEFAULT_TTL_S 600u
 #define FETCH_DEFAULT_MAX (4ull << 30)
+#define FETCH_PROXY_MAX 4095u /* bytes of a proxy value (symdb_fetch.h) */
+
+/* The fetcher's environment: at most the 4 proxies and libdebuginfod's 5
+ * variables, each "NAME=VALUE" in a slot of its own. */
+#define FETCH_ENV_MAX 9
+struct fetch_env {
+	char slot[FETCH_ENV_MAX][4200];
+	char *envp[FETCH_ENV_MAX + 1];
+	int n;
+};
 
 /* One fetch: its options with defaults applied, and where it stands. */
 struct fetch_ctx {
@@ -49,6 +59,7 @@ struct fetch_ctx {
 	symdb_fetch_result *res;
 	char err[1024]; /* the last source's failure, "ID: URL: reason" */
 	int last;       /* ... and its code */
+	struct fetch_env env; /* the fetcher's, remade per source */
 };
 
 static const char *fetch_exe(const symdb_fetch_opts *o)
@@ -57,6 +68,30 @@ static const char *fetch_exe(const symdb_fetch_opts *o)
 }
 
 /* ---- upstream index stores -------------------------------------------------- */
+
+/* Add NAME=VALUE to e unless value is NULL or empty (values were
+ * bounded by fetch_opts, names are ours: it always fits). */
+static void fetch_env_put(struct fetch_env *e, const char *name, const char *value)
+{
+	if (!value || !value[0] || e->n >= FETCH_ENV_MAX)
+		return;
+	snprintf(e->slot[e->n], sizeof e->slot[e->n], "%s=%s", name, value);
+	e->envp[e->n] = e->slot[e->n];
+	e->envp[++e->n] = NULL;
+}
+
+/* The proxies of the options, under the names libcurl reads (lowercase:
+ * the one spelling it reads for every scheme), and nothing else: this
+ * library reads no environment, and the fetcher inherits none. */
+static void fetch_env_proxies(struct fetch_env *e, const symdb_fetch_opts *o)
+{
+	e->n = 0;
+	e->envp[0] = NULL;
+	fetch_env_put(e, "http_proxy", o->http_proxy);
+	fetch_env_put(e, "https_proxy", o->https_proxy);
+	fetch_env_put(e, "all_proxy", o->all_proxy);
+	fetch_env_put(e, "no_proxy", o->no_proxy);
+}
 
 /* BASE/symdb/v1/XX/HEX.symdb (SPEC §12.9); base given as configured, with
  * or without a trailing slash. */
@@ -98,8 +133,8 @@ static int fetch_upstream(struct fetch_ctx *c, const char *url)
 		                  .out = { fd, -1 }, .max_bytes = c->o.max_bytes,
 		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
 		                  .deadline_ms = c->deadline_ms };
-	static char *const no_env[] = { NULL };
-	j.env = no_env;
+	fetch_env_proxies(&c->env, &c->o);
+	j.env = c->env.envp;
 	rc = rd_fetch_run(&j);
 	close(fd);
 	if (rc == 0) {
@@ -187,10 +222,11 @@ static int fetch_dir_open(struct fetch_dir *d, const struct fetch_ctx *c)
 	return d->exe_fd < 0 || d->dbg_fd < 0 ? -errno : 0;
 }
 
-/* The child's environment: libdebuginfod's variables, from the options only. */
-static int fetch_dbgd_env(const struct fetch_ctx *c, char env[5][4200], char *envp[6])
+/* The child's environment: the proxies and libdebuginfod's variables,
+ * from the options only. */
+static int fetch_dbgd_env(struct fetch_ctx *c)
 {
-	char cache[4096];
+	char cache[4096], num[32];
 	rd_safedir cd;
 	int64_t left_s = (c->deadline_ms - rd_fetch_now_ms() + 999) / 1000;
 	int rc;
@@ -203,15 +239,14 @@ static int fetch_dbgd_env(const struct fetch_ctx *c, char env[5][4200], char *en
 		rd_safedir_close(&cd);
 		snprintf(cache, sizeof cache, "%s/" RD_FETCH_DBGD_CACHE, c->dbdir);
 	}
-	snprintf(env[0], sizeof env[0], "DEBUGINFOD_URLS=%s", c->o.debuginfod_urls);
-	snprintf(env[1], sizeof env[1], "DEBUGINFOD_CACHE_PATH=%s", cache);
-	snprintf(env[2], sizeof env[2], "DEBUGINFOD_TIMEOUT=%lld", (long long)(left_s > 0 ? left_s : 1));
-	snprintf(env[3], sizeof env[3], "DEBUGINFOD_MAXSIZE=%llu",
-	         (unsigned long long)c->o.max_bytes);
-	snprintf(env[4], sizeof env[4], "DEBUGINFOD_RETRY_LIMIT=1");
-	for (int i = 0; i < 5; i++)
-		envp[i] = env[i];
-	envp[5] = NULL;
+	fetch_env_proxies(&c->env, &c->o);
+	fetch_env_put(&c->env, "DEBUGINFOD_URLS", c->o.debuginfod_urls);
+	fetch_env_put(&c->env, "DEBUGINFOD_CACHE_PATH", cache);
+	snprintf(num, sizeof num, "%lld", (long long)(left_s > 0 ? left_s : 1));
+	fetch_env_put(&c->env, "DEBUGINFOD_TIMEOUT", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c->o.max_bytes);
+	fetch_env_put(&c->env, "DEBUGINFOD_MAXSIZE", num);
+	fetch_env_put(&c->env, "DEBUGINFOD_RETRY_LIMIT", "1");
 	return 0;
 }
 
@@ -259,20 +294,20 @@ static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, cons
 
 static int fetch_debuginfod(struct fetch_ctx *c)
 {
-	char env[5][4200], *envp[6], path[256];
+	char path[256];
 	unsigned long long exe = 0, dbg = 0;
 	struct fetch_dir d;
 	int rc = fetch_dir_open(&d, c);
 
 	if (rc == 0)
-		rc = fetch_dbgd_env(c, env, envp);
+		rc = fetch_dbgd_env(c);
 	if (rc) {
 		fetch_dir_close(&d);
 		return fmt_err(c->err, sizeof c->err, rc, "%s: %s/tmp: %s", c->hex, c->dbdir,
 		               symdb_strerror(rc));
 	}
 	struct rd_fetch_job j = { .exe = fetch_exe(&c->o), .mode = "debuginfod", .what = c->hex,
-		                  .env = envp, .out = { d.exe_fd, d.dbg_fd },
+		                  .env = c->env.envp, .out = { d.exe_fd, d.dbg_fd },
 		                  .max_bytes = c->o.max_bytes,
 		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
 		                  .deadline_ms = c->deadline_ms };
@@ -301,6 +336,20 @@ static int fetch_debuginfod(struct fetch_ctx *c)
 
 /* ---- symdb_fetch ------------------------------------------------------------- */
 
+/* Each proxy fits its environment slot: SYMDB_E_INVAL naming the one that
+ * does not (its value is not repeated: it may hold a password). */
+static int fetch_proxies_check(const symdb_fetch_opts *o)
+{
+	const char *names[] = { "http_proxy", "https_proxy", "all_proxy", "no_proxy" };
+	const char *values[] = { o->http_proxy, o->https_proxy, o->all_proxy, o->no_proxy };
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (values[i] && strlen(values[i]) > FETCH_PROXY_MAX)
+			return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL,
+			               "%s: longer than %u bytes", names[i], FETCH_PROXY_MAX);
+	return 0;
+}
+
 static int fetch_opts(const symdb_fetch_opts *in, symdb_fetch_opts *o)
 {
 	unsigned flags;
@@ -328,7 +377,7 @@ static int fetch_opts(const symdb_fetch_opts *in, symdb_fetch_opts *o)
 		o->upstreams = "";
 	if (!o->debuginfod_urls)
 		o->debuginfod_urls = "";
-	return 0;
+	return fetch_proxies_check(o);
 }
 
 /* 1 when the catalog already has id (nothing to fetch). */

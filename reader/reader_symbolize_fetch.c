@@ -49,6 +49,10 @@ int rd_sym_fetch_init(symdb_symbolizer *s, const struct symdb_fetch_opts *f)
 	o->debuginfod_urls = dup_or_null(o->debuginfod_urls, &nomem);
 	o->debuginfod_cache = dup_or_null(o->debuginfod_cache, &nomem);
 	o->fetcher_path = dup_or_null(o->fetcher_path, &nomem);
+	o->http_proxy = dup_or_null(o->http_proxy, &nomem);
+	o->https_proxy = dup_or_null(o->https_proxy, &nomem);
+	o->all_proxy = dup_or_null(o->all_proxy, &nomem);
+	o->no_proxy = dup_or_null(o->no_proxy, &nomem);
 	if (o->build)
 		memcpy(bo, o->build, o->build->sz < sizeof *bo ? o->build->sz : sizeof *bo);
 	bo->sz = sizeof *bo;
@@ -74,6 +78,10 @@ void rd_sym_fetch_fini(symdb_symbolizer *s)
 	free((char *)o->debuginfod_urls);
 	free((char *)o->debuginfod_cache);
 	free((char *)o->fetcher_path);
+	free((char *)o->http_proxy);
+	free((char *)o->https_proxy);
+	free((char *)o->all_proxy);
+	free((char *)o->no_proxy);
 	if (o->build)
 		free((char *)o->build->indexer_path);
 	free((void *)o->build);

@@ -83,6 +83,19 @@ typedef struct symdb_fetch_opts {
 	/** Options for indexing a debuginfod download (indexer_path, timeout_s,
 	 *  memory_limit, threads, debug_dir ignored); NULL = defaults. */
 	const symdb_build_opts *build;
+	/** Proxies for the fetcher's requests, upstreams and debuginfod alike,
+	 *  handed to it as the environment variables libcurl reads:
+	 *  http_proxy (http:// URLs), https_proxy (https:// URLs), all_proxy
+	 *  (either, when the scheme's own is not set), and no_proxy (hosts,
+	 *  domains and addresses that go direct, separated by commas; "*" for
+	 *  all).  Values as libcurl takes them ("http://[user:pass@]host:port",
+	 *  socks5h://...), at most 4095 bytes each (longer: SYMDB_E_INVAL).
+	 *  NULL or "" = not set: with none set every request goes direct.  The
+	 *  CLI maps the caller's variables of those names here. */
+	const char *http_proxy;
+	const char *https_proxy;
+	const char *all_proxy;
+	const char *no_proxy;
 } symdb_fetch_opts;
 
 /** Where a fetched image came from (symdb_fetch_result.source). */

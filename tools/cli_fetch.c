@@ -5,7 +5,9 @@
  * with every other symdb setting; the environment variables are
  * libdebuginfod's own (DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH,
  * DEBUGINFOD_TIMEOUT), so a machine set up for gdb or eu-stack is set up
- * for symdb too, plus SYMDB_UPSTREAM for upstream index stores.
+ * for symdb too, plus SYMDB_UPSTREAM for upstream index stores.  The
+ * proxies are read as curl reads them (curl_proxy), so a machine set up
+ * for curl or debuginfod-find behind a proxy is set up for symdb.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli_fetch.h"
@@ -15,16 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-const char cli_fetch_usage[] =
-	"  --upstream URL        fetch unknown images' index files from an upstream store\n"
-	"                        (URL/symdb/v1/XX/HEX.symdb; repeatable; env SYMDB_UPSTREAM)\n"
-	"  --debuginfod URL      fetch unknown build-ids from a debuginfod server and index\n"
-	"                        them (repeatable; env DEBUGINFOD_URLS)\n"
-	"  --fetch-timeout SEC   deadline of one fetch, every source included (default 30;\n"
-	"                        env DEBUGINFOD_TIMEOUT)\n"
-	"  --negative-ttl SEC    remember 'no source has it' this long (default 600)\n"
-	"  --no-fetch            never fetch\n";
 
 void cli_fetch_init(struct cli_fetch *f)
 {
@@ -122,6 +114,29 @@ static const char *env_nonempty(const char *name)
 	return v && v[strspn(v, " \t\n")] ? v : NULL;
 }
 
+/*
+ * A proxy variable as libcurl reads it from its own environment: the
+ * lowercase name, then the uppercase one, except for http_proxy, whose
+ * uppercase HTTP_PROXY is never read (a CGI program's environment carries
+ * the client's "Proxy:" header under that name, httpoxy).  NULL: not set.
+ */
+static const char *curl_proxy(const char *lower)
+{
+	char upper[32];
+	const char *v = getenv(lower);
+	size_t i;
+
+	if (v && *v)
+		return v;
+	if (!strcmp(lower, "http_proxy"))
+		return NULL;
+	for (i = 0; lower[i] && i + 1 < sizeof upper; i++)
+		upper[i] = (char)(lower[i] >= 'a' && lower[i] <= 'z' ? lower[i] - 'a' + 'A' : lower[i]);
+	upper[i] = 0;
+	v = getenv(upper);
+	return v && *v ? v : NULL;
+}
+
 const symdb_fetch_opts *cli_fetch_opts(struct cli_fetch *f, const char *indexer)
 {
 	const char *up = f->upstreams ? f->upstreams : env_nonempty("SYMDB_UPSTREAM");
@@ -154,6 +169,10 @@ const symdb_fetch_opts *cli_fetch_opts(struct cli_fetch *f, const char *indexer)
 	f->opts.fetcher_path =
 	        cli_helper_exe("SYMDB_FETCH", "symdb-fetch", f->fetcher, sizeof f->fetcher);
 	f->opts.build = &f->build;
+	f->opts.http_proxy = curl_proxy("http_proxy");
+	f->opts.https_proxy = curl_proxy("https_proxy");
+	f->opts.all_proxy = curl_proxy("all_proxy");
+	f->opts.no_proxy = curl_proxy("no_proxy");
 	return &f->opts;
 }
 

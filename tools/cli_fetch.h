@@ -14,6 +14,8 @@
  *   --no-fetch          fetch nothing, whatever the environment says
  *   $DEBUGINFOD_CACHE_PATH  libdebuginfod's download cache (else DB/debuginfod-cache)
  *   $SYMDB_FETCH        the symdb-fetch executable (else the one beside symdb)
+ *   $http_proxy, $https_proxy, $all_proxy, $no_proxy (or uppercase, but
+ *                       never HTTP_PROXY)  proxies, as curl reads them
  */
 #ifndef SYMDB_CLI_FETCH_H
 #define SYMDB_CLI_FETCH_H
@@ -57,8 +59,5 @@ CLI_HIDDEN void cli_fetch_free(struct cli_fetch *f);
 
 /* "symdb: ERR" for a failed symdb_fetch(): one line on stderr. */
 CLI_HIDDEN void cli_fetch_report(const char *hex, int rc, const char *err);
-
-/* The help text lines for these options (for a command's usage). */
-CLI_HIDDEN extern const char cli_fetch_usage[];
 
 #endif /* SYMDB_CLI_FETCH_H */

@@ -66,6 +66,7 @@ struct serve_fetch {
 	symdb_fetch_opts opts;            /* strings below; errbuf per fetch */
 	symdb_build_opts build;
 	char *upstreams, *debuginfod_urls, *debuginfod_cache;
+	char *proxy[4]; /* http, https, all, no (symdb_fetch_opts) */
 	char fetcher[PATH_MAX];
 	char indexer[PATH_MAX];
 	struct serve_metrics *metrics;
@@ -310,9 +311,18 @@ static int copy_opts(struct serve_fetch *f, const symdb_fetch_opts *opts)
 	    dup_str(opts->debuginfod_urls, &f->debuginfod_urls) ||
 	    dup_str(opts->debuginfod_cache, &f->debuginfod_cache))
 		return -ENOMEM;
+	const char *proxy[4] = { opts->http_proxy, opts->https_proxy, opts->all_proxy,
+		                 opts->no_proxy };
+	for (int i = 0; i < 4; i++)
+		if (dup_str(proxy[i], &f->proxy[i]))
+			return -ENOMEM;
 	f->opts.upstreams = f->upstreams;
 	f->opts.debuginfod_urls = f->debuginfod_urls;
 	f->opts.debuginfod_cache = f->debuginfod_cache;
+	f->opts.http_proxy = f->proxy[0];
+	f->opts.https_proxy = f->proxy[1];
+	f->opts.all_proxy = f->proxy[2];
+	f->opts.no_proxy = f->proxy[3];
 	if (opts->fetcher_path)
 		snprintf(f->fetcher, sizeof(f->fetcher), "%s", opts->fetcher_path);
 	else
@@ -430,6 +440,8 @@ void serve_fetch_free(struct serve_fetch *f)
 	free(f->upstreams);
 	free(f->debuginfod_urls);
 	free(f->debuginfod_cache);
+	for (int i = 0; i < 4; i++)
+		free(f->proxy[i]);
 	pthread_cond_destroy(&f->done);
 	pthread_cond_destroy(&f->work);
 	pthread_mutex_destroy(&f->mu);

@@ -90,7 +90,8 @@ static const struct subcommand commands[] = {
 	  "  --fetch-timeout S  deadline of one fetch, all sources (default 30; env\n"
 	  "                   DEBUGINFOD_TIMEOUT)\n"
 	  "  --negative-ttl S remember 'no source has it' S seconds (default 600)\n"
-	  "  --no-fetch       fetch nothing, whatever the environment says\n" },
+	  "  --no-fetch       fetch nothing, whatever the environment says\n"
+	  "                   (proxies: env http_proxy, https_proxy, all_proxy, no_proxy)\n" },
 	{ "query", cli_cmd_query, "resolve addresses like llvm-symbolizer --obj",
 	  "usage: symdb query [--db DIR] [--obj FILE | --uuid UUID | --build-id HEX | --pid PID]\n"
 	  "                   [options] [ADDR...]\n"
@@ -340,6 +341,8 @@ static const struct subcommand commands[] = {
 	  "  --fetch-timeout S       one fetch, every source (30)\n"
 	  "  --negative-ttl S        how long 'no source has it' is remembered (600)\n"
 	  "  --no-fetch              fetch nothing, whatever the environment says\n"
+	  "                          (proxies: env http_proxy, https_proxy, all_proxy,\n"
+	  "                          no_proxy)\n"
 	  "  --max-fetches N         concurrent fetches (4)\n"
 	  "  --fetch-budget-ms MS    a request's wait for its fetches; then its\n"
 	  "                          modules still being fetched are 'pending' (2000)\n" },
