@@ -23,6 +23,7 @@
 #define FMT_LAYOUT_TMP "tmp"
 #define FMT_LAYOUT_INDEX_EXT ".symdb"
 #define FMT_LAYOUT_COLD_EXT ".lz4"
+#define FMT_LAYOUT_MISSES "misses" /* DB/misses/HEX: fetch's negative cache */
 /* mkstemp's suffix, on every temp file name */
 #define FMT_LAYOUT_TMP_SUFFIX ".XXXXXX"
 

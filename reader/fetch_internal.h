@@ -11,10 +11,11 @@
 
 #include <stdint.h>
 
+#include "format_layout.h"
 #include "reader_internal.h"
 #include "symdb_fetch.h"
 
-#define RD_FETCH_MISSES "misses"          /* DB/misses/HEX (SPEC §12.9) */
+#define RD_FETCH_MISSES FMT_LAYOUT_MISSES /* DB/misses/HEX (SPEC §12.9) */
 #define RD_FETCH_DBGD_CACHE "debuginfod-cache" /* DB/debuginfod-cache */
 
 /* One run of symdb-fetch: MODE WHAT with env, descriptors out[0] and out[1]

@@ -572,6 +572,8 @@ const char *symdb_layout_name(int part)
 		return FMT_LAYOUT_INDEX_EXT;
 	case SYMDB_LAYOUT_COLD_EXT:
 		return FMT_LAYOUT_COLD_EXT;
+	case SYMDB_LAYOUT_MISSES:
+		return FMT_LAYOUT_MISSES;
 	}
 	return NULL;
 }

@@ -1350,6 +1350,8 @@ enum symdb_layout_part {
 	SYMDB_LAYOUT_INDEX_EXT,  /**< ".symdb": the suffix of an index file */
 	SYMDB_LAYOUT_COLD_EXT,   /**< ".lz4": appended to an index file's name for
 	                              its cold form (SPEC §12.8) */
+	SYMDB_LAYOUT_MISSES,     /**< "misses": DB/misses/HEX, symdb_fetch()'s
+	                              negative answers (SPEC §12.9) */
 };
 
 /**

@@ -128,24 +128,33 @@ static int walk_one(const struct walk *w, int dirfd, const char *name, const cha
 	return rc;
 }
 
-int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg), void *arg)
+/* DB itself (the user's choice: followed), its owner in w: the fd or -errno. */
+static int walk_open_db(struct walk *w)
 {
-	const char *images = symdb_layout_name(SYMDB_LAYOUT_IMAGES);
-	struct walk w = { dir, 0, fn, arg };
-	char sub[64];
-	struct dirent *de;
 	struct stat st;
-	int dbfd, fd, rc = 0;
-	DIR *d = NULL;
+	int dbfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
 
-	dbfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* DB itself: the user's choice */
 	if (dbfd < 0 || fstat(dbfd, &st) < 0) {
 		rc = -errno;
 		if (dbfd >= 0)
 			close(dbfd);
 		return rc;
 	}
-	w.owner = st.st_uid;
+	w->owner = st.st_uid;
+	return dbfd;
+}
+
+int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg), void *arg)
+{
+	const char *images = symdb_layout_name(SYMDB_LAYOUT_IMAGES);
+	struct walk w = { dir, 0, fn, arg };
+	char sub[64];
+	struct dirent *de;
+	int dbfd, fd, rc = 0;
+	DIR *d = NULL;
+
+	if ((dbfd = walk_open_db(&w)) < 0)
+		return dbfd;
 	fd = walk_opendir(&w, dbfd, images, images, 0, &rc);
 	if (fd > 0 && !(d = fdopendir(fd))) {
 		rc = -errno;
@@ -163,6 +172,20 @@ int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *a
 	if (rc == 0)
 		rc = walk_one(&w, dbfd, symdb_layout_name(SYMDB_LAYOUT_TMP),
 		              symdb_layout_name(SYMDB_LAYOUT_TMP), 1);
+	close(dbfd);
+	return rc;
+}
+
+int cli_fs_walk_misses(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg),
+                       void *arg)
+{
+	const char *misses = symdb_layout_name(SYMDB_LAYOUT_MISSES);
+	struct walk w = { dir, 0, fn, arg };
+	int dbfd = walk_open_db(&w), rc;
+
+	if (dbfd < 0)
+		return dbfd;
+	rc = walk_one(&w, dbfd, misses, misses, 0);
 	close(dbfd);
 	return rc;
 }

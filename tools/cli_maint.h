@@ -20,6 +20,10 @@
 /* Default age below which an orphan or temp file may belong to a build in
  * progress (renamed but not yet committed) and is left alone. */
 #define CLI_GRACE_DEFAULT 3600u
+/* gc forgets negative fetch answers older than this (--miss-age): a day is
+ * past any TTL a node would set (the default is 600 s), and an entry
+ * removed early costs one more question to the sources. */
+#define CLI_MISS_AGE_DEFAULT 86400u
 
 #define CLI_STORED_FILE 0x1u /* the index file (`FILE`) exists */
 #define CLI_STORED_COLD 0x2u /* its cold form (`FILE.lz4`) exists */
@@ -100,6 +104,10 @@ struct cli_fs_visit {
 };
 CLI_HIDDEN int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg),
                            void *arg);
+/* The same walk over DB/misses (symdb_fetch()'s negative answers, SPEC
+ * §12.9), rel "misses/HEX"; a missing DB/misses is no error. */
+CLI_HIDDEN int cli_fs_walk_misses(const char *dir,
+                                  int (*fn)(const struct cli_fs_visit *v, void *arg), void *arg);
 /* Serialize the commands that remove what they judge stray or expired (gc,
  * verify --repair): flock(LOCK_EX) on DB/images for the whole run (SPEC
  * §12.6), so that two of them never both count one removal, nor take an

@@ -10,6 +10,10 @@
  * --unused-for removes those unused for longer than D, and --max-size then
  * removes the least recently used until the index files total at most S
  * bytes on disk (a compacted image counts its .lz4, SPEC §12.8).
+ * Negative fetch answers (DB/misses/HEX, SPEC §12.9) older than --miss-age
+ * (default a day) are removed too: each is an empty file, written per
+ * build-id nobody had, so a node meeting many unknown builds would
+ * otherwise keep one forever.
  * Every removal goes through symdb_remove() (entry first, then file), so a
  * gc killed at any point leaves at most an orphan for the next gc.  The
  * clock is cli_now(): $SYMDB_NOW in tests.
@@ -131,11 +135,11 @@ int cli_cmd_rm(const struct cli_global *g0, int argc, char **argv)
 
 struct gc {
 	symdb *db;
-	uint64_t now, grace, unused_for, max_size;
+	uint64_t now, grace, unused_for, max_size, miss_age;
 	int have_unused, have_max, dry_run;
 	struct cli_aged aged;
 	struct cli_catfiles cf;
-	size_t files_removed, images_removed;
+	size_t files_removed, images_removed, misses_removed;
 	uint64_t bytes_removed;
 	int failed;
 };
@@ -227,10 +231,44 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 	return 0;
 }
 
+/* Whether name is a build-id as DB/misses names them: 2 to 64 lowercase
+ * hex digits, an even number.  Anything else there is not symdb's: left. */
+static int miss_name(const char *name)
+{
+	size_t n = strspn(name, "0123456789abcdef");
+	return name[n] == 0 && n >= 2 && n <= 64 && n % 2 == 0;
+}
+
+static int gc_visit_miss(const struct cli_fs_visit *f, void *arg)
+{
+	struct gc *gc = arg;
+	char tb[64];
+
+	if (f->unsafe) {
+		cli_err(f->path, "%s", f->unsafe);
+		gc->failed = 1;
+		return 0;
+	}
+	if (!miss_name(f->name) || cli_younger(f->mtime, gc->now, gc->miss_age))
+		return 0;
+	if (!gc->dry_run && unlinkat(f->dirfd, f->name, 0) < 0) {
+		/* ENOENT: a fetch found it, or another gc removed it first */
+		if (errno != ENOENT) {
+			cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
+			gc->failed = 1;
+		}
+		return 0;
+	}
+	cli_print_line("%s %s (negative fetch answer of %s)\n", gc->dry_run ? "would remove" : "removed",
+	               f->rel, cli_time_name(f->mtime, tb, sizeof tb));
+	gc->misses_removed++;
+	return 0;
+}
+
 static int gc_args(struct gc *gc, struct cli_global *g, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *v;
+		const char *v, *opt = argv[i]; /* named in a message: i may move to its value */
 		int m = cli_opt_common(g, "gc", argc, argv, &i);
 		if (m < 0)
 			return -1;
@@ -249,6 +287,9 @@ static int gc_args(struct gc *gc, struct cli_global *g, int argc, char **argv)
 		} else if ((m = cli_opt_value(argc, argv, &i, "--grace", &v)) != 0) {
 			if (m < 0 || cli_parse_duration(v, &gc->grace) < 0)
 				goto bad;
+		} else if ((m = cli_opt_value(argc, argv, &i, "--miss-age", &v)) != 0) {
+			if (m < 0 || cli_parse_duration(v, &gc->miss_age) < 0)
+				goto bad;
 		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--dry-run")) {
 			gc->dry_run = 1;
 		} else {
@@ -258,7 +299,8 @@ static int gc_args(struct gc *gc, struct cli_global *g, int argc, char **argv)
 		continue;
 bad:
 		if (m > 0)
-			cli_err(NULL, "gc: bad value '%s' for %s (see 'symdb help gc')", v, argv[i]);
+			cli_err(NULL, "gc: bad value '%s' for %.*s (see 'symdb help gc')", v,
+			        (int)strcspn(opt, "="), opt);
 		return -1;
 	}
 	return 0;
@@ -267,7 +309,7 @@ bad:
 int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 {
 	struct cli_global g = *g0;
-	struct gc gc = { .grace = CLI_GRACE_DEFAULT };
+	struct gc gc = { .grace = CLI_GRACE_DEFAULT, .miss_age = CLI_MISS_AGE_DEFAULT };
 	int lock, rc = gc_args(&gc, &g, argc, argv);
 
 	if (rc)
@@ -285,12 +327,17 @@ int cli_cmd_gc(const struct cli_global *g0, int argc, char **argv)
 		rc = cli_catfiles_load(gc.db, &gc.cf);
 	if (rc == 0)
 		rc = cli_fs_walk(symdb_dir(gc.db), gc_visit, &gc);
+	if (rc == 0)
+		rc = cli_fs_walk_misses(symdb_dir(gc.db), gc_visit_miss, &gc);
 	if (rc < 0)
 		cli_err(symdb_dir(gc.db), "cannot read the catalog: %s", symdb_strerror(rc));
 	else
 		cli_print_line("%zu images (%llu bytes) and %zu stray files %s\n", gc.images_removed,
 		               (unsigned long long)gc.bytes_removed, gc.files_removed,
 		               gc.dry_run ? "would be removed" : "removed");
+	if (rc >= 0 && gc.misses_removed)
+		cli_print_line("%zu negative fetch answers %s\n", gc.misses_removed,
+		               gc.dry_run ? "would be forgotten" : "forgotten");
 	cli_aged_free(&gc.aged);
 	cli_catfiles_free(&gc.cf);
 	if (lock >= 0)

@@ -371,10 +371,12 @@ static const struct subcommand commands[] = {
 	  "An image is named by UUID, unique UUID PREFIX (8+ hex digits), or the\n"
 	  "binary FILE it was built from (every slice of a universal file).\n" },
 	{ "gc", cli_cmd_gc, "expire unused images, trim to a size, clean leftovers",
-	  "usage: symdb gc [--db DIR] [--unused-for AGE] [--max-size SIZE] [--grace AGE] [-n]\n"
+	  "usage: symdb gc [--db DIR] [--unused-for AGE] [--max-size SIZE] [--grace AGE]\n"
+	  "                [--miss-age AGE] [-n]\n"
 	  "\n"
 	  "Remove leftovers of builds that died and orphan index files (older than\n"
-	  "--grace), then expire images.  An image's last use is the last time\n"
+	  "--grace) and negative fetch answers older than --miss-age, then expire\n"
+	  "images.  An image's last use is the last time\n"
 	  "'symdb query' resolved it (recorded at most once a day), else when it\n"
 	  "was built.  The clock is $SYMDB_NOW (unix seconds) when set.\n"
 	  "\n"
@@ -382,6 +384,8 @@ static const struct subcommand commands[] = {
 	  "  --max-size SIZE   then remove least recently used images until the index\n"
 	  "                    files total at most SIZE (50G, 512M, 64K, bytes)\n"
 	  "  --grace AGE       leave stray files younger than AGE (default 1h)\n"
+	  "  --miss-age AGE    forget negative fetch answers (DB/misses) older than AGE\n"
+	  "                    (default 1d; 0 forgets them all)\n"
 	  "  -n, --dry-run     only print what would be removed\n" },
 	{ "compact", cli_cmd_compact, "move images unused for a while into cold storage (LZ4)",
 	  "usage: symdb compact [--db DIR] --unused-for AGE [-n]\n"
