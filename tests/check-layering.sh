@@ -121,7 +121,7 @@ if [ -n "$build" ]; then
 		if readelf -d "$f" | grep -qi 'NEEDED.*dwarf'; then
 			violation "$f: depends on libdwarf"
 		fi
-		# the sandbox is the indexer's alone
+		# the sandboxes are the indexer's and the fetcher's alone
 		if readelf -d "$f" | grep -qi 'NEEDED.*seccomp'; then
 			violation "$f: depends on libseccomp"
 		fi
@@ -150,6 +150,8 @@ if [ -n "$build" ]; then
 	if [ -e "$fetch" ]; then
 		readelf -d "$fetch" | grep -qi 'NEEDED.*libcurl' ||
 			violation "$fetch: does not link libcurl: the check above cannot fail"
+		readelf -d "$fetch" | grep -qi 'NEEDED.*seccomp' ||
+			violation "$fetch: does not link libseccomp (its sandbox, tools/fetch_sandbox.c)"
 	fi
 fi
 

@@ -20,6 +20,12 @@
  * "found BYTES" (url), "found EXE_BYTES DEBUG_BYTES" (debuginfod, 0 for a
  * file the servers do not have), "missing" when every server answered that
  * it has no such file, or "error REASON"; exit status 0, 2, 1 alike.
+ *
+ * Before it fetches anything it enters its sandbox (fetch_sandbox.c): it
+ * may then write files only under the debuginfod cache, execute none, and
+ * start no process.  symdb-fetch-test (built with the tests only) takes
+ * `--test-hook exec|fork|write:PATH`, tried right after the sandbox is
+ * entered, so that the tests can see each part hold.
  */
 #define _GNU_SOURCE /* prctl, getppid */
 #include <curl/curl.h>
@@ -37,6 +43,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fetch_sandbox.h"
+
 #define FETCH_OUT 3       /* the download, or debuginfod's executable */
 #define FETCH_OUT_DEBUG 4 /* debuginfod's debuginfo */
 
@@ -46,6 +54,7 @@ struct fetch_args {
 	uint64_t max_bytes;
 	int progress; /* a progress line on stderr, when it is a terminal */
 	const char *mode, *what;
+	const char *hook; /* symdb-fetch-test's --test-hook, else NULL */
 };
 
 /* The one status line (standard output is the library's pipe). */
@@ -288,6 +297,10 @@ static int fetch_parse(int argc, char **argv, struct fetch_args *a)
 			a->progress = 1;
 		else if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc)
 			a->max_bytes = strtoull(argv[++i], NULL, 10);
+#ifdef SYMDB_FETCH_TEST_HOOKS
+		else if (strcmp(argv[i], "--test-hook") == 0 && i + 1 < argc)
+			a->hook = argv[++i];
+#endif
 		else
 			return -1;
 	}
@@ -299,10 +312,58 @@ static int fetch_parse(int argc, char **argv, struct fetch_args *a)
 	return 0;
 }
 
+#ifdef SYMDB_FETCH_TEST_HOOKS
+/* What the sandbox must stop, tried on purpose: exec and fork die by
+ * SIGSYS (their status line is the handler's); a write says whether it
+ * was refused. */
+static int fetch_test_hook(const char *hook)
+{
+	if (strcmp(hook, "exec") == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		return fetch_say(FETCH_ERROR, "error test hook: exec: %s", strerror(errno));
+	}
+	if (strcmp(hook, "fork") == 0) {
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(0);
+		return fetch_say(FETCH_ERROR, "error test hook: fork: %s",
+		                 pid < 0 ? strerror(errno) : "started a process");
+	}
+	if (strncmp(hook, "write:", 6) == 0) {
+		int fd = open(hook + 6, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			return fetch_say(FETCH_ERROR, "error test hook: wrote %s", hook + 6);
+		}
+		return fetch_say(FETCH_ERROR, "error test hook: cannot write %s: %s", hook + 6,
+		                 strerror(errno));
+	}
+	return 0; /* an unknown hook: fetch as usual */
+}
+#endif
+
+/* The sandbox, before anything comes off the network: 0, or the status
+ * line's code when it could not be entered (nothing is fetched then). */
+static int fetch_enter_sandbox(const struct fetch_args *a)
+{
+	/* debuginfod mode: libdebuginfod's cache is the one tree it writes */
+	const char *cache = getenv(DEBUGINFOD_CACHE_PATH_ENV_VAR);
+	const char *rw = strcmp(a->mode, "debuginfod") == 0 && cache && *cache ? cache : NULL;
+	char why[512] = "";
+	int rc = fetch_sandbox_enter(rw, why, sizeof why);
+
+	if (rc < 0)
+		return fetch_say(FETCH_ERROR, "error cannot enter the sandbox: %s", why);
+	if (rc > 0)
+		fprintf(stderr, "symdb-fetch: warning: sandbox incomplete: %s\n", why);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct fetch_args a = { 0 };
 	struct rlimit core = { 0, 0 };
+	int rc;
 
 	/* Dies with the library thread that started it, even one killed. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -310,6 +371,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (fetch_parse(argc, argv, &a) < 0)
 		return fetch_usage();
+	if ((rc = fetch_enter_sandbox(&a)) != 0)
+		return rc;
+#ifdef SYMDB_FETCH_TEST_HOOKS
+	if (a.hook && (rc = fetch_test_hook(a.hook)) != 0)
+		return rc;
+#endif
 	if (strcmp(a.mode, "url") == 0)
 		return fetch_url(&a);
 	if (strcmp(a.mode, "debuginfod") == 0)

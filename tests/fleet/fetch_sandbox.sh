@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# fetch_sandbox.sh: symdb-fetch's sandbox (tools/fetch_sandbox.c), seen
+# from the CLI.  symdb-fetch-test (the same program with test hooks) is
+# given as $SYMDB_FETCH through a wrapper that adds --test-hook:
+#   1. exec: "HEX: URL: fetcher violated its sandbox: execve", exit 1,
+#      nothing published, not remembered as a negative answer
+#   2. fork: "... violated its sandbox: clone" (not in a sanitizer build,
+#      whose leak checker needs clone and ptrace at exit)
+#   3. a write outside the debuginfod cache is refused (Landlock), and the
+#      file does not exist; in debuginfod mode a write inside the cache is
+#      not refused
+#   4. the real symdb-fetch, caught while it waits on a server that never
+#      answers: NoNewPrivs 1, Seccomp 2 (a filter), in /proc/PID/status
+# The real fetches of the other fleet tests (debuginfod's cache, nginx,
+# proxies) run inside the same sandbox.
+source "$(dirname "$0")/lib.sh"
+require gcc objcopy
+FETCH_TEST=$(dirname "$SYMDB")/symdb-fetch-test
+[[ -x $FETCH_TEST ]] || fail "$FETCH_TEST not built"
+DB=$SCRATCH/db
+fleet_fixture "$SCRATCH/fx"
+mkdir -p "$SCRATCH/empty"
+http_start "$SCRATCH/empty"
+
+# hooked HOOK: a wrapper running symdb-fetch-test with --test-hook HOOK
+NHOOK=0
+hooked() {
+	local w=$SCRATCH/fetch-hook-$((++NHOOK))
+	printf '#!/bin/sh\nexec %q --test-hook %q "$@"\n' "$FETCH_TEST" "$1" >"$w"
+	chmod +x "$w"
+	echo "$w"
+}
+fetch_with() { # HOOK [ARGS...]: symdb build --build-id PROG_ID with that fetcher
+	local hook=$1
+	shift
+	SYMDB_FETCH=$(hooked "$hook") run "$SYMDB" build --db "$DB" --build-id "$PROG_ID" "$@"
+}
+nothing_published() {
+	[[ -z $("$SYMDB" --db "$DB" list 2>/dev/null) ]] || fail "$1: something was published"
+	[[ ! -e $DB/misses/$PROG_ID ]] || fail "$1: remembered as a negative answer"
+	[[ -z $(find "$DB/tmp" -mindepth 1 2>/dev/null) ]] || fail "$1: files left in DB/tmp"
+}
+
+note "1. exec inside the fetcher"
+fetch_with exec --upstream "$HTTP_URL"
+expect_error "exec" "$PROG_ID: $HTTP_URL/symdb/v1/${PROG_ID:0:2}/$PROG_ID.symdb: fetcher violated its sandbox: execve"
+((RC == 1)) || fail "exec: exit $RC, expected 1"
+nothing_published exec
+
+note "2. a new process"
+if [[ -n ${SYMDB_TEST_SANITIZED:-} ]]; then
+	note "   (sanitizer build: clone and ptrace are left to its leak checker)"
+else
+	fetch_with fork --upstream "$HTTP_URL"
+	expect_error "fork" "fetcher violated its sandbox: clone"
+	nothing_published fork
+fi
+
+note "3. writes: refused outside the debuginfod cache, allowed inside"
+fetch_with "write:$SCRATCH/outside" --upstream "$HTTP_URL"
+expect_error "write outside" "test hook: cannot write $SCRATCH/outside: Permission denied"
+[[ ! -e $SCRATCH/outside ]] || fail "the fetcher created $SCRATCH/outside"
+fetch_with "write:$SCRATCH/outside" --debuginfod "$HTTP_URL"
+expect_error "write outside, debuginfod mode" "test hook: cannot write $SCRATCH/outside: Permission denied"
+[[ ! -e $SCRATCH/outside ]] || fail "the fetcher created $SCRATCH/outside (debuginfod mode)"
+fetch_with "write:$DB/debuginfod-cache/probe" --debuginfod "$HTTP_URL"
+expect_error "write inside the cache" "test hook: wrote $DB/debuginfod-cache/probe"
+[[ -f $DB/debuginfod-cache/probe ]] || fail "the write inside the cache left no file"
+nothing_published "write inside the cache"
+
+note "4. the real fetcher's state while it waits"
+hang_start
+"$SYMDB" build --db "$DB" --build-id "$PROG_ID" --upstream "$HANG_URL" --fetch-timeout 20 \
+	>"$SCRATCH/hang.out" 2>&1 &
+bpid=$!
+FLEET_PIDS+=("$bpid")
+fpid=
+for ((i = 0; i < 300; i++)); do
+	fpid=$(pgrep -n -P "$bpid" -f 'symdb-fetch .*url' || true)
+	[[ -n $fpid ]] && grep -q accepted "$HANG_LOG" && break
+	sleep 0.05
+done
+[[ -n $fpid ]] || fail "no symdb-fetch child of the build appeared"
+status=$(cat "/proc/$fpid/status")
+grep -qP '^NoNewPrivs:\t1$' <<<"$status" || fail "symdb-fetch: NoNewPrivs is not 1: $(grep NoNewPrivs <<<"$status")"
+grep -qP '^Seccomp:\t2$' <<<"$status" || fail "symdb-fetch: no seccomp filter: $(grep Seccomp <<<"$status")"
+kill -KILL "$bpid" 2>/dev/null || true
+wait "$bpid" 2>/dev/null || true
+note "symdb-fetch $fpid: NoNewPrivs 1, Seccomp 2"
+echo PASS
