@@ -595,6 +595,17 @@ static int exec_server(char **argv)
 	cli_err(exe, "cannot run: %s", strerror(errno));
 	return CLI_EXIT_FAILED;
 }
+
+/* Whether `symdb serve ARGS` asks for its usage (-h or --help before any
+ * "--"): answered here from the same table, so that it needs no
+ * symdb-serve (a node that only queries has none installed). */
+static int serve_wants_help(int argc, char **argv)
+{
+	for (int k = 1; k < argc && strcmp(argv[k], "--") != 0; k++)
+		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help"))
+			return 1;
+	return 0;
+}
 #endif
 
 int main(int argc, char **argv)
@@ -636,6 +647,10 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 #ifndef SYMDB_WITH_SERVE
+	if (!strcmp(c->name, "serve") && serve_wants_help(argc - i, argv + i)) {
+		cli_usage(stdout, "serve");
+		return CLI_EXIT_OK;
+	}
 	if (!strcmp(c->name, "serve"))
 		return exec_server(argv);
 #endif

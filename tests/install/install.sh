@@ -71,6 +71,15 @@ run env SYMDB_SERVE=$SCRATCH/no-such-serve "$prefix/bin/symdb" serve --db "$SCRA
 run env SYMDB_SERVE="$prefix/bin/symdb" timeout 20 "$prefix/bin/symdb" serve --db "$SCRATCH/serve-db"
 [[ $RC == 1 ]] && grep -q "is this symdb, which has no server" "$ERR" ||
 	fail "SYMDB_SERVE naming symdb itself: exit $RC, '$(head -2 "$ERR")'"
+# its usage needs no symdb-serve, and is the one symdb-serve prints
+"$prefix/bin/symdb-serve" serve --help >"$SCRATCH/serve-help" ||
+	fail "symdb-serve serve --help: exit $?"
+grep -q '^usage: symdb serve ' "$SCRATCH/serve-help" || fail "symdb-serve serve --help: $(head -2 "$SCRATCH/serve-help")"
+for h in --help -h; do
+	run env SYMDB_SERVE=$SCRATCH/no-such-serve "$prefix/bin/symdb" serve --listen 127.0.0.1:0 $h
+	[[ $RC == 0 && ! -s $ERR ]] || fail "symdb serve $h without symdb-serve: exit $RC, '$(head -2 "$ERR")'"
+	cmp -s "$OUT" "$SCRATCH/serve-help" || fail "symdb serve $h without symdb-serve: not symdb-serve's usage"
+done
 
 exported=$(sed -n 's/^add_library(\([^ ]*\) .*/\1/p' "$libdir"/cmake/symdb/symdb*Targets.cmake | sort | tr '\n' ' ')
 [[ $exported == "symdb::indexer symdb::symdb symdb::symdb_static " ]] ||
