@@ -69,8 +69,9 @@ static const char *fetch_exe(const symdb_fetch_opts *o)
 
 /* ---- upstream index stores -------------------------------------------------- */
 
-/* Add NAME=VALUE to e unless value is NULL or empty (values were
- * bounded by fetch_opts, names are ours: it always fits). */
+/* Add NAME=VALUE to e unless value is NULL or empty (the proxies and
+ * debuginfod_urls were bounded by fetch_opts, the other values are ours
+ * and short, and so are the names: it always fits). */
 static void fetch_env_put(struct fetch_env *e, const char *name, const char *value)
 {
 	if (!value || !value[0] || e->n >= FETCH_ENV_MAX)
@@ -336,12 +337,15 @@ static int fetch_debuginfod(struct fetch_ctx *c)
 
 /* ---- symdb_fetch ------------------------------------------------------------- */
 
-/* Each proxy fits its environment slot: SYMDB_E_INVAL naming the one that
- * does not (its value is not repeated: it may hold a password). */
-static int fetch_proxies_check(const symdb_fetch_opts *o)
+/* Each value handed to the fetcher in its environment fits its slot:
+ * SYMDB_E_INVAL naming the one that does not (its value is not repeated:
+ * a proxy's may hold a password). */
+static int fetch_env_check(const symdb_fetch_opts *o)
 {
-	const char *names[] = { "http_proxy", "https_proxy", "all_proxy", "no_proxy" };
-	const char *values[] = { o->http_proxy, o->https_proxy, o->all_proxy, o->no_proxy };
+	const char *names[] = { "http_proxy", "https_proxy", "all_proxy", "no_proxy",
+		                "debuginfod_urls" };
+	const char *values[] = { o->http_proxy, o->https_proxy, o->all_proxy, o->no_proxy,
+		                 o->debuginfod_urls };
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (values[i] && strlen(values[i]) > FETCH_PROXY_MAX)
@@ -377,7 +381,7 @@ static int fetch_opts(const symdb_fetch_opts *in, symdb_fetch_opts *o)
 		o->upstreams = "";
 	if (!o->debuginfod_urls)
 		o->debuginfod_urls = "";
-	return fetch_proxies_check(o);
+	return fetch_env_check(o);
 }
 
 /* 1 when the catalog already has id (nothing to fetch). */

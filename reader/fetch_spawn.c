@@ -11,7 +11,8 @@
  * so any thread may call this; the child gets the environment the caller
  * built (this library reads none), stdin on /dev/null, its status pipe as
  * stdout, stderr only when it may draw progress there, the download
- * descriptors as 3 and 4, nothing else, and a process group of its own.
+ * descriptors as 3 and 4, nothing else, and a session (so a process group)
+ * of its own, without a controlling terminal.
  * What it downloads is judged here, never by it.
  */
 #define _GNU_SOURCE /* posix_spawn_file_actions_addclosefrom_np, pipe2 */
@@ -82,8 +83,10 @@ static int fetch_spawn(struct rd_fetch_job *j, int wfd, pid_t *pid)
 				posix_spawn_file_actions_adddup2(&fa, lifted[i], 2 + i);
 		posix_spawn_file_actions_addclosefrom_np(&fa, 5);
 		posix_spawnattr_setsigmask(&at, &none);
-		posix_spawnattr_setpgroup(&at, 0);
-		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+		/* A session of its own, so also a process group of its own
+		 * (fetch_kill) and no controlling terminal: a fetcher taken
+		 * over cannot open /dev/tty and push input into it. */
+		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSID);
 		rc = -posix_spawn(pid, j->exe, &fa, &at, argv, j->env);
 		posix_spawnattr_destroy(&at);
 		posix_spawn_file_actions_destroy(&fa);

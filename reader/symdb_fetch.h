@@ -64,7 +64,8 @@ typedef struct symdb_fetch_opts {
 	 *  NULL or "" = none.  Copied where kept. */
 	const char *upstreams;
 	/** debuginfod servers, separated by spaces, as DEBUGINFOD_URLS (the
-	 *  CLI maps that variable here).  NULL or "" = none. */
+	 *  CLI maps that variable here), at most 4095 bytes (longer:
+	 *  SYMDB_E_INVAL).  NULL or "" = none. */
 	const char *debuginfod_urls;
 	/** libdebuginfod's download cache (DEBUGINFOD_CACHE_PATH); NULL = a
 	 *  directory of the database (DB/debuginfod-cache). */

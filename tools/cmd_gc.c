@@ -249,7 +249,9 @@ static int gc_visit_miss(const struct cli_fs_visit *f, void *arg)
 		gc->failed = 1;
 		return 0;
 	}
-	if (!miss_name(f->name) || cli_younger(f->mtime, gc->now, gc->miss_age))
+	/* (an mtime in the future is no answer the fetches trust: dead weight) */
+	if (!miss_name(f->name) ||
+	    (f->mtime <= gc->now && cli_younger(f->mtime, gc->now, gc->miss_age)))
 		return 0;
 	if (!gc->dry_run && unlinkat(f->dirfd, f->name, 0) < 0) {
 		/* ENOENT: a fetch found it, or another gc removed it first */

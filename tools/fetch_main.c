@@ -24,7 +24,7 @@
  * Before it fetches anything it enters its sandbox (fetch_sandbox.c): it
  * may then write files only under the debuginfod cache, execute none, and
  * start no process.  symdb-fetch-test (built with the tests only) takes
- * `--test-hook exec|fork|write:PATH`, tried right after the sandbox is
+ * `--test-hook exec|fork|read:PATH|write:PATH`, tried right after the sandbox is
  * entered, so that the tests can see each part hold.
  */
 #define _GNU_SOURCE /* prctl, getppid */
@@ -57,6 +57,55 @@ struct fetch_args {
 	const char *hook; /* symdb-fetch-test's --test-hook, else NULL */
 };
 
+/* Replace each what[0..n) in line (a string in a buffer of sz) by with. */
+static void fetch_replace(char *line, size_t sz, const char *what, size_t n, const char *with)
+{
+	size_t wl = strlen(with);
+	char *p = line;
+
+	while (n && (p = strstr(p, what)) != NULL) {
+		size_t off = (size_t)(p - line), tail = strlen(p + n) + 1;
+		if (off + wl >= sz) {
+			*p = 0; /* no room for with: the line ends here */
+			return;
+		}
+		if (off + wl + tail > sz)
+			tail = sz - off - wl; /* cut at the end: the tail */
+		memmove(p + wl, p + n, tail);
+		p[wl + tail - 1] = 0;
+		memcpy(p, with, wl);
+		p += wl;
+	}
+}
+
+/*
+ * A proxy's value may hold a password ("http://user:secret@host:3128"),
+ * and libcurl repeats a value it cannot use in its error text ("Unsupported
+ * proxy scheme for '...'"), which the library would print and log.  So
+ * every status line goes out with the value of each proxy variable that
+ * has a user part replaced by the variable's name, and that user:password
+ * by "***" wherever it shows alone.  A value without one is no secret, and
+ * stays as it helps the reader.  (no_proxy holds host names only.)
+ */
+static void fetch_redact(char *line, size_t sz)
+{
+	static const char *const vars[] = { "http_proxy", "https_proxy", "all_proxy" };
+	char name[16];
+
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]), *u, *at;
+		if (!v || !*v)
+			continue;
+		u = strstr(v, "://");
+		u = u ? u + 3 : v;
+		if (!(at = strchr(u, '@')))
+			continue;
+		snprintf(name, sizeof name, "$%s", vars[i]);
+		fetch_replace(line, sz, v, strlen(v), name);
+		fetch_replace(line, sz, u, (size_t)(at - u), "***");
+	}
+}
+
 /* The one status line (standard output is the library's pipe). */
 static int fetch_say(int code, const char *fmt, ...)
 {
@@ -66,6 +115,7 @@ static int fetch_say(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
+	fetch_redact(line, sizeof line);
 	/* One line whatever the reason says: the library reads one. */
 	for (char *p = line; *p; p++)
 		if (*p == '\n' || *p == '\r')
@@ -328,6 +378,15 @@ static int fetch_test_hook(const char *hook)
 			_exit(0);
 		return fetch_say(FETCH_ERROR, "error test hook: fork: %s",
 		                 pid < 0 ? strerror(errno) : "started a process");
+	}
+	if (strncmp(hook, "read:", 5) == 0) {
+		int fd = open(hook + 5, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			return fetch_say(FETCH_ERROR, "error test hook: read %s", hook + 5);
+		}
+		return fetch_say(FETCH_ERROR, "error test hook: cannot read %s: %s", hook + 5,
+		                 strerror(errno));
 	}
 	if (strncmp(hook, "write:", 6) == 0) {
 		int fd = open(hook + 6, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -9,14 +9,20 @@
  * resolve names, open sockets, read CA certificates and NSS modules, and
  * libdebuginfod keeps a cache of files.  So it gets two layers:
  *
- * - Landlock, by path: every file may be read, but written, created,
- *   removed, renamed or truncated only under the debuginfod cache (nowhere
- *   in `url` mode), and no file executed.  Descriptors opened before (the
- *   downloads' 3 and 4, stdout) are not affected: rights are checked when
- *   a file is opened.
+ * - Landlock, by path: files may be read only under the system's trees
+ *   (fsb_read_roots: libraries, NSS modules, certificates, resolver
+ *   configuration, /proc, /dev), not in the user's home or elsewhere; they
+ *   may be written, created, removed, renamed or truncated only under the
+ *   debuginfod cache (nowhere in `url` mode); device ioctls are refused
+ *   (ABI 5) and so are signals and abstract Unix sockets to anything
+ *   outside the sandbox (ABI 6); no file may be executed.  Descriptors
+ *   opened before (the downloads' 3 and 4, stdout, stderr) are not
+ *   affected: rights are checked when a file is opened.  Landlock does not
+ *   cover chmod, chown, utimes or extended attributes.
  * - seccomp, by call: exec, new processes (clone without CLONE_THREAD,
  *   fork, vfork), ptrace and other processes' memory, namespaces, mounts,
- *   kernel modules, kexec, keys, BPF and perf events raise SIGSYS; the
+ *   kernel modules, kexec, keys, BPF, perf events and the terminal ioctls
+ *   that push input (TIOCSTI, TIOCLINUX) raise SIGSYS; the
  *   handler writes "error fetcher violated its sandbox: NAME" as the status
  *   line and lets the signal kill the process.  Everything else is allowed:
  *   a download needs most of the system's interface, which is why the
@@ -28,9 +34,13 @@
  * task that ptraces them.  Landlock still refuses to let the fetcher
  * ptrace anything outside its domain.
  *
+ * The library also starts the fetcher in a session of its own
+ * (fetch_spawn.c), so it has no controlling terminal to open.
+ *
  * A kernel without Landlock (before 5.13, or not enabled) or without
  * seccomp filters runs the fetcher with what it has: 1, and why says what
- * is missing.
+ * is missing.  Any other failure to set a part up is an error: the
+ * fetcher then fetches nothing.
  */
 #define _GNU_SOURCE /* O_PATH, si_syscall */
 #include "fetch_sandbox.h"
@@ -41,10 +51,12 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -56,6 +68,13 @@
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
 #endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#endif
+/* ABI 6's scopes (struct landlock_ruleset_attr.scoped, after
+ * handled_access_net: newer than this system's header) */
+#define FSB_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define FSB_SCOPE_SIGNAL (1ULL << 1)
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
@@ -66,11 +85,21 @@
 #define FSB_PREFIX "error fetcher violated its sandbox: "
 #define FSB_NAME_SZ 32
 
+/* The trees whose files may be read: what libc, libcurl, OpenSSL and
+ * libdebuginfod read (shared objects and NSS modules, /etc's resolver and
+ * certificate files, /usr/share's certificates, /proc and /sys for the
+ * process's own state, /dev/urandom, /run's resolv.conf); not /home,
+ * /root, /tmp, /var, /srv or /mnt, where a user's secrets would be.  A
+ * tree this system lacks is skipped. */
+static const char *const fsb_read_roots[] = {
+	"/etc", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/dev", "/proc", "/sys", "/run",
+};
+
 /* Trapped.  Names this architecture lacks are skipped. */
 static const char *const fsb_deny[] = {
-	"execve", "execveat",
+	"execve", "execveat", "fork", "vfork",
 #ifndef SYMDB_SANITIZER_BUILD
-	"fork", "vfork", "ptrace",
+	"ptrace",
 #endif
 	"process_vm_readv", "process_vm_writev", "process_madvise", "pidfd_getfd",
 	"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount",
@@ -82,12 +111,14 @@ static const char *const fsb_deny[] = {
 };
 
 /* The names of the trapped calls by number, made before the filter: the
- * handler may not allocate. */
+ * handler may not allocate.  (+2: clone and ioctl, trapped with their
+ * arguments.) */
 static struct {
 	int nr;
 	char name[FSB_NAME_SZ];
-} fsb_names[sizeof fsb_deny / sizeof fsb_deny[0] + 1];
+} fsb_names[sizeof fsb_deny / sizeof fsb_deny[0] + 2];
 static size_t fsb_nnames;
+static atomic_flag fsb_once = ATOMIC_FLAG_INIT;
 
 static void fsb_write_all(const char *p, size_t n)
 {
@@ -102,55 +133,94 @@ static void fsb_write_all(const char *p, size_t n)
 	}
 }
 
-/* The SIGSYS handler: the status line, then death by SIGSYS.
- * Async-signal-safe: a static buffer, write(2), sigaction, raise. */
+/* The SIGSYS handler: the status line, then death by SIGSYS.  One line
+ * however many threads trap at once (the first writes it; libcurl's
+ * resolver runs in threads).  Async-signal-safe: the stack, write(2),
+ * sigaction, raise. */
 static void fsb_sigsys(int sig, siginfo_t *si, void *uc)
 {
-	static char line[sizeof FSB_PREFIX + FSB_NAME_SZ + 2];
+	char line[sizeof FSB_PREFIX + FSB_NAME_SZ + 2];
 	const char *name = "a forbidden system call";
 	struct sigaction dfl;
 	size_t k = sizeof FSB_PREFIX - 1;
 
 	(void)uc;
-	for (size_t i = 0; si->si_code == SYS_SECCOMP && i < fsb_nnames; i++)
-		if (fsb_names[i].nr == si->si_syscall)
-			name = fsb_names[i].name;
-	memcpy(line, FSB_PREFIX, k);
-	for (size_t i = 0; name[i] && k < sizeof line - 2; i++)
-		line[k++] = name[i];
-	line[k++] = '\n';
-	fsb_write_all(line, k);
+	if (!atomic_flag_test_and_set(&fsb_once)) {
+		for (size_t i = 0; si->si_code == SYS_SECCOMP && i < fsb_nnames; i++)
+			if (fsb_names[i].nr == si->si_syscall)
+				name = fsb_names[i].name;
+		memcpy(line, FSB_PREFIX, k);
+		for (size_t i = 0; name[i] && k < sizeof line - 2; i++)
+			line[k++] = name[i];
+		line[k++] = '\n';
+		fsb_write_all(line, k);
+	}
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
 	sigaction(sig, &dfl, NULL);
 	raise(sig); /* pending until the handler returns */
 }
 
+static void fsb_name(int nr, const char *name)
+{
+	fsb_names[fsb_nnames].nr = nr;
+	snprintf(fsb_names[fsb_nnames].name, FSB_NAME_SZ, "%s", name);
+	fsb_nnames++;
+}
+
+/* The rules, stopping at the first that fails: 0 or -errno. */
+#ifdef SYMDB_SANITIZER_BUILD
+/* A sanitizer's report symbolizes by running llvm-symbolizer or reading
+ * the binary, both refused here: the report would become "violated its
+ * sandbox: execve".  Frames print as (module+0xOFFSET) instead, as the
+ * indexer's do (indexer_sandbox.c). */
+const char *__asan_default_options(void);
+const char *__ubsan_default_options(void);
+const char *__tsan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "symbolize=0";
+}
+const char *__ubsan_default_options(void)
+{
+	return "symbolize=0";
+}
+const char *__tsan_default_options(void)
+{
+	return "symbolize=0";
+}
+#endif
+
 static int fsb_seccomp_rules(scmp_filter_ctx f)
 {
-	int rc = 0;
+	int rc;
 
 	for (size_t i = 0; i < sizeof fsb_deny / sizeof fsb_deny[0]; i++) {
 		int nr = seccomp_syscall_resolve_name(fsb_deny[i]);
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		fsb_names[fsb_nnames].nr = nr;
-		snprintf(fsb_names[fsb_nnames].name, FSB_NAME_SZ, "%s", fsb_deny[i]);
-		fsb_nnames++;
-		rc |= seccomp_rule_add(f, SCMP_ACT_TRAP, nr, 0);
+		fsb_name(nr, fsb_deny[i]);
+		if ((rc = seccomp_rule_add(f, SCMP_ACT_TRAP, nr, 0)) < 0)
+			return rc;
 	}
 #ifndef SYMDB_SANITIZER_BUILD
 	/* a thread of this process, never a process */
-	rc |= seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
-	                       SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-	fsb_names[fsb_nnames].nr = SCMP_SYS(clone);
-	snprintf(fsb_names[fsb_nnames].name, FSB_NAME_SZ, "clone");
-	fsb_nnames++;
+	fsb_name(SCMP_SYS(clone), "clone");
+	if ((rc = seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
+	                           SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0))) < 0)
+		return rc;
 #endif
-	rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* pushing input into a terminal (the session's, had it one) */
+	fsb_name(SCMP_SYS(ioctl), "ioctl TIOCSTI/TIOCLINUX");
+	if ((rc = seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(ioctl), 1,
+	                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI))) < 0 ||
+	    (rc = seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(ioctl), 1,
+	                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX))) < 0)
+		return rc;
+	if ((rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0)
+		return rc;
 	/* NO_NEW_PRIVS is set already, by fetch_sandbox_enter */
-	rc |= seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 0);
-	return rc < 0 ? rc : rc ? -EINVAL : 0;
+	return seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 0);
 }
 
 /* 0, 1 when the kernel has no seccomp filters, or -errno. */
@@ -160,6 +230,12 @@ static int fsb_seccomp(char *why, size_t why_sz)
 	scmp_filter_ctx f;
 	int rc;
 
+	/* A kernel without filters is told apart before anything is built:
+	 * any failure after this is an error, never "no filters". */
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL) {
+		snprintf(why, why_sz, "no seccomp filters in this kernel");
+		return 1;
+	}
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = fsb_sigsys;
 	sa.sa_flags = SA_SIGINFO;
@@ -173,15 +249,11 @@ static int fsb_seccomp(char *why, size_t why_sz)
 		return -ENOMEM;
 	}
 	rc = fsb_seccomp_rules(f);
-	if (rc == 0)
-		rc = seccomp_load(f);
-	seccomp_release(f);
-	if (rc == -EINVAL || rc == -ENOSYS) {
-		snprintf(why, why_sz, "no seccomp filters in this kernel");
-		return 1;
-	}
 	if (rc)
+		snprintf(why, why_sz, "cannot build the seccomp filter: %s", strerror(-rc));
+	else if ((rc = seccomp_load(f)) != 0)
 		snprintf(why, why_sz, "cannot load the seccomp filter: %s", strerror(-rc));
+	seccomp_release(f);
 	return rc;
 }
 
@@ -199,11 +271,43 @@ static int fsb_rule(int ruleset, const char *path, uint64_t access)
 	return rc;
 }
 
+/* The ruleset's attributes as ABI 6 lays them out (this system's header
+ * may know only the first field); the size given says which are read. */
+struct fsb_ruleset_attr {
+	uint64_t handled_access_fs, handled_access_net, scoped;
+};
+
+/* The read-only trees, then the cache: 0, or -errno naming the path in
+ * why.  A read-only tree this system lacks is skipped. */
+static int fsb_rules(int ruleset, const char *rw_dir, uint64_t handled, char *why,
+                     size_t why_sz)
+{
+	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	int rc;
+
+	for (size_t i = 0; i < sizeof fsb_read_roots / sizeof fsb_read_roots[0]; i++) {
+		rc = fsb_rule(ruleset, fsb_read_roots[i], read);
+		if (rc == -ENOENT || rc == -ENOTDIR)
+			continue;
+		if (rc) {
+			snprintf(why, why_sz, "cannot confine the files: %s: %s", fsb_read_roots[i],
+			         strerror(-rc));
+			return rc;
+		}
+	}
+	if (rw_dir && (rc = fsb_rule(ruleset, rw_dir,
+	                             handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE)) != 0) {
+		snprintf(why, why_sz, "cannot confine the files: %s: %s", rw_dir, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
 /* 0, 1 when the kernel has no Landlock, or -errno. */
 static int fsb_landlock(const char *rw_dir, char *why, size_t why_sz)
 {
-	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-	uint64_t handled = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1; /* ABI 1: bits 0-12 */
+	struct fsb_ruleset_attr ra = { .handled_access_fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1 };
+	size_t ra_sz = sizeof ra.handled_access_fs; /* ABI 1: fs rights 0-12 */
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	int ruleset, rc;
 
@@ -212,23 +316,25 @@ static int fsb_landlock(const char *rw_dir, char *why, size_t why_sz)
 		return 1;
 	}
 	if (abi >= 2)
-		handled |= LANDLOCK_ACCESS_FS_REFER;
+		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
 	if (abi >= 3)
-		handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
-	struct landlock_ruleset_attr ra = { .handled_access_fs = handled };
-	ruleset = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof ra, 0);
+		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	if (abi >= 6) {
+		ra.scoped = FSB_SCOPE_ABSTRACT_UNIX_SOCKET | FSB_SCOPE_SIGNAL;
+		ra_sz = sizeof ra;
+	}
+	ruleset = (int)syscall(SYS_landlock_create_ruleset, &ra, ra_sz, 0);
 	if (ruleset < 0) {
 		snprintf(why, why_sz, "cannot create the Landlock ruleset: %s", strerror(errno));
 		return -errno;
 	}
-	rc = fsb_rule(ruleset, "/", read);
-	if (rc == 0 && rw_dir)
-		rc = fsb_rule(ruleset, rw_dir, handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE);
-	if (rc == 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0)
+	rc = fsb_rules(ruleset, rw_dir, ra.handled_access_fs, why, why_sz);
+	if (rc == 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
 		rc = -errno;
-	if (rc)
-		snprintf(why, why_sz, "cannot confine the files: %s: %s", rw_dir ? rw_dir : "/",
-		         strerror(-rc));
+		snprintf(why, why_sz, "cannot confine the files: %s", strerror(errno));
+	}
 	close(ruleset);
 	return rc;
 }

@@ -10,9 +10,12 @@
 #      whose leak checker needs clone and ptrace at exit)
 #   3. a write outside the debuginfod cache is refused (Landlock), and the
 #      file does not exist; in debuginfod mode a write inside the cache is
-#      not refused
+#      not refused; a file outside the system's trees (this test's scratch
+#      directory, unless it is under one) cannot be read, /etc/os-release
+#      can (skipped, with a note, on a kernel without Landlock)
 #   4. the real symdb-fetch, caught while it waits on a server that never
-#      answers: NoNewPrivs 1, Seccomp 2 (a filter), in /proc/PID/status
+#      answers: NoNewPrivs 1, Seccomp 2 (a filter), in /proc/PID/status;
+#      a session of its own and no controlling terminal (/proc/PID/stat)
 # The real fetches of the other fleet tests (debuginfod's cache, nginx,
 # proxies) run inside the same sandbox.
 source "$(dirname "$0")/lib.sh"
@@ -58,17 +61,38 @@ else
 	nothing_published fork
 fi
 
-note "3. writes: refused outside the debuginfod cache, allowed inside"
-fetch_with "write:$SCRATCH/outside" --upstream "$HTTP_URL"
-expect_error "write outside" "test hook: cannot write $SCRATCH/outside: Permission denied"
-[[ ! -e $SCRATCH/outside ]] || fail "the fetcher created $SCRATCH/outside"
-fetch_with "write:$SCRATCH/outside" --debuginfod "$HTTP_URL"
-expect_error "write outside, debuginfod mode" "test hook: cannot write $SCRATCH/outside: Permission denied"
-[[ ! -e $SCRATCH/outside ]] || fail "the fetcher created $SCRATCH/outside (debuginfod mode)"
-fetch_with "write:$DB/debuginfod-cache/probe" --debuginfod "$HTTP_URL"
-expect_error "write inside the cache" "test hook: wrote $DB/debuginfod-cache/probe"
-[[ -f $DB/debuginfod-cache/probe ]] || fail "the write inside the cache left no file"
-nothing_published "write inside the cache"
+note "3. files: writes refused outside the debuginfod cache, allowed inside; reads"
+files_checks() {
+	fetch_with "write:$SCRATCH/outside" --upstream "$HTTP_URL"
+	expect_error "write outside" "test hook: cannot write $SCRATCH/outside: Permission denied"
+	[[ ! -e $SCRATCH/outside ]] || fail "the fetcher created $SCRATCH/outside"
+	fetch_with "write:$SCRATCH/outside" --debuginfod "$HTTP_URL"
+	expect_error "write outside, debuginfod mode" "test hook: cannot write $SCRATCH/outside: Permission denied"
+	[[ ! -e $SCRATCH/outside ]] || fail "the fetcher created $SCRATCH/outside (debuginfod mode)"
+	fetch_with "write:$DB/debuginfod-cache/probe" --debuginfod "$HTTP_URL"
+	expect_error "write inside the cache" "test hook: wrote $DB/debuginfod-cache/probe"
+	[[ -f $DB/debuginfod-cache/probe ]] || fail "the write inside the cache left no file"
+	nothing_published "write inside the cache"
+	echo secret >"$SCRATCH/secret"
+	case $(realpath "$SCRATCH") in
+	/etc/* | /usr/* | /lib*/* | /dev/* | /proc/* | /sys/* | /run/*)
+		note "   (the scratch directory is under a tree the fetcher may read: not checked)" ;;
+	*)
+		fetch_with "read:$SCRATCH/secret" --upstream "$HTTP_URL"
+		expect_error "read outside the system's trees" \
+			"test hook: cannot read $SCRATCH/secret: Permission denied" ;;
+	esac
+	fetch_with "read:/etc/os-release" --upstream "$HTTP_URL"
+	expect_error "read /etc/os-release" "test hook: read /etc/os-release"
+}
+# (a kernel without Landlock: the fetcher says so on stderr, and runs)
+"$FETCH_TEST" url http://127.0.0.1:9/ 3>/dev/null >/dev/null 2>"$SCRATCH/probe.err" || true
+if grep -q 'sandbox incomplete: no Landlock' "$SCRATCH/probe.err"; then
+	note "   SKIP: $(cat "$SCRATCH/probe.err")"
+	SKIPPED_PARTS=$((SKIPPED_PARTS + 1))
+else
+	files_checks
+fi
 
 note "4. the real fetcher's state while it waits"
 hang_start
@@ -86,7 +110,11 @@ done
 status=$(cat "/proc/$fpid/status")
 grep -qP '^NoNewPrivs:\t1$' <<<"$status" || fail "symdb-fetch: NoNewPrivs is not 1: $(grep NoNewPrivs <<<"$status")"
 grep -qP '^Seccomp:\t2$' <<<"$status" || fail "symdb-fetch: no seccomp filter: $(grep Seccomp <<<"$status")"
+# /proc/PID/stat after the ") ": state ppid pgrp session tty_nr ...
+read -r _ _ pgrp sid tty _ < <(sed 's/.*) //' "/proc/$fpid/stat")
+[[ $sid == "$fpid" && $pgrp == "$fpid" && $tty == 0 ]] ||
+	fail "symdb-fetch: session $sid, group $pgrp, tty $tty: not a session of its own without a terminal"
 kill -KILL "$bpid" 2>/dev/null || true
 wait "$bpid" 2>/dev/null || true
-note "symdb-fetch $fpid: NoNewPrivs 1, Seccomp 2"
+note "symdb-fetch $fpid: NoNewPrivs 1, Seccomp 2, its own session, no terminal"
 echo PASS

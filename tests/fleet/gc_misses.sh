@@ -9,7 +9,8 @@
 #      removes nothing; `gc` removes it, keeps the others and a file there
 #      that is not a build-id; a fetch of the forgotten one asks the store
 #      again, a fetch of the fresh one still asks nobody
-#   3. --miss-age 2h takes the 3-hour one, --miss-age 0 the rest
+#   3. --miss-age 2h takes the 3-hour one, --miss-age 0 the rest; one dated
+#      in the future (which fetches ignore) is removed too
 #   4. a symbolic link planted in DB/misses is named on stderr (exit 1),
 #      neither followed nor removed: the file it points to is unchanged
 source "$(dirname "$0")/lib.sh"
@@ -63,6 +64,12 @@ run "$SYMDB" gc --db "$DB" --miss-age 0
 expect_ok "gc --miss-age 0"
 [[ ! -e $DB/misses/$H1 && ! -e $DB/misses/$H3 ]] || fail "--miss-age 0 kept an answer: $(ls "$DB/misses")"
 [[ -f $DB/misses/notes.txt ]] || fail "--miss-age 0 removed a file that is not a build-id"
+# a date in the future (a clock stepped back) is no answer a fetch trusts
+fetch $H3
+touch -d '+2 days' "$DB/misses/$H3"
+run "$SYMDB" gc --db "$DB"
+expect_ok "gc, an answer dated in the future"
+[[ ! -e $DB/misses/$H3 ]] || fail "gc kept an answer dated in the future"
 run "$SYMDB" gc --db "$DB" --miss-age 1x
 ((RC == 2)) && grep -q "bad value '1x' for --miss-age" "$ERR" || fail "--miss-age 1x: exit $RC: $(cat "$ERR")"
 

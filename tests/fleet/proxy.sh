@@ -14,7 +14,9 @@
 #      connection failure, nothing published, the store not asked; before
 #      the fetcher got the proxies this fetch went direct and succeeded
 #      a proxy value past 4095 bytes: refused in one line that does not
-#      repeat it (it may hold a password), nobody asked
+#      repeat it (it may hold a password), nobody asked; a proxy libcurl
+#      cannot use, whose value holds a password: libcurl's error names the
+#      value, and the line says "$http_proxy" instead
 #   3. no_proxy=127.0.0.1 beside that dead proxy: direct, answered
 #   4. only HTTP_PROXY (uppercase) set to the dead proxy: ignored, as curl
 #      ignores it (httpoxy); ALL_PROXY (uppercase) is read: proxied
@@ -117,6 +119,16 @@ query "$SCRATCH/db2" https_proxy="$long"
 expect_error "a 5 KB https_proxy" "https_proxy: longer than 4095 bytes"
 [[ $(nginx_gets "$STORE_LOG" "$STORE_PATH") == 1 ]] || fail "a 5 KB https_proxy: the store was asked"
 grep -q aaaaaaaa "$ERR" && fail "a 5 KB https_proxy: the value was printed"
+
+# a password in a proxy libcurl cannot use: its error repeats the value,
+# which must not reach stderr (nor a server's log)
+query "$SCRATCH/db2" http_proxy="foo://user:s3cret@127.0.0.1:1"
+expect_error "a proxy of unknown scheme, with a password" "\$http_proxy"
+grep -q s3cret "$ERR" && fail "the proxy's password was printed: $(cat "$ERR")"
+query "$SCRATCH/db2" http_proxy="http://user:s3cret@127.0.0.1:99999"
+expect_error "a proxy with a bad port, with a password" "\$http_proxy"
+grep -q s3cret "$ERR" && fail "the proxy's password was printed: $(cat "$ERR")"
+[[ $(nginx_gets "$STORE_LOG" "$STORE_PATH") == 1 ]] || fail "bad proxies: the store was asked"
 
 note "3. no_proxy=127.0.0.1 beside the dead proxy: direct"
 query "$SCRATCH/db3" http_proxy="$DEAD" no_proxy=127.0.0.1
