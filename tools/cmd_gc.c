@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_maint.h"
@@ -249,9 +250,11 @@ static int gc_visit_miss(const struct cli_fs_visit *f, void *arg)
 		gc->failed = 1;
 		return 0;
 	}
-	/* (an mtime in the future is no answer the fetches trust: dead weight) */
-	if (!miss_name(f->name) ||
-	    (f->mtime <= gc->now && cli_younger(f->mtime, gc->now, gc->miss_age)))
+	/* An mtime in the future is no answer the fetches trust (they read
+	 * the real clock, not $SYMDB_NOW): dead weight.  A minute of slack
+	 * keeps an answer a fetch writes while this gc runs. */
+	int future = f->mtime > (uint64_t)time(NULL) + 60;
+	if (!miss_name(f->name) || (!future && cli_younger(f->mtime, gc->now, gc->miss_age)))
 		return 0;
 	if (!gc->dry_run && unlinkat(f->dirfd, f->name, 0) < 0) {
 		/* ENOENT: a fetch found it, or another gc removed it first */

@@ -24,7 +24,7 @@
  * Before it fetches anything it enters its sandbox (fetch_sandbox.c): it
  * may then write files only under the debuginfod cache, execute none, and
  * start no process.  symdb-fetch-test (built with the tests only) takes
- * `--test-hook exec|fork|read:PATH|write:PATH`, tried right after the sandbox is
+ * `--test-hook exec|fork|tiocsti|read:PATH|write:PATH`, tried right after the sandbox is
  * entered, so that the tests can see each part hold.
  */
 #define _GNU_SOURCE /* prctl, getppid */
@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -57,52 +58,74 @@ struct fetch_args {
 	const char *hook; /* symdb-fetch-test's --test-hook, else NULL */
 };
 
-/* Replace each what[0..n) in line (a string in a buffer of sz) by with. */
-static void fetch_replace(char *line, size_t sz, const char *what, size_t n, const char *with)
+/* Replace s[0..n) (inside line, a string in a buffer of sz) by with,
+ * cutting the line at sz; returns where the text after with starts. */
+static char *fetch_splice(char *line, size_t sz, char *s, size_t n, const char *with)
 {
-	size_t wl = strlen(with);
+	size_t wl = strlen(with), off = (size_t)(s - line), tail = strlen(s + n) + 1;
+
+	if (off + wl >= sz) {
+		*s = 0; /* no room for with: the line ends here */
+		return s;
+	}
+	if (off + wl + tail > sz)
+		tail = sz - off - wl; /* cut at the end: the tail */
+	memmove(s + wl, s + n, tail);
+	s[wl + tail - 1] = 0;
+	memcpy(s, with, wl);
+	return s + wl;
+}
+
+/* In line, after each key[0..kl): the password pw[0..pl) becomes "***";
+ * when something else follows (the value was cut inside the password),
+ * all of the rest of the line does. */
+static void fetch_mask_after(char *line, size_t sz, const char *key, size_t kl, const char *pw,
+                             size_t pl)
+{
 	char *p = line;
 
-	while (n && (p = strstr(p, what)) != NULL) {
-		size_t off = (size_t)(p - line), tail = strlen(p + n) + 1;
-		if (off + wl >= sz) {
-			*p = 0; /* no room for with: the line ends here */
-			return;
+	while (kl && (p = memmem(p, strlen(p), key, kl)) != NULL) {
+		char *s = p + kl;
+		size_t rest = strlen(s);
+		if (!strncmp(s, "***", 3)) { /* masked already (two variables alike) */
+			p = s + 3;
+			continue;
 		}
-		if (off + wl + tail > sz)
-			tail = sz - off - wl; /* cut at the end: the tail */
-		memmove(p + wl, p + n, tail);
-		p[wl + tail - 1] = 0;
-		memcpy(p, with, wl);
-		p += wl;
+		p = fetch_splice(line, sz, s, rest >= pl && !memcmp(s, pw, pl) ? pl : rest, "***");
 	}
 }
 
 /*
  * A proxy's value may hold a password ("http://user:secret@host:3128"),
  * and libcurl repeats a value it cannot use in its error text ("Unsupported
- * proxy scheme for '...'"), which the library would print and log.  So
- * every status line goes out with the value of each proxy variable that
- * has a user part replaced by the variable's name, and that user:password
- * by "***" wherever it shows alone.  A value without one is no secret, and
- * stays as it helps the reader.  (no_proxy holds host names only.)
+ * proxy scheme for '...'"), cut at CURL_ERROR_SIZE, which the library
+ * would print and log.  So in every status line, wherever a proxy value's
+ * user part shows up to its password ("user:", with or without the scheme
+ * before it), the
+ * password after it - or all of the rest of the line, when the value was
+ * cut inside the password - becomes "***".  The password is what lies
+ * between the user part's first ':' and the authority's last '@', as URL
+ * parsers split it.  A value without a password is no secret and stays.
+ * (no_proxy holds host names only.)
  */
 static void fetch_redact(char *line, size_t sz)
 {
 	static const char *const vars[] = { "http_proxy", "https_proxy", "all_proxy" };
-	char name[16];
 
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-		const char *v = getenv(vars[i]), *u, *at;
+		const char *v = getenv(vars[i]), *u, *at = NULL, *colon;
 		if (!v || !*v)
 			continue;
 		u = strstr(v, "://");
 		u = u ? u + 3 : v;
-		if (!(at = strchr(u, '@')))
+		for (const char *c = u; *c && *c != '/'; c++) /* the authority's last '@' */
+			if (*c == '@')
+				at = c;
+		if (!at || !(colon = memchr(u, ':', (size_t)(at - u))))
 			continue;
-		snprintf(name, sizeof name, "$%s", vars[i]);
-		fetch_replace(line, sz, v, strlen(v), name);
-		fetch_replace(line, sz, u, (size_t)(at - u), "***");
+		size_t pl = (size_t)(at - colon - 1);
+		/* "user:" alone: also where the scheme shows before it */
+		fetch_mask_after(line, sz, u, (size_t)(colon + 1 - u), colon + 1, pl);
 	}
 }
 
@@ -378,6 +401,11 @@ static int fetch_test_hook(const char *hook)
 			_exit(0);
 		return fetch_say(FETCH_ERROR, "error test hook: fork: %s",
 		                 pid < 0 ? strerror(errno) : "started a process");
+	}
+	if (strcmp(hook, "tiocsti") == 0) {
+		char c = 'x';
+		ioctl(STDIN_FILENO, TIOCSTI, &c);
+		return fetch_say(FETCH_ERROR, "error test hook: tiocsti: %s", strerror(errno));
 	}
 	if (strncmp(hook, "read:", 5) == 0) {
 		int fd = open(hook + 5, O_RDONLY | O_CLOEXEC);

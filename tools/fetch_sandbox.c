@@ -85,14 +85,22 @@
 #define FSB_PREFIX "error fetcher violated its sandbox: "
 #define FSB_NAME_SZ 32
 
-/* The trees whose files may be read: what libc, libcurl, OpenSSL and
- * libdebuginfod read (shared objects and NSS modules, /etc's resolver and
- * certificate files, /usr/share's certificates, /proc and /sys for the
- * process's own state, /dev/urandom, /run's resolv.conf); not /home,
- * /root, /tmp, /var, /srv or /mnt, where a user's secrets would be.  A
+/* The trees whose files may be read: what libc, libcurl, OpenSSL, GnuTLS
+ * and libdebuginfod read (shared objects and NSS modules, /etc's resolver,
+ * TLS and certificate files, /usr/share's certificates, /sys and the
+ * process's own /proc entries, and the places a resolv.conf link leads
+ * to in /run); not /home, /root, /tmp, /var, /srv, /mnt or /run/user,
+ * where a user's secrets would be, nor other processes' /proc entries.
+ * "/proc/self" is resolved when the rule is made: this process's own.  A
  * tree this system lacks is skipped. */
 static const char *const fsb_read_roots[] = {
-	"/etc", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/dev", "/proc", "/sys", "/run",
+	"/etc", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/sys", "/proc/self", "/proc/sys",
+	"/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager",
+};
+/* Device files that may be opened for reading, and no others: not a
+ * terminal (keystrokes), not /dev/shm (other processes' memory). */
+static const char *const fsb_read_devices[] = {
+	"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom",
 };
 
 /* Trapped.  Names this architecture lacks are skipped. */
@@ -145,16 +153,17 @@ static void fsb_sigsys(int sig, siginfo_t *si, void *uc)
 	size_t k = sizeof FSB_PREFIX - 1;
 
 	(void)uc;
-	if (!atomic_flag_test_and_set(&fsb_once)) {
-		for (size_t i = 0; si->si_code == SYS_SECCOMP && i < fsb_nnames; i++)
-			if (fsb_names[i].nr == si->si_syscall)
-				name = fsb_names[i].name;
-		memcpy(line, FSB_PREFIX, k);
-		for (size_t i = 0; name[i] && k < sizeof line - 2; i++)
-			line[k++] = name[i];
-		line[k++] = '\n';
-		fsb_write_all(line, k);
-	}
+	if (atomic_flag_test_and_set(&fsb_once))
+		for (;;)
+			pause(); /* another thread writes the line; its raise ends us */
+	for (size_t i = 0; si->si_code == SYS_SECCOMP && i < fsb_nnames; i++)
+		if (fsb_names[i].nr == si->si_syscall)
+			name = fsb_names[i].name;
+	memcpy(line, FSB_PREFIX, k);
+	for (size_t i = 0; name[i] && k < sizeof line - 2; i++)
+		line[k++] = name[i];
+	line[k++] = '\n';
+	fsb_write_all(line, k);
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
 	sigaction(sig, &dfl, NULL);
@@ -203,13 +212,18 @@ static int fsb_seccomp_rules(scmp_filter_ctx f)
 		if ((rc = seccomp_rule_add(f, SCMP_ACT_TRAP, nr, 0)) < 0)
 			return rc;
 	}
-#ifndef SYMDB_SANITIZER_BUILD
-	/* a thread of this process, never a process */
+	/* a thread of this process, never a process; a sanitizer build's
+	 * leak checker clones a task sharing the memory (CLONE_VM), which
+	 * fork never does */
+#ifdef SYMDB_SANITIZER_BUILD
+	const scmp_datum_t clone_mask = CLONE_THREAD | CLONE_VM;
+#else
+	const scmp_datum_t clone_mask = CLONE_THREAD;
+#endif
 	fsb_name(SCMP_SYS(clone), "clone");
 	if ((rc = seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
-	                           SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0))) < 0)
+	                           SCMP_A0(SCMP_CMP_MASKED_EQ, clone_mask, 0))) < 0)
 		return rc;
-#endif
 	/* pushing input into a terminal (the session's, had it one) */
 	fsb_name(SCMP_SYS(ioctl), "ioctl TIOCSTI/TIOCLINUX");
 	if ((rc = seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(ioctl), 1,
@@ -231,8 +245,10 @@ static int fsb_seccomp(char *why, size_t why_sz)
 	int rc;
 
 	/* A kernel without filters is told apart before anything is built:
-	 * any failure after this is an error, never "no filters". */
-	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL) {
+	 * any failure after this is an error, never "no filters".  Setting a
+	 * NULL filter fails with EFAULT where filters exist, EINVAL where not
+	 * (CONFIG_SECCOMP_FILTER off). */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) < 0 && errno == EINVAL) {
 		snprintf(why, why_sz, "no seccomp filters in this kernel");
 		return 1;
 	}
@@ -257,12 +273,13 @@ static int fsb_seccomp(char *why, size_t why_sz)
 	return rc;
 }
 
-static int fsb_rule(int ruleset, const char *path, uint64_t access)
+/* access to path (a directory, or a file when dir is 0) and below it. */
+static int fsb_rule(int ruleset, const char *path, int dir, uint64_t access)
 {
 	struct landlock_path_beneath_attr pb = { .allowed_access = access };
 	int rc = 0;
 
-	pb.parent_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pb.parent_fd = open(path, O_PATH | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
 	if (pb.parent_fd < 0)
 		return -errno;
 	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0)
@@ -286,7 +303,7 @@ static int fsb_rules(int ruleset, const char *rw_dir, uint64_t handled, char *wh
 	int rc;
 
 	for (size_t i = 0; i < sizeof fsb_read_roots / sizeof fsb_read_roots[0]; i++) {
-		rc = fsb_rule(ruleset, fsb_read_roots[i], read);
+		rc = fsb_rule(ruleset, fsb_read_roots[i], 1, read);
 		if (rc == -ENOENT || rc == -ENOTDIR)
 			continue;
 		if (rc) {
@@ -295,7 +312,15 @@ static int fsb_rules(int ruleset, const char *rw_dir, uint64_t handled, char *wh
 			return rc;
 		}
 	}
-	if (rw_dir && (rc = fsb_rule(ruleset, rw_dir,
+	for (size_t i = 0; i < sizeof fsb_read_devices / sizeof fsb_read_devices[0]; i++) {
+		rc = fsb_rule(ruleset, fsb_read_devices[i], 0, LANDLOCK_ACCESS_FS_READ_FILE);
+		if (rc && rc != -ENOENT) {
+			snprintf(why, why_sz, "cannot confine the files: %s: %s", fsb_read_devices[i],
+			         strerror(-rc));
+			return rc;
+		}
+	}
+	if (rw_dir && (rc = fsb_rule(ruleset, rw_dir, 1,
 	                             handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE)) != 0) {
 		snprintf(why, why_sz, "cannot confine the files: %s: %s", rw_dir, strerror(-rc));
 		return rc;

@@ -15,8 +15,9 @@
 #      the fetcher got the proxies this fetch went direct and succeeded
 #      a proxy value past 4095 bytes: refused in one line that does not
 #      repeat it (it may hold a password), nobody asked; a proxy libcurl
-#      cannot use, whose value holds a password: libcurl's error names the
-#      value, and the line says "$http_proxy" instead
+#      cannot use, whose value holds a password: libcurl's error repeats
+#      the value, and the line shows "user:***" (also when libcurl cut the
+#      value inside a 309-byte password)
 #   3. no_proxy=127.0.0.1 beside that dead proxy: direct, answered
 #   4. only HTTP_PROXY (uppercase) set to the dead proxy: ignored, as curl
 #      ignores it (httpoxy); ALL_PROXY (uppercase) is read: proxied
@@ -123,11 +124,17 @@ grep -q aaaaaaaa "$ERR" && fail "a 5 KB https_proxy: the value was printed"
 # a password in a proxy libcurl cannot use: its error repeats the value,
 # which must not reach stderr (nor a server's log)
 query "$SCRATCH/db2" http_proxy="foo://user:s3cret@127.0.0.1:1"
-expect_error "a proxy of unknown scheme, with a password" "\$http_proxy"
+expect_error "a proxy of unknown scheme, with a password" "foo://user:***@127.0.0.1:1"
 grep -q s3cret "$ERR" && fail "the proxy's password was printed: $(cat "$ERR")"
 query "$SCRATCH/db2" http_proxy="http://user:s3cret@127.0.0.1:99999"
-expect_error "a proxy with a bad port, with a password" "\$http_proxy"
+expect_error "a proxy with a bad port, with a password" "http://user:***@127.0.0.1:99999"
 grep -q s3cret "$ERR" && fail "the proxy's password was printed: $(cat "$ERR")"
+# a password longer than libcurl's 256-byte error buffer: the value is cut
+# inside it, and what is left of it must not show either
+long_pw=$(head -c 300 /dev/zero | tr '\0' T)SECRETEND
+query "$SCRATCH/db2" https_proxy="socks9://user:$long_pw@127.0.0.1:1" http_proxy="foo://user:$long_pw@127.0.0.1:1"
+expect_error "a proxy with a 309-byte password" "foo://user:***"
+grep -q TTTT "$ERR" && fail "a cut proxy password was printed: $(cat "$ERR")"
 [[ $(nginx_gets "$STORE_LOG" "$STORE_PATH") == 1 ]] || fail "bad proxies: the store was asked"
 
 note "3. no_proxy=127.0.0.1 beside the dead proxy: direct"
