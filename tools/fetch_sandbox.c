@@ -29,10 +29,13 @@
  *   filesystem is Landlock's part.  clone3, whose flags a filter cannot
  *   read, fails with ENOSYS, so glibc falls back to clone.
  *
- * A sanitizer build (SYMDB_SANITIZER_BUILD) leaves clone and ptrace out of
- * the filter: LeakSanitizer's exit check stops the threads from a cloned
- * task that ptraces them.  Landlock still refuses to let the fetcher
- * ptrace anything outside its domain.
+ * A sanitizer build (SYMDB_SANITIZER_BUILD) allows ptrace and a clone
+ * that shares the memory (CLONE_VM): LeakSanitizer's exit check stops the
+ * threads from such a task, which ptraces them.  fork never shares the
+ * memory and is still trapped, and Landlock still refuses to let the
+ * fetcher ptrace anything outside its domain.  Its reports print frames
+ * unsymbolized (sanitizer_defaults.c): symbolizing would run
+ * llvm-symbolizer or read the binary, both refused here.
  *
  * The library also starts the fetcher in a session of its own
  * (fetch_spawn.c), so it has no controlling terminal to open.
@@ -178,28 +181,6 @@ static void fsb_name(int nr, const char *name)
 }
 
 /* The rules, stopping at the first that fails: 0 or -errno. */
-#ifdef SYMDB_SANITIZER_BUILD
-/* A sanitizer's report symbolizes by running llvm-symbolizer or reading
- * the binary, both refused here: the report would become "violated its
- * sandbox: execve".  Frames print as (module+0xOFFSET) instead, as the
- * indexer's do (indexer_sandbox.c). */
-const char *__asan_default_options(void);
-const char *__ubsan_default_options(void);
-const char *__tsan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "symbolize=0";
-}
-const char *__ubsan_default_options(void)
-{
-	return "symbolize=0";
-}
-const char *__tsan_default_options(void)
-{
-	return "symbolize=0";
-}
-#endif
-
 static int fsb_seccomp_rules(scmp_filter_ctx f)
 {
 	int rc;

@@ -233,7 +233,7 @@ static int sbx_allow_args(scmp_filter_ctx f)
  * finds a bug, its runtime writes the report from inside this process.  Its
  * in-process symbolizer would open the executable, every library and their
  * debug files with glibc's openat(2) - the very call the sandbox must trap
- * - so symbolization is off (the default options below: frames print as
+ * - so symbolization is off (sanitizer_defaults.c: frames print as
  * "(module+0xOFFSET)", which llvm-symbolizer resolves afterwards; there is
  * no PATH to find an external symbolizer anyway).  What the report still
  * needs: reading /proc/self/maps (and cmdline, environ) with the raw
@@ -246,17 +246,6 @@ static int sbx_allow_args(scmp_filter_ctx f)
  * stay exactly as in the release filter, so those tests run unchanged under
  * the sanitizers.
  */
-const char *__asan_default_options(void);
-const char *__ubsan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "symbolize=0";
-}
-const char *__ubsan_default_options(void)
-{
-	return "symbolize=0";
-}
-
 static int sbx_allow_sanitizer(scmp_filter_ctx f)
 {
 	const scmp_datum_t mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND |

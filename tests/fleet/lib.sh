@@ -22,6 +22,8 @@
 #                        build-id), DIR/srv/prog (stripped, with a
 #                        .gnu_debuglink) and DIR/srv/prog.debug; sets PROG_ID
 #   fleet_addrs FILE     the addresses of prog's functions (vaddr, hex), one a line
+#   nginx_conf_head DIR  the start of a test nginx's configuration (pid,
+#                        logs, temp dirs in DIR) up to "http {"
 #   nginx_start TREE [NAME]
 #       a real nginx serving the directory TREE (the store tree of `symdb
 #       export --tree`) with the server block of README.md's "Deployment"
@@ -169,8 +171,24 @@ nginx_readme_block() {
 	     d && /^```nginx$/ { b = 1; next } b && /^```$/ { exit } b { print }' "$FLEET_README"
 }
 
+# nginx_conf_head DIR: what every test nginx's configuration starts with
+# (pid, logs and temp directories in DIR), up to the open "http {"; the
+# caller adds its server block and the closing "}".
+nginx_conf_head() {
+	local dir=$1 t
+	echo "worker_processes 1;"
+	echo "pid $dir/nginx.pid;"
+	echo "error_log $dir/error.log;"
+	echo "events { worker_connections 64; }"
+	echo "http {"
+	echo "    access_log $dir/access.log;"
+	for t in client_body proxy fastcgi uwsgi scgi; do
+		echo "    ${t}_temp_path $dir/tmp/$t;"
+	done
+}
+
 nginx_start() {
-	local tree=$1 name=${2:-nginx} dir port i try t
+	local tree=$1 name=${2:-nginx} dir port i try
 	command -v nginx >/dev/null 2>&1 || { echo "SKIP: nginx not found (Debian package nginx)"; exit 77; }
 	dir=$SCRATCH/$name
 	mkdir -p "$dir/tmp"
@@ -180,15 +198,7 @@ nginx_start() {
 	for try in 1 2 3; do
 		port=$(free_port)
 		{
-			echo "worker_processes 1;"
-			echo "pid $dir/nginx.pid;"
-			echo "error_log $dir/error.log;"
-			echo "events { worker_connections 64; }"
-			echo "http {"
-			echo "    access_log $dir/access.log;"
-			for t in client_body proxy fastcgi uwsgi scgi; do
-				echo "    ${t}_temp_path $dir/tmp/$t;"
-			done
+			nginx_conf_head "$dir"
 			sed -e "s|^\( *\)listen [^;]*;|\1listen 127.0.0.1:$port;|" \
 				-e "s|^\( *\)root [^;]*;|\1root $tree;|" "$dir/server.conf"
 			echo "}"

@@ -47,20 +47,12 @@ STORE_URL=$NGINX_URL STORE_LOG=$NGINX_ACCESS
 # Its access log line of a proxied request holds the absolute URL asked
 # for: "GET http://127.0.0.1:PORT/PATH HTTP/1.1".  Sets PROXY, PROXY_LOG.
 proxy_start() {
-	local dir=$SCRATCH/proxy port i try t
+	local dir=$SCRATCH/proxy port i try
 	mkdir -p "$dir/tmp"
 	for try in 1 2 3; do
 		port=$(free_port)
 		{
-			echo "worker_processes 1;"
-			echo "pid $dir/nginx.pid;"
-			echo "error_log $dir/error.log;"
-			echo "events { worker_connections 64; }"
-			echo "http {"
-			echo "    access_log $dir/access.log;"
-			for t in client_body proxy fastcgi uwsgi scgi; do
-				echo "    ${t}_temp_path $dir/tmp/$t;"
-			done
+			nginx_conf_head "$dir"
 			echo "    server {"
 			echo "        listen 127.0.0.1:$port;"
 			# the host the client named: the test's servers are IP
