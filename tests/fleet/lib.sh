@@ -32,9 +32,11 @@
 #       Sets NGINX_URL (http://127.0.0.1:PORT), NGINX_ACCESS (its access
 #       log) and NGINX_PID.
 #   nginx_gets ACCESS_LOG PATH   how many GET requests for PATH the log holds
-#   node_serve_start DB  a `symdb serve --db DB` on a free loopback port, its
-#                        access log in $SCRATCH/serve-access.log.  Sets
-#                        NODE_SERVE_URL, NODE_SERVE_LOG.
+#   node_serve_start DB [ARG...]  a `symdb serve --db DB ARG...` on a free
+#                        loopback port, its access log in
+#                        $SCRATCH/serve-access.log, its stderr in
+#                        $SCRATCH/serve.err.  Sets NODE_SERVE_URL,
+#                        NODE_SERVE_LOG, NODE_SERVE_PID.
 source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
 FLEET_PIDS=()
@@ -227,13 +229,15 @@ nginx_gets() { grep -cF "\"GET $2 HTTP/" "$1" 2>/dev/null || true; }
 node_serve_start() {
 	local db=$1 i addr=
 	local pid
+	shift
 	NODE_SERVE_LOG=$SCRATCH/serve-access.log
 	# Created before the background job's own redirection: the loop below
 	# may read it before the child has opened it (seen under ASan, where
 	# the fork is slow; sed's error then ended the test through set -e).
 	: >"$SCRATCH/serve.err"
-	"$SYMDB" serve --db "$db" --listen 127.0.0.1:0 --log "$NODE_SERVE_LOG" 2>"$SCRATCH/serve.err" &
+	"$SYMDB" serve --db "$db" --listen 127.0.0.1:0 --log "$NODE_SERVE_LOG" "$@" 2>"$SCRATCH/serve.err" &
 	pid=$!
+	NODE_SERVE_PID=$pid
 	FLEET_PIDS+=("$pid")
 	for ((i = 0; i < 400; i++)); do
 		addr=$(sed -n 's/^symdb: serve: listening on \([^ ]*\) .*/\1/p' "$SCRATCH/serve.err")

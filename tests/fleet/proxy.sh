@@ -162,28 +162,19 @@ expect_error "debuginfod behind a dead proxy" "$PROG_ID: $DBGD_URL: "
 [[ -z $("$SYMDB" --db "$SCRATCH/db7" list 2>/dev/null) ]] || fail "debuginfod, dead proxy: something was published"
 
 note "6. symdb serve --upstream started with http_proxy"
-: >"$SCRATCH/serve.err"
-env http_proxy="$PROXY" "$SYMDB" serve --db "$SCRATCH/db8" --listen 127.0.0.1:0 \
-	--upstream "$STORE_URL" 2>"$SCRATCH/serve.err" &
-SERVE_PID=$!
-FLEET_PIDS+=("$SERVE_PID")
-addr=
-for ((i = 0; i < 400; i++)); do
-	addr=$(sed -n 's/^symdb: serve: listening on \([^ ]*\) .*/\1/p' "$SCRATCH/serve.err")
-	[[ -n $addr ]] && break
-	kill -0 "$SERVE_PID" 2>/dev/null || fail "symdb serve exited at start: $(cat "$SCRATCH/serve.err")"
-	sleep 0.05
-done
-[[ -n $addr ]] || fail "symdb serve did not start: $(cat "$SCRATCH/serve.err")"
+# (an assignment before a function call is in the environment of what
+# the function runs: its /healthz probe with curl goes through the proxy
+# too, which forwards it)
+http_proxy="$PROXY" node_serve_start "$SCRATCH/db8" --upstream "$STORE_URL"
 a=$(head -1 "$SCRATCH/addrs")
 body=$(curl -s -m 60 -H 'Content-Type: application/json' \
-	-d "{\"modules\":[{\"build_id\":\"$PROG_ID\",\"addresses\":[\"$a\"]}]}" "http://$addr/v1/symbolize")
+	-d "{\"modules\":[{\"build_id\":\"$PROG_ID\",\"addresses\":[\"$a\"]}]}" "$NODE_SERVE_URL/v1/symbolize")
 grep -q '"status": *"ok"' <<<"$body" || fail "serve: the unknown image was not fetched: $body"
 grep -q "\"function\": *\"$(sed -n 1p "$SCRATCH/want")\"" <<<"$body" ||
 	fail "serve: the frame is not llvm-symbolizer-14's $(sed -n 1p "$SCRATCH/want"): $body"
 [[ $(proxied "$STORE_URL$STORE_PATH") == 3 ]] || fail "serve: the proxy did not carry the GET"
-kill -TERM "$SERVE_PID"
-wait "$SERVE_PID" || fail "symdb serve: exit $? after SIGTERM: $(cat "$SCRATCH/serve.err")"
+kill -TERM "$NODE_SERVE_PID"
+wait "$NODE_SERVE_PID" || fail "symdb serve: exit $? after SIGTERM: $(cat "$SCRATCH/serve.err")"
 ! grep -qE 'Sanitizer|runtime error' "$SCRATCH/serve.err" || fail "symdb serve: $(cat "$SCRATCH/serve.err")"
 
 note "wall time: $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s"
