@@ -37,7 +37,7 @@
 #define FETCH_DEFAULT_TIMEOUT_MS 30000u
 #define FETCH_DEFAULT_TTL_S 600u
 #define FETCH_DEFAULT_MAX (4ull << 30)
-#define FETCH_PROXY_MAX 4095u /* bytes of a proxy value (symdb_fetch.h) */
+#define FETCH_ENV_VALUE_MAX 4095u /* bytes of a value in the fetcher's environment */
 
 /* The fetcher's environment: at most the 4 proxies and libdebuginfod's 5
  * variables, each "NAME=VALUE" in a slot of its own. */
@@ -348,9 +348,9 @@ static int fetch_env_check(const symdb_fetch_opts *o)
 		                 o->debuginfod_urls };
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (values[i] && strlen(values[i]) > FETCH_PROXY_MAX)
+		if (values[i] && strlen(values[i]) > FETCH_ENV_VALUE_MAX)
 			return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_INVAL,
-			               "%s: longer than %u bytes", names[i], FETCH_PROXY_MAX);
+			               "%s: longer than %u bytes", names[i], FETCH_ENV_VALUE_MAX);
 	return 0;
 }
 

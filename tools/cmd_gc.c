@@ -191,16 +191,37 @@ static void gc_expire(struct gc *gc)
 	}
 }
 
+/* Whether the walk met f as unsafe: never followed or removed (SPEC
+ * §12.1), named on stderr, an operator's matter. */
+static int gc_unsafe(struct gc *gc, const struct cli_fs_visit *f)
+{
+	if (!f->unsafe)
+		return 0;
+	cli_err(f->path, "%s", f->unsafe);
+	gc->failed = 1;
+	return 1;
+}
+
+/* Remove f (not in a dry run): 1 when it is gone, 0 when another process
+ * removed it first (theirs to count: ENOENT) or it could not be removed
+ * (named on stderr). */
+static int gc_unlink(struct gc *gc, const struct cli_fs_visit *f)
+{
+	if (gc->dry_run || unlinkat(f->dirfd, f->name, 0) == 0)
+		return 1;
+	if (errno != ENOENT) {
+		cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
+		gc->failed = 1;
+	}
+	return 0;
+}
+
 static int gc_visit(const struct cli_fs_visit *f, void *arg)
 {
 	struct gc *gc = arg;
 
-	if (f->unsafe) {
-		/* Never followed or removed (SPEC §12.1): an operator's matter. */
-		cli_err(f->path, "%s", f->unsafe);
-		gc->failed = 1;
+	if (gc_unsafe(gc, f))
 		return 0;
-	}
 	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&gc->cf, f);
 
 	if (role == CLI_FILE_INDEX)
@@ -216,12 +237,7 @@ static int gc_visit(const struct cli_fs_visit *f, void *arg)
 			gc->failed = 1;
 			return 0;
 		}
-	} else if (!gc->dry_run && unlinkat(f->dirfd, f->name, 0) < 0) {
-		/* ENOENT: another gc removed it first, and counts it. */
-		if (errno != ENOENT) {
-			cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
-			gc->failed = 1;
-		}
+	} else if (role != CLI_FILE_REDUNDANT && !gc_unlink(gc, f)) {
 		return 0;
 	}
 	cli_print_line("%s %s (%s)\n", gc->dry_run ? "would remove" : "removed", f->rel,
@@ -245,27 +261,19 @@ static int gc_visit_miss(const struct cli_fs_visit *f, void *arg)
 	struct gc *gc = arg;
 	char tb[64];
 
-	if (f->unsafe) {
-		cli_err(f->path, "%s", f->unsafe);
-		gc->failed = 1;
+	if (gc_unsafe(gc, f))
 		return 0;
-	}
 	/* An mtime in the future is no answer the fetches trust (they read
 	 * the real clock, not $SYMDB_NOW): dead weight.  A minute of slack
 	 * keeps an answer a fetch writes while this gc runs. */
 	int future = f->mtime > (uint64_t)time(NULL) + 60;
 	if (!miss_name(f->name) || (!future && cli_younger(f->mtime, gc->now, gc->miss_age)))
 		return 0;
-	if (!gc->dry_run && unlinkat(f->dirfd, f->name, 0) < 0) {
-		/* ENOENT: a fetch found it, or another gc removed it first */
-		if (errno != ENOENT) {
-			cli_err(f->path, "cannot remove: %s", symdb_strerror(-errno));
-			gc->failed = 1;
-		}
+	if (!gc_unlink(gc, f)) /* (ENOENT: a fetch found it, or another gc) */
 		return 0;
-	}
-	cli_print_line("%s %s (negative fetch answer of %s)\n", gc->dry_run ? "would remove" : "removed",
-	               f->rel, cli_time_name(f->mtime, tb, sizeof tb));
+	cli_print_line("%s %s (negative fetch answer of %s)\n",
+	               gc->dry_run ? "would remove" : "removed", f->rel,
+	               cli_time_name(f->mtime, tb, sizeof tb));
 	gc->misses_removed++;
 	return 0;
 }

@@ -14,7 +14,8 @@
 #      connection failure, nothing published, the store not asked; before
 #      the fetcher got the proxies this fetch went direct and succeeded
 #      a proxy value past 4095 bytes: refused in one line that does not
-#      repeat it (it may hold a password), nobody asked; a proxy libcurl
+#      repeat it (it may hold a password), nobody asked (a 5 KB
+#      --debuginfod URL alike); a proxy libcurl
 #      cannot use, whose value holds a password: libcurl's error repeats
 #      the value, and the line shows "user:***" (also when libcurl cut the
 #      value inside a 309-byte password)
@@ -112,6 +113,10 @@ query "$SCRATCH/db2" https_proxy="$long"
 expect_error "a 5 KB https_proxy" "https_proxy: longer than 4095 bytes"
 [[ $(nginx_gets "$STORE_LOG" "$STORE_PATH") == 1 ]] || fail "a 5 KB https_proxy: the store was asked"
 grep -q aaaaaaaa "$ERR" && fail "a 5 KB https_proxy: the value was printed"
+# the same bound for debuginfod's URLs, which go to the fetcher alike (they
+# were cut silently before)
+run "$SYMDB" build --db "$SCRATCH/db2" --build-id "$PROG_ID" --debuginfod "$long"
+expect_error "a 5 KB --debuginfod URL" "debuginfod_urls: longer than 4095 bytes"
 
 # a password in a proxy libcurl cannot use: its error repeats the value,
 # which must not reach stderr (nor a server's log)
