@@ -47,6 +47,7 @@
  */
 #define _GNU_SOURCE /* O_PATH, si_syscall */
 #include "fetch_sandbox.h"
+#include "sandbox_signal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,19 +132,6 @@ static struct {
 static size_t fsb_nnames;
 static atomic_flag fsb_once = ATOMIC_FLAG_INIT;
 
-static void fsb_write_all(const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(STDOUT_FILENO, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* The SIGSYS handler: the status line, then death by SIGSYS.  One line
  * however many threads trap at once (the first writes it; libcurl's
  * resolver runs in threads).  Async-signal-safe: the stack, write(2),
@@ -152,7 +140,6 @@ static void fsb_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	char line[sizeof FSB_PREFIX + FSB_NAME_SZ + 2];
 	const char *name = "a forbidden system call";
-	struct sigaction dfl;
 	size_t k = sizeof FSB_PREFIX - 1;
 
 	(void)uc;
@@ -166,11 +153,8 @@ static void fsb_sigsys(int sig, siginfo_t *si, void *uc)
 	for (size_t i = 0; name[i] && k < sizeof line - 2; i++)
 		line[k++] = name[i];
 	line[k++] = '\n';
-	fsb_write_all(line, k);
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
-	raise(sig); /* pending until the handler returns */
+	sandbox_write_all(STDOUT_FILENO, line, k);
+	sandbox_die_by(sig);
 }
 
 static void fsb_name(int nr, const char *name)

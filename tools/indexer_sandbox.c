@@ -41,6 +41,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "sandbox_signal.h"
 #include "symdb_indexer.h"
 
 /* Syscall numbers named in the table; past it a violation says "syscall N". */
@@ -73,20 +74,6 @@ static unsigned char sbx_record[16384];
 static atomic_flag sbx_once = ATOMIC_FLAG_INIT;
 static atomic_int sbx_sent;
 
-/* Write all of buf, as a signal handler may: write(2) only. */
-static void sbx_write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* "syscall N" for a number without a name, into dst (>= 24 bytes). */
 static void sbx_number(char *dst, long nr)
 {
@@ -110,7 +97,6 @@ static void sbx_number(char *dst, long nr)
 static void sbx_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	static char msg[sizeof SBX_PREFIX + SBX_NAME_SZ + 24];
-	struct sigaction dfl;
 
 	(void)uc;
 	if (!atomic_flag_test_and_set(&sbx_once)) {
@@ -125,24 +111,14 @@ static void sbx_sigsys(int sig, siginfo_t *si, void *uc)
 			sbx_number(msg + k, nr);
 		size_t n = symdb_indexer_end_record(sbx_record, sizeof sbx_record, -EPERM, msg);
 		if (sbx_report_fd >= 0 && n)
-			sbx_write_all(sbx_report_fd, sbx_record, n);
+			sandbox_write_all(sbx_report_fd, sbx_record, n);
 		atomic_store(&sbx_sent, 1);
 	} else {
 		/* Another thread is writing the record: let it finish. */
 		for (int i = 0; i < 100000 && !atomic_load(&sbx_sent); i++)
 			sched_yield();
 	}
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
-	/* Unblocked in this handler only after it returns: raise it pending,
-	 * then unblock it. */
-	raise(sig);
-	sigset_t s;
-	sigemptyset(&s);
-	sigaddset(&s, sig);
-	sigprocmask(SIG_UNBLOCK, &s, NULL);
-	_exit(128 + sig); /* not reached */
+	sandbox_die_by(sig);
 }
 
 /* The name of every syscall number, now: the handler may not allocate. */
