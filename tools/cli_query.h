@@ -59,9 +59,10 @@ struct request {
 #define CACHE_SLOTS (1u << 17)           /* 2 MiB of slots */
 #define CACHE_TEXT_MAX (16u << 20)
 #define CACHE_EMPTY UINT64_MAX           /* never a key: see cache_key */
+#define CACHE_SLOT_EMPTY 0               /* ~CACHE_EMPTY: a slot never used */
 
 struct cache_slot {
-	uint64_t key;
+	uint64_t key;            /* ~ the key: CACHE_SLOT_EMPTY in a zeroed slot */
 	struct text_span body;
 };
 

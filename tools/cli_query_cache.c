@@ -13,7 +13,7 @@
 
 static void cache_clear(struct body_cache *c)
 {
-	memset(c->slot, 0xff, CACHE_SLOTS * sizeof(*c->slot)); /* CACHE_EMPTY */
+	memset(c->slot, 0, CACHE_SLOTS * sizeof(*c->slot)); /* all CACHE_SLOT_EMPTY */
 	c->used = 0;
 }
 
@@ -24,9 +24,10 @@ void cli_query_cache_init(struct query *q)
 	    !cli_code_body_apart(&q->pr) ||
 	    (q->per_line && (q->pid || q->ksrc.on || q->pr.style == CLI_STYLE_JSON)))
 		return;
-	q->cache.slot = malloc(CACHE_SLOTS * sizeof(*q->cache.slot));
-	if (q->cache.slot)
-		cache_clear(&q->cache);
+	/* calloc, not malloc and a clear: empty slots are zeros, so a short
+	 * run touches (and the kernel maps) only the pages of the slots it
+	 * uses, not all 2 MiB at start. */
+	q->cache.slot = calloc(CACHE_SLOTS, sizeof(*q->cache.slot));
 }
 
 void cli_query_cache_insert(struct query *q, uint64_t key, struct text_span body)
@@ -35,12 +36,12 @@ void cli_query_cache_insert(struct query *q, uint64_t key, struct text_span body
 	if (c->used >= CACHE_SLOTS / 2 || key == CACHE_EMPTY)
 		return; /* full until the next batch clears it; or not to be cached */
 	size_t h = cli_query_cache_hash(key);
-	while (c->slot[h].key != CACHE_EMPTY) {
-		if (c->slot[h].key == key)
+	while (c->slot[h].key != CACHE_SLOT_EMPTY) {
+		if (c->slot[h].key == ~key)
 			return;
 		h = (h + 1) & (CACHE_SLOTS - 1);
 	}
-	c->slot[h].key = key;
+	c->slot[h].key = ~key;
 	c->slot[h].body = body;
 	c->used++;
 }
@@ -72,11 +73,12 @@ static void cache_keep_hot(struct query *q)
 	for (size_t h = 0; keep && tmp && h < CACHE_SLOTS && nkeep < CACHE_SLOTS / 4; h++) {
 		struct cache_slot *sl = &c->slot[h];
 		uint32_t len = sl->body.len & ~CACHE_HOT;
-		if (sl->key == CACHE_EMPTY || !(sl->body.len & CACHE_HOT) ||
+		if (sl->key == CACHE_SLOT_EMPTY || !(sl->body.len & CACHE_HOT) ||
 		    len > CACHE_TEXT_MAX / 2 - kept)
 			continue;
 		memcpy(tmp + kept, q->text.buf + sl->body.off, len);
-		keep[nkeep++] = (struct cache_slot){ sl->key, { (uint32_t)kept, len } };
+		/* keep[] holds the keys themselves, as insert takes them */
+		keep[nkeep++] = (struct cache_slot){ ~sl->key, { (uint32_t)kept, len } };
 		kept += len;
 	}
 	cache_clear(c);
@@ -120,7 +122,7 @@ lookup_range(struct cache_slot *slot, struct request *req, size_t n, uint64_t ad
 	for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		key[i] = key_of(&req[i], adjust, tag);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t k = key[i % PREFETCH_AHEAD];
+		const uint64_t stored = ~key[i % PREFETCH_AHEAD];
 		if (i + PREFETCH_AHEAD < n) {
 			uint64_t ka = key_of(&req[i + PREFETCH_AHEAD], adjust, tag);
 			key[i % PREFETCH_AHEAD] = ka;
@@ -130,11 +132,11 @@ lookup_range(struct cache_slot *slot, struct request *req, size_t n, uint64_t ad
 		if (rq->kind != REQ_CODE)
 			continue;
 		codes++;
-		for (size_t h = cli_query_cache_hash(k);; h = (h + 1) & (CACHE_SLOTS - 1)) {
+		for (size_t h = cli_query_cache_hash(~stored);; h = (h + 1) & (CACHE_SLOTS - 1)) {
 			uint64_t sk = slot[h].key;
-			if (sk == CACHE_EMPTY) /* (first: a key may be CACHE_EMPTY) */
+			if (sk == CACHE_SLOT_EMPTY) /* (first: a key may be CACHE_EMPTY) */
 				break;
-			if (sk == k) {
+			if (sk == stored) {
 				rq->kind = REQ_CACHED;
 				rq->body = slot[h].body;
 				rq->body.len &= ~CACHE_HOT;
