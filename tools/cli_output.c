@@ -61,6 +61,28 @@ void cli_printer_fini(struct cli_printer *p)
 
 /* ---- demangling, cached by name pointer ------------------------------ */
 
+void cli_printer_names_to_huge(struct cli_printer *p)
+{
+	p->names.huge = 1;
+	for (int i = 0; i < 2; i++) {
+		struct cli_name_gen *g = &p->names.gen[i];
+		if (!g->slot || g->huge)
+			continue;
+		/* slots name arena bytes by offset: both move as they are */
+		const size_t sb = CLI_NAME_SLOTS * sizeof(*g->slot);
+		struct cli_name_slot *slot = cli_big_realloc(g->slot, sb, sb);
+		char *arena = slot ? cli_big_realloc(g->arena, g->alen, CLI_NAME_ARENA) : NULL;
+		if (!arena) { /* out of memory: the cache stays where it was */
+			if (slot)
+				g->slot = slot;
+			continue;
+		}
+		g->slot = slot;
+		g->arena = arena;
+		g->huge = 1;
+	}
+}
+
 static void gen_clear(struct cli_name_gen *g)
 {
 	if (g->slot)
@@ -88,15 +110,30 @@ static inline struct cli_name_slot *gen_probe(struct cli_name_gen *g, const char
 	return &g->slot[h];
 }
 
+/* A generation's tables: calloc and malloc of this size map fresh pages,
+ * so only the slots and bytes used are ever touched; a long run's are in
+ * huge pages (cli_printer_names_to_huge), the slots cleared at once. */
+static void gen_alloc(struct cli_name_gen *g, int huge)
+{
+	const size_t sb = CLI_NAME_SLOTS * sizeof(*g->slot);
+	if (!huge) {
+		g->slot = calloc(1, sb);
+		g->arena = malloc(CLI_NAME_ARENA);
+		return;
+	}
+	g->slot = cli_big_realloc(NULL, 0, sb);
+	if (g->slot)
+		memset(g->slot, 0, sb);
+	g->arena = cli_big_realloc(NULL, 0, CLI_NAME_ARENA);
+	g->huge = 1;
+}
+
 /* Whether g can take one more name of len bytes (allocating it on first
  * use); -1 without memory. */
-static int gen_room(struct cli_name_gen *g, size_t len)
+static int gen_room(struct cli_name_cache *c, struct cli_name_gen *g, size_t len)
 {
 	if (!g->slot) {
-		/* calloc and malloc of this size map fresh pages: only the
-		 * slots and bytes used are ever touched. */
-		g->slot = calloc(CLI_NAME_SLOTS, sizeof(*g->slot));
-		g->arena = malloc(CLI_NAME_ARENA);
+		gen_alloc(g, c->huge);
 		if (!g->slot || !g->arena) {
 			free(g->slot);
 			free(g->arena);
@@ -125,7 +162,7 @@ static const struct cli_name_slot *names_insert(struct cli_name_cache *c, const 
                                                 const char *d, uint32_t len)
 {
 	size_t bytes = d == name ? 0 : (len & ~CLI_NAME_PLAIN) + 1;
-	int room = gen_room(&c->gen[0], bytes);
+	int room = gen_room(c, &c->gen[0], bytes);
 	if (room < 0 || bytes > CLI_NAME_ARENA)
 		return NULL;
 	if (!room) {
@@ -133,7 +170,7 @@ static const struct cli_name_slot *names_insert(struct cli_name_cache *c, const 
 		c->gen[1] = c->gen[0];
 		c->gen[0] = old;
 		gen_clear(&c->gen[0]);
-		if (gen_room(&c->gen[0], bytes) <= 0)
+		if (gen_room(c, &c->gen[0], bytes) <= 0)
 			return NULL;
 	}
 	struct cli_name_gen *g = &c->gen[0];

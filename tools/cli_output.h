@@ -78,10 +78,12 @@ struct cli_name_gen {
 	size_t used;
 	char *arena;                /* CLI_NAME_ARENA bytes */
 	size_t alen;
+	int huge;                   /* slot and arena are in huge pages */
 };
 
 struct cli_name_cache {
 	struct cli_name_gen gen[2]; /* [0] the current generation, [1] the previous */
+	int huge;                   /* tables made from now on go to huge pages */
 };
 
 struct cli_printer {
@@ -116,6 +118,10 @@ CLI_HIDDEN void cli_printer_fini(struct cli_printer *p);
 /* Drop the demangled names cached so far (stable_names): the mapping some
  * of them point into has faulted, its bytes are no longer the names. */
 CLI_HIDDEN void cli_printer_forget_names(struct cli_printer *p);
+/* Move the demangled-name cache's tables to huge pages (cli_bigbuf.c), for
+ * a run long enough to fill them; they stay where they are without memory.
+ * Between prints only. */
+CLI_HIDDEN void cli_printer_names_to_huge(struct cli_printer *p);
 
 /* Before the first and after the last request (the JSON array of argv mode). */
 CLI_HIDDEN void cli_print_begin(struct cli_printer *p);

@@ -71,6 +71,7 @@ struct body_cache {
 	size_t used;
 	size_t lookups, hits;    /* of the current batch */
 	int cold;                /* the current batch began with it empty */
+	int huge;                /* slot is in huge pages */
 };
 
 /*
@@ -192,6 +193,7 @@ struct query {
 	int statm_fd;
 	long map_base, map_budget, map_after;
 	size_t map_trims;
+	int long_run;               /* a batch had QUERY_LONG_BATCH requests (cli_query_mem.c) */
 };
 
 /*
@@ -395,6 +397,9 @@ CLI_HIDDEN void cli_query_cache_review(struct query *q);
 CLI_HIDDEN void cli_query_mem_init(struct query *q);
 CLI_HIDDEN void cli_query_mem_fini(struct query *q);
 CLI_HIDDEN void cli_query_mem_check(struct query *q);
+/* Before each batch of n requests: from the first batch of a long run on,
+ * the body cache and the name cache are in huge pages (cli_bigbuf.c). */
+CLI_HIDDEN void cli_query_mem_batch(struct query *q, size_t n);
 
 /* cli_query_opts.c: 0, HELP_SHOWN, or minus an exit code. */
 /* The addresses given as arguments come back in *addrs[0..*naddrs), valid

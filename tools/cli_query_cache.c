@@ -26,7 +26,8 @@ void cli_query_cache_init(struct query *q)
 		return;
 	/* calloc, not malloc and a clear: empty slots are zeros, so a short
 	 * run touches (and the kernel maps) only the pages of the slots it
-	 * uses, not all 2 MiB at start. */
+	 * uses, not all 2 MiB at start; a long one moves the table to huge
+	 * pages (cli_query_to_huge). */
 	q->cache.slot = calloc(CACHE_SLOTS, sizeof(*q->cache.slot));
 }
 

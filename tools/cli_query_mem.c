@@ -26,6 +26,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli_query.h"
@@ -84,4 +86,38 @@ void cli_query_mem_check(struct query *q)
 			symdb_image_trim(q->mods[i].img);
 	q->map_after = file_pages(q->statm_fd);
 	q->map_trims++;
+}
+
+/*
+ * The body cache's and the name cache's tables are hash tables of 2 MiB
+ * (and the names' arena up to 24 MiB), allocated in 4 KiB pages so that a
+ * short run (one address) maps only the pages it touches.  A long run
+ * touches all of them, at a page fault each 4 KiB (~16 us on a virtual
+ * machine: 512 faults for each table): so once a batch is this long the
+ * tables move to huge pages, a copy of 2 MiB each, and the names' arena
+ * is moved as far as it is used.
+ */
+#define QUERY_LONG_BATCH 16384u
+
+void cli_query_mem_batch(struct query *q, size_t n)
+{
+	struct body_cache *c = &q->cache;
+	if (n >= QUERY_LONG_BATCH)
+		q->long_run = 1;
+	if (!q->long_run)
+		return;
+	if (c->slot && !c->huge) {
+		/* an empty table is not copied: its pages were never touched,
+		 * and reading them would map each one */
+		const size_t b = CACHE_SLOTS * sizeof(*c->slot);
+		struct cache_slot *s = cli_big_realloc(c->used ? c->slot : NULL, b, b);
+		if (s && !c->used) {
+			memset(s, 0, b);
+			free(c->slot);
+		}
+		if (s) /* (without memory it stays where it is) */
+			c->slot = s;
+		c->huge = 1;
+	}
+	cli_printer_names_to_huge(&q->pr); /* (tables made since, at a later batch) */
 }

@@ -194,7 +194,7 @@ void cli_out_grow(struct cli_out *o, size_t need)
 	size_t cap = o->cap ? o->cap : 4096;
 	while (cap - o->len < need)
 		cap *= 2;
-	char *nb = realloc(o->buf, cap);
+	char *nb = o->f ? realloc(o->buf, cap) : cli_big_realloc(o->buf, o->len, cap);
 	if (!nb) {
 		fputs("symdb: out of memory\n", stderr);
 		exit(CLI_EXIT_FAILED);

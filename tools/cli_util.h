@@ -56,6 +56,11 @@ CLI_HIDDEN const char *cli_helper_exe(const char *env_name, const char *name, ch
  * 1 MiB per write(2) so that no single call copies a whole large mapping:
  * 0, or -errno.  Any thread. */
 CLI_HIDDEN int cli_write_all(int fd, const void *p, size_t n);
+/* realloc(p, new_bytes), except that a block of 2 MiB or more is a new
+ * 2 MiB-aligned one asking for transparent huge pages, p's first
+ * old_bytes copied and p freed.  The result is freed by free(); NULL when
+ * out of memory (p then untouched).  Any thread. */
+CLI_HIDDEN void *cli_big_realloc(void *p, size_t old_bytes, size_t new_bytes);
 /* symdb_open() on cli_db_dir(db_dir), with $SYMDB_THAW_LOG mapped into o:
  * when set, it names a file to which every decompression of a cold image
  * appends one line, "thawed FILE" or "memory FILE" (tests count them). */

@@ -47,7 +47,7 @@ void *cli_query_grow_to(void *p, size_t *cap, size_t need, size_t elem)
 	size_t n = *cap ? *cap : 64;
 	while (n < need)
 		n *= 2;
-	void *np = realloc(p, n * elem);
+	void *np = cli_big_realloc(p, *cap * elem, n * elem);
 	if (!np) {
 		fputs("symdb: out of memory\n", stderr);
 		exit(CLI_EXIT_FAILED);
@@ -260,6 +260,7 @@ int cli_query_run_batch(struct query *q)
 	int rc = 0;
 	if (!q->window)
 		q->window = WINDOW_FIRST;
+	cli_query_mem_batch(q, n);
 	for (size_t off = 0; off < n && rc == 0;) {
 		size_t w = n - off < q->window ? n - off : q->window;
 		q->req = all + off;
