@@ -23,40 +23,15 @@
  * Results whose frames are shared (equal addresses: symdb.h) share them in
  * the output too.
  */
-#define _GNU_SOURCE /* struct stat's st_mtim, MADV_HUGEPAGE */
+#define _GNU_SOURCE /* struct stat's st_mtim */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "reader_symbolize.h"
 
 /* ---- small helpers ------------------------------------------------------ */
-
-/* A batch's arrays (requests by image, sort keys, results, order) are
- * written from start to end once per call, and a long batch's reach tens
- * of MiB: in 4 KiB pages the first pass costs a page fault each 4 KiB (~16
- * us on a virtual machine), so from RD_BIG_ALIGN on an array is a 2 MiB
- * aligned block asking for transparent huge pages.  It stays a malloc
- * block (freed by free()); growing copies instead of realloc's mremap. */
-#define RD_BIG_ALIGN ((size_t)2 << 20)
-
-static void *big_realloc(void *p, size_t old_bytes, size_t new_bytes)
-{
-	if (new_bytes < RD_BIG_ALIGN)
-		return realloc(p, new_bytes);
-	size_t n = (new_bytes + RD_BIG_ALIGN - 1) & ~(RD_BIG_ALIGN - 1);
-	void *np = aligned_alloc(RD_BIG_ALIGN, n);
-	if (!np)
-		return NULL;
-	(void)madvise(np, n, MADV_HUGEPAGE); /* a hint: failure changes nothing */
-	if (p) {
-		memcpy(np, p, old_bytes);
-		free(p);
-	}
-	return np;
-}
 
 /* Grow *p (of *cap elements of elem bytes) to hold need; 0 or -ENOMEM. */
 int rd_sym_grow(void *pp, size_t *cap, size_t need, size_t elem)
@@ -67,7 +42,7 @@ int rd_sym_grow(void *pp, size_t *cap, size_t need, size_t elem)
 	size_t n = *cap ? *cap : 64;
 	while (n < need)
 		n *= 2;
-	void *np = big_realloc(*p, *cap * elem, n * elem);
+	void *np = realloc(*p, n * elem);
 	if (!np)
 		return -ENOMEM;
 	*p = np;
