@@ -11,8 +11,16 @@
  * aligned block that asks for transparent huge pages (the kernel's
  * "madvise" mode grants them only to such ranges).  It stays a malloc
  * block, so free() releases it and nothing else changes for its owner.
+ *
+ * Growing frees the old block where realloc would have moved it with
+ * mremap, and glibc raises its mmap threshold to the size of each mmapped
+ * block freed (up to 32 MiB): the process's later large allocations would
+ * then come from the heap and stay resident after free.  So the program
+ * fixes the threshold at start (cli_big_init), which stops that.
  */
 #define _GNU_SOURCE /* MADV_HUGEPAGE */
+#include <malloc.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,10 +30,17 @@
 #define CLI_BIG_ALIGN ((size_t)2 << 20)
 #define CLI_BIG_MIN CLI_BIG_ALIGN
 
+void cli_big_init(void)
+{
+	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024); /* glibc's default, now fixed */
+}
+
 void *cli_big_realloc(void *p, size_t old_bytes, size_t new_bytes)
 {
 	if (new_bytes < CLI_BIG_MIN)
 		return realloc(p, new_bytes);
+	if (new_bytes > SIZE_MAX - (CLI_BIG_ALIGN - 1))
+		return NULL; /* (the rounding below would wrap) */
 	size_t n = (new_bytes + CLI_BIG_ALIGN - 1) & ~(CLI_BIG_ALIGN - 1);
 	void *np = aligned_alloc(CLI_BIG_ALIGN, n);
 	if (!np)

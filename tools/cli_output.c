@@ -72,14 +72,11 @@ void cli_printer_names_to_huge(struct cli_printer *p)
 		const size_t sb = CLI_NAME_SLOTS * sizeof(*g->slot);
 		struct cli_name_slot *slot = cli_big_realloc(g->slot, sb, sb);
 		char *arena = slot ? cli_big_realloc(g->arena, g->alen, CLI_NAME_ARENA) : NULL;
-		if (!arena) { /* out of memory: the cache stays where it was */
-			if (slot)
-				g->slot = slot;
-			continue;
-		}
-		g->slot = slot;
-		g->arena = arena;
-		g->huge = 1;
+		if (slot)
+			g->slot = slot;
+		if (arena)
+			g->arena = arena;
+		g->huge = 1; /* (out of memory: what did not move stays, not retried) */
 	}
 }
 

@@ -72,6 +72,10 @@ struct body_cache {
 	size_t lookups, hits;    /* of the current batch */
 	int cold;                /* the current batch began with it empty */
 	int huge;                /* slot is in huge pages */
+	/* cache_keep_hot's room for the kept slots and bodies, made at its
+	 * first call and kept to the end of the run (NULL until then) */
+	struct cache_slot *keep;
+	char *keep_text;
 };
 
 /*

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_query_mem.c - `symdb query`'s bound on the index pages it keeps
- * mapped across windows (README "Memory").
+ * cli_query_mem.c - `symdb query`'s memory (README "Memory"): the bound on
+ * the index pages it keeps mapped across windows, and (at the end) when its
+ * caches' tables move to huge pages.
  *
  * Every page of an index a lookup reads stays in the process's resident
  * set until the image is closed (and the kernel maps the 64 KiB around each

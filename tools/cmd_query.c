@@ -334,6 +334,8 @@ static void query_free(struct query *q)
 	free(q->text.buf);
 	cli_fetch_free(&q->fetch);
 	free(q->cache.slot);
+	free(q->cache.keep);
+	free(q->cache.keep_text);
 	cli_query_mem_fini(q);
 }
 

@@ -612,6 +612,7 @@ int main(int argc, char **argv)
 {
 	struct cli_global g = { .db_dir = NULL };
 	int i = 1;
+	cli_big_init();
 	for (size_t k = 0; argc > 0 && k < sizeof(personalities) / sizeof(personalities[0]); k++)
 		if (personalities[k].match(argv[0])) {
 			g.llvm_symbolizer = personalities[k].llvm_symbolizer;
