@@ -52,3 +52,11 @@ void *cli_big_realloc(void *p, size_t old_bytes, size_t new_bytes)
 	}
 	return np;
 }
+
+void *cli_big_zalloc(size_t bytes)
+{
+	void *p = cli_big_realloc(NULL, 0, bytes);
+	if (p)
+		memset(p, 0, bytes); /* (the block may be reused heap, not fresh pages) */
+	return p;
+}

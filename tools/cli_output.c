@@ -118,9 +118,7 @@ static void gen_alloc(struct cli_name_gen *g, int huge)
 		g->arena = malloc(CLI_NAME_ARENA);
 		return;
 	}
-	g->slot = cli_big_realloc(NULL, 0, sb);
-	if (g->slot)
-		memset(g->slot, 0, sb);
+	g->slot = cli_big_zalloc(sb);
 	g->arena = cli_big_realloc(NULL, 0, CLI_NAME_ARENA);
 	g->huge = 1;
 }

@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cli_query.h"
@@ -111,11 +110,10 @@ void cli_query_mem_batch(struct query *q, size_t n)
 		/* an empty table is not copied: its pages were never touched,
 		 * and reading them would map each one */
 		const size_t b = CACHE_SLOTS * sizeof(*c->slot);
-		struct cache_slot *s = cli_big_realloc(c->used ? c->slot : NULL, b, b);
-		if (s && !c->used) {
-			memset(s, 0, b);
-			free(c->slot);
-		}
+		struct cache_slot *old = c->slot;
+		struct cache_slot *s = c->used ? cli_big_realloc(old, b, b) : cli_big_zalloc(b);
+		if (s && !c->used)
+			free(old);
 		if (s) /* (without memory it stays where it is) */
 			c->slot = s;
 		c->huge = 1;

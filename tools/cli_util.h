@@ -61,6 +61,8 @@ CLI_HIDDEN int cli_write_all(int fd, const void *p, size_t n);
  * old_bytes copied and p freed.  The result is freed by free(); NULL when
  * out of memory (p then untouched).  Any thread. */
 CLI_HIDDEN void *cli_big_realloc(void *p, size_t old_bytes, size_t new_bytes);
+/* cli_big_realloc(NULL, 0, bytes), zeroed.  Any thread. */
+CLI_HIDDEN void *cli_big_zalloc(size_t bytes);
 /* Fix glibc's mmap threshold (cli_bigbuf.c says why): once, at the start
  * of main, before any other thread. */
 CLI_HIDDEN void cli_big_init(void);
