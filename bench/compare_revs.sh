@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # compare_revs.sh [--old REV] [--new REV] [--runs N] [--work DIR] [--size N]
+#                  [--kinds profile,uniform]
 #
 # Old symdb against new symdb, like for like: the same binaries, the same
 # address files, the same output sink (a file in WORK for both), the same
@@ -21,12 +22,14 @@
 #
 # Defaults: --old HEAD~1 --new HEAD --runs 7 --size 1000000, WORK
 # /tmp/symdb-revs.  Binaries: the pyenv libpython3.11.so.1.0 and Debian's
-# libc.so.6 (with libc6-dbg's debug file for the address set), profile-like
-# sets from gen_addrs.py.  Prints a Markdown table on stdout; raw lines go to
+# libc.so.6 (with libc6-dbg's debug file for the address set), address sets
+# from gen_addrs.py of each of --kinds (default profile: profile-like; uniform:
+# uniform over the text); lib and cli are measured on each set, build once
+# per binary.  Prints a Markdown table on stdout; raw lines go to
 # WORK/raw.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-old=HEAD~1 new=HEAD runs=7 work=/tmp/symdb-revs size=1000000
+old=HEAD~1 new=HEAD runs=7 work=/tmp/symdb-revs size=1000000 kinds=profile
 while [ $# -gt 0 ]; do
 	case $1 in
 	--old) old=$2; shift 2 ;;
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
 	--size) size=$2; shift 2 ;;
+	--kinds) kinds=$2; shift 2 ;;
 	*) echo "compare_revs.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -61,10 +65,10 @@ libc_debug=$(python3 "$root/bench/elfinfo.py" debug-file "$libc" 2>/dev/null || 
 sets=$work/sets
 mkdir -p "$sets"
 python3 "$root/bench/gen_addrs.py" "$libpython" "$sets" --name libpython \
-	--sizes "$size" --kinds profile >/dev/null
+	--sizes "$size" --kinds "$kinds" >/dev/null
 if [ -n "$libc_debug" ] && [ -f "$libc_debug" ]; then
 	python3 "$root/bench/gen_addrs.py" "$libc" "$sets" --name libc --symfile "$libc_debug" \
-		--sizes "$size" --kinds profile >/dev/null
+		--sizes "$size" --kinds "$kinds" >/dev/null
 	bins="libpython libc"
 else
 	echo "compare_revs.sh: no libc6-dbg debug file for $libc: libc rows skipped" >&2
@@ -81,16 +85,17 @@ done
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-# one ROUND TAG BIN: one library and one CLI measurement, appended to raw.
+# one TAG BIN KIND: one library and one CLI measurement on BIN's KIND set,
+# and with the first kind one build of BIN, appended to raw.
 one() {
-	local tag=$1 b=$2 bin addrs out line
+	local tag=$1 b=$2 kind=$3 bin addrs out line
 	bin=$(binpath "$b")
-	addrs=$sets/$b.profile.$size.unsorted.txt
-	out=$work/out-$tag-$b.txt
+	addrs=$sets/$b.$kind.$size.unsorted.txt
+	out=$work/out-$tag-$b-$kind.txt
 	line=$("$work/build-$tag/bench/bench_resolve" resolve --db "$work/db-$tag" --obj "$bin" \
 		--runs 1 "$addrs" | grep ' resolve ' | tail -1) ||
 		{ echo "compare_revs.sh: $tag: bench_resolve on $b failed" >&2; exit 1; }
-	echo "lib tag=$tag bin=$b load=$(load) $(echo "$line" | tr ' ' '\n' |
+	echo "lib tag=$tag bin=$b/$kind load=$(load) $(echo "$line" | tr ' ' '\n' |
 		grep -E '^(median_s|cpu_median_s|sort_median_s)=' | tr '\n' ' ')" >> "$raw"
 	local l0
 	l0=$(load)
@@ -98,7 +103,8 @@ one() {
 		"$work/build-$tag/tools/symdb" --db "$work/db-$tag" query --obj "$bin" \
 		< "$addrs" > "$out"
 	read -r wall user sys rss < "$work/time.txt"
-	echo "cli tag=$tag bin=$b load=$l0 wall=$wall user=$user sys=$sys rss_kb=$rss" >> "$raw"
+	echo "cli tag=$tag bin=$b/$kind load=$l0 wall=$wall user=$user sys=$sys rss_kb=$rss" >> "$raw"
+	[ "$kind" = "${kinds%%,*}" ] || return 0
 	# indexing: a fresh database each time (the CPU includes the indexer
 	# process of a tree that spawns one: it is waited for)
 	rm -rf "$work/db-build-$tag"
@@ -111,22 +117,26 @@ one() {
 
 for ((i = 1; i <= runs + 1; i++)); do
 	for b in $bins; do
-		if ((i % 2)); then one old "$b"; one new "$b"; else one new "$b"; one old "$b"; fi
+		for k in ${kinds//,/ }; do
+			if ((i % 2)); then one old "$b" "$k"; one new "$b" "$k"; else one new "$b" "$k"; one old "$b" "$k"; fi
+		done
 	done
 	# the first round is a warm-up (page cache, CPU frequency)
 	if ((i == 1)); then sed -i '/^lib \|^cli \|^build /d' "$raw"; fi
 done
 
 for b in $bins; do
-	if ! cmp -s "$work/out-old-$b.txt" "$work/out-new-$b.txt"; then
-		echo "compare_revs.sh: $b: old and new 'symdb query' outputs differ" >&2
-		exit 1
-	fi
+	for k in ${kinds//,/ }; do
+		if ! cmp -s "$work/out-old-$b-$k.txt" "$work/out-new-$b-$k.txt"; then
+			echo "compare_revs.sh: $b $k: old and new 'symdb query' outputs differ" >&2
+			exit 1
+		fi
+	done
 done
 
-python3 - "$raw" "$bins" <<'EOF'
+python3 - "$raw" "$bins" "$kinds" <<'EOF'
 import statistics, sys
-raw, bins = sys.argv[1], sys.argv[2].split()
+raw, bins, kinds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(",")
 rows = []
 revs = {}
 for line in open(raw):
@@ -154,14 +164,16 @@ print(f"old = {revs['old']}, new = {revs['new']}; load average during the runs: 
 print()
 print("| binary | measure | old median (min-max) | new median (min-max) | new/old | runs |")
 print("|---|---|---|---|---|---|")
-for b in bins:
-    for kind, key, label in (("lib", "cpu_median_s", "library CPU s"),
-                             ("lib", "median_s", "library wall s (incl. sort)"),
-                             ("cli", "cpu", "CLI user+sys s"),
-                             ("cli", "rss_kb", "CLI max RSS KiB"),
-                             ("build", "wall", "build wall s"),
-                             ("build", "cpu", "build user+sys s"),
-                             ("build", "rss_kb", "build max RSS KiB")):
+per_set = (("lib", "cpu_median_s", "library CPU s"),
+           ("lib", "median_s", "library wall s (incl. sort)"),
+           ("cli", "cpu", "CLI user+sys s"),
+           ("cli", "rss_kb", "CLI max RSS KiB"))
+per_bin = (("build", "wall", "build wall s"),
+           ("build", "cpu", "build user+sys s"),
+           ("build", "rss_kb", "build max RSS KiB"))
+cells = [(f"{b}/{k}", m) for b in bins for k in kinds for m in per_set]
+cells += [(b, m) for b in bins for m in per_bin]
+for b, (kind, key, label) in cells:
         o = stat(kind, "old", b, key)
         n = stat(kind, "new", b, key)
         ratio = n[0] / o[0] if o[0] else float("nan")
