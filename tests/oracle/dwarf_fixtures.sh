@@ -55,13 +55,46 @@ db="$work/db"
 fail=0
 styles="LLVM GNU JSON"
 
-compare() { # BIN [extra dwcompare args...]
+# compare BIN [dwcompare args...]: every style of $styles in one dwcompare
+# run, so one build, one address list and one interpreter per binary (a run
+# per style built the binary three times: a third of the plain lane's time
+# in these tests, two thirds of the sanitizer lane's, which runs one style).
+compare() {
 	local bin=$1
 	shift
-	for style in $styles; do
-		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
-			--style "$style" "$@" || fail=1
+	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
+		--style "${styles// /,}" "$@" || fail=1
+}
+
+# later BIN [dwcompare args...]: compare BIN at the next flush, with every
+# other binary queued with the same styles and arguments: one dwcompare run,
+# one build and one run of each tool per style for all of them ('FILE ADDR'
+# requests).  Most of these tests' time was starting llvm-symbolizer-14
+# (some 80 ms a start here, 3,500 page faults) and symdb per binary and
+# style.  Only for binaries that stay as they are until the flush, and
+# arguments that mean the same from any directory.
+declare -A queued=()
+queue_keys=()
+later() {
+	local bin=$1
+	shift
+	local key="${styles// /,}"$'\x1f'"$*"
+	[[ -v queued[$key] ]] || queue_keys+=("$key")
+	queued[$key]+="$bin"$'\n'
+}
+
+flush() {
+	local key bins args style
+	for key in "${queue_keys[@]}"; do
+		style=${key%%$'\x1f'*}
+		args=${key#*$'\x1f'}
+		mapfile -t bins < <(printf '%s' "${queued[$key]}")
+		# shellcheck disable=SC2086  # the queued arguments, as given (no spaces)
+		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" \
+			$(printf -- '--obj %s ' "${bins[@]}") --style "$style" $args || fail=1
 	done
+	queued=()
+	queue_keys=()
 }
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -77,25 +110,26 @@ matrix() {
 			for dw in 4 5; do
 				local b="$work/in-$cc$opt-v$dw"
 				$cc $opt -g -gdwarf-$dw "$srcdir/dw_inline.c" -o "$b"
-				compare "$b"
+				later "$b"
 				b="$work/cxx-$cc$opt-v$dw"
 				$cxx $opt -g -gdwarf-$dw "$srcdir/dw_cxx.cpp" -o "$b"
-				compare "$b"
+				later "$b"
 			done
 		done
 	done
 	# LTO: concrete DIEs refer to the early-debug unit (DW_FORM_ref_addr)
 	for dw in 4 5; do
 		gcc -O2 -g -gdwarf-$dw -flto "$srcdir/dw_inline.c" -o "$work/lto-v$dw"
-		compare "$work/lto-v$dw"
+		later "$work/lto-v$dw"
 		g++ -O2 -g -gdwarf-$dw -flto "$srcdir/dw_cxx.cpp" -o "$work/ltoxx-v$dw"
-		compare "$work/ltoxx-v$dw"
+		later "$work/ltoxx-v$dw"
 	done
 	# non-PIE (Base_Address 0x400000) and a shared object
 	gcc -O2 -g -no-pie "$srcdir/dw_inline.c" -o "$work/nopie"
-	compare "$work/nopie"
+	later "$work/nopie"
 	g++ -O2 -g -gdwarf-4 -shared -fPIC "$srcdir/dw_cxx.cpp" -o "$work/libxx.so"
-	compare "$work/libxx.so"
+	later "$work/libxx.so"
+	flush
 }
 
 m32() {
@@ -123,17 +157,18 @@ options() {
 				$cxx -O2 -g -gdwarf-$dw src/dw_cxx.cpp -o "relxx-$cc-v$dw")
 			for b in "$work/rel-$cc-v$dw" "$work/relxx-$cc-v$dw"; do
 				for o in --relativenames --basenames --functions=short --no-inlines; do
-					compare "$b" --llvm-arg=$o --query-arg=$o
+					later "$b" --llvm-arg=$o --query-arg=$o
 				done
 				((dw == 5)) || continue
 				# the verbose form (every field of every frame) and source
 				# context read from the files DWARF names (DWARF 5 only: CI time)
-				styles="LLVM GNU" compare "$b" --llvm-arg=--verbose --query-arg=--verbose
+				styles="LLVM GNU" later "$b" --llvm-arg=--verbose --query-arg=--verbose
 				o=--print-source-context-lines=3
-				styles="LLVM JSON" compare "$b" --llvm-arg=$o --query-arg=$o
+				styles="LLVM JSON" later "$b" --llvm-arg=$o --query-arg=$o
 			done
 		done
 	done
+	flush
 }
 
 cross() {
@@ -143,9 +178,10 @@ cross() {
 			local b="$work/nostd-$t-v$dw"
 			clang --target=$t -O2 -g -gdwarf-$dw -nostdlib -fuse-ld=lld -static \
 				"$srcdir/dw_nostd.c" -o "$b"
-			compare "$b"
+			later "$b"
 		done
 	done
+	flush
 }
 
 compress() {
@@ -208,13 +244,6 @@ split() {
 	fi
 }
 
-compare1() { # BIN [args...]: every style in one dwcompare run (one build)
-	local bin=$1
-	shift
-	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
-		--style "${styles// /,}" "$@" || fail=1
-}
-
 compare_data() { # OBJ: DATA requests on every byte of its data sections
 	local obj=$1 max style
 	# the largest SHF_ALLOC section without SHF_EXECINSTR (all start at 0)
@@ -268,13 +297,13 @@ reloc() {
 					tag=$cc$opt-v$dw${fs:+-fs}
 					b="$work/in-$tag.o"
 					$cc -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_inline.c" -o "$b"
-					compare1 "$b"
+					later "$b"
 					b="$work/cxx-$tag.o"
 					$cxx -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_cxx.cpp" -o "$b"
-					compare1 "$b"
+					later "$b"
 					b="$work/rel-$tag.o"
 					$cc -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_reloc.c" -o "$b"
-					compare1 "$b"
+					later "$b"
 					compare_data "$b"
 				done
 			done
@@ -285,7 +314,7 @@ reloc() {
 		have $cc || continue
 		b="$work/noinl-$cc.o"
 		$cc -c -O2 -g "$srcdir/dw_inline.c" -o "$b"
-		compare1 "$b" --llvm-arg=--no-inlines --query-arg=--no-inlines
+		later "$b" --llvm-arg=--no-inlines --query-arg=--no-inlines
 	done
 	# aarch64: clang only needs the target, dw_reloc.c needs no headers
 	if have clang; then
@@ -295,7 +324,7 @@ reloc() {
 					b="$work/a64$opt-v$dw${fs:+-fs}.o"
 					clang --target=aarch64-linux-gnu -c $opt -g -gdwarf-$dw $fs \
 						"$srcdir/dw_reloc.c" -o "$b"
-					compare1 "$b"
+					later "$b"
 					compare_data "$b"
 				done
 			done
@@ -322,7 +351,7 @@ reloc() {
 		        struct.pack_into(fmt, d, shoff + 64 * i, *f)
 		open(p, "wb").write(d)
 		PY
-	compare1 "$b"
+	later "$b"
 	# other relocation flavours: REL (i386, arm, thumb), big-endian (ppc64,
 	# ppc), RISC-V ADD/SUB pairs
 	if have clang; then
@@ -331,7 +360,7 @@ reloc() {
 			b="$work/$t.o"
 			clang --target=$t -c -O2 -g -gdwarf-5 -ffunction-sections \
 				"$srcdir/dw_reloc.c" -o "$b"
-			compare1 "$b"
+			later "$b"
 		done
 	fi
 	# several units in one object, merged by ld -r as a kernel module is
@@ -342,9 +371,10 @@ reloc() {
 				"$srcdir/dw_reloc.c" \
 				-o "$work/m2-v$dw.o"
 			ld -r "$work/m1-v$dw.o" "$work/m2-v$dw.o" -o "$work/merged-v$dw.o"
-			compare1 "$work/merged-v$dw.o"
+			later "$work/merged-v$dw.o"
 		done
 	fi
+	flush
 }
 
 module() {
@@ -359,7 +389,7 @@ module() {
 			"$srcdir/dw_reloc.c" -o "$m/a-v$dw.o"
 		gcc -c -O2 -g -gdwarf-$dw -fno-pie -mcmodel=kernel "$srcdir/dw_kmod.c" -o "$m/b-v$dw.o"
 		ld -r --build-id=sha1 "$m/a-v$dw.o" "$m/b-v$dw.o" -o "$m/full-v$dw.ko"
-		compare1 "$m/full-v$dw.ko"
+		compare "$m/full-v$dw.ko"
 		compare_data "$m/full-v$dw.ko"
 		# stripped, its debug file under a build-id directory: llvm-symbolizer
 		# 14 reads build-ids from PT_NOTE only and an object has none, so
@@ -368,7 +398,7 @@ module() {
 		mkdir -p "$m/dbg/.build-id/${id:0:2}"
 		objcopy --only-keep-debug "$m/full-v$dw.ko" "$m/dbg/.build-id/${id:0:2}/${id:2}.debug"
 		objcopy --strip-debug "$m/full-v$dw.ko" "$m/bid-v$dw.ko"
-		compare1 "$m/bid-v$dw.ko" --build-arg=--debug-dir="$m/dbg" \
+		compare "$m/bid-v$dw.ko" --build-arg=--debug-dir="$m/dbg" \
 			--llvm-arg=--debug-file-directory="$m/dbg"
 		if "$symdb" --db "$db" info "$m/bid-v$dw.ko" | grep -q 'DWARF units indexed *[1-9]'; then
 			echo "FAIL: a module's debug file was found by build-id (llvm-symbolizer-14 does not)"
@@ -378,7 +408,7 @@ module() {
 		objcopy --only-keep-debug "$m/full-v$dw.ko" "$m/link-v$dw.ko.debug"
 		(cd "$m" && objcopy --strip-debug --add-gnu-debuglink=link-v$dw.ko.debug \
 			"full-v$dw.ko" "link-v$dw.ko")
-		compare1 "$m/link-v$dw.ko" --llvm-arg=--debug-file-directory=/nonexistent
+		compare "$m/link-v$dw.ko" --llvm-arg=--debug-file-directory=/nonexistent
 		if ! "$symdb" --db "$db" info "$m/link-v$dw.ko" | grep -q 'DWARF units indexed *2'; then
 			echo "FAIL: a module's debug file was not found by .gnu_debuglink"
 			fail=1

@@ -136,8 +136,7 @@ def stt_file_only(w, g):
     return diff
 
 
-def run(cmd, addrs):
-    inp = "".join("0x%x\n" % a for a in addrs)
+def run_text(cmd, inp):
     r = subprocess.run(cmd, input=inp, capture_output=True, text=True)
     if r.returncode not in (0, 1):
         sys.stderr.write(r.stderr)
@@ -149,7 +148,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symdb", required=True)
     ap.add_argument("--db", required=True)
-    ap.add_argument("--obj", required=True)
+    ap.add_argument("--obj", required=True, action="append",
+                    help="the binary; given more than once, one build and one run of each "
+                         "tool per style cover them all, with 'FILE ADDR' requests")
     ap.add_argument("--oracle-obj", help="binary llvm-symbolizer reads (e.g. an uncompressed copy)")
     ap.add_argument("--style", default="LLVM",
                     help="output style, or a comma-separated list (one build for all)")
@@ -176,24 +177,29 @@ def main():
             print("SKIP: %s not found" % tool)
             return 77
 
+    if len(a.obj) > 1 and (a.oracle_obj or a.addr_obj):
+        raise SystemExit("dwcompare.py: --oracle-obj and --addr-obj take one --obj")
     if not a.no_build:
-        b = subprocess.run([a.symdb, "--db", a.db, "build", "--force"] + a.build_arg + [a.obj],
+        b = subprocess.run([a.symdb, "--db", a.db, "build", "--force"] + a.build_arg + a.obj,
                            capture_output=True, text=True)
         if b.returncode != 0:
             sys.stderr.write(b.stdout + b.stderr)
             raise SystemExit("symdb build failed")
-    addrs = pick_addresses(a.addr_obj or a.obj, a.sample, a.seed)
-    if not addrs:  # nothing compared is no pass
-        raise SystemExit(f"{a.obj}: no executable section, no address to compare")
+    reqs = []  # (binary, address), binary by binary
+    for obj in a.obj:
+        addrs = pick_addresses(a.addr_obj or obj, a.sample, a.seed)
+        if not addrs:  # nothing compared is no pass
+            raise SystemExit(f"{obj}: no executable section, no address to compare")
+        reqs += [(obj, x) for x in addrs]
     ok = True
     styles = a.style.split(",")
     if os.environ.get("SYMDB_TEST_SANITIZED"):
         styles = styles[:1]
     for k, style in enumerate(styles):
-        subset = addrs
-        if k and a.sample_others and a.sample_others < len(addrs):
-            step = len(addrs) / a.sample_others  # an even spread of the same sample
-            subset = [addrs[int(i * step)] for i in range(a.sample_others)]
+        subset = reqs
+        if k and a.sample_others and a.sample_others < len(reqs):
+            step = len(reqs) / a.sample_others  # an even spread of the same sample
+            subset = [reqs[int(i * step)] for i in range(a.sample_others)]
         ok &= compare_style(a, style, subset)
     return 0 if ok else 1
 
@@ -202,53 +208,81 @@ SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:",
                    "UndefinedBehaviorSanitizer")
 
 
-def sanitized_run(a, style, addrs):
-    """The sanitizer lane: symdb alone over addrs in STYLE; True when it
+def requests(a, reqs):
+    """The command line's --obj and stdin for REQS: one binary by --obj and
+    bare addresses, several by 'FILE ADDR' lines."""
+    if len(a.obj) == 1:
+        return ["--obj", a.obj[0]], "".join("0x%x\n" % x for _, x in reqs)
+    return [], "".join("%s 0x%x\n" % r for r in reqs)
+
+
+def name(a):
+    return a.obj[0] if len(a.obj) == 1 else "%d binaries (%s ...)" % (len(a.obj), a.obj[0])
+
+
+def sanitized_run(a, style, reqs):
+    """The sanitizer lane: symdb alone over REQS in STYLE; True when it
     answered every address (one block each) without a sanitizer report."""
-    cmd = [a.symdb, "--db", a.db, "query", "--obj", a.obj, "--output-style=" + style,
-           "--print-address"] + a.query_arg
-    r = subprocess.run(cmd, input="".join("0x%x\n" % x for x in addrs),
-                       capture_output=True, text=True)
+    obj, inp = requests(a, reqs)
+    cmd = [a.symdb, "--db", a.db, "query"] + obj + ["--output-style=" + style,
+                                                    "--print-address"] + a.query_arg
+    r = subprocess.run(cmd, input=inp, capture_output=True, text=True)
     marks = [m for m in SANITIZER_MARKS if m in r.stderr]
     n = len(split_blocks(r.stdout))
-    if r.returncode not in (0, 1) or marks or n != len(addrs):
-        print(f"FAIL: {a.obj} [{style}]: exit {r.returncode}, {n} of {len(addrs)} answers"
+    if r.returncode not in (0, 1) or marks or n != len(reqs):
+        print(f"FAIL: {name(a)} [{style}]: exit {r.returncode}, {n} of {len(reqs)} answers"
               f"{', ' + marks[0] if marks else ''}\n{r.stderr[-2000:]}")
         return False
-    print(f"{a.obj} [{style}]: {n} addresses answered, no sanitizer report "
+    print(f"{name(a)} [{style}]: {n} addresses answered, no sanitizer report "
           "(compared with llvm-symbolizer-14 in the plain lane)")
     return True
 
 
-def compare_style(a, style, addrs):
-    """One run of each tool over addrs in STYLE; True when identical enough."""
+def compare_style(a, style, reqs):
+    """One run of each tool over REQS in STYLE; True when every binary's
+    answers are identical enough."""
     if os.environ.get("SYMDB_TEST_SANITIZED"):
-        return sanitized_run(a, style, addrs)
+        return sanitized_run(a, style, reqs)
     opts = ["--output-style=" + style, "--print-address"]
-    want = run([LLVM, "--obj", a.oracle_obj or a.obj] + opts + a.llvm_arg, addrs)
+    obj, inp = requests(a, reqs)
+    want = run_text([LLVM] + (["--obj", a.oracle_obj] if a.oracle_obj else obj) + opts +
+                    a.llvm_arg, inp)
     if a.oracle_obj:  # JSON names the module: it is the file symdb was given
-        want = want.replace('"ModuleName":"%s"' % a.oracle_obj, '"ModuleName":"%s"' % a.obj)
-    got = run([a.symdb, "--db", a.db, "query", "--obj", a.obj] + opts + a.query_arg, addrs)
+        want = want.replace('"ModuleName":"%s"' % a.oracle_obj, '"ModuleName":"%s"' % a.obj[0])
+    got = run_text([a.symdb, "--db", a.db, "query"] + obj + opts + a.query_arg, inp)
     wb, gb = split_blocks(want), split_blocks(got)
-    if len(wb) != len(gb):
-        print(f"block count differs: llvm {len(wb)} symdb {len(gb)}")
+    if len(wb) != len(gb) or len(wb) != len(reqs):
+        # the blocks cannot be told apart by binary: all of it fails
+        print(f"{name(a)} [{style}]: block count differs: {len(reqs)} requests, "
+              f"llvm {len(wb)}, symdb {len(gb)}")
+        return False
+    ok = True
+    for obj_name in a.obj:
+        idx = [i for i, r in enumerate(reqs) if r[0] == obj_name]
+        ok &= tally(a, obj_name, style, [wb[i] for i in idx], [gb[i] for i in idx])
+    return ok
+
+
+def tally(a, obj, style, wb, gb):
+    """Print OBJ's identical fraction in STYLE and its first differences;
+    True when it reaches --min-rate."""
     bad = ignored = 0
-    for i, (w, g) in enumerate(zip(wb, gb)):
+    for w, g in zip(wb, gb):
         if w != g and a.ignore_stt_file and stt_file_only(w, g):
             ignored += 1
         elif w != g:
             bad += 1
             if bad <= a.show:
                 print(f"--- llvm-symbolizer\n{w}\n--- symdb\n{g}\n")
-    bad += abs(len(wb) - len(gb))
     if not wb:
-        print(f"{a.obj} [{style}]: llvm-symbolizer printed nothing")
+        print(f"{obj} [{style}]: llvm-symbolizer printed nothing")
         return False
     n = len(wb)
     rate = 1.0 - bad / n
     extra = f", {ignored} STT_FILE-only differences ignored" if ignored else ""
-    print(f"{a.obj} [{style}]: {n - bad}/{n} identical ({100 * rate:.4f} %){extra}")
+    print(f"{obj} [{style}]: {n - bad}/{n} identical ({100 * rate:.4f} %){extra}")
     return rate >= a.min_rate
+
 
 if __name__ == "__main__":
     sys.exit(main())
