@@ -9,6 +9,7 @@ failure reproduces."""
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -38,6 +39,52 @@ def bad(r):
     return r.returncode not in (0, 1) or "runtime error" in r.stderr or "Sanitizer" in r.stderr
 
 
+def run(cmd, inp, timeout):
+    """cmd's CompletedProcess, or None on a timeout."""
+    try:
+        return subprocess.run(cmd, input=inp, capture_output=True, text=True,
+                              errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def check_one(symdb, db, path, addrs):
+    """The build and the query of one damaged copy, a process each: None when
+    both behaved, else what went wrong."""
+    for step in ("build", "query"):
+        cmd = [symdb, "--db", db, "build", "--force", path] if step == "build" else \
+            [symdb, "--db", db, "query", "--obj", path]
+        r = run(cmd, addrs, 60)
+        if r is None or bad(r):
+            return "%s: %s" % (step, "timeout" if r is None else r.stderr[-800:])
+        if r.returncode != 0:
+            return None  # a refused build: nothing to query
+    return None
+
+
+def check_batch(symdb, db, paths, addrs):
+    """Every copy of PATHS built by one `symdb build` and the built ones
+    queried by one `symdb query` (FILE ADDR lines): True when neither
+    crashed, reported a sanitizer error or timed out, and each refused copy
+    got one line naming it.  (A process per copy and step was most of this
+    test's time in the sanitizer lane: some 64 ms a start there.)"""
+    r = run([symdb, "--db", db, "build", "--force"] + paths, "", 60 * len(paths))
+    if r is None or bad(r):
+        return False
+    # "indexed UUID FILE ..." / "skipped UUID FILE ...", in argument order
+    built = [line.split()[2] for line in r.stdout.splitlines()
+             if line.startswith(("indexed ", "skipped ")) and len(line.split()) > 2]
+    refused = [p for p in paths if p not in built]
+    errs = r.stderr.splitlines()
+    if any(sum(e.startswith("symdb: %s: " % p) for e in errs) != 1 for p in refused):
+        return False
+    if not built:
+        return True
+    inp = "".join("%s %s" % (p, a) for p in built for a in addrs.splitlines(True))
+    r = run([symdb, "--db", db, "query"], inp, 60 * len(built))
+    return r is not None and not bad(r)
+
+
 def main():
     symdb, work = sys.argv[1], sys.argv[2]
     for tool in ("gcc", "g++", "clang", "clang++"):
@@ -49,42 +96,57 @@ def main():
     os.makedirs(work, exist_ok=True)
     here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
     bases = [(b, open(b, "rb").read()) for b in build_bases(here, work)]
-    db, f = os.path.join(work, "db"), os.path.join(work, "flipped")
+    db = os.path.join(work, "db")
     addrs = "".join("0x%x\n" % a for a in range(0x1000, 0x1600, 5))
     failures = 0
-    for it in range(n):
-        _, orig = rng.choice(bases)
-        data = bytearray(orig)
-        secs = []
-        for s in SECTIONS:
-            try:
-                off, size = section(data, s)
-                if size:
-                    secs.append((off, size))
-            except SystemExit:
-                pass
-        for _ in range(rng.randint(1, 8)):
-            off, size = rng.choice(secs)
-            data[off + rng.randrange(size)] = rng.choice([0, 0xff, 0x7f, 0x80, rng.randrange(256)])
-        open(f, "wb").write(data)
-        steps = [[symdb, "--db", db, "build", "--force", f], [symdb, "--db", db, "query", "--obj", f]]
-        for cmd in steps:
-            try:
-                r = subprocess.run(cmd, input=addrs, capture_output=True, text=True,
-                                   errors="replace", timeout=60)
-            except subprocess.TimeoutExpired:
-                r = None
-            if r is None or bad(r):
-                failures += 1
-                keep = os.path.join(work, "fail%d" % it)
-                open(keep, "wb").write(data)
-                print("FAIL iteration %d (%s): %s" % (it, cmd[3], "timeout" if r is None
-                                                      else r.stderr[-800:]))
-                break
-            if r.returncode != 0:
-                break  # a refused build: nothing to query
-    print("flip_dwarf: %d iterations, %d failures" % (n, failures))
+    batch = 10
+    for first in range(0, n, batch):
+        paths = []
+        for it in range(first, min(n, first + batch)):
+            paths.append(os.path.join(work, "flipped%d" % it))
+            open(paths[-1], "wb").write(damaged(rng, bases, it))
+        if check_batch(symdb, db, paths, addrs):
+            continue
+        # something went wrong: each copy alone, to name the one(s) at fault
+        named = 0
+        for path in paths:
+            why = check_one(symdb, db, path, addrs)
+            if why:
+                named += 1
+                print("FAIL %s (kept) %s" % (path, why))
+        if not named:
+            print("FAIL %s..%s: the batch failed, no copy alone did" % (paths[0], paths[-1]))
+        failures += max(named, 1)
+    if not failures:  # a failure keeps every copy, to reproduce it
+        for it in range(n):
+            os.unlink(os.path.join(work, "flipped%d" % it))
+    print("flip_dwarf: %d damaged copies, built and queried %d at a time, %d failures"
+          % (n, batch, failures))
     return 1 if failures else 0
+
+
+def damaged(rng, bases, it):
+    """Copy IT: a random base with a build-id of its own (copies built
+    together would otherwise replace each other's image, and a query of one
+    would read another's index) and 1 to 8 bytes of its debug sections
+    changed."""
+    _, orig = rng.choice(bases)
+    data = bytearray(orig)
+    off, size = section(data, ".note.gnu.build-id")
+    # Elf_Nhdr (12 bytes), "GNU\0", then the id: its first 4 bytes the copy's
+    struct.pack_into("<I", data, off + 16, it)
+    secs = []
+    for s in SECTIONS:
+        try:
+            off, size = section(data, s)
+            if size:
+                secs.append((off, size))
+        except SystemExit:
+            pass
+    for _ in range(rng.randint(1, 8)):
+        off, size = rng.choice(secs)
+        data[off + rng.randrange(size)] = rng.choice([0, 0xff, 0x7f, 0x80, rng.randrange(256)])
+    return bytes(data)
 
 
 if __name__ == "__main__":
