@@ -21,7 +21,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 serve_dir=$(cd "$here/../serve" && pwd)
 t0=$(date +%s.%N)
 
-build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+build_id() { readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
 
 three_images() {
 	local o

@@ -108,7 +108,7 @@ cp "$W/prog" "$W/s"
 objcopy --only-keep-debug "$W/s" "$W/s.debug"
 strip --strip-debug "$W/s"
 objcopy --add-gnu-debuglink="$W/s.debug" "$W/s"
-id=$(llvm-readelf-14 -n "$W/s" | awk '/Build ID:/ {print $3; exit}')
+id=$(readelf -n "$W/s" | awk '/Build ID:/ {print $3; exit}')
 [[ ${#id} -gt 2 ]] || fail "no build-id in the stripped program"
 mkdir -p "$W/dd/.build-id/${id:0:2}"
 mkfifo "$W/dd/.build-id/${id:0:2}/${id:2}.debug"

@@ -45,7 +45,7 @@ gen alpha 3
 gen betagamma 11
 
 # uuid FILE: its GNU build-id in lowercase hex (the UUID symdb prints)
-uuid() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ {print $3; exit}'; }
+uuid() { readelf -n "$1" | awk '/Build ID:/ {print $3; exit}'; }
 # addrs FILE: start, middle and last byte of every function of the program
 addrs() {
 	llvm-nm-14 -S --defined-only "$1" | python3 -c '

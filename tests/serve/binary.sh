@@ -27,7 +27,7 @@ require llvm-readelf-14 llvm-symbolizer-14 llvm-dwarfdump-14
 export SERVE_DB SYMDB
 here=$(cd "$(dirname "$0")" && pwd)
 
-build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+build_id() { readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
 index() { run "$SYMDB" --db "$SERVE_DB" build "$@"; ((RC == 0)) || fail "symdb build $*: $(cat "$ERR")"; }
 
 # the large images and the Mach-O ones with smaller samples (time under ASan)

@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 obj=$FIXTURES/full/c_gcc_O2_pie
 run "$SYMDB" --db "$SERVE_DB" build "$obj"
 ((RC == 0)) || fail "symdb build: $(cat "$ERR")"
-id=$(llvm-readelf-14 -n "$obj" | awk '/Build ID:/ { print $3; exit }')
+id=$(readelf -n "$obj" | awk '/Build ID:/ { print $3; exit }')
 before=$(cd "$SERVE_DB" && find . -type f ! -name '*.mdb' -exec sha256sum {} + | sort)
 serve_start
 

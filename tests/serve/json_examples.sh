@@ -26,7 +26,7 @@ extract python "$SCRATCH/symbolize.py"
 extract go "$SCRATCH/symbolize.go"
 
 obj=$FIXTURES/full/cpp_g++_O2_pie
-id=$(llvm-readelf-14 -n "$obj" | awk '/Build ID:/ { print $3; exit }')
+id=$(readelf -n "$obj" | awk '/Build ID:/ { print $3; exit }')
 run "$SYMDB" --db "$SERVE_DB" build "$obj"
 ((RC == 0)) || fail "symdb build: $(cat "$ERR")"
 main=$(llvm-nm-14 --defined-only "$obj" | awk '$3 == "main" { print $1 }')

@@ -23,7 +23,7 @@ require llvm-readelf-14 llvm-dwarfdump-14
 export SERVE_DB SYMDB
 here=$(cd "$(dirname "$0")" && pwd)
 
-build_id() { llvm-readelf-14 -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+build_id() { readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
 index() { run "$SYMDB" --db "$SERVE_DB" build "$@"; ((RC == 0)) || fail "symdb build $*: $(cat "$ERR")"; }
 
 oracle_cases "c_gcc_O0_pie c_gcc_O2_pie c_gcc_O2_nopie cpp_g++_O0_pie cpp_g++_O2_pie lib_gcc_O2.so cpplib_g++_O0.so" "" "" 300

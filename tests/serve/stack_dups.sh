@@ -25,7 +25,7 @@ exe=$FIXTURES/full/cpp_g++_O2_pie
 SERVE_DB=$SCRATCH/db
 run "$SYMDB" --db "$SERVE_DB" build -q "$exe"
 ((RC == 0)) || fail "symdb build $exe: exit $RC"
-bid=$(llvm-readelf-14 -n "$exe" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+bid=$(readelf -n "$exe" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
 [[ -n $bid ]] || fail "$exe: no build-id"
 
 # Addresses: inside each sized function of the fixture (start + size/3).
