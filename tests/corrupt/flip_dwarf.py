@@ -48,41 +48,33 @@ def run(cmd, inp, timeout):
         return None
 
 
-def check_one(symdb, db, path, addrs):
-    """The build and the query of one damaged copy, a process each: None when
-    both behaved, else what went wrong."""
-    for step in ("build", "query"):
-        cmd = [symdb, "--db", db, "build", "--force", path] if step == "build" else \
-            [symdb, "--db", db, "query", "--obj", path]
-        r = run(cmd, addrs, 60)
-        if r is None or bad(r):
-            return "%s: %s" % (step, "timeout" if r is None else r.stderr[-800:])
-        if r.returncode != 0:
-            return None  # a refused build: nothing to query
-    return None
-
-
 def check_batch(symdb, db, paths, addrs):
     """Every copy of PATHS built by one `symdb build` and the built ones
-    queried by one `symdb query` (FILE ADDR lines): True when neither
+    queried by one `symdb query` ('"FILE" ADDR' lines): None when neither
     crashed, reported a sanitizer error or timed out, and each refused copy
-    got one line naming it.  (A process per copy and step was most of this
-    test's time in the sanitizer lane: some 64 ms a start there.)"""
-    r = run([symdb, "--db", db, "build", "--force"] + paths, "", 60 * len(paths))
+    got one line naming it, else what went wrong.  (A process per copy and
+    step was most of this test's time in the sanitizer lane: some 64 ms a
+    start there.)"""
+    timeout = 60 + 10 * len(paths)  # a hang ends here, not at ctest's limit
+    r = run([symdb, "--db", db, "build", "--force"] + paths, "", timeout)
     if r is None or bad(r):
-        return False
+        return "build: %s" % ("timeout" if r is None else r.stderr[-800:])
     # "indexed UUID FILE ..." / "skipped UUID FILE ...", in argument order
     built = [line.split()[2] for line in r.stdout.splitlines()
              if line.startswith(("indexed ", "skipped ")) and len(line.split()) > 2]
     refused = [p for p in paths if p not in built]
     errs = r.stderr.splitlines()
-    if any(sum(e.startswith("symdb: %s: " % p) for e in errs) != 1 for p in refused):
-        return False
+    for p in refused:
+        n = sum(e.startswith("symdb: %s: " % p) for e in errs)
+        if n != 1:
+            return "build: %s refused with %d lines naming it: %s" % (p, n, r.stderr[-800:])
     if not built:
-        return True
-    inp = "".join("%s %s" % (p, a) for p in built for a in addrs.splitlines(True))
-    r = run([symdb, "--db", db, "query"], inp, 60 * len(built))
-    return r is not None and not bad(r)
+        return None
+    inp = "".join('"%s" %s' % (p, a) for p in built for a in addrs.splitlines(True))
+    r = run([symdb, "--db", db, "query"], inp, timeout)
+    if r is None or bad(r):
+        return "query: %s" % ("timeout" if r is None else r.stderr[-800:])
+    return None
 
 
 def main():
@@ -105,17 +97,19 @@ def main():
         for it in range(first, min(n, first + batch)):
             paths.append(os.path.join(work, "flipped%d" % it))
             open(paths[-1], "wb").write(damaged(rng, bases, it))
-        if check_batch(symdb, db, paths, addrs):
+        why = check_batch(symdb, db, paths, addrs)
+        if not why:
             continue
         # something went wrong: each copy alone, to name the one(s) at fault
         named = 0
         for path in paths:
-            why = check_one(symdb, db, path, addrs)
-            if why:
+            alone = check_batch(symdb, db, [path], addrs)
+            if alone:
                 named += 1
-                print("FAIL %s (kept) %s" % (path, why))
+                print("FAIL %s (kept) %s" % (path, alone))
         if not named:
-            print("FAIL %s..%s: the batch failed, no copy alone did" % (paths[0], paths[-1]))
+            print("FAIL %s..%s: the batch failed, no copy alone did: %s"
+                  % (paths[0], paths[-1], why))
         failures += max(named, 1)
     if not failures:  # a failure keeps every copy, to reproduce it
         for it in range(n):

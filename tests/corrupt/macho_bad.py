@@ -204,17 +204,25 @@ def random_batch(c, db, paths, scan):
         return "build exit %d, stderr %r" % (p.returncode, p.stderr[-2000:]), 0
     built = {line.split()[2] for line in p.stdout.splitlines()
              if line.startswith(("indexed ", "skipped ")) and len(line.split()) > 2}
-    errs = p.stderr.splitlines()
+    # as when each copy was built alone: at most one line on stderr for a
+    # copy, exactly one for a refused copy, and every line names one copy
+    lines = {path: [] for path in paths}
+    for e in p.stderr.splitlines():
+        named = [path for path in paths if path + ":" in e or e.endswith(path)]
+        if len(named) != 1:
+            return "a line on stderr names %d copies: %r" % (len(named), e[:500]), 0
+        lines[named[0]].append(e)
     for path in paths:
-        n = sum(e.startswith("symdb: %s: " % path) for e in errs)
-        if path not in built and n != 1:
-            return "%s: refused with %d lines: %r" % (path, n, p.stderr[-2000:]), 0
+        n = len(lines[path])
+        if n > 1 or (path not in built and n != 1):
+            return "%s: %s with %d lines on stderr: %r" % (
+                path, "indexed" if path in built else "refused", n, lines[path][:3]), 0
     thin = [x for x in paths if x in built and int(x.rsplit("_", 1)[1]) % 2 == 0]
     fat = [x for x in paths if x in built and x not in thin]
     for files, arch in ((thin, []), (fat, ["--arch", "arm64"]), (fat, ["--arch", "x86_64"])):
         if not files:
             continue
-        inp = "".join("%s %s\n" % (f, a) for f in files for a in ("0x100000800", "0x100000b80"))
+        inp = "".join('"%s" %s\n' % (f, a) for f in files for a in ("0x100000800", "0x100000b80"))
         q = c.sym(db, "query", *arch, inp=inp, check=False, leak_scan=scan)
         if q.returncode not in (0, 1, 2) or any(m in q.stderr for m in SANITIZER_MARKS):
             return "query %s exit %d: %r" % (" ".join(arch), q.returncode, q.stderr[-2000:]), 0
