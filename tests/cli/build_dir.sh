@@ -10,7 +10,7 @@
 # followed, so a link to an ancestor cannot loop), and a link beside its
 # target (indexed once).  An object file that fails still fails the run.
 # `symdb build /proc/kallsyms` says it is not an object file.  The UUIDs
-# indexed are the build-ids llvm-readelf-14 reads.
+# indexed are the build-ids binutils' readelf reads.
 source "$(dirname "$0")/lib.sh"
 require timeout mkfifo
 
@@ -29,7 +29,7 @@ ln -s loop1 "$d/loop2"
 ln -s .. "$d/sub/up"
 ln -s ../prog "$d/sub/prog-link"
 P=$(build_id "$d/prog") L=$(build_id "$d/sub/libx.so")
-[[ $P && $L ]] || fail "llvm-readelf-14 shows no build-ids"
+[[ $P && $L ]] || fail "readelf shows no build-ids"
 db=$SCRATCH/db
 
 # Without -r: the directory is refused, nothing is indexed.

@@ -7,7 +7,7 @@
 # query --uuid.  A prefix shared by several images is an error that says how
 # many and which; a prefix under 8 digits is a usage error.  The build-ids
 # are chosen with ld --build-id=0xHEX so that they share prefixes; every
-# expected UUID comes from llvm-readelf-14, every answer from
+# expected UUID comes from binutils' readelf, every answer from
 # llvm-symbolizer-14.
 source "$(dirname "$0")/lib.sh"
 require cc
@@ -20,7 +20,7 @@ mk a2 deadbeef00000001aaaaaaaa
 mk b deadbeef00000002
 mk c cafe00000000000000000042
 for f in a a2 b c; do
-	[[ $(build_id "$SCRATCH/$f") ]] || fail "llvm-readelf-14 shows no build-id in $f"
+	[[ $(build_id "$SCRATCH/$f") ]] || fail "readelf shows no build-id in $f"
 done
 A=$(build_id "$SCRATCH/a") A2=$(build_id "$SCRATCH/a2") B=$(build_id "$SCRATCH/b") C=$(build_id "$SCRATCH/c")
 db=$SCRATCH/db

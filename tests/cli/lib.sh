@@ -50,7 +50,7 @@ skip_part() {
 }
 trap 'rc=$?; if ((rc == 0 && SKIPPED_PARTS)); then echo "SKIP: $SKIPPED_PARTS part(s) could not run"; exit 77; fi' EXIT
 # every test compares with the oracle or reads facts with these
-require llvm-symbolizer-14 llvm-nm-14 llvm-readelf-14 python3
+require llvm-symbolizer-14 llvm-nm-14 llvm-readelf-14 readelf python3
 
 # run CMD...: run it, keep RC, stdout in $OUT, stderr in $ERR
 run() {
@@ -152,7 +152,7 @@ llvm_query() {
 # a start here, llvm-readelf-14 88 ms (libLLVM's relocations), and some tests
 # ask for hundreds.
 build_id() {
-	readelf -n "$1" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -1
+	readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -1
 }
 
 # numbered_images OBJ DIR N: DIR/p1 .. DIR/pN, object OBJ linked with build-id

@@ -6,7 +6,7 @@
 # image name or the path; --machine; --older-than AGE by last use, the
 # clock being $SYMDB_NOW as for gc), and --json prints one JSON document
 # (parsed here by python3's json module).  UUIDs and machines are checked
-# against llvm-readelf-14, paths against realpath(1), sizes against stat.
+# against binutils' readelf, paths against realpath(1), sizes against stat.
 source "$(dirname "$0")/lib.sh"
 require realpath stat
 
@@ -18,7 +18,7 @@ db=$SCRATCH/db
 # a relative path too: the recorded path is absolute
 (cd "$SCRATCH" && "$SYMDB" build --db "$db" "my dir/prog" libx.so far >/dev/null) || fail build
 P=$(build_id "$SCRATCH/my dir/prog") L=$(build_id "$SCRATCH/libx.so") F=$(build_id "$SCRATCH/far")
-[[ $P && $L && $F ]] || fail "llvm-readelf-14 shows no build-ids"
+[[ $P && $L && $F ]] || fail "readelf shows no build-ids"
 # (the header text whole: grep -q on a pipe can SIGPIPE llvm-readelf-14 under pipefail)
 fh=$(llvm-readelf-14 -h "$SCRATCH/far")
 grep -q 'Machine: *AArch64' <<<"$fh" || fail "far is not AArch64"

@@ -14,7 +14,7 @@
 #   3. the answers equal llvm-symbolizer-14's (json_oracle.py)
 # With every request starting its own fetch, step 2 counts up to 16 GETs.
 source "$(dirname "$0")/serve_lib.sh"
-require llvm-readelf-14 llvm-symbolizer-14
+require readelf llvm-symbolizer-14
 three_images
 
 note "the store: three images, each answered after 1 s"

@@ -23,7 +23,7 @@
 # deadline, 15 s) step 1 answered HOLD "ok" after 4 s instead of "pending";
 # with every request starting its own fetch, step 3 saw 2 GETs for HOLD.
 source "$(dirname "$0")/serve_lib.sh"
-require llvm-readelf-14 llvm-symbolizer-14 llvm-nm-14
+require readelf llvm-symbolizer-14 llvm-nm-14
 local_obj=$FIXTURES/full/c_gcc_O2_pie hold_obj=$FIXTURES/full/cpp_g++_O2_pie
 hang_obj=$FIXTURES/full/lib_gcc_O2.so
 LOCAL=$(build_id "$local_obj") HOLD=$(build_id "$hold_obj") HANG=$(build_id "$hang_obj")

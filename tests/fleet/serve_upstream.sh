@@ -17,7 +17,7 @@
 #   5. /metrics: symdb_serve_fetches_total{source="upstream",result="ok"} 3
 # Before serve could fetch, step 1 failed (serve refused --upstream).
 source "$(dirname "$0")/serve_lib.sh"
-require llvm-readelf-14 llvm-symbolizer-14
+require readelf llvm-symbolizer-14
 three_images
 
 note "the upstream: a symdb serve over a database holding the three images"

@@ -23,7 +23,7 @@
 # Before serve_binary.c existed every part failed (the server answered the
 # binary bodies with 415: no endpoint for their content type).
 source "$(dirname "$0")/lib.sh"
-require llvm-readelf-14 llvm-symbolizer-14 llvm-dwarfdump-14
+require readelf llvm-symbolizer-14 llvm-dwarfdump-14
 export SERVE_DB SYMDB
 here=$(cd "$(dirname "$0")" && pwd)
 

@@ -19,7 +19,7 @@
 # are skipped with a message; the test then ends as skipped (77).
 # Before the JSON front end existed every part failed (404 from the server).
 source "$(dirname "$0")/lib.sh"
-require llvm-readelf-14 llvm-dwarfdump-14
+require readelf llvm-dwarfdump-14
 export SERVE_DB SYMDB
 here=$(cd "$(dirname "$0")" && pwd)
 
