@@ -39,9 +39,9 @@
 # Exit 77 (skipped, never a pass) when a compiler, linker or target a group
 # needs is missing: the parts that can run still run and are compared.
 # With SYMDB_TEST_SANITIZED set (the ASan+UBSan lane, CMake sets it) symdb
-# runs alone on every address and DATA request (dwcompare.py), in one output
-# style: each must be answered without a sanitizer report; the plain lane
-# made the comparison.
+# runs alone on every address (dwcompare.py), in every output style a
+# comparison names, and on every DATA request in one style: each must be
+# answered without a sanitizer report; the plain lane made the comparison.
 set -euo pipefail
 symdb=${1:?usage: fixtures.sh SYMDB SCRATCH GROUP}
 scratch=${2:?}
@@ -57,13 +57,14 @@ styles="LLVM GNU JSON"
 
 # compare BIN [dwcompare args...]: every style of $styles in one dwcompare
 # run, so one build, one address list and one interpreter per binary (a run
-# per style built the binary three times: a third of the plain lane's time
-# in these tests, two thirds of the sanitizer lane's, which runs one style).
+# per style built the binary three times).  The sanitizer lane runs symdb in
+# every style too (--sanitized-all-styles): inline chains, --verbose and
+# source context go through each style's printer.
 compare() {
 	local bin=$1
 	shift
 	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
-		--style "${styles// /,}" "$@" || fail=1
+		--sanitized-all-styles --style "${styles// /,}" "$@" || fail=1
 }
 
 # later BIN [dwcompare args...]: compare BIN at the next flush, with every
@@ -84,14 +85,16 @@ later() {
 }
 
 flush() {
-	local key bins args style
+	local key bins args style b objs
 	for key in "${queue_keys[@]}"; do
 		style=${key%%$'\x1f'*}
 		args=${key#*$'\x1f'}
 		mapfile -t bins < <(printf '%s' "${queued[$key]}")
-		# shellcheck disable=SC2086  # the queued arguments, as given (no spaces)
-		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" \
-			$(printf -- '--obj %s ' "${bins[@]}") --style "$style" $args || fail=1
+		objs=()
+		for b in "${bins[@]}"; do objs+=(--obj "$b"); done
+		# shellcheck disable=SC2086  # the queued arguments, split as given (none has a space)
+		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" "${objs[@]}" \
+			--sanitized-all-styles --style "$style" $args || fail=1
 	done
 	queued=()
 	queue_keys=()
@@ -286,7 +289,8 @@ compare_data() { # OBJ: DATA requests on every byte of its data sections
 }
 
 reloc() {
-	local cc cxx opt dw fs b tag
+	# DATA requests after the flush: on the objects its build indexed
+	local cc cxx opt dw fs b tag data_objs=()
 	for cc in gcc clang; do
 		cxx=g++
 		[[ $cc == clang ]] && cxx=clang++
@@ -304,7 +308,7 @@ reloc() {
 					b="$work/rel-$tag.o"
 					$cc -c $opt -g -gdwarf-$dw $fs "$srcdir/dw_reloc.c" -o "$b"
 					later "$b"
-					compare_data "$b"
+					data_objs+=("$b")
 				done
 			done
 		done
@@ -325,7 +329,7 @@ reloc() {
 					clang --target=aarch64-linux-gnu -c $opt -g -gdwarf-$dw $fs \
 						"$srcdir/dw_reloc.c" -o "$b"
 					later "$b"
-					compare_data "$b"
+					data_objs+=("$b")
 				done
 			done
 		done
@@ -375,6 +379,7 @@ reloc() {
 		done
 	fi
 	flush
+	for b in "${data_objs[@]}"; do compare_data "$b"; done
 }
 
 module() {
