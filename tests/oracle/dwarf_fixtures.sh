@@ -63,8 +63,14 @@ styles="LLVM GNU JSON"
 compare() {
 	local bin=$1
 	shift
-	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --obj "$bin" \
-		--sanitized-all-styles --style "${styles// /,}" "$@" || fail=1
+	dwcompare --obj "$bin" --style "${styles// /,}" "$@"
+}
+
+# dwcompare ARGS...: one dwcompare.py run on this group's database (compare
+# and flush)
+dwcompare() {
+	python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" --sanitized-all-styles "$@" ||
+		fail=1
 }
 
 # later BIN [dwcompare args...]: compare BIN at the next flush, with every
@@ -93,8 +99,7 @@ flush() {
 		objs=()
 		for b in "${bins[@]}"; do objs+=(--obj "$b"); done
 		# shellcheck disable=SC2086  # the queued arguments, split as given (none has a space)
-		python3 "$here/dwcompare.py" --symdb "$symdb" --db "$db" "${objs[@]}" \
-			--sanitized-all-styles --style "$style" $args || fail=1
+		dwcompare "${objs[@]}" --style "$style" $args
 	done
 	queued=()
 	queue_keys=()
