@@ -40,14 +40,23 @@ llvm-symbolizer-14 <"$SCRATCH/pass.txt" >"$SCRATCH/llvm1.txt" 2>/dev/null ||
 	fail "llvm-symbolizer-14 on one pass"
 for _ in $(seq 24); do cat "$SCRATCH/llvm1.txt"; done >"$SCRATCH/want.txt"
 
+# The shim stands in front of libsymdb.so's symdb_demangle; an ASan build's
+# symdb links the library statically (tools/CMakeLists.txt), so there the
+# calls cannot be counted, and only the answers are checked.
+shim=$DEMANGLE_COUNT_SHIM
+[[ $(ldd "$SYMDB" 2>/dev/null) == *libsymdb.so* ]] || shim=
 log=$SCRATCH/demangle.log
 set +e
-env LD_PRELOAD="$DEMANGLE_COUNT_SHIM" DEMANGLE_COUNT_LOG="$log" \
+env ${shim:+LD_PRELOAD="$shim"} DEMANGLE_COUNT_LOG="$log" \
 	"$SYMDB" query --db "$db" --no-build <"$SCRATCH/in.txt" >"$OUT" 2>"$ERR"
 RC=$?
 set -e
 [[ $RC -eq 0 && ! -s $ERR ]] || fail "symdb query: exit $RC"
 cmp -s "$OUT" "$SCRATCH/want.txt" || fail "symdb query differs from llvm-symbolizer-14's $(diff "$OUT" "$SCRATCH/want.txt" | head -5)"
+if [[ -z $shim ]]; then
+	skip_part "symdb links libsymdb statically (an ASan build): the demangling calls are not counted"
+	exit 0
+fi
 [[ -s $log ]] || fail "the shim wrote no counts (was symdb_demangle called through it?)"
 read -r calls distinct <"$log"
 note "symdb_demangle on mangled names: $calls calls, $distinct distinct names, for $((n * 24)) lines"
