@@ -24,8 +24,9 @@
  * Before it fetches anything it enters its sandbox (fetch_sandbox.c): it
  * may then write files only under the debuginfod cache, execute none, and
  * start no process.  symdb-fetch-test (built with the tests only) takes
- * `--test-hook exec|fork|tiocsti|read:PATH|write:PATH`, tried right after the sandbox is
- * entered, so that the tests can see each part hold.
+ * `--test-hook exec|fork|tiocsti|read:PATH|write:PATH|connect:PORT|bind:PORT`
+ * (PORT on 127.0.0.1), tried right after the sandbox is entered, so that
+ * the tests can see each part hold.
  */
 #define _GNU_SOURCE /* prctl, getppid */
 #include <curl/curl.h>
@@ -38,9 +39,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,6 +54,10 @@
 #define FETCH_OUT_DEBUG 4 /* debuginfod's debuginfo */
 
 enum { FETCH_FOUND = 0, FETCH_ERROR = 1, FETCH_MISSING = 2 };
+
+/* The proxy variables the library hands the fetcher (reader/fetch_api.c),
+ * under the one spelling libcurl reads for every scheme. */
+static const char *const fetch_proxy_vars[] = { "http_proxy", "https_proxy", "all_proxy" };
 
 struct fetch_args {
 	uint64_t max_bytes;
@@ -110,10 +118,8 @@ static void fetch_mask_after(char *line, size_t sz, const char *key, size_t kl, 
  */
 static void fetch_redact(char *line, size_t sz)
 {
-	static const char *const vars[] = { "http_proxy", "https_proxy", "all_proxy" };
-
-	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-		const char *v = getenv(vars[i]), *u, *at = NULL, *colon;
+	for (size_t i = 0; i < sizeof fetch_proxy_vars / sizeof fetch_proxy_vars[0]; i++) {
+		const char *v = getenv(fetch_proxy_vars[i]), *u, *at = NULL, *colon;
 		if (!v || !*v)
 			continue;
 		u = strstr(v, "://");
@@ -425,9 +431,102 @@ static int fetch_test_hook(const char *hook)
 		return fetch_say(FETCH_ERROR, "error test hook: cannot write %s: %s", hook + 6,
 		                 strerror(errno));
 	}
+	if (strncmp(hook, "connect:", 8) == 0 || strncmp(hook, "bind:", 5) == 0) {
+		int conn = hook[0] == 'c';
+		const char *what = conn ? "connect to" : "bind";
+		struct sockaddr_in sin = { .sin_family = AF_INET,
+			                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+		sin.sin_port = htons((uint16_t)strtoul(hook + (conn ? 8 : 5), NULL, 10));
+		if (fd < 0)
+			return fetch_say(FETCH_ERROR, "error test hook: socket: %s", strerror(errno));
+		r = conn ? connect(fd, (struct sockaddr *)&sin, sizeof sin)
+		         : bind(fd, (struct sockaddr *)&sin, sizeof sin);
+		int e = errno;
+		close(fd);
+		if (r == 0)
+			return fetch_say(FETCH_ERROR, "error test hook: could %s port %s", what,
+			                 strchr(hook, ':') + 1);
+		return fetch_say(FETCH_ERROR, "error test hook: cannot %s port %s: %s", what,
+		                 strchr(hook, ':') + 1, strerror(e));
+	}
 	return 0; /* an unknown hook: fetch as usual */
 }
 #endif
+
+/*
+ * The TCP ports the sandbox lets the fetcher connect to: each source's (the
+ * URL, or every entry of DEBUGINFOD_URLS), each proxy's (fetch_proxy_vars;
+ * and 1080, libcurl's default, for one that names no port), 80 and 443,
+ * where a redirect to the same store over HTTPS or to a content network
+ * leads, and 53, for a resolver's answer too long for UDP.  No other: a
+ * server's redirect or answer cannot make the fetcher reach the other
+ * services of its host or network (a database on 5432, an admin port).
+ * More than FETCH_PORTS_MAX distinct ports: the rest are not allowed.
+ */
+#define FETCH_PORTS_MAX 64
+struct fetch_ports {
+	uint16_t port[FETCH_PORTS_MAX];
+	size_t n;
+};
+
+static void ports_add(struct fetch_ports *s, unsigned long port)
+{
+	if (port == 0 || port > 65535)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->port[i] == port)
+			return;
+	if (s->n < FETCH_PORTS_MAX)
+		s->port[s->n++] = (uint16_t)port;
+}
+
+/* The port of url, or of its scheme when it names none (a proxy: an
+ * address without a scheme is http://, and 1080 is allowed too). */
+static void ports_add_url(struct fetch_ports *s, const char *url, int proxy)
+{
+	CURLU *u = curl_url();
+	char *port = NULL;
+
+	if (!u)
+		return;
+	if (curl_url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) ==
+	    CURLUE_OK) {
+		int named = curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK;
+		if (!named && curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
+			port = NULL;
+		if (port)
+			ports_add(s, strtoul(port, NULL, 10));
+		if (!named && proxy)
+			ports_add(s, 1080);
+	}
+	curl_free(port);
+	curl_url_cleanup(u);
+}
+
+static void fetch_ports(const struct fetch_args *a, struct fetch_ports *s)
+{
+	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+
+	s->n = 0;
+	ports_add(s, 80);
+	ports_add(s, 443);
+	ports_add(s, 53);
+	if (strcmp(a->mode, "url") == 0) {
+		ports_add_url(s, a->what, 0);
+	} else if (urls) {
+		char *list = strdup(urls), *save = NULL;
+		for (char *t = list ? strtok_r(list, " \t\n", &save) : NULL; t;
+		     t = strtok_r(NULL, " \t\n", &save))
+			ports_add_url(s, t, 0);
+		free(list);
+	}
+	for (size_t i = 0; i < sizeof fetch_proxy_vars / sizeof fetch_proxy_vars[0]; i++) {
+		const char *p = getenv(fetch_proxy_vars[i]);
+		if (p && *p)
+			ports_add_url(s, p, 1);
+	}
+}
 
 /* The sandbox, before anything comes off the network: 0, or the status
  * line's code when it could not be entered (nothing is fetched then). */
@@ -436,8 +535,12 @@ static int fetch_enter_sandbox(const struct fetch_args *a)
 	/* debuginfod mode: libdebuginfod's cache is the one tree it writes */
 	const char *cache = getenv(DEBUGINFOD_CACHE_PATH_ENV_VAR);
 	const char *rw = strcmp(a->mode, "debuginfod") == 0 && cache && *cache ? cache : NULL;
+	struct fetch_ports ports;
 	char why[512] = "";
-	int rc = fetch_sandbox_enter(rw, why, sizeof why);
+	int rc;
+
+	fetch_ports(a, &ports);
+	rc = fetch_sandbox_enter(rw, ports.port, ports.n, why, sizeof why);
 
 	if (rc < 0)
 		return fetch_say(FETCH_ERROR, "error cannot enter the sandbox: %s", why);

@@ -15,7 +15,11 @@
  *   may be written, created, removed, renamed or truncated only under the
  *   debuginfod cache (nowhere in `url` mode); device ioctls are refused
  *   (ABI 5) and so are signals and abstract Unix sockets to anything
- *   outside the sandbox (ABI 6); no file may be executed.  Descriptors
+ *   outside the sandbox (ABI 6); no file may be executed.  And by port
+ *   (ABI 4): TCP connections only to the ports the caller names (the
+ *   sources' and proxies', fetch_main.c), so that a server's redirect or a
+ *   hostile answer cannot make the fetcher talk to the other services of
+ *   its host or network; no TCP port may be bound.  Descriptors
  *   opened before (the downloads' 3 and 4, stdout, stderr) are not
  *   affected: rights are checked when a file is opened.  Landlock does not
  *   cover chmod, chown, utimes or extended attributes.
@@ -56,6 +60,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +84,13 @@
  * handled_access_net: newer than this system's header) */
 #define FSB_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define FSB_SCOPE_SIGNAL (1ULL << 1)
+/* ABI 4's network rights and rule (newer than this system's header) */
+#define FSB_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define FSB_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#define FSB_RULE_NET_PORT 2
+struct fsb_net_port_attr {
+	uint64_t allowed_access, port;
+};
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
@@ -293,8 +305,24 @@ static int fsb_rules(int ruleset, const char *rw_dir, uint64_t handled, char *wh
 	return 0;
 }
 
+/* TCP connect to each of ports[0..nports): 0, or -errno naming the port. */
+static int fsb_net_rules(int ruleset, const uint16_t *ports, size_t nports, char *why,
+                         size_t why_sz)
+{
+	for (size_t i = 0; i < nports; i++) {
+		struct fsb_net_port_attr np = { FSB_ACCESS_NET_CONNECT_TCP, ports[i] };
+		if (syscall(SYS_landlock_add_rule, ruleset, FSB_RULE_NET_PORT, &np, 0) != 0) {
+			snprintf(why, why_sz, "cannot confine the network: port %u: %s", ports[i],
+			         strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 /* 0, 1 when the kernel has no Landlock, or -errno. */
-static int fsb_landlock(const char *rw_dir, char *why, size_t why_sz)
+static int fsb_landlock(const char *rw_dir, const uint16_t *ports, size_t nports, char *why,
+                        size_t why_sz)
 {
 	struct fsb_ruleset_attr ra = { .handled_access_fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1 };
 	size_t ra_sz = sizeof ra.handled_access_fs; /* ABI 1: fs rights 0-12 */
@@ -309,6 +337,10 @@ static int fsb_landlock(const char *rw_dir, char *why, size_t why_sz)
 		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
 	if (abi >= 3)
 		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 4) {
+		ra.handled_access_net = FSB_ACCESS_NET_BIND_TCP | FSB_ACCESS_NET_CONNECT_TCP;
+		ra_sz = offsetof(struct fsb_ruleset_attr, scoped);
+	}
 	if (abi >= 5)
 		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	if (abi >= 6) {
@@ -321,6 +353,8 @@ static int fsb_landlock(const char *rw_dir, char *why, size_t why_sz)
 		return -errno;
 	}
 	rc = fsb_rules(ruleset, rw_dir, ra.handled_access_fs, why, why_sz);
+	if (rc == 0 && ra.handled_access_net)
+		rc = fsb_net_rules(ruleset, ports, nports, why, why_sz);
 	if (rc == 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
 		rc = -errno;
 		snprintf(why, why_sz, "cannot confine the files: %s", strerror(errno));
@@ -329,7 +363,8 @@ static int fsb_landlock(const char *rw_dir, char *why, size_t why_sz)
 	return rc;
 }
 
-int fetch_sandbox_enter(const char *rw_dir, char *why, size_t why_sz)
+int fetch_sandbox_enter(const char *rw_dir, const uint16_t *ports, size_t nports, char *why,
+                        size_t why_sz)
 {
 	char why2[256] = "";
 	int r1, r2;
@@ -342,7 +377,7 @@ int fetch_sandbox_enter(const char *rw_dir, char *why, size_t why_sz)
 		snprintf(why, why_sz, "%s: %s", rw_dir, strerror(errno));
 		return -errno;
 	}
-	if ((r1 = fsb_landlock(rw_dir, why, why_sz)) < 0)
+	if ((r1 = fsb_landlock(rw_dir, ports, nports, why, why_sz)) < 0)
 		return r1;
 	if ((r2 = fsb_seccomp(r1 ? why2 : why, r1 ? sizeof why2 : why_sz)) < 0) {
 		if (r1)

@@ -7,11 +7,13 @@
 #define SYMDB_FETCH_SANDBOX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Enter the sandbox: PR_SET_NO_NEW_PRIVS; a Landlock ruleset under which
- * every file may be read but only the tree rw_dir (NULL: none) written, and
- * no file executed; a seccomp filter under which the calls no download
+ * the system's trees may be read but only the tree rw_dir (NULL: none)
+ * written, no file executed, and (Landlock ABI 4, Linux 6.7) TCP connected
+ * to ports[0..nports) only and no TCP port bound; a seccomp filter under which the calls no download
  * needs (exec, new processes, ptrace, namespaces, mounts, modules, keys,
  * BPF) raise SIGSYS, whose handler writes "error fetcher violated its
  * sandbox: NAME" on standard output (the status line) and lets the signal
@@ -20,6 +22,7 @@
  * part could not be set up, with its reason in why: the caller must then
  * not fetch.
  */
-int fetch_sandbox_enter(const char *rw_dir, char *why, size_t why_sz);
+int fetch_sandbox_enter(const char *rw_dir, const uint16_t *ports, size_t nports, char *why,
+                        size_t why_sz);
 
 #endif /* SYMDB_FETCH_SANDBOX_H */

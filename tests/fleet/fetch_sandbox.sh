@@ -14,7 +14,12 @@
 #      not refused; a file outside the system's trees (this test's scratch
 #      directory, unless it is under one) cannot be read, /etc/os-release
 #      can (skipped, with a note, on a kernel without Landlock)
-#   4. the real symdb-fetch, caught while it waits on a server that never
+#   4. TCP (Landlock ABI 4, Linux 6.7; skipped, with a note, before): a
+#      connection to a listening port that neither the source (upstream or
+#      debuginfod URL) nor a proxy variable names is refused, to the
+#      source's port or a proxy's it is made; no port can be bound; a store
+#      redirecting to such a port fails the fetch at once
+#   5. the real symdb-fetch, caught while it waits on a server that never
 #      answers: NoNewPrivs 1, Seccomp 2 (a filter), in /proc/PID/status;
 #      a session of its own and no controlling terminal (/proc/PID/stat)
 # The real fetches of the other fleet tests (debuginfod's cache, nginx,
@@ -95,7 +100,63 @@ else
 	files_checks
 fi
 
-note "4. the real fetcher's state while it waits"
+note "4. TCP: the sources' and proxies' ports only; no port bound"
+hang_start
+# landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION): the ABI
+abi=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))')
+http_port=${HTTP_URL##*:}
+hang_port=${HANG_URL##*:} # listening, and named by no source below
+if ((abi < 4)); then
+	note "   SKIP: Landlock ABI $abi in this kernel: no TCP rules before ABI 4"
+	SKIPPED_PARTS=$((SKIPPED_PARTS + 1))
+else
+	fetch_with "connect:$hang_port" --upstream "$HTTP_URL"
+	expect_error "connect to a port no source names" \
+		"test hook: cannot connect to port $hang_port: Permission denied"
+	fetch_with "connect:$hang_port" --debuginfod "$HTTP_URL"
+	expect_error "connect to a port no source names, debuginfod mode" \
+		"test hook: cannot connect to port $hang_port: Permission denied"
+	fetch_with "connect:$http_port" --upstream "$HTTP_URL"
+	expect_error "connect to the upstream's port" "test hook: could connect to port $http_port"
+	fetch_with "connect:$hang_port" --debuginfod "$HANG_URL"
+	expect_error "connect to the debuginfod server's port" \
+		"test hook: could connect to port $hang_port"
+	http_proxy=http://127.0.0.1:$hang_port fetch_with "connect:$hang_port" --upstream "$HTTP_URL"
+	expect_error "connect to a proxy's port" "test hook: could connect to port $hang_port"
+	fetch_with "bind:0" --upstream "$HTTP_URL"
+	expect_error "bind" "test hook: cannot bind port 0: Permission denied"
+	nothing_published "TCP hooks"
+	# The real fetcher, from a store that redirects to a port no source
+	# names (the hanging server: followed, the fetch would wait for it).
+	: >"$SCRATCH/redir.port"
+	python3 -u -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(302)
+        self.send_header("Location", sys.argv[1] + self.path)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1])
+s.serve_forever()
+' "$HANG_URL" >"$SCRATCH/redir.port" &
+	FLEET_PIDS+=("$!")
+	for ((i = 0; i < 200; i++)); do
+		[[ -s $SCRATCH/redir.port ]] && break
+		sleep 0.05
+	done
+	redir_url=http://127.0.0.1:$(head -1 "$SCRATCH/redir.port")
+	: >"$HANG_LOG"
+	run "$SYMDB" build --db "$DB" --build-id "$PROG_ID" --upstream "$redir_url" --fetch-timeout 20
+	expect_error "a redirect to a port no source names" \
+		"Failed to connect to 127.0.0.1 port $hang_port"
+	[[ ! -s $HANG_LOG ]] || fail "the fetcher followed the redirect to port $hang_port"
+	nothing_published "redirect"
+fi
+
+note "5. the real fetcher's state while it waits"
 hang_start
 "$SYMDB" build --db "$DB" --build-id "$PROG_ID" --upstream "$HANG_URL" --fetch-timeout 20 \
 	>"$SCRATCH/hang.out" 2>&1 &
