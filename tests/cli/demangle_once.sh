@@ -41,10 +41,10 @@ llvm-symbolizer-14 <"$SCRATCH/pass.txt" >"$SCRATCH/llvm1.txt" 2>/dev/null ||
 for _ in $(seq 24); do cat "$SCRATCH/llvm1.txt"; done >"$SCRATCH/want.txt"
 
 # The shim stands in front of libsymdb.so's symdb_demangle; an ASan build's
-# symdb links the library statically (tools/CMakeLists.txt), so there the
-# calls cannot be counted, and only the answers are checked.
+# symdb links the static library (SYMDB_TOOL_LIB, from tools/CMakeLists.txt),
+# so there the calls cannot be counted, and only the answers are checked.
 shim=$DEMANGLE_COUNT_SHIM
-[[ $(ldd "$SYMDB" 2>/dev/null) == *libsymdb.so* ]] || shim=
+[[ ${SYMDB_TOOL_LIB:-symdb} == symdb_static ]] && shim=
 log=$SCRATCH/demangle.log
 set +e
 env ${shim:+LD_PRELOAD="$shim"} DEMANGLE_COUNT_LOG="$log" \
