@@ -39,16 +39,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fetch_sandbox.h"
+
+#ifdef SYMDB_FETCH_TEST_HOOKS
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#endif
 
 #define FETCH_OUT 3       /* the download, or debuginfod's executable */
 #define FETCH_OUT_DEBUG 4 /* debuginfod's debuginfo */
@@ -392,6 +395,27 @@ static int fetch_parse(int argc, char **argv, struct fetch_args *a)
 }
 
 #ifdef SYMDB_FETCH_TEST_HOOKS
+/* A TCP connect to (conn) or bind of 127.0.0.1:port, which the sandbox
+ * refuses unless port is a source's or a proxy's (connect only). */
+static int fetch_test_tcp(int conn, const char *port)
+{
+	const char *what = conn ? "connect to" : "bind";
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r, e;
+
+	if (fd < 0)
+		return fetch_say(FETCH_ERROR, "error test hook: socket: %s", strerror(errno));
+	sin.sin_port = htons((uint16_t)strtoul(port, NULL, 10));
+	r = conn ? connect(fd, (struct sockaddr *)&sin, sizeof sin)
+	         : bind(fd, (struct sockaddr *)&sin, sizeof sin);
+	e = errno;
+	close(fd);
+	if (r == 0)
+		return fetch_say(FETCH_ERROR, "error test hook: could %s port %s", what, port);
+	return fetch_say(FETCH_ERROR, "error test hook: cannot %s port %s: %s", what, port,
+	                 strerror(e));
+}
+
 /* What the sandbox must stop, tried on purpose: exec and fork die by
  * SIGSYS (their status line is the handler's); a write says whether it
  * was refused. */
@@ -431,38 +455,23 @@ static int fetch_test_hook(const char *hook)
 		return fetch_say(FETCH_ERROR, "error test hook: cannot write %s: %s", hook + 6,
 		                 strerror(errno));
 	}
-	if (strncmp(hook, "connect:", 8) == 0 || strncmp(hook, "bind:", 5) == 0) {
-		int conn = hook[0] == 'c';
-		const char *what = conn ? "connect to" : "bind";
-		struct sockaddr_in sin = { .sin_family = AF_INET,
-			                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
-		sin.sin_port = htons((uint16_t)strtoul(hook + (conn ? 8 : 5), NULL, 10));
-		if (fd < 0)
-			return fetch_say(FETCH_ERROR, "error test hook: socket: %s", strerror(errno));
-		r = conn ? connect(fd, (struct sockaddr *)&sin, sizeof sin)
-		         : bind(fd, (struct sockaddr *)&sin, sizeof sin);
-		int e = errno;
-		close(fd);
-		if (r == 0)
-			return fetch_say(FETCH_ERROR, "error test hook: could %s port %s", what,
-			                 strchr(hook, ':') + 1);
-		return fetch_say(FETCH_ERROR, "error test hook: cannot %s port %s: %s", what,
-		                 strchr(hook, ':') + 1, strerror(e));
-	}
+	if (strncmp(hook, "connect:", 8) == 0)
+		return fetch_test_tcp(1, hook + 8);
+	if (strncmp(hook, "bind:", 5) == 0)
+		return fetch_test_tcp(0, hook + 5);
 	return 0; /* an unknown hook: fetch as usual */
 }
 #endif
 
 /*
- * The TCP ports the sandbox lets the fetcher connect to: each source's (the
- * URL, or every entry of DEBUGINFOD_URLS), each proxy's (fetch_proxy_vars;
- * and 1080, libcurl's default, for one that names no port), 80 and 443,
- * where a redirect to the same store over HTTPS or to a content network
- * leads, and 53, for a resolver's answer too long for UDP.  No other: a
- * server's redirect or answer cannot make the fetcher reach the other
- * services of its host or network (a database on 5432, an admin port).
- * More than FETCH_PORTS_MAX distinct ports: the rest are not allowed.
+ * The TCP ports the sandbox lets the fetcher connect to: 80 and 443, where
+ * a redirect to the same store over HTTPS or to a content network leads,
+ * 53, for a resolver's answer too long for UDP, each proxy's
+ * (fetch_proxy_vars; and 1080, libcurl's default, for one that names no
+ * port) and each source's (the URL, or every entry of DEBUGINFOD_URLS).
+ * No other port, on any host: a server's redirect cannot make the fetcher
+ * reach a database's or an admin port.  A URL that does not parse adds
+ * nothing (libcurl refuses it too).
  */
 #define FETCH_PORTS_MAX 64
 struct fetch_ports {
@@ -470,62 +479,76 @@ struct fetch_ports {
 	size_t n;
 };
 
-static void ports_add(struct fetch_ports *s, unsigned long port)
+/* 0, or -E2BIG when FETCH_PORTS_MAX distinct ports are taken. */
+static int ports_add(struct fetch_ports *s, unsigned long port)
 {
 	if (port == 0 || port > 65535)
-		return;
+		return 0;
 	for (size_t i = 0; i < s->n; i++)
 		if (s->port[i] == port)
-			return;
-	if (s->n < FETCH_PORTS_MAX)
-		s->port[s->n++] = (uint16_t)port;
+			return 0;
+	if (s->n == FETCH_PORTS_MAX)
+		return -E2BIG;
+	s->port[s->n++] = (uint16_t)port;
+	return 0;
 }
 
 /* The port of url, or of its scheme when it names none (a proxy: an
- * address without a scheme is http://, and 1080 is allowed too). */
-static void ports_add_url(struct fetch_ports *s, const char *url, int proxy)
+ * address without a scheme is http://, and 1080 is allowed too): 0, or a
+ * negative errno. */
+static int ports_add_url(struct fetch_ports *s, const char *url, int proxy)
 {
 	CURLU *u = curl_url();
 	char *port = NULL;
+	int rc = 0;
 
 	if (!u)
-		return;
+		return -ENOMEM;
 	if (curl_url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) ==
 	    CURLUE_OK) {
 		int named = curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK;
 		if (!named && curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
 			port = NULL;
 		if (port)
-			ports_add(s, strtoul(port, NULL, 10));
-		if (!named && proxy)
-			ports_add(s, 1080);
+			rc = ports_add(s, strtoul(port, NULL, 10));
+		if (rc == 0 && !named && proxy)
+			rc = ports_add(s, 1080);
 	}
 	curl_free(port);
 	curl_url_cleanup(u);
+	return rc;
 }
 
-static void fetch_ports(const struct fetch_args *a, struct fetch_ports *s)
+/* Every entry of the whitespace-separated list urls. */
+static int ports_add_list(struct fetch_ports *s, const char *urls)
+{
+	char *list = strdup(urls), *save = NULL;
+	int rc = list ? 0 : -ENOMEM;
+
+	for (char *t = list ? strtok_r(list, " \t\n", &save) : NULL; t && rc == 0;
+	     t = strtok_r(NULL, " \t\n", &save))
+		rc = ports_add_url(s, t, 0);
+	free(list);
+	return rc;
+}
+
+/* 0, or a negative errno (no memory, too many ports). */
+static int fetch_ports(const struct fetch_args *a, struct fetch_ports *s)
 {
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+	int rc;
 
 	s->n = 0;
-	ports_add(s, 80);
-	ports_add(s, 443);
-	ports_add(s, 53);
-	if (strcmp(a->mode, "url") == 0) {
-		ports_add_url(s, a->what, 0);
-	} else if (urls) {
-		char *list = strdup(urls), *save = NULL;
-		for (char *t = list ? strtok_r(list, " \t\n", &save) : NULL; t;
-		     t = strtok_r(NULL, " \t\n", &save))
-			ports_add_url(s, t, 0);
-		free(list);
-	}
+	if ((rc = ports_add(s, 80)) || (rc = ports_add(s, 443)) || (rc = ports_add(s, 53)))
+		return rc;
 	for (size_t i = 0; i < sizeof fetch_proxy_vars / sizeof fetch_proxy_vars[0]; i++) {
 		const char *p = getenv(fetch_proxy_vars[i]);
-		if (p && *p)
-			ports_add_url(s, p, 1);
+		if (p && *p && (rc = ports_add_url(s, p, 1)) != 0)
+			return rc;
 	}
+	if (strcmp(a->mode, "url") == 0)
+		return ports_add_url(s, a->what, 0);
+	return urls ? ports_add_list(s, urls) : 0;
 }
 
 /* The sandbox, before anything comes off the network: 0, or the status
@@ -539,7 +562,9 @@ static int fetch_enter_sandbox(const struct fetch_args *a)
 	char why[512] = "";
 	int rc;
 
-	fetch_ports(a, &ports);
+	if ((rc = fetch_ports(a, &ports)) != 0)
+		return fetch_say(FETCH_ERROR, "error cannot enter the sandbox: %s",
+		                 rc == -E2BIG ? "more than 64 ports to allow" : strerror(-rc));
 	rc = fetch_sandbox_enter(rw, ports.port, ports.n, why, sizeof why);
 
 	if (rc < 0)

@@ -312,9 +312,10 @@ static int fsb_net_rules(int ruleset, const uint16_t *ports, size_t nports, char
 	for (size_t i = 0; i < nports; i++) {
 		struct fsb_net_port_attr np = { FSB_ACCESS_NET_CONNECT_TCP, ports[i] };
 		if (syscall(SYS_landlock_add_rule, ruleset, FSB_RULE_NET_PORT, &np, 0) != 0) {
+			int e = errno;
 			snprintf(why, why_sz, "cannot confine the network: port %u: %s", ports[i],
-			         strerror(errno));
-			return -errno;
+			         strerror(e));
+			return -e;
 		}
 	}
 	return 0;
@@ -357,7 +358,7 @@ static int fsb_landlock(const char *rw_dir, const uint16_t *ports, size_t nports
 		rc = fsb_net_rules(ruleset, ports, nports, why, why_sz);
 	if (rc == 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
 		rc = -errno;
-		snprintf(why, why_sz, "cannot confine the files: %s", strerror(errno));
+		snprintf(why, why_sz, "cannot enter the Landlock domain: %s", strerror(-rc));
 	}
 	close(ruleset);
 	return rc;

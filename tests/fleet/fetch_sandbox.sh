@@ -147,6 +147,7 @@ s.serve_forever()
 		[[ -s $SCRATCH/redir.port ]] && break
 		sleep 0.05
 	done
+	[[ -s $SCRATCH/redir.port ]] || fail "the redirecting server did not start"
 	redir_url=http://127.0.0.1:$(head -1 "$SCRATCH/redir.port")
 	: >"$HANG_LOG"
 	run "$SYMDB" build --db "$DB" --build-id "$PROG_ID" --upstream "$redir_url" --fetch-timeout 20
