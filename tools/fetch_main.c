@@ -562,9 +562,11 @@ static int fetch_enter_sandbox(const struct fetch_args *a)
 	char why[512] = "";
 	int rc;
 
-	if ((rc = fetch_ports(a, &ports)) != 0)
-		return fetch_say(FETCH_ERROR, "error cannot enter the sandbox: %s",
-		                 rc == -E2BIG ? "more than 64 ports to allow" : strerror(-rc));
+	if ((rc = fetch_ports(a, &ports)) == -E2BIG)
+		return fetch_say(FETCH_ERROR, "error cannot enter the sandbox: more than %d ports to allow",
+		                 FETCH_PORTS_MAX);
+	if (rc != 0)
+		return fetch_say(FETCH_ERROR, "error cannot enter the sandbox: %s", strerror(-rc));
 	rc = fetch_sandbox_enter(rw, ports.port, ports.n, why, sizeof why);
 
 	if (rc < 0)

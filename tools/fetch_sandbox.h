@@ -13,9 +13,9 @@
  * Enter the sandbox: PR_SET_NO_NEW_PRIVS; a Landlock ruleset under which
  * the system's trees may be read but only the tree rw_dir (NULL: none)
  * written, no file executed, and (Landlock ABI 4, Linux 6.7) TCP connected
- * to ports[0..nports) only and no TCP port bound; a seccomp filter under which the calls no download
- * needs (exec, new processes, ptrace, namespaces, mounts, modules, keys,
- * BPF) raise SIGSYS, whose handler writes "error fetcher violated its
+ * to ports[0..nports) only and no TCP port bound; a seccomp filter under
+ * which the calls no download needs (exec, new processes, ptrace,
+ * namespaces, mounts, modules, keys, BPF) raise SIGSYS, whose handler writes "error fetcher violated its
  * sandbox: NAME" on standard output (the status line) and lets the signal
  * kill the process.  Returns 0 with all three in force; 1 when the kernel
  * lacks a part (why says which; the rest holds); or a negative errno when a

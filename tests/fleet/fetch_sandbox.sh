@@ -18,7 +18,9 @@
 #      connection to a listening port that neither the source (upstream or
 #      debuginfod URL) nor a proxy variable names is refused, to the
 #      source's port or a proxy's it is made; no port can be bound; a store
-#      redirecting to such a port fails the fetch at once
+#      redirecting to such a port fails the fetch at once; on any kernel,
+#      70 debuginfod ports (more than the fetcher's list holds) refuse the
+#      sandbox, none silently left out
 #   5. the real symdb-fetch, caught while it waits on a server that never
 #      answers: NoNewPrivs 1, Seccomp 2 (a filter), in /proc/PID/status;
 #      a session of its own and no controlling terminal (/proc/PID/stat)
@@ -101,6 +103,14 @@ else
 fi
 
 note "4. TCP: the sources' and proxies' ports only; no port bound"
+# More distinct ports than the list holds (on any kernel): refused, not
+# some of them silently left out.
+many=$(for p in $(seq 20001 20070); do printf 'http://127.0.0.1:%d ' "$p"; done)
+mkdir -p "$SCRATCH/many-cache"
+timeout 20 env DEBUGINFOD_URLS="$many" DEBUGINFOD_CACHE_PATH="$SCRATCH/many-cache" \
+	"$FETCH_TEST" debuginfod "$PROG_ID" 3>/dev/null 4>/dev/null >"$SCRATCH/many.out" 2>/dev/null || true
+grep -qx 'error cannot enter the sandbox: more than 64 ports to allow' "$SCRATCH/many.out" ||
+	fail "70 debuginfod ports: '$(cat "$SCRATCH/many.out")', expected the sandbox refused"
 hang_start
 # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION): the ABI
 abi=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))')
