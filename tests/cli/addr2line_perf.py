@@ -23,7 +23,6 @@ Any other difference fails.  Then every line where the perf texts differ
 must be explained by such an address: perf script's by its ip, perf report's
 by the words that differ (GNU's from GNU's answer, symdb's from llvm's).
 """
-import difflib
 import glob
 import os
 import re
@@ -214,39 +213,49 @@ def no_srcline(gnu, i1, i2, extra, diff):
     return extra[0].strip().endswith("[%x]" % a)
 
 
+def explained_line(what, gnu, i, g, m, diff, key):
+    """Whether GNU's line i, g, and symdb's m in its place differ only
+    where binutils is wrong."""
+    if what == "script":
+        # "\t ADDR SYM" then the srcline line: the address is the ip's
+        ip = gnu[i - 1].split()[0] if i and gnu[i - 1].split() else ""
+        try:
+            return int(ip, 16) in diff
+        except ValueError:
+            return False
+    return explained(g, m, diff, key)
+
+
 def check_text(what, diff, key):
+    """The two perf texts, walked in step (linear: difflib took minutes on
+    perf script's 80,000 lines): a line that differs must be one symdb
+    answers where binutils is wrong, or symdb's one extra srcline line
+    (no_srcline); anything else fails where it is."""
     gnu = [l for l in open(os.path.join(S, "gnu." + what)).read().split("\n")
            if not l.startswith("# (Tip:")]
     mine = [l for l in open(os.path.join(S, "mine." + what)).read().split("\n")
             if not l.startswith("# (Tip:")]
-    n = 0
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, gnu, mine, autojunk=False).get_opcodes():
-        if op == "equal":
+    i = j = n = 0
+    while i < len(gnu) and j < len(mine):
+        g, m = gnu[i], mine[j]
+        if g == m:
+            i += 1
+            j += 1
             continue
-        if what == "script" and no_srcline(gnu, i1, i2, mine[j1:j2], diff):
-            n += 1
+        n += 1
+        if what == "script" and j + 1 < len(mine) and mine[j + 1] == g and \
+                no_srcline(gnu, i, i, [m], diff):
+            j += 1
             continue
-        if op != "replace" or i2 - i1 != j2 - j1:
-            fail("perf %s: lines %d-%d (GNU) and %d-%d (symdb) do not pair up: %r vs %r" %
-                 (what, i1 + 1, i2, j1 + 1, j2, gnu[i1:i2][:3], mine[j1:j2][:3]))
-        for k in range(i2 - i1):
-            g, m = gnu[i1 + k], mine[j1 + k]
-            ok = False
-            if what == "script":
-                # "\t ADDR SYM" then the srcline line: the address is the ip's
-                ip = gnu[i1 + k - 1].split()[0] if i1 + k else ""
-                try:
-                    ok = int(ip, 16) in diff
-                except ValueError:
-                    ok = False
-            else:
-                ok = explained(g, m, diff, key)
-            if not ok:
-                fail("perf %s line %d: GNU %r, symdb %r: no documented difference explains it" %
-                     (what, i1 + k + 1, g, m))
-            n += 1
+        if not explained_line(what, gnu, i, g, m, diff, key):
+            fail("perf %s line %d: GNU %r, symdb %r (symdb line %d): no documented difference "
+                 "explains it" % (what, i + 1, g, m, j + 1))
+        i += 1
+        j += 1
+    if i < len(gnu) or j < len(mine):
+        fail("perf %s: lines %d- (GNU) and %d- (symdb) do not pair up: %r vs %r" %
+             (what, i + 1, j + 1, gnu[i:i + 3], mine[j:j + 3]))
     print("-- perf %s: %d lines, %d differ, each at an address where binutils is wrong" %
           (what, len(gnu), n))
-
 
 main()

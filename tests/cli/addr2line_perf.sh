@@ -10,7 +10,7 @@
 # hang fails the test.  The texts must be the same except lines where binutils
 # is wrong, each checked per address against llvm-addr2line-14 and
 # llvm-symbolizer-14 and classed as in tests/KNOWN_DIFFERENCES.md "GNU addr2line under perf"
-# (addr2line_perf.py).  Label `slow`: about two minutes on a loaded machine.
+# (addr2line_perf.py).  Label `slow`: about 80 s, most of it binutils under perf report.
 . "$(dirname "$0")/lib.sh"
 require perf addr2line llvm-addr2line-14 timeout
 py=
