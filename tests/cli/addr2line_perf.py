@@ -248,6 +248,12 @@ def check_text(what, diff, key):
             j += 1
             continue
         if not explained_line(what, gnu, i, g, m, diff, key):
+            if mine[j + 1:j + 2] == [g]:
+                fail("perf %s: symdb has an extra line %d, %r, before GNU's line %d" %
+                     (what, j + 1, m, i + 1))
+            if gnu[i + 1:i + 2] == [m]:
+                fail("perf %s: symdb lacks GNU's line %d, %r (symdb line %d)" %
+                     (what, i + 1, g, j + 1))
             fail("perf %s line %d: GNU %r, symdb %r (symdb line %d): no documented difference "
                  "explains it" % (what, i + 1, g, m, j + 1))
         i += 1
@@ -257,5 +263,6 @@ def check_text(what, diff, key):
              (what, i + 1, j + 1, gnu[i:i + 3], mine[j:j + 3]))
     print("-- perf %s: %d lines, %d differ, each at an address where binutils is wrong" %
           (what, len(gnu), n))
+
 
 main()
