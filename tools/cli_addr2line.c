@@ -47,6 +47,8 @@ struct a2l {
 	struct cli_a2l_range *secs; /* its allocated sections, read on first use */
 	size_t nsecs;
 	int secs_state;
+	int section;              /* -j given: addresses are offsets into it */
+	uint64_t section_size;    /* its size, 0 when it is not loaded */
 	char last_name[64];       /* the last name looked up and its value: perf */
 	size_t last_len;          /* sends the same "," after every address */
 	uint64_t last_value;
@@ -175,27 +177,44 @@ static int check_file(const struct a2l *a, const char *path)
 		fprintf(stderr, "%s: Warning: '%s' is not an ordinary file\n", a->prog, path);
 		return CLI_EXIT_FAILED;
 	}
-	uint64_t vma, size;
-	if (cli_a2l_section(path, "", &vma, &size) == -ENOEXEC) {
+	struct cli_a2l_section sec;
+	if (cli_a2l_section(path, "", &sec) == -ENOEXEC) {
 		fprintf(stderr, "%s: %s: file format not recognized\n", a->prog, path);
 		return CLI_EXIT_FAILED;
 	}
 	return 0;
 }
 
-/* -j NAME: addresses are offsets into that section.  Requests keep the
+/*
+ * -j NAME: addresses are offsets into that section.  Requests keep the
  * offset (GNU's -a prints it) and the section's address is added when
- * resolving, through --adjust-vma's subtraction. */
+ * resolving, through --adjust-vma's subtraction.  GNU looks an offset up
+ * in that section only: past its end, or in a section not loaded, it is
+ * not found.  A relocatable object's sections all start at 0 and the
+ * index holds one answer per address (SPEC §7.8: the first executable
+ * section's lines, every section's symbols), not one per section: an
+ * offset into another section would be answered from the wrong one, so
+ * -j is refused for such a file rather than answered wrongly.
+ */
 static int apply_section(struct a2l *a, const char *name)
 {
-	uint64_t vma, size;
-	int rc = cli_a2l_section(a->q.obj, name, &vma, &size);
-	if (rc == 0) {
-		a->q.adjust_vma = (uint64_t)0 - vma;
-		return 0;
+	struct cli_a2l_section sec;
+	int rc = cli_a2l_section(a->q.obj, name, &sec);
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s: cannot find section %s\n", a->prog, a->q.obj, name);
+		return CLI_EXIT_FAILED;
 	}
-	fprintf(stderr, "%s: %s: cannot find section %s\n", a->prog, a->q.obj, name);
-	return CLI_EXIT_FAILED;
+	if (sec.relocatable) {
+		fprintf(stderr,
+		        "%s: %s: -j %s: not supported for a relocatable object (its sections "
+		        "share addresses in the index)\n",
+		        a->prog, a->q.obj, name);
+		return CLI_EXIT_FAILED;
+	}
+	a->q.adjust_vma = (uint64_t)0 - sec.addr;
+	a->section = 1;
+	a->section_size = sec.alloc ? sec.size : 0;
+	return 0;
 }
 
 /* ---- reading a line ----------------------------------------------------- */
@@ -364,7 +383,14 @@ static int add_line(struct a2l *a, const char *s, size_t n)
 {
 	struct query *q = &a->q;
 	uint64_t addr;
-	if (llvm_address(s, n, &addr) == 0) {
+	int llvm = llvm_address(s, n, &addr) == 0;
+	if (a->section) { /* no -j in llvm-addr2line: GNU's answer, line by line */
+		if (!llvm)
+			addr = gnu_address(a, s);
+		addr &= a->vma_mask;
+		return add_gnu_line(a, s, n, addr, addr < a->section_size);
+	}
+	if (llvm) {
 		add_request(q, s, n, addr);
 		return 0;
 	}
@@ -464,6 +490,8 @@ int cli_cmd_addr2line(const struct cli_global *g, int argc, char **argv)
 	a.secs = NULL;
 	a.nsecs = 0;
 	a.secs_state = 0;
+	a.section = 0;
+	a.section_size = 0;
 	a.last_found = -1;
 	/* GNU addr2line's defaults, which llvm-addr2line shares. */
 	a.q.pr.style = CLI_STYLE_GNU;

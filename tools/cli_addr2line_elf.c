@@ -103,19 +103,42 @@ static int name_is(const struct elf_file *e, const struct shdr *strtab, uint32_t
 	return memcmp(buf, name, len) == 0 && buf[len] == '\0';
 }
 
-int cli_a2l_section(const char *path, const char *name, uint64_t *vma, uint64_t *size)
+/* Whether BFD makes a section of header i (type t): not of the symbol
+ * table, its index and string tables, nor of the section names' table
+ * (binutils' "cannot find section .symtab"). */
+static int bfd_section(const struct elf_file *e, unsigned i, const struct shdr *s)
+{
+	struct shdr o;
+	if (s->type == SHT_SYMTAB || s->type == SHT_SYMTAB_SHNDX || i == e->shstrndx)
+		return 0;
+	if (s->type != SHT_STRTAB)
+		return 1;
+	for (unsigned k = 1; k < e->shnum; k++)
+		if (read_shdr(e, k, &o) == 0 && o.type == SHT_SYMTAB && o.link == i)
+			return 0;
+	return 1;
+}
+
+int cli_a2l_section(const char *path, const char *name, struct cli_a2l_section *out)
 {
 	struct elf_file e;
 	struct shdr strtab, s;
+	unsigned char h[18];
 	int rc = -ENOENT;
 	if (elf_open(path, &e) < 0)
 		return -ENOEXEC;
+	memset(out, 0, sizeof(*out));
+	if (read_at(&e, 0, h, sizeof h) == 0)
+		out->relocatable = field(h + 16, 2, e.swap) == ET_REL;
 	if (read_shdr(&e, e.shstrndx, &strtab) == 0)
 		for (unsigned i = 1; i < e.shnum; i++)
 			if (read_shdr(&e, i, &s) == 0 &&
 			    name_is(&e, &strtab, s.name, name, strlen(name))) {
-				*vma = s.addr;
-				*size = s.size;
+				if (!bfd_section(&e, i, &s))
+					break;
+				out->addr = s.addr;
+				out->size = s.size;
+				out->alloc = (s.flags & SHF_ALLOC) != 0;
 				rc = 0;
 				break;
 			}

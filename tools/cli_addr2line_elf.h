@@ -11,10 +11,16 @@
 
 #include "cli_util.h"
 
-/* The section called name: 0 with its address and size, -ENOENT when
- * there is none, -ENOEXEC when path is not a readable ELF file. */
-CLI_HIDDEN int cli_a2l_section(const char *path, const char *name, uint64_t *vma,
-                               uint64_t *size);
+/* The section called name, as BFD sees the file: 0 with *out set,
+ * -ENOENT when there is none (or it is one BFD makes no section of: the
+ * symbol table, its string tables), -ENOEXEC when path is not a readable
+ * ELF file. */
+struct cli_a2l_section {
+	uint64_t addr, size;
+	int alloc;       /* SHF_ALLOC: GNU addr2line looks nothing up in others */
+	int relocatable; /* the file is ET_REL */
+};
+CLI_HIDDEN int cli_a2l_section(const char *path, const char *name, struct cli_a2l_section *out);
 
 /* The allocated sections (SHF_ALLOC, non-empty) of path, where GNU
  * addr2line looks for an address: *out (malloc'd, free it) and *n; 0, or

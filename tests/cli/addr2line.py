@@ -236,7 +236,50 @@ def compare_cli(a2l, path):
     mine, ref = run([a2l, "-e", path, "-j", ".nosuch", "0"]), run([GNU, "-e", path, "-j", ".nosuch", "0"])
     if (mine[0], mine[2]) != (ref[0], ref[2]):
         fail("-j .nosuch: %r vs GNU %r" % (mine[2], ref[2]))
+    check_section(a2l, path, sec, text_addr, a)
     print("-- command line: GNU's errors, help, long forms, -j")
+
+
+def check_section(a2l, path, sec, text_addr, a):
+    """-j as GNU reads it where llvm-addr2line-14 has no -j: the -a header is
+    the offset, zero-padded; an offset past the section's end, or into a
+    section that is not loaded, is not found; the symbol table is no section
+    of BFD's; a relocatable object's sections (all at 0, one answer per
+    address in the index) are refused rather than answered from another
+    section."""
+    text_size = next(int(l.split()[l.split().index(".text") + 4], 16)
+                     for l in sec.splitlines() if " .text " in l)
+    off = "%x" % (int(a, 16) - text_addr)
+    past = ["%x" % text_size, "%x" % (text_size + 0x10000)]
+    mine = run([a2l, "-e", path, "-a", "-j", ".text", off] + past)
+    gnu = run([GNU, "-e", path, "-a", "-j", ".text", off] + past)
+    body = run([LLVM, "-e", path, a])[1].split(b"\n")[0]
+    want = gnu[1].split(b"\n")
+    want[1] = body # the found offset's file:line is llvm's (class 6)
+    if mine[0] != 0 or mine[1].split(b"\n") != want:
+        fail("-a -j .text %s %s: %r, want GNU's headers and not-found answers %r" %
+             (off, " ".join(past), mine[1], b"\n".join(want)))
+    for name in (".comment", ".symtab", ".shstrtab"):
+        if (" %s " % name) not in sec:
+            continue
+        mine, gnu = run([a2l, "-e", path, "-j", name, "0"]), run([GNU, "-e", path, "-j", name, "0"])
+        if (mine[0], mine[1], mine[2]) != (gnu[0], gnu[1], gnu[2]):
+            fail("-j %s 0: %r vs GNU %r" % (name, mine, gnu))
+    obj = os.path.join(SCRATCH, "sections.o")
+    src = obj[:-2] + ".c"
+    with open(src, "w") as f:
+        f.write("int table[4] = {1, 2, 3, 4};\n"
+                "__attribute__((noinline)) int early(int x) { return table[x & 3]; }\n"
+                "__attribute__((section(\".init.text\"))) int late(int x) { return early(x) + 1; }\n")
+    subprocess.run(["gcc", "-g", "-O2", "-c", "-o", obj, src], check=True)
+    gnu = run([GNU, "-e", obj, "-f", "-j", ".init.text", "0"])
+    if gnu[1].split(b"\n")[0] != b"late":
+        fail("binutils answers -j .init.text 0 of %s with %r, not late" % (obj, gnu[1]))
+    for name in (".text", ".init.text"):
+        mine = run([a2l, "-e", obj, "-f", "-j", name, "0"])
+        if mine[0] != 1 or mine[1] or b"relocatable object" not in mine[2]:
+            fail("-j %s of a relocatable object: exit %d, %r %r (refused: the index has "
+                 "one answer per address for all its sections)" % (name, mine[0], mine[1], mine[2]))
 
 
 def read_lines(p, buf, n, timeout):
