@@ -8,7 +8,8 @@
  *
  * What is whose:
  *   - the command line is GNU addr2line's (binutils 2.40, getopt_long with
- *     its option string and long names; -b, -r, -R accepted and ignored);
+ *     its option string and long names; -b, -r, -R accepted and ignored),
+ *     after @FILE arguments are replaced by FILE's words;
  *   - a line that is an address as llvm-addr2line-14 reads one (spaces,
  *     one token of hex digits with or without 0x, the rest ignored) is
  *     answered byte for byte as llvm-addr2line-14 answers it: GNU's output
@@ -35,6 +36,7 @@
 
 #include "cli_addr2line.h"
 #include "cli_addr2line_elf.h"
+#include "cli_llvm.h"
 #include "cli_query.h"
 
 struct a2l {
@@ -61,6 +63,7 @@ static const char usage_text[] =
 	" Convert addresses into line number/file name pairs.\n"
 	" If no addresses are specified on the command line, they will be read from stdin\n"
 	" The options are:\n"
+	"  @<file>                Read options from <file>\n"
 	"  -a --addresses         Show addresses\n"
 	"  -b --target=<bfdname>  Set the binary file format (accepted, ignored)\n"
 	"  -e --exe=<executable>  Set the input file name (default is a.out)\n"
@@ -475,10 +478,37 @@ int cli_called_as_addr2line(const char *argv0)
 	       strncmp(base, "llvm-", 5) != 0;
 }
 
+/* argv with every "@FILE" replaced by FILE's words, as binutils'
+ * expandargv and llvm-addr2line (cl::ExpandResponseFiles) both do: a
+ * new argv (program name first, NULL-terminated) in *out, *outc words;
+ * the caller frees (*out)[1..*outc) and *out. */
+static int expand_response_files(int argc, char **argv, char ***out, int *outc)
+{
+	char **words;
+	int n;
+	if (cli_llvm_expand_args(NULL, argc - 1, argv + 1, &words, &n) < 0)
+		return -1; /* (said) */
+	char **v = malloc(((size_t)n + 2) * sizeof(*v));
+	if (!v) {
+		cli_llvm_args_free(words, n);
+		fputs("symdb: out of memory\n", stderr);
+		return -1;
+	}
+	v[0] = argv[0];
+	memcpy(v + 1, words, (size_t)n * sizeof(*v));
+	v[n + 1] = NULL;
+	free(words);
+	*out = v;
+	*outc = n + 1;
+	return 0;
+}
+
 int cli_cmd_addr2line(const struct cli_global *g, int argc, char **argv)
 {
 	struct a2l a;
 	struct cli_out out;
+	if (expand_response_files(argc, argv, &argv, &argc) < 0)
+		return CLI_EXIT_FAILED;
 	cli_query_setup(&a.q, &out);
 	const char *slash = strrchr(argv[0], '/');
 	a.prog = slash ? slash + 1 : argv[0];
@@ -512,5 +542,9 @@ int cli_cmd_addr2line(const struct cli_global *g, int argc, char **argv)
 done:
 	cli_a2l_syms_free(&a.syms);
 	free(a.secs);
-	return cli_query_finish(&a.q, &out, ex);
+	ex = cli_query_finish(&a.q, &out, ex);
+	for (int i = 1; i < argc; i++) /* (getopt permuted them, no more) */
+		free(argv[i]);
+	free(argv);
+	return ex;
 }

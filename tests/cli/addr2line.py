@@ -237,7 +237,16 @@ def compare_cli(a2l, path):
     if (mine[0], mine[2]) != (ref[0], ref[2]):
         fail("-j .nosuch: %r vs GNU %r" % (mine[2], ref[2]))
     check_section(a2l, path, sec, text_addr, a)
-    print("-- command line: GNU's errors, help, long forms, -j")
+    # @FILE: the words of FILE (quotes, a nested @FILE), as both oracles read them
+    inner, outer = os.path.join(SCRATCH, "inner.rsp"), os.path.join(SCRATCH, "outer.rsp")
+    with open(inner, "w") as f:
+        f.write("-i\n'-a'\n")
+    with open(outer, "w") as f:
+        f.write('-f "-e" %s\n@%s\n' % (path, inner))
+    mine, ref = run([a2l, "@" + outer, a]), run([LLVM, "@" + outer, a])
+    if mine != ref or not ref[1].startswith(b"0x"):
+        fail("@FILE: %r, llvm-addr2line-14 %r" % (mine, ref))
+    print("-- command line: GNU's errors, help, long forms, -j, @FILE")
 
 
 def check_section(a2l, path, sec, text_addr, a):
