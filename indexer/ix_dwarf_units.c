@@ -200,7 +200,8 @@ static void split_ranges(unit_walk *u, Dwarf_Die skel, const ix_dwo_view *v)
 /* The split unit's DIEs, walked as if they were the skeleton's children
  * (LLVM's getInlinedChainForAddress looks in the DWO unit); its line
  * table stays the skeleton's.  A split file that cannot be read leaves
- * the skeleton's line table alone, as in LLVM. */
+ * the skeleton's line table alone, as in LLVM.  Returns 1 when the split
+ * unit was walked, 0 when there is none to walk, -1 on error. */
 static int walk_split(unit_walk *u, Dwarf_Die skel)
 {
 	ix_shard *x = u->x;
@@ -248,7 +249,7 @@ static int walk_split(unit_walk *u, Dwarf_Die skel)
 			u->rng.has_base = 1;
 		}
 		u->off_tag = 1ull << 63 | (uint64_t)u->unit << 32;
-		rc = ix_dwarf_walk_dies(u, cu) < 0 ? -1 : 0;
+		rc = ix_dwarf_walk_dies(u, cu) < 0 ? -1 : 1;
 		dwarf_dealloc_die(cu);
 		ix_u64map_free(&x->ab_code);
 		x->ab_code = sv.ab_code;
@@ -299,10 +300,16 @@ static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t
 	u.rng.has_addr_base = ix_dwarf_attr_secoff(x, cu_die, DW_AT_addr_base, &u.rng.addr_base, NULL);
 	u.bad = read_unit_lines(&u, cu_die);
 	int rc = add_unit_ranges(&u, cu_die);
-	if (!rc)
-		rc = ix_dwarf_walk_dies(&u, cu_die) < 0 ? -1 : 0;
+	/* A skeleton whose split unit was read answers from that unit's DIEs
+	 * alone: LLVM 14 searches (DWO ? *DWO : *this), so the copy of the
+	 * inlining that clang's -fsplit-dwarf-inlining leaves in the skeleton
+	 * (short names, no declaration lines) is read only without the DWO. */
 	if (!rc)
 		rc = walk_split(&u, cu_die);
+	if (!rc)
+		rc = ix_dwarf_walk_dies(&u, cu_die) < 0 ? -1 : 0;
+	else if (rc == 1)
+		rc = 0;
 	unit *un = &x->units[idx];
 	if (!rc)
 		rc = ix_diemap_flatten(&u.dm, &un->dies);

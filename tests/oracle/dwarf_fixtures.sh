@@ -29,7 +29,8 @@
 #             stripped with --strip-debug) whose debug file is found by
 #             build-id and by debuglink
 #   dwo       split DWARF (-gsplit-dwarf): dwo_{a,b,c}.cpp -O2 with gcc and
-#             clang, DWARF 4 (GNU extension) and 5: .dwo files beside the
+#             clang (also with -fsplit-dwarf-inlining, with and without one
+#             of its .dwo files), DWARF 4 (GNU extension) and 5: .dwo files beside the
 #             objects, a .dwp package (llvm-dwp-14; binutils dwp for
 #             DWARF 4) with the .dwo files gone, one .dwo missing (one
 #             warning, the skeleton's line table), comp_dir "." compared
@@ -507,6 +508,19 @@ dwo() {
 			dwo_warns "$d/prog" "$d/b.dwo"
 			mv "$d/b.dwo.gone" "$d/b.dwo"
 		done
+		if [[ $cc == clang ]]; then
+			# -fsplit-dwarf-inlining: the skeletons also carry the
+			# inlining (short names, no declaration lines), which
+			# LLVM reads only when a unit's .dwo is not found
+			for dw in 4 5; do
+				local s="$work/inl-v$dw"
+				dwo_build "$s" $cxx -gdwarf-$dw -fsplit-dwarf-inlining
+				compare "$s/prog"
+				mv "$s/b.dwo" "$s/b.dwo.gone"
+				compare "$s/prog"
+				mv "$s/b.dwo.gone" "$s/b.dwo"
+			done
+		fi
 		# comp_dir ".": found from the build directory, missing elsewhere
 		local r="$work/rel-$cc" flag="-fdebug-compilation-dir=."
 		[[ $cc == gcc ]] && flag="-fdebug-prefix-map=$r=."
