@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "format_content.h"
 #include "reader_symbolize.h"
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -95,15 +96,15 @@ static int index_reserve(struct sym_index *t, const void *ctx,
 	return 0;
 }
 
-static uint64_t image_key_hash(const symdb_uuid *id, unsigned names)
+static uint64_t image_key_hash(const symdb_uuid *id, unsigned names, uint64_t source)
 {
-	return uuid_hash(id) ^ mix64(names);
+	return uuid_hash(id) ^ mix64(names) ^ mix64(source ^ 0x5bd1e995u);
 }
 
 static uint64_t image_hash_of(const void *ctx, uint32_t i)
 {
 	const struct sym_image *e = &((const symdb_symbolizer *)ctx)->images[i];
-	return image_key_hash(&e->id, e->names);
+	return image_key_hash(&e->id, e->names, e->source);
 }
 
 static uint64_t path_key_hash(const struct sym_path *p)
@@ -213,6 +214,45 @@ static int symbols_missing(const symdb_image *img)
 	return symdb_image_get_info(img, &info) == 0 && info.symbols_missing == 1;
 }
 
+/* Whether img was indexed from the file whose bytes hash to source: its
+ * Source_XXH3, or Debug_XXH3 (SPEC §7.7); an index that records neither
+ * (an older writer) is taken as the same, as the publisher takes it. */
+static int same_source(const symdb_image *img, uint64_t source)
+{
+	symdb_image_info info;
+	memset(&info, 0, sizeof info);
+	info.sz = sizeof info;
+	if (symdb_image_get_info(img, &info) != 0 || info.nbuild_info <= FMT_BI_SOURCE_XXH3 ||
+	    !info.build_info[FMT_BI_SOURCE_XXH3])
+		return 1;
+	return source == info.build_info[FMT_BI_SOURCE_XXH3] ||
+	       (info.nbuild_info > FMT_BI_DEBUG_XXH3 &&
+	        source == info.build_info[FMT_BI_DEBUG_XXH3]);
+}
+
+/*
+ * A fallback identity (no build-id, SPEC §5.2) is the loaded bytes only:
+ * the database's index of it may come from another file with those bytes
+ * (a rebuild whose lines moved but whose code did not, the same program
+ * built in another directory, an unstripped copy), and would answer with
+ * that file's lines and names.  The file named is indexed instead,
+ * replacing that index (SYMDB_BUILD_FORCE); without first sight, or when
+ * that fails, the image is not indexed rather than answered wrongly.
+ * Returns 0 with e->img the file's own index, or the error.
+ */
+static int reindex_other_source(symdb_symbolizer *s, struct sym_image *e, const char *path)
+{
+	symdb_image_close(e->img);
+	e->img = NULL;
+	if (!s->build || e->build_failed)
+		return fmt_err(s->build_err, sizeof s->build_err, SYMDB_E_NOT_INDEXED,
+		               "%s: indexed from another file with the same loaded bytes (no "
+		               "build-id); its index would not be this file's",
+		               path);
+	e->build_failed = 1; /* once: another file may take its place again */
+	return rd_sym_first_sight(s, path, &e->id, e->names, 1, &e->img);
+}
+
 /* Open e's image (from the database, or by indexing path on first sight);
  * records the outcome in e. */
 static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *path)
@@ -225,6 +265,16 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 		rc = symdb_image_open_uuid(s->db, &e->id, &o, &e->img);
 		if (rc == SYMDB_E_NOT_INDEXED)
 			s->build_err[0] = '\0';
+		if (rc == 0 && e->source && path && !same_source(e->img, e->source)) {
+			rc = reindex_other_source(s, e, path);
+			if (rc) {
+				e->status = open_status(rc);
+				e->error = rc;
+				e->call = s->call;
+				e->img = NULL;
+				return;
+			}
+		}
 	}
 	/* Indexed from the other file of a stripped-binary / debug-file pair,
 	 * without this file's symbol table (SPEC §7.2.2): indexing this file
@@ -273,16 +323,17 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 
 /* The context's entry for id, opened on first use (path: the binary it
  * came from, indexed on first sight, or NULL); -ENOMEM. */
-static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const char *path)
+static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const char *path,
+                             uint64_t source)
 {
 	size_t h = 0;
 	/* Which symbol table the named file has picks the pair's table. */
 	unsigned names = path ? symdb_file_symbol_table(path) : 0;
 	if (s->by_uuid.cap) {
-		for (h = (size_t)image_key_hash(id, names) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
-		     h = (h + 1) & (s->by_uuid.cap - 1)) {
+		for (h = (size_t)image_key_hash(id, names, source) & (s->by_uuid.cap - 1);
+		     s->by_uuid.slot[h]; h = (h + 1) & (s->by_uuid.cap - 1)) {
 			struct sym_image *e = &s->images[s->by_uuid.slot[h] - 1];
-			if (!uuid_eq(&e->id, id) || e->names != names)
+			if (!uuid_eq(&e->id, id) || e->names != names || e->source != source)
 				continue;
 			if (!e->img && e->call != s->call)
 				open_entry(s, e, path); /* failed before: indexed since? */
@@ -296,8 +347,9 @@ static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const ch
 	memset(e, 0, sizeof(*e));
 	e->id = *id;
 	e->names = names;
+	e->source = source;
 	open_entry(s, e, path);
-	for (h = (size_t)image_key_hash(id, names) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
+	for (h = (size_t)image_key_hash(id, names, source) & (s->by_uuid.cap - 1); s->by_uuid.slot[h];
 	     h = (h + 1) & (s->by_uuid.cap - 1))
 		;
 	s->by_uuid.slot[h] = (uint32_t)++s->nimages;
@@ -335,9 +387,13 @@ static int64_t image_by_path(symdb_symbolizer *s, const char *path, int *err)
 	int rc = S_ISDIR(st.st_mode)   ? -EISDIR
 	         : !S_ISREG(st.st_mode) ? SYMDB_E_BAD_OBJECT
 	                                : symdb_file_uuid(path, NULL, &id);
+	/* A fallback identity is not the file's (open_entry): its bytes are. */
+	uint64_t source = 0;
+	if (rc == 0 && id.kind == SYMDB_UUID_FALLBACK)
+		rc = fmt_file_xxh3(path, NULL, &source);
 	key.image = -1;
 	key.error = rc;
-	if (rc == 0 && (key.image = image_by_uuid(s, &id, path)) < 0)
+	if (rc == 0 && (key.image = image_by_uuid(s, &id, path, source)) < 0)
 		return -2;
 	if (rd_sym_grow(&s->paths, &s->paths_cap, s->npaths + 1, sizeof(*s->paths)) < 0 ||
 	    index_reserve(&s->by_path, s, path_hash_of) < 0)
@@ -406,7 +462,7 @@ int rd_sym_find_image(symdb_symbolizer *s, const symdb_request *rq, const symdb_
 			*err = SYMDB_E_INVAL;
 			return 0;
 		}
-		e = image_by_uuid(s, rq->image.uuid, NULL);
+		e = image_by_uuid(s, rq->image.uuid, NULL, 0);
 		break;
 	case SYMDB_IMAGE_HEX:
 		if (!rq->image.hex || symdb_uuid_parse(rq->image.hex, &id) < 0) {
@@ -414,7 +470,7 @@ int rd_sym_find_image(symdb_symbolizer *s, const symdb_request *rq, const symdb_
 			*err = SYMDB_E_INVAL;
 			return 0;
 		}
-		e = image_by_uuid(s, &id, NULL);
+		e = image_by_uuid(s, &id, NULL, 0);
 		break;
 	default: /* SYMDB_IMAGE_PATH */
 		if (!rq->image.path) {

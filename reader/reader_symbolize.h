@@ -75,6 +75,8 @@ struct sym_image {
 	int fetch_tried;   /* SYMDB_SYMBOLIZER_FETCH: fetched once, not again */
 	unsigned names;    /* SYMDB_OPEN_NAMES_* of the file named (SPEC §7.2.2):
 	                      part of the key, X and X.debug get their own handle */
+	uint64_t source;   /* a fallback identity opened by path: XXH3-64 of the
+	                      file's bytes (part of the key, SPEC §5.2); else 0 */
 };
 
 /* A chunk of addresses per library call: its frames, the rows and strings

@@ -427,6 +427,11 @@ SYMDB_API int symdb_image_open_uuid(symdb *db, const symdb_uuid *id,
  * @param opts        NULL or options, used by both steps.
  * @param out         receives the image.
  * @return as symdb_file_uuid() and symdb_image_open_uuid().
+ * @note By identity alone: a binary without a build-id has a fallback UUID
+ *       of its loaded bytes (SPEC §5.2), which another file may share, and
+ *       the index returned may have been built from that file.  The
+ *       symbolizer context (symdb_symbolizer_image() and path requests)
+ *       checks that the index was built from this file's bytes.
  * @note Thread rules of symdb_image_open_uuid().
  */
 SYMDB_API int symdb_image_open_binary(symdb *db, const char *binary_path,
@@ -1092,6 +1097,12 @@ SYMDB_API const uint32_t *symdb_symbolizer_order(const symdb_symbolizer *s, size
  *         SYMDB_SYMBOLIZER_BUILD; a damage code (SYMDB_E_CORRUPT...) for a
  *         damaged index without it; the builder's codes when indexing
  *         failed (errbuf says why, on the call that tried).
+ * @note A binary without a build-id (a fallback UUID of its loaded bytes,
+ *       SPEC §5.2) is answered only from an index built from its own
+ *       bytes: another file's index of that UUID is replaced by indexing
+ *       this one (SYMDB_BUILD_FORCE), or, without SYMDB_SYMBOLIZER_BUILD,
+ *       the file is SYMDB_E_NOT_INDEXED.  Its whole file is hashed once
+ *       per file identity.
  * @note Not thread-safe, like the context.  The answer is remembered per
  *       file identity, like SYMDB_IMAGE_PATH requests' (symdb_symbolize()).
  */
