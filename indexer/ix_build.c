@@ -155,10 +155,9 @@ static int ix_elf_stage(ix_stager *st, int fd, const char *path, const ix_opts *
 	if (ix_side_join(&side) < 0 && loaded)
 		rc = fmt_err(o->errbuf, o->errbuf_sz, -EIO, "%s: cannot read it again", path);
 	img.build_info[FMT_BI_SOURCE_XXH3] = side.hash;
-	/* Nothing to resolve: refuse rather than publish an empty index. */
-	if (rc == 0 && img.symbols.n == 0 && !(img.header_flags & FMT_FLAG_HAS_DWARF))
-		rc = fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_BAD_OBJECT,
-		             "%s: no symbols and no debug information to index", path);
+	/* Nothing to resolve (no symbol, no DWARF) is still indexed: every
+	 * address answers "not found", as llvm-symbolizer answers for the
+	 * file, and the catalog knows the image (SPEC §7.2). */
 	if (rc == 0)
 		rc = ix_tables_build(&img, out, o->errbuf, o->errbuf_sz);
 	if (rc == 0)

@@ -490,9 +490,8 @@ static int macho_fill(ix_image *img, const macho_slice *s, const char *path, con
 			ix_sections_close(&d);
 		}
 	}
-	if (rc == 0 && img->symbols.n == 0 && !(img->header_flags & FMT_FLAG_HAS_DWARF))
-		rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
-		             "%s: no symbols and no debug information to index", path);
+	/* An image with no symbol and no DWARF is indexed all the same, as
+	 * an ELF one (ix_build.c). */
 	return rc;
 }
 

@@ -206,12 +206,19 @@ static int open_status(int rc)
 	return rc == SYMDB_E_NOT_INDEXED ? SYMDB_SYM_NOT_INDEXED : SYMDB_SYM_DAMAGED;
 }
 
+/* Whether img lacks what indexing its file again may add: this file's
+ * kind of symbol table (SPEC §7.2.2), or everything (an image indexed with
+ * no symbol and no DWARF, whose debug file may have been installed since:
+ * found by build-id or debuglink, it makes the index whole). */
 static int symbols_missing(const symdb_image *img)
 {
 	symdb_image_info info;
 	memset(&info, 0, sizeof info);
 	info.sz = sizeof info;
-	return symdb_image_get_info(img, &info) == 0 && info.symbols_missing == 1;
+	if (symdb_image_get_info(img, &info) != 0)
+		return 0;
+	return info.symbols_missing == 1 ||
+	       (info.nsymbols == 0 && info.nfunctions == 0 && info.nline_rows == 0);
 }
 
 /* Whether img was indexed from the file whose bytes hash to source: its
@@ -277,9 +284,10 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 		}
 	}
 	/* Indexed from the other file of a stripped-binary / debug-file pair,
-	 * without this file's symbol table (SPEC §7.2.2): indexing this file
-	 * completes the index, once; a build that adds nothing (its debug
-	 * file not found) leaves the answers to the table the index has. */
+	 * without this file's symbol table (SPEC §7.2.2), or with nothing at
+	 * all: indexing this file completes the index, once; a build that adds
+	 * nothing (its debug file not found) leaves the answers to the index
+	 * it has. */
 	if (rc == 0 && path && s->build && !e->build_failed && symbols_missing(e->img)) {
 		symdb_image *img = NULL;
 		e->build_failed = 1;

@@ -186,6 +186,10 @@ static void index_one(struct build_run *r, size_t i, symdb_build_result *res)
 		else if (res->debug_path[0])
 			out = cli_line_dup("indexed %s %s (debug file %s)\n", hex, path,
 			                   res->debug_path);
+		else if (!res->nsymbols && !res->nline_rows && !res->ninline_nodes)
+			out = cli_line_dup("indexed %s %s (no symbols and no debug information: "
+			                   "every address answers ?\?)\n",
+			                   hex, path);
 		else
 			out = cli_line_dup("indexed %s %s\n", hex, path);
 	} else {
