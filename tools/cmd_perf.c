@@ -304,6 +304,41 @@ static int add_stack(struct perf_run *r, const uint32_t *ids, uint32_t n, uint64
 
 /* A sample: its frames (leaf first) become location ids, root first, after
  * the process name's string id. */
+/* A file's address of a sample without a callchain: perf printed the
+ * runtime address there, not the mapping-relative one it prints for
+ * callchain frames.  The latest mapping of that file in that process
+ * holding it (mmap events) gives the file offset; without one the frame is
+ * placed nowhere (-1) rather than looked up at a wrong offset. */
+static int place_runtime(struct perf_run *r, const prof_perf_frame *f, long pid, uint64_t *addr)
+{
+	int rc = 0;
+	uint32_t path = intern_id(r, f->dso, &rc);
+	if (rc)
+		return rc;
+	for (size_t i = r->nmaps; i-- > 0;) {
+		const struct pmap *m = &r->maps[i];
+		if (m->path == path && (m->pid == pid || pid < 0 || m->pid < 0) &&
+		    f->addr - m->start < m->len) {
+			*addr = f->addr - m->start + m->pgoff;
+			return 0;
+		}
+	}
+	r->unplaced++;
+	return -1;
+}
+
+static int add_map(struct perf_run *r, const prof_perf_event *ev)
+{
+	int rc = 0;
+	if (!ev->len || !ev->path[0])
+		return 0;
+	uint32_t path = intern_id(r, ev->path, &rc);
+	if (rc || GROW(r->maps, r->maps_cap, r->nmaps + 1))
+		return -ENOMEM;
+	r->maps[r->nmaps++] = (struct pmap){ ev->pid, ev->start, ev->len, ev->pgoff, path };
+	return 0;
+}
+
 static int add_sample(struct perf_run *r, const prof_perf_event *ev)
 {
 	int rc = 0;
@@ -315,9 +350,17 @@ static int add_sample(struct perf_run *r, const prof_perf_event *ev)
 	for (size_t j = ev->nframes; j-- > 0;) {
 		const prof_perf_frame *f = &ev->frames[j];
 		uint32_t mod, id;
-		if ((rc = module_id(r, f->dso, f->addr, ev->pid, &mod)) < 0)
-			return rc;
 		uint64_t a = f->addr;
+		const char *dso = f->dso;
+		int kind = classify(dso, a);
+		if (f->runtime && (kind == MOD_FILE || kind == MOD_VDSO) &&
+		    (rc = place_runtime(r, f, ev->pid, &a)) != 0) {
+			if (rc < -1)
+				return rc;
+			dso = "[unknown]";
+		}
+		if ((rc = module_id(r, dso, a, ev->pid, &mod)) < 0)
+			return rc;
 		/* A return address, unless the leaf or the first user frame
 		 * below the kernel's (see the file comment). */
 		int exact = j == 0 || (r->mod[mod].kind != MOD_KERNEL &&
@@ -384,7 +427,8 @@ static int add_build_id(struct perf_run *r, const char *path, const char *hex)
 	return b->path && b->hex ? 0 : -ENOMEM;
 }
 
-/* `perf buildid-list` output: "HEX PATH" per line. */
+/* `perf buildid-list` output: "HEX PATH" per line (HEX padded with spaces
+ * to 40 columns). */
 static int read_build_ids(struct perf_run *r, const char *file)
 {
 	FILE *f = fopen(file, "r");
@@ -400,11 +444,15 @@ static int read_build_ids(struct perf_run *r, const char *file)
 	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
-		char *sp = strchr(line, ' ');
+		/* perf pads a build-id shorter than 20 bytes (lld's 8, an md5's
+		 * 16) to 40 columns: the path starts after the spaces. */
+		char *sp = strchr(line, ' '), *path = sp;
 		if (!sp)
 			continue;
 		*sp = 0;
-		rc = add_build_id(r, sp + 1, line);
+		while (*++path == ' ')
+			;
+		rc = add_build_id(r, path, line);
 	}
 	free(line);
 	fclose(f);
@@ -417,8 +465,10 @@ static int read_input(struct perf_run *r, FILE *in)
 	int rc = prof_perf_open(in, &rd);
 	prof_perf_event ev;
 	while (rc == 0 && (rc = prof_perf_next(rd, &ev)) > 0) {
-		rc = ev.kind == PROF_PERF_MMAP ? add_build_id(r, ev.path, ev.build_id)
-		                               : add_sample(r, &ev);
+		if (ev.kind == PROF_PERF_MMAP)
+			rc = add_build_id(r, ev.path, ev.build_id) || add_map(r, &ev) ? -ENOMEM : 0;
+		else
+			rc = add_sample(r, &ev);
 		if ((r->samples & 4095) == 0)
 			prof_perf_progress(r, "read", r->samples, 0);
 	}
@@ -429,6 +479,12 @@ static int read_input(struct perf_run *r, FILE *in)
 		cli_err(r->o.in, "%s", rc == -EOVERFLOW ? "the sample periods add up past 2^64-1"
 		                                          : strerror(-rc));
 		return rc;
+	}
+	if (r->unplaced) {
+		progress_clear(r);
+		cli_err(r->o.in, "%llu address%s of samples without a callchain lie in files no mmap "
+		        "event places (perf script --show-mmap-events prints them): left [unknown]",
+		        (unsigned long long)r->unplaced, r->unplaced == 1 ? "" : "es");
 	}
 	if (skipped && r->samples) { /* none: the one line is run()'s */
 		progress_clear(r);
@@ -670,6 +726,7 @@ static void free_run(struct perf_run *r)
 		free(r->bid[i].hex);
 	}
 	free(r->bid);
+	free(r->maps);
 	free(r->str);
 	free(r->str_tab.slot);
 	free(r->mod);

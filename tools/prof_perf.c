@@ -2,15 +2,18 @@
 /*
  * prof_perf.c - reads `perf script` text (prof_perf.h) for `symdb perf`.
  *
- * perf 6.1 prints a sample as a header line starting in column 0
+ * perf 6.1 prints a sample as a header line
  *   COMM PID/TID [CPU] TIME: [PERIOD] EVENT: [ADDR (DSO)]
  * followed, when it has a callchain, by one line per frame, leaf first,
  *   <TAB> ADDR [SYM[+OFF]] (DSO)
  * and a blank line; samples without a callchain are one line each, with no
- * blank line between them.  Which header fields are there depends on -F,
- * so the header is read by shape, not by column: the first PID/TID (or
- * bare PID followed by a time) token ends the command name, which may
- * itself hold spaces; a decimal token before the event name is the period.
+ * blank line between them, their COMM right-aligned in 16 columns (so the
+ * line may start with spaces, never with a tab as a frame does) and ADDR
+ * the runtime address (prof_perf_frame.runtime).  Which header fields are
+ * there depends on -F, so the header is read by shape, not by column: the
+ * first PID/TID (or bare PID followed by a time) token ends the command
+ * name, which may itself hold spaces or be absent; a decimal token before
+ * the event name is the period.
  * --show-mmap-events adds lines "... PERF_RECORD_MMAP2 PID/TID: [0xSTART(0xLEN)
  * @ 0xPGOFF MAJ:MIN INO GEN]: PROT PATH", with "<BUILDID>" in place of the
  * device and inode when perf record ran with --buildid-mmap.
@@ -29,6 +32,7 @@
 struct pframe {
 	uint64_t addr;
 	size_t dso; /* offset in sbuf */
+	int runtime;
 };
 
 /* A longer line is skipped whole (read through, never held): no line of
@@ -54,6 +58,7 @@ struct prof_perf_reader {
 	size_t out_cap;
 	int pending;          /* a sample header was read */
 	size_t comm, path, build_id;
+	uint64_t map_start, map_len, map_pgoff;
 	long pid;
 	uint64_t period, ev_line;
 };
@@ -153,7 +158,7 @@ static int read_hex(const char **s, const char *end, uint64_t *v)
 /* "ADDR [SYM[+OFF]] (DSO)" in [s, end): the address and the DSO, the text
  * of the last balanced parenthesised group (a DSO such as
  * "/x.so (deleted)" has its own parentheses). */
-static int parse_frame(prof_perf_reader *r, const char *s, const char *end)
+static int parse_frame(prof_perf_reader *r, const char *s, const char *end, int runtime)
 {
 	while (s < end && (*s == ' ' || *s == '\t'))
 		s++;
@@ -184,6 +189,7 @@ static int parse_frame(prof_perf_reader *r, const char *s, const char *end)
 	if (off == SIZE_MAX)
 		return -ENOMEM;
 	r->pf[r->npf].addr = addr;
+	r->pf[r->npf].runtime = runtime;
 	r->pf[r->npf++].dso = off;
 	return 0;
 }
@@ -226,6 +232,23 @@ static int pid_token(const char *t, size_t n, const char *rest, const char *end)
 	return m > 1 && nx[m - 1] == ':' && all_digits(nx, m - 1, '.');
 }
 
+/* "0xS(0xL) @ 0xP" at p: the mapping's start, length and page offset into
+ * r (length 0 when they do not parse). */
+static void parse_range(prof_perf_reader *r, const char *p, const char *end)
+{
+	uint64_t start, len, pgoff;
+	r->map_len = 0;
+	if (read_hex(&p, end, &start) < 0 || p == end || *p++ != '(' ||
+	    read_hex(&p, end, &len) < 0 || end - p < 4 || memcmp(p, ") @ ", 4))
+		return;
+	p += 4;
+	if (read_hex(&p, end, &pgoff) < 0)
+		return;
+	r->map_start = start;
+	r->map_len = len;
+	r->map_pgoff = pgoff;
+}
+
 /* "... PERF_RECORD_MMAP[2] PID/TID: [0xS(0xL) @ 0xP <ID>|DEV INO GEN]: PROT PATH" */
 static int parse_mmap(prof_perf_reader *r, const char *s, const char *end)
 {
@@ -233,13 +256,18 @@ static int parse_mmap(prof_perf_reader *r, const char *s, const char *end)
 	const char *close = br ? memchr(br, ']', (size_t)(end - br)) : NULL;
 	if (!close || end - close < 3 || close[1] != ':')
 		return -1;
+	const char *q = s;
+	size_t n;
+	token(&q, br, &n);                  /* PERF_RECORD_MMAP2 */
+	const char *t = token(&q, br, &n);  /* PID/TID: */
+	r->pid = n > 1 && t[n - 1] == ':' && is_digit(t[0]) ? strtol(t, NULL, 10) : -1;
+	parse_range(r, br + 1, close);
 	const char *id = memchr(br, '<', (size_t)(close - br));
 	const char *id_end = id ? memchr(id, '>', (size_t)(close - id)) : NULL;
 	r->build_id = save_str(r, "", 0);
 	if (id_end && id_end > id + 1)
 		r->build_id = save_str(r, id + 1, (size_t)(id_end - id - 1));
 	const char *p = close + 2;
-	size_t n;
 	token(&p, end, &n); /* the protection ("r-xp"; "x" for MMAP) */
 	while (p < end && *p == ' ')
 		p++;
@@ -271,7 +299,7 @@ static int parse_header(prof_perf_reader *r, const char *s, const char *end)
 	size_t n;
 	int found = 0;
 	for (t = token(&p, end, &n); n; t = token(&p, end, &n))
-		if (t > s && pid_token(t, n, p, end)) {
+		if (pid_token(t, n, p, end)) { /* (at s: -F without comm) */
 			found = 1;
 			break;
 		}
@@ -316,9 +344,22 @@ static int parse_header(prof_perf_reader *r, const char *s, const char *end)
 	}
 	while (p < end && *p == ' ')
 		p++;
-	if (p < end && parse_frame(r, p, end) < 0)
+	if (p < end && parse_frame(r, p, end, 1) < 0)
 		skip_line(r);
 	return 1;
+}
+
+/* Whether a line that starts with spaces is a sample's header (its command
+ * name right-aligned, perf's "%16s" without a callchain) rather than a
+ * frame: it holds a PID/TID token, or a bare PID followed by a time. */
+static int header_shaped(const char *s, const char *end)
+{
+	const char *p = s, *t;
+	size_t n;
+	for (t = token(&p, end, &n); n; t = token(&p, end, &n))
+		if (pid_token(t, n, p, end))
+			return 1;
+	return 0;
 }
 
 static void fill_sample(prof_perf_reader *r, prof_perf_event *ev)
@@ -326,6 +367,7 @@ static void fill_sample(prof_perf_reader *r, prof_perf_event *ev)
 	for (size_t i = 0; i < r->npf; i++) {
 		r->out[i].addr = r->pf[i].addr;
 		r->out[i].dso = r->sbuf + r->pf[i].dso;
+		r->out[i].runtime = r->pf[i].runtime;
 	}
 	memset(ev, 0, sizeof *ev);
 	ev->kind = PROF_PERF_SAMPLE;
@@ -444,13 +486,16 @@ int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev)
 				return finish_sample(r, ev);
 			continue;
 		}
-		if (*s == ' ' || *s == '\t') {
+		if (*s == ' ' && header_shaped(s, end))
+			while (*s == ' ') /* a header: read below, from its first character */
+				s++;
+		if (s == r->line && (*s == ' ' || *s == '\t')) {
 			r->line_len = -1;
 			if (!r->pending) {
 				skip_line(r);
 				continue;
 			}
-			rc = parse_frame(r, s, end);
+			rc = parse_frame(r, s, end, 0);
 			if (rc == -ENOMEM)
 				return rc;
 			if (rc < 0)
@@ -474,6 +519,10 @@ int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev)
 			ev->comm = "";
 			ev->path = r->sbuf + r->path;
 			ev->build_id = r->sbuf + r->build_id;
+			ev->pid = r->pid;
+			ev->start = r->map_start;
+			ev->len = r->map_len;
+			ev->pgoff = r->map_pgoff;
 			ev->lineno = r->ev_line;
 			return 1;
 		}

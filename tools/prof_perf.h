@@ -2,8 +2,8 @@
 /*
  * prof_perf.h - the reader of `perf script` text for `symdb perf`
  * (cmd_perf.c): samples (a header line, then one line per callchain frame,
- * then a blank line) and mmap events (--show-mmap-events), as perf 6.1
- * prints them.  Internal to the CLI; one reader belongs to one thread.
+ * then a blank line, or the header line alone, its address at its end) and
+ * mmap events (--show-mmap-events), as perf 6.1 prints them.  Internal to the CLI; one reader belongs to one thread.
  */
 #ifndef SYMDB_PROF_PERF_H
 #define SYMDB_PROF_PERF_H
@@ -19,6 +19,10 @@
 typedef struct prof_perf_frame {
 	uint64_t addr;
 	const char *dso; /* "" when perf printed none */
+	int runtime;     /* the address on the sample's own line (a sample
+	                    without a callchain): perf prints sample->ip there,
+	                    the runtime address, for files too; mapped back
+	                    through the mmap events (cmd_perf.c) */
 } prof_perf_frame;
 
 enum prof_perf_kind { PROF_PERF_END = 0, PROF_PERF_SAMPLE = 1, PROF_PERF_MMAP = 2 };
@@ -33,6 +37,7 @@ typedef struct prof_perf_event {
 	const prof_perf_frame *frames; /* leaf first */
 	size_t nframes;
 	const char *path;         /* PROF_PERF_MMAP: the mapped file */
+	uint64_t start, len, pgoff; /* PROF_PERF_MMAP: where (len 0: not read) */
 	const char *build_id;     /* PROF_PERF_MMAP: hex, "" when not printed
 	                             (perf record --buildid-mmap prints it) */
 	uint64_t lineno;          /* the event's first line */

@@ -38,6 +38,14 @@ struct loc {
 	uint64_t addr;     /* as looked up (a return address minus 1) */
 };
 
+/* A file mapped into a process (an mmap event): where a runtime address
+ * of a sample without a callchain comes from. */
+struct pmap {
+	long pid;
+	uint64_t start, len, pgoff;
+	uint32_t path; /* string id */
+};
+
 struct stack {
 	size_t off;   /* its ids in perf_run.ids */
 	uint32_t len;
@@ -85,6 +93,9 @@ struct perf_run {
 	size_t nframes, frames_cap;
 	struct build_id *bid; /* by path: mmap events, --build-ids */
 	size_t nbid, bid_cap;
+	struct pmap *maps;    /* mmap events, in input order */
+	size_t nmaps, maps_cap;
+	uint64_t unplaced;    /* runtime addresses of files no mmap event placed */
 	uint64_t samples, weight;
 	/* symbolizing */
 	symdb *db;

@@ -14,7 +14,9 @@
 # them) must NOT reach 99 %: GCC's clone names (.lto_priv.0, .isra.0) are
 # how perf names those functions, which shows the comparison can fail.
 # Also: each distinct address once (locations <= frames), the summary line,
-# the SVG rendered by a browser (svg_check.sh, when chromium is there).
+# the SVG rendered by a browser (svg_check.sh, when chromium is there); and
+# a second profile without callchains (perf record without -g), with and
+# without comm and mmap events.
 # Label `slow`: it drives perf record.
 . "$(dirname "$0")/../cli/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -92,6 +94,40 @@ if python3 "$here/perf_compare.py" --aliases "$SCRATCH/aliases.txt" "$SCRATCH/ll
 	fail "--no-debug-names agrees too: $(head -1 "$SCRATCH/llvm.cmp")"
 fi
 note "with --no-debug-names: $(head -1 "$SCRATCH/llvm.cmp")"
+
+# Without a callchain (perf record without -g): each sample is its header
+# line alone, the command name right-aligned and the address the runtime
+# one, which the mmap events map back to the file.  The same oracle.
+nog=$SCRATCH/nog.data
+perf record -q -e cpu-clock -o "$nog" "$py" "$SCRATCH/work.py" >"$SCRATCH/record2.log" 2>&1 ||
+	fail "perf record without -g: $(tail -1 "$SCRATCH/record2.log")"
+perf report -i "$nog" --no-children --stdio -n --sort sym -g none >"$SCRATCH/report2.txt" 2>/dev/null ||
+	fail "perf report of the profile without callchains"
+perf script -F comm,pid,tid,time,period,event,ip,dso --show-mmap-events -i "$nog" \
+	>"$SCRATCH/nog.txt" 2>/dev/null || fail "perf script without callchains"
+grep -q '^ ' "$SCRATCH/nog.txt" || fail "perf should right-align the command name without -g"
+run "$SYMDB" perf "$SCRATCH/nog.txt" -o "$SCRATCH/nog.folded"
+[[ $RC == 0 ]] || fail "symdb perf without callchains exited $RC: $(cat "$ERR")"
+[[ $(grep -c . "$ERR") == 1 ]] || fail "without callchains: expected the summary alone: $(cat "$ERR")"
+python3 "$here/perf_compare.py" --aliases "$SCRATCH/aliases.txt" "$SCRATCH/nog.folded" \
+	"$SCRATCH/report2.txt" 99 || fail "without callchains, symdb perf's names disagree with perf report's"
+# Without the mmap events a runtime address of a file is placed nowhere:
+# [unknown], and one line says why, never a name from a wrong offset.
+grep -v PERF_RECORD_MMAP "$SCRATCH/nog.txt" >"$SCRATCH/nog_nommap.txt"
+run "$SYMDB" perf "$SCRATCH/nog_nommap.txt" -o "$SCRATCH/nog_nommap.folded"
+[[ $RC == 0 ]] || fail "symdb perf without mmap events exited $RC"
+grep -q "lie in files no mmap event places (perf script --show-mmap-events prints them)" "$ERR" ||
+	fail "without mmap events: no line saying why: $(cat "$ERR")"
+awk '{ n = split($1, f, ";"); leaf = f[n]; if (leaf !~ /_\[k\]$/ && leaf != "[unknown]") bad++ }
+	END { exit bad > 0 }' "$SCRATCH/nog_nommap.folded" ||
+	fail "without mmap events a user-space sample was named: $(grep -v '_\[k\] \|\[unknown\] ' "$SCRATCH/nog_nommap.folded" | head -3)"
+# -F without comm: the first field is PID/TID.
+perf script -F pid,tid,time,period,event,ip,dso --show-mmap-events -i "$nog" >"$SCRATCH/nocomm.txt" 2>/dev/null
+run "$SYMDB" perf "$SCRATCH/nocomm.txt" -o "$SCRATCH/nocomm.folded"
+[[ $RC == 0 ]] || fail "symdb perf without comm exited $RC: $(cat "$ERR")"
+python3 "$here/perf_compare.py" --aliases "$SCRATCH/aliases.txt" "$SCRATCH/nocomm.folded" \
+	"$SCRATCH/report2.txt" 99 || fail "without comm, symdb perf's names disagree with perf report's"
+note "without callchains: as perf report, with and without comm; without mmap events: [unknown]"
 
 # The flame graph renders in a browser (svg_check.sh: title, the root
 # frame, the zoom and search script), and names the hottest leaf.

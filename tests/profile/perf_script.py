@@ -4,7 +4,8 @@
 fixture binaries (a PIE and a non-PIE, GCC -O2: inline chains), in the
 shapes perf 6.1 prints: a header with a command name holding spaces, a
 callchain (leaf first, file offsets, a blank line after), a sample without
-a callchain on the header line, a frame perf could not map, --show-mmap-events
+a callchain on the header line (its command right-aligned, its address the
+runtime one, placed by the mmap events), a frame perf could not map, --show-mmap-events
 lines, and a line that is none of these.  The oracle is llvm-symbolizer-14
 on the same addresses as virtual addresses (the offsets are mapped through
 the program headers here): every stack must be the callers' then the leaf's
@@ -89,10 +90,14 @@ def main():
     rnd = random.Random(17)
     print("seed 17")
     text, expect = [], {}
-    # One mmap event per binary, as --show-mmap-events prints them.
-    for b in bins:
+    # One mmap event per binary, as --show-mmap-events prints them: where a
+    # sample without a callchain, whose address perf prints as the runtime
+    # one, lies in the file.
+    base = {}
+    for i, b in enumerate(bins):
+        base[b] = 0x55d000000000 + i * 0x10000000
         text.append(f"my prog 4242/4242 100.000000: PERF_RECORD_MMAP2 4242/4242: "
-                    f"[0x55d000001000(0x2000) @ 0x1000 fe:00 1234 0]: r-xp {b}")
+                    f"[0x{base[b]:x}(0x8000000) @ 0 fe:00 1234 0]: r-xp {b}")
     text.append("this line is not perf script output")
     pools = {}
     for b in bins:  # candidate leaves: a few offsets into every function
@@ -114,8 +119,10 @@ def main():
         for _, ch in reversed(picks):
             stack += list(reversed(ch))
         if depth == 1 and k % 2:
-            # no callchain: the frame on the header line
-            text.append(f"my prog 4242/4242 100.{k:06d}: 1 cpu-clock: {offs[0]:16x} ({b})")
+            # no callchain: the frame on the header line, perf 6.1's shape
+            # ("%16s" command name, the runtime address)
+            text.append(f"{'my prog':>16} 4242/4242 100.{k:06d}: 1 cpu-clock: "
+                        f"{base[b] + offs[0]:16x} ({b})")
         else:
             text.append(f"my prog 4242/4242 100.{k:06d}:     250000 cpu-clock: ")
             text += [f"\t{(o if i == 0 else o + 1):16x} ({b})" for i, o in enumerate(offs)]
@@ -185,6 +192,21 @@ def main():
     if p.returncode or "recorded on kernel 00112233445566778899aabbccddeeff00112233" not in \
             p.stderr or not re.fullmatch(r"k;\[kernel\.kallsyms\]\+0x[0-9a-f]+ 1\n", p.stdout):
         print(f"FAIL: another kernel's profile: rc {p.returncode}, {p.stdout!r} {p.stderr!r}")
+        return 1
+    # `perf buildid-list` pads a build-id shorter than 20 bytes (lld's 8)
+    # to 40 columns: the path after the spaces is the one it names.  That
+    # build-id is not the file's (a rebuilt file) and no index has it: the
+    # binary's frames must not be named from the file as it is now.
+    bids = os.path.join(scratch, "short.bids")
+    with open(bids, "w") as f:
+        f.write(f"{'8badf00ddeadbeef':<40} {bins[0]}\n")
+    p = subprocess.run([symdb, "perf", "--no-build", "--no-annotate", "--build-ids", bids, inp,
+                        "-o", os.path.join(scratch, "bids.folded")], capture_output=True, text=True)
+    with open(os.path.join(scratch, "bids.folded")) as f:
+        got_bids = f.read()
+    if p.returncode or os.path.basename(bins[0]) + "+0x" not in got_bids or \
+            f"1 unknown image: {bins[0]}" not in p.stderr:
+        print(f"FAIL: a padded short build-id was not read: rc {p.returncode}, {p.stderr!r}")
         return 1
     # Not perf script output: one line, exit 1, no output file (README's
     # bad-inputs table).
