@@ -105,7 +105,8 @@ struct serve_request {
 	const char *path;             /* the URL path, percent-decoded by libmicrohttpd */
 	const char *raw_path;         /* the path as the client sent it (for %2e checks) */
 	const char *content_type;     /* the header up to ';', or NULL */
-	uint64_t content_length;      /* UINT64_MAX when the header is absent */
+	bool has_length;              /* a Content-Length header (and no chunking) */
+	uint64_t content_length;      /* its value (2^64-1 is a value too), else 0 */
 	uint64_t start_ns;            /* CLOCK_MONOTONIC when the headers were complete */
 	uint64_t deadline_ns;         /* start_ns + lim.deadline_ms */
 	enum serve_endpoint_id ep;    /* for metrics; a handler may refine it */

@@ -37,6 +37,9 @@ struct serve_run {
 	uint32_t *slot;                /* request k answers chunk item slot[k] */
 	struct serve_result *res;      /* SERVE_CHUNK results */
 	size_t cap;                    /* elements of the four arrays */
+	symdb_image **fresh;           /* this request's images opened anew (current) */
+	size_t nfresh, fresh_cap;
+	int stale;                     /* the context holds a replaced image: not reused */
 };
 
 struct serve_pool {
@@ -109,6 +112,7 @@ int serve_pool_create(struct serve_server *srv, struct serve_pool **out)
 
 static void run_free(struct serve_run *r)
 {
+	free(r->fresh);
 	symdb_symbolizer_free(r->sym);
 	free(r->reqs);
 	free(r->syms);
@@ -194,6 +198,13 @@ void serve_batch_close(struct serve_run *run)
 {
 	if (!run)
 		return;
+	for (size_t i = 0; i < run->nfresh; i++)
+		symdb_image_close(run->fresh[i]);
+	run->nfresh = 0;
+	if (run->stale) { /* its images are kept until it is freed: free it now */
+		run_free(run);
+		return;
+	}
 	struct serve_pool *pool = run->pool;
 	pthread_mutex_lock(&pool->mu);
 	run->next = pool->idle;
@@ -444,6 +455,61 @@ const char *serve_module_error(const struct serve_module *m)
 	return m->status != SERVE_OK && m->error ? symdb_strerror(m->error) : NULL;
 }
 
+/*
+ * A context keeps every image it opened, and the catalog may have changed
+ * since: an image re-indexed (a richer upload, `symdb build --force`) or
+ * removed (`symdb rm`, gc) by anyone.  Each module found is checked against
+ * the catalog (one lookup; an unchanged image is the same shared mapping):
+ * a replaced one is answered from the current file, opened for this
+ * request, and a removed one (named by id) is unknown.  The context is then
+ * freed after the request instead of going back to the pool.  A module
+ * whose image is not in the catalog although the context found it (a path
+ * indexed privately, the database not writable) is left as found.
+ */
+static int check_current(struct serve_server *srv, struct serve_run *r, struct serve_module *m)
+{
+	symdb_image *cur = NULL;
+	const void *old_data, *cur_data;
+	size_t old_len, cur_len;
+	int rc = symdb_image_open_uuid(srv->db, &m->uuid, NULL, &cur);
+	if (rc == SYMDB_E_NOT_INDEXED) {
+		if (m->ref != SERVE_REF_PATH) {
+			module_failed(m, SERVE_UNKNOWN_IMAGE, rc);
+			r->stale = 1;
+		}
+		return 0;
+	}
+	if (rc)
+		return 0; /* damaged or unreadable now: the next context says so */
+	if (symdb_image_data(cur, &cur_data, &cur_len) == 0 &&
+	    symdb_image_data(m->image, &old_data, &old_len) == 0 && cur_data == old_data) {
+		symdb_image_close(cur);
+		return 0;
+	}
+	symdb_image_close(cur);
+	cur = NULL;
+	SYMDB_OPTS(symdb_open_opts, o, .flags = srv->open_flags);
+	if ((rc = symdb_image_open_uuid(srv->db, &m->uuid, &o, &cur)) != 0) {
+		module_failed(m, damage_code(rc) ? SERVE_DAMAGED : SERVE_UNKNOWN_IMAGE, rc);
+		r->stale = 1;
+		return 0;
+	}
+	if (r->nfresh == r->fresh_cap) {
+		size_t cap = r->fresh_cap ? 2 * r->fresh_cap : 8;
+		symdb_image **f = realloc(r->fresh, cap * sizeof(*f));
+		if (!f) {
+			symdb_image_close(cur);
+			return -ENOMEM;
+		}
+		r->fresh = f;
+		r->fresh_cap = cap;
+	}
+	r->fresh[r->nfresh++] = cur;
+	m->image = cur;
+	r->stale = 1;
+	return 0;
+}
+
 int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
                      struct serve_run **out, char *err, size_t errsz)
 {
@@ -475,6 +541,9 @@ int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t d
 		rc = open_by_id(r, b, by_uuid, NULL);
 	if (rc >= 0 && srv->fetch)
 		rc = fetch_unknown(r, srv, b, by_uuid, deadline_ns);
+	for (uint32_t i = 0; i < b->nmodules && rc >= 0; i++)
+		if (b->modules[i].status == SERVE_OK)
+			rc = check_current(srv, r, &b->modules[i]);
 	free(by_uuid);
 	if (rc < 0) {
 		snprintf(err, errsz, "finding the images: %s", symdb_strerror(rc));
@@ -543,6 +612,13 @@ static size_t chunk_requests(struct serve_run *r, const struct serve_batch *b, s
 		q->image.handle = m->image;
 		q->addr_kind = (uint8_t)m->addr_kind;
 		q->addr = item < b->naddrs ? b->addrs[item] : b->frames[item - b->naddrs].addr;
+		/* A vaddr of 2^64-1 is a real request to llvm-symbolizer (the
+		 * last zero-size symbol, _end) but SYMDB_ADDR_INVALID to the
+		 * library: 2^64-2 lies in the same symbols unless one ends at
+		 * 2^64-1 (as symdb query asks it, cmd_query.c). */
+		o->top = q->addr_kind == SYMDB_ADDR_VADDR && q->addr == SYMDB_ADDR_INVALID;
+		if (o->top)
+			q->addr = SYMDB_ADDR_INVALID - 1;
 		q->load_address = m->load_address;
 		r->slot[n++] = k;
 	}

@@ -143,6 +143,8 @@ struct serve_result {
 	uint64_t sym_addr, sym_size;   /* its start (vaddr) and size (0 = to the next) */
 	uint64_t vaddr;                /* the address as a vaddr; SYMDB_ADDR_INVALID if none */
 	const symdb_image *image;      /* NULL unless the module's image was found */
+	bool top;                      /* a vaddr of 2^64-1, asked as 2^64-2 (serve_batch.c):
+	                                  vaddr is one less than the address asked */
 };
 
 /* A frame as the response shows it (the choice of serve_result_frames()). */

@@ -229,7 +229,7 @@ static void symbol_of(const struct serve_result *res, symdb_batch_result *out)
 		out->sym_name = res->sym_name;
 		out->sym_start = res->sym_addr;
 		out->sym_size = res->sym_size;
-		out->sym_offset = res->vaddr - res->sym_addr;
+		out->sym_offset = res->vaddr - res->sym_addr + res->top;
 	}
 }
 

@@ -524,15 +524,19 @@ static const char *media_type(struct MHD_Connection *c, char *buf, size_t bufsz)
 	return buf;
 }
 
-static uint64_t content_length(struct MHD_Connection *c)
+/* The announced body length: 1 with *n, or 0 when there is none (no
+ * header, or a chunked body). */
+static int content_length(struct MHD_Connection *c, uint64_t *n)
 {
 	const char *te = header(c, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 	const char *cl = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	*n = 0;
 	if (te || !cl)
-		return UINT64_MAX;
+		return 0;
 	/* libmicrohttpd has already refused a Content-Length that is not a
 	 * number (400). */
-	return strtoull(cl, NULL, 10);
+	*n = strtoull(cl, NULL, 10);
+	return 1;
 }
 
 /* The headers are in: count the request, route it, refuse it early. */
@@ -546,9 +550,9 @@ static enum MHD_Result first_call(struct serve_http *h, struct MHD_Connection *c
 	rq->method = method;
 	rq->path = url;
 	rq->content_type = media_type(c, sr->ctype, sizeof(sr->ctype));
-	rq->content_length = content_length(c);
+	rq->has_length = content_length(c, &rq->content_length);
 	sr->body_pending = header(c, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
-	                   (rq->content_length != UINT64_MAX && rq->content_length > 0);
+	                   (rq->has_length && rq->content_length > 0);
 	rq->start_ns = serve_now_ns();
 	rq->deadline_ns = rq->start_ns + lim->deadline_ms * NS_PER_MS;
 	set_deadline(sr->sc, rq->start_ns + lim->body_timeout_ms * NS_PER_MS, SERVE_CUT_BODY_TIMEOUT);
@@ -574,7 +578,7 @@ static enum MHD_Result first_call(struct serve_http *h, struct MHD_Connection *c
 	sr->limit = sr->ep->on_body ? lim->max_upload : lim->max_body;
 	/* 413 before a byte of the body is read: libmicrohttpd sends the
 	 * answer instead of "100 Continue" and then closes the connection. */
-	if (rq->content_length != UINT64_MAX && rq->content_length > sr->limit)
+	if (rq->has_length && rq->content_length > sr->limit)
 		return reply_error(h, c, sr, 413, 0, "body of %llu bytes is over the limit of %llu",
 		                   (unsigned long long)rq->content_length,
 		                   (unsigned long long)sr->limit);
@@ -590,7 +594,7 @@ static int buffer_body(struct sreq *sr, const char *data, size_t n)
 		while (want - have < n)
 			want *= 2;
 		/* Never more than the announced length or the limit. */
-		uint64_t most = sr->rq.content_length != UINT64_MAX ? sr->rq.content_length : sr->limit;
+		uint64_t most = sr->rq.has_length ? sr->rq.content_length : sr->limit;
 		if (want > most)
 			want = most;
 		if (want < have + n)

@@ -297,7 +297,7 @@ static int upload_check_headers(const struct serve_request *rq, struct serve_rep
 		                  "upload: Content-Type must be application/octet-stream (the object file's bytes)");
 		return -1;
 	}
-	if (rq->content_length != UINT64_MAX && rq->content_length > lim->max_upload) {
+	if (rq->has_length && rq->content_length > lim->max_upload) {
 		serve_reply_error(err, 413, "upload: %" PRIu64 " bytes, more than the limit of %" PRIu64,
 		                  rq->content_length, lim->max_upload);
 		return -1;

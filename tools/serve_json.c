@@ -640,7 +640,7 @@ static int put_result(struct jw *w, uint64_t addr, const struct serve_result *re
 		d = LIT(d, ",\"size\":");
 		d = w_u64(d, res->sym_size);
 		d = LIT(d, ",\"offset\":");
-		d = w_u64(d, res->vaddr - res->sym_addr);
+		d = w_u64(d, res->vaddr - res->sym_addr + res->top);
 		d = LIT(d, "}}");
 	} else {
 		d = LIT(d, "null}");

@@ -284,12 +284,45 @@ def case_upload():
         im = js.get("images", [{}])[0]
         check(st == 201 and im.get("kind") == "binary" and im.get("dwarf") is False and
               im.get("build_id") == build_id(other), "strip -g binary: 201, no DWARF (%d %s)" % (st, js))
+        oaddrs = addresses(other)
+        want = oracle(other, oaddrs)
+
+        def served():
+            """The server's answers for other's addresses, as llvm-symbolizer's
+            function and file:line lines, or the module's status."""
+            body = json.dumps({"modules": [{"build_id": build_id(other), "addresses": oaddrs}]})
+            st, _, b = s.request("POST", "/v1/symbolize", body.encode(),
+                                 {"Content-Type": "application/json"})
+            m = json.loads(b)["modules"][0] if st == 200 else {}
+            if m.get("status") != "ok":
+                return m.get("status", "http %d" % st)
+            out = ""
+            for r in m["results"]:
+                if not r["frames"]:
+                    out += "??\n??:0:0\n" # (llvm's empty answer)
+                for fr in r["frames"]:
+                    out += "%s\n%s:%d:%d\n" % (fr["function"], fr["file"] or "??", fr["line"],
+                                               fr["column"])
+                out += "\n"
+            return out
+        check(served() != want, "before its .debug file the server cannot give llvm's lines")
         with open(other + ".debug", "rb") as f:
             st, _, js = s.upload(f.read())
         im = js.get("images", [{}])[0]
         check(st == 201 and im.get("kind") == "debug_file" and im.get("dwarf") is True and
               im.get("replaced") == "index_without_dwarf",
               "its .debug file: 201, kind debug_file, replaced index_without_dwarf (%d %s)" % (st, js))
+        # The server answers from the index that replaced the one it had
+        # open, as llvm-symbolizer-14 does from the full binary; and once
+        # the image is removed from the catalog, it is unknown.
+        for k in range(3):
+            got = served()
+            diff = [(a, b) for a, b in zip(got.split("\n"), want.split("\n")) if a != b][:2]
+            check(got == want, "after the replacement, request %d == llvm-symbolizer-14 %s" %
+                  (k, diff or "(%d vs %d lines)" % (got.count("\n"), want.count("\n"))))
+        rm = run(SYMDB, "--db", db, "rm", build_id(other))
+        check(rm.returncode == 0, "symdb rm: %s" % rm.stderr)
+        check(served() == "unknown_image", "after symdb rm: unknown_image")
         check(tmp_uploads(db) == [], "no temp file left")
     finally:
         s.stop()
@@ -534,6 +567,17 @@ def case_oversize():
                            b"Content-Type: application/octet-stream\r\n"
                            b"Content-Length: %d\r\n\r\n" % len(data))
         check(got.startswith(b"HTTP/1.1 413"), "Content-Length over the limit: 413 before the body (%r)" % got[:40])
+        # 2^64-1 is a length like any other (it once read as "no length"
+        # and waited for the body timeout), on both endpoints
+        for path, ctype in ((b"/v1/images", b"application/octet-stream"),
+                            (b"/v1/symbolize", b"application/json")):
+            t0 = time.monotonic()
+            got = raw_exchange(s, b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\n"
+                               b"Content-Length: 18446744073709551615\r\n\r\n" % (path, ctype))
+            check(got.startswith(b"HTTP/1.1 413") and b"body of 18446744073709551615 bytes" in got
+                  or b"18446744073709551615 bytes, more than the limit" in got,
+                  "%s: Content-Length 2^64-1: 413 naming it (%r)" % (path.decode(), got[-120:]))
+            check(time.monotonic() - t0 < 10, "%s: 2^64-1 answered at once" % path.decode())
         chunks = [b"%x\r\n" % len(data[i:i + 4096]) + data[i:i + 4096] + b"\r\n"
                   for i in range(0, len(data), 4096)] + [b"0\r\n\r\n"]
         got = raw_exchange(s, b"POST /v1/images HTTP/1.1\r\nHost: x\r\n"

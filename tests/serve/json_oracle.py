@@ -141,7 +141,9 @@ def run_case(url, case, sample, seed, show):
     kind, ident, obj, arch, opts, n = (case.split("|") + ["-", "", "0"])[:6]
     opts = [o for o in opts.split(",") if o]
     n = int(n) or sample
-    addrs = addresses(obj, arch, n, seed)
+    # and the largest address: llvm-symbolizer answers it (the last
+    # zero-size symbol), the library takes it as SYMDB_ADDR_INVALID
+    addrs = addresses(obj, arch, n, seed) + [0xffffffffffffffff]
     mod = dict(module_ref(kind, ident, obj, arch), addresses=["0x%x" % a for a in addrs])
     body = {"modules": [mod]}
     if opts:
@@ -165,6 +167,10 @@ def run_case(url, case, sample, seed, show):
             if bad <= show:
                 print("DIFF %s at 0x%x (%s):\n  llvm   %s\n  query  %s\n  server %s" %
                       (what, a, r["status"], w, q, s))
+        elif r["symbol"] and r["symbol"]["offset"] != a - int(r["symbol"]["start"], 16):
+            bad += 1
+            print("DIFF %s at 0x%x: symbol offset %d, not the address - start" %
+                  (what, a, r["symbol"]["offset"]))
         elif r["status"] == "ok" and not s and not r["symbol"]:
             bad += 1
             print("DIFF %s at 0x%x: status ok with nothing known" % (what, a))
