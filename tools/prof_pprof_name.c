@@ -9,8 +9,9 @@
  * by symdb reads the same only if it stores the same short form.  It is
  * derived here from the full demangled form (symdb_demangle(), as
  * llvm-symbolizer prints it) by removing those parts; a form this does not
- * understand (special names such as "vtable for X", unbalanced brackets)
- * is refused, and the caller then stores the linkage name, which pprof
+ * understand (special names such as "vtable for X", unbalanced brackets,
+ * lambdas and unnamed types, whose LLVM spelling is not pprof's) is
+ * refused, and the caller then stores the linkage name, which pprof
  * demangles itself when it reads the profile (it demangles every Function
  * whose name equals its system_name).
  */
@@ -82,18 +83,33 @@ static size_t strip_tail(const char *s, size_t n)
 	return 0;
 }
 
-/* The length of the operator token at s (after "operator"), 0 if none:
- * its '<' and '>' are not template brackets. */
-static size_t operator_token(const char *s)
+/* Whether the angle brackets of s[0..n) balance (template argument lists). */
+static int angles_balance(const char *s, size_t n)
+{
+	int depth = 0;
+	for (size_t i = 0; i < n && depth >= 0; i++)
+		depth += s[i] == '<' ? 1 : s[i] == '>' ? -1 : 0;
+	return depth == 0;
+}
+
+/* The length of the operator token at s (after "operator"; s[0..n) is the
+ * rest of the name), 0 if none: its '<' and '>' are not template
+ * brackets.  LLVM prints a template operator's arguments right after it,
+ * "operator<<int, int>" for operator< <int, int>: of the tokens that
+ * match, the longest after which the brackets still balance. */
+static size_t operator_token(const char *s, size_t n)
 {
 	static const char *const tok[] = {
 		"<=>", "<<=", ">>=", "->*", "()", "[]", "<<", ">>", "<=", ">=", "->", "==", "!=",
 		"&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+		"<", ">", "!", "+", "-", "*", "/", "%", "^", "&", "|", "~", "=", ",",
 	};
-	for (size_t i = 0; i < sizeof tok / sizeof tok[0]; i++)
-		if (!strncmp(s, tok[i], strlen(tok[i])))
-			return strlen(tok[i]);
-	return s[0] && strchr("<>!+-*/%^&|~=,", s[0]) ? 1 : 0;
+	for (size_t i = 0; i < sizeof tok / sizeof tok[0]; i++) {
+		size_t k = strlen(tok[i]);
+		if (k <= n && !strncmp(s, tok[i], k) && angles_balance(s + k, n - k))
+			return k;
+	}
+	return 0;
 }
 
 static int word_start(const char *s, size_t i)
@@ -108,8 +124,8 @@ static size_t drop_templates(const char *s, size_t n, char *out)
 	size_t o = 0;
 	int depth = 0;
 	for (size_t i = 0; i < n;) {
-		if (depth == 0 && !strncmp(s + i, "operator", 8) && word_start(s, i)) {
-			size_t t = 8 + operator_token(s + i + 8);
+		if (depth == 0 && n - i >= 8 && !strncmp(s + i, "operator", 8) && word_start(s, i)) {
+			size_t t = 8 + operator_token(s + i + 8, n - i - 8);
 			memcpy(out + o, s + i, t);
 			o += t;
 			i += t;
@@ -117,7 +133,9 @@ static size_t drop_templates(const char *s, size_t n, char *out)
 		}
 		if (s[i] == '<')
 			depth++;
-		else if (s[i] == '>' && depth > 0)
+		else if (s[i] == '>' && depth == 0)
+			return SIZE_MAX; /* a '>' that closes nothing: not understood */
+		else if (s[i] == '>')
 			depth--;
 		else if (depth == 0)
 			out[o++] = s[i];
@@ -155,7 +173,12 @@ static size_t name_start(const char *s)
 
 int prof_pprof_short_name(const char *full, char *out)
 {
-	if (special_name(full))
+	/* A closure or an unnamed type: LLVM prints 'lambda'(int), 'lambda0'(T)
+	 * with a generic lambda's parameter substituted, and 'unnamed'; pprof's
+	 * demangler {lambda(int)#1}, {lambda(auto:1)#2}, {unnamed type#1},
+	 * which the LLVM form cannot always give back: left to pprof. */
+	if (special_name(full) || strstr(full, "'lambda") || strstr(full, "'unnamed") ||
+	    strstr(full, "'block-literal"))
 		return -1;
 	size_t n = strip_tail(full, strlen(full));
 	if (n == 0)

@@ -133,7 +133,8 @@ oracle "$S/cpp-raw.pb.gz" "$S/cpp-llvm.pb.gz"
 "$pp" -top "$S/cpp-llvm.pb.gz" >"$S/cpp-llvm.top" 2>&1
 sed -i 's/$/ /' "$S/cpp-llvm.top" # every name followed by a space
 for want in 'app::detail::Ring::spin' 'app::detail::Ring::churn' 'app::fold' 'app::Acc::operator+=' \
-	'(anonymous namespace)::hidden_work' 'scramble (inline)'; do
+	'(anonymous namespace)::hidden_work' 'scramble (inline)' 'app::Cmp::operator<' \
+	'main::{lambda(unsigned int)#1}::operator()' 'main::{lambda(unsigned int)#2}::operator()'; do
 	grep -qF -- " $want " "$S/cpp-llvm.top" || fail "C++ oracle has no '$want': the fixture did not profile as meant"
 done
 "$SYMDB" build "$S/cppwork" >/dev/null

@@ -3,9 +3,9 @@
 // The C++ program tests/profile/pprof.sh profiles with gperftools' CPU
 // profiler, for the names pprof stores in Function.name: functions in
 // nested and anonymous namespaces, a class template's const method, a
-// function template with a return type, an overloaded operator, an inline
-// function (always inlined, so a Line of its own under its caller) and a
-// static member.  pprof shows them without parameters, template arguments
+// function template with a return type, an overloaded operator, an
+// operator template, two lambdas, an inline function (always inlined, so a
+// Line of its own under its caller) and a static member.  pprof shows them without parameters, template arguments
 // or return types ("app::detail::Ring::spin").
 #include <gperftools/profiler.h>
 #include <cstdio>
@@ -47,6 +47,19 @@ template <typename T> __attribute__((noinline)) T fold(T seed, unsigned n)
 	return seed;
 }
 
+// A member operator template: LLVM prints its arguments right after the
+// operator ("operator<<long>"), pprof stores "app::Cmp::operator<".
+template <typename T> struct Cmp {
+	T v;
+	template <typename U> __attribute__((noinline)) bool operator<(const Cmp<U> &o) const
+	{
+		U x = o.v;
+		for (unsigned i = 0; i < 400000; i++)
+			x = x * 3 + static_cast<U>(i);
+		return static_cast<U>(v) < x;
+	}
+};
+
 struct Acc {
 	unsigned long v;
 	__attribute__((noinline)) Acc &operator+=(unsigned n)
@@ -75,8 +88,25 @@ int main(int argc, char **argv)
 	app::detail::Ring<unsigned long, 5> ring = { { 1, 2, 3, 4, 5 } };
 	app::Acc acc = { 1 };
 	unsigned long s = 0;
+	// Two lambdas: pprof's demangler names them {lambda(unsigned int)#1}
+	// and #2, LLVM 'lambda'(unsigned int) and 'lambda0'(unsigned int).
+	auto lam1 = [](unsigned n) __attribute__((noinline)) {
+		unsigned long x = n;
+		for (unsigned i = 0; i < n; i++)
+			x = x * 5 + i;
+		return x;
+	};
+	auto lam2 = [](unsigned n) __attribute__((noinline)) {
+		unsigned long x = n;
+		for (unsigned i = 0; i < n; i++)
+			x = (x ^ i) * 9;
+		return x;
+	};
+	app::Cmp<int> ca = { 3 };
+	app::Cmp<long> cb = { 4 };
 	ProfilerStart(argv[1]);
 	for (unsigned r = 0; r < rounds; r++) {
+		s += lam1(big) + lam2(big) + (ca < cb);
 		s += ring.spin(big) + app::detail::Ring<int, 3>::churn(static_cast<int>(r), big);
 		s += app::fold<unsigned long>(s, big / 2) + hidden_work(big);
 		acc += big;
