@@ -124,6 +124,7 @@ struct serve_reply {
 	int fd;                       /* >= 0: send fd_len bytes of this file instead */
 	uint64_t fd_len;
 	unsigned retry_after;         /* seconds; 0 = no Retry-After header */
+	const char *allow;            /* a static string: the Allow header (405), or NULL */
 	uint64_t addresses;           /* addresses answered, for the log and metrics */
 	char reason[200];             /* one line for the access log when status >= 400 */
 };

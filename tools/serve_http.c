@@ -165,6 +165,7 @@ struct sreq {
 	struct MHD_Connection *conn;     /* for the async thread's resume */
 	struct serve_http *h;
 	struct serve_reply refusal;      /* refused: sent when the body ends */
+	const char *allow;               /* a 405's Allow header (route()) */
 	unsigned status;
 	uint64_t addresses;
 	char reason[200];
@@ -436,6 +437,8 @@ static enum MHD_Result send_reply(struct serve_http *h, struct MHD_Connection *c
 	}
 	if (r->content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+	if (r->allow)
+		MHD_add_response_header(resp, "Allow", r->allow);
 	if (r->retry_after) {
 		char ra[16];
 		snprintf(ra, sizeof(ra), "%u", r->retry_after);
@@ -467,6 +470,7 @@ static enum MHD_Result reply_error(struct serve_http *h, struct MHD_Connection *
 	va_end(ap);
 	serve_reply_error(&r, status, "%s", reason);
 	r.retry_after = retry_after;
+	r.allow = status == 405 ? sr->allow : NULL;
 	/* With a body announced, the error goes out now, before a byte of the
 	 * body is read, and the connection ends after it (the rest of the body
 	 * is not worth reading).  Without one, it goes out on the call that
@@ -480,11 +484,14 @@ static enum MHD_Result reply_error(struct serve_http *h, struct MHD_Connection *
 	return send_reply(h, c, sr, &r, true);
 }
 
-/* The endpoint for method and path, or NULL with the status to answer. */
+/* The endpoint for method and path, or NULL with the status to answer
+ * (*allow: the methods the path takes, for a 405's Allow header).  HEAD is
+ * a GET whose body libmicrohttpd does not send (RFC 9110 §9.3.2). */
 static const struct serve_endpoint *route(const char *method, const char *path, const char *ctype,
-                                          unsigned *status)
+                                          unsigned *status, const char **allow)
 {
-	bool path_hit = false, method_hit = false;
+	bool path_hit = false, method_hit = false, get = false, post = false;
+	bool head = !strcmp(method, "HEAD");
 	for (const struct serve_endpoint *e = serve_endpoints; e->path; e++) {
 		size_t n = strlen(e->path);
 		bool match = e->path[n - 1] == '/' ? strncmp(path, e->path, n) == 0
@@ -492,13 +499,16 @@ static const struct serve_endpoint *route(const char *method, const char *path, 
 		if (!match)
 			continue;
 		path_hit = true;
-		if (strcmp(method, e->method))
+		get |= !strcmp(e->method, "GET");
+		post |= !strcmp(e->method, "POST");
+		if (strcmp(method, e->method) && !(head && !strcmp(e->method, "GET")))
 			continue;
 		method_hit = true;
 		if (!e->content_type || (ctype && !strcmp(ctype, e->content_type)))
 			return e;
 	}
 	*status = method_hit ? 415 : path_hit ? 405 : 404;
+	*allow = get && post ? "GET, HEAD, POST" : get ? "GET, HEAD" : post ? "POST" : NULL;
 	return NULL;
 }
 
@@ -568,7 +578,7 @@ static enum MHD_Result first_call(struct serve_http *h, struct MHD_Connection *c
 	serve_metrics_inflight(h->srv->metrics, 1);
 
 	unsigned status = 0;
-	sr->ep = route(method, url, rq->content_type, &status);
+	sr->ep = route(method, url, rq->content_type, &status, &sr->allow);
 	if (!sr->ep)
 		return reply_error(h, c, sr, status,
 		                   0, status == 404 ? "no such endpoint"

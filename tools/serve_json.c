@@ -411,11 +411,22 @@ static unsigned parse_request(struct jreq *r, const struct serve_request *rq)
 	r->root = json_tokener_parse_ex(tok, rq->body ? rq->body : "", (int)rq->body_len);
 	enum json_tokener_error e = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);
+	if (e == json_tokener_continue) {
+		/* The whole body was read: a number or a literal at its very end
+		 * ("1", "true") is complete once json-c sees the end of input. */
+		r->root = json_tokener_parse_ex(tok, "", 1);
+		e = json_tokener_get_error(tok);
+		end = rq->body_len;
+		if (e != json_tokener_success)
+			e = json_tokener_continue; /* cut short: "incomplete" below */
+	}
 	json_tokener_free(tok);
 	if (e == json_tokener_error_depth)
 		return refuse(r, 400, "body: JSON nested deeper than %u levels (--max-depth)", depth);
-	if (e == json_tokener_continue || (e == json_tokener_success && !r->root))
+	if (e == json_tokener_continue)
 		return refuse(r, 400, "body: incomplete JSON (%zu bytes)", rq->body_len);
+	if (e == json_tokener_success && !r->root)
+		return refuse(r, 400, "the request: expected an object, got null");
 	if (e != json_tokener_success)
 		return refuse(r, 400, "body: malformed JSON at byte %zu: %s", end,
 		              json_tokener_error_desc(e));

@@ -4,7 +4,8 @@
 # basic.sh: the HTTP core of `symdb serve` (README "symdb serve"):
 #   1. GET /healthz answers 200 "ok"; GET /metrics counts it under the fixed
 #      labels endpoint="healthz",status="200";
-#   2. an unknown path is a 404, a known path with another method a 405,
+#   2. an unknown path is a 404, a known path with another method a 405
+#      with an Allow header, HEAD a GET without the body,
 #      each with a JSON {"error": ...} body;
 #   3. keep-alive: two requests on one connection get two answers;
 #   4. a body announced over --max-body gets 413 before a byte of it is
@@ -43,6 +44,31 @@ serve_req GET /no/such/thing
 grep -q '^{"error":"' "$OUT" || fail "404: body is not a JSON error: $(cat "$OUT")"
 serve_req DELETE /healthz
 ((STATUS == 405)) || fail "DELETE /healthz: status $STATUS"
+# a 405 says what the path takes (RFC 9110 §15.5.6); HEAD is a GET without
+# its body (§9.3.2)
+serve_py <<'PY' || fail "405 Allow and HEAD"
+import sys, serve_client as c
+s = c.connect(sys.argv[1])
+for m, p, allow in (("DELETE", "/healthz", "GET, HEAD"), ("GET", "/v1/symbolize", "POST"),
+                    ("PUT", "/v1/images", "POST")):
+    s.sendall(c.head_bytes(m, p))
+    r = c.read_response(s)
+    assert r and r[0] == 405 and r[1].get("allow") == allow, (m, p, r)
+s.close()
+s = c.connect(sys.argv[1])
+s.sendall(c.head_bytes("HEAD", "/healthz"))
+got = b""
+while b"\r\n\r\n" not in got:
+    got += s.recv(4096)
+head, _, rest = got.partition(b"\r\n\r\n")
+assert head.startswith(b"HTTP/1.1 200"), head
+s.settimeout(0.5)
+try:
+    rest += s.recv(4096)
+except OSError:
+    pass
+assert rest == b"", ("HEAD sent a body", rest)
+PY
 
 note "3. keep-alive"
 serve_py <<'PY' || fail "keep-alive"

@@ -38,6 +38,10 @@ good() {
 
 note "malformed JSON"
 bad 400 'body: incomplete JSON' '{"modules":['
+# complete JSON that is not an object, a scalar at the very end included
+bad 400 'the request: expected an object, got null' 'null'
+bad 400 'the request: expected an object, got a boolean' 'true'
+bad 400 'the request: expected an object, got a number' '1'
 bad 400 'body: malformed JSON at byte' '{"modules":]'
 bad 400 'body: malformed JSON at byte' '{"modules":[]} trailing'
 bad 400 'body: malformed JSON at byte' "{'modules':[]}"
