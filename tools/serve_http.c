@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -549,9 +550,47 @@ static int content_length(struct MHD_Connection *c, uint64_t *n)
 	return 1;
 }
 
+/* Content-Length headers seen: how many, and whether they differ. */
+struct lengths {
+	unsigned n;
+	const char *first;
+	bool differ;
+};
+
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+	struct lengths *l = cls;
+	(void)kind;
+	if (!key || strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+		return MHD_YES;
+	if (l->n++ == 0)
+		l->first = value;
+	else if (!value || !l->first || strcmp(value, l->first))
+		l->differ = true;
+	return MHD_YES;
+}
+
+/*
+ * What RFC 9112 makes a client error, which libmicrohttpd lets through:
+ * Content-Length headers that disagree (§6.3: a proxy in front may have
+ * framed the body by another one, the start of request smuggling), and an
+ * HTTP/1.1 request without a Host header (§3.2).  NULL, or the reason.
+ */
+static const char *framing_error(struct MHD_Connection *c, const char *version)
+{
+	struct lengths l = { 0, NULL, false };
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_length, &l);
+	if (l.differ)
+		return "Content-Length headers that differ";
+	if (version && !strcmp(version, MHD_HTTP_VERSION_1_1) && !header(c, MHD_HTTP_HEADER_HOST))
+		return "an HTTP/1.1 request without a Host header";
+	return NULL;
+}
+
 /* The headers are in: count the request, route it, refuse it early. */
 static enum MHD_Result first_call(struct serve_http *h, struct MHD_Connection *c, struct sreq *sr,
-                                  const char *url, const char *method)
+                                  const char *url, const char *method, const char *version)
 {
 	const struct serve_limits *lim = &h->srv->lim;
 	struct serve_request *rq = &sr->rq;
@@ -569,6 +608,11 @@ static enum MHD_Result first_call(struct serve_http *h, struct MHD_Connection *c
 
 	if (atomic_load(&h->stopping))
 		return reply_error(h, c, sr, 503, 1, "shutting down");
+	const char *bad = framing_error(c, version);
+	if (bad) { /* (the body's framing is in doubt: the connection ends) */
+		sr->body_pending = true;
+		return reply_error(h, c, sr, 400, 0, "%s", bad);
+	}
 	if ((unsigned)atomic_fetch_add(&h->inflight, 1) >= lim->max_concurrent) {
 		atomic_fetch_sub(&h->inflight, 1);
 		return reply_error(h, c, sr, 503, 1, "too many requests in flight (limit %u)",
@@ -757,7 +801,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct serve_http *h = cls;
 	struct sreq *sr = *con_cls;
-	(void)version;
 	if (!sr) {
 		sr = sreq_new(h, c, url);
 		if (!sr)
@@ -765,7 +808,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = sr;
 	}
 	if (!sr->started)
-		return first_call(h, c, sr, url, method);
+		return first_call(h, c, sr, url, method, version);
 	if (sr->replied) {
 		*size = 0; /* an error is queued: the rest is dropped */
 		return MHD_YES;

@@ -5,7 +5,8 @@
 #   1. GET /healthz answers 200 "ok"; GET /metrics counts it under the fixed
 #      labels endpoint="healthz",status="200";
 #   2. an unknown path is a 404, a known path with another method a 405
-#      with an Allow header, HEAD a GET without the body,
+#      with an Allow header, HEAD a GET without the body, differing
+#      Content-Length headers and HTTP/1.1 without Host a 400,
 #      each with a JSON {"error": ...} body;
 #   3. keep-alive: two requests on one connection get two answers;
 #   4. a body announced over --max-body gets 413 before a byte of it is
@@ -68,6 +69,20 @@ try:
 except OSError:
     pass
 assert rest == b"", ("HEAD sent a body", rest)
+# RFC 9112: Content-Length headers that differ (§6.3), an HTTP/1.1 request
+# without Host (§3.2): 400, where libmicrohttpd took the first length
+for raw, want in ((b"POST /v1/symbolize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: 2\r\nContent-Length: 5\r\n\r\n{}", b"Content-Length headers that differ"),
+                  (b"GET /healthz HTTP/1.1\r\n\r\n", b"without a Host header")):
+    s = c.connect(sys.argv[1])
+    s.sendall(raw)
+    r = c.read_response(s)
+    assert r and r[0] == 400 and want in r[2], (raw, r)
+    s.close()
+s = c.connect(sys.argv[1])
+s.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+r = c.read_response(s)
+assert r and r[0] == 200, ("HTTP/1.0 needs no Host", r)
 PY
 
 note "3. keep-alive"
