@@ -194,7 +194,27 @@ static int module_id(struct perf_run *r, const char *dso, uint64_t addr, long pi
 	int kind = classify(dso, addr), rc = 0;
 	if (kind == MOD_KERNEL)
 		dso = "[kernel.kallsyms]";
-	uint32_t sid = intern_id(r, dso, &rc);
+	/* A file is a module per build-id recorded for its path so far (the
+	 * --build-ids list, then the mmap events up to this sample): a library
+	 * replaced at one path while perf recorded is two images, each frame
+	 * asked of the one mapped when it was sampled. */
+	uint32_t psid = intern_id(r, dso, &rc);
+	if (rc)
+		return -ENOMEM;
+	const char *bid = kind == MOD_FILE && psid < r->bid_of_n ? r->bid_of[psid] : NULL;
+	char small[512], *key = NULL;
+	if (bid) { /* "PATH\x1fBUILDID": no path or build-id holds 0x1f */
+		size_t n = strlen(dso), k = strlen(bid);
+		key = n + k + 2 <= sizeof small ? small : malloc(n + k + 2);
+		if (!key)
+			return -ENOMEM;
+		memcpy(key, dso, n);
+		key[n] = '\x1f';
+		memcpy(key + n + 1, bid, k + 1);
+	}
+	uint32_t sid = intern_id(r, key ? key : dso, &rc);
+	if (key != small)
+		free(key);
 	if (rc || GROW(r->dso_mod, r->dso_mod_cap, r->nstr))
 		return -ENOMEM;
 	for (size_t i = r->dso_mod_n; i < r->nstr; i++)
@@ -223,6 +243,7 @@ static int module_id(struct perf_run *r, const char *dso, uint64_t addr, long pi
 	m->base = prof_perf_base_name(m->dso);
 	m->pid = pid;
 	m->kind = kind;
+	m->build_id = bid; /* (the run's copy, kept until the end) */
 	*out = (uint32_t)r->nmod++;
 	return 0;
 }
@@ -424,7 +445,16 @@ static int add_build_id(struct perf_run *r, const char *path, const char *hex)
 	struct build_id *b = &r->bid[r->nbid++];
 	b->path = strdup(path);
 	b->hex = strdup(hex);
-	return b->path && b->hex ? 0 : -ENOMEM;
+	if (!b->path || !b->hex)
+		return -ENOMEM;
+	int rc = 0;
+	uint32_t sid = intern_id(r, path, &rc); /* (module_id's look-up, O(1)) */
+	if (rc || GROW(r->bid_of, r->bid_of_cap, (size_t)sid + 1))
+		return -ENOMEM;
+	for (; r->bid_of_n <= sid; r->bid_of_n++)
+		r->bid_of[r->bid_of_n] = NULL;
+	r->bid_of[sid] = b->hex;
+	return 0;
 }
 
 /* `perf buildid-list` output: "HEX PATH" per line (HEX padded with spaces
@@ -726,6 +756,7 @@ static void free_run(struct perf_run *r)
 		free(r->bid[i].hex);
 	}
 	free(r->bid);
+	free(r->bid_of);
 	free(r->maps);
 	free(r->str);
 	free(r->str_tab.slot);

@@ -363,8 +363,8 @@ static int symbolize_kind(struct perf_run *r, int kind, uint32_t *todo)
 int prof_perf_symbolize(struct perf_run *r)
 {
 	for (size_t i = 0; i < r->nmod; i++)
-		if (r->mod[i].kind == MOD_FILE || r->mod[i].kind == MOD_VDSO ||
-		    r->mod[i].kind == MOD_KERNEL)
+		if ((r->mod[i].kind == MOD_VDSO || r->mod[i].kind == MOD_KERNEL) ||
+		    (r->mod[i].kind == MOD_FILE && !r->mod[i].build_id))
 			r->mod[i].build_id = prof_perf_build_id(r, r->mod[i].dso);
 	uint32_t *todo = malloc((r->nloc ? r->nloc : 1) * sizeof *todo);
 	if (!todo)

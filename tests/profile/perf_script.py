@@ -208,6 +208,31 @@ def main():
             f"1 unknown image: {bins[0]}" not in p.stderr:
         print(f"FAIL: a padded short build-id was not read: rc {p.returncode}, {p.stderr!r}")
         return 1
+    # One path, two builds while perf recorded (--buildid-mmap's mmap
+    # lines): each sample is asked of the build mapped when it was taken.
+    # The first is the file's own build-id (answered from the file), the
+    # second one no index has (answered by nothing, never by the file).
+    b0 = bins[0]
+    real = subprocess.run(["readelf", "-n", b0], capture_output=True, text=True).stdout
+    real = re.search(r"Build ID: ([0-9a-f]+)", real).group(1)
+    segs0, pool0 = pools[b0]
+    leaf_v, leaf_chain = pool0[0]
+    leaf_off = to_offset(segs0, leaf_v)
+    swap = os.path.join(scratch, "swap.txt")
+    with open(swap, "w") as f:
+        for k, bid in enumerate((real, "8badf00d" * 5)):
+            f.write(f"p 9/9 1.{k}: PERF_RECORD_MMAP2 9/9: [0x7f0000000000(0x100000) @ 0 "
+                    f"<{bid}>]: r-xp {b0}\n"
+                    f"p 9/9 2.{k}: 1 cpu-clock: \n\t{leaf_off:16x} ({b0})\n\n")
+    p = subprocess.run([symdb, "perf", "-q", "--no-build", "--no-annotate", swap], capture_output=True,
+                       text=True)
+    lines = sorted(p.stdout.splitlines())
+    want_named = "p;" + ";".join(reversed(leaf_chain)) + " 1"
+    if p.returncode or len(lines) != 2 or want_named not in lines or \
+            not any(re.fullmatch(r"p;" + re.escape(os.path.basename(b0)) + r"\+0x[0-9a-f]+ 1", l)
+                    for l in lines):
+        print(f"FAIL: one path, two builds: {lines} (want {want_named!r} and an unknown frame)")
+        return 1
     # Not perf script output: one line, exit 1, no output file (README's
     # bad-inputs table).
     bad_in = os.path.join(scratch, "notperf.txt")
