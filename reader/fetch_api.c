@@ -384,14 +384,18 @@ static int fetch_opts(const symdb_fetch_opts *in, symdb_fetch_opts *o)
 	return fetch_env_check(o);
 }
 
-/* 1 when the catalog already has id (nothing to fetch). */
+/* 1 when the catalog already has id (nothing to fetch), unless its index
+ * answers nothing (SPEC §7.2): the source may have the debug information. */
 static int fetch_have(struct fetch_ctx *c)
 {
+	rd_catalog *cat = publish_builder_catalog(c->b);
 	rd_cat_entry e;
-	char buf[1024];
+	char buf[1024], path[4096];
 
-	return rd_catalog_get(publish_builder_catalog(c->b), c->id->bytes, c->id->len, &e, buf,
-	                      sizeof buf) == 0;
+	if (rd_catalog_get(cat, c->id->bytes, c->id->len, &e, buf, sizeof buf) != 0)
+		return 0;
+	return fmt_layout_file(path, sizeof path, rd_catalog_dir(cat), e.file) != 0 ||
+	       !rd_index_answers_nothing(path);
 }
 
 /* Every source in order: 0 at the first that publishes; else

@@ -218,6 +218,8 @@ static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *n
 		a = ST_REPLACE;
 	else if (stage_empty(oi) && !stage_empty(ni))
 		a = ST_UPGRADE;
+	else if (stage_empty(ni) && !stage_empty(oi))
+		a = ST_RICHER; /* nothing never replaces something (a .dynsym) */
 	else if (stage_more_tables(ni, oi))
 		a = ST_UPGRADE;
 	else if (stage_same(oi, ni->build_info[FMT_BI_SOURCE_XXH3],

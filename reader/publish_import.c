@@ -139,6 +139,28 @@ static int imp_is_indexed(rd_catalog *cat, const symdb_uuid *id, symdb_build_res
 	return ok;
 }
 
+/* An index that answers nothing (SPEC §7.2: no symbol, no function, no
+ * line); 0 when path cannot be read as one. */
+static int imp_answers_nothing(const symdb_image_info *i)
+{
+	return i->nsymbols == 0 && i->nfunctions == 0 && i->nline_rows == 0;
+}
+
+int rd_index_answers_nothing(const char *index_path)
+{
+	symdb_image *img = NULL;
+	symdb_image_info info;
+	int empty = 0;
+
+	memset(&info, 0, sizeof info);
+	info.sz = sizeof info;
+	if (index_path[0] && symdb_image_open_file(index_path, NULL, &img) == 0 &&
+	    symdb_image_get_info(img, &info) == 0)
+		empty = imp_answers_nothing(&info);
+	symdb_image_close(img);
+	return empty;
+}
+
 static void imp_result(const symdb_image_info *info, symdb_build_result *out)
 {
 	out->uuid = info->uuid;
@@ -199,11 +221,17 @@ static int import_file(symdb_builder *b, const char *index_path, const symdb_uui
 		             (unsigned long long)size, (unsigned long long)info.file_size);
 	if (rc == 0)
 		imp_result(&info, out);
+	/* An index that answers nothing is replaced by one that answers
+	 * something, as a build replaces it (publish_commit.c stage_decide). */
+	int replace = 0;
 	if (rc == 0 && !(o.flags & SYMDB_BUILD_FORCE) && imp_is_indexed(cat, &info.uuid, out)) {
-		out->skipped = 1;
-		symdb_image_close(img);
-		rd_safe_tmp_unlink(rd_catalog_dir(cat), tmp);
-		return 0;
+		replace = !imp_answers_nothing(&info) && rd_index_answers_nothing(out->index_path);
+		if (!replace) {
+			out->skipped = 1;
+			symdb_image_close(img);
+			rd_safe_tmp_unlink(rd_catalog_dir(cat), tmp);
+			return 0;
+		}
 	}
 	if (rc == 0 && (rc = publish_entry_from_file(tmp, &info, &e)) != 0)
 		rc = fmt_err(o.errbuf, o.errbuf_sz, rc, "%s: cannot read header: %s", tmp,
@@ -214,7 +242,7 @@ static int import_file(symdb_builder *b, const char *index_path, const symdb_uui
 		return rc;
 	}
 	/* publish_tmp renames or removes tmp; img's mapping survives either. */
-	rc = publish_tmp(cat, &e, tmp, !(o.flags & SYMDB_BUILD_FORCE), &raced,
+	rc = publish_tmp(cat, &e, tmp, !(o.flags & SYMDB_BUILD_FORCE) && !replace, &raced,
 	                    out->index_path, sizeof out->index_path, o.errbuf, o.errbuf_sz);
 	symdb_image_close(img);
 	out->skipped = raced;

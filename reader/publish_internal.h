@@ -81,6 +81,10 @@ typedef struct publish_input {
  * DWARF files) into in.  Not a regular file: "PATH: not a regular file
  * (fifo)" at once, nothing read.  Returns 0 or a negative code with one
  * line in eb. */
+/* Whether the index file at index_path answers nothing (no symbol, no
+ * function, no line: SPEC §7.2's empty index), which a build, an import or
+ * a fetch of the same image replaces; 0 when it cannot be read as one. */
+RD_HIDDEN int rd_index_answers_nothing(const char *index_path);
 RD_HIDDEN int build_input_open(publish_input *in, const char *path, char *eb, size_t ebsz);
 
 /* build_inputs.c: find and open the separate debug file candidates of an

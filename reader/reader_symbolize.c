@@ -206,6 +206,16 @@ static int open_status(int rc)
 	return rc == SYMDB_E_NOT_INDEXED ? SYMDB_SYM_NOT_INDEXED : SYMDB_SYM_DAMAGED;
 }
 
+/* Whether img answers nothing: no symbol, no function, no line (SPEC §7.2). */
+static int answers_nothing(const symdb_image *img)
+{
+	symdb_image_info info;
+	memset(&info, 0, sizeof info);
+	info.sz = sizeof info;
+	return symdb_image_get_info(img, &info) == 0 && info.nsymbols == 0 &&
+	       info.nfunctions == 0 && info.nline_rows == 0;
+}
+
 /* Whether img lacks what indexing its file again may add: this file's
  * kind of symbol table (SPEC §7.2.2), or everything (an image indexed with
  * no symbol and no DWARF, whose debug file may have been installed since:
@@ -217,8 +227,7 @@ static int symbols_missing(const symdb_image *img)
 	info.sz = sizeof info;
 	if (symdb_image_get_info(img, &info) != 0)
 		return 0;
-	return info.symbols_missing == 1 ||
-	       (info.nsymbols == 0 && info.nfunctions == 0 && info.nline_rows == 0);
+	return info.symbols_missing == 1 || answers_nothing(img);
 }
 
 /* Whether img was indexed from the file whose bytes hash to source: its
@@ -241,11 +250,15 @@ static int same_source(const symdb_image *img, uint64_t source)
  * A fallback identity (no build-id, SPEC §5.2) is the loaded bytes only:
  * the database's index of it may come from another file with those bytes
  * (a rebuild whose lines moved but whose code did not, the same program
- * built in another directory, an unstripped copy), and would answer with
- * that file's lines and names.  The file named is indexed instead,
- * replacing that index (SYMDB_BUILD_FORCE); without first sight, or when
- * that fails, the image is not indexed rather than answered wrongly.
- * Returns 0 with e->img the file's own index, or the error.
+ * built in another directory, a copy without debug information), and would
+ * answer with that file's lines and names.  The file named is indexed
+ * instead, by the same-build-id policy (§12.5): one that carries more
+ * replaces the index; one that carries as much (the rebuild) replaces it
+ * too, as SYMDB_BUILD_FORCE; one that carries less (a stripped copy) must
+ * not destroy a richer index others use, and is indexed privately for this
+ * context.  Without first sight, or when that fails, the image is not
+ * indexed rather than answered wrongly.  Returns 0 with e->img the file's
+ * own index, or the error.
  */
 static int reindex_other_source(symdb_symbolizer *s, struct sym_image *e, const char *path)
 {
@@ -257,7 +270,15 @@ static int reindex_other_source(symdb_symbolizer *s, struct sym_image *e, const 
 		               "build-id); its index would not be this file's",
 		               path);
 	e->build_failed = 1; /* once: another file may take its place again */
-	return rd_sym_first_sight(s, path, &e->id, e->names, 1, &e->img);
+	int rc = rd_sym_first_sight(s, path, &e->id, e->names, 0, &e->img);
+	if (rc == SYMDB_E_EXISTS) /* as much in it, other contents: the rebuild */
+		rc = rd_sym_first_sight(s, path, &e->id, e->names, 1, &e->img);
+	if (rc == 0 && !same_source(e->img, e->source)) { /* the richer one was kept */
+		symdb_image_close(e->img);
+		e->img = NULL;
+		rc = rd_sym_private(s, path, e->names, &e->img);
+	}
+	return rc;
 }
 
 /* Open e's image (from the database, or by indexing path on first sight);
@@ -305,6 +326,17 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 		e->build_failed = rc != 0;
 		if (rc == -ENOMEM)
 			e->build_failed = 0;
+	}
+	/* An index that answers nothing (SPEC §7.2) is one whose debug
+	 * information a fetch source may have: fetched over, once; the empty
+	 * index answers if the fetch finds nothing. */
+	if (rc == 0 && !path && s->fetch && !e->fetch_tried && answers_nothing(e->img)) {
+		symdb_image *img = NULL;
+		e->fetch_tried = 1;
+		if (rd_sym_fetch(s, &e->id, e->names, &img) == 0) {
+			symdb_image_close(e->img);
+			e->img = img;
+		}
 	}
 	/* Fetch on first sight: an image named by UUID only, never fetched
 	 * by this context before.  Its failure is "not indexed" with the

@@ -190,6 +190,10 @@ RD_HIDDEN void rd_sym_drop_damaged(symdb_symbolizer *s);
  * the build's error with s->build_err set. */
 RD_HIDDEN int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
                                  unsigned names, int damaged, symdb_image **img);
+/* Index path into a private temporary database only (the shared one is
+ * not written) and open that index into *img.  0, or the build's error. */
+RD_HIDDEN int rd_sym_private(symdb_symbolizer *s, const char *path, unsigned names,
+                             symdb_image **img);
 /* SYMDB_SYMBOLIZER_FETCH: copy the caller's fetch options into s.  0,
  * SYMDB_E_INVAL or -ENOMEM. */
 RD_HIDDEN int rd_sym_fetch_init(symdb_symbolizer *s, const struct symdb_fetch_opts *f);

@@ -156,6 +156,13 @@ int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *
 	return build_private(s, path, names, img);
 }
 
+int rd_sym_private(symdb_symbolizer *s, const char *path, unsigned names, symdb_image **img)
+{
+	*img = NULL;
+	s->build_err[0] = '\0';
+	return build_private(s, path, names, img);
+}
+
 void rd_sym_build_fini(symdb_symbolizer *s)
 {
 	symdb_builder_close(s->builder);

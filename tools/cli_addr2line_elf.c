@@ -70,7 +70,7 @@ bad:
 }
 
 struct shdr {
-	uint32_t name, type, link;
+	uint32_t name, type, link, info;
 	uint64_t flags, addr, offset, size, entsize;
 };
 
@@ -87,6 +87,7 @@ static int read_shdr(const struct elf_file *e, unsigned i, struct shdr *s)
 	s->offset = field(b + (e->is64 ? 24 : 16), w, e->swap);
 	s->size = field(b + (e->is64 ? 32 : 20), w, e->swap);
 	s->link = (uint32_t)field(b + (e->is64 ? 40 : 24), 4, e->swap);
+	s->info = (uint32_t)field(b + (e->is64 ? 44 : 28), 4, e->swap);
 	s->entsize = field(b + (e->is64 ? 56 : 36), w, e->swap);
 	return 0;
 }
@@ -103,18 +104,22 @@ static int name_is(const struct elf_file *e, const struct shdr *strtab, uint32_t
 	return memcmp(buf, name, len) == 0 && buf[len] == '\0';
 }
 
-/* Whether BFD makes a section of header i (type t): not of the symbol
- * table, its index and string tables, nor of the section names' table
- * (binutils' "cannot find section .symtab"). */
+/* Whether BFD makes a section of header i: not of the symbol table, its
+ * index and string tables, the section names' table, nor of a relocation
+ * section of the main symbol table that applies to another section
+ * (ld --emit-relocs' .rela.text; .rela.dyn and .rela.plt, of .dynsym, are
+ * sections): binutils' "cannot find section .symtab". */
 static int bfd_section(const struct elf_file *e, unsigned i, const struct shdr *s)
 {
 	struct shdr o;
 	if (s->type == SHT_SYMTAB || s->type == SHT_SYMTAB_SHNDX || i == e->shstrndx)
 		return 0;
-	if (s->type != SHT_STRTAB)
+	if (s->type != SHT_STRTAB && s->type != SHT_REL && s->type != SHT_RELA)
+		return 1;
+	if ((s->type == SHT_REL || s->type == SHT_RELA) && s->info == 0)
 		return 1;
 	for (unsigned k = 1; k < e->shnum; k++)
-		if (read_shdr(e, k, &o) == 0 && o.type == SHT_SYMTAB && o.link == i)
+		if (read_shdr(e, k, &o) == 0 && o.type == SHT_SYMTAB && (s->type == SHT_STRTAB ? o.link == i : s->link == k))
 			return 0;
 	return 1;
 }

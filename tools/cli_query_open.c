@@ -140,6 +140,24 @@ static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_op
 	return symdb_image_open_uuid(q->db, id, o, img);
 }
 
+/* An index that answers nothing (SPEC §7.2: its file had no symbol and no
+ * DWARF) is one whose debug information a fetch source may have: fetched
+ * over, and the empty index kept when nothing better comes. */
+static void refetch_empty(struct query *q, const symdb_uuid *id, const symdb_open_opts *o,
+                          symdb_image **img)
+{
+	SYMDB_OPTS(symdb_image_info, info);
+	symdb_image *fresh = NULL;
+	char msg[512];
+	if (!q->fetch.opts.sz || !q->db || symdb_image_get_info(*img, &info) != 0 ||
+	    info.nsymbols || info.nfunctions || info.nline_rows)
+		return;
+	if (fetch_uuid(q, id, o, &fresh, msg, sizeof msg) == 0) {
+		symdb_image_close(*img);
+		*img = fresh;
+	}
+}
+
 static void describe_not_indexed(const char *obj, char *msg, size_t msz)
 {
 	symdb_uuid id;
@@ -230,6 +248,8 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 		rc = symdb_image_open_uuid(q->db, &id, &o, img);
 		if (rc == SYMDB_E_NOT_INDEXED && q->fetch.opts.sz && q->db)
 			rc = fetch_uuid(q, &id, &o, img, NULL, 0);
+		else if (rc == 0)
+			refetch_empty(q, &id, &o, img);
 		if (rc == 0)
 			return 0;
 		if (rc == -CLI_EXIT_FAILED)
@@ -413,8 +433,8 @@ static int open_build_id(struct query *q, struct module *m, char *msg, size_t ms
 	int rc = SYMDB_E_NOT_INDEXED;
 	snprintf(msg, msz, "unable to open this image");
 	if (symdb_uuid_parse(m->name, &id) == 0) {
-		if (q->db)
-			rc = symdb_image_open_uuid(q->db, &id, &o, &m->img);
+		if (q->db && (rc = symdb_image_open_uuid(q->db, &id, &o, &m->img)) == 0)
+			refetch_empty(q, &id, &o, &m->img);
 		if (rc == SYMDB_E_NOT_INDEXED &&
 		    (rc = open_build_id_file(q, &id, &m->img, msg, msz)) != SYMDB_E_NOT_INDEXED)
 			return rc; /* opened, or its failure reported (msg: why) */

@@ -212,7 +212,7 @@ static int module_id(struct perf_run *r, const char *dso, uint64_t addr, long pi
 		key[n] = '\x1f';
 		memcpy(key + n + 1, bid, k + 1);
 	}
-	uint32_t sid = intern_id(r, key ? key : dso, &rc);
+	uint32_t sid = key ? intern_id(r, key, &rc) : psid;
 	if (key != small)
 		free(key);
 	if (rc || GROW(r->dso_mod, r->dso_mod_cap, r->nstr))
@@ -344,6 +344,28 @@ static int place_runtime(struct perf_run *r, const prof_perf_frame *f, long pid,
 			return 0;
 		}
 	}
+	/* None of this process: a child forked without exec has its parent's
+	 * mappings and no mmap event of its own (perf prints no FORK here).
+	 * Another process's mapping of the file holding the address places
+	 * it when every such mapping agrees on where the file lies. */
+	int found = 0;
+	uint64_t off = 0;
+	for (size_t i = r->nmaps; i-- > 0;) {
+		const struct pmap *m = &r->maps[i];
+		if (m->path != path || f->addr - m->start >= m->len)
+			continue;
+		uint64_t o = f->addr - m->start + m->pgoff;
+		if (found && o != off) {
+			found = 0;
+			break;
+		}
+		found = 1;
+		off = o;
+	}
+	if (found) {
+		*addr = off;
+		return 0;
+	}
 	r->unplaced++;
 	return -1;
 }
@@ -373,7 +395,7 @@ static int add_sample(struct perf_run *r, const prof_perf_event *ev)
 		uint32_t mod, id;
 		uint64_t a = f->addr;
 		const char *dso = f->dso;
-		int kind = classify(dso, a);
+		int kind = f->runtime ? classify(dso, a) : MOD_NONE; /* (only needed then) */
 		if (f->runtime && (kind == MOD_FILE || kind == MOD_VDSO) &&
 		    (rc = place_runtime(r, f, ev->pid, &a)) != 0) {
 			if (rc < -1)

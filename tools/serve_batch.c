@@ -363,11 +363,25 @@ static int open_by_id(struct serve_run *r, struct serve_batch *b, const bool *by
 
 /* ---- fetching the unknown ones ----------------------------------------------- */
 
+/* Whether an image answers nothing (SPEC §7.2: indexed from a file with
+ * no symbol and no DWARF): its debug information may be fetched. */
+static bool answers_nothing(const symdb_image *img)
+{
+	SYMDB_OPTS(symdb_image_info, info);
+	return img && symdb_image_get_info(img, &info) == 0 && info.nsymbols == 0 &&
+	       info.nfunctions == 0 && info.nline_rows == 0;
+}
+
 /* A module the fetch sources may have: named by id, and not in the
- * database (a damaged index is not fetched over: `symdb build --force`). */
+ * database (a damaged index is not fetched over: `symdb build --force`),
+ * or in it with an index that answers nothing. */
 static bool fetchable(const struct serve_module *m)
 {
-	return m->ref != SERVE_REF_PATH && m->status == SERVE_UNKNOWN_IMAGE &&
+	if (m->ref == SERVE_REF_PATH)
+		return false;
+	if (m->status == SERVE_OK)
+		return answers_nothing(m->image);
+	return m->status == SERVE_UNKNOWN_IMAGE &&
 	       (m->error == SYMDB_E_NOT_INDEXED || m->error == 0);
 }
 
@@ -437,7 +451,10 @@ static int fetch_unknown(struct serve_run *r, struct serve_server *srv, struct s
 		switch (l.outcome[k]) {
 		case SERVE_FETCH_PUBLISHED: l.again[l.mod[k]] = any = true; break;
 		case SERVE_FETCH_PENDING: module_failed(m, SERVE_PENDING, 0); pending++; break;
-		default: module_failed(m, SERVE_UNKNOWN_IMAGE, l.err[k]); break;
+		default: /* (an empty index found stays the answer) */
+			if (m->status != SERVE_OK)
+				module_failed(m, SERVE_UNKNOWN_IMAGE, l.err[k]);
+			break;
 		}
 	}
 	if (pending)
@@ -458,13 +475,14 @@ const char *serve_module_error(const struct serve_module *m)
 /*
  * A context keeps every image it opened, and the catalog may have changed
  * since: an image re-indexed (a richer upload, `symdb build --force`) or
- * removed (`symdb rm`, gc) by anyone.  Each module found is checked against
- * the catalog (one lookup; an unchanged image is the same shared mapping):
- * a replaced one is answered from the current file, opened for this
- * request, and a removed one (named by id) is unknown.  The context is then
- * freed after the request instead of going back to the pool.  A module
- * whose image is not in the catalog although the context found it (a path
- * indexed privately, the database not writable) is left as found.
+ * removed (`symdb rm`, gc) by anyone.  Each module named by id is checked
+ * against the catalog (one lookup; an unchanged image is the same shared
+ * mapping): a replaced one is answered from the current file, opened for
+ * this request, and a removed one is unknown.  The context is then freed
+ * after the request instead of going back to the pool.  Path modules are
+ * not checked here: the context chose their image by the file (its symbol
+ * table kind, SPEC §7.2.2, and without a build-id its bytes, §5.2), which
+ * a catalog lookup by id would not.
  */
 static int check_current(struct serve_server *srv, struct serve_run *r, struct serve_module *m)
 {
@@ -541,8 +559,11 @@ int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t d
 		rc = open_by_id(r, b, by_uuid, NULL);
 	if (rc >= 0 && srv->fetch)
 		rc = fetch_unknown(r, srv, b, by_uuid, deadline_ns);
+	/* (a path's image is the context's by the file's own identity, its
+	 * symbol-table kind and, without a build-id, its bytes: not checked) */
 	for (uint32_t i = 0; i < b->nmodules && rc >= 0; i++)
-		if (b->modules[i].status == SERVE_OK)
+		if (b->modules[i].status == SERVE_OK &&
+		    (b->modules[i].ref != SERVE_REF_PATH || by_uuid[i]))
 			rc = check_current(srv, r, &b->modules[i]);
 	free(by_uuid);
 	if (rc < 0) {

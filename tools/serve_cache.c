@@ -359,7 +359,8 @@ static void pack_str(struct serve_buf *v, const char *s)
 void serve_cache_pack_result(struct serve_buf *v, const struct serve_result *res,
                              const struct serve_frame *frames, size_t nframes)
 {
-	uint32_t head[2] = { res->status, (uint32_t)nframes };
+	/* (the top bit: serve_result.top, a vaddr asked as one less) */
+	uint32_t head[2] = { (uint32_t)res->status | (res->top ? 0x80000000u : 0), (uint32_t)nframes };
 	uint64_t nums[3] = { res->vaddr, res->sym_addr, res->sym_size };
 
 	serve_buf_put(v, head, sizeof head);
@@ -413,7 +414,8 @@ int serve_cache_unpack_result(struct serve_cache_reader *rd, struct serve_result
 	if (unpack(rd, head, sizeof head) || unpack(rd, nums, sizeof nums) ||
 	    unpack_str(rd, &sym_name))
 		return -1;
-	*res = (struct serve_result){ .status = (enum serve_status)head[0], .vaddr = nums[0],
+	*res = (struct serve_result){ .status = (enum serve_status)(head[0] & 0x7fffffffu),
+	                              .top = (head[0] >> 31) != 0, .vaddr = nums[0],
 	                              .sym_addr = nums[1], .sym_size = nums[2], .sym_name = sym_name };
 	*nframes = head[1];
 	return 0;

@@ -10,8 +10,10 @@
 #     the first build;
 #   - the same program built in two directories, asked alternately in one
 #     per-line stream (and again in the next run), each with its own paths;
-#   - an unstripped file indexed first, then its stripped copy asked: the
-#     copy's own answers (llvm's), then the unstripped file's again;
+#   - an unstripped file indexed first, then its copy without debug
+#     information asked: the copy's own answers (llvm's), the database's
+#     index kept (asked by id: the unstripped file's answers), then the
+#     unstripped file's again;
 #   - with --no-build, an index of another file is not used: "??" answers
 #     and "not indexed" naming the file, never the other file's lines.
 # Every answer is compared with llvm-symbolizer-14 on the same file.
@@ -86,6 +88,14 @@ done
 strip -g -o "$SCRATCH/a/prog.stripped" "$SCRATCH/a/prog" # (symbols kept, debug information gone)
 same "unstripped again" "$SCRATCH/a/prog"
 same "stripped copy" "$SCRATCH/a/prog.stripped"
+# The copy carries less: answered from a private index, the database's
+# index (with DWARF, asked by its id) kept for everyone else.
+uuid=$("$SYMDB" info --db "$db" "$SCRATCH/a/prog" | awk '$1 == "uuid" { print $2 }')
+fn_addrs "$SCRATCH/a/prog" >"$SCRATCH/addrs"
+llvm_query "$SCRATCH/a/prog" <"$SCRATCH/addrs" >"$SCRATCH/expect"
+run_in "$SCRATCH/addrs" "$SYMDB" query --db "$db" --no-build --uuid "$uuid"
+expect_ok "by id after the copy"
+expect_oracle "the database's index after the copy (by id)" "$SCRATCH/expect"
 same "unstripped after the copy" "$SCRATCH/a/prog"
 
 # --no-build: the index (a's) is of another file than b's.

@@ -7,7 +7,8 @@
 # query does not reach the server; an unknown build-id is answered from the
 # negative cache inside --negative-ttl (no request) and asked again after it;
 # "BUILDID:" request lines are fetched alike, answering as llvm-symbolizer-16
-# does from the same server, and so is --build-id HEX.
+# does from the same server, and so is --build-id HEX; an index of the
+# stripped binary alone, which answers nothing, is fetched over.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy curl
 t0=$(date +%s%N)
@@ -35,6 +36,16 @@ run "$SYMDB" query --db "$DB" --debuginfod "$DBGD_URL" --uuid "$PROG_ID" $(cat "
 (( $(dbgd_gets "$PROG_ID") == before )) || fail "the second query reached the server"
 run "$SYMDB" build --db "$DB" --build-id "$PROG_ID" --debuginfod "$DBGD_URL"
 ((RC == 0)) && grep -qx "skipped $PROG_ID (already indexed)" "$OUT" || fail "build --build-id of an indexed image: $(cat "$OUT" "$ERR")"
+
+note "2b. an index that answers nothing (the stripped binary built without its debug file) is fetched over"
+mkdir -p "$SCRATCH/alone"
+cp "$SCRATCH/fx/srv/prog" "$SCRATCH/alone/prog" # (its debuglink names no file here)
+run "$SYMDB" build --db "$SCRATCH/db3" "$SCRATCH/alone/prog"
+((RC == 0)) && grep -q "(no symbols and no debug information" "$OUT" ||
+	fail "build of the stripped binary alone: exit $RC: $(cat "$OUT" "$ERR")"
+run "$SYMDB" query --db "$SCRATCH/db3" --debuginfod "$DBGD_URL" --uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+((RC == 0)) || fail "query over an empty index: exit $RC: $(cat "$ERR")"
+diff -u "$SCRATCH/want" "$OUT" || fail "over an empty index: answers differ from llvm-symbolizer-14 (not fetched)"
 
 note "3. symdb build --build-id through DEBUGINFOD_URLS (the environment), into another database"
 DEBUGINFOD_URLS="$DBGD_URL" run "$SYMDB" build --db "$SCRATCH/db2" --build-id "$PROG_ID"

@@ -129,6 +129,15 @@ def main():
             text.append("")
         key = ";".join(stack)
         expect[key] = expect.get(key, 0) + 1
+    # A child forked without exec: no mmap event of its own; its parent's
+    # mapping of the file places its address.
+    b = bins[0]
+    segs, pool = pools[b]
+    v, ch = pool[len(pool) // 2]
+    text.append(f"{'my prog':>16} 4243/4243 100.999999: 1 cpu-clock: "
+                f"{base[b] + to_offset(segs, v):16x} ({b})")
+    key = ";".join(["my prog"] + list(reversed(ch)))
+    expect[key] = expect.get(key, 0) + 1
     # A frame perf could not map: "[unknown]", and a sample of it alone.
     text += ["other 7/7 101.0:     1 cpu-clock: ", "\t               0 ([unknown])", ""]
     expect["other;[unknown]"] = 1

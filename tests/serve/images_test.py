@@ -323,6 +323,37 @@ def case_upload():
         rm = run(SYMDB, "--db", db, "rm", build_id(other))
         check(rm.returncode == 0, "symdb rm: %s" % rm.stderr)
         check(served() == "unknown_image", "after symdb rm: unknown_image")
+        # Path modules keep the index their file chose: two programs
+        # without a build-id whose loaded bytes are equal (lines moved),
+        # asked in one request, each answered as llvm-symbolizer-14 answers
+        # from that file (SPEC §5.2), twice (the worker's context kept).
+        with open(SRC) as f:
+            text = f.read()
+        progs = []
+        for k, pad in enumerate(("", "/* moved */\n/* twice */\n")):
+            src = os.path.join(SCRATCH, "nobid%d.c" % k)
+            with open(src, "w") as f:
+                f.write(pad + text)
+            progs.append(compile_fixture("nobid%d" % k, "-Wl,--build-id=none", src=src))
+        paddrs = addresses(progs[0])
+        check(paddrs == addresses(progs[1]), "the two builds share their addresses")
+        want = [oracle(p, paddrs) for p in progs]
+        check(want[0] != want[1], "llvm-symbolizer-14 tells the two builds apart")
+        for k in range(2):
+            body = json.dumps({"modules": [{"path": p, "addresses": paddrs} for p in progs]})
+            st, _, b = s.request("POST", "/v1/symbolize", body.encode(),
+                                 {"Content-Type": "application/json"})
+            mods = json.loads(b)["modules"] if st == 200 else []
+            for j, m in enumerate(mods):
+                out = ""
+                for r in m.get("results", []):
+                    if not r["frames"]:
+                        out += "??\n??:0:0\n"
+                    for fr in r["frames"]:
+                        out += "%s\n%s:%d:%d\n" % (fr["function"], fr["file"] or "??",
+                                                   fr["line"], fr["column"])
+                    out += "\n"
+                check(out == want[j], "request %d, path %s == llvm-symbolizer-14" % (k, progs[j]))
         check(tmp_uploads(db) == [], "no temp file left")
     finally:
         s.stop()
