@@ -132,7 +132,7 @@ static const struct option long_opts[] = {
 static int parse_args(struct a2l *a, int argc, char **argv, const char **section)
 {
 	struct query *q = &a->q;
-	int c;
+	int c, style_none = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "ab:Ce:rRsfHhij:pVv", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -143,6 +143,10 @@ static int parse_args(struct a2l *a, int argc, char **argv, const char **section
 				fprintf(stderr, "%s: unknown demangling style `%s'\n", a->prog, optarg);
 				return CLI_EXIT_FAILED;
 			}
+			/* GNU keeps the last style named, and "none" demangles
+			 * nothing whatever -C comes after it (binutils 2.40) */
+			if (optarg)
+				style_none = !strcmp(optarg, "none");
 			q->pr.demangle = 1;
 			break;
 		case 'e': q->obj = optarg; break;
@@ -157,6 +161,8 @@ static int parse_args(struct a2l *a, int argc, char **argv, const char **section
 		default: return usage(a->prog, stderr, CLI_EXIT_FAILED);
 		}
 	}
+	if (style_none)
+		q->pr.demangle = 0;
 	return -1;
 }
 

@@ -237,6 +237,7 @@ def compare_cli(a2l, path):
     if (mine[0], mine[2]) != (ref[0], ref[2]):
         fail("-j .nosuch: %r vs GNU %r" % (mine[2], ref[2]))
     check_section(a2l, path, sec, text_addr, a)
+    check_demangle_styles(a2l)
     # @FILE: the words of FILE (quotes, a nested @FILE), as both oracles read them
     inner, outer = os.path.join(SCRATCH, "inner.rsp"), os.path.join(SCRATCH, "outer.rsp")
     with open(inner, "w") as f:
@@ -246,7 +247,27 @@ def compare_cli(a2l, path):
     mine, ref = run([a2l, "@" + outer, a]), run([LLVM, "@" + outer, a])
     if mine != ref or not ref[1].startswith(b"0x"):
         fail("@FILE: %r, llvm-addr2line-14 %r" % (mine, ref))
-    print("-- command line: GNU's errors, help, long forms, -j, @FILE")
+    print("-- command line: GNU's errors, help, long forms, -j, @FILE, demangling styles")
+
+
+def check_demangle_styles(a2l):
+    """-C and --demangle=STYLE in any order: GNU keeps the last style named,
+    and "none" demangles nothing (the function line against binutils')."""
+    src, exe = os.path.join(SCRATCH, "styles.cc"), os.path.join(SCRATCH, "styles")
+    with open(src, "w") as f:
+        f.write("__attribute__((noinline)) int run(int x) { return x * 3; }\n"
+                "int main(int c, char **) { return run(c); }\n")
+    subprocess.run(["g++", "-g", "-O2", "-o", exe, src], check=True)
+    addr = "%x" % next(a for a, n in ((int(l.split()[0], 16), l.split()[-1]) for l in
+                                     subprocess.run(["llvm-nm-14", exe], capture_output=True,
+                                                    text=True).stdout.splitlines()
+                                     if len(l.split()) == 3) if n == "_Z3runi")
+    for opts in (["-C"], ["--demangle=none"], ["-C", "--demangle=none"], ["--demangle=none", "-C"],
+                 ["--demangle=none", "--demangle=auto"], []):
+        mine = run([a2l, "-e", exe, "-f"] + opts + [addr])[1].split(b"\n")[0]
+        gnu = run([GNU, "-e", exe, "-f"] + opts + [addr])[1].split(b"\n")[0]
+        if mine != gnu:
+            fail("-f %s: function %r, GNU %r" % (" ".join(opts), mine, gnu))
 
 
 def check_section(a2l, path, sec, text_addr, a):
