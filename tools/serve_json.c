@@ -390,6 +390,57 @@ static unsigned parse_top(struct jreq *r, const struct serve_server *srv)
 	return 0;
 }
 
+/* The value of 4 hex digits at s, or -1. */
+static long hex4(const char *s)
+{
+	long v = 0;
+	for (int i = 0; i < 4; i++) {
+		int c = (unsigned char)s[i], d = c >= '0' && c <= '9'   ? c - '0'
+		                                 : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		                                 : c >= 'A' && c <= 'F' ? c - 'A' + 10
+		                                                        : -1;
+		if (d < 0)
+			return -1;
+		v = v << 4 | d;
+	}
+	return v;
+}
+
+/*
+ * The offset of a \u escape of a UTF-16 surrogate that is not half of a
+ * pair (RFC 8259 §8.2: such a string is not Unicode text) in the strings of
+ * s[0..n), or SIZE_MAX.  json-c would replace it with U+FFFD, which
+ * silently changes a path or a build-id.  Malformed escapes are left to
+ * json-c's own error.
+ */
+static size_t lone_surrogate(const char *s, size_t n)
+{
+	int in_string = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"') {
+			in_string = !in_string;
+			continue;
+		}
+		if (!in_string || s[i] != '\\' || i + 1 >= n)
+			continue;
+		if (s[i + 1] != 'u' || n - i < 6) {
+			i++; /* \" \\ \n ...: the escaped byte is no quote */
+			continue;
+		}
+		long u = hex4(s + i + 2);
+		if (u >= 0xdc00 && u <= 0xdfff)
+			return i;
+		if (u >= 0xd800 && u <= 0xdbff) {
+			long lo = n - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u' ? hex4(s + i + 8) : -1;
+			if (lo < 0xdc00 || lo > 0xdfff)
+				return i;
+			i += 6;
+		}
+		i += 5;
+	}
+	return SIZE_MAX;
+}
+
 static unsigned parse_request(struct jreq *r, const struct serve_request *rq)
 {
 	const struct serve_server *srv = rq->srv;
@@ -403,6 +454,10 @@ static unsigned parse_request(struct jreq *r, const struct serve_request *rq)
 		              srv->lim.max_addresses, srv->lim.max_modules, srv->lim.max_stacks);
 	if (squote)
 		return refuse(r, 400, "body: malformed JSON at byte %zu: a single quote", squote - 1);
+	size_t lone = rq->body ? lone_surrogate(rq->body, rq->body_len) : SIZE_MAX;
+	if (lone != SIZE_MAX)
+		return refuse(r, 400, "body: malformed JSON at byte %zu: a lone UTF-16 surrogate "
+		              "(\\u%.4s is half of a pair)", lone, rq->body + lone + 2);
 	unsigned depth = srv->lim.max_depth ? srv->lim.max_depth : 32;
 	struct json_tokener *tok = json_tokener_new_ex((int)(depth > INT_MAX ? INT_MAX : depth));
 	if (!tok)

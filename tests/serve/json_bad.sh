@@ -42,6 +42,13 @@ bad 400 'body: incomplete JSON' '{"modules":['
 bad 400 'the request: expected an object, got null' 'null'
 bad 400 'the request: expected an object, got a boolean' 'true'
 bad 400 'the request: expected an object, got a number' '1'
+# a lone UTF-16 surrogate is not Unicode text (RFC 8259 §8.2): json-c
+# would replace it with U+FFFD and change the path; a pair is text
+bad 400 'a lone UTF-16 surrogate' '{"modules":[{"path":"/x\ud800","addresses":["0x1"]}]}'
+bad 400 'a lone UTF-16 surrogate' '{"modules":[{"path":"/x\udc00y","addresses":["0x1"]}]}'
+printf '%s' '{"modules":[{"build_id":"'"$id"'","addresses":["0x0"]}],"options":{},"x\ud83d\ude00":0}' >"$SCRATCH/pair.json"
+post "$SCRATCH/pair.json"
+grep -q 'a lone UTF-16 surrogate' "$OUT" && fail "a surrogate pair was refused: $(cat "$OUT")"
 bad 400 'body: malformed JSON at byte' '{"modules":]'
 bad 400 'body: malformed JSON at byte' '{"modules":[]} trailing'
 bad 400 'body: malformed JSON at byte' "{'modules':[]}"
