@@ -295,6 +295,16 @@ def check_section(a2l, path, sec, text_addr, a):
         mine, gnu = run([a2l, "-e", path, "-j", name, "0"]), run([GNU, "-e", path, "-j", name, "0"])
         if (mine[0], mine[1], mine[2]) != (gnu[0], gnu[1], gnu[2]):
             fail("-j %s 0: %r vs GNU %r" % (name, mine, gnu))
+    # ld --emit-relocs keeps .rela.text, a relocation section of the main
+    # symbol table: no section to BFD; .rela.dyn (of .dynsym) is one
+    emit = os.path.join(SCRATCH, "emit-relocs")
+    with open(emit + ".c", "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    subprocess.run(["gcc", "-g", "-Wl,--emit-relocs", "-o", emit, emit + ".c"], check=True)
+    for name in (".rela.text", ".rela.dyn"):
+        mine, gnu = run([a2l, "-e", emit, "-j", name, "0"]), run([GNU, "-e", emit, "-j", name, "0"])
+        if (mine[0], mine[1], mine[2]) != (gnu[0], gnu[1], gnu[2]):
+            fail("-j %s 0 (--emit-relocs): %r vs GNU %r" % (name, mine, gnu))
     obj = os.path.join(SCRATCH, "sections.o")
     src = obj[:-2] + ".c"
     with open(src, "w") as f:
