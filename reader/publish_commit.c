@@ -183,15 +183,6 @@ static unsigned stage_tables(const symdb_image_info *i)
 	return m & ~1u; /* SYMSRC_NONE is no table */
 }
 
-/* An index that answers nothing: no symbol, no function, no line (an
- * input with no symbol table and no DWARF, §7.2).  Its debug file may have
- * been installed since, so such an index is never the "unchanged" fast
- * path's, and any index that carries something replaces it. */
-static int stage_empty(const symdb_image_info *i)
-{
-	return i->nsymbols == 0 && i->nfunctions == 0 && i->nline_rows == 0;
-}
-
 /* §12.5 rule 2, §7.2.2: the new index stores every kind of symbol table the
  * old one does and one more, and carries no less: a stripped binary built
  * after its own .debug file (which holds only the .debug's .symtab) brings
@@ -216,9 +207,9 @@ static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *n
 		a = state == 0 ? ST_PUBLISH : ST_REPLACE;
 	else if (o->flags & SYMDB_BUILD_FORCE)
 		a = ST_REPLACE;
-	else if (stage_empty(oi) && !stage_empty(ni))
-		a = ST_UPGRADE;
-	else if (stage_empty(ni) && !stage_empty(oi))
+	else if (oi->answers_nothing && !ni->answers_nothing)
+		a = ST_UPGRADE; /* its debug file may have been installed since (§7.2) */
+	else if (ni->answers_nothing && !oi->answers_nothing)
 		a = ST_RICHER; /* nothing never replaces something (a .dynsym) */
 	else if (stage_more_tables(ni, oi))
 		a = ST_UPGRADE;
@@ -426,7 +417,7 @@ int publish_unchanged(rd_catalog *cat, const char *path, const publish_input *in
 	snprintf(dsym, sizeof dsym, "%s.dSYM", path);
 	for (i = 0; i < ex->n; i++) {
 		int state = stage_existing(cat, &ex->uuid[i], &oimg, &oi, ipath, sizeof ipath);
-		int same = state == 1 && stage_same(&oi, h[i], 0) && !stage_empty(&oi) &&
+		int same = state == 1 && stage_same(&oi, h[i], 0) && !oi.answers_nothing &&
 		           !(ex->is_macho && !(oi.flags & FMT_FLAG_HAS_DWARF) &&
 		             access(dsym, F_OK) == 0);
 		symdb_image_close(oimg);

@@ -139,13 +139,6 @@ static int imp_is_indexed(rd_catalog *cat, const symdb_uuid *id, symdb_build_res
 	return ok;
 }
 
-/* An index that answers nothing (SPEC §7.2: no symbol, no function, no
- * line); 0 when path cannot be read as one. */
-static int imp_answers_nothing(const symdb_image_info *i)
-{
-	return i->nsymbols == 0 && i->nfunctions == 0 && i->nline_rows == 0;
-}
-
 int rd_index_answers_nothing(const char *index_path)
 {
 	symdb_image *img = NULL;
@@ -156,7 +149,7 @@ int rd_index_answers_nothing(const char *index_path)
 	info.sz = sizeof info;
 	if (index_path[0] && symdb_image_open_file(index_path, NULL, &img) == 0 &&
 	    symdb_image_get_info(img, &info) == 0)
-		empty = imp_answers_nothing(&info);
+		empty = info.answers_nothing != 0;
 	symdb_image_close(img);
 	return empty;
 }
@@ -225,7 +218,7 @@ static int import_file(symdb_builder *b, const char *index_path, const symdb_uui
 	 * something, as a build replaces it (publish_commit.c stage_decide). */
 	int replace = 0;
 	if (rc == 0 && !(o.flags & SYMDB_BUILD_FORCE) && imp_is_indexed(cat, &info.uuid, out)) {
-		replace = !imp_answers_nothing(&info) && rd_index_answers_nothing(out->index_path);
+		replace = !info.answers_nothing && rd_index_answers_nothing(out->index_path);
 		if (!replace) {
 			out->skipped = 1;
 			symdb_image_close(img);

@@ -56,6 +56,7 @@ int symdb_image_get_info(const symdb_image *img, symdb_image_info *caller)
 	out->nbuild_info = (unsigned)i;
 	out->alt_symbols = img->alt != 0;
 	out->symbols_missing = img->names_missing != 0;
+	out->answers_nothing = img->nsyms == 0 && img->nfns == 0 && img->nrows == 0;
 	for (i = 1; i <= FMT_T_KIND_MAX && i < 32; i++)
 		out->table_bytes[i] = v->t[i].p ? v->t[i].length : 0;
 	return rd_out_put(caller, out, sizeof *out);

@@ -206,14 +206,13 @@ static int open_status(int rc)
 	return rc == SYMDB_E_NOT_INDEXED ? SYMDB_SYM_NOT_INDEXED : SYMDB_SYM_DAMAGED;
 }
 
-/* Whether img answers nothing: no symbol, no function, no line (SPEC §7.2). */
+/* Whether img answers nothing (SPEC §7.2). */
 static int answers_nothing(const symdb_image *img)
 {
 	symdb_image_info info;
 	memset(&info, 0, sizeof info);
 	info.sz = sizeof info;
-	return symdb_image_get_info(img, &info) == 0 && info.nsymbols == 0 &&
-	       info.nfunctions == 0 && info.nline_rows == 0;
+	return symdb_image_get_info(img, &info) == 0 && info.answers_nothing;
 }
 
 /* Whether img lacks what indexing its file again may add: this file's
@@ -227,7 +226,7 @@ static int symbols_missing(const symdb_image *img)
 	info.sz = sizeof info;
 	if (symdb_image_get_info(img, &info) != 0)
 		return 0;
-	return info.symbols_missing == 1 || answers_nothing(img);
+	return info.symbols_missing == 1 || info.answers_nothing;
 }
 
 /* Whether img was indexed from the file whose bytes hash to source: its

@@ -537,6 +537,11 @@ typedef struct symdb_image_info {
 	 *  (SYMDB_OPEN_NAMES_*) the index lacks: answers use the table it has,
 	 *  and indexing that file (`symdb build FILE`) completes the index. */
 	unsigned symbols_missing;
+	/** 1 when the index answers nothing: no symbol, no function, no line
+	 *  (SPEC §7.2: a file with no symbol table and no DWARF).  Its debug
+	 *  information may exist elsewhere: a build, an import or a fetch of
+	 *  the same image replaces it. */
+	unsigned answers_nothing;
 	/** Bytes of the table of each Kind (SPEC §6.1: 1 STRINGS ... 17
 	 *  FILE_SOURCES), 0 when absent; what each part of the index costs. */
 	uint64_t table_bytes[32];

@@ -150,7 +150,7 @@ static void refetch_empty(struct query *q, const symdb_uuid *id, const symdb_ope
 	symdb_image *fresh = NULL;
 	char msg[512];
 	if (!q->fetch.opts.sz || !q->db || symdb_image_get_info(*img, &info) != 0 ||
-	    info.nsymbols || info.nfunctions || info.nline_rows)
+	    !info.answers_nothing)
 		return;
 	if (fetch_uuid(q, id, o, &fresh, msg, sizeof msg) == 0) {
 		symdb_image_close(*img);

@@ -368,8 +368,7 @@ static int open_by_id(struct serve_run *r, struct serve_batch *b, const bool *by
 static bool answers_nothing(const symdb_image *img)
 {
 	SYMDB_OPTS(symdb_image_info, info);
-	return img && symdb_image_get_info(img, &info) == 0 && info.nsymbols == 0 &&
-	       info.nfunctions == 0 && info.nline_rows == 0;
+	return img && symdb_image_get_info(img, &info) == 0 && info.answers_nothing;
 }
 
 /* A module the fetch sources may have: named by id, and not in the
