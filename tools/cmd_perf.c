@@ -202,8 +202,11 @@ static int module_id(struct perf_run *r, const char *dso, uint64_t addr, long pi
 	if (rc)
 		return -ENOMEM;
 	const char *bid = kind == MOD_FILE && psid < r->bid_of_n ? r->bid_of[psid] : NULL;
-	char small[512], *key = NULL;
-	if (bid) { /* "PATH\x1fBUILDID": no path or build-id holds 0x1f */
+	uint32_t sid = psid;
+	if (bid && r->key_of[psid]) {
+		sid = r->key_of[psid] - 1; /* the key made for this path and build-id */
+	} else if (bid) { /* "PATH\x1fBUILDID": no path or build-id holds 0x1f */
+		char small[512], *key;
 		size_t n = strlen(dso), k = strlen(bid);
 		key = n + k + 2 <= sizeof small ? small : malloc(n + k + 2);
 		if (!key)
@@ -211,10 +214,11 @@ static int module_id(struct perf_run *r, const char *dso, uint64_t addr, long pi
 		memcpy(key, dso, n);
 		key[n] = '\x1f';
 		memcpy(key + n + 1, bid, k + 1);
+		sid = intern_id(r, key, &rc);
+		if (key != small)
+			free(key);
+		r->key_of[psid] = sid + 1; /* (until add_build_id changes bid_of[psid]) */
 	}
-	uint32_t sid = key ? intern_id(r, key, &rc) : psid;
-	if (key != small)
-		free(key);
 	if (rc || GROW(r->dso_mod, r->dso_mod_cap, r->nstr))
 		return -ENOMEM;
 	for (size_t i = r->dso_mod_n; i < r->nstr; i++)
@@ -473,9 +477,14 @@ static int add_build_id(struct perf_run *r, const char *path, const char *hex)
 	uint32_t sid = intern_id(r, path, &rc); /* (module_id's look-up, O(1)) */
 	if (rc || GROW(r->bid_of, r->bid_of_cap, (size_t)sid + 1))
 		return -ENOMEM;
-	for (; r->bid_of_n <= sid; r->bid_of_n++)
+	if (GROW(r->key_of, r->key_of_cap, (size_t)sid + 1))
+		return -ENOMEM;
+	for (; r->bid_of_n <= sid; r->bid_of_n++) {
 		r->bid_of[r->bid_of_n] = NULL;
+		r->key_of[r->bid_of_n] = 0;
+	}
 	r->bid_of[sid] = b->hex;
+	r->key_of[sid] = 0; /* module_id makes the key of the new build-id */
 	return 0;
 }
 
@@ -779,6 +788,7 @@ static void free_run(struct perf_run *r)
 	}
 	free(r->bid);
 	free(r->bid_of);
+	free(r->key_of);
 	free(r->maps);
 	free(r->str);
 	free(r->str_tab.slot);

@@ -94,7 +94,8 @@ struct perf_run {
 	struct build_id *bid; /* by path: mmap events, --build-ids */
 	size_t nbid, bid_cap;
 	const char **bid_of;  /* by string id of a path: its latest build-id so far */
-	size_t bid_of_n, bid_of_cap;
+	uint32_t *key_of;     /* and the string id + 1 of "PATH\x1fBUILDID" (0: not yet) */
+	size_t bid_of_n, bid_of_cap, key_of_cap;
 	struct pmap *maps;    /* mmap events, in input order */
 	size_t nmaps, maps_cap;
 	uint64_t unplaced;    /* runtime addresses of files no mmap event placed */
