@@ -255,10 +255,12 @@ void serve_metrics_free(struct serve_metrics *m);
 void serve_metrics_request(struct serve_metrics *m, enum serve_endpoint_id ep, unsigned status,
                            uint64_t addresses, uint64_t latency_ns);
 void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses);
-/* One request's stack frames: handed to the resolver, answered from the
- * stack cache, answered from an equal earlier stack of the request. */
+/* Stack frames of one request, by where their answer came from: the
+ * resolver, the stack cache, an equal earlier stack of the request, or
+ * none, the request's deadline having passed before they were resolved
+ * (answered "deadline").  Each call adds to the four counters. */
 void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
-                                uint64_t earlier);
+                                uint64_t earlier, uint64_t deadline);
 void serve_metrics_indexer(struct serve_metrics *m, bool ok);
 /* One symdb_fetch() ended: its source (enum symdb_fetch_source) and return
  * code.  _running: +1 when a fetch starts, -1 when it ends (a gauge). */

@@ -609,10 +609,16 @@ static const struct serve_module *item_module(const struct serve_batch *b, struc
 	return &b->modules[b->frames[f].module];
 }
 
+/* Stack frames answered by the resolver (the library or their module's
+ * error) and not answered for the deadline: /metrics. */
+struct frame_count {
+	uint64_t resolved, late;
+};
+
 /* One chunk: requests for the items that need the library, the others'
  * results made here.  Returns the number of requests. */
 static size_t chunk_requests(struct serve_run *r, const struct serve_batch *b, struct cursor *c,
-                             uint32_t first, uint32_t count, bool late)
+                             uint32_t first, uint32_t count, bool late, struct frame_count *fc)
 {
 	size_t n = 0;
 	for (uint32_t k = 0; k < count; k++) {
@@ -622,6 +628,12 @@ static size_t chunk_requests(struct serve_run *r, const struct serve_batch *b, s
 		struct serve_result *o = &r->res[k];
 		memset(o, 0, sizeof(*o));
 		o->vaddr = SYMDB_ADDR_INVALID;
+		if (st && !st->cached) {
+			if (late)
+				fc->late++;
+			else
+				fc->resolved++;
+		}
 		if (late || (st && st->cached) || m->status != SERVE_OK) {
 			o->status = late ? SERVE_DEADLINE : st && st->cached ? SERVE_OK : m->status;
 			continue;
@@ -667,21 +679,28 @@ int serve_batch_resolve(struct serve_run *run, const struct serve_batch *b, uint
 	uint64_t total = (uint64_t)b->naddrs + b->nframes;
 	struct cursor c = { 0, 0 };
 	SYMDB_OPTS(symdb_symbolize_opts, so, .flags = b->opt.demangle ? SYMDB_SYMBOLIZE_DEMANGLE : 0u);
+	struct frame_count fc = { 0, 0 };
 	bool late = false;
-	for (uint64_t first = 0; first < total; first += SERVE_CHUNK) {
+	int rc = 0;
+	for (uint64_t first = 0; first < total && rc == 0; first += SERVE_CHUNK) {
 		uint32_t count = (uint32_t)(total - first < SERVE_CHUNK ? total - first : SERVE_CHUNK);
 		late = late || past(deadline_ns);
-		size_t n = chunk_requests(run, b, &c, (uint32_t)first, count, late);
+		struct frame_count now = { 0, 0 };
+		size_t n = chunk_requests(run, b, &c, (uint32_t)first, count, late, &now);
 		if (n) {
-			int rc = symdb_symbolize(run->sym, run->reqs, n, run->syms, &so);
+			rc = symdb_symbolize(run->sym, run->reqs, n, run->syms, &so);
 			if (rc)
-				return rc;
+				break;
 			take_results(run, n);
 		}
+		fc.resolved += now.resolved;
+		fc.late += now.late;
 		if (fn(arg, b, (uint32_t)first, count, run->res))
-			return -ECANCELED;
+			rc = -ECANCELED;
 	}
-	return 0;
+	if (run->pool->srv->metrics)
+		serve_metrics_stack_frames(run->pool->srv->metrics, fc.resolved, 0, 0, fc.late);
+	return rc;
 }
 
 int serve_batch_run(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,

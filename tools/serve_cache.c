@@ -301,7 +301,7 @@ int serve_cache_lookup_stacks(struct serve_cache *c, struct serve_metrics *m,
                               struct serve_batch *b, enum serve_cache_format format, uint32_t *dup,
                               struct serve_buf *hits, size_t *hit_off, size_t *hit_len)
 {
-	uint64_t resolved = 0, cached = 0, earlier = 0;
+	uint64_t cached = 0, earlier = 0;
 
 	if (serve_cache_stack_dups(b, dup))
 		return -ENOMEM;
@@ -320,15 +320,13 @@ int serve_cache_lookup_stacks(struct serve_cache *c, struct serve_metrics *m,
 			st->cached = true;
 			hit_len[i] = hits->len - hit_off[i];
 			cached += st->count;
-		} else {
-			resolved += st->count;
 		}
 		serve_cache_key_release(&k);
 	}
 	if (hits->oom)
 		return -ENOMEM;
 	if (m)
-		serve_metrics_stack_frames(m, resolved, cached, earlier);
+		serve_metrics_stack_frames(m, 0, cached, earlier, 0); /* the others: serve_batch_resolve */
 	return 0;
 }
 

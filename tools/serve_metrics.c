@@ -71,7 +71,7 @@ struct serve_metrics {
 	_Atomic uint64_t latency[SERVE_EP_COUNT][NBUCKET + 1]; /* last: +Inf only */
 	_Atomic uint64_t latency_sum_ns[SERVE_EP_COUNT];
 	_Atomic uint64_t cache_hits, cache_misses;
-	_Atomic uint64_t stack_frames[3];    /* frame_sources order */
+	_Atomic uint64_t stack_frames[4];    /* frame_sources order */
 	_Atomic uint64_t indexer_runs, indexer_failures;
 	_Atomic int64_t connections, inflight;
 	_Atomic uint64_t cut[SERVE_CUT_COUNT];
@@ -138,14 +138,15 @@ void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses
 }
 
 /* The label values of symdb_serve_stack_frames_total{source}. */
-static const char *const frame_sources[3] = { "resolved", "cache", "earlier_stack" };
+static const char *const frame_sources[4] = { "resolved", "cache", "earlier_stack", "deadline" };
 
 void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
-                                uint64_t earlier)
+                                uint64_t earlier, uint64_t deadline)
 {
 	atomic_fetch_add_explicit(&m->stack_frames[0], resolved, RELAXED);
 	atomic_fetch_add_explicit(&m->stack_frames[1], cached, RELAXED);
 	atomic_fetch_add_explicit(&m->stack_frames[2], earlier, RELAXED);
+	atomic_fetch_add_explicit(&m->stack_frames[3], deadline, RELAXED);
 }
 
 void serve_metrics_indexer(struct serve_metrics *m, bool ok)
@@ -303,9 +304,10 @@ static void put_rest(struct text *t, struct serve_metrics *m)
 	put_one(t, "symdb_serve_stack_cache_misses_total", "counter",
 	        "Stacks resolved and offered to the cache.", (long long)load(&m->cache_misses));
 	head(t, "symdb_serve_stack_frames_total", "counter",
-	     "Stack frames by where their answer came from: resolved, the stack cache, or an "
-	     "equal earlier stack of the same request.");
-	for (size_t i = 0; i < 3; i++)
+	     "Stack frames by where their answer came from: resolved, the stack cache, an "
+	     "equal earlier stack of the same request, or none (the request's deadline passed "
+	     "first).");
+	for (size_t i = 0; i < 4; i++)
 		text_printf(t, "symdb_serve_stack_frames_total{source=\"%s\"} %llu\n", frame_sources[i],
 		            (unsigned long long)load(&m->stack_frames[i]));
 	put_one(t, "symdb_serve_indexer_runs_total", "counter", "symdb-indexer runs for uploads.",

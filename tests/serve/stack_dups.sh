@@ -17,7 +17,12 @@
 #     the dedupe, its request resolved all 40 frames and this failed;
 #   - then with the default cache, where the stack sent alone is kept: the
 #     5 copies are answered 8 frames from the cache and 32 from that hit
-#     (copies of a cached stack), the answers unchanged.
+#     (copies of a cached stack), the answers unchanged;
+#   - with --deadline-ms 1, a request of 300 different stacks (60,000
+#     frames, more than one resolver chunk) passes its deadline: each frame
+#     is counted by what answered it, "resolved" for a frame with a
+#     resolved status and "deadline" for one answered "deadline", never both
+#     (before, every frame handed over was counted resolved, answered or not).
 source "$(dirname "$0")/lib.sh"
 
 exe=$FIXTURES/full/cpp_g++_O2_pie
@@ -66,7 +71,7 @@ def frames_total():
         if line.startswith("symdb_serve_stack_frames_total{source=\""):
             label = line.split('"')[1]
             got[label] = int(line.split()[-1])
-    if set(got) != {"resolved", "cache", "earlier_stack"}:
+    if set(got) != {"resolved", "cache", "earlier_stack", "deadline"}:
         sys.exit("/metrics: symdb_serve_stack_frames_total sources %r" % sorted(got))
     return got
 
@@ -107,7 +112,7 @@ for fmt, post in (("json", post_json), ("binary", post_binary)):
         bad.append("%s: a copy's answer differs from the stack's answer alone" % fmt)
     d = {k: after[k] - before[k] for k in after}
     want = {"resolved": 0 if cached else len(addrs), "cache": len(addrs) if cached else 0,
-            "earlier_stack": (COPIES - 1) * len(addrs)}
+            "earlier_stack": (COPIES - 1) * len(addrs), "deadline": 0}
     if d != want:
         bad.append("%s: %d copies of one stack: stack frames %r, expected %r" %
                    (fmt, COPIES, d, want))
@@ -122,5 +127,44 @@ check 0
 serve_stop
 serve_start
 check 1
+serve_stop
+
+serve_start --cache-size 0 --deadline-ms 1
+HERE=$(dirname "$0") serve_py "$SERVE_URL" "$bid" "$SCRATCH/addrs.txt" <<'PY' ||
+import json, os, sys, urllib.request
+sys.path.insert(0, os.environ["HERE"])
+import batch_client
+
+url, bid = sys.argv[2], sys.argv[3]
+addrs = open(sys.argv[4]).read().split()
+
+def frames_total():
+    with urllib.request.urlopen(url + "/metrics", timeout=60) as r:
+        text = r.read().decode()
+    return {l.split('"')[1]: int(l.split()[-1]) for l in text.splitlines()
+            if l.startswith("symdb_serve_stack_frames_total{source=\"")}
+
+# 300 stacks of 200 frames, each stack different (rotated), no two equal
+frames = [addrs[k % len(addrs)] for k in range(200 * 300)]
+stacks = [[[0, a] for a in frames[s * 200:(s + 1) * 200]] for s in range(300)]
+for s in range(300):
+    stacks[s][0][1] = hex(int(stacks[s][0][1], 16) + s)
+body = json.dumps({"modules": [{"build_id": bid}], "stacks": stacks}).encode()
+before = frames_total()
+rq = urllib.request.Request(url + "/v1/symbolize", data=body, method="POST",
+                            headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(rq, timeout=120) as r:
+    got = json.loads(r.read())["stacks"]
+after = frames_total()
+d = {k: after[k] - before[k] for k in after}
+late = sum(1 for st in got for f in st if f["status"] == "deadline")
+want = {"resolved": 200 * 300 - late, "cache": 0, "earlier_stack": 0, "deadline": late}
+if late == 0:
+    sys.exit("--deadline-ms 1: no frame of 60,000 was answered \"deadline\"")
+if d != want:
+    sys.exit("--deadline-ms 1: stack frames %r, expected %r (%d answered deadline)" %
+             (d, want, late))
+PY
+	fail "stack frames past the deadline counted as resolved (above)"
 serve_stop
 echo "equal stacks in one request: resolved once, in JSON and binary, answers as llvm-symbolizer-14's"

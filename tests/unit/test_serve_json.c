@@ -47,12 +47,13 @@ void serve_metrics_cache(struct serve_metrics *m, uint64_t hits, uint64_t misses
 }
 
 void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
-                                uint64_t earlier)
+                                uint64_t earlier, uint64_t deadline)
 {
 	(void)m;
 	(void)resolved;
 	(void)cached;
 	(void)earlier;
+	(void)deadline;
 }
 
 /* The server here has no fetch sources (srv.fetch is NULL): never called. */
