@@ -279,15 +279,24 @@ static unsigned parse_stack(struct jreq *r, uint32_t i, json_object *so, uint32_
 		json_object *f = json_object_array_get_idx(so, k);
 		struct serve_stack_frame *fr = &r->frames[*next_frame + k];
 		char where[80];
-		if (!json_object_is_type(f, json_type_array) || json_object_array_length(f) != 2)
+		if (!json_object_is_type(f, json_type_array))
 			return refuse(r, 400, "stacks[%u][%zu]: expected [module, \"0x...\"], got %s", i, k,
-			              json_object_is_type(f, json_type_array) ? "another array"
-			                                                      : type_name(f));
+			              type_name(f));
+		if (json_object_array_length(f) != 2)
+			return refuse(r, 400,
+			              "stacks[%u][%zu]: expected [module, \"0x...\"], got an array of length "
+			              "%zu", i, k, json_object_array_length(f));
 		json_object *mi = json_object_array_get_idx(f, 0);
 		int64_t mod = json_object_get_int64(mi);
-		if (!json_object_is_type(mi, json_type_int) || mod < 0 || mod >= r->b.nmodules)
-			return refuse(r, 400, "stacks[%u][%zu][0]: expected a module index below %u", i, k,
-			              r->b.nmodules);
+		if (!json_object_is_type(mi, json_type_int))
+			return refuse(r, 400,
+			              "stacks[%u][%zu][0]: expected a module index (an integer below %u), "
+			              "got %s", i, k, r->b.nmodules,
+			              json_object_is_type(mi, json_type_double) ? "a fraction" : type_name(mi));
+		if (mod < 0 || mod >= r->b.nmodules)
+			return refuse(r, 400,
+			              "stacks[%u][%zu][0]: module index %lld is not below %u, the number of "
+			              "modules", i, k, (long long)mod, r->b.nmodules);
 		fr->module = (uint32_t)mod;
 		snprintf(where, sizeof(where), "stacks[%u][%zu][1]", i, k);
 		if (!parse_hex_addr(json_object_array_get_idx(f, 1), &fr->addr))

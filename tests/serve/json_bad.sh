@@ -63,8 +63,12 @@ bad 400 'modules[3].addresses[7]: expected a string, got a number' \
 bad 400 'modules[0].addresses[0]: expected a hex address' '{"modules":[{"build_id":"00","addresses":["main"]}]}'
 bad 400 'modules[0].build_id: expected a string, got a number' '{"modules":[{"build_id":12}]}'
 bad 400 'options.inlines: expected true or false, got a string' '{"modules":[],"options":{"inlines":"yes"}}'
-bad 400 'stacks[0][0]: expected [module, \"0x...\"], got another array' '{"modules":[{"build_id":"00"}],"stacks":[[["0x1"]]]}'
-bad 400 'stacks[0][0][0]: expected a module index below 1' '{"modules":[{"build_id":"00"}],"stacks":[[[1,"0x1"]]]}'
+bad 400 'stacks[0][0]: expected [module, \"0x...\"], got an array of length 1' '{"modules":[{"build_id":"00"}],"stacks":[[["0x1"]]]}'
+bad 400 'stacks[0][0]: expected [module, \"0x...\"], got a string' '{"modules":[{"build_id":"00"}],"stacks":[["0x1"]]}'
+bad 400 'stacks[0][0][0]: module index 1 is not below 1, the number of modules' '{"modules":[{"build_id":"00"}],"stacks":[[[1,"0x1"]]]}'
+bad 400 'stacks[0][0][0]: module index -1 is not below 1, the number of modules' '{"modules":[{"build_id":"00"}],"stacks":[[[-1,"0x1"]]]}'
+bad 400 'stacks[0][0][0]: expected a module index (an integer below 1), got a string' '{"modules":[{"build_id":"00"}],"stacks":[[["0","0x1"]]]}'
+bad 400 'stacks[0][0][0]: expected a module index (an integer below 1), got a fraction' '{"modules":[{"build_id":"00"}],"stacks":[[[0.5,"0x1"]]]}'
 bad 400 'modules[0].adresses: unknown field' '{"modules":[{"build_id":"00","adresses":[]}]}'
 good
 
