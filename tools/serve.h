@@ -245,6 +245,11 @@ void serve_buf_printf(struct serve_buf *b, const char *fmt, ...) CLI_PRINTF(2, 3
 void serve_buf_json_str(struct serve_buf *b, const char *s, size_t n);
 /* Hands the bytes to the caller (who frees them) and resets b. */
 char *serve_buf_take(struct serve_buf *b, size_t *len);
+/* serve_buf_json_str()'s escaping into raw memory, for a writer that
+ * reserved the room itself: s (n bytes) as a JSON string with its quotes,
+ * written at d, which has room for 6 * n + 2 bytes.  Returns the end.
+ * Pure; thread-safe (serve_buf.c). */
+char *serve_buf_json_raw(char *d, const char *s, size_t n);
 void serve_buf_free(struct serve_buf *b);
 
 /* ---- metrics (serve_metrics.c): thread-safe, lock-free counters ----------- */

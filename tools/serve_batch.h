@@ -226,12 +226,6 @@ int serve_batch_run(struct serve_server *srv, struct serve_batch *b, uint64_t de
 
 /* ---- writers ------------------------------------------------------------- */
 
-/* serve_buf_json_str()'s escaping into raw memory, for a writer that
- * reserved the room itself: s (n bytes) as a JSON string with its quotes,
- * written at d, which has room for 6 * n + 2 bytes.  Returns the end.
- * Pure; thread-safe (serve_buf.c). */
-char *serve_buf_json_raw(char *d, const char *s, size_t n);
-
 /* ---- the JSON front end (the routing table names it) ---------------------- */
 
 /* POST /v1/symbolize with Content-Type application/json (serve_json.c): the

@@ -73,30 +73,6 @@ uint64_t serve_now_ns(void)
 
 /* ---- replies ---------------------------------------------------------------- */
 
-/* reason as a JSON string body: ", \ and every byte outside printable
- * ASCII escaped (a reason may quote a byte of the request). */
-static size_t json_escape(char *dst, size_t cap, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t n = 0;
-	for (; *s && n + 7 < cap; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			dst[n++] = '\\';
-			dst[n++] = (char)c;
-		} else if (c < 0x20 || c >= 0x7f) {
-			memcpy(dst + n, "\\u00", 4);
-			dst[n + 4] = hex[c >> 4];
-			dst[n + 5] = hex[c & 15];
-			n += 6;
-		} else {
-			dst[n++] = (char)c;
-		}
-	}
-	dst[n] = 0;
-	return n;
-}
-
 void serve_reply_error(struct serve_reply *out, unsigned status, const char *fmt, ...)
 {
 	va_list ap;
@@ -114,12 +90,16 @@ void serve_reply_error(struct serve_reply *out, unsigned status, const char *fmt
 	out->fd = -1;
 	out->status = status;
 	out->content_type = "application/json";
-	char esc[sizeof(out->reason) * 6 + 1];
-	size_t n = json_escape(esc, sizeof(esc), out->reason);
-	char *body = malloc(n + 16);
+	/* A reason may quote the request: its UTF-8 goes out as is, stray
+	 * bytes and control characters escaped (serve_buf_json_raw). */
+	size_t rlen = strlen(out->reason);
+	char *body = malloc(6 * rlen + 2 + 12);
 	if (!body)
 		return; /* the status alone still goes out */
-	out->len = (size_t)snprintf(body, n + 16, "{\"error\":\"%s\"}\n", esc);
+	memcpy(body, "{\"error\":", 9);
+	char *end = serve_buf_json_raw(body + 9, out->reason, rlen);
+	memcpy(end, "}\n", 2);
+	out->len = (size_t)(end + 2 - body);
 	out->body = body;
 }
 

@@ -70,6 +70,10 @@ bad 400 'stacks[0][0][0]: module index -1 is not below 1, the number of modules'
 bad 400 'stacks[0][0][0]: expected a module index (an integer below 1), got a string' '{"modules":[{"build_id":"00"}],"stacks":[[["0","0x1"]]]}'
 bad 400 'stacks[0][0][0]: expected a module index (an integer below 1), got a fraction' '{"modules":[{"build_id":"00"}],"stacks":[[[0.5,"0x1"]]]}'
 bad 400 'modules[0].adresses: unknown field' '{"modules":[{"build_id":"00","adresses":[]}]}'
+# a reason quoting the request keeps its UTF-8 (it was escaped byte by
+# byte, as if Latin-1: "modul\u00c3\u00a9s"), and escapes control characters
+bad 400 '"modulés: unknown field"' '{"modulés":[]}'
+bad 400 '"modules[0].o\u001bx\": unknown field"' '{"modules":[{"build_id":"00","o\u001bx\"":1}]}'
 good
 
 note "nesting 1,000 deep"
