@@ -14,10 +14,13 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "format_header.h"
 #include "live_kernel.h"
@@ -128,13 +131,32 @@ static void read_sysctl(const char *path, char *buf, size_t n)
 
 static int read_kallsyms(symdb_kernel *k, const struct lk_opts *o)
 {
-	FILE *f = fopen(o->kallsyms, "re");
-	if (!f)
-		return fmt_err(o->eb, o->ebsz, -errno, "%s: %s", o->kallsyms, strerror(errno));
+	/* A regular file (procfs's is one, of size 0): a directory, FIFO or
+	 * device is refused before a read could fail or block. */
+	struct stat st;
+	int fd = open(o->kallsyms, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return fmt_err(o->eb, o->ebsz, -errno, "%s: %s", o->kallsyms, symdb_strerror(-errno));
+	if (fstat(fd, &st) < 0) {
+		int rc = -errno;
+		close(fd);
+		return fmt_err(o->eb, o->ebsz, rc, "%s: %s", o->kallsyms, symdb_strerror(rc));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fmt_err(o->eb, o->ebsz, S_ISDIR(st.st_mode) ? -EISDIR : SYMDB_E_BAD_OBJECT,
+		               "%s: not a regular file", o->kallsyms);
+	}
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return fmt_err(o->eb, o->ebsz, -ENOMEM, "%s: out of memory", o->kallsyms);
+	}
 	char *line = NULL;
 	size_t lcap = 0, names_cap = 0, syms_cap = 0, lines = 0, zeros = 0;
 	ssize_t n;
 	int rc = 0;
+	errno = 0; /* what a read error leaves is its reason */
 	while ((n = getline(&line, &lcap, f)) >= 0) {
 		int zero = 0;
 		int r = parse_line(k, line, (size_t)n, &names_cap, &syms_cap, &zero);
@@ -149,8 +171,10 @@ static int read_kallsyms(symdb_kernel *k, const struct lk_opts *o)
 		lines++;
 		zeros += zero;
 	}
-	if (rc == 0 && ferror(f))
-		rc = fmt_err(o->eb, o->ebsz, -EIO, "%s: read error", o->kallsyms);
+	if (rc == 0 && ferror(f)) {
+		int e = errno ? errno : EIO;
+		rc = fmt_err(o->eb, o->ebsz, -e, "%s: %s", o->kallsyms, symdb_strerror(-e));
+	}
 	free(line);
 	fclose(f);
 	if (rc)

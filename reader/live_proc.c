@@ -7,11 +7,13 @@
  * use (live_proc_module.c), normalises the address into it, and, when the
  * caller wants symbols, hands the whole batch to symdb_symbolize() as
  * image-handle requests, so grouping, sorting and demangling are the
- * context's.  An address outside every mapping re-reads /proc/PID/maps
- * once per call (the process mapped something since); modules of mappings
- * that survive the re-read are kept.  A process found gone answers from
- * the table it had: what it had mapped and we had opened still resolves,
- * the rest is SYMDB_PROC_GONE.
+ * context's.  Every call reads /proc/PID/maps again: a process maps and
+ * unmaps between calls, and may map another file where one was
+ * (dlclose + dlopen at the same address, execve, which keeps the pid and
+ * its start time); an unchanged file is one read and one compare, and
+ * modules of mappings that survive a change are kept.  A process found
+ * gone answers from the table it had: what it had mapped and we had
+ * opened still resolves, the rest is SYMDB_PROC_GONE.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,6 +70,7 @@ void symdb_proc_cache_free(symdb_proc_cache *c)
 		free(c->mods[i]);
 	free(c->mods);
 	lp_table_free(&c->scratch);
+	free(c->maps_buf);
 	free(c->req);
 	free(c->vdso_buf);
 	free(c->proc_dir);
@@ -107,16 +110,25 @@ static struct lp_table *table_new(symdb_proc_cache *c, int pid)
 	return nt;
 }
 
-/* Re-read t from /proc/PID/maps, keeping the modules of mappings that are
- * still there (same range, offset and inode). */
+/* Read /proc/PID/maps again and, when its text is not the one t was
+ * parsed from, parse it, keeping the modules of mappings that are still
+ * there (same range, offset, device and inode).  An unchanged file costs
+ * one read and one compare, and allocates nothing once the buffers have
+ * grown.  0, or -errno (-ESRCH: the process is gone) with t unchanged. */
 static int table_reread(symdb_proc_cache *c, struct lp_table *t, char *eb, size_t ebsz)
 {
+	int rc = lp_read_maps(c->proc_dir, t->pid, &c->maps_buf, &c->maps_cap, &c->maps_len, eb,
+	                      ebsz);
+	if (rc < 0)
+		return rc;
+	if (t->raw && t->raw_len == c->maps_len && memcmp(t->raw, c->maps_buf, c->maps_len) == 0)
+		return 0;
 	struct lp_table old = *t;
 	struct lp_table fresh = { .pid = t->pid, .start_time = t->start_time };
-	int rc = lp_read_maps(c->proc_dir, t->pid, &fresh, eb, ebsz);
-	if (rc < 0) {
+	if ((rc = lp_parse_maps(&fresh, c->maps_buf, c->maps_len)) < 0) {
 		lp_table_free(&fresh);
-		return rc;
+		return fmt_err(eb, ebsz, rc, "%s/%d/maps: %s", c->proc_dir, t->pid,
+		               symdb_strerror(rc));
 	}
 	for (size_t i = 0; i < fresh.nmap; i++) {
 		struct lp_map *n = &fresh.map[i], *o = lp_table_find(&old, n->start);
@@ -126,6 +138,15 @@ static int table_reread(symdb_proc_cache *c, struct lp_table *t, char *eb, size_
 			n->mod_state = o->mod_state;
 		}
 	}
+	/* The text goes with the table; the table's old text is the next
+	 * read's buffer. */
+	fresh.raw = c->maps_buf;
+	fresh.raw_len = c->maps_len;
+	fresh.raw_cap = c->maps_cap;
+	c->maps_buf = old.raw;
+	c->maps_cap = old.raw_cap;
+	c->maps_len = 0;
+	old.raw = NULL;
 	lp_table_free(&old);
 	*t = fresh;
 	return 0;
@@ -152,6 +173,11 @@ static void place(symdb_proc_cache *c, int pid, struct lp_table *t, struct lp_ma
 		w->status = m->mod->status;
 		w->error = m->mod->error;
 		w->image = m->mod->img;
+		if (w->status == SYMDB_PROC_OK && w->vaddr == SYMDB_ADDR_INVALID) {
+			w->status = SYMDB_PROC_NO_SEGMENT; /* never resolved as 2^64-1 */
+			w->image = NULL;
+			return;
+		}
 		if (w->status == SYMDB_PROC_OK || !(m->prot & SYMDB_MAP_EXEC) ||
 		    w->error != SYMDB_E_BAD_OBJECT)
 			return;
@@ -172,19 +198,11 @@ static void place(symdb_proc_cache *c, int pid, struct lp_table *t, struct lp_ma
 	}
 }
 
-/* Fill where[0..n) from table t (refreshable: the process was alive and
- * the table not just read). */
-static void answer(symdb_proc_cache *c, int pid, struct lp_table *t, int refreshable,
+/* Fill where[0..n) from table t (gone: the process exited, and t is what
+ * it had mapped). */
+static void answer(symdb_proc_cache *c, int pid, struct lp_table *t, int gone,
                    const uint64_t *addrs, size_t n, unsigned char *where, size_t where_sz)
 {
-	int gone = 0;
-	if (refreshable) {
-		size_t i = 0;
-		while (i < n && lp_table_find(t, addrs[i]))
-			i++;
-		if (i < n && table_reread(c, t, NULL, 0) < 0)
-			gone = 1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		symdb_proc_addr w = { .vaddr = SYMDB_ADDR_INVALID, .file_offset = 0 };
 		struct lp_map *m = lp_table_find(t, addrs[i]);
@@ -276,7 +294,6 @@ int symdb_proc_symbolize(symdb_proc_cache *c, int pid, const uint64_t *addrs, si
 	uint64_t st;
 	struct lp_table *t = table_of(c, pid);
 	int alive = (rc = lp_read_start_time(c->proc_dir, pid, &st)) == 0;
-	int refreshable = alive;
 	if (!alive && (!t || rc != -ESRCH))
 		return fmt_err(o.errbuf, o.errbuf_sz, rc, "%s/%d: %s", c->proc_dir, pid,
 		               rc == -ESRCH ? "no such process" : symdb_strerror(rc));
@@ -287,13 +304,17 @@ int symdb_proc_symbolize(symdb_proc_cache *c, int pid, const uint64_t *addrs, si
 		t->start_time = st;
 		for (size_t i = 0; i < t->nmap; i++)
 			t->map[i].mod_state = 0, t->map[i].mod = NULL;
+		free(t->raw); /* never its text again */
+		t->raw = NULL;
+		t->raw_len = t->raw_cap = 0;
 		if ((rc = table_reread(c, t, o.errbuf, o.errbuf_sz)) < 0) {
 			symdb_proc_forget(c, pid);
 			return rc;
 		}
-		refreshable = 0;
+	} else if (alive && table_reread(c, t, NULL, 0) < 0) {
+		alive = 0; /* exited (or a zombie now): answer from what it had */
 	}
-	answer(c, pid, t, refreshable, addrs, n, (unsigned char *)where, o.where_sz);
+	answer(c, pid, t, !alive, addrs, n, (unsigned char *)where, o.where_sz);
 	return results ? symbolize(c, addrs, n, (unsigned char *)where, o.where_sz, results, &o)
 	               : 0;
 }

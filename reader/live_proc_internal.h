@@ -18,7 +18,7 @@
 #define LP_MAX_SEGS 16 /* PT_LOADs kept per module; real objects have 2 to 5 */
 
 struct lp_seg {
-	uint64_t off, filesz, vaddr;
+	uint64_t off, filesz, memsz, vaddr;
 	uint32_t exec;
 };
 
@@ -60,14 +60,19 @@ struct lp_table {
 	char *strs;
 	size_t strs_len, strs_cap;
 	int used;            /* a slot in use */
+	char *raw;           /* the /proc/PID/maps text it was parsed from */
+	size_t raw_len, raw_cap;
 };
 
 /* /proc/PID/stat's starttime (field 22): 0, -ESRCH, or -errno. */
 RD_HIDDEN int lp_read_start_time(const char *proc_dir, int pid, uint64_t *out);
-/* Fill t from /proc/PID/maps: 0 or -errno (-ESRCH when the process is gone);
- * errbuf says "/proc/PID/maps: reason". */
-RD_HIDDEN int lp_read_maps(const char *proc_dir, int pid, struct lp_table *t, char *errbuf,
-                           size_t errbuf_sz);
+/* /proc/PID/maps's text into *buf (grown: *cap; NUL-terminated, *len
+ * bytes): 0 or -errno, -ESRCH when the process is gone (a zombie's is
+ * empty); errbuf says "/proc/PID/maps: reason". */
+RD_HIDDEN int lp_read_maps(const char *proc_dir, int pid, char **buf, size_t *cap, size_t *len,
+                           char *errbuf, size_t errbuf_sz);
+/* Fill t (cleared first) from maps text s[0..len): 0 or -EPROTO, -ENOMEM. */
+RD_HIDDEN int lp_parse_maps(struct lp_table *t, const char *s, size_t len);
 /* Add one mapping to t (copying path); 0 or -ENOMEM. */
 RD_HIDDEN int lp_table_add(struct lp_table *t, uint64_t start, uint64_t end, uint64_t pgoff,
                            uint64_t dev, uint64_t ino, uint32_t prot, const char *path,
@@ -99,6 +104,8 @@ struct symdb_proc_cache {
 	size_t req_cap;
 	unsigned char *vdso_buf; /* the last vDSO read */
 	size_t vdso_cap;
+	char *maps_buf;          /* the last /proc/PID/maps read, when unchanged */
+	size_t maps_cap, maps_len;
 };
 
 /* The module mapped at m of process pid (0: none; open paths as given):

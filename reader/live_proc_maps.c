@@ -137,18 +137,27 @@ static int parse_line(struct lp_table *t, const char *s, const char *eol)
 	                    s, (size_t)(eol - s));
 }
 
-int lp_read_maps(const char *proc_dir, int pid, struct lp_table *t, char *errbuf,
-                 size_t errbuf_sz)
+int lp_read_maps(const char *proc_dir, int pid, char **buf, size_t *cap, size_t *len,
+                 char *errbuf, size_t errbuf_sz)
 {
 	char path[4200];
-	char *buf = NULL;
-	size_t cap = 0, len = 0;
 	snprintf(path, sizeof path, "%s/%d/maps", proc_dir, pid);
-	int rc = read_all(path, &buf, &cap, &len);
-	lp_table_clear(t);
+	int rc = read_all(path, buf, cap, len);
 	/* A zombie (or a kernel thread) has an empty maps file. */
-	if (rc == 0 && len == 0)
+	if (rc == 0 && *len == 0)
 		rc = -ESRCH;
+	if (rc < 0) {
+		rc = gone(rc);
+		return fmt_err(errbuf, errbuf_sz, rc, "%s: %s", path,
+		               rc == -ESRCH ? "no such process" : symdb_strerror(rc));
+	}
+	return 0;
+}
+
+int lp_parse_maps(struct lp_table *t, const char *buf, size_t len)
+{
+	int rc = 0;
+	lp_table_clear(t);
 	for (const char *s = buf; rc == 0 && s < buf + len;) {
 		const char *eol = memchr(s, '\n', (size_t)(buf + len - s));
 		if (!eol)
@@ -156,12 +165,9 @@ int lp_read_maps(const char *proc_dir, int pid, struct lp_table *t, char *errbuf
 		rc = parse_line(t, s, eol);
 		s = eol + 1;
 	}
-	free(buf);
 	if (rc < 0) {
-		rc = gone(rc);
 		lp_table_clear(t);
-		return fmt_err(errbuf, errbuf_sz, rc, "%s: %s", path,
-		               rc == -ESRCH ? "no such process" : symdb_strerror(rc));
+		return rc;
 	}
 	lp_table_sort(t);
 	return 0;
@@ -244,5 +250,6 @@ void lp_table_free(struct lp_table *t)
 {
 	free(t->map);
 	free(t->strs);
+	free(t->raw);
 	memset(t, 0, sizeof *t);
 }

@@ -81,7 +81,7 @@ static void elf_ph_table(const struct elf_view *v, const uint8_t *h, uint64_t *o
 
 struct elf_ph {
 	uint32_t type, flags;
-	uint64_t off, vaddr, filesz;
+	uint64_t off, vaddr, filesz, memsz;
 };
 
 static void elf_ph_get(const struct elf_view *v, const uint8_t *p, struct elf_ph *o)
@@ -92,12 +92,14 @@ static void elf_ph_get(const struct elf_view *v, const uint8_t *p, struct elf_ph
 		o->off = rd(v, p + offsetof(Elf64_Phdr, p_offset), 8);
 		o->vaddr = rd(v, p + offsetof(Elf64_Phdr, p_vaddr), 8);
 		o->filesz = rd(v, p + offsetof(Elf64_Phdr, p_filesz), 8);
+		o->memsz = rd(v, p + offsetof(Elf64_Phdr, p_memsz), 8);
 	} else {
 		o->type = (uint32_t)rd(v, p + offsetof(Elf32_Phdr, p_type), 4);
 		o->flags = (uint32_t)rd(v, p + offsetof(Elf32_Phdr, p_flags), 4);
 		o->off = rd(v, p + offsetof(Elf32_Phdr, p_offset), 4);
 		o->vaddr = rd(v, p + offsetof(Elf32_Phdr, p_vaddr), 4);
 		o->filesz = rd(v, p + offsetof(Elf32_Phdr, p_filesz), 4);
+		o->memsz = rd(v, p + offsetof(Elf32_Phdr, p_memsz), 4);
 	}
 }
 
@@ -137,7 +139,7 @@ static int elf_segments(const struct elf_view *v, const uint8_t *ph, unsigned n,
 		elf_ph_get(v, ph + (size_t)i * ent, &p);
 		if (p.type == PT_LOAD && mod->nseg < LP_MAX_SEGS)
 			mod->seg[mod->nseg++] = (struct lp_seg){ .off = p.off, .filesz = p.filesz,
-				                                 .vaddr = p.vaddr,
+				                                 .memsz = p.memsz, .vaddr = p.vaddr,
 				                                 .exec = !!(p.flags & PF_X) };
 		if (p.type == PT_NOTE && mem && p.off < mem_len && !mod->id.len)
 			elf_note_build_id(v, mem + p.off,
@@ -190,6 +192,15 @@ void lp_normalise(const struct lp_map *m, uint64_t addr, uint64_t *fileoff, uint
 		if (fo < s->off || fo - s->off >= s->filesz)
 			continue;
 		if (!best || (s->exec && (m->prot & SYMDB_MAP_EXEC) && !best->exec))
+			best = s;
+	}
+	/* Else the zero-filled tail of a segment (.bss) in the last page of
+	 * its file bytes: the page is mapped from the file, the bytes past
+	 * p_filesz are its memory up to p_memsz.  Past that (page padding),
+	 * fo is in no segment and has no vaddr. */
+	for (unsigned i = 0; i < mod->nseg && !best; i++) {
+		const struct lp_seg *s = &mod->seg[i];
+		if (fo >= s->off && fo - s->off < s->memsz)
 			best = s;
 	}
 	if (best)
@@ -322,7 +333,8 @@ static int process_gone(const struct symdb_proc_cache *c, int pid, const struct 
 static void fail_read(const struct symdb_proc_cache *c, int pid, const struct lp_table *t,
                       struct lp_map *m, int rc)
 {
-	if (process_gone(c, pid, t))
+	/* ESRCH: a zombie's map_files, readable /proc/PID/stat or not */
+	if (rc == -ESRCH || process_gone(c, pid, t))
 		fail(m, SYMDB_PROC_GONE, -ESRCH);
 	else
 		fail(m, rc == -EACCES || rc == -EPERM ? SYMDB_PROC_NO_ACCESS

@@ -34,6 +34,7 @@ const char *symdb_version_string(void)
 #define RD_LIST_ERRNOS(X)                                      \
 	X(EPERM, "Operation not permitted")                    \
 	X(ENOENT, "No such file or directory")                 \
+	X(ESRCH, "No such process")                            \
 	X(EINTR, "Interrupted system call")                    \
 	X(EIO, "Input/output error")                           \
 	X(ENXIO, "No such device or address")                  \

@@ -1426,8 +1426,9 @@ SYMDB_API int symdb_export(symdb *db, const symdb_uuid *ids, size_t n, int fd,
  *   the next one starts; the last symbol of the kernel image or of a module
  *   ("[mod]" in kallsyms), and the last of all, end at the page boundary
  *   past the next page (roundup(addr + 4096, 4096)).  Of several symbols at
- *   one address the one answered is perf's choice: global before weak
- *   before local, then fewer leading underscores, then the longer name.
+ *   one address the one answered is perf's choice: not weak before weak,
+ *   then global before local, then fewer leading underscores, then the
+ *   longer name.
  * - the running kernel's build-id (an ELF note in /sys/kernel/notes) picks a
  *   vmlinux with DWARF from the debug locations; it is indexed on first sight
  *   like any image and answers with inline chains and file:line at
@@ -1621,13 +1622,16 @@ SYMDB_API int symdb_kernel_symbolize(symdb_kernel *k, symdb_symbolizer *s,
  * size, mtime) of its file, so a second process mapping it costs no file
  * access.  A process's mapping table is kept by (pid, start time from
  * /proc/PID/stat), so a reused pid is never answered from its predecessor's
- * table, and re-read once per call when an address falls outside every
- * known mapping (a library dlopen'ed since).
+ * table, and read again at every call (a library dlopen'ed since, one
+ * replaced by dlclose + dlopen at the same address, an execve, which keeps
+ * the pid and its start time); an unchanged /proc/PID/maps costs one read
+ * and one compare.
  *
  * @note A cache is not thread-safe (like its symbolizer context): one per
  *       thread.  Memory grows with the number of processes, modules and
  *       the largest batch, and is reused: a warm batch of the same size over
- *       known mappings allocates nothing and reads only /proc/PID/stat.
+ *       known mappings allocates nothing and reads only /proc/PID/stat and
+ *       /proc/PID/maps.
  */
 typedef struct symdb_proc_cache symdb_proc_cache;
 
@@ -1724,7 +1728,10 @@ enum symdb_proc_status {
 	SYMDB_PROC_NO_MODULE = 4,  /**< the mapped file could not be opened, indexed
 	                                or understood (error says why); offsets known */
 	SYMDB_PROC_JIT = 5,        /**< anonymous executable code named by jit_lookup */
-	SYMDB_PROC_ANON = 6        /**< anonymous memory nothing names */
+	SYMDB_PROC_ANON = 6,       /**< anonymous memory nothing names */
+	SYMDB_PROC_NO_SEGMENT = 7  /**< in a file's mapping, but past the end of
+	                                every segment of the file (the padding of
+	                                a page): file_offset known, no vaddr */
 };
 
 /** Where one runtime address lies.  Strings are owned by the cache and valid

@@ -7,8 +7,10 @@
  * opened on the first such address, as the process's own namespace sees it
  * (/proc/PID/root/tmp/perf-NSPID.map: a JIT in a container), and
  * refreshed once per miss, since the JIT keeps writing it.  A process
- * without a map (not a JIT, or one not asked to write one) is remembered,
- * so its addresses cost no more file opens.
+ * without a map (not a JIT, or one not asked to write one yet: Python 3.12
+ * starts its map when told to, at run time) is tried again once per batch,
+ * not once per address.  A map that exists but cannot be used (left by an
+ * earlier process with the pid, unreadable) is said once on stderr.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -19,7 +21,8 @@
 
 struct cli_jit {
 	int pid;          /* the process whose map is open (or was tried) */
-	int tried;
+	int tried;        /* this batch (or for good, once open) */
+	char said[512];   /* the last reason printed for a map not opened */
 	symdb_perfmap *map;
 	/* Names handed out this batch, copied: a refresh for a later address
 	 * of the batch moves the map's own. */
@@ -36,8 +39,17 @@ static int jit_lookup(void *arg, int pid, uint64_t addr, symdb_proc_jit *out)
 		j->map = NULL;
 		j->pid = pid;
 		j->tried = 1;
-		SYMDB_OPTS(symdb_perfmap_opts, o, .flags = SYMDB_PERFMAP_IN_ROOT);
-		if (symdb_perfmap_open_pid(pid, &o, &j->map) < 0)
+		char err[512] = "";
+		SYMDB_OPTS(symdb_perfmap_opts, o, .flags = SYMDB_PERFMAP_IN_ROOT, .errbuf = err,
+		           .errbuf_sz = sizeof err);
+		int rc = symdb_perfmap_open_pid(pid, &o, &j->map);
+		if (rc < 0 && rc != -ENOENT && err[0] && strcmp(err, j->said) != 0) {
+			char what[64];
+			snprintf(what, sizeof what, "pid %d", pid);
+			cli_err(what, "%s", err);
+			snprintf(j->said, sizeof j->said, "%s", err);
+		}
+		if (rc < 0)
 			return 0; /* no map: anonymous code nothing names */
 	}
 	if (!j->map)
@@ -71,10 +83,13 @@ symdb_proc_jit_fn cli_live_jit_fn(void **arg)
 void cli_live_jit_batch(void *arg)
 {
 	struct cli_jit *j = arg;
-	for (size_t i = 0; j && i < j->nnames; i++)
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->nnames; i++)
 		free(j->names[i]);
-	if (j)
-		j->nnames = 0;
+	j->nnames = 0;
+	if (!j->map)
+		j->tried = 0; /* written since, perhaps */
 }
 
 void cli_live_jit_free(void *arg)

@@ -26,6 +26,7 @@ struct kbatch {
 	const char *text[KBATCH]; /* the line, for echoing an invalid one */
 	size_t len[KBATCH];
 	int valid[KBATCH];
+	int data[KBATCH];         /* a DATA request */
 	symdb_kernel_result res[KBATCH];
 	/* the valid addresses of the batch, their lines, their answers */
 	uint64_t qaddr[KBATCH];
@@ -34,14 +35,16 @@ struct kbatch {
 	size_t n;
 };
 
-/* Hex with or without 0x; spaces around it and a "CODE " prefix allowed. */
-static int parse_addr(const char *s, size_t n, uint64_t *out)
+/* Hex with or without 0x; spaces around it and a "CODE " or "DATA "
+ * prefix allowed (*data set for the latter). */
+static int parse_addr(const char *s, size_t n, uint64_t *out, int *data)
 {
 	while (n && (*s == ' ' || *s == '\t'))
 		s++, n--;
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
 		n--;
-	if (n > 5 && !memcmp(s, "CODE ", 5)) {
+	*data = n > 5 && !memcmp(s, "DATA ", 5);
+	if (n > 5 && (!memcmp(s, "CODE ", 5) || *data)) {
 		s += 5, n -= 5;
 		while (n && *s == ' ')
 			s++, n--;
@@ -140,6 +143,11 @@ static int flush_batch(struct query *q, symdb_kernel *k, struct kbatch *b)
 		}
 		const symdb_kernel_result *r = &b->res[i];
 		q->pr.module = module_name(r, mod, sizeof mod);
+		if (b->data[i]) { /* kallsyms' D, B, R... symbols: name, start, size */
+			cli_print_data(&q->pr, b->addr[i], r->sym_name, r->sym_name ? r->sym_addr : 0,
+			               r->sym_name ? r->sym_size : 0);
+			continue;
+		}
 		size_t n = result_lines(q, r);
 		cli_print_code(&q->pr, b->addr[i], q->li, n);
 	}
@@ -151,7 +159,7 @@ static int add_line(struct query *q, symdb_kernel *k, struct kbatch *b, const ch
 {
 	b->text[b->n] = s;
 	b->len[b->n] = n && s[n - 1] == '\n' ? n - 1 : n;
-	b->valid[b->n] = parse_addr(s, n, &b->addr[b->n]) == 0;
+	b->valid[b->n] = parse_addr(s, n, &b->addr[b->n], &b->data[b->n]) == 0;
 	return ++b->n == KBATCH ? flush_batch(q, k, b) : 0;
 }
 

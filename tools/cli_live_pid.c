@@ -38,6 +38,7 @@ static const char *status_text(const symdb_proc_addr *w, char *buf, size_t sz)
 	case SYMDB_PROC_NO_MAPPING: return "no mapping at this address";
 	case SYMDB_PROC_GONE: return "the process exited";
 	case SYMDB_PROC_ANON: return "anonymous memory: no file to symbolize from";
+	case SYMDB_PROC_NO_SEGMENT: return "in the file's mapping but in none of its segments";
 	case SYMDB_PROC_JIT: return "JIT code: not printed by this command";
 	default: break;
 	}

@@ -406,8 +406,12 @@ static int finish_values(struct query *q, const struct opt_state *s)
 	if (s->load && cli_parse_u64(s->load, strlen(s->load), &q->load_address))
 		return bad_value("--load-address", s->load);
 	q->load_given = s->load != NULL;
-	uint64_t pid;
-	if (s->pid && (cli_parse_u64(s->pid, strlen(s->pid), &pid) || !pid || pid > INT32_MAX))
+	/* Decimal only, as /proc names it: "010" is not pid 8, "0x73bf" no
+	 * pid at all (eu-addr2line --pid refuses both). */
+	uint64_t pid = 0;
+	if (s->pid && (!s->pid[0] || s->pid[strspn(s->pid, "0123456789")] || s->pid[0] == '0' ||
+	               strlen(s->pid) > 10 || cli_parse_u64(s->pid, strlen(s->pid), &pid) ||
+	               pid > INT32_MAX))
 		return bad_value("--pid", s->pid);
 	q->pid = s->pid ? (int)pid : 0;
 	if (q->build_id_hex)

@@ -70,6 +70,32 @@ expect_ok "stdin"
 [[ $(awk 'NR <= 6 && NR % 3 == 1' "$OUT") == $'first_fn\nfirst_fn' ]] || fail "stdin: $(cat "$OUT")"
 grep -qx 'not-an-address' "$OUT" || fail "stdin: the bad line was not echoed"
 
+# DATA requests: the kallsyms symbol covering the address, its start and
+# size, as llvm-symbolizer prints DATA (they were echoed as unparsable); a
+# weak and a local symbol at one address: perf keeps the local one
+# (choose_best_symbol: not weak before weak)
+cat >"$SCRATCH/kallsyms2" <<'K'
+ffffffff82000000 D some_table
+ffffffff82000040 W weak_name
+ffffffff82000040 t local_name
+ffffffff82000080 B some_bss
+K
+run kq --kallsyms "$SCRATCH/kallsyms2" 'DATA 0xffffffff82000010' 'CODE 0xffffffff82000044' \
+	'DATA 0xffffffff82000044'
+expect_ok "DATA requests"
+want=$(python3 -c 'print("some_table\n%d 64\n\nlocal_name\n??:0:0\n\nlocal_name\n%d 64" % (0xffffffff82000000, 0xffffffff82000040))')
+[[ $(cat "$OUT") == "$want" ]] || fail "DATA requests: got
+$(cat "$OUT")
+expected
+$want"
+
+# a kallsyms that is a directory or a FIFO: refused by name, never read
+run kq --kallsyms "$SCRATCH" 0xffffffff81000000
+expect_error "--kallsyms DIR" "symdb: kernel: $SCRATCH: not a regular file"
+mkfifo "$SCRATCH/fifo"
+run timeout 20 "$SYMDB" query --db "$db" --kernel --kernel-root "$empty" --kallsyms "$SCRATCH/fifo" 0x1
+expect_error "--kallsyms FIFO" "symdb: kernel: $SCRATCH/fifo: not a regular file"
+
 # usage errors: a source without --kernel, --kernel with another image
 run "$SYMDB" query --db "$db" --kallsyms "$SCRATCH/kallsyms" 0x1
 expect_error "--kallsyms without --kernel" "symdb: query: --kallsyms, --kallsyms-only, --kernel-notes, --kernel-modules, --sysfs-module, --kernel-release, --kernel-root and --debug-dir need --kernel"
