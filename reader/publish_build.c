@@ -232,9 +232,11 @@ static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
 	publish_stager *st;
 	int rc;
 
+	/* The debug files first: an unchanged input whose index lacks DWARF
+	 * is built again when one is found now (installed since). */
+	build_input_debug(in, path, ex->is_macho, o);
 	if (!(o->flags & SYMDB_BUILD_FORCE) && publish_unchanged(b->cat, path, in, ex, out))
 		return 0;
-	build_input_debug(in, path, ex->is_macho, o);
 	st = calloc(1, sizeof *st);
 	if (!st)
 		return fmt_err(o->errbuf, o->errbuf_sz, -ENOMEM, "%s: out of memory", path);

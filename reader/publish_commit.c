@@ -213,11 +213,12 @@ static enum stage_action stage_decide(rd_catalog *cat, const symdb_image_info *n
 		a = ST_RICHER; /* nothing never replaces something (a .dynsym) */
 	else if (stage_more_tables(ni, oi))
 		a = ST_UPGRADE;
+	else if (nr > stage_rank(oi))
+		a = ST_UPGRADE; /* strictly more: DWARF (a debug file found since the
+		                 * same source was indexed), or a full symbol table */
 	else if (stage_same(oi, ni->build_info[FMT_BI_SOURCE_XXH3],
 	                    ni->build_info[FMT_BI_DEBUG_XXH3]))
 		a = ST_SAME;
-	else if (nr > stage_rank(oi))
-		a = ST_UPGRADE; /* strictly more: DWARF, or a full symbol table */
 	else if (nr < stage_rank(oi))
 		a = ST_RICHER;  /* the index already carries more */
 	else
@@ -398,7 +399,7 @@ int publish_unchanged(rd_catalog *cat, const char *path, const publish_input *in
                       const publish_expect *ex, symdb_build_result *res)
 {
 	uint64_t h[SYMDB_BUILD_MAX_IMAGES];
-	char ipath[4096], dsym[4200], buf[1024];
+	char ipath[4096], buf[1024];
 	symdb_image_info oi;
 	symdb_image *oimg;
 	rd_cat_entry e;
@@ -413,13 +414,14 @@ int publish_unchanged(rd_catalog *cat, const char *path, const publish_input *in
 			return 0;
 	if (!stage_hashes(path, in, ex, h))
 		return 0;
-	/* A companion BINARY.dSYM may bring DWARF the index lacks. */
-	snprintf(dsym, sizeof dsym, "%s.dSYM", path);
+	/* A debug file found now (a BINARY.dSYM, a build-id or debuglink
+	 * file installed since the index was built) may bring DWARF the index
+	 * lacks: not unchanged then. */
+	int debug = in->debug.fd >= 0 || in->nlinks || in->companion.fd >= 0 || in->dwp.fd >= 0;
 	for (i = 0; i < ex->n; i++) {
 		int state = stage_existing(cat, &ex->uuid[i], &oimg, &oi, ipath, sizeof ipath);
 		int same = state == 1 && stage_same(&oi, h[i], 0) && !oi.answers_nothing &&
-		           !(ex->is_macho && !(oi.flags & FMT_FLAG_HAS_DWARF) &&
-		             access(dsym, F_OK) == 0);
+		           !(debug && !(oi.flags & FMT_FLAG_HAS_DWARF));
 		symdb_image_close(oimg);
 		if (!same)
 			return 0;
