@@ -207,11 +207,16 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 	 * or reading outside the mapping, and `symdb verify` finds the rest. */
 	SYMDB_OPTS(symdb_open_opts, o, .flags = cli_verify_flag(q->verify),
 	           .errbuf = err, .errbuf_sz = sizeof(err));
-	int rc;
+	int rc = 0;
 	const char *what = obj ? obj : uuid_hex;
 	snprintf(msg, msz, "unable to open this image");
-	if (obj && (rc = cli_open_slice(q->db, obj, q->arch, &o, img)) <= 0) {
+	if (obj && (rc = cli_open_slice(q->db, obj, q->arch, &o, img, msg, msz)) <= 0) {
 		return rc; /* Mach-O: opened, or reported */
+	} else if (obj && rc == CLI_SLICE_UNCHOSEN) {
+		/* JSON carries it in the answer instead. */
+		if (q->pr.style != CLI_STYLE_JSON)
+			fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", msg);
+		return OPEN_AS_LLVM;
 	} else if (obj) {
 		const symdb_image *ci = NULL;
 		SYMDB_OPTS(symdb_symbolize_opts, so, .errbuf = err, .errbuf_sz = sizeof(err));

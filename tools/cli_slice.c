@@ -5,24 +5,59 @@
  * llvm-symbolizer spells the choice "--obj FILE:ARCH" (or --default-arch);
  * atos spells it "-arch ARCH".  Both are accepted.
  */
-#define _POSIX_C_SOURCE 200809L /* stat */
+#define _POSIX_C_SOURCE 200809L
 #include "cli_slice.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
-/* "FILE:ARCH" when FILE exists and the whole string does not. */
+/* Architecture names llvm::Triple parses (Triple::parseArch), the ones a
+ * "FILE:ARCH" module name may end in: llvm-symbolizer splits off a suffix
+ * only when it is one of them, so "x.bin:foo" is a file name. */
+static const char *const arch_names[] = {
+	"aarch64", "aarch64_be", "aarch64_32", "amd64", "arm", "arm64", "arm64e", "arm64_32", "armeb",
+	"armv4t", "armv5te", "armv6", "armv6m", "armv7", "armv7a", "armv7em", "armv7k", "armv7m",
+	"armv7s", "armv8", "i386", "i486", "i586", "i686", "mips", "mips64", "mips64el", "mipsel",
+	"powerpc", "powerpc64", "powerpc64le", "ppc", "ppc64", "ppc64le", "riscv32", "riscv64",
+	"s390x", "sparc", "sparcv9", "thumb", "thumbeb", "wasm32", "wasm64", "x86", "x86_64",
+	"x86_64h",
+};
+
+static int is_arch_name(const char *s)
+{
+	for (size_t i = 0; i < sizeof arch_names / sizeof arch_names[0]; i++)
+		if (!strcmp(s, arch_names[i]))
+			return 1;
+	return 0;
+}
+
+/* "FILE:ARCH" when ARCH is an architecture name, as llvm-symbolizer 14
+ * splits it (Symbolize.cpp): the part before the last ':' is the file. */
 static const char *split_arch(const char *obj, char *file, size_t file_sz)
 {
-	struct stat st;
 	const char *colon = strrchr(obj, ':');
 
-	if (!colon || stat(obj, &st) == 0 || (size_t)(colon - obj) >= file_sz)
+	if (!colon || !is_arch_name(colon + 1) || (size_t)(colon - obj) >= file_sz)
 		return NULL;
 	memcpy(file, obj, (size_t)(colon - obj));
 	file[colon - obj] = 0;
-	return stat(file, &st) == 0 ? colon + 1 : NULL;
+	return colon + 1;
+}
+
+/* Whether path is a universal (fat) Mach-O file: its magic, big-endian. */
+static int is_universal(const char *path)
+{
+	unsigned char m[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), r = 0;
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, m, 4) == 4)
+		r = m[0] == 0xca && m[1] == 0xfe && m[2] == 0xba && (m[3] == 0xbe || m[3] == 0xbf);
+	close(fd);
+	return r;
 }
 
 static void list_arches(const symdb_file_image *im, int n, char *buf, size_t sz)
@@ -35,7 +70,7 @@ static void list_arches(const symdb_file_image *im, int n, char *buf, size_t sz)
 }
 
 int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_open_opts *o,
-                   symdb_image **out)
+                   symdb_image **out, char *llvm_msg, size_t llvm_msz)
 {
 	symdb_file_image im[64];
 	char file[4096], names[512];
@@ -54,12 +89,21 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 		return 1;
 	if (n > (int)(sizeof im / sizeof im[0]))
 		n = (int)(sizeof im / sizeof im[0]);
-	/* A thin file is its own only image whatever the arch asked for
-	 * (llvm-symbolizer applies the arch to universal files only). */
+	/* A thin file (or a bundle) is its own only image whatever the arch
+	 * asked for: llvm-symbolizer applies the arch to universal files only,
+	 * even to one with a single slice. */
+	int fat = is_universal(obj);
 	for (int i = 0; i < n; i++)
-		if (n == 1 || (arch && !strcmp(im[i].arch, arch)))
+		if ((n == 1 && !fat) || (arch && !strcmp(im[i].arch, arch)))
 			pick = i;
 	list_arches(im, n, names, sizeof names);
+	if (pick < 0 && llvm_msg) { /* llvm-symbolizer's words; "??" answers */
+		if (arch)
+			snprintf(llvm_msg, llvm_msz, "fat file does not contain %s", arch);
+		else
+			snprintf(llvm_msg, llvm_msz, "Unknown architecture named: ");
+		return CLI_SLICE_UNCHOSEN;
+	}
 	if (pick < 0 && arch) {
 		cli_err(obj, "no %s image in this file (it has: %s)", arch, names);
 		return -CLI_EXIT_USAGE;

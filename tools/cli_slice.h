@@ -12,14 +12,21 @@
 #include "cli_util.h"
 #include "symdb.h"
 
+#define CLI_SLICE_UNCHOSEN 2
+
 /*
- * Opens the image of obj selected by arch (NULL: the only image, or an error
- * naming the choices).  obj may end in ":ARCH" when no file has that name.
- * Returns 1 when obj is a single ELF image and no arch was asked for (the
- * caller opens it as before), 0 with *out set, or minus a CLI exit code
- * after reporting the reason on stderr.
+ * Opens the image of obj selected by arch (NULL: the only image of a thin
+ * file or bundle).  obj may end in ":ARCH" for an architecture name
+ * llvm::Triple knows, as llvm-symbolizer splits it.  Returns 1 when obj is
+ * a single ELF image (the caller opens it as before), 0 with *out set, or
+ * minus a CLI exit code after reporting the reason on stderr.  A universal
+ * file whose slice cannot be chosen (no arch, or one it lacks): with
+ * llvm_msg, CLI_SLICE_UNCHOSEN and llvm-symbolizer-14's reason there,
+ * nothing printed (the caller answers "??" as llvm does); without, symdb's
+ * reason naming the choices and -CLI_EXIT_USAGE.
  */
 CLI_HIDDEN int cli_open_slice(symdb *db, const char *obj, const char *arch,
-                              const symdb_open_opts *o, symdb_image **out);
+                              const symdb_open_opts *o, symdb_image **out, char *llvm_msg,
+                              size_t llvm_msz);
 
 #endif /* SYMDB_CLI_SLICE_H */
