@@ -172,6 +172,37 @@ int cat_files_opened(rd_catalog *c, const char *envdir, const struct stat *data,
 	return 0;
 }
 
+/* LMDB 0.9's lock file for its default 126 readers: (126 - 1) reader
+ * slots of 64 bytes and a 192-byte header.  An existing file keeps its
+ * size: processes that have it mapped computed their reader count from
+ * it. */
+#define CAT_LOCK_BYTES 8192
+
+int cat_lock_reserve(const char *envdir, char *errbuf, size_t errbuf_sz)
+{
+	char path[4096];
+	struct stat st;
+	int fd, rc = 0;
+
+	if (cat_path(path, sizeof path, envdir, CAT_LOCK_FILE) != 0)
+		return 0;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+	if (fd < 0)
+		return 0; /* read-only, a link...: LMDB's open and the checks say */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t len = st.st_size > 0 ? st.st_size : CAT_LOCK_BYTES;
+		rc = posix_fallocate(fd, 0, len); /* returns the error */
+		if (rc == EINVAL || rc == EOPNOTSUPP)
+			rc = 0; /* no fallocate here: as LMDB alone */
+	}
+	close(fd);
+	if (rc == ENOSPC || rc == EDQUOT) {
+		cat_msg(errbuf, errbuf_sz, path, "cannot create the lock file", rc);
+		return -rc;
+	}
+	return 0;
+}
+
 /* ---- creation ------------------------------------------------------------ */
 
 static int cat_fsync_dir(const char *path)
@@ -214,6 +245,8 @@ static int cat_fill_new(const char *tmp, cat_write_fn init)
 		rc = mdb_env_set_maxdbs(t->env, CAT_MAX_DBS);
 	if (rc == 0)
 		rc = mdb_env_set_mapsize(t->env, CAT_MAP_INITIAL);
+	if (rc == 0 && cat_lock_reserve(tmp, NULL, 0) < 0)
+		rc = ENOSPC;
 	if (rc == 0)
 		rc = mdb_env_open(t->env, tmp, MDB_NOTLS, 0666);
 	if (rc == 0)

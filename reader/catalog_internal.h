@@ -96,6 +96,12 @@ RD_HIDDEN int cat_files_opened(rd_catalog *c, const char *envdir, const struct s
 /* catalog_files.c: create DB/catalog complete (named databases and schema
  * record) in DB/.catalog-new.PID.N and rename it into place, unless it
  * exists.  init fills a fresh environment's write transaction. */
+/* Give envdir/lock.mdb its disk blocks before LMDB maps it (creating it
+ * with LMDB's size when missing): LMDB makes it a sparse file and writes
+ * through a shared mapping, where a full disk is SIGBUS, not an error.
+ * 0, or -ENOSPC (-EDQUOT) with errbuf set; other failures are left to
+ * LMDB's open, which reports them. */
+RD_HIDDEN int cat_lock_reserve(const char *envdir, char *errbuf, size_t errbuf_sz);
 RD_HIDDEN int cat_create_catalog(rd_catalog *c, const char *envdir, cat_write_fn init,
                                  char *errbuf, size_t errbuf_sz);
 /* catalog_files.c: under a flock of DB, move a damaged DB/catalog aside to

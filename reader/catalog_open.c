@@ -77,16 +77,18 @@ static int cat_lmdb_damage(int rc)
 }
 
 /* Open the environment.  A read-only open that cannot open lock.mdb (a
- * directory we may not write) falls back to MDB_NOLOCK: no reader table, which
- * is safe as long as no writer runs at the same time, the usual case for a
- * database shipped read-only. */
-static int cat_env_open(rd_catalog *c, const char *envdir)
+ * directory we may not write), or whose lock file has no disk blocks to
+ * take (nolock: a full disk), falls back to MDB_NOLOCK: no reader table,
+ * which is safe as long as no writer runs at the same time, the usual case
+ * for a database shipped read-only (and no writer can commit on a full
+ * disk). */
+static int cat_env_open(rd_catalog *c, const char *envdir, int nolock)
 {
 	unsigned fl = MDB_NOTLS;
 	int rc;
 
 	if (!(c->flags & RD_CAT_WRITE))
-		fl |= MDB_RDONLY;
+		fl |= MDB_RDONLY | (nolock ? MDB_NOLOCK : 0u);
 	rc = mdb_env_open(c->env, envdir, fl, 0666);
 	if ((rc == EACCES || rc == EROFS || rc == EPERM) && (fl & MDB_RDONLY)) {
 		mdb_env_close(c->env);
@@ -199,8 +201,15 @@ static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t 
 		rc = mdb_env_set_maxdbs(c->env, CAT_MAX_DBS);
 	if (rc == 0)
 		rc = mdb_env_set_mapsize(c->env, CAT_MAP_INITIAL);
+	int nolock = 0;
+	if (rc == 0 && (rc = cat_lock_reserve(envdir, errbuf, errbuf_sz)) < 0) {
+		if (c->flags & RD_CAT_WRITE)
+			return rc;
+		nolock = 1;
+		rc = 0;
+	}
 	if (rc == 0)
-		rc = cat_env_open(c, envdir);
+		rc = cat_env_open(c, envdir, nolock);
 	if (rc) {
 		c->damaged = cat_lmdb_damage(rc);
 		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", rc);

@@ -13,7 +13,9 @@
 #     is in the catalog;
 #   - the catalog's filesystem full at the commit (a small tmpfs on
 #     DB/catalog; root only): "No space left on device", never LMDB's
-#     "Input/output error" for its short write.
+#     "Input/output error" for its short write;
+#   - the disk full before lock.mdb exists (a new database, or lock.mdb
+#     deleted): no SIGBUS; list and query answer, build says why.
 source "$(dirname "$0")/../cli/lib.sh"
 require gcc
 
@@ -141,9 +143,50 @@ enospc_case() { # enospc_case KIB: DB/catalog on a tmpfs with KIB KiB free
 	grep -q 'No space left on device' "$ERR" || fail "$1 KiB free: $(cat "$ERR")"
 	! grep -q 'Input/output error' "$ERR" || fail "$1 KiB free: EIO reported"
 }
+# ---- a full disk before LMDB maps lock.mdb -----------------------------------------
+# LMDB creates lock.mdb sparse and writes through its mapping: on a full
+# disk that was SIGBUS for every command, query and list included.  A
+# fresh database and an existing one whose lock.mdb was deleted, on a full
+# tmpfs: build says why (exit 3), list and query --no-build answer (the
+# read-only open without a reader table), query indexes privately (one
+# warning), and no command dies of a signal.
+enospc_lock_case() {
+	local T=$SCRATCH/full DB
+	mkdir -p "$T"
+	if ! mount -t tmpfs -o size=2m tmpfs "$T" 2>/dev/null; then
+		skip_part "cannot mount a tmpfs: lock.mdb on a full disk"
+		return 0
+	fi
+	DB=$T/old
+	run "$SYMDB" --db "$DB" build -q "$W/p1"
+	expect_ok "build before the disk is full"
+	rm "$DB/catalog/lock.mdb"
+	head -c 100M /dev/zero >"$T/filler" 2>/dev/null || true
+	run "$SYMDB" --db "$DB" list
+	no_crash "list, lock.mdb gone, disk full"
+	((RC == 0)) && grep -q "$W/p1" "$OUT" || { umount "$T"; fail "list on a full disk: exit $RC: $(cat "$OUT" "$ERR")"; }
+	run "$SYMDB" --db "$DB" query --no-build --obj "$W/p1" "$f_addr"
+	no_crash "query --no-build, lock.mdb gone, disk full"
+	[[ $RC == 0 && $(cat "$OUT") == "$want" ]] || { umount "$T"; fail "query on a full disk: exit $RC: $(cat "$OUT" "$ERR")"; }
+	run "$SYMDB" --db "$DB" build "$W/p2"
+	no_crash "build, lock.mdb gone, disk full"
+	((RC == 3)) && grep -q 'lock.mdb: cannot create the lock file: No space left on device' "$ERR" ||
+		{ umount "$T"; fail "build on a full disk: exit $RC: $(cat "$ERR")"; }
+	run "$SYMDB" --db "$T/new" query --obj "$W/p1" "$f_addr"
+	no_crash "query of a new database on a full disk"
+	[[ $RC == 0 && $(cat "$OUT") == "$want" ]] ||
+		{ umount "$T"; fail "query, new database, full disk: exit $RC: $(cat "$OUT" "$ERR")"; }
+	run "$SYMDB" --db "$T/new2" build "$W/p1"
+	no_crash "build of a new database on a full disk"
+	((RC == 3)) || { umount "$T"; fail "build, new database, full disk: exit $RC: $(cat "$ERR")"; }
+	umount "$T"
+}
+
 if (($(id -u) == 0)); then
 	for k in 4 8 24; do enospc_case "$k"; done
 	note "catalog filesystem full at commit: No space left on device"
+	enospc_lock_case
+	note "lock.mdb on a full disk: no SIGBUS; read-only commands answer"
 else
 	skip_part "not root: cannot mount a small tmpfs for ENOSPC"
 fi
