@@ -111,6 +111,12 @@ int fmt_lmdb_check_fd(int fd, fmt_lmdb_check *out)
 	}
 	if (rc < 0 || rc == 2)
 		return rc;
+	if (rc == 0 && m1.psize != m0.psize) {
+		/* LMDB maps by the newer meta's page size: a flipped byte in
+		 * either would have it read past the file. */
+		out->why = "the two meta pages name different page sizes";
+		return 2;
+	}
 	if (rc == 0) {
 		if (m1.txnid > m0.txnid)
 			cur = &m1;

@@ -3,7 +3,8 @@
 #
 # catalog_files.sh: the files of DB/catalog (SPEC §12.1, "Catalog files").
 #   - a 0-byte data.mdb: one line "truncated: 0 bytes", exit 3 (was "Bad file
-#     descriptor"), and reindex recovers;
+#     descriptor"), and reindex recovers; the same for a flipped byte in
+#     either meta page's page size;
 #   - DB/catalog, data.mdb or lock.mdb a symbolic link: refused with one line,
 #     exit 3, the link's target unchanged and a dangling target not created;
 #   - lock.mdb deleted under a running writer while a second writer starts:
@@ -49,6 +50,35 @@ run "${S[@]}" reindex
 expect_ok "reindex of a 0-byte data.mdb"
 [[ $("${S[@]}" query --obj "$W/p1" "$f_addr") == "$want" ]] || fail "query after reindex"
 note "0-byte data.mdb: one line, exit 3; reindex recovers"
+
+# ---- a meta page's page size flipped ---------------------------------------------
+# LMDB maps data.mdb by the page size of the newer meta; only the first
+# meta's was checked, so a flipped byte in the second (when current) had
+# every command, reindex and verify --repair included, die of SIGBUS.
+for which in current other; do
+	DB=$SCRATCH/dbm-$which
+	S=("$SYMDB" --db "$DB")
+	run "${S[@]}" build -q "$W/p1" "$W/p2"
+	expect_ok "build"
+	python3 - "$DB/catalog/data.mdb" "$which" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    d = f.read(8192)
+    t0, t1 = struct.unpack_from("<Q", d, 0x90)[0], struct.unpack_from("<Q", d, 4096 + 0x90)[0]
+    m = 4096 if (t1 > t0) == (sys.argv[2] == "current") else 0
+    f.seek(m + 0x29)  # the second byte of mm_psize: 0x1000 becomes 0xef00
+    f.write(bytes([d[m + 0x29] ^ 0xff]))
+PY
+	for c in list "query --no-build --obj $W/p1 $f_addr" verify; do
+		# shellcheck disable=SC2086
+		run "${S[@]}" $c
+		one_line "$c, $which meta's page size flipped" "$DB/catalog/data.mdb"
+	done
+	run "${S[@]}" reindex
+	expect_ok "reindex, $which meta's page size flipped"
+	[[ $("${S[@]}" query --obj "$W/p1" "$f_addr") == "$want" ]] || fail "query after reindex ($which)"
+done
+note "a meta page's page size flipped: one line, exit 3; reindex recovers"
 
 # ---- symbolic links --------------------------------------------------------
 DB=$SCRATCH/dbl
