@@ -116,7 +116,14 @@ static int build_private(symdb_symbolizer *s, const char *path, unsigned names,
 }
 
 /* Publish path into the context's database (opening its builder on first
- * use) and open the image from there: 0, or the error. */
+ * use) and open the image from there: 0, or the error.  Another process
+ * may remove the image between the commit and the open (symdb rm, gc:
+ * the entry gone, or its file unlinked first):
+ * the add is made again, up to BUILD_SHARED_TRIES times, and then the
+ * caller indexes it privately (SYMDB_E_NOT_INDEXED is not the answer to a
+ * file that was just indexed). */
+#define BUILD_SHARED_TRIES 3
+
 static int build_shared(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
                         unsigned names, int damaged, symdb_image **img)
 {
@@ -127,12 +134,18 @@ static int build_shared(symdb_symbolizer *s, const char *path, const symdb_uuid 
 	/* Any failure to open the database for writing is the database's. */
 	if (!s->builder && (rc = symdb_builder_open(symdb_dir(s->db), &bo, &s->builder)) != 0)
 		return rc == -ENOMEM ? rc : SYMDB_E_READONLY;
-	rc = symdb_builder_add(s->builder, path, &bo, NULL);
-	if (rc)
-		return rc;
 	SYMDB_OPTS(symdb_open_opts, oo, .flags = s->open_flags | names, .errbuf = s->build_err,
 	           .errbuf_sz = sizeof s->build_err);
-	return symdb_image_open_uuid(s->db, id, &oo, img);
+	for (int i = 0; i < BUILD_SHARED_TRIES; i++) {
+		if ((rc = symdb_builder_add(s->builder, path, &bo, NULL)) != 0)
+			return rc;
+		rc = symdb_image_open_uuid(s->db, id, &oo, img);
+		if (rc != SYMDB_E_NOT_INDEXED && rc != -ENOENT) /* -ENOENT: its file
+		                                                  * unlinked by an rm */
+			return rc;
+	}
+	s->build_err[0] = '\0';
+	return build_private(s, path, names, img);
 }
 
 int rd_sym_first_sight(symdb_symbolizer *s, const char *path, const symdb_uuid *id,
