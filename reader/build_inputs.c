@@ -49,21 +49,6 @@
 #define BI_SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
 /* What a non-regular file is, for the one-line error. */
-static const char *bi_type(mode_t m)
-{
-	if (S_ISFIFO(m))
-		return "fifo";
-	if (S_ISSOCK(m))
-		return "socket";
-	if (S_ISCHR(m))
-		return "character device";
-	if (S_ISBLK(m))
-		return "block device";
-	if (S_ISLNK(m))
-		return "symbolic link";
-	return "unknown type";
-}
-
 static void bi_fd_none(publish_fd *f)
 {
 	f->fd = -1;
@@ -174,7 +159,7 @@ int build_input_open(publish_input *in, const char *path, char *eb, size_t ebsz)
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular file (%s)", path,
-		               bi_type(st.st_mode));
+		               rd_mode_name(st.st_mode));
 	}
 	in->in.fd = fd;
 	snprintf(in->in.name, sizeof in->in.name, "%s", path);

@@ -39,4 +39,8 @@ RD_HIDDEN int rd_file_images_fd(int fd, const char *path, symdb_file_image *out,
 RD_HIDDEN void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len,
                                  char *link, size_t link_sz);
 
+/* What a file that is not a regular file or directory is ("fifo",
+ * "character device", ...), for "PATH: not a regular file (fifo)". */
+RD_HIDDEN const char *rd_mode_name(unsigned mode);
+
 #endif /* SYMDB_RD_UUID_H */

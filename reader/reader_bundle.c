@@ -241,7 +241,8 @@ struct rd_bundle {
 	int fd;             /* the file being written, or -1 */
 	char tmpl[4096];    /* TMP_DIR/bundle.XXXXXX */
 	char dbdir[4096];   /* TMP_DIR's database: DB for DB/tmp */
-	char why[256];
+	char why[4400];
+	int err;            /* -errno of a failed write (full disk): not damage */
 	fmt_bundle_dec dec;
 	uint8_t head[5];    /* the frame's magic and FLG byte */
 	size_t nhead;
@@ -250,6 +251,15 @@ struct rd_bundle {
 static int unpack_bad(rd_bundle *b, const char *why)
 {
 	snprintf(b->why, sizeof b->why, "%s", why);
+	return -1;
+}
+
+/* Writing the image's temporary file failed with errno e: the database's
+ * trouble (a full disk), said with the file and the reason. */
+static int unpack_io(rd_bundle *b, const char *path, int e)
+{
+	b->err = -e;
+	snprintf(b->why, sizeof b->why, "%s: cannot write: %s", path, symdb_strerror(-e));
 	return -1;
 }
 
@@ -305,15 +315,18 @@ static int unpack_feed(rd_bundle *b, const uint8_t *p, size_t n)
 			if (unpack_begin(b) < 0)
 				return -1;
 			break;
-		case FMT_BUNDLE_DATA:
-			if (fmt_write_full(b->fd, data, len) < 0)
-				return unpack_bad(b, "cannot write a temporary file");
+		case FMT_BUNDLE_DATA: {
+			int w = fmt_write_full(b->fd, data, len);
+			if (w < 0)
+				return unpack_io(b, b->img[b->n - 1].path, -w);
 			break;
+		}
 		case FMT_BUNDLE_IMAGE_END: {
 			int c = close(b->fd);
+			int e = errno;
 			b->fd = -1;
 			if (c < 0)
-				return unpack_bad(b, "cannot write a temporary file");
+				return unpack_io(b, b->img[b->n - 1].path, e);
 			break;
 		}
 		case FMT_BUNDLE_END:
@@ -422,9 +435,10 @@ int rd_bundle_unpack(int fd, const char *tmp_dir, rd_bundle **out, char *why, si
 		return fmt_err(why, why_sz, SYMDB_E_CORRUPT, "%s: path too long", tmp_dir);
 	}
 	if (unpack_read(b, fd) < 0) {
-		fmt_err(why, why_sz, SYMDB_E_CORRUPT, "%s", b->why);
+		int rc = b->err ? b->err : SYMDB_E_CORRUPT;
+		fmt_err(why, why_sz, rc, "%s", b->why);
 		rd_bundle_free(b);
-		return SYMDB_E_CORRUPT;
+		return rc;
 	}
 	*out = b;
 	return 0;

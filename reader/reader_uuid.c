@@ -271,6 +271,46 @@ int rd_file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, size_t 
 	return rc;
 }
 
+const char *rd_mode_name(unsigned m)
+{
+	if (S_ISFIFO(m))
+		return "fifo";
+	if (S_ISSOCK(m))
+		return "socket";
+	if (S_ISCHR(m))
+		return "character device";
+	if (S_ISBLK(m))
+		return "block device";
+	if (S_ISLNK(m))
+		return "symbolic link";
+	if (S_ISDIR(m))
+		return "directory";
+	return "unknown type";
+}
+
+/* path opened as an input (O_NONBLOCK: a FIFO does not block the open),
+ * refused unless a regular file: a FIFO's pread says only "Illegal seek".
+ * The descriptor, or the error with eb set. */
+static int open_regular(const char *path, char *eb, size_t ebsz)
+{
+	struct stat st;
+	int fd = open(path, RD_INPUT_FLAGS), rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = fstat(fd, &st) < 0 ? -errno : SYMDB_E_BAD_OBJECT;
+		close(fd);
+		return rc == SYMDB_E_BAD_OBJECT
+		               ? fmt_err(eb, ebsz, rc, "%s: not a regular file (%s)", path,
+		                         rd_mode_name(st.st_mode))
+		               : fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
+	}
+	return fd;
+}
+
 int symdb_file_uuid(const char *path, const symdb_open_opts *opts, symdb_uuid *out)
 {
 	unsigned flags;
@@ -283,11 +323,9 @@ int symdb_file_uuid(const char *path, const symdb_open_opts *opts, symdb_uuid *o
 		return rc;
 	if (!path || !out)
 		return fmt_err(eb, ebsz, SYMDB_E_INVAL, "no path or output");
-	fd = open(path, RD_INPUT_FLAGS);
-	if (fd < 0) {
-		rc = -errno;
-		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
-	}
+	fd = open_regular(path, eb, ebsz);
+	if (fd < 0)
+		return fd;
 	rc = rd_file_uuid_fd(fd, path, out, eb, ebsz);
 	close(fd);
 	return rc;
@@ -384,11 +422,9 @@ static int file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_
 			               "Contents/Resources/DWARF", path);
 		path = file;
 	}
-	fd = open(path, RD_INPUT_FLAGS);
-	if (fd < 0) {
-		rc = -errno;
-		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
-	}
+	fd = open_regular(path, eb, ebsz);
+	if (fd < 0)
+		return fd;
 	got = fmt_pread_full(fd, head, sizeof head, 0);
 	if (got == (ssize_t)sizeof head && fmt_mo_kind(head, sizeof head))
 		rc = rd_file_images_fd(fd, path, out, max, eb, ebsz);

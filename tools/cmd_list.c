@@ -72,6 +72,8 @@ static int keep_entry(const struct list_run *r, const symdb_entry *e, const char
 	if (o->machine && strcasecmp(o->machine, machine) != 0)
 		return 0;
 	/* gc's rule (cli_aged_unused): unused for more than the age */
+	if (o->have_older && o->older_than == UINT64_MAX)
+		return 0; /* nothing is unused for more than 2^64-1 s (the + 1 would wrap) */
 	return !o->have_older || !cli_younger(used, r->now, o->older_than + 1);
 }
 

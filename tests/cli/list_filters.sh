@@ -47,6 +47,11 @@ count() { run "$SYMDB" list --db "$db" "$@"; expect_ok "list $*"; wc -l <"$OUT";
 later=$(($(date +%s) + 40 * 86400))
 [[ $(SYMDB_NOW=$later count --older-than 30d) == 3 ]] || fail "--older-than 30d, 40 days later"
 [[ $(count --older-than 30d) == 0 ]] || fail "--older-than 30d, now"
+# the largest age: nothing is that old (its + 1 wrapped to 0: every image)
+[[ $(SYMDB_NOW=$later count --older-than 18446744073709551615) == 0 ]] ||
+	fail "--older-than 2^64-1 listed images"
+[[ $(SYMDB_NOW=$later count --older-than 18446744073709551614) == 0 ]] ||
+	fail "--older-than 2^64-2 listed images"
 addr=$(llvm-nm-14 --defined-only "$SCRATCH/libx.so" | awk '$2 ~ /[Tt]/ {print "0x" $1; exit}')
 SYMDB_NOW=$later "$SYMDB" query --db "$db" --obj "$SCRATCH/libx.so" "$addr" >/dev/null || fail "query"
 [[ $(SYMDB_NOW=$((later + 3600)) count --older-than 30d) == 2 ]] && ! grep -q "^$L " "$OUT" ||

@@ -212,8 +212,36 @@ enospc_lock_case() {
 	umount "$T"
 }
 
+# A bundle imported on a full disk: the database's trouble, not a damaged
+# bundle (it said "bundle rejected ... cannot write a temporary file", exit
+# 4): the temporary file and the reason, exit 1, nothing left in DB/tmp.
+enospc_import_case() {
+	local T=$SCRATCH/fullimp DB
+	mkdir -p "$T"
+	run "$SYMDB" --db "$SCRATCH/bsrc" build -q "$W/p3"
+	"$SYMDB" --db "$SCRATCH/bsrc" export --all >"$SCRATCH/b.bundle" || fail "export"
+	if ! mount -t tmpfs -o size=2m tmpfs "$T" 2>/dev/null; then
+		skip_part "cannot mount a tmpfs: import on a full disk"
+		return 0
+	fi
+	DB=$T/db
+	run "$SYMDB" --db "$DB" build -q "$W/p1"
+	head -c 100M /dev/zero >"$T/filler" 2>/dev/null || true
+	run "$SYMDB" --db "$DB" import "$SCRATCH/b.bundle"
+	local left
+	left=$(find "$DB/tmp" -type f | wc -l)
+	umount "$T"
+	no_crash "import on a full disk"
+	((RC == 1)) || fail "import on a full disk: exit $RC, expected 1: $(cat "$ERR")"
+	[[ $(wc -l <"$ERR") == 1 ]] && grep -q "$DB/tmp/bundle\..*: cannot write: No space left on device" "$ERR" ||
+		fail "import on a full disk: $(cat "$ERR")"
+	((left == 0)) || fail "import on a full disk left $left files in DB/tmp"
+}
+
 if (($(id -u) == 0)); then
 	for k in 4 8 24; do enospc_case "$k"; done
+	enospc_import_case
+	note "bundle import on a full disk: the temporary file and ENOSPC, exit 1"
 	note "catalog filesystem full at commit: No space left on device"
 	enospc_lock_case
 	note "lock.mdb on a full disk: no SIGBUS; read-only commands answer"

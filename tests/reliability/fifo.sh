@@ -16,7 +16,8 @@
 #   4. a FIFO as the first .gnu_debuglink candidate (beside the binary): the
 #      next one (.debug/NAME) is used;
 #   5. a FIFO among the DWARF files of a .dSYM bundle given as input: the
-#      bundle's regular file is indexed.
+#      bundle's regular file is indexed;
+#   6. rm, export and info given a FIFO: "not a regular file (fifo)".
 # Every command runs under `timeout`, so the old hangs fail instead of
 # hanging the suite.  LIMIT_MS (default 1000) is the time a FIFO may cost.
 source "$(dirname "$0")/../cli/lib.sh"
@@ -86,6 +87,14 @@ no_crash "FIFO then a program"
 grep -q "^indexed .* $W/prog\$" "$OUT" || fail "FIFO then a program: prog was not indexed"
 same_as_oracle "the program after a FIFO" "$W/prog" "$(llvm_query "$W/prog" $PA)" $PA
 note "FIFO then a program: the FIFO refused, the program indexed ($MS ms)"
+# rm, export and info given a FIFO: named as a FIFO (they said "Illegal
+# seek", a FIFO's pread)
+for c in rm export info; do
+	timed "${S[@]}" $c "$W/fifo"
+	expect_error "$c of a FIFO" "$W/fifo: not a regular file (fifo)"
+	((MS < LIMIT_MS)) || fail "$c of a FIFO: the error took $MS ms"
+done
+note "rm, export, info of a FIFO: not a regular file (fifo)"
 
 # --- 2. a FIFO where the companion dSYM's DWARF file would be -----------------------
 clang -target arm64-apple-macos11 -g -O2 -c "$(dirname "$0")/../fixtures/mo_c.c" \
