@@ -76,4 +76,28 @@ typedef struct fmt_lmdb_check {
  * 2 when a meta page is not LMDB's (why set); -errno on a read error. */
 FMT_HIDDEN int fmt_lmdb_check_fd(int fd, fmt_lmdb_check *out);
 
+/* ---- the trees of one snapshot (format_lmdb_tree.c) ----------------------- */
+
+typedef struct fmt_lmdb_tree_report {
+	const char *why;  /* what is wrong (static string) */
+	uint64_t page;    /* the page it is on (0: a meta's record) */
+} fmt_lmdb_tree_report;
+
+/* The meta of transaction txnid in data.mdb mapped at map (len bytes
+ * readable): *m and *meta (its page) set, 0; -1 when neither meta page is
+ * that transaction's with the page size of page 0 and its pages inside len
+ * (a later commit rewrote it: take a newer snapshot). */
+FMT_HIDDEN int fmt_lmdb_tree_meta(const uint8_t *map, uint64_t len, uint64_t txnid,
+                                  fmt_lmdb_meta *m, const uint8_t **meta);
+
+/* Walk every page the snapshot of meta uses (the main database, each named
+ * database in it, the free list), each at most once, checking what LMDB
+ * would trust (format_lmdb_tree.c has the list).  map holds pages
+ * [0, last_pg] of psize bytes; seen is the caller's zeroed bitmap of
+ * last_pg + 1 bits.  0, or -1 with rep set.  Reads nothing outside those
+ * pages whatever their bytes. */
+FMT_HIDDEN int fmt_lmdb_check_tree(const uint8_t *map, uint32_t psize, uint64_t last_pg,
+                                   const uint8_t *meta, uint8_t *seen,
+                                   fmt_lmdb_tree_report *rep);
+
 #endif /* SYMDB_FORMAT_LMDB_H */

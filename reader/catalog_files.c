@@ -346,7 +346,16 @@ static int cat_recover_locked(rd_catalog *c, const char *envdir, const char *why
 	struct stat st;
 	int rc = cat_files_check(c, envdir, &st, again, sizeof again);
 
-	/* Judged again under the lock: another recovery may have been first. */
+	/* Judged again under the lock: another recovery may have been first.
+	 * Files that pass may still hold a damaged tree: LMDB's open with the
+	 * tree check says (it needs a pinned snapshot, so an environment). */
+	if (rc == 0) {
+		c->damaged = 0;
+		rc = cat_open_env(c, envdir, again, sizeof again);
+		if (c->env)
+			mdb_env_close(c->env);
+		c->env = NULL;
+	}
 	if (rc == 0 || !c->damaged)
 		return rc == 0 ? 0 : (snprintf(eb, ebsz, "%s", again), rc);
 	rc = cat_aside_name(c, aside, sizeof aside);

@@ -102,6 +102,10 @@ RD_HIDDEN int cat_files_opened(rd_catalog *c, const char *envdir, const struct s
  * 0, or -ENOSPC (-EDQUOT) with errbuf set; other failures are left to
  * LMDB's open, which reports them. */
 RD_HIDDEN int cat_lock_reserve(const char *envdir, char *errbuf, size_t errbuf_sz);
+/* LMDB's open of envdir (lock file reserved), its stale readers cleared,
+ * and the tree check of its snapshot (cat_tree_check): 0, or the error with
+ * c->damaged set for damage, errbuf set.  c->env stays open on success. */
+RD_HIDDEN int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz);
 RD_HIDDEN int cat_create_catalog(rd_catalog *c, const char *envdir, cat_write_fn init,
                                  char *errbuf, size_t errbuf_sz);
 /* catalog_files.c: under a flock of DB, move a damaged DB/catalog aside to

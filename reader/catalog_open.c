@@ -8,6 +8,7 @@
 #include "catalog_internal.h"
 #include "format_header.h"
 #include "format_layout.h"
+#include "format_lmdb.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -193,7 +195,62 @@ static int cat_check_dir(rd_catalog *c, const char *envdir, struct stat *data, c
 	return rc;
 }
 
-static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
+/* The snapshot a read transaction pins, every page of it checked
+ * (format_lmdb_tree.c) through a mapping of our own: a page LMDB would
+ * fault or loop on is damage (exit 3, what reindex repairs), found before
+ * LMDB reads it.  Pinned, the snapshot's pages are not reused by a
+ * concurrent writer while they are read.  A commit between the pin and
+ * the read of the metas (both rewritten since) takes another snapshot.
+ * 0, or SYMDB_E_CATALOG with c->damaged set. */
+static int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
+{
+	mdb_filehandle_t fd;
+	struct stat st;
+
+	if (mdb_env_get_fd(c->env, &fd) != 0 || fstat(fd, &st) < 0)
+		return 0; /* LMDB's own calls report it */
+	for (int tries = 0; tries < 8; tries++) {
+		MDB_txn *txn;
+		fmt_lmdb_meta m;
+		const uint8_t *meta;
+		fmt_lmdb_tree_report rep;
+		if (mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn) != 0)
+			return 0;
+		uint64_t txnid = mdb_txn_id(txn);
+		if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < FMT_LMDB_META_END) {
+			mdb_txn_abort(txn);
+			return 0;
+		}
+		size_t len = (size_t)st.st_size;
+		uint8_t *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			mdb_txn_abort(txn);
+			return 0;
+		}
+		int found = fmt_lmdb_tree_meta(map, len, txnid, &m, &meta) == 0, rc = 0;
+		if (found) {
+			uint8_t *seen = calloc((size_t)(m.last_pg / 8 + 1), 1);
+			rc = !seen ? -ENOMEM
+			           : fmt_lmdb_check_tree(map, m.psize, m.last_pg, meta, seen, &rep);
+			free(seen);
+		}
+		munmap(map, len);
+		mdb_txn_abort(txn);
+		if (rc == -ENOMEM)
+			return cat_err(ENOMEM);
+		if (rc) {
+			c->damaged = 1;
+			return fmt_err(errbuf, errbuf_sz, SYMDB_E_CATALOG,
+			               "%s/" CAT_DATA_FILE ": page %llu: %s (run 'symdb reindex')",
+			               envdir, (unsigned long long)rep.page, rep.why);
+		}
+		if (found)
+			return 0;
+	}
+	return 0;
+}
+
+int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
 {
 	int rc = mdb_env_create(&c->env);
 
@@ -218,7 +275,7 @@ static int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t 
 	/* Clear reader slots left by crashed processes, so they pin no pages
 	 * (a no-op under the MDB_NOLOCK fallback). */
 	mdb_reader_check(c->env, NULL);
-	return 0;
+	return cat_tree_check(c, envdir, errbuf, errbuf_sz);
 }
 
 int rd_fs_is_network(long f_type)

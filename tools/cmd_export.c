@@ -364,8 +364,8 @@ int cli_cmd_import(const struct cli_global *g0, int argc, char **argv)
 	SYMDB_OPTS(symdb_import_opts, io, .flags = flags, .errbuf = why, .errbuf_sz = sizeof why,
 	           .on_image = bn_report_image, .arg = &rep);
 	rc = symdb_import(b, in, &io);
-	if (rc < 0 && !rep.failed && rc != SYMDB_E_CORRUPT && rc != SYMDB_E_FORMAT) {
-		/* the database's trouble (a full disk), not the bundle's */
+	if (rc < 0 && !rep.failed && !(rc <= SYMDB_E_FORMAT && rc > SYMDB_E_LAST_)) {
+		/* -errno: the database's trouble (a full disk), not the bundle's */
 		cli_err(what, "nothing imported: %s", why);
 		rc = CLI_EXIT_FAILED;
 	} else if (rc < 0 && !rep.failed) {
