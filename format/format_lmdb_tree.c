@@ -165,7 +165,9 @@ static int check_overflow(struct walk *w, uint64_t pg, uint64_t dsize, uint64_t 
 }
 
 /* A free-list datum: a count, then that many page numbers, none of them a
- * page some tree uses (LMDB would hand it out and overwrite live data). */
+ * page some tree uses or another free-list entry names (LMDB would hand it
+ * out twice, or overwrite live data: an assertion, a corrupt commit).
+ * The free database is walked last, so its pages are marked too. */
 static int check_idl(struct walk *w, const uint8_t *d, uint64_t dsize, uint64_t pg)
 {
 	if (dsize < FMT_LMDB_W || dsize % FMT_LMDB_W)
@@ -176,9 +178,22 @@ static int check_idl(struct walk *w, const uint8_t *d, uint64_t dsize, uint64_t 
 	for (uint64_t i = 1; i <= n; i++) {
 		uint64_t f = word(d + i * FMT_LMDB_W);
 		if (f < 2 || f > w->last || (w->seen[f >> 3] & (1u << (f & 7))))
-			return bad(w, pg, "free-list entry names a page in use or outside the snapshot");
+			return bad(w, pg, "free-list entry names a page in use, twice, or outside "
+			                  "the snapshot");
+		w->seen[f >> 3] |= (uint8_t)(1u << (f & 7));
 	}
 	return 0;
+}
+
+/* The bytes a node takes (LMDB's NODESIZE + key + datum, or + a page
+ * number for a datum on overflow pages, or nothing more for a branch),
+ * rounded up to an even size. */
+static uint64_t node_bytes(const uint8_t *node, int leaf)
+{
+	uint64_t n = LN_NODESIZE + u16(node + 6);
+	if (leaf)
+		n += (u16(node + 4) & LN_BIGDATA) ? FMT_LMDB_W : node_lohi(node);
+	return (n + 1) & ~(uint64_t)1;
 }
 
 static int check_db(struct walk *w, const uint8_t *rec, uint64_t from, int is_main);
@@ -236,6 +251,7 @@ static int check_page(struct walk *w, uint64_t pg, unsigned level, unsigned dept
 		return bad(w, pg, "lower/upper bounds outside the page");
 	unsigned n = (lower - (unsigned)FMT_LMDB_HDR) / 2;
 	struct key prev = { NULL, 0 };
+	uint64_t used = 0;
 
 	if (leaf)
 		cnt->leaf++;
@@ -251,6 +267,7 @@ static int check_page(struct walk *w, uint64_t pg, unsigned level, unsigned dept
 		struct key k = { node + LN_NODESIZE, u16(node + 6) };
 		if (off + LN_NODESIZE + k.n > w->ps)
 			return bad(w, pg, "a key past the page");
+		used += node_bytes(node, leaf);
 		if ((leaf || i > 0) && !key_in(w, k, prev, lo, hi))
 			return bad(w, pg, "keys out of order");
 		if (leaf || i > 0)
@@ -258,6 +275,11 @@ static int check_page(struct walk *w, uint64_t pg, unsigned level, unsigned dept
 		if (leaf && check_leaf_node(w, node, off, pg, cnt))
 			return -1;
 	}
+	/* LMDB keeps the nodes packed from upper to the page's end (a delete
+	 * moves the others up): nodes that overlap, or a size changed, leave
+	 * a sum other than the space. */
+	if (used != (uint64_t)w->ps - upper)
+		return bad(w, pg, "nodes do not fill the space between upper and the page end");
 	for (unsigned i = 0; branch && i < n; i++) {
 		const uint8_t *node = p + u16(p + FMT_LMDB_HDR + 2 * i);
 		uint64_t child = node_lohi(node);

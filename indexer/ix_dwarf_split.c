@@ -220,9 +220,16 @@ int ix_split_view(ix_split *sp, const char *path, uint64_t id, int version, ix_d
 		if (strcmp(sp->names[i], path) == 0)
 			whole = &sp->dwo[i];
 	if (whole) {
+		/* Its .dwo sections only, as LLVM's DWO context reads them: clang's
+		 * -gsplit-dwarf=single leaves the split unit in the object file
+		 * itself, beside that object's own (skeleton) .debug_info, which
+		 * libdwarf would read instead. */
 		view_init(v, whole);
-		v->s.secs = whole->secs; /* the file's own sections */
-		v->s.nsecs = whole->nsecs;
+		for (size_t i = 0; i < whole->nsecs; i++) {
+			size_t n = strlen(whole->secs[i].name);
+			if (n > 4 && strcmp(whole->secs[i].name + n - 4, ".dwo") == 0)
+				view_add(v, whole->secs[i].name, whole->secs[i].data, whole->secs[i].size);
+		}
 		return ix_sections_find(&v->s, ".debug_info.dwo") ? 0 : -1;
 	}
 	note_missing(sp, path, id);

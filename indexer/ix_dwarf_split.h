@@ -12,7 +12,7 @@
 #include "ix_dwarf_internal.h"
 
 /* The sections a split unit reads (DWARF 5 §7.3.5; a .dwp's DW_SECT_*). */
-#define IX_DWO_NSECS 8
+#define IX_DWO_NSECS 16
 
 /* One split unit's sections, named as in a .dwo file (".debug_info.dwo"):
  * a .dwo file's own, or the unit's contributions to a .dwp. */

@@ -339,7 +339,64 @@ static int wanted(const char *name)
 	return 0;
 }
 
-static int scan_sections(ix_sections *s, Elf *elf, pending_list *pl, char *why, size_t why_sz)
+/* Whether the units of a .debug_info(.dwo) section include one that is not
+ * a type unit: DWARF 5's DW_UT_type (2) and DW_UT_split_type (6); before
+ * version 5 type units are in .debug_types, so any unit is one.  Reads the
+ * unit headers only, at most 4096 of them. */
+static int holds_compile_unit(const uint8_t *p, uint64_t n, int little)
+{
+	uint64_t off = 0;
+
+	for (int k = 0; k < 4096 && n - off >= 11; k++) {
+		uint64_t len = read_uint(p + off, 4, little);
+		unsigned hdr = 4;
+		if (len == 0xffffffffu) {
+			if (n - off < 23)
+				return 0;
+			len = read_uint(p + off + 4, 8, little);
+			hdr = 12;
+		} else if (len >= 0xfffffff0u) {
+			return 0;
+		}
+		uint64_t version = read_uint(p + off + hdr, 2, little);
+		uint8_t type = p[off + hdr + 2];
+		if (version < 5 || (type != 2 && type != 6))
+			return 1;
+		if (len > n - off - hdr)
+			return 0;
+		off += hdr + len;
+	}
+	return 0;
+}
+
+/* A second section of an existing name.  gcc 12's -gsplit-dwarf
+ * -fdebug-types-section writes two .debug_info.dwo into a .dwo, the type
+ * units' first (libdwarf refuses duplicated names: one is kept): the one
+ * holding the compile unit is the one to read, as LLVM reads them all.
+ * Otherwise the first wins.  A relocatable object's .debug_info is not
+ * swapped: its sections are relocated by index (a .dwo, ET_REL too, has
+ * no relocations). */
+static void duplicate_section(ix_sections *s, const char *name, const GElf_Shdr *sh, int rel)
+{
+	ix_debug_section *d = NULL;
+	for (size_t i = 0; i < s->nsecs; i++)
+		if (strcmp(s->secs[i].name, name) == 0)
+			d = &s->secs[i];
+	int dwo = strcmp(name, ".debug_info.dwo") == 0; /* never relocated */
+	if (!d || (rel && !dwo) || !d->data || (sh->sh_flags & SHF_COMPRESSED) ||
+	    (!dwo && strcmp(name, ".debug_info") != 0) ||
+	    sh->sh_offset > s->map_size || sh->sh_size > s->map_size - sh->sh_offset)
+		return;
+	const uint8_t *raw = (const uint8_t *)s->map + sh->sh_offset;
+	if (!holds_compile_unit(d->data, d->size, s->little) &&
+	    holds_compile_unit(raw, sh->sh_size, s->little)) {
+		d->data = raw;
+		d->size = sh->sh_size;
+	}
+}
+
+static int scan_sections(ix_sections *s, Elf *elf, pending_list *pl, int rel, char *why,
+                         size_t why_sz)
 {
 	size_t shstrndx;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
@@ -367,8 +424,11 @@ static int scan_sections(ix_sections *s, Elf *elf, pending_list *pl, char *why, 
 			continue;
 		if (!wanted(name))
 			continue;
-		if (ix_sections_find(s, name[1] == 'z' ? name + 1 : name))
-			continue; /* first of a duplicated name wins */
+		if (ix_sections_find(s, name[1] == 'z' ? name + 1 : name)) {
+			if (name[1] != 'z')
+				duplicate_section(s, name, &sh, rel);
+			continue;
+		}
 		if (add_section(s, pl, name, &sh, why, why_sz))
 			return -1;
 	}
@@ -407,7 +467,7 @@ int ix_sections_open(ix_sections *s, int fd, const char *path, char *errbuf, siz
 	s->little = eh.e_ident[EI_DATA] != ELFDATA2MSB;
 	s->machine = eh.e_machine;
 	pending_list pl = { 0 };
-	int rc = scan_sections(s, elf, &pl, why, sizeof(why));
+	int rc = scan_sections(s, elf, &pl, eh.e_type == ET_REL, why, sizeof(why));
 	/* Also when the scan failed: a compressed section before the one it
 	 * refused may be corrupt too, and is then the one reported (as when
 	 * each section was inflated as it was met). */

@@ -179,7 +179,9 @@ static void describe_not_indexed(const char *obj, char *msg, size_t msz)
  */
 static const char *llvm_reason(int rc)
 {
-	if (rc == SYMDB_E_BAD_OBJECT || rc == SYMDB_E_FORMAT || rc == SYMDB_E_NO_UUID)
+	/* Not SYMDB_E_NO_UUID: llvm-symbolizer reads a Mach-O file without
+	 * LC_UUID (an object file); symdb, which keys images by it, says so. */
+	if (rc == SYMDB_E_BAD_OBJECT || rc == SYMDB_E_FORMAT)
 		return "The file was not recognized as a valid object file";
 	if (rc < 0 && rc > SYMDB_E_FORMAT && rc != -ENOMEM && rc != -ETIMEDOUT && rc != -ENOSPC)
 		return strerror(-rc);
@@ -229,9 +231,12 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 		 * failed to index (the indexer's limits, a crash): symdb's
 		 * own failure, said symdb's way. */
 		symdb_uuid id;
-		const char *llvm = q->no_build || symdb_file_uuid(obj, NULL, &id) == 0
-		                           ? NULL
-		                           : llvm_reason(rc);
+		char why[sizeof err] = "";
+		SYMDB_OPTS(symdb_open_opts, uo, .errbuf = why, .errbuf_sz = sizeof why);
+		int idrc = symdb_file_uuid(obj, &uo, &id);
+		const char *llvm = q->no_build || idrc == 0 ? NULL : llvm_reason(rc);
+		if (idrc == SYMDB_E_NO_UUID && why[0])
+			snprintf(err, sizeof err, "%s", why); /* "FILE: Mach-O image without LC_UUID" */
 		if (llvm) {
 			snprintf(msg, msz, "%s", llvm);
 			/* JSON carries it in the answer instead. */

@@ -36,7 +36,9 @@
 #             warning, the skeleton's line table), comp_dir "." compared
 #             from inside and outside the build directory, an absolute
 #             dwo_name, no comp_dir at all, a .dwo of another build (DWO
-#             id mismatch) and a .dwo that is not ELF
+#             id mismatch) and a .dwo that is not ELF; gcc DWARF 5 with
+#             -fdebug-types-section (two .debug_info.dwo per .dwo) and clang
+#             -gsplit-dwarf=single (the split units in the objects)
 # Exit 77 (skipped, never a pass) when a compiler, linker or target a group
 # needs is missing: the parts that can run still run and are compared.
 # With SYMDB_TEST_SANITIZED set (the ASan+UBSan lane, CMake sets it) symdb
@@ -519,6 +521,28 @@ dwo() {
 				mv "$s/b.dwo" "$s/b.dwo.gone"
 				compare "$s/prog"
 				mv "$s/b.dwo.gone" "$s/b.dwo"
+			done
+		fi
+		if [[ $cc == gcc ]]; then
+			# -fdebug-types-section: gcc 12 writes two .debug_info.dwo
+			# into each .dwo, the type units' first; the one holding the
+			# compile unit must be read (the first was, and every split
+			# unit was lost without a warning)
+			local t="$work/types-v5"
+			dwo_build "$t" $cxx -gdwarf-5 -fdebug-types-section
+			compare "$t/prog"
+		else
+			# -gsplit-dwarf=single: each split unit stays in its object
+			# file, beside the object's skeleton .debug_info (which was
+			# read instead of the .dwo sections)
+			for dw in 4 5; do
+				local o="$work/single-v$dw"
+				mkdir -p "$o"
+				cp "$srcdir/dwo.h" "$srcdir"/dwo_?.cpp "$o/"
+				(cd "$o" && for u in a b c; do
+					$cxx -O2 -g -gsplit-dwarf=single -gdwarf-$dw -c dwo_$u.cpp -o $u.o
+				done && $cxx a.o b.o c.o -o prog)
+				compare "$o/prog"
 			done
 		fi
 		# comp_dir ".": found from the build directory, missing elsewhere

@@ -285,6 +285,17 @@ def case_fat(c):
             die("%s: symdb exit %d %r %r, llvm-symbolizer-14 exit %d %r %r"
                 % (" ".join(args), got.returncode, got.stdout, got.stderr, want.returncode,
                    want.stdout, want.stderr))
+    # A Mach-O file without LC_UUID, which symdb does not index: "??" and
+    # symdb's reason (it said llvm's "not recognized as a valid object
+    # file", which is not true: llvm-symbolizer-14 reads it).
+    import macho_bad  # noqa: E402 (imports this module)
+    nou = os.path.join(c.scratch, "no_uuid")
+    with open(nou, "wb") as f:
+        f.write(macho_bad.case_no_uuid(c)[0])
+    p = c.sym(db, "query", "--obj", nou, "0x100000000", check=False)
+    if p.returncode != 1 or p.stdout != "??\n??:0:0\n\n" or \
+            p.stderr != "symdb: %s: Mach-O image without LC_UUID\n" % nou:
+        die("no LC_UUID: exit %d %r %r" % (p.returncode, p.stdout, p.stderr))
     if bad:
         die("%d comparisons differ" % bad)
     print("fat: %d lookups identical; unchosen slices answered as llvm-symbolizer-14" % n)

@@ -123,8 +123,10 @@ def main():
                            % (what, " ".join(cmd), r.stdout, want_q))
         else:
             # after reindex: the catalog answers again
+            # (a schema record naming a newer version is refused, never
+            # replaced: a newer symdb's catalog is not damage)
             r = run([symdb, "--db", work, "query", "--no-build", "--obj", progs[1], addr])
-            if r is None or r.returncode != 0:
+            if r is None or (r.returncode != 0 and "catalog schema" not in r.stderr):
                 bad.append("%s: query after reindex: %s" % (what, r.stderr if r else "timeout"))
         if len(bad) >= 10:
             break
