@@ -13,31 +13,6 @@
 
 #include "format_io.h"
 
-/* LMDB writes its metas in the machine's own byte order and word size. */
-static uint64_t lmdb_word(const uint8_t *p)
-{
-	size_t w;
-
-	memcpy(&w, p, sizeof w);
-	return (uint64_t)w;
-}
-
-static uint32_t lmdb_u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-static uint16_t lmdb_u16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
 int fmt_lmdb_meta_decode(const uint8_t *page, size_t len, fmt_lmdb_meta *m, const char **why)
 {
 	uint32_t ps;
@@ -46,22 +21,22 @@ int fmt_lmdb_meta_decode(const uint8_t *page, size_t len, fmt_lmdb_meta *m, cons
 		*why = "meta page is short";
 		return -1;
 	}
-	if (!(lmdb_u16(page + FMT_LMDB_OFF_FLAGS) & FMT_LMDB_P_META)) {
+	if (!(fmt_lmdb_u16(page + FMT_LMDB_OFF_FLAGS) & FMT_LMDB_P_META)) {
 		*why = "not an LMDB file (no meta page)";
 		return -1;
 	}
-	if (lmdb_u32(page + FMT_LMDB_OFF_MAGIC) != FMT_LMDB_MAGIC) {
+	if (fmt_lmdb_u32(page + FMT_LMDB_OFF_MAGIC) != FMT_LMDB_MAGIC) {
 		*why = "not an LMDB file (bad magic)";
 		return -1;
 	}
-	if (lmdb_u32(page + FMT_LMDB_OFF_VERSION) != FMT_LMDB_DATA_VERSION) {
+	if (fmt_lmdb_u32(page + FMT_LMDB_OFF_VERSION) != FMT_LMDB_DATA_VERSION) {
 		*why = "LMDB data version is not 1";
 		return -1;
 	}
-	ps = lmdb_u32(page + FMT_LMDB_OFF_PSIZE);
+	ps = fmt_lmdb_u32(page + FMT_LMDB_OFF_PSIZE);
 	m->psize = ps;
-	m->last_pg = lmdb_word(page + FMT_LMDB_OFF_LAST_PG);
-	m->txnid = lmdb_word(page + FMT_LMDB_OFF_TXNID);
+	m->last_pg = fmt_lmdb_word(page + FMT_LMDB_OFF_LAST_PG);
+	m->txnid = fmt_lmdb_word(page + FMT_LMDB_OFF_TXNID);
 	/* 2^40 pages of 64 KiB is far past any map: a larger number is damage,
 	 * and the bound keeps (last_pg + 1) * psize from overflowing. */
 	if (m->last_pg < 1 || m->last_pg >= (1ull << 40)) {

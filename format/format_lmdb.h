@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define FMT_HIDDEN __attribute__((visibility("hidden")))
 
@@ -47,6 +48,31 @@
 /* LMDB's page sizes: the OS page size, at most 64 KiB. */
 #define FMT_LMDB_PSIZE_MIN    512u
 #define FMT_LMDB_PSIZE_MAX    65536u
+
+/* LMDB writes its pages in the machine's own byte order and word size. */
+static inline uint64_t fmt_lmdb_word(const uint8_t *p)
+{
+	size_t w;
+
+	memcpy(&w, p, sizeof w);
+	return (uint64_t)w;
+}
+
+static inline uint32_t fmt_lmdb_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static inline uint16_t fmt_lmdb_u16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof v);
+	return v;
+}
 
 typedef struct fmt_lmdb_meta {
 	uint32_t psize;   /* page size (meaningful in page 0's meta) */

@@ -59,39 +59,15 @@ struct key {
 	size_t n;
 };
 
-static uint64_t word(const uint8_t *p)
-{
-	size_t w;
-
-	memcpy(&w, p, sizeof w);
-	return (uint64_t)w;
-}
-
-static uint16_t u16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
 /* A node's two 16-bit halves of its datum size (a branch's: the low 32
  * bits of its child's page number), in LMDB's order for the byte order. */
 static uint64_t node_lohi(const uint8_t *node)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return u16(node + 2) | (uint64_t)u16(node) << 16;
+	return fmt_lmdb_u16(node + 2) | (uint64_t)fmt_lmdb_u16(node) << 16;
 #else
-	return u16(node) | (uint64_t)u16(node + 2) << 16;
+	return fmt_lmdb_u16(node) | (uint64_t)fmt_lmdb_u16(node + 2) << 16;
 #endif
-}
-
-static uint32_t u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof v);
-	return v;
 }
 
 static int bad(struct walk *w, uint64_t page, const char *why)
@@ -103,13 +79,13 @@ static int bad(struct walk *w, uint64_t page, const char *why)
 
 static void db_decode(const uint8_t *p, struct dbrec *d)
 {
-	d->flags = u16(p + 4);
-	d->depth = u16(p + 6);
-	d->branch = word(p + 8);
-	d->leaf = word(p + 8 + FMT_LMDB_W);
-	d->overflow = word(p + 8 + 2 * FMT_LMDB_W);
-	d->entries = word(p + 8 + 3 * FMT_LMDB_W);
-	d->root = word(p + 8 + 4 * FMT_LMDB_W);
+	d->flags = fmt_lmdb_u16(p + 4);
+	d->depth = fmt_lmdb_u16(p + 6);
+	d->branch = fmt_lmdb_word(p + 8);
+	d->leaf = fmt_lmdb_word(p + 8 + FMT_LMDB_W);
+	d->overflow = fmt_lmdb_word(p + 8 + 2 * FMT_LMDB_W);
+	d->entries = fmt_lmdb_word(p + 8 + 3 * FMT_LMDB_W);
+	d->root = fmt_lmdb_word(p + 8 + 4 * FMT_LMDB_W);
 }
 
 /* Mark page pg used; -1 when it cannot be a tree's (a meta, past the
@@ -128,7 +104,7 @@ static int take(struct walk *w, uint64_t pg, uint64_t from)
 static int key_cmp(const struct walk *w, struct key a, struct key b)
 {
 	if (w->intkey && a.n == FMT_LMDB_W && b.n == FMT_LMDB_W) {
-		uint64_t x = word(a.p), y = word(b.p);
+		uint64_t x = fmt_lmdb_word(a.p), y = fmt_lmdb_word(b.p);
 		return x < y ? -1 : x > y;
 	}
 	int c = memcmp(a.p, b.p, a.n < b.n ? a.n : b.n);
@@ -151,9 +127,9 @@ static int check_overflow(struct walk *w, uint64_t pg, uint64_t dsize, uint64_t 
 		return bad(w, from, "names an overflow page outside the snapshot");
 	const uint8_t *p = w->map + pg * w->ps;
 	uint64_t need = (FMT_LMDB_HDR + dsize + w->ps - 1) / w->ps;
-	uint32_t n = u32(p + FMT_LMDB_W + 4);
+	uint32_t n = fmt_lmdb_u32(p + FMT_LMDB_W + 4);
 
-	if (word(p) != pg || !(u16(p + FMT_LMDB_W + 2) & LP_OVERFLOW))
+	if (fmt_lmdb_word(p) != pg || !(fmt_lmdb_u16(p + FMT_LMDB_W + 2) & LP_OVERFLOW))
 		return bad(w, pg, "is not the overflow page its node names");
 	if (n < need || n > w->last - pg + 1)
 		return bad(w, pg, "overflow run does not fit its datum or the snapshot");
@@ -172,11 +148,11 @@ static int check_idl(struct walk *w, const uint8_t *d, uint64_t dsize, uint64_t 
 {
 	if (dsize < FMT_LMDB_W || dsize % FMT_LMDB_W)
 		return bad(w, pg, "free-list entry is not a list of page numbers");
-	uint64_t n = word(d);
+	uint64_t n = fmt_lmdb_word(d);
 	if (n > dsize / FMT_LMDB_W - 1)
 		return bad(w, pg, "free-list entry counts more pages than it holds");
 	for (uint64_t i = 1; i <= n; i++) {
-		uint64_t f = word(d + i * FMT_LMDB_W);
+		uint64_t f = fmt_lmdb_word(d + i * FMT_LMDB_W);
 		if (f < 2 || f > w->last || (w->seen[f >> 3] & (1u << (f & 7))))
 			return bad(w, pg, "free-list entry names a page in use, twice, or outside "
 			                  "the snapshot");
@@ -190,9 +166,9 @@ static int check_idl(struct walk *w, const uint8_t *d, uint64_t dsize, uint64_t 
  * rounded up to an even size. */
 static uint64_t node_bytes(const uint8_t *node, int leaf)
 {
-	uint64_t n = LN_NODESIZE + u16(node + 6);
+	uint64_t n = LN_NODESIZE + fmt_lmdb_u16(node + 6);
 	if (leaf)
-		n += (u16(node + 4) & LN_BIGDATA) ? FMT_LMDB_W : node_lohi(node);
+		n += (fmt_lmdb_u16(node + 4) & LN_BIGDATA) ? FMT_LMDB_W : node_lohi(node);
 	return (n + 1) & ~(uint64_t)1;
 }
 
@@ -202,7 +178,7 @@ static int check_db(struct walk *w, const uint8_t *rec, uint64_t from, int is_ma
 static int check_leaf_node(struct walk *w, const uint8_t *node, uint64_t off, uint64_t pg,
                            struct count *cnt)
 {
-	uint16_t nflags = u16(node + 4), ksize = u16(node + 6);
+	uint16_t nflags = fmt_lmdb_u16(node + 4), ksize = fmt_lmdb_u16(node + 6);
 	uint64_t dsize = node_lohi(node);
 	const uint8_t *d = node + LN_NODESIZE + ksize;
 
@@ -211,7 +187,7 @@ static int check_leaf_node(struct walk *w, const uint8_t *node, uint64_t off, ui
 	if (nflags & LN_BIGDATA) {
 		if (off + LN_NODESIZE + ksize + FMT_LMDB_W > w->ps)
 			return bad(w, pg, "an overflow page number past the page");
-		uint64_t opg = word(d);
+		uint64_t opg = fmt_lmdb_word(d);
 		if (check_overflow(w, opg, dsize, pg, cnt))
 			return -1;
 		d = w->map + opg * w->ps + FMT_LMDB_HDR;
@@ -235,12 +211,12 @@ static int check_page(struct walk *w, uint64_t pg, unsigned level, unsigned dept
 	if (take(w, pg, from))
 		return -1;
 	const uint8_t *p = w->map + pg * w->ps;
-	uint16_t flags = u16(p + FMT_LMDB_W + 2), lower = u16(p + FMT_LMDB_W + 4),
-	         upper = u16(p + FMT_LMDB_W + 6);
+	uint16_t flags = fmt_lmdb_u16(p + FMT_LMDB_W + 2), lower = fmt_lmdb_u16(p + FMT_LMDB_W + 4),
+	         upper = fmt_lmdb_u16(p + FMT_LMDB_W + 6);
 	int leaf = (flags & (LP_LEAF | LP_BRANCH | LP_OVERFLOW | LP_OTHER)) == LP_LEAF;
 	int branch = (flags & (LP_LEAF | LP_BRANCH | LP_OVERFLOW | LP_OTHER)) == LP_BRANCH;
 
-	if (word(p) != pg)
+	if (fmt_lmdb_word(p) != pg)
 		return bad(w, pg, "page number does not match its place in the file");
 	if (!leaf && !branch)
 		return bad(w, pg, "neither a branch nor a leaf page");
@@ -260,11 +236,11 @@ static int check_page(struct walk *w, uint64_t pg, unsigned level, unsigned dept
 	/* Every node first: in the page, its key in order; then the children,
 	 * each with the range its neighbours' keys give. */
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t off = u16(p + FMT_LMDB_HDR + 2 * i);
+		uint64_t off = fmt_lmdb_u16(p + FMT_LMDB_HDR + 2 * i);
 		if (off < upper || off + LN_NODESIZE > w->ps)
 			return bad(w, pg, "a node outside the page");
 		const uint8_t *node = p + off;
-		struct key k = { node + LN_NODESIZE, u16(node + 6) };
+		struct key k = { node + LN_NODESIZE, fmt_lmdb_u16(node + 6) };
 		if (off + LN_NODESIZE + k.n > w->ps)
 			return bad(w, pg, "a key past the page");
 		used += node_bytes(node, leaf);
@@ -281,16 +257,16 @@ static int check_page(struct walk *w, uint64_t pg, unsigned level, unsigned dept
 	if (used != (uint64_t)w->ps - upper)
 		return bad(w, pg, "nodes do not fill the space between upper and the page end");
 	for (unsigned i = 0; branch && i < n; i++) {
-		const uint8_t *node = p + u16(p + FMT_LMDB_HDR + 2 * i);
+		const uint8_t *node = p + fmt_lmdb_u16(p + FMT_LMDB_HDR + 2 * i);
 		uint64_t child = node_lohi(node);
 		if (FMT_LMDB_W == 8)
-			child |= (uint64_t)u16(node + 4) << 32;
+			child |= (uint64_t)fmt_lmdb_u16(node + 4) << 32;
 		struct key clo = lo, chi = hi;
 		if (i > 0)
-			clo = (struct key){ node + LN_NODESIZE, u16(node + 6) };
+			clo = (struct key){ node + LN_NODESIZE, fmt_lmdb_u16(node + 6) };
 		if (i + 1 < n) {
-			const uint8_t *next = p + u16(p + FMT_LMDB_HDR + 2 * (i + 1));
-			chi = (struct key){ next + LN_NODESIZE, u16(next + 6) };
+			const uint8_t *next = p + fmt_lmdb_u16(p + FMT_LMDB_HDR + 2 * (i + 1));
+			chi = (struct key){ next + LN_NODESIZE, fmt_lmdb_u16(next + 6) };
 		}
 		if (check_page(w, child, level + 1, depth, clo, chi, pg, cnt))
 			return -1;

@@ -122,18 +122,6 @@ def build(scratch):
     return p
 
 
-def start(cmd):
-    q = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    addrs = {}
-    for line in q.stdout:
-        line = line.strip()
-        if line == "ready":
-            return q, addrs
-        name, addr = line.split()
-        addrs[name] = int(addr, 16)
-    L.fail("%s exited before 'ready'" % cmd[0])
-
-
 def read_line(q, timeout=60):
     ready, _, _ = select.select([q.stdout], [], [], timeout)
     if not ready:
@@ -203,7 +191,7 @@ def expect(what, got, want):
 
 
 def case_bss(symdb, p, db):
-    q, a = start([p("prog")])
+    q, a = L.start_cmd([p("prog")])
     try:
         m = mapping_of(q.pid, a["in_bss"])
         if not m[5]:
@@ -236,7 +224,7 @@ def case_bss(symdb, p, db):
 
 
 def case_reload(symdb, p, db):
-    q, a = start([p("prog"), p("liba.so"), p("libb.so")])
+    q, a = L.start_cmd([p("prog"), p("liba.so"), p("libb.so")])
     s = Stream(symdb, q.pid, db)
     try:
         got = s.ask("0x%x" % a["a_func"])
@@ -260,7 +248,7 @@ def case_reload(symdb, p, db):
 
 
 def case_exec(symdb, p, db):
-    q, a = start([p("prog"), p("liba.so"), p("libb.so"), p("after")])
+    q, a = L.start_cmd([p("prog"), p("liba.so"), p("libb.so"), p("after")])
     s = Stream(symdb, q.pid, db)
     try:
         expect("work_before", s.ask("0x%x" % a["work_before"]),
@@ -288,7 +276,7 @@ def state(pid):
 
 
 def case_zombie(symdb, p, db):
-    q, a = start([p("prog"), p("liba.so")])
+    q, a = L.start_cmd([p("prog"), p("liba.so")])
     s = Stream(symdb, q.pid, db)
     try:
         expect("work_before", s.ask("0x%x" % a["work_before"]),
@@ -325,7 +313,7 @@ def case_pidarg(symdb, p, db):
 
 
 def case_jitlate(symdb, p, db):
-    q, a = start([p("prog")])
+    q, a = L.start_cmd([p("prog")])
     perfmap = "/tmp/perf-%d.map" % q.pid
     s = Stream(symdb, q.pid, db)
     try:
