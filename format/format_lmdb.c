@@ -59,11 +59,6 @@ static int lmdb_read_meta(int fd, uint64_t off, fmt_lmdb_meta *m, const char **w
 	return fmt_lmdb_meta_decode(page, sizeof page, m, why) ? 2 : 0;
 }
 
-static int lmdb_psize_ok(uint32_t ps)
-{
-	return ps >= FMT_LMDB_PSIZE_MIN && ps <= FMT_LMDB_PSIZE_MAX && (ps & (ps - 1)) == 0;
-}
-
 int fmt_lmdb_check_fd(int fd, fmt_lmdb_check *out)
 {
 	fmt_lmdb_meta m0 = { 0 }, m1 = { 0 }, *cur = &m0;
@@ -72,7 +67,7 @@ int fmt_lmdb_check_fd(int fd, fmt_lmdb_check *out)
 
 	memset(out, 0, sizeof *out);
 	rc = lmdb_read_meta(fd, 0, &m0, &out->why);
-	if (rc == 0 && !lmdb_psize_ok(m0.psize)) {
+	if (rc == 0 && !fmt_lmdb_psize_ok(m0.psize)) {
 		out->why = "meta page names an impossible page size";
 		rc = 2;
 	}

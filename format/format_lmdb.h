@@ -74,6 +74,12 @@ static inline uint16_t fmt_lmdb_u16(const uint8_t *p)
 	return v;
 }
 
+/* A page size LMDB can have: a power of two, 512 to 64 KiB. */
+static inline int fmt_lmdb_psize_ok(uint32_t ps)
+{
+	return ps >= FMT_LMDB_PSIZE_MIN && ps <= FMT_LMDB_PSIZE_MAX && (ps & (ps - 1)) == 0;
+}
+
 typedef struct fmt_lmdb_meta {
 	uint32_t psize;   /* page size (meaningful in page 0's meta) */
 	uint64_t last_pg; /* last used page number */
@@ -112,7 +118,10 @@ typedef struct fmt_lmdb_tree_report {
 /* The meta of transaction txnid in data.mdb mapped at map (len bytes
  * readable): *m and *meta (its page) set, 0; -1 when neither meta page is
  * that transaction's with the page size of page 0 and its pages inside len
- * (a later commit rewrote it: take a newer snapshot). */
+ * (a later commit rewrote it: take a newer snapshot).  The page is the
+ * file's, which a writer rewrites two commits later: the caller copies it
+ * (FMT_LMDB_META_END bytes) and checks the copy is still txnid's before
+ * walking from it. */
 FMT_HIDDEN int fmt_lmdb_tree_meta(const uint8_t *map, uint64_t len, uint64_t txnid,
                                   fmt_lmdb_meta *m, const uint8_t **meta);
 

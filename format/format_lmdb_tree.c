@@ -30,7 +30,7 @@
 #define LN_SUBDATA  0x02u
 #define LN_NODESIZE 8u
 #define L_MAXDEPTH  32u   /* LMDB's cursor stack */
-#define L_INVALID   (~(uint64_t)0)
+#define L_INVALID   ((uint64_t)(size_t)~(size_t)0) /* LMDB's P_INVALID, one word */
 
 /* A database record (8 + 5 words): pad, flags, depth, three page counts,
  * entries, root. */
@@ -308,7 +308,8 @@ int fmt_lmdb_tree_meta(const uint8_t *map, uint64_t len, uint64_t txnid, fmt_lmd
 {
 	const char *why;
 
-	if (len < FMT_LMDB_META_END || fmt_lmdb_meta_decode(map, len, m, &why))
+	if (len < FMT_LMDB_META_END || fmt_lmdb_meta_decode(map, len, m, &why) ||
+	    !fmt_lmdb_psize_ok(m->psize))
 		return -1;
 	uint32_t ps = m->psize;
 	for (int i = 0; i < 2; i++) {

@@ -195,28 +195,76 @@ static int cat_check_dir(rd_catalog *c, const char *envdir, struct stat *data, c
 	return rc;
 }
 
+/* Whether the database record rec (a copy of a meta's) is the one the
+ * transaction sees for dbi: depth, page counts, entries (mdb_stat). */
+static int cat_rec_is(MDB_txn *txn, MDB_dbi dbi, const uint8_t *rec)
+{
+	MDB_stat st;
+
+	return mdb_stat(txn, dbi, &st) == 0 && st.ms_depth == fmt_lmdb_u16(rec + 6) &&
+	       st.ms_branch_pages == fmt_lmdb_word(rec + 8) &&
+	       st.ms_leaf_pages == fmt_lmdb_word(rec + 8 + FMT_LMDB_W) &&
+	       st.ms_overflow_pages == fmt_lmdb_word(rec + 8 + 2 * FMT_LMDB_W) &&
+	       st.ms_entries == fmt_lmdb_word(rec + 8 + 3 * FMT_LMDB_W);
+}
+
+/* One check of the snapshot txn pins, through a read-only mapping of
+ * data.mdb of len bytes.  The meta page of that transaction is copied
+ * first: a writer rewrites the slot two commits later, and its pages are
+ * the pinned snapshot's only as long as the copy's records are the
+ * transaction's own (its txnid read again after the copy, its records
+ * equal to what mdb_stat sees).  1: no such meta now (retry), 0: sound,
+ * -1: damaged (rep set), -ENOMEM. */
+static int cat_tree_once(MDB_txn *txn, const uint8_t *map, size_t len,
+                         fmt_lmdb_tree_report *rep)
+{
+	uint64_t txnid = mdb_txn_id(txn);
+	fmt_lmdb_meta m;
+	const uint8_t *live;
+	uint8_t meta[FMT_LMDB_META_END];
+
+	if (fmt_lmdb_tree_meta(map, len, txnid, &m, &live) != 0)
+		return 1;
+	memcpy(meta, live, sizeof meta);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy before the second look */
+	if (fmt_lmdb_word(meta + FMT_LMDB_OFF_TXNID) != txnid ||
+	    fmt_lmdb_word(live + FMT_LMDB_OFF_TXNID) != txnid ||
+	    !cat_rec_is(txn, 0, meta + FMT_LMDB_OFF_DBS) ||
+	    !cat_rec_is(txn, 1, meta + FMT_LMDB_OFF_DBS + FMT_LMDB_DB_SIZE))
+		return 1;
+	uint64_t last = fmt_lmdb_word(meta + FMT_LMDB_OFF_LAST_PG);
+	if (last != m.last_pg) /* rewritten between the two reads */
+		return 1;
+	uint8_t *seen = calloc((size_t)(last / 8 + 1), 1);
+	if (!seen)
+		return -ENOMEM;
+	int rc = fmt_lmdb_check_tree(map, m.psize, last, meta, seen, rep);
+	free(seen);
+	return rc;
+}
+
 /* The snapshot a read transaction pins, every page of it checked
  * (format_lmdb_tree.c) through a mapping of our own: a page LMDB would
  * fault or loop on is damage (exit 3, what reindex repairs), found before
  * LMDB reads it.  Pinned, the snapshot's pages are not reused by a
- * concurrent writer while they are read.  A commit between the pin and
- * the read of the metas (both rewritten since) takes another snapshot.
- * 0, or SYMDB_E_CATALOG with c->damaged set. */
+ * concurrent writer while they are read (an MDB_NOLOCK reader pins
+ * nothing: a writer of another process, still able to reuse freed pages
+ * on a full disk, may change them under it).  A verdict of damage is
+ * believed when a second snapshot gets it too.  0, or SYMDB_E_CATALOG with
+ * c->damaged set. */
 static int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
 {
 	mdb_filehandle_t fd;
-	struct stat st;
+	fmt_lmdb_tree_report rep = { NULL, 0 };
+	int fails = 0;
 
-	if (mdb_env_get_fd(c->env, &fd) != 0 || fstat(fd, &st) < 0)
+	if (mdb_env_get_fd(c->env, &fd) != 0)
 		return 0; /* LMDB's own calls report it */
-	for (int tries = 0; tries < 8; tries++) {
+	for (int tries = 0; tries < 8 && fails < 2; tries++) {
+		struct stat st;
 		MDB_txn *txn;
-		fmt_lmdb_meta m;
-		const uint8_t *meta;
-		fmt_lmdb_tree_report rep;
 		if (mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn) != 0)
 			return 0;
-		uint64_t txnid = mdb_txn_id(txn);
 		if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < FMT_LMDB_META_END) {
 			mdb_txn_abort(txn);
 			return 0;
@@ -227,27 +275,21 @@ static int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf, size_
 			mdb_txn_abort(txn);
 			return 0;
 		}
-		int found = fmt_lmdb_tree_meta(map, len, txnid, &m, &meta) == 0, rc = 0;
-		if (found) {
-			uint8_t *seen = calloc((size_t)(m.last_pg / 8 + 1), 1);
-			rc = !seen ? -ENOMEM
-			           : fmt_lmdb_check_tree(map, m.psize, m.last_pg, meta, seen, &rep);
-			free(seen);
-		}
+		int rc = cat_tree_once(txn, map, len, &rep);
 		munmap(map, len);
 		mdb_txn_abort(txn);
 		if (rc == -ENOMEM)
 			return cat_err(ENOMEM);
-		if (rc) {
-			c->damaged = 1;
-			return fmt_err(errbuf, errbuf_sz, SYMDB_E_CATALOG,
-			               "%s/" CAT_DATA_FILE ": page %llu: %s (run 'symdb reindex')",
-			               envdir, (unsigned long long)rep.page, rep.why);
-		}
-		if (found)
+		if (rc == 0)
 			return 0;
+		fails += rc < 0;
 	}
-	return 0;
+	if (fails < 2)
+		return 0; /* no snapshot could be pinned and read: LMDB's reads say */
+	c->damaged = 1;
+	return fmt_err(errbuf, errbuf_sz, SYMDB_E_CATALOG,
+	               "%s/" CAT_DATA_FILE ": page %llu: %s (run 'symdb reindex')", envdir,
+	               (unsigned long long)rep.page, rep.why);
 }
 
 int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
@@ -264,6 +306,8 @@ int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_
 			return rc;
 		nolock = 1;
 		rc = 0;
+		if (errbuf && errbuf_sz)
+			errbuf[0] = '\0'; /* opened all the same */
 	}
 	if (rc == 0)
 		rc = cat_env_open(c, envdir, nolock);

@@ -311,9 +311,9 @@ int symdb_proc_symbolize(symdb_proc_cache *c, int pid, const uint64_t *addrs, si
 			symdb_proc_forget(c, pid);
 			return rc;
 		}
-	} else if (alive && table_reread(c, t, NULL, 0) < 0) {
+	} else if (alive && table_reread(c, t, NULL, 0) == -ESRCH) {
 		alive = 0; /* exited (or a zombie now): answer from what it had */
-	}
+	} /* another failure to read it: the table it had answers */
 	answer(c, pid, t, !alive, addrs, n, (unsigned char *)where, o.where_sz);
 	return results ? symbolize(c, addrs, n, (unsigned char *)where, o.where_sz, results, &o)
 	               : 0;

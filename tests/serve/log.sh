@@ -92,7 +92,7 @@ ok = {
     "endpoint": {"symbolize_json", "symbolize_binary", "images_upload", "images_get",
                  "images_index", "healthz", "metrics", "other"},
     "reason": {"header_timeout", "body_timeout"},
-    "source": {"resolved", "cache", "earlier_stack",                    # stack frames
+    "source": {"resolved", "cache", "earlier_stack", "deadline",        # stack frames
                "none", "upstream", "debuginfod", "negative_cache"},  # fetches
     "result": {"ok", "not_found", "timeout", "damaged", "error"},
     "mode": {"user", "system"},
