@@ -19,8 +19,11 @@
 #define _GNU_SOURCE
 #include "fetch_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -169,8 +172,34 @@ struct fetch_dir {
 	int exe_fd, dbg_fd, bid_fd;
 };
 
+/* Remove directory name under dirfd and what is in it, two levels deep
+ * (libdebuginfod's cache: CACHE/HEX/{executable,debuginfo,their
+ * temporaries} and its few files at the top), never following a link. */
+static void remove_tree(int dirfd, const char *name, int depth)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(fd, e->d_name, 0) < 0 && errno == EISDIR && depth > 0)
+			remove_tree(fd, e->d_name, depth - 1);
+	}
+	closedir(dir);
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
 static void fetch_dir_close(struct fetch_dir *d)
 {
+	if (d->fd >= 0)
+		remove_tree(d->fd, "cache", 2); /* a private download cache */
 	if (d->bid_fd >= 0) {
 		unlinkat(d->bid_fd, d->dbg, 0);
 		close(d->bid_fd);
@@ -224,21 +253,23 @@ static int fetch_dir_open(struct fetch_dir *d, const struct fetch_ctx *c)
 }
 
 /* The child's environment: the proxies and libdebuginfod's variables,
- * from the options only. */
-static int fetch_dbgd_env(struct fetch_ctx *c)
+ * from the options only.  Without a cache named by the caller,
+ * libdebuginfod's cache is a directory of this fetch's own (d), removed
+ * with it: the published index is what is kept, and a shared cache kept
+ * what it should not, a rejected download (asked for again only after
+ * libdebuginfod's week-long cleaning) and the partial file of a download
+ * the deadline killed (never removed). */
+static int fetch_dbgd_env(struct fetch_ctx *c, const struct fetch_dir *d)
 {
 	char cache[4096], num[32];
-	rd_safedir cd;
 	int64_t left_s = (c->deadline_ms - rd_fetch_now_ms() + 999) / 1000;
-	int rc;
 
 	if (c->o.debuginfod_cache && c->o.debuginfod_cache[0]) {
 		snprintf(cache, sizeof cache, "%s", c->o.debuginfod_cache);
 	} else {
-		if ((rc = rd_safedir_open(&cd, c->dbdir, RD_FETCH_DBGD_CACHE, 1, NULL, 0)) != 0)
-			return rc;
-		rd_safedir_close(&cd);
-		snprintf(cache, sizeof cache, "%s/" RD_FETCH_DBGD_CACHE, c->dbdir);
+		if (mkdirat(d->fd, "cache", 0700) < 0)
+			return -errno;
+		snprintf(cache, sizeof cache, "%s/" FMT_LAYOUT_TMP "/%s/cache", c->dbdir, d->name);
 	}
 	fetch_env_proxies(&c->env, &c->o);
 	fetch_env_put(&c->env, "DEBUGINFOD_URLS", c->o.debuginfod_urls);
@@ -248,6 +279,63 @@ static int fetch_dbgd_env(struct fetch_ctx *c)
 	snprintf(num, sizeof num, "%llu", (unsigned long long)c->o.max_bytes);
 	fetch_env_put(&c->env, "DEBUGINFOD_MAXSIZE", num);
 	fetch_env_put(&c->env, "DEBUGINFOD_RETRY_LIMIT", "1");
+	return 0;
+}
+
+/* Whether the ELF file at fd has every section inside the file and a
+ * .debug_info (or .zdebug_info) section: what the indexer needs of a debug
+ * file before it uses one (else it indexes the binary alone, silently). */
+static int usable_debug_file(int fd)
+{
+	struct stat st;
+	size_t n, shstr;
+	Elf *e;
+	int found = 0, bad = 0;
+
+	if (fstat(fd, &st) < 0 || elf_version(EV_CURRENT) == EV_NONE ||
+	    !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return 0;
+	if (elf_kind(e) != ELF_K_ELF || elf_getshdrnum(e, &n) != 0 || elf_getshdrstrndx(e, &shstr) != 0)
+		bad = 1;
+	for (Elf_Scn *s = NULL; !bad && (s = elf_nextscn(e, s)) != NULL;) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(s, &sh)) {
+			bad = 1;
+			break;
+		}
+		if (sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_offset > (uint64_t)st.st_size || sh.sh_size > (uint64_t)st.st_size - sh.sh_offset))
+			bad = 1;
+		name = elf_strptr(e, shstr, sh.sh_name);
+		found |= name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"));
+	}
+	elf_end(e);
+	return !bad && found;
+}
+
+/* The download in d called what ("debuginfo") is an object file of
+ * build-id c->hex with debug information the indexer can read: 0, or
+ * SYMDB_E_BAD_OBJECT with c->err set. */
+static int fetch_dbgd_check(struct fetch_ctx *c, const struct fetch_dir *d, const char *what)
+{
+	char path[256], ghex[2 * SYMDB_UUID_MAX + 1];
+	symdb_uuid got;
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d/%s/%s", d->fd, d->bid, d->dbg);
+	if (!usable_debug_file(d->dbg_fd))
+		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
+		               "%s: %s: %s: not a debug file the indexer can read (truncated, or "
+		               "no .debug_info)", c->hex, c->o.debuginfod_urls, what);
+	if (symdb_file_uuid(path, NULL, &got) != 0)
+		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
+		               "%s: %s: %s: not an object file with a build-id", c->hex,
+		               c->o.debuginfod_urls, what);
+	symdb_uuid_format(&got, ghex);
+	if (strcmp(ghex, c->hex) != 0)
+		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
+		               "%s: %s: %s: carries build-id %s", c->hex, c->o.debuginfod_urls, what,
+		               ghex);
 	return 0;
 }
 
@@ -301,7 +389,7 @@ static int fetch_debuginfod(struct fetch_ctx *c)
 	int rc = fetch_dir_open(&d, c);
 
 	if (rc == 0)
-		rc = fetch_dbgd_env(c);
+		rc = fetch_dbgd_env(c, &d);
 	if (rc) {
 		fetch_dir_close(&d);
 		return fmt_err(c->err, sizeof c->err, rc, "%s: %s/tmp: %s", c->hex, c->dbdir,
@@ -323,7 +411,12 @@ static int fetch_debuginfod(struct fetch_ctx *c)
 		else
 			snprintf(path, sizeof path, "/proc/self/fd/%d/%s/%s", d.fd, d.bid, d.dbg);
 		c->res->bytes = exe + dbg;
-		rc = fetch_dbgd_index(c, &d, path, exe ? "executable" : "debuginfo");
+		/* The debuginfo the indexer finds beside the executable must be
+		 * HEX's too: another build's would answer for it. */
+		if (exe && dbg)
+			rc = fetch_dbgd_check(c, &d, "debuginfo");
+		if (rc == 0)
+			rc = fetch_dbgd_index(c, &d, path, exe ? "executable" : "debuginfo");
 		if (rc == 0) {
 			c->res->source = SYMDB_FETCH_DEBUGINFOD;
 			snprintf(c->res->url, sizeof c->res->url, "%s", c->o.debuginfod_urls);

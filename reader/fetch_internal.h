@@ -16,7 +16,6 @@
 #include "symdb_fetch.h"
 
 #define RD_FETCH_MISSES FMT_LAYOUT_MISSES /* DB/misses/HEX (SPEC §12.9) */
-#define RD_FETCH_DBGD_CACHE "debuginfod-cache" /* DB/debuginfod-cache */
 
 /* One run of symdb-fetch: MODE WHAT with env, descriptors out[0] and out[1]
  * (or -1) as its 3 and 4. */

@@ -353,11 +353,15 @@ static int fetch_debuginfod(const struct fetch_args *a)
 	r1 = fetch_dbgd_one(c, a, "executable", FETCH_OUT, &exe);
 	r2 = fetch_dbgd_one(c, a, "debuginfo", FETCH_OUT_DEBUG, &dbg);
 	debuginfod_end(c);
+	/* Either failing (not "not found") fails the fetch: an executable
+	 * published without the debuginfo that failed would answer without
+	 * lines, and an image in the database is not fetched again. */
+	if (r1 < 0 || r2 < 0)
+		return fetch_say(FETCH_ERROR, "error %s%s", r1 < 0 ? "executable: " : "debuginfo: ",
+		                 strerror(-(r1 < 0 ? r1 : r2)));
 	if (r1 > 0 || r2 > 0)
 		return fetch_say(FETCH_FOUND, "found %" PRIu64 " %" PRIu64, exe, dbg);
-	if (r1 == 0 && r2 == 0)
-		return fetch_say(FETCH_MISSING, "missing");
-	return fetch_say(FETCH_ERROR, "error %s", strerror(-(r1 < 0 ? r1 : r2)));
+	return fetch_say(FETCH_MISSING, "missing");
 }
 
 /* ---- main ------------------------------------------------------------------ */

@@ -76,9 +76,12 @@ files_checks() {
 	fetch_with "write:$SCRATCH/outside" --debuginfod "$HTTP_URL"
 	expect_error "write outside, debuginfod mode" "test hook: cannot write $SCRATCH/outside: Permission denied"
 	[[ ! -e $SCRATCH/outside ]] || fail "the fetcher created $SCRATCH/outside (debuginfod mode)"
-	fetch_with "write:$DB/debuginfod-cache/probe" --debuginfod "$HTTP_URL"
-	expect_error "write inside the cache" "test hook: wrote $DB/debuginfod-cache/probe"
-	[[ -f $DB/debuginfod-cache/probe ]] || fail "the write inside the cache left no file"
+	# (a cache named by DEBUGINFOD_CACHE_PATH: the default one is the
+	# fetch's own directory in DB/tmp, gone when the fetch ends)
+	DEBUGINFOD_CACHE_PATH=$SCRATCH/dcache fetch_with "write:$SCRATCH/dcache/probe" \
+		--debuginfod "$HTTP_URL"
+	expect_error "write inside the cache" "test hook: wrote $SCRATCH/dcache/probe"
+	[[ -f $SCRATCH/dcache/probe ]] || fail "the write inside the cache left no file"
 	nothing_published "write inside the cache"
 	echo secret >"$SCRATCH/secret"
 	case $(realpath "$SCRATCH") in

@@ -6,9 +6,10 @@
 # layout (BASE/buildid/HEX/executable) with, besides one good index file:
 # text, a truncated index file, another image's index file under this
 # build-id, an index file with a flipped byte, text and a truncated ELF as
-# executables.  Each gives one line on stderr, nothing published, nothing
+# executables; a good executable with another build's debuginfo, or with a
+# truncated one.  Each gives one line on stderr, nothing published, nothing
 # left in DB/tmp, no negative-cache entry (a damaged download is not "no
-# source has it").  Upstreams are tried in order: a dead one, then a good one.
+# source has it"), and nothing of it kept to answer once the server is right.  Upstreams are tried in order: a dead one, then a good one.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy
 t0=$(date +%s%N)
@@ -77,8 +78,43 @@ run "$SYMDB" build --db "$DB" --debuginfod "$HTTP_URL" --build-id "$EXE_TEXT"
 expect_error "text executable" "$EXE_TEXT: $HTTP_URL: executable: not an object file with a build-id"
 nothing_published "text executable"
 run "$SYMDB" build --db "$DB" --debuginfod "$HTTP_URL" --build-id "$PROG_ID"
-expect_error "truncated ELF" "$PROG_ID: $HTTP_URL: executable: "
+expect_error "truncated ELF" "$PROG_ID: $HTTP_URL: executable: " "$PROG_ID: $HTTP_URL: debuginfo: "
 nothing_published "truncated ELF"
+
+note "3b. a good executable with another build's debuginfo, or a truncated one"
+# Another build of prog (one constant changed): its debug file carries
+# another build-id.  It was published under PROG_ID, answering with the
+# other program's lines.
+sed 's/x \* 7/x * 9/' "$SCRATCH/fx/prog.c" >"$SCRATCH/prog2.c"
+gcc -g -O2 -Wl,--build-id -o "$SCRATCH/prog2" "$SCRATCH/prog2.c"
+objcopy --only-keep-debug "$SCRATCH/prog2" "$SCRATCH/prog2.debug"
+ID2=$(build_id "$SCRATCH/prog2")
+T3=$SCRATCH/tree3
+mkdir -p "$T3/buildid/$PROG_ID"
+cp "$SCRATCH/fx/srv/prog" "$T3/buildid/$PROG_ID/executable"
+cp "$SCRATCH/prog2.debug" "$T3/buildid/$PROG_ID/debuginfo"
+http_start "$T3"
+run "$SYMDB" build --db "$DB" --debuginfod "$HTTP_URL" --build-id "$PROG_ID"
+expect_error "another build's debuginfo" "$PROG_ID: $HTTP_URL: debuginfo: carries build-id $ID2"
+nothing_published "another build's debuginfo"
+# the first 2 KiB of the right debuginfo: it was published as the
+# executable alone, without lines, and kept so
+head -c 2048 "$SCRATCH/fx/srv/prog.debug" >"$T3/buildid/$PROG_ID/debuginfo"
+run "$SYMDB" build --db "$DB" --debuginfod "$HTTP_URL" --build-id "$PROG_ID"
+expect_error "a truncated debuginfo" "$PROG_ID: $HTTP_URL: "
+nothing_published "a truncated debuginfo"
+# Nothing of those downloads stays to answer for the server once it is
+# right: the next fetch asks again and gets the real debuginfo.
+cp "$SCRATCH/fx/srv/prog.debug" "$T3/buildid/$PROG_ID/debuginfo"
+run "$SYMDB" query --db "$DB" --debuginfod "$HTTP_URL" --uuid "$PROG_ID" $(fleet_addrs "$SCRATCH/fx/prog")
+((RC == 0)) && [[ ! -s $ERR ]] || fail "the repaired server: exit $RC: $(cat "$ERR")"
+# the stripped executable with its debug file beside it, as served
+llvm-symbolizer-14 --obj "$SCRATCH/fx/srv/prog" $(fleet_addrs "$SCRATCH/fx/prog") >"$SCRATCH/want3"
+diff -u "$SCRATCH/want3" "$OUT" || fail "the repaired server: answers differ from llvm-symbolizer-14"
+[[ ! -e $DB/debuginfod-cache && -z $(ls -A "$DB/tmp") ]] ||
+	fail "a download cache was left: $(ls -A "$DB" "$DB/tmp")"
+rm -rf "$DB/images" "$DB/catalog"
+http_start "$T"
 
 note "4. upstreams in order: a dead one, then the good store"
 dead=$(dead_url)
