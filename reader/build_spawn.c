@@ -52,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -319,8 +320,14 @@ static int cage_judge(struct cage_run *c, const siginfo_t *si)
 {
 	const char *p = c->path;
 	char lim[64];
+	struct rlimit r;
+	uint64_t mem = c->memory;
 
-	cage_size(lim, sizeof lim, c->memory);
+	/* The indexer can only lower the limit it inherits: under a lower
+	 * one of ours (ulimit -v), that is the one it ran out of. */
+	if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < mem)
+		mem = r.rlim_cur;
+	cage_size(lim, sizeof lim, mem);
 	if (c->timed_out)
 		return fmt_err(c->eb, c->ebsz, -ETIMEDOUT, "%s: indexer timed out after %u s", p,
 		               c->timeout);
