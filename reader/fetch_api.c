@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -525,6 +526,59 @@ static int fetch_sources(struct fetch_ctx *c)
 	return c->last ? c->last : SYMDB_E_NOT_FOUND;
 }
 
+/*
+ * One fetch of a build-id at a time across processes sharing the
+ * database: N queries of one unknown image (a sanitizer's processes, a
+ * profile's shards) would each download it.  The lock is a file
+ * DB/tmp/fetch-HEX.lock under flock, waited for until the fetch's
+ * deadline (then this process fetches all the same, as before).  Its
+ * holder unlinks it before letting go, so a waiter that wakes on an
+ * unlinked file tries again on the path.  Returns the descriptor to
+ * close when done, or -1 (no lock: fetch anyway).
+ */
+static int fetch_lock(struct fetch_ctx *c, int *tmpfd)
+{
+	char name[2 * SYMDB_UUID_MAX + 16];
+	rd_safedir t;
+
+	*tmpfd = -1;
+	if (rd_safedir_open(&t, c->dbdir, FMT_LAYOUT_TMP, 1, NULL, 0) != 0)
+		return -1;
+	snprintf(name, sizeof name, "fetch-%s.lock", c->hex);
+	while (rd_fetch_now_ms() < c->deadline_ms) {
+		struct stat a, b;
+		int fd = openat(t.fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			break;
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK &&
+		       rd_fetch_now_ms() < c->deadline_ms)
+			usleep(20 * 1000);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+		    fstatat(t.fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev) {
+			*tmpfd = t.fd;
+			return fd;
+		}
+		close(fd); /* unlinked by its last holder, or the deadline: again */
+	}
+	rd_safedir_close(&t);
+	return -1;
+}
+
+static void fetch_unlock(struct fetch_ctx *c, int fd, int tmpfd)
+{
+	char name[2 * SYMDB_UUID_MAX + 16];
+
+	if (fd < 0)
+		return;
+	snprintf(name, sizeof name, "fetch-%s.lock", c->hex);
+	unlinkat(tmpfd, name, 0); /* before the unlock: see fetch_lock */
+	close(fd);
+	close(tmpfd);
+}
+
+static int fetch_run_locked(struct fetch_ctx *c);
+
 static int fetch_run(struct fetch_ctx *c)
 {
 	uint32_t age;
@@ -546,7 +600,30 @@ static int fetch_run(struct fetch_ctx *c)
 		               "%s: not found on any source (answered %us ago; asked again after %us)",
 		               c->hex, age, c->o.negative_ttl_s);
 	}
-	rc = fetch_sources(c);
+	int tmpfd, lk = fetch_lock(c, &tmpfd);
+	/* The holder before us may have published it, or found no source. */
+	if (lk >= 0 && fetch_have(c)) {
+		fetch_unlock(c, lk, tmpfd);
+		c->res->build.skipped = 1;
+		return 0;
+	}
+	if (lk >= 0 && !(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) &&
+	    rd_fetch_miss_fresh(c->dbdir, c->hex, c->o.negative_ttl_s, &age)) {
+		fetch_unlock(c, lk, tmpfd);
+		c->res->source = SYMDB_FETCH_CACHED_MISS;
+		return fmt_err(c->o.errbuf, c->o.errbuf_sz, SYMDB_E_NOT_FOUND,
+		               "%s: not found on any source (answered %us ago; asked again after %us)",
+		               c->hex, age, c->o.negative_ttl_s);
+	}
+	rc = fetch_run_locked(c);
+	fetch_unlock(c, lk, tmpfd);
+	return rc;
+}
+
+/* fetch_run's fetch proper, under the lock when one was had. */
+static int fetch_run_locked(struct fetch_ctx *c)
+{
+	int rc = fetch_sources(c);
 	if (rc == 0) {
 		(void)rd_fetch_miss_drop(c->dbdir, c->hex);
 		return 0;
