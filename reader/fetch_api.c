@@ -283,6 +283,26 @@ static int fetch_dbgd_env(struct fetch_ctx *c, const struct fetch_dir *d)
 	return 0;
 }
 
+/* The download at path (what: "executable" or "debuginfo") is an object
+ * file whose build-id is c->hex: 0, or SYMDB_E_BAD_OBJECT with c->err set.
+ * Messages name the download by what it is, not by its /proc/self/fd path. */
+static int fetch_dbgd_same_id(struct fetch_ctx *c, const char *path, const char *what)
+{
+	char ghex[2 * SYMDB_UUID_MAX + 1];
+	symdb_uuid got;
+
+	if (symdb_file_uuid(path, NULL, &got) != 0)
+		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
+		               "%s: %s: %s: not an object file with a build-id", c->hex,
+		               c->o.debuginfod_urls, what);
+	symdb_uuid_format(&got, ghex);
+	if (strcmp(ghex, c->hex) != 0)
+		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
+		               "%s: %s: %s: carries build-id %s", c->hex, c->o.debuginfod_urls, what,
+		               ghex);
+	return 0;
+}
+
 /* Whether the ELF file at fd has every section inside the file and a
  * .debug_info (or .zdebug_info) section: what the indexer needs of a debug
  * file before it uses one (else it indexes the binary alone, silently). */
@@ -320,47 +340,28 @@ static int usable_debug_file(int fd)
  * SYMDB_E_BAD_OBJECT with c->err set. */
 static int fetch_dbgd_check(struct fetch_ctx *c, const struct fetch_dir *d, const char *what)
 {
-	char path[256], ghex[2 * SYMDB_UUID_MAX + 1];
-	symdb_uuid got;
+	char path[256];
 
 	snprintf(path, sizeof path, "/proc/self/fd/%d/%s/%s", d->fd, d->bid, d->dbg);
 	if (!usable_debug_file(d->dbg_fd))
 		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
 		               "%s: %s: %s: not a debug file the indexer can read (truncated, or "
 		               "no .debug_info)", c->hex, c->o.debuginfod_urls, what);
-	if (symdb_file_uuid(path, NULL, &got) != 0)
-		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
-		               "%s: %s: %s: not an object file with a build-id", c->hex,
-		               c->o.debuginfod_urls, what);
-	symdb_uuid_format(&got, ghex);
-	if (strcmp(ghex, c->hex) != 0)
-		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
-		               "%s: %s: %s: carries build-id %s", c->hex, c->o.debuginfod_urls, what,
-		               ghex);
-	return 0;
+	return fetch_dbgd_same_id(c, path, what);
 }
 
 /* Index path (a download in d, what: "executable" or "debuginfo") unless it
- * carries another build-id.  Messages name the download by what it is, not
- * by the /proc/self/fd path the indexer was given. */
+ * carries another build-id. */
 static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, const char *path,
                             const char *what)
 {
-	symdb_uuid got;
-	char ghex[2 * SYMDB_UUID_MAX + 1], eb[1024] = "";
+	char eb[1024] = "";
 	char ddir[64];
 	size_t pl = strlen(path);
-	int rc = symdb_file_uuid(path, NULL, &got);
+	int rc = fetch_dbgd_same_id(c, path, what);
 
 	if (rc)
-		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
-		               "%s: %s: %s: not an object file with a build-id", c->hex,
-		               c->o.debuginfod_urls, what);
-	symdb_uuid_format(&got, ghex);
-	if (strcmp(ghex, c->hex) != 0)
-		return fmt_err(c->err, sizeof c->err, SYMDB_E_BAD_OBJECT,
-		               "%s: %s: %s: carries build-id %s", c->hex, c->o.debuginfod_urls, what,
-		               ghex);
+		return rc;
 	symdb_build_opts bo;
 	memset(&bo, 0, sizeof bo);
 	if (c->o.build)
@@ -579,9 +580,23 @@ static void fetch_unlock(struct fetch_ctx *c, int fd, int tmpfd)
 
 static int fetch_run_locked(struct fetch_ctx *c);
 
-static int fetch_run(struct fetch_ctx *c)
+/* A fresh negative-cache entry for c->hex (another process's fetch, or an
+ * earlier one, found no source): SYMDB_E_NOT_FOUND saying when; else 0. */
+static int fetch_cached_miss(struct fetch_ctx *c)
 {
 	uint32_t age;
+
+	if ((c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) ||
+	    !rd_fetch_miss_fresh(c->dbdir, c->hex, c->o.negative_ttl_s, &age))
+		return 0;
+	c->res->source = SYMDB_FETCH_CACHED_MISS;
+	return fmt_err(c->o.errbuf, c->o.errbuf_sz, SYMDB_E_NOT_FOUND,
+	               "%s: not found on any source (answered %us ago; asked again after %us)",
+	               c->hex, age, c->o.negative_ttl_s);
+}
+
+static int fetch_run(struct fetch_ctx *c)
+{
 	int rc;
 
 	if (fetch_have(c)) {
@@ -593,13 +608,8 @@ static int fetch_run(struct fetch_ctx *c)
 		return fmt_err(c->o.errbuf, c->o.errbuf_sz, SYMDB_E_NOT_FOUND,
 		               "%s: not indexed, and no upstream or debuginfod server configured",
 		               c->hex);
-	if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) &&
-	    rd_fetch_miss_fresh(c->dbdir, c->hex, c->o.negative_ttl_s, &age)) {
-		c->res->source = SYMDB_FETCH_CACHED_MISS;
-		return fmt_err(c->o.errbuf, c->o.errbuf_sz, SYMDB_E_NOT_FOUND,
-		               "%s: not found on any source (answered %us ago; asked again after %us)",
-		               c->hex, age, c->o.negative_ttl_s);
-	}
+	if ((rc = fetch_cached_miss(c)) != 0)
+		return rc;
 	int tmpfd, lk = fetch_lock(c, &tmpfd);
 	/* The holder before us may have published it, or found no source. */
 	if (lk >= 0 && fetch_have(c)) {
@@ -607,13 +617,9 @@ static int fetch_run(struct fetch_ctx *c)
 		c->res->build.skipped = 1;
 		return 0;
 	}
-	if (lk >= 0 && !(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) &&
-	    rd_fetch_miss_fresh(c->dbdir, c->hex, c->o.negative_ttl_s, &age)) {
+	if (lk >= 0 && (rc = fetch_cached_miss(c)) != 0) {
 		fetch_unlock(c, lk, tmpfd);
-		c->res->source = SYMDB_FETCH_CACHED_MISS;
-		return fmt_err(c->o.errbuf, c->o.errbuf_sz, SYMDB_E_NOT_FOUND,
-		               "%s: not found on any source (answered %us ago; asked again after %us)",
-		               c->hex, age, c->o.negative_ttl_s);
+		return rc;
 	}
 	rc = fetch_run_locked(c);
 	fetch_unlock(c, lk, tmpfd);
