@@ -44,10 +44,11 @@ void serve_metrics_cache(struct serve_metrics *m, uint64_t h, uint64_t mi)
 }
 
 void serve_metrics_stack_frames(struct serve_metrics *m, uint64_t resolved, uint64_t cached,
-                                uint64_t earlier)
+                                uint64_t earlier, uint64_t deadline)
 {
 	(void)m;
-	atomic_fetch_add_explicit(&frames, resolved + cached + earlier, memory_order_relaxed);
+	atomic_fetch_add_explicit(&frames, resolved + cached + earlier + deadline,
+	                          memory_order_relaxed);
 }
 
 void serve_buf_put(struct serve_buf *b, const void *data, size_t n)

@@ -14,8 +14,11 @@ build=${SYMDB_BUILD_DIR:-$root/build}
 jobs=${JOBS:-2}
 source "$root/tests/direct-python.sh"
 symdb_direct_python "$build/tests/direct-python"
+# The benchmarks are built too (about 15 s on 2 cores), so that a change to a
+# header they share with the tools cannot break bench/run.sh unnoticed.
 # shellcheck disable=SC2086 # SYMDB_CMAKE_ARGS is a list of words on purpose
-cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON -DSYMDB_BUILD_TESTS=ON ${SYMDB_CMAKE_ARGS:-}
+cmake -S "$root" -B "$build" -DSYMDB_WERROR=ON -DSYMDB_BUILD_TESTS=ON -DSYMDB_BUILD_BENCH=ON \
+	${SYMDB_CMAKE_ARGS:-}
 cmake --build "$build" -j"$jobs"
 cd "$build"
 # no label summary, so the output ends with ctest's "N% tests passed" line
