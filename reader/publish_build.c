@@ -126,6 +126,50 @@ static int build_is_macho(int fd)
 	return got == (ptrdiff_t)sizeof head && fmt_mo_kind(head, sizeof head);
 }
 
+/* Whether the candidate debug file open at fd (named name) brings DWARF
+ * to image id: an ELF debug file with DWARF that carries its binary's
+ * build-id note (rd_elf_dwarf_of), or a dSYM's DWARF file that carries
+ * the binary's LC_UUID (one per slice).  A stale file left by an earlier
+ * build of the program does not, nor one without DWARF, which a build would
+ * take to no avail every time the image is opened. */
+static int build_debug_is_of(int fd, const char *name, const symdb_uuid *id, int is_macho)
+{
+	symdb_file_image im[SYMDB_BUILD_MAX_IMAGES];
+	char eb[256];
+	int n;
+
+	if (!is_macho)
+		return rd_elf_dwarf_of(fd, id);
+	n = rd_file_images_fd(fd, name, im, SYMDB_BUILD_MAX_IMAGES, eb, sizeof eb);
+	for (int i = 0; i < n && i < SYMDB_BUILD_MAX_IMAGES; i++)
+		if (im[i].uuid.len == id->len && memcmp(im[i].uuid.bytes, id->bytes, id->len) == 0)
+			return 1;
+	return 0;
+}
+
+int build_debug_found(const char *path, const symdb_uuid *id)
+{
+	publish_input in;
+	char eb[256];
+	int found = 0, is_macho;
+
+	if (id->kind == SYMDB_UUID_FALLBACK || build_input_open(&in, path, eb, sizeof eb) != 0)
+		return 0;
+	if (in.in.fd >= 0) {
+		SYMDB_OPTS(symdb_build_opts, o);
+		is_macho = build_is_macho(in.in.fd);
+		build_input_debug(&in, path, is_macho, &o);
+		if (in.debug.fd >= 0)
+			found = build_debug_is_of(in.debug.fd, in.debug.name, id, 0);
+		for (unsigned i = 0; i < in.nlinks && !found; i++)
+			found = build_debug_is_of(in.links[i].fd, in.links[i].name, id, 0);
+		if (in.companion.fd >= 0 && !found)
+			found = build_debug_is_of(in.companion.fd, in.companion.name, id, 1);
+	}
+	build_input_close(&in);
+	return found;
+}
+
 /* Judge an ELF input by its first bytes before its UUID is computed, with
  * the indexer's words (format_elf.h): "PATH: reason".  in was fstat'ed as
  * a regular file when it was opened. */

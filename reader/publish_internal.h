@@ -94,6 +94,15 @@ RD_HIDDEN int build_input_open(publish_input *in, const char *path, char *eb, si
 RD_HIDDEN void build_input_debug(publish_input *in, const char *path, int is_macho,
                                  const symdb_build_opts *o);
 
+/* publish_build.c: whether the binary at path, of image id (a build-id or
+ * LC_UUID; never a fallback identity), has a separate debug file of that
+ * image where a build would look for one (build_input_debug: a build-id
+ * file, a .gnu_debuglink candidate, a companion dSYM), whose own build-id
+ * or LC_UUID is id.  For a first-sight context whose image of path was
+ * indexed without DWARF: installed since, the debug file is worth a build
+ * (reader_symbolize.c).  0 when none is, or path cannot be read. */
+RD_HIDDEN int build_debug_found(const char *path, const symdb_uuid *id);
+
 /* build_inputs.c: open the split DWARF file a skeleton unit names, as the
  * indexer asked for it (want records, SPEC §12.5): a regular file that
  * starts like an ELF file (the name comes from the untrusted input, and

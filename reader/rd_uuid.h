@@ -39,6 +39,12 @@ RD_HIDDEN int rd_file_images_fd(int fd, const char *path, symdb_file_image *out,
 RD_HIDDEN void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len,
                                  char *link, size_t link_sz);
 
+/* Whether the ELF file open at fd is a debug file of image of (a GNU
+ * build-id): its build-id note is of, and it has DWARF (a .debug_info or
+ * .zdebug_info section with contents).  A debug file without DWARF, or one
+ * left by an earlier build of the program, is not worth a build. */
+RD_HIDDEN int rd_elf_dwarf_of(int fd, const symdb_uuid *of);
+
 /* What a file that is not a regular file or directory is ("fifo",
  * "character device", ...), for "PATH: not a regular file (fifo)". */
 RD_HIDDEN const char *rd_mode_name(unsigned mode);

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 
 #include "format_content.h"
+#include "publish_internal.h"
 #include "reader_symbolize.h"
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -229,6 +230,20 @@ static int symbols_missing(const symdb_image *img)
 	return info.symbols_missing == 1 || info.answers_nothing;
 }
 
+/* Whether img, indexed without DWARF, now has a debug file beside the
+ * binary at path or under /usr/lib/debug (a -dbg package installed, or
+ * dsymutil run, since the index was built): SPEC §12.5's rank rule then
+ * replaces the index with one that has the lines. */
+static int debug_found_since(const symdb_image *img, const symdb_uuid *id, const char *path)
+{
+	symdb_image_info info;
+	memset(&info, 0, sizeof info);
+	info.sz = sizeof info;
+	if (symdb_image_get_info(img, &info) != 0 || (info.flags & FMT_FLAG_HAS_DWARF))
+		return 0;
+	return build_debug_found(path, id);
+}
+
 /* Whether img was indexed from the file whose bytes hash to source: its
  * Source_XXH3, or Debug_XXH3 (SPEC §7.7); an index that records neither
  * (an older writer) is taken as the same, as the publisher takes it. */
@@ -304,11 +319,13 @@ static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *pat
 		}
 	}
 	/* Indexed from the other file of a stripped-binary / debug-file pair,
-	 * without this file's symbol table (SPEC §7.2.2), or with nothing at
-	 * all: indexing this file completes the index, once; a build that adds
-	 * nothing (its debug file not found) leaves the answers to the index
-	 * it has. */
-	if (rc == 0 && path && s->build && !e->build_failed && symbols_missing(e->img)) {
+	 * without this file's symbol table (SPEC §7.2.2), with nothing at all,
+	 * or without DWARF when a debug file of the image is found now:
+	 * indexing this file completes the index, once; a build that adds
+	 * nothing (its debug file not found, or not usable) leaves the answers
+	 * to the index it has. */
+	if (rc == 0 && path && s->build && !e->build_failed &&
+	    (symbols_missing(e->img) || debug_found_since(e->img, &e->id, path))) {
 		symdb_image *img = NULL;
 		e->build_failed = 1;
 		if (rd_sym_first_sight(s, path, &e->id, e->names, 0, &img) == 0) {

@@ -500,8 +500,10 @@ static void debug_note(Elf_Data *d, uint8_t *id, size_t *id_len)
 	}
 }
 
-void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
-                       size_t link_sz)
+/* rd_elf_debug_refs(), and whether the file has DWARF (a .debug_info or
+ * .zdebug_info section with contents) when has_dwarf is not NULL. */
+static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
+                           size_t link_sz, int *has_dwarf)
 {
 	size_t shstrndx, raw_size = 0;
 	Elf_Scn *scn = NULL;
@@ -511,6 +513,8 @@ void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char
 	*id_len = 0;
 	if (link_sz)
 		link[0] = 0;
+	if (has_dwarf)
+		*has_dwarf = 0;
 	pthread_once(&elf_once, elf_init);
 	if (!elf_ok || !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
 		return;
@@ -530,8 +534,29 @@ void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char
 		         sh.sh_offset <= raw_size && sh.sh_size <= raw_size - sh.sh_offset)
 			debuglink_name((const uint8_t *)raw + sh.sh_offset, sh.sh_size, link,
 			               link_sz);
+		else if (has_dwarf && sh.sh_type != SHT_NOBITS && sh.sh_size &&
+		         (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			*has_dwarf = 1;
 	}
 	elf_end(e);
+}
+
+void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
+                       size_t link_sz)
+{
+	elf_debug_scan(fd, id, id_len, link, link_sz, NULL);
+}
+
+int rd_elf_dwarf_of(int fd, const symdb_uuid *of)
+{
+	uint8_t id[RD_DEBUG_ID_MAX];
+	size_t len;
+	int dwarf;
+
+	if (of->kind != SYMDB_UUID_GNU_BUILD_ID)
+		return 0;
+	elf_debug_scan(fd, id, &len, NULL, 0, &dwarf);
+	return dwarf && len == of->len && memcmp(id, of->bytes, len) == 0;
 }
 
 static int hexval(int c)

@@ -190,6 +190,11 @@ struct query {
 	const char *build_id_dirs[QUERY_BUILD_ID_DIRS];
 	int nbuild_id_dirs, build_id_dirs_over;
 	size_t stdin_buf;           /* bytes of stdin per batch (0: STDIN_BUF) */
+	/* The indexer first sight runs (cli_query_indexer, read once by
+	 * cli_query_create_sym: not a readlink per module), NULL for the
+	 * library's installed one; indexer_buf holds it. */
+	const char *indexer;
+	char indexer_buf[4096];
 	/* The index pages kept mapped (cli_query_mem.c): /proc/self/statm
 	 * (-1: not kept), the file-backed pages before the first lookup, the
 	 * budget in pages, the pages right after the last trim (-1: none

@@ -80,9 +80,8 @@ const char *cli_query_indexer(char *buf, size_t sz)
 
 int cli_query_create_sym(struct query *q, int no_build)
 {
-	char ix[4096];
 	const char *tmp = getenv("TMPDIR");
-	const char *indexer = cli_query_indexer(ix, sizeof ix);
+	const char *indexer = cli_query_indexer(q->indexer_buf, sizeof q->indexer_buf);
 	/* Images named by build-id are fetched on first sight (cli_fetch.h);
 	 * fetching publishes, so it needs the database. */
 	const symdb_fetch_opts *fo = q->db ? cli_fetch_opts(&q->fetch, indexer) : NULL;
@@ -93,6 +92,7 @@ int cli_query_create_sym(struct query *q, int no_build)
 	           .indexer_path = no_build ? NULL : indexer,
 	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL, .fetch = fo);
 	int rc = symdb_symbolizer_create(q->db, &so, &q->sym);
+	q->indexer = indexer;
 	if (rc < 0)
 		cli_err(NULL, "%s", symdb_strerror(rc));
 	return rc;
@@ -212,7 +212,10 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 	int rc = 0;
 	const char *what = obj ? obj : uuid_hex;
 	snprintf(msg, msz, "unable to open this image");
-	if (obj && (rc = cli_open_slice(q->db, obj, q->arch, &o, img, msg, msz)) <= 0) {
+	SYMDB_OPTS(symdb_build_opts, first_sight, .indexer_path = q->indexer);
+	if (obj && (rc = cli_open_slice(q->db, obj, q->arch, &o,
+	                                q->no_build || !q->db ? NULL : &first_sight, img, msg,
+	                                msz)) <= 0) {
 		return rc; /* Mach-O: opened, or reported */
 	} else if (obj && rc == CLI_SLICE_UNCHOSEN) {
 		/* JSON carries it in the answer instead. */

@@ -11,7 +11,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "symdb_build.h"
 
 /* Architecture names llvm::Triple parses (Triple::parseArch), the ones a
  * "FILE:ARCH" module name may end in: llvm-symbolizer splits off a suffix
@@ -69,8 +72,43 @@ static void list_arches(const symdb_file_image *im, int n, char *buf, size_t sz)
 		len += (size_t)snprintf(buf + len, sz - len, "%s%s", i ? ", " : "", im[i].arch);
 }
 
+/* Whether path is a regular file (a thin or universal Mach-O file, not a
+ * .dSYM bundle directory). */
+static int is_regular(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* First sight of a universal file whose chosen slice db lacks: the whole
+ * file is indexed into db (every slice, as `symdb build FILE` does), then
+ * the slice opened.  0, or minus an exit code with the reason on stderr. */
+static int build_then_open(symdb *db, const char *obj, const symdb_uuid *id,
+                           const symdb_build_opts *first_sight, const symdb_open_opts *o,
+                           symdb_image **out)
+{
+	char err[1024] = "";
+	symdb_build_opts bo = *first_sight;
+	symdb_builder *b = NULL;
+	int rc;
+
+	bo.errbuf = err;
+	bo.errbuf_sz = sizeof err;
+	rc = symdb_builder_open(symdb_dir(db), &bo, &b);
+	if (rc == 0)
+		rc = symdb_builder_add(b, obj, &bo, NULL);
+	symdb_builder_close(b);
+	if (rc == 0)
+		rc = symdb_image_open_uuid(db, id, o, out);
+	if (rc == 0)
+		return 0;
+	cli_err_lib(obj, rc, rc == SYMDB_E_NOT_INDEXED ? o->errbuf : err);
+	return -cli_exit_for(rc);
+}
+
 int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_open_opts *o,
-                   symdb_image **out, char *llvm_msg, size_t llvm_msz)
+                   const symdb_build_opts *first_sight, symdb_image **out, char *llvm_msg,
+                   size_t llvm_msz)
 {
 	symdb_file_image im[64];
 	char file[4096], names[512];
@@ -93,6 +131,10 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 	 * asked for: llvm-symbolizer applies the arch to universal files only,
 	 * even to one with a single slice. */
 	int fat = is_universal(obj);
+	/* A thin file is the caller's, whose symbolizer context indexes it on
+	 * first sight (and again when its dSYM is made later), as an ELF file. */
+	if (first_sight && n == 1 && !fat && is_regular(obj))
+		return 1;
 	for (int i = 0; i < n; i++)
 		if ((n == 1 && !fat) || (arch && !strcmp(im[i].arch, arch)))
 			pick = i;
@@ -115,6 +157,8 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 	rc = symdb_image_open_uuid(db, &im[pick].uuid, o, out);
 	if (rc == 0)
 		return 0;
+	if (rc == SYMDB_E_NOT_INDEXED && first_sight && is_regular(obj))
+		return build_then_open(db, obj, &im[pick].uuid, first_sight, o, out);
 	if (rc == SYMDB_E_NOT_INDEXED) {
 		char hex[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(&im[pick].uuid, hex);

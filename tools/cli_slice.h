@@ -11,6 +11,7 @@
 
 #include "cli_util.h"
 #include "symdb.h"
+#include "symdb_build.h"
 
 #define CLI_SLICE_UNCHOSEN 2
 
@@ -24,9 +25,13 @@
  * llvm_msg, CLI_SLICE_UNCHOSEN and llvm-symbolizer-14's reason there,
  * nothing printed (the caller answers "??" as llvm does); without, symdb's
  * reason naming the choices and -CLI_EXIT_USAGE.
+ * first_sight (NULL: the database is only read): a thin Mach-O file is then
+ * the caller's too (1: its symbolizer context indexes it on first sight),
+ * and a universal file whose chosen slice is not indexed is built into db
+ * with these options (indexer_path, flags), every slice, then opened.
  */
 CLI_HIDDEN int cli_open_slice(symdb *db, const char *obj, const char *arch,
-                              const symdb_open_opts *o, symdb_image **out, char *llvm_msg,
-                              size_t llvm_msz);
+                              const symdb_open_opts *o, const symdb_build_opts *first_sight,
+                              symdb_image **out, char *llvm_msg, size_t llvm_msz);
 
 #endif /* SYMDB_CLI_SLICE_H */

@@ -304,7 +304,7 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 	}
 	cli_fault_guard(*db); /* truncated while read: damaged, not SIGBUS */
 	err[0] = '\0';
-	if (slice && (rc = cli_open_slice(*db, target, NULL, &o, img, NULL, 0)) <= 0)
+	if (slice && (rc = cli_open_slice(*db, target, NULL, &o, NULL, img, NULL, 0)) <= 0)
 		return rc;
 	if (slice && !is_file) {
 		cli_err(target, "no such file, and not a UUID");

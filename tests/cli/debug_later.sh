@@ -13,6 +13,7 @@
 # answers as llvm-symbolizer-14 does with the debug file there (file and
 # line), and a third build is "skipped". Before, the second build said
 # "skipped ... (already indexed)" and every answer kept ??:0:0.
+# `query` itself, indexing on first sight, does the same (the last part).
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy llvm-symbolizer-14
 
@@ -97,4 +98,54 @@ else
 	same_as_llvm "Mach-O" "$d/db" "$d/app" "$maddr"
 	expect_build "Mach-O, again" "^skipped .*already indexed" --db "$d/db" "$d/app"
 fi
+# ---- `query` on first sight: the debug file installed after the first query --
+# The first query of the stripped binary indexes it without DWARF; once its
+# .debug is beside it, the next query (no `build` in between) indexes it again
+# and answers with the line, as llvm-symbolizer-14 does.  A .debug of another
+# build of the program (a stale file: its build-id differs) is not worth a
+# build: no indexer runs, and both tools answer without a line.
+# before: every later query answered ??:0:0 until `symdb build` ran.
+d=$SCRATCH/first
+mkdir -p "$d/stale" "$d/hidden"
+gcc -g -O1 -Wl,--build-id -o "$d/full" "$SCRATCH/m.c" || fail "gcc"
+objcopy --only-keep-debug "$d/full" "$d/hidden/app.debug"
+objcopy --strip-debug --add-gnu-debuglink="$d/hidden/app.debug" "$d/full" "$d/app"
+addr=0x$(nm "$d/full" | awk '$3 == "leaf" { print $1 }')
+# the stale .debug: the same program built with another constant
+sed 's/x \* 3/x * 5/' "$SCRATCH/m.c" >"$d/stale/m.c"
+gcc -g -O1 -Wl,--build-id -o "$d/stale/full" "$d/stale/m.c" || fail "gcc"
+objcopy --only-keep-debug "$d/stale/full" "$d/stale/app.debug"
+run "$SYMDB" query --db "$d/db" --obj "$d/app" "$addr"
+expect_ok "first query, no debug file"
+grep -q '^??:0:0' "$OUT" || fail "first query without the debug file has a line: $(cat "$OUT")"
+# under strace: count the programs started (the indexer is one)
+execs() {
+	strace -f -qq -e trace=execve -o "$SCRATCH/trace" "$@" >"$OUT" 2>"$ERR" </dev/null ||
+		fail "$* under strace: $(head -c 300 "$ERR")"
+	grep -c 'execve(' "$SCRATCH/trace"
+}
+cp "$d/stale/app.debug" "$d/app.debug"
+if command -v strace >/dev/null 2>&1; then
+	n=$(execs "$SYMDB" query --db "$d/db" --obj "$d/app" "$addr")
+	((n == 1)) || fail "a stale .debug (another build-id) started $((n - 1)) more program(s)"
+else
+	skip_part "strace not found: the programs a stale .debug starts are not counted"
+	run "$SYMDB" query --db "$d/db" --obj "$d/app" "$addr"
+fi
+want=$(llvm-symbolizer-14 --obj "$d/app" "$addr")
+[[ $(cat "$OUT") == "$want"$'\n' || $(cat "$OUT") == "$want" ]] ||
+	fail "stale .debug: symdb $(cat "$OUT"), llvm-symbolizer-14 $want"
+mv "$d/hidden/app.debug" "$d/app.debug"
+run "$SYMDB" query --db "$d/db" --obj "$d/app" "$addr"
+expect_ok "query, debug file installed since"
+want=$(llvm-symbolizer-14 --obj "$d/app" "$addr")
+[[ $(cat "$OUT") == "$want"$'\n' || $(cat "$OUT") == "$want" ]] ||
+	fail "first sight, debug file installed since: symdb
+$(cat "$OUT")
+llvm-symbolizer-14
+$want"
+grep -q 'm\.c:1:' "$OUT" || fail "first sight: no line from the debug file: $(cat "$OUT")"
+# the database keeps it: --no-build answers with the line too
+same_as_llvm "first sight, then --no-build" "$d/db" "$d/app" "$addr"
+
 note "debug_later: ok"

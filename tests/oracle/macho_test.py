@@ -509,9 +509,68 @@ def case_api(c):
     print("api: symdb_file_uuids, builder nimages, resolve per slice")
 
 
+def case_first_sight(c):
+    """`symdb query` indexes a Mach-O file its database lacks on first sight,
+    as it does an ELF file (it said "not indexed; run 'symdb build FILE'
+    first" and answered ??): thin binaries with their dSYM beside them and
+    without (symbol table only), universal files by FILE:ARCH with their
+    universal dSYM; and a thin binary first queried before dsymutil ran
+    takes its dSYM at the next query once it is made.  Every answer as
+    llvm-symbolizer-14's, nothing on stderr."""
+    bad = n = 0
+    # (the copies without dSYM and the universal files' slices have the thin
+    # files' LC_UUIDs: each set gets its own database, so that each is first
+    # seen, and one with the DWARF does not answer the copies with lines)
+    sets = [("first_sight_nodsym", [(os.path.join(c.fx, "nodsym", name), None) for name in THIN]),
+            ("first_sight_fat", [(os.path.join(c.fx, name), arch)
+                                 for name in ("app_fat", "libmo_fat.dylib") for arch in ARCHES]),
+            ("first_sight", [(os.path.join(c.fx, name), None) for name in THIN])]
+
+    def same(obj, arch, what):
+        spec = obj + ":" + arch if arch else obj
+        inp = lines_of(addresses(obj, arch)[::7])
+        k = 0
+        for st in ([], ["--output-style=JSON"]):
+            exp = run(["llvm-symbolizer-14", "--obj", spec] + st, inp=inp).stdout
+            got = c.sym(db, "query", "--obj", spec, *st, inp=inp)
+            if got.stderr:
+                die("%s %s: stderr %r" % (what, spec, got.stderr))
+            k += compare(exp, got.stdout, "%s %s %s" % (what, spec, " ".join(st)))
+        return k, 2 * inp.count("\n")
+
+    for name, objs in sets:
+        db = c.db(name)
+        shutil.rmtree(db, ignore_errors=True)
+        for obj, arch in objs:
+            k, m = same(obj, arch, "first sight")
+            bad, n = bad + k, n + m
+        listed = c.sym(db, "list").stdout
+        if len(listed.splitlines()) != 4:
+            die("%s: expected 4 images listed after first sight, got:\n%s" % (name, listed))
+    late = os.path.join(c.scratch, "late")
+    shutil.rmtree(late, ignore_errors=True)
+    os.makedirs(late)
+    app = os.path.join(late, "app_arm64")
+    shutil.copy(os.path.join(c.fx, "app_arm64"), app)
+    db = c.db("first_sight_late")
+    shutil.rmtree(db, ignore_errors=True)
+    k, m = same(app, None, "before dsymutil")
+    bad, n = bad + k, n + m
+    before = c.sym(db, "query", "--obj", app, inp=lines_of(addresses(app)[::7])).stdout
+    run(["dsymutil", app], env=c.env)
+    k, m = same(app, None, "after dsymutil")
+    bad, n = bad + k, n + m
+    after = c.sym(db, "query", "--obj", app, inp=lines_of(addresses(app)[::7])).stdout
+    if before == after or ".c:" not in after:
+        die("the dSYM made after the first query brought no line")
+    if bad:
+        die("%d comparisons differ" % bad)
+    print("first_sight: %d lookups identical to llvm-symbolizer-14, all indexed by query" % n)
+
+
 CASES = {"api": case_api, "uuid": case_uuid, "oracle": case_oracle, "fat": case_fat, "fat_lipo": case_fat_lipo,
          "runtime": case_runtime,
-         "symtab": case_symtab, "atos": case_atos}
+         "symtab": case_symtab, "atos": case_atos, "first_sight": case_first_sight}
 
 
 def main():
