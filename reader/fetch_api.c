@@ -493,11 +493,19 @@ static int fetch_have(struct fetch_ctx *c)
 	       !rd_index_answers_nothing(path);
 }
 
-/* Every source in order: 0 at the first that publishes; else
- * SYMDB_E_NOT_FOUND when each answered it has none, or the last failure. */
+/*
+ * Every source in order: 0 at the first that publishes an index that
+ * answers something; else SYMDB_E_NOT_FOUND when each answered it has
+ * none, or the last failure.  A store's index that answers nothing (SPEC
+ * §7.2: a stripped binary indexed without its debug file) stays published,
+ * but the later sources are asked too: a debuginfod server may have the
+ * debug information, whose index then replaces it.  When none has, the
+ * fetch of that empty index is the result.
+ */
 static int fetch_sources(struct fetch_ctx *c)
 {
 	const char *u = c->o.upstreams;
+	symdb_fetch_result *empty = NULL; /* (~12 KiB: not on the caller's stack) */
 	int rc;
 
 	while (*(u += strspn(u, " \t\n"))) {
@@ -506,23 +514,37 @@ static int fetch_sources(struct fetch_ctx *c)
 
 		if (fetch_store_url(url, sizeof url, u, n, c->hex) == 0) {
 			rc = fetch_upstream(c, url);
-			if (rc == 0)
+			if (rc == 0 && fetch_have(c)) {
+				free(empty);
 				return 0;
-			if (rc != SYMDB_E_NOT_FOUND)
+			}
+			if (rc == 0 && !empty) {
+				if (!(empty = malloc(sizeof *empty)))
+					return 0; /* the empty index it is, as before */
+				*empty = *c->res;
+			}
+			if (rc && rc != SYMDB_E_NOT_FOUND)
 				c->last = rc;
 			if (rc == -ETIMEDOUT)
-				return rc;
+				break;
 		}
 		u += n;
 	}
-	if (c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
+	if (c->last != -ETIMEDOUT && c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
 		/* A UUID parsed from hex has no kind: debuginfod is asked, and
 		 * answers 404 for what is not a build-id it knows. */
 		rc = fetch_debuginfod(c);
-		if (rc == 0)
+		if (rc == 0) {
+			free(empty);
 			return 0;
+		}
 		if (rc != SYMDB_E_NOT_FOUND)
 			c->last = rc;
+	}
+	if (empty) {
+		*c->res = *empty; /* (a later source's failure may have written it) */
+		free(empty);
+		return 0;
 	}
 	return c->last ? c->last : SYMDB_E_NOT_FOUND;
 }

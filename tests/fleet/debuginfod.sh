@@ -8,7 +8,8 @@
 # negative cache inside --negative-ttl (no request) and asked again after it;
 # "BUILDID:" request lines are fetched alike, answering as llvm-symbolizer-16
 # does from the same server, and so is --build-id HEX; an index of the
-# stripped binary alone, which answers nothing, is fetched over.
+# stripped binary alone, which answers nothing, is fetched over, and an
+# upstream store's such index does not keep debuginfod from being asked.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy curl
 t0=$(date +%s%N)
@@ -46,6 +47,36 @@ run "$SYMDB" build --db "$SCRATCH/db3" "$SCRATCH/alone/prog"
 run "$SYMDB" query --db "$SCRATCH/db3" --debuginfod "$DBGD_URL" --uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
 ((RC == 0)) || fail "query over an empty index: exit $RC: $(cat "$ERR")"
 diff -u "$SCRATCH/want" "$OUT" || fail "over an empty index: answers differ from llvm-symbolizer-14 (not fetched)"
+
+note "2c. an upstream store whose index of the image answers nothing does not hide debuginfod"
+# (a store filled from stripped binaries: its index is published, then the
+# debuginfod server, asked next, has the debug information, which replaces it;
+# before, the fetch stopped at the store and every answer was ??)
+if command -v nginx >/dev/null 2>&1; then
+	# (db3's index was fetched over in 2b: a new database with the empty one)
+	run "$SYMDB" build --db "$SCRATCH/db4" "$SCRATCH/alone/prog"
+	((RC == 0)) && grep -q "(no symbols and no debug information" "$OUT" ||
+		fail "build of the stripped binary alone (db4): exit $RC: $(cat "$OUT" "$ERR")"
+	run "$SYMDB" --db "$SCRATCH/db4" export --tree "$SCRATCH/tree3"
+	expect_ok "export --tree of the empty index"
+	nginx_start "$SCRATCH/tree3"
+	run "$SYMDB" query --db "$SCRATCH/db5" --upstream "$NGINX_URL" --debuginfod "$DBGD_URL" \
+		--uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+	((RC == 0)) || fail "store with an empty index, then debuginfod: exit $RC: $(cat "$ERR")"
+	diff -u "$SCRATCH/want" "$OUT" ||
+		fail "store with an empty index, then debuginfod: answers differ from llvm-symbolizer-14"
+	(( $(nginx_gets "$NGINX_ACCESS" "/symdb/v1/${PROG_ID:0:2}/$PROG_ID.symdb") == 1 )) ||
+		fail "the store was not asked once: $(cat "$NGINX_ACCESS")"
+	# the store alone: its empty index is the answer (?? as llvm-symbolizer-14 on the
+	# stripped binary without its debug file), published, no error
+	run "$SYMDB" query --db "$SCRATCH/db6" --upstream "$NGINX_URL" --uuid "$PROG_ID" \
+		$(cat "$SCRATCH/addrs")
+	((RC == 0)) && [[ ! -s $ERR ]] || fail "the store alone: exit $RC: $(cat "$ERR")"
+	llvm-symbolizer-14 --obj "$SCRATCH/alone/prog" $(cat "$SCRATCH/addrs") >"$SCRATCH/want_alone"
+	diff -u "$SCRATCH/want_alone" "$OUT" || fail "the store alone: answers differ from llvm-symbolizer-14"
+else
+	skip_part "nginx not found: the store with an empty index is not checked"
+fi
 
 note "3. symdb build --build-id through DEBUGINFOD_URLS (the environment), into another database"
 DEBUGINFOD_URLS="$DBGD_URL" run "$SYMDB" build --db "$SCRATCH/db2" --build-id "$PROG_ID"
