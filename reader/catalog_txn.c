@@ -143,6 +143,17 @@ int cat_txn_commit(rd_catalog *c, MDB_txn *txn)
 	return rc;
 }
 
+uint64_t rd_catalog_generation(rd_catalog *c)
+{
+	MDB_envinfo info;
+	int rc;
+
+	pthread_rwlock_rdlock(&c->resize); /* (not while cat_grow remaps) */
+	rc = mdb_env_info(c->env, &info);
+	pthread_rwlock_unlock(&c->resize);
+	return rc == 0 ? (uint64_t)info.me_last_txnid : 0;
+}
+
 /* Double the map.  Called with no transaction of ours open. */
 static int cat_grow(rd_catalog *c)
 {

@@ -169,7 +169,7 @@ static void place(symdb_proc_cache *c, int pid, struct lp_table *t, struct lp_ma
 		lp_module_find(c, pid, t, m);
 	if (!is_anon(path) && m->mod_state > 0) {
 		w->id = m->mod->id;
-		lp_normalise(m, addr, &w->file_offset, &w->vaddr);
+		lp_normalise(t, m, addr, &w->file_offset, &w->vaddr);
 		w->status = m->mod->status;
 		w->error = m->mod->error;
 		w->image = m->mod->img;

@@ -112,8 +112,9 @@ struct symdb_proc_cache {
  * sets m->mod, or m->mod_state < 0 with the status and m->mod_error. */
 RD_HIDDEN void lp_module_find(struct symdb_proc_cache *c, int pid, struct lp_table *t,
                               struct lp_map *m);
-/* addr (runtime, inside m) as a file offset and a vaddr of m's module. */
-RD_HIDDEN void lp_normalise(const struct lp_map *m, uint64_t addr, uint64_t *fileoff,
-                            uint64_t *vaddr);
+/* addr (runtime, inside m, a mapping of table t) as a file offset and a
+ * vaddr of m's module (SYMDB_ADDR_INVALID in no segment: page padding). */
+RD_HIDDEN void lp_normalise(const struct lp_table *t, const struct lp_map *m, uint64_t addr,
+                            uint64_t *fileoff, uint64_t *vaddr);
 
 #endif /* SYMDB_LIVE_PROC_INTERNAL_H */

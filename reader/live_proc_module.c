@@ -176,35 +176,93 @@ static int file_segments(int fd, struct lp_module *mod)
 	return rc;
 }
 
-void lp_normalise(const struct lp_map *m, uint64_t addr, uint64_t *fileoff, uint64_t *vaddr)
+/* Whether segment s's file bytes meet mapping m's file range. */
+static int seg_meets(const struct lp_map *m, const struct lp_seg *s)
+{
+	uint64_t len = m->end - m->start;
+	return s->off < m->pgoff + len && m->pgoff < s->off + (s->filesz ? s->filesz : 1);
+}
+
+/* The load bias mapping m has if it shows segment s: within a segment's
+ * mapping, address minus file offset is the bias plus vaddr minus offset. */
+static uint64_t seg_bias(const struct lp_map *m, const struct lp_seg *s)
+{
+	return m->start - m->pgoff - s->vaddr + s->off;
+}
+
+/* The one segment of mod whose file bytes m shows, or NULL when none or
+ * several do. */
+static const struct lp_seg *only_seg(const struct lp_module *mod, const struct lp_map *m)
+{
+	const struct lp_seg *one = NULL;
+	for (unsigned i = 0; i < mod->nseg; i++) {
+		if (!seg_meets(m, &mod->seg[i]))
+			continue;
+		if (one)
+			return NULL;
+		one = &mod->seg[i];
+	}
+	return one;
+}
+
+/*
+ * Which segment m shows when its file page holds bytes of several (a page
+ * shared by the read-only segment and the RELRO start of the data segment,
+ * mapped twice; or text and data, by an old linker): the one whose load
+ * bias is the module's, as another mapping of it shows unambiguously (the
+ * first segment's, at file offset 0, as a rule); else, the one of the
+ * mapping's kind (exec), else the first.
+ */
+static const struct lp_seg *shown_seg(const struct lp_table *t, const struct lp_map *m)
 {
 	const struct lp_module *mod = m->mod;
+	const struct lp_seg *s = only_seg(mod, m), *best = NULL;
+	if (s)
+		return s;
+	for (size_t k = 0; t && k < t->nmap; k++) {
+		const struct lp_seg *o;
+		if (t->map[k].mod != mod || &t->map[k] == m || !(o = only_seg(mod, &t->map[k])))
+			continue;
+		uint64_t bias = seg_bias(&t->map[k], o);
+		for (unsigned i = 0; i < mod->nseg; i++)
+			if (seg_meets(m, &mod->seg[i]) && seg_bias(m, &mod->seg[i]) == bias)
+				return &mod->seg[i];
+		break;
+	}
+	for (unsigned i = 0; i < mod->nseg; i++) {
+		s = &mod->seg[i];
+		if (seg_meets(m, s) &&
+		    (!best || (s->exec && (m->prot & SYMDB_MAP_EXEC) && !best->exec)))
+			best = s;
+	}
+	return best;
+}
+
+void lp_normalise(const struct lp_table *t, const struct lp_map *m, uint64_t addr,
+                  uint64_t *fileoff, uint64_t *vaddr)
+{
 	uint64_t fo = addr - m->start + m->pgoff;
-	const struct lp_seg *best = NULL;
 	*fileoff = fo;
 	*vaddr = SYMDB_ADDR_INVALID;
-	if (!mod)
+	if (!m->mod)
 		return;
-	/* The segment whose file bytes hold fo; should two (a page mapped
-	 * twice by an old linker) hold it, the one of the mapping's kind. */
-	for (unsigned i = 0; i < mod->nseg; i++) {
-		const struct lp_seg *s = &mod->seg[i];
-		if (fo < s->off || fo - s->off >= s->filesz)
-			continue;
-		if (!best || (s->exec && (m->prot & SYMDB_MAP_EXEC) && !best->exec))
-			best = s;
+	/* The segment this mapping shows; fo in its file bytes, or in the
+	 * zero-filled tail past them (.bss) in their last page, up to
+	 * p_memsz.  Elsewhere in the mapping (page padding before or after
+	 * the segment) fo has no vaddr. */
+	const struct lp_seg *s = shown_seg(t, m);
+	if (!s)
+		return;
+	/* (a mapping the kernel merged from two segments with that bias:
+	 * the one that holds fo) */
+	uint64_t bias = seg_bias(m, s);
+	for (unsigned i = 0; i < m->mod->nseg; i++) {
+		const struct lp_seg *o = &m->mod->seg[i];
+		if (seg_bias(m, o) == bias && fo >= o->off && fo - o->off < o->memsz) {
+			*vaddr = fo - o->off + o->vaddr;
+			return;
+		}
 	}
-	/* Else the zero-filled tail of a segment (.bss) in the last page of
-	 * its file bytes: the page is mapped from the file, the bytes past
-	 * p_filesz are its memory up to p_memsz.  Past that (page padding),
-	 * fo is in no segment and has no vaddr. */
-	for (unsigned i = 0; i < mod->nseg && !best; i++) {
-		const struct lp_seg *s = &mod->seg[i];
-		if (fo >= s->off && fo - s->off < s->memsz)
-			best = s;
-	}
-	if (best)
-		*vaddr = fo - best->off + best->vaddr;
 }
 
 /* ---- the module table ------------------------------------------------------ */

@@ -48,6 +48,10 @@ RD_HIDDEN const char *rd_catalog_recovered(const rd_catalog *c);
  * on which rd_catalog_open refuses a database (SYMDB_E_NETFS, SPEC §12.1). */
 RD_HIDDEN int rd_fs_is_network(long f_type);
 RD_HIDDEN const char *rd_catalog_dir(const rd_catalog *c);
+/* The id of the catalog's last committed transaction (LMDB's meta page,
+ * read without a transaction: no allocation), 0 when it cannot be read.
+ * Unchanged since a lookup, the catalog answers that lookup the same. */
+RD_HIDDEN uint64_t rd_catalog_generation(rd_catalog *c);
 
 /* Look one UUID up.  Returns 0, SYMDB_E_NOT_INDEXED, or an error.  The
  * strings are copied into buf (buf_sz bytes); -ENAMETOOLONG if they don't fit. */

@@ -4,9 +4,9 @@
  * directory: the small, stateless corners of the public API.
  *
  * symdb_strerror() must be thread-safe and return static strings, so -errno
- * texts come from a table of our own rather than strerror(3), whose buffer
- * for unknown values is shared (and whose result may change with the locale
- * under our feet).
+ * texts come from a table of our own, then glibc's strerrordesc_np(3),
+ * rather than strerror(3), whose buffer for unknown values is shared (and
+ * whose result may change with the locale under our feet).
  */
 #define _GNU_SOURCE /* O_CLOEXEC, madvise, PATH_MAX */
 #include <errno.h>
@@ -79,8 +79,19 @@ static const char *errno_text(int e)
 	case code: return text;
 	switch (e) {
 		RD_LIST_ERRNOS(RD_ERRNO_CASE_)
-	default: return "Unknown system error";
+	default: break;
 	}
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	{
+		/* The rest (ECONNREFUSED, EPROTO, ENOEXEC ... from the fetcher,
+		 * /proc and the system): glibc's untranslated static texts,
+		 * which are thread-safe as strerror's buffer is not. */
+		const char *d = strerrordesc_np(e);
+		if (d)
+			return d;
+	}
+#endif
+	return "Unknown system error";
 #undef RD_ERRNO_CASE_
 }
 

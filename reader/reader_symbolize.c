@@ -295,11 +295,33 @@ static int reindex_other_source(symdb_symbolizer *s, struct sym_image *e, const 
 	return rc;
 }
 
+/* The catalog's generation (rd_catalog_generation), read once a call;
+ * 0 without a database. */
+static uint64_t cat_gen(symdb_symbolizer *s)
+{
+	if (s->gen_call != s->call) {
+		s->gen = s->db ? rd_catalog_generation(s->db->cat) : 0;
+		s->gen_call = s->call;
+	}
+	return s->gen;
+}
+
+/* Whether e, which failed to open, is opened again now: in a later call
+ * than its failure, once the catalog has committed since (an image indexed
+ * or repaired meanwhile; nothing else changes the answer, and an unchanged
+ * catalog is not asked: the lookup would allocate), or when it was found
+ * damaged after opening (call reset to 0: rd_sym_drop_damaged). */
+static int retry_open(symdb_symbolizer *s, const struct sym_image *e)
+{
+	return !e->img && e->call != s->call && (e->call == 0 || cat_gen(s) != e->gen);
+}
+
 /* Open e's image (from the database, or by indexing path on first sight);
  * records the outcome in e. */
 static void open_entry(symdb_symbolizer *s, struct sym_image *e, const char *path)
 {
 	int rc = SYMDB_E_NOT_INDEXED;
+	e->gen = cat_gen(s); /* (before the lookup: a commit racing it is retried) */
 	if (s->db) {
 		/* The reason stays for symdb_symbolizer_image(). */
 		SYMDB_OPTS(symdb_open_opts, o, .flags = s->open_flags | e->names,
@@ -391,7 +413,7 @@ static int64_t image_by_uuid(symdb_symbolizer *s, const symdb_uuid *id, const ch
 			struct sym_image *e = &s->images[s->by_uuid.slot[h] - 1];
 			if (!uuid_eq(&e->id, id) || e->names != names || e->source != source)
 				continue;
-			if (!e->img && e->call != s->call)
+			if (retry_open(s, e))
 				open_entry(s, e, path); /* failed before: indexed since? */
 			return (int64_t)(s->by_uuid.slot[h] - 1);
 		}
@@ -433,6 +455,10 @@ static int64_t image_by_path(symdb_symbolizer *s, const char *path, int *err)
 			if (p->dev == key.dev && p->ino == key.ino && p->size == key.size &&
 			    p->mtime_s == key.mtime_s && p->mtime_ns == key.mtime_ns) {
 				*err = p->error;
+				/* failed before (not indexed, damaged): indexed
+				 * or repaired since?  as image_by_uuid asks */
+				if (p->image >= 0 && retry_open(s, &s->images[p->image]))
+					open_entry(s, &s->images[p->image], path);
 				return p->image;
 			}
 		}
@@ -480,18 +506,23 @@ void rd_sym_drop_damaged(symdb_symbolizer *s)
 	s->saw_damage = 0;
 }
 
-/* How a request names its image, for comparing with the previous one. */
+/* How a request names its image, for comparing with the previous one.  A
+ * NULL reference (SYMDB_SYM_NO_IMAGE, from rd_sym_find_image) equals only
+ * the same NULL: it is compared before it was judged. */
 int rd_sym_same_ref(const symdb_request *a, const symdb_request *b)
 {
 	if (a->image_ref != b->image_ref)
 		return 0;
 	switch (a->image_ref) {
 	case SYMDB_IMAGE_UUID:
-		return a->image.uuid == b->image.uuid || uuid_eq(a->image.uuid, b->image.uuid);
+		return a->image.uuid == b->image.uuid ||
+		       (a->image.uuid && b->image.uuid && uuid_eq(a->image.uuid, b->image.uuid));
 	case SYMDB_IMAGE_HEX:
-		return a->image.hex == b->image.hex || strcmp(a->image.hex, b->image.hex) == 0;
+		return a->image.hex == b->image.hex ||
+		       (a->image.hex && b->image.hex && strcmp(a->image.hex, b->image.hex) == 0);
 	case SYMDB_IMAGE_PATH:
-		return a->image.path == b->image.path || strcmp(a->image.path, b->image.path) == 0;
+		return a->image.path == b->image.path ||
+		       (a->image.path && b->image.path && strcmp(a->image.path, b->image.path) == 0);
 	default:
 		return a->image.handle == b->image.handle;
 	}

@@ -71,6 +71,9 @@ struct sym_image {
 	symdb_image *img;  /* NULL when it could not be opened */
 	int status, error; /* when img is NULL: SYMDB_SYM_* and the code */
 	uint64_t call;     /* the call that failed to open it (retried after) */
+	uint64_t gen;      /* the catalog's generation then (rd_catalog_generation):
+	                      retried once it moved, as only a commit can index
+	                      or repair the image */
 	int build_failed;  /* first sight tried and failed: not built again */
 	int fetch_tried;   /* SYMDB_SYMBOLIZER_FETCH: fetched once, not again */
 	unsigned names;    /* SYMDB_OPEN_NAMES_* of the file named (SPEC §7.2.2):
@@ -116,6 +119,7 @@ struct symdb_symbolizer {
 	symdb *db;
 	unsigned open_flags;
 	uint64_t call;                  /* counts calls, from 1 */
+	uint64_t gen_call, gen;         /* the catalog's generation, read in call gen_call */
 
 	struct sym_image *images;       /* by UUID: open images and failures */
 	size_t nimages, images_cap;

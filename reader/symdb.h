@@ -999,7 +999,10 @@ typedef struct symdb_symbolize_opts {
 	char *errbuf;       /**< optional: receives a one-line reason on failure */
 	size_t errbuf_sz;   /**< size of errbuf */
 	size_t req_sz;      /**< sizeof(symdb_request) the caller uses; 0 = this header's */
-	size_t result_sz;   /**< sizeof(symdb_symbolized) the caller uses; 0 = this header's */
+	size_t result_sz;   /**< sizeof(symdb_symbolized) the caller uses; 0 = this header's.
+	                         A larger one's tail (fields of a newer header) is
+	                         set to zero in every result, unlike the outputs
+	                         of the rule above, which keep it */
 	size_t frame_sz;    /**< sizeof(symdb_frame) the caller uses; 0 = this header's */
 	/** Optional, with SYMDB_SYMBOLIZE_ORDER: called on the calling thread as
 	 *  results become final, in order, so that a caller can consume them
@@ -1055,8 +1058,11 @@ typedef struct symdb_symbolize_opts {
  *       symdb_symbolize() or symdb_symbolizer_free() on it.  Images the
  *       context opened stay open until symdb_symbolizer_free().
  * @note Paths are cached by (device, inode, size, mtime): a rebuilt binary at
- *       the same path is identified again.  An image found not indexed is
- *       looked up again by the next call, so one indexed meanwhile is seen.
+ *       the same path is identified again.  An image found not indexed
+ *       (or damaged), named by path, UUID or hex, is looked up again by the
+ *       next call once the catalog has changed, so one indexed or repaired
+ *       meanwhile is seen; an unchanged catalog is not asked again (the
+ *       check reads LMDB's meta page: no allocation).
  * @note Memory grows with the largest batch and is reused: once warm, a
  *       batch no larger and over the same images allocates nothing.
  * @note A vaddr of SYMDB_ADDR_INVALID (UINT64_MAX) is out of range.

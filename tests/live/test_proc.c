@@ -5,7 +5,9 @@
  * dlopen()ed after the first call (the table is re-read), an address in no
  * mapping, anonymous executable memory named by a jit_lookup callback, the
  * same through caller-supplied mappings (and a build-id that does not
- * match), an older caller's smaller where_sz, forget, and bad arguments.
+ * match), the program's segments mapped as the kernel maps them (a file
+ * page two segments share), an older caller's smaller where_sz, forget,
+ * and bad arguments.
  * Expected virtual addresses come from dl_iterate_phdr's load biases
  * (runtime = bias + vaddr, the ELF definition), names from this source.
  *
@@ -109,6 +111,82 @@ static size_t self_maps(symdb_mapping *m, size_t max, char paths[][512])
 	if (f)
 		fclose(f);
 	return n;
+}
+
+/* The program's own PT_LOADs (dl_iterate_phdr's first object). */
+struct own_loads {
+	ElfW(Phdr) ph[16];
+	int n;
+};
+
+static int own_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct own_loads *o = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum && o->n < 16; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD)
+			o->ph[o->n++] = info->dlpi_phdr[i];
+	return 1; /* the first object is the program */
+}
+
+/*
+ * The program mapped as the kernel maps it, at another bias, one mapping
+ * per PT_LOAD (its pages of file bytes), and the first and last byte of
+ * each mapping and of each segment asked: an address in a segment has
+ * vaddr = address - bias, one in the page padding around it none
+ * (SYMDB_PROC_NO_SEGMENT).  A file page that two segments share (the
+ * read-only segment's end and the data segment's RELRO start, with ld's
+ * default -z separate-code) is mapped twice, and only the bias tells the
+ * two mappings apart: by file offset alone, padding was answered with the
+ * other segment's vaddr and symbol.
+ */
+static void kernel_layout(symdb_proc_cache *c, const char *exe)
+{
+	struct own_loads o = { .n = 0 };
+	const uint64_t bias = 0x500000000000, pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	symdb_mapping maps[16];
+	uint64_t addrs[64], want[64];
+	size_t na = 0;
+	int shared = 0;
+
+	dl_iterate_phdr(own_cb, &o);
+	CHECK(o.n >= 2);
+	for (int i = 0; i < o.n; i++) {
+		const ElfW(Phdr) *p = &o.ph[i];
+		uint64_t lo = bias + (p->p_vaddr & ~(pg - 1));
+		uint64_t hi = bias + ((p->p_vaddr + p->p_filesz + pg - 1) & ~(pg - 1));
+		maps[i] = (symdb_mapping){ .start = lo, .end = hi, .path = exe,
+			                   .file_offset = p->p_offset & ~(pg - 1),
+			                   .prot = SYMDB_MAP_READ |
+			                           ((p->p_flags & PF_X) ? SYMDB_MAP_EXEC : 0) };
+		if (i && (o.ph[i - 1].p_offset + o.ph[i - 1].p_filesz - 1) / pg == p->p_offset / pg)
+			shared++;
+		uint64_t probe[4] = { lo, hi - 1, bias + p->p_vaddr,
+			              bias + p->p_vaddr + p->p_memsz - 1 };
+		for (int k = 0; k < 4 && na < 64; k++) {
+			uint64_t a = probe[k], v = a - bias;
+			if (a < lo || a >= hi)
+				continue; /* (the .bss past the file's pages: anonymous) */
+			addrs[na] = a;
+			want[na++] = v >= p->p_vaddr && v - p->p_vaddr < p->p_memsz
+			                     ? v : SYMDB_ADDR_INVALID;
+		}
+	}
+	/* ld's default layout has one: else this case tests nothing */
+	CHECK(shared >= 1);
+	symdb_proc_addr w[64];
+	SYMDB_OPTS(symdb_proc_call_opts, co);
+	CHECK_RC(symdb_proc_symbolize_maps(c, 0, maps, (size_t)o.n, addrs, na, w, NULL, &co));
+	for (size_t i = 0; i < na; i++) {
+		int ok = want[i] == SYMDB_ADDR_INVALID
+		                 ? w[i].status == SYMDB_PROC_NO_SEGMENT
+		                 : w[i].status == SYMDB_PROC_OK && w[i].vaddr == want[i];
+		if (!ok)
+			fprintf(stderr, "kernel layout: 0x%llx: status %d vaddr 0x%llx, want 0x%llx\n",
+			        (unsigned long long)addrs[i], w[i].status,
+			        (unsigned long long)w[i].vaddr, (unsigned long long)want[i]);
+		CHECK(ok);
+	}
 }
 
 int main(int argc, char **argv)
@@ -236,6 +314,15 @@ int main(int argc, char **argv)
 	CHECK_RC(symdb_proc_symbolize_maps(c, getpid(), maps, nm, addrs, 1, w, r, &co));
 	CHECK(w[0].status == SYMDB_PROC_NO_MODULE && w[0].error == -ESTALE);
 	CHECK(r[0].status == SYMDB_SYM_NO_IMAGE);
+
+	/* 3b: the program mapped elsewhere as the kernel maps it */
+	char exe[4096];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	CHECK(el > 0);
+	if (el > 0) {
+		exe[el] = 0;
+		kernel_layout(c, exe);
+	}
 
 	/* 4: an older caller's smaller struct: nothing written past it */
 	struct {

@@ -404,6 +404,17 @@ static void test_misc_api(void)
 	CHECK(strncmp(symdb_strerror(SYMDB_E_CORRUPT), "SYMDB_E_CORRUPT", 15) == 0);
 	CHECK(strcmp(symdb_strerror(-ENOENT), "No such file or directory") == 0);
 	CHECK(symdb_strerror(-3999) != NULL && symdb_strerror(12345) != NULL);
+	/* Every errno the C library names is named alike (the C locale's
+	 * strerror is the oracle): the fetcher's ECONNREFUSED, /proc's EPROTO
+	 * ... were "Unknown system error". */
+	for (int e = 1; e < 134; e++) {
+		const char *want = strerror(e);
+		if (strncmp(want, "Unknown error", 13) != 0 && strcmp(symdb_strerror(-e), want) != 0) {
+			fprintf(stderr, "symdb_strerror(-%d) = \"%s\", strerror: \"%s\"\n", e,
+			        symdb_strerror(-e), want);
+			CHECK(0);
+		}
+	}
 	CHECK(symdb_version_number() == SYMDB_VERSION_NUMBER);
 	CHECK(symdb_uuid_parse("0A1b-2c3D", &id) == 0 && id.len == 4 && id.bytes[0] == 0x0a);
 	symdb_uuid_format(&id, hex);

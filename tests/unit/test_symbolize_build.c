@@ -12,7 +12,8 @@
  *     link, refused even for root): answers, ONE warning through
  *     on_warning naming the database, the database unchanged;
  * and symdb_symbolizer_image() says what llvm-symbolizer-14 would about
- * a missing path, a directory and /dev/null.
+ * a missing path, a directory and /dev/null; a path found not indexed is
+ * looked up again by the next call; NULL references beside others.
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dirent.h>
@@ -125,6 +126,54 @@ static void test_publish(void)
 	symdb_close(db);
 }
 
+/*
+ * A context that found self not indexed, by path, looks it up again at its
+ * next call (symdb.h: "An image found not indexed is looked up again by
+ * the next call"): self indexed meanwhile is answered.  Before, an image
+ * named by path kept its first failure for the context's life, while the
+ * same image named by hex was found.  And a NULL path next to a request of
+ * the same kind is NO_IMAGE, not a crash (the neighbours' references were
+ * compared with strcmp before either was judged).
+ */
+static void test_relookup(void)
+{
+	char dir[128];
+	int named = 0;
+	symdb_builder *b = NULL;
+
+	snprintf(dir, sizeof dir, "%s/db-relookup", tmpdir);
+	symdb *db = open_db(dir);
+	symdb_symbolizer *s = make(db, 0, NULL, NULL);
+	CHECK(ask(s, &named) == SYMDB_SYM_NOT_INDEXED);
+	SYMDB_OPTS(symdb_build_opts, bo, .indexer_path = SYMDB_TEST_INDEXER);
+	CHECK_RC(symdb_builder_open(dir, &bo, &b));
+	CHECK_RC(symdb_builder_add(b, self, &bo, NULL));
+	symdb_builder_close(b);
+	CHECK(ask(s, &named) == SYMDB_SYM_OK && named);
+
+	symdb_request rq[2] = {
+		{ .image_ref = SYMDB_IMAGE_PATH, .image.path = self, .addr_kind = SYMDB_ADDR_RUNTIME,
+		  .addr = main_addr, .load_address = main_base },
+		{ .image_ref = SYMDB_IMAGE_PATH, .image.path = NULL, .addr = 0x1000 },
+	};
+	symdb_symbolized r[2];
+	CHECK_RC(symdb_symbolize(s, rq, 2, r, NULL));
+	CHECK(r[0].status == SYMDB_SYM_OK && r[1].status == SYMDB_SYM_NO_IMAGE);
+	rq[1].image_ref = rq[0].image_ref = SYMDB_IMAGE_HEX;
+	rq[0].image.hex = "00";
+	rq[1].image.hex = NULL;
+	CHECK_RC(symdb_symbolize(s, rq, 2, r, NULL));
+	CHECK(r[1].status == SYMDB_SYM_NO_IMAGE);
+	rq[1].image_ref = rq[0].image_ref = SYMDB_IMAGE_UUID;
+	symdb_uuid u = { .len = 1 };
+	rq[0].image.uuid = &u;
+	rq[1].image.uuid = NULL;
+	CHECK_RC(symdb_symbolize(s, rq, 2, r, NULL));
+	CHECK(r[1].status == SYMDB_SYM_NO_IMAGE);
+	symdb_symbolizer_free(s);
+	symdb_close(db);
+}
+
 static void test_private(void)
 {
 	char tmp[128];
@@ -199,6 +248,7 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 2;
 	test_publish();
+	test_relookup();
 	test_private();
 	test_unwritable();
 	test_unreadable();
