@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +59,7 @@ struct fetch_entry {
 	enum serve_fetch_outcome outcome; /* E_DONE */
 	int err;                          /* E_DONE: symdb_fetch()'s code */
 	uint64_t expires_ns;              /* E_DONE: forgotten after this */
+	uint64_t checked_ns;              /* ABSENT: DB/misses/HEX last looked at */
 	uint32_t refs;                    /* requests waiting on it: not freed */
 };
 
@@ -71,6 +73,7 @@ struct serve_fetch {
 	char indexer[PATH_MAX];
 	struct serve_metrics *metrics;
 	uint64_t negative_ttl_ns;
+	char misses[PATH_MAX];            /* DB/misses */
 	pthread_mutex_t mu;
 	pthread_cond_t work;              /* the queue got an entry, or stop */
 	pthread_cond_t done;              /* CLOCK_MONOTONIC: a fetch ended */
@@ -129,6 +132,31 @@ static void enqueue(struct serve_fetch *f, struct fetch_entry *e)
 	pthread_cond_signal(&f->work);
 }
 
+/* How often a remembered "no source has it" looks whether its
+ * DB/misses/HEX is still there. */
+#define MISS_CHECK_NS (1000000000ull)
+
+/*
+ * An ABSENT answer held in memory is forgotten once DB/misses/HEX is gone
+ * (README: `rm DB/misses/HEX` forgets it, and `symdb gc` does; `symdb
+ * query` on the same database then asks again at once): looked at once a
+ * MISS_CHECK_NS per id at most, not per request.  Under f->mu.
+ */
+static void absent_recheck(struct serve_fetch *f, struct fetch_entry *e, uint64_t now)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1], path[PATH_MAX + 2 * SYMDB_UUID_MAX + 2];
+	struct stat st;
+
+	if (e->state != E_DONE || e->outcome != SERVE_FETCH_ABSENT || now >= e->expires_ns ||
+	    now - e->checked_ns < MISS_CHECK_NS || !f->misses[0])
+		return;
+	e->checked_ns = now;
+	symdb_uuid_format(&e->id, hex);
+	snprintf(path, sizeof path, "%s/%s", f->misses, hex);
+	if (lstat(path, &st) != 0 && errno == ENOENT)
+		e->expires_ns = now;
+}
+
 /* id's entry, a fetch queued for it unless one is queued, running or
  * answered recently.  NULL when the table is full or out of memory.
  * Under f->mu. */
@@ -136,6 +164,7 @@ static struct fetch_entry *entry_claim(struct serve_fetch *f, const symdb_uuid *
 {
 	struct fetch_entry *e = entry_find(f, id, now);
 	if (e) {
+		absent_recheck(f, e, now);
 		/* expired but held by a waiting request: fetch again */
 		if (e->state == E_DONE && now >= e->expires_ns)
 			enqueue(f, e);
@@ -185,6 +214,7 @@ static void entry_finish(struct serve_fetch *f, struct fetch_entry *e, int rc)
 	} else if (rc == SYMDB_E_NOT_FOUND) {
 		e->outcome = SERVE_FETCH_ABSENT;
 		e->expires_ns = now + f->negative_ttl_ns;
+		e->checked_ns = now;
 	} else {
 		e->outcome = SERVE_FETCH_FAILED;
 		e->expires_ns = now + FAILED_KEEP_NS;
@@ -379,6 +409,9 @@ int serve_fetch_create(const struct serve_server *srv, const symdb_fetch_opts *o
 	if (!f)
 		return -ENOMEM;
 	f->metrics = srv->metrics;
+	if ((size_t)snprintf(f->misses, sizeof f->misses, "%s/misses", srv->db_dir) >=
+	    sizeof f->misses)
+		f->misses[0] = '\0'; /* (never looked at then) */
 	int rc = init_sync(f);
 	if (rc == 0)
 		rc = copy_opts(f, opts);

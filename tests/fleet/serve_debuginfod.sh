@@ -12,6 +12,8 @@
 #   3. later requests (the oracle's) reach debuginfod no more
 #   4. a build-id debuginfod does not have: "unknown_image"; asked again
 #      inside --negative-ttl, debuginfod sees no new request
+#   5. rm DB/misses/HEX: the server asks debuginfod again at the next
+#      request a second later (it kept its answer in memory for the TTL)
 # Before serve could fetch, step 1 failed (serve refused --debuginfod).
 source "$(dirname "$0")/../serve/lib.sh"
 source "$(dirname "$0")/lib.sh" # its EXIT trap replaces serve/lib.sh's
@@ -75,6 +77,15 @@ u1=$(settled_gets "$U")
 ask "$U" unknown_image "$SCRATCH/u.addrs" || fail "unknown build-id, again (above)"
 u2=$(settled_gets "$U")
 ((u2 == u1)) || fail "a request inside --negative-ttl reached debuginfod ($u2 requests, $u1 before)"
+
+note "5. rm DB/misses/HEX forgets the answer for the server too (within a second), not after the TTL"
+[[ -f $SERVE_DB/misses/$U ]] || fail "no DB/misses/$U"
+rm "$SERVE_DB/misses/$U"
+sleep 1.2
+ask "$U" unknown_image "$SCRATCH/u.addrs" || fail "unknown build-id after rm (above)"
+u3=$(settled_gets "$U")
+((u3 > u2)) || fail "after rm DB/misses/$U the server did not ask debuginfod again ($u3 requests)"
+[[ -f $SERVE_DB/misses/$U ]] || fail "the new answer is not remembered in DB/misses/$U"
 
 serve_alive
 kill -0 "$DBGD_PID" || fail "debuginfod died"
