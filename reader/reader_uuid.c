@@ -195,31 +195,49 @@ static int fallback_uuid(Elf *e, const char *raw, size_t raw_size, symdb_uuid *o
 	return rc;
 }
 
-static int elf_uuid(Elf *e, const char *path, symdb_uuid *out, char *eb, size_t ebsz)
+/* What a file that is not ELF is, from its first bytes: a Mach-O
+ * container symdb cannot read says so (fmt_macho.h). */
+static int not_elf(int fd, const char *path, char *eb, size_t ebsz)
+{
+	uint8_t head[4096];
+	ptrdiff_t got = fmt_pread_full(fd, head, sizeof head, 0);
+	const char *mo = got > 0 ? fmt_mo_misfit(head, (size_t)got) : NULL;
+
+	return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: %s", path, mo ? mo : "not an ELF object");
+}
+
+/*
+ * e was opened with ELF_C_READ: libelf reads what is asked with pread(2)
+ * instead of mapping the file, so a file truncated or rewritten in place
+ * while it is read gives short reads and an error, not SIGBUS (a server
+ * named a path module that another process was rewriting died of it).
+ * Only a binary without a build-id is read whole (its loaded bytes are its
+ * identity: elf_rawfile).
+ */
+static int elf_uuid(Elf *e, int fd, const char *path, symdb_uuid *out, char *eb, size_t ebsz)
 {
 	size_t raw_size = 0;
 	const char *raw;
+	struct stat st;
 	int rc;
 
-	if (elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE) {
-		/* a Mach-O container symdb cannot read says so (fmt_macho.h) */
-		const char *mo = (raw = elf_rawfile(e, &raw_size)) != NULL
-		                         ? fmt_mo_misfit((const uint8_t *)raw, raw_size)
-		                         : NULL;
-		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: %s", path,
-		               mo ? mo : "not an ELF object");
+	if (elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE)
+		return not_elf(fd, path, eb, ebsz);
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
 	}
-	raw = elf_rawfile(e, &raw_size);
-	if (!raw)
-		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: unreadable ELF: %s", path,
-		               elf_errmsg(-1));
-	rc = note_in_segments(e, raw_size, out);
+	rc = note_in_segments(e, (size_t)st.st_size, out);
 	if (rc == 0)
 		rc = note_in_sections(e, out);
 	if (rc == SYMDB_E_TOO_BIG)
 		return fmt_err(eb, ebsz, rc, "%s: build-id longer than %d bytes", path, SYMDB_UUID_MAX);
 	if (rc == 1)
 		return 0;
+	raw = elf_rawfile(e, &raw_size);
+	if (!raw)
+		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: unreadable ELF: %s", path,
+		               elf_errmsg(-1));
 	return fallback_uuid(e, raw, raw_size, out, path, eb, ebsz);
 }
 
@@ -262,11 +280,11 @@ int rd_file_uuid_fd(int fd, const char *path, symdb_uuid *out, char *eb, size_t 
 	pthread_once(&elf_once, elf_init);
 	if (!elf_ok)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: libelf unusable", path);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not an object file: %s", path,
 		               elf_errmsg(-1));
-	rc = elf_uuid(e, path, out, eb, ebsz);
+	rc = elf_uuid(e, fd, path, out, eb, ebsz);
 	elf_end(e);
 	return rc;
 }
@@ -382,20 +400,61 @@ static int macho_images(const uint8_t *p, size_t n, const char *path, symdb_file
 	return count;
 }
 
+/* Copy [off, off + len) of the file (clipped to its n bytes) to the same
+ * offset of buf; a short read leaves zeros. */
+static void read_at(int fd, uint8_t *buf, uint64_t n, uint64_t off, uint64_t len)
+{
+	if (off < n)
+		(void)fmt_pread_full(fd, buf + off, (size_t)(len < n - off ? len : n - off),
+		                     (off_t)off);
+}
+
+/* A thin image's header and load commands at off, into buf. */
+static void read_thin(int fd, uint8_t *buf, uint64_t n, uint64_t off)
+{
+	read_at(fd, buf, n, off, 32);
+	if (off + 28 <= n) {
+		uint32_t m = fmt_mo_u32(buf + off, 0); /* as fmt_mo_header_read */
+		int swap = m == __builtin_bswap32(FMT_MO_MAGIC) || m == __builtin_bswap32(FMT_MO_MAGIC_64);
+		read_at(fd, buf, n, off, 32 + (uint64_t)fmt_mo_u32(buf + off + 20, swap));
+	}
+}
+
+/*
+ * The parts of a Mach-O file its images are read from (the universal
+ * header, each slice's header and load commands) are read with pread(2)
+ * into an anonymous mapping of the file's size, the rest of it left zero
+ * pages: a file truncated or rewritten in place while it is read gives
+ * zeros and at worst a "malformed" error, where a mapping of the file gave
+ * SIGBUS (a server reading path modules died of it).
+ */
 int rd_file_images_fd(int fd, const char *path, symdb_file_image *out, size_t max, char *eb,
                       size_t ebsz)
 {
 	struct stat st;
-	void *p;
+	uint8_t *p;
+	uint64_t n;
 	int rc;
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8)
 		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular object file", path);
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	n = (uint64_t)st.st_size;
+	p = mmap(NULL, (size_t)n, PROT_READ | PROT_WRITE,
+	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
-		return fmt_err(eb, ebsz, -ENOMEM, "%s: mmap failed", path);
-	rc = macho_images(p, (size_t)st.st_size, path, out, max, eb, ebsz);
-	munmap(p, (size_t)st.st_size);
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	read_at(fd, p, n, 0, 8 + (uint64_t)FMT_MO_MAX_SLICES * 32);
+	if (fmt_mo_kind(p, 8) == 1) {
+		read_thin(fd, p, n, 0);
+	} else if (fmt_mo_kind(p, 8) == 2) {
+		uint32_t count = fmt_be32(p + 4), rec = fmt_be32(p) == FMT_MO_FAT_64 ? 32 : 20;
+		for (uint32_t i = 0; i < count && i < FMT_MO_MAX_SLICES; i++) {
+			const uint8_t *r = p + 8 + (uint64_t)i * rec;
+			read_thin(fd, p, n, rec == 32 ? fmt_be64(r + 8) : fmt_be32(r + 8));
+		}
+	}
+	rc = macho_images(p, (size_t)n, path, out, max, eb, ebsz);
+	munmap(p, (size_t)n);
 	return rc;
 }
 
@@ -471,6 +530,8 @@ int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_i
  * a NUL-terminated name, padding to 4, then the CRC (checked there). */
 static void debuglink_name(const uint8_t *p, size_t n, char *link, size_t link_sz)
 {
+	if (!p)
+		return;
 	size_t len = strnlen((const char *)p, n);
 	size_t crc_off = (len + 4) & ~(size_t)3;
 
@@ -500,14 +561,20 @@ static void debug_note(Elf_Data *d, uint8_t *id, size_t *id_len)
 	}
 }
 
+/* The section's bytes as read (elf_rawdata: no conversion), if any. */
+static void debuglink_data(const Elf_Data *d, char *link, size_t link_sz)
+{
+	if (d && d->d_buf)
+		debuglink_name(d->d_buf, d->d_size, link, link_sz);
+}
+
 /* rd_elf_debug_refs(), and whether the file has DWARF (a .debug_info or
  * .zdebug_info section with contents) when has_dwarf is not NULL. */
 static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
                            size_t link_sz, int *has_dwarf)
 {
-	size_t shstrndx, raw_size = 0;
+	size_t shstrndx;
 	Elf_Scn *scn = NULL;
-	const char *raw;
 	Elf *e;
 
 	*id_len = 0;
@@ -516,10 +583,10 @@ static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, 
 	if (has_dwarf)
 		*has_dwarf = 0;
 	pthread_once(&elf_once, elf_init);
-	if (!elf_ok || !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+	/* ELF_C_READ: pread, not a mapping (elf_uuid) */
+	if (!elf_ok || !(e = elf_begin(fd, ELF_C_READ, NULL)))
 		return;
-	raw = elf_rawfile(e, &raw_size);
-	if (!raw || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx) != 0) {
+	if (elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx) != 0) {
 		elf_end(e);
 		return;
 	}
@@ -530,10 +597,8 @@ static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, 
 			continue;
 		if (sh.sh_type == SHT_NOTE)
 			debug_note(elf_getdata(scn, NULL), id, id_len);
-		else if (sh.sh_type != SHT_NOBITS && !strcmp(name, ".gnu_debuglink") &&
-		         sh.sh_offset <= raw_size && sh.sh_size <= raw_size - sh.sh_offset)
-			debuglink_name((const uint8_t *)raw + sh.sh_offset, sh.sh_size, link,
-			               link_sz);
+		else if (sh.sh_type != SHT_NOBITS && !strcmp(name, ".gnu_debuglink"))
+			debuglink_data(elf_rawdata(scn, NULL), link, link_sz);
 		else if (has_dwarf && sh.sh_type != SHT_NOBITS && sh.sh_size &&
 		         (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
 			*has_dwarf = 1;

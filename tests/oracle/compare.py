@@ -208,7 +208,8 @@ def split_by_address(out):
 def explain(args, binary, style_args, stdin_bytes, env, llvm_stdin):
     """Rerun with --print-address and show the first 20 differing addresses."""
     if "--output-style=JSON" in style_args:  # one line per address already
-        a = run([args.symdb, "query", "--obj", binary] + style_args, stdin_bytes, env)[1]
+        a = run([args.symdb, "query", "--obj", binary] + style_args + args.symdb_arg,
+                stdin_bytes, env)[1]
         b = run([args.llvm, "--obj", binary] + style_args + args.llvm_arg, llvm_stdin)[1]
         ca = [[x] for x in a.decode("utf-8", "replace").splitlines()]
         cb = [[y] for y in b.decode("utf-8", "replace").splitlines()]
@@ -216,7 +217,8 @@ def explain(args, binary, style_args, stdin_bytes, env, llvm_stdin):
         ca = [[c[0][:c[0].find('","')], re.sub(r'"ModuleName":"[^"]*",', "", c[0])] for c in ca]
         cb = [[c[0][:c[0].find('","')], re.sub(r'"ModuleName":"[^"]*",', "", c[0])] for c in cb]
     else:
-        a = run([args.symdb, "query", "--obj", binary, "-a"] + style_args, stdin_bytes, env)[1]
+        a = run([args.symdb, "query", "--obj", binary, "-a"] + style_args + args.symdb_arg,
+                stdin_bytes, env)[1]
         b = run([args.llvm, "--obj", binary, "-a"] + style_args + args.llvm_arg, llvm_stdin)[1]
         ca, cb = split_by_address(a), split_by_address(b)
     shown = 0
@@ -291,8 +293,8 @@ def compare_binary(args, binary, env):
         lin = "".join("0x%x\n" % a for a in llvm_in[:n]).encode()
         style_args = ["--output-style=" + style] + args.query_arg
         what = " ".join([style] + args.query_arg + kind_args)
-        rc, mine, err = run([args.symdb, "query", "--obj", binary] + kind_args + style_args,
-                            sin, env)
+        rc, mine, err = run([args.symdb, "query", "--obj", binary] + kind_args + style_args +
+                            args.symdb_arg, sin, env)
         if os.environ.get("SYMDB_TEST_SANITIZED"):
             ok &= sanitized_check(binary, what, n, rc, mine, err)
             continue
@@ -332,6 +334,8 @@ def main():
                          "llvm-symbolizer always gets the vaddrs")
     ap.add_argument("--build-arg", action="append", default=[])
     ap.add_argument("--query-arg", action="append", default=[])
+    ap.add_argument("--symdb-arg", action="append", default=[],
+                    help="an argument for symdb query only (--no-build)")
     ap.add_argument("--llvm-arg", action="append", default=[])
     ap.add_argument("binaries", nargs="+", help="files, or glob patterns expanded here")
     args = ap.parse_args()

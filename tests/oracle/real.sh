@@ -36,6 +36,8 @@ else
 	bin="$scratch/$(basename "$src").strip-g"
 	strip -g "$src" -o "$bin"
 fi
+# (--no-build: a query indexing on first sight would take libc's debug file,
+# which the --no-dwarf index lacks, as `symdb build` without --no-dwarf does)
 exec python3 "$here/compare.py" --symdb "$symdb" --scratch "$scratch" \
 	--limit 100000 --random 40000 --json 2000 --build-arg=--no-dwarf \
-	--llvm-arg=--debug-file-directory=/nonexistent "$bin"
+	--symdb-arg=--no-build --llvm-arg=--debug-file-directory=/nonexistent "$bin"
