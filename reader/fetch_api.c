@@ -314,7 +314,7 @@ static int usable_debug_file(int fd)
 	int found = 0, bad = 0;
 
 	if (fstat(fd, &st) < 0 || elf_version(EV_CURRENT) == EV_NONE ||
-	    !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+	    !(e = elf_begin(fd, ELF_C_READ, NULL))) /* pread, as reader_uuid.c */
 		return 0;
 	if (elf_kind(e) != ELF_K_ELF || elf_getshdrnum(e, &n) != 0 || elf_getshdrstrndx(e, &shstr) != 0)
 		bad = 1;

@@ -101,7 +101,7 @@ static int elf_symbol(const char *path, const char *name, uint64_t *v)
 		return -1;
 	int rc = -1;
 	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL); /* pread: no SIGBUS if it shrinks */
 	Elf_Scn *scn = NULL;
 	while (e && rc && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
