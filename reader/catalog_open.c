@@ -10,6 +10,7 @@
 #include "format_layout.h"
 #include "format_lmdb.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
@@ -68,6 +69,62 @@ static int cat_create_dirs(const char *dir, char *errbuf, size_t errbuf_sz)
 		}
 	}
 	return 0;
+}
+
+/* Whether name is an index file's (XX/HEX.symdb, or .symdb.lz4 cold). */
+static int is_index_name(const char *name)
+{
+	size_t n = strlen(name), e = sizeof FMT_LAYOUT_INDEX_EXT - 1,
+	       c = sizeof FMT_LAYOUT_INDEX_EXT FMT_LAYOUT_COLD_EXT - 1;
+	return name[0] != '.' &&
+	       ((n > e && !strcmp(name + n - e, FMT_LAYOUT_INDEX_EXT)) ||
+	        (n > c && !strcmp(name + n - c, FMT_LAYOUT_INDEX_EXT FMT_LAYOUT_COLD_EXT)));
+}
+
+/* Whether DB/images holds an index file (looked for at the first one). */
+static int images_held(const char *dir)
+{
+	char path[4096];
+	struct dirent *de, *fe;
+	int found = 0;
+	DIR *d, *sub;
+
+	if (fmt_layout_dir(path, sizeof path, dir, FMT_LAYOUT_IMAGES) || !(d = opendir(path)))
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		int fd = de->d_name[0] == '.' ? -1
+		                               : openat(dirfd(d), de->d_name,
+		                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || !(sub = fdopendir(fd))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while (!found && (fe = readdir(sub)) != NULL)
+			found = is_index_name(fe->d_name);
+		closedir(sub);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A catalog to be created where DB/images already holds index files: the
+ * catalog was deleted (or lost), and a new empty one would leave every
+ * index file an orphan that `symdb gc` then deletes, although `symdb
+ * reindex` could restore them all.  Refused, naming the way out; reindex
+ * (RD_CAT_RECOVER) creates it and fills it from the files.
+ */
+static int cat_refuse_orphaning(const char *dir, const char *envdir, char *eb, size_t ebsz)
+{
+	struct stat st;
+
+	if (lstat(envdir, &st) == 0 || errno != ENOENT || !images_held(dir))
+		return 0;
+	return fmt_err(eb, ebsz, SYMDB_E_CATALOG,
+	               "%s: missing, while %s/" FMT_LAYOUT_IMAGES " holds index files: run 'symdb "
+	               "reindex' to rebuild the catalog from them",
+	               envdir, dir);
 }
 
 /* LMDB's verdicts on a damaged environment (as opposed to access or
@@ -411,6 +468,8 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	fmt_layout_dir(envdir, sizeof envdir, c->dir, FMT_LAYOUT_CATALOG); /* fits: checked */
 
 	rc = cat_check_fs(c->dir, errbuf, errbuf_sz);
+	if (rc == 0 && (flags & RD_CAT_CREATE) && !(flags & RD_CAT_RECOVER))
+		rc = cat_refuse_orphaning(c->dir, envdir, errbuf, errbuf_sz);
 	if (rc == 0 && (flags & RD_CAT_CREATE))
 		rc = cat_create_dirs(c->dir, errbuf, errbuf_sz);
 	if (rc == 0 && (flags & RD_CAT_CREATE))

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # reindex.sh: `symdb reindex` rebuilds the catalog from the index files
-# (SPEC §12.6).  With DB/catalog deleted, reindex restores the same entries
+# (SPEC §12.6).  With DB/catalog deleted, `build` and a first-sight `query`
+# do not create an empty catalog over the index files (gc would then delete
+# them as orphans); reindex restores the same entries
 # (`list` equal but for Built_At, which becomes the file's mtime) and the
 # same query results; an index file with a flipped byte is skipped with one
 # line naming it (exit 4) and left for `verify --repair`; the rest resolve.
@@ -34,6 +36,19 @@ query0=$(queries)
 rm -rf "$DB/catalog"
 run "${S[@]}" list
 ((RC != 0)) || fail "list without a catalog succeeded"
+# A build or a query indexing on first sight must not create an empty
+# catalog over index files that are still there: `gc` would then delete
+# them as orphans, while reindex can restore them all.
+run "${S[@]}" build "${FILES[0]}"
+expect_error "build with the catalog deleted" "holds index files: run 'symdb reindex'"
+((RC == 3)) || fail "build with the catalog deleted: exit $RC, expected 3"
+run "${S[@]}" query --obj "${FILES[1]}" 0x1130
+((RC == 0)) || fail "query with the catalog deleted: exit $RC: $(cat "$ERR")"
+grep -q "holds index files: run 'symdb reindex'" "$ERR" ||
+	fail "query with the catalog deleted: no warning naming reindex: $(cat "$ERR")"
+[[ ! -e $DB/catalog ]] || fail "a catalog was created over the index files"
+run "${S[@]}" gc
+((RC != 0)) || fail "gc without a catalog succeeded"
 run "${S[@]}" reindex
 expect_ok "reindex without a catalog"
 grep -qx "reindexed ${#FILES[@]} images, skipped 0 damaged files" "$OUT" || fail "reindex: $(cat "$OUT")"
