@@ -18,12 +18,16 @@
 
 /* Read from the handler, on any thread: a lock-free atomic. */
 static _Atomic(symdb *) guarded;
+/* Faults recovered so far (cli_fault_count). */
+static atomic_ulong recovered;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
-	if (symdb_fault_recover(atomic_load(&guarded), si->si_addr) > 0)
+	if (symdb_fault_recover(atomic_load(&guarded), si->si_addr) > 0) {
+		atomic_fetch_add(&recovered, 1);
 		return;
+	}
 	signal(sig, SIG_DFL);
 	raise(sig); /* delivered when this handler returns */
 }
@@ -42,4 +46,9 @@ void cli_fault_guard(symdb *db)
 void cli_fault_unguard(void)
 {
 	atomic_store(&guarded, NULL);
+}
+
+unsigned long cli_fault_count(void)
+{
+	return atomic_load(&recovered);
 }

@@ -17,5 +17,9 @@
 CLI_HIDDEN void cli_fault_guard(symdb *db);
 /* Point it at nothing: call before symdb_close() of the guarded handle. */
 CLI_HIDDEN void cli_fault_unguard(void);
+/* How many faults the handler recovered so far, in any thread: a reader
+ * that formatted strings from index mappings compares it before and after
+ * (a fault meanwhile may have turned some of them into zeros). */
+CLI_HIDDEN unsigned long cli_fault_count(void);
 
 #endif /* SYMDB_CLI_FAULT_H */

@@ -267,14 +267,42 @@ static void module_failed(struct serve_module *m, enum serve_status st, int erro
 	m->image = NULL;
 }
 
+/*
+ * Which index of an image this is, for the stack cache: an image replaced
+ * by one built from other contents (a stripped binary's index by the full
+ * binary's, uploaded or built with --force) answers otherwise, and the
+ * cache must not give the old answers for it.  What the catalog's
+ * same-build-id policy compares (SPEC §12.5): the input's and the debug
+ * file's XXH3, the header flags (DWARF or not) and which symbol table,
+ * with the file's size and table counts, mixed into 8 bytes.
+ */
+static uint64_t index_version(const symdb_image_info *in)
+{
+	const uint64_t v[] = { in->file_size, in->flags, in->nsymbols, in->nfunctions,
+		               in->nline_rows, in->ninline_nodes, in->build_info[6],
+		               in->build_info[7], in->build_info[8], in->alt_symbols };
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		h ^= v[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+		h *= 0xff51afd7ed558ccdull;
+	}
+	return h ^ (h >> 33);
+}
+
 static void module_found(struct serve_module *m, const symdb_image *img)
 {
 	SYMDB_OPTS(symdb_image_info, info);
 	m->status = SERVE_OK;
 	m->error = 0;
 	m->image = img;
-	if (symdb_image_get_info(img, &info) == 0)
+	m->key_len = 0;
+	if (symdb_image_get_info(img, &info) == 0) {
+		uint64_t ver = index_version(&info);
 		m->uuid = info.uuid;
+		memcpy(m->key_id, m->uuid.bytes, m->uuid.len);
+		memcpy(m->key_id + m->uuid.len, &ver, sizeof ver);
+		m->key_len = (uint8_t)(m->uuid.len + sizeof ver);
+	}
 }
 
 /*
@@ -522,7 +550,7 @@ static int check_current(struct serve_server *srv, struct serve_run *r, struct s
 		r->fresh_cap = cap;
 	}
 	r->fresh[r->nfresh++] = cur;
-	m->image = cur;
+	module_found(m, cur); /* (its stack cache key too: another index) */
 	r->stale = 1;
 	return 0;
 }

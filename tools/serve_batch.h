@@ -84,7 +84,12 @@ struct serve_module {
 	enum serve_status status;      /* SERVE_OK, UNKNOWN_IMAGE, DAMAGED, BAD_IMAGE, DEADLINE,
 	                                  PENDING */
 	const symdb_image *image;      /* SERVE_OK: owned by the checked-out context */
-	symdb_uuid uuid;               /* SERVE_OK: the image's identity (cache keys) */
+	symdb_uuid uuid;               /* SERVE_OK: the image's identity */
+	/* SERVE_OK: what the stack cache keys an image by: its UUID's bytes and
+	 * 8 bytes telling this index of it from another (a richer upload, a
+	 * build --force) whose answers may differ: serve_batch.c, index_version */
+	uint8_t key_id[SYMDB_UUID_MAX + 8];
+	uint8_t key_len;
 	int error;                     /* not SERVE_OK: the SYMDB_E_* / -errno behind the
 	                                  status (symdb_strerror()), or 0 */
 };

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_fault.h"
 #include "serve.h"
 #include "serve_batch.h"
 #include "serve_cache.h"
@@ -62,6 +63,8 @@ struct bw {
 	symdb_batch_encoder *enc;
 	const struct serve_batch *b;
 	struct serve_cache *cache;
+	unsigned long faults;          /* cli_fault_count() when the chunk's writing began */
+	bool faulted;                  /* a fault while writing: strings may be zeros */
 	struct serve_frame *fr;        /* serve_result_frames() output */
 	symdb_batch_frame *wf;         /* the same as wire frames */
 	size_t frcap;
@@ -311,7 +314,8 @@ static int close_stack(struct bw *w, const struct serve_stack *st)
 		if (w->hits.oom)
 			return -ENOMEM;
 	}
-	if (w->keep && w->cache && !w->packed.oom) {
+	if (w->keep && w->cache && !w->packed.oom && !w->faulted &&
+	    cli_fault_count() == w->faults) {
 		if (serve_cache_stack_key(&k, w->b, st, SERVE_CACHE_BINARY))
 			serve_cache_put(w->cache, &k, w->packed.p, w->packed.len);
 		serve_cache_key_release(&k);
@@ -352,12 +356,14 @@ static int on_chunk(void *arg, const struct serve_batch *b, uint32_t first, uint
 {
 	struct bw *w = arg;
 
+	w->faults = cli_fault_count(); /* as serve_json.c's on_chunk */
 	for (uint32_t k = 0; k < count && w->rc == 0; k++) {
 		uint32_t item = first + k;
 
 		w->rc = item < b->naddrs ? put_result(w, &res[k], false)
 		                         : put_stack_frame(w, item - b->naddrs, &res[k]);
 	}
+	w->faulted = w->faulted || cli_fault_count() != w->faults;
 	return w->rc ? -1 : 0;
 }
 
@@ -447,6 +453,11 @@ static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct b
 			snprintf(err, errsz, "symbolizing: %s", symdb_strerror(rc));
 	}
 	serve_batch_close(run);
+	if (rc == 0 && w->faulted) {
+		/* as serve_json.c: strings read from a truncated file */
+		snprintf(err, errsz, "an index file changed while it was read (truncated?); ask again");
+		return 503;
+	}
 	if (rc == -ENOMEM || w->rc == -ENOMEM)
 		return 503;
 	if (w->rc == SYMDB_E_TOO_BIG)

@@ -194,18 +194,18 @@ bool serve_cache_stack_key(struct serve_cache_key *k, const struct serve_batch *
 		const struct serve_stack_frame *f = &b->frames[st->first + i];
 		const struct serve_module *m = &b->modules[f->module];
 
-		if (m->ref == SERVE_REF_PATH || m->status != SERVE_OK || !m->uuid.len) {
+		if (m->ref == SERVE_REF_PATH || m->status != SERVE_OK || !m->key_len) {
 			k->uncacheable = true;
 			break;
 		}
 		/* Stacks run through one module for many frames: its slot is
 		 * looked up by bytes once per run of frames. */
 		if (f->module != last_module) {
-			slot = key_find_image(k, m->uuid.bytes, m->uuid.len);
+			slot = key_find_image(k, m->key_id, m->key_len);
 			last_module = f->module;
 		}
 		nimages = k->nimages;
-		key_frame_slot(k, slot, m->uuid.bytes, m->uuid.len, (uint8_t)m->addr_kind,
+		key_frame_slot(k, slot, m->key_id, m->key_len, (uint8_t)m->addr_kind,
 		               m->load_address, f->addr);
 		if (slot < 0 && k->nimages > nimages)
 			slot = k->nimages - 1; /* named now: the next frames refer back */

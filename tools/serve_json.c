@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_fault.h"
 #include "serve_batch.h"
 #include "serve_cache.h"
 
@@ -532,6 +533,8 @@ struct jw {
 	uint32_t stack;                /* stacks opened so far */
 	bool in_stack;
 	bool keep;                     /* the open stack's results may be cached */
+	unsigned long faults;          /* cli_fault_count() when the chunk's writing began */
+	bool faulted;                  /* a fault while writing: strings may be zeros */
 	size_t stack_at;               /* where its text starts in o */
 	struct serve_buf hits;         /* cached stack texts */
 	size_t *hit_off, *hit_len;
@@ -787,7 +790,9 @@ static void close_stack(struct jw *w)
 	w->in_stack = false;
 	w->text_len[w->stack - 1] = o->len - w->stack_at;
 	const struct serve_stack *st = &w->b->stacks[w->stack - 1];
-	if (st->cached || !w->keep || !w->cache || o->oom)
+	/* (a fault while it was written may have made strings of it zeros) */
+	if (st->cached || !w->keep || !w->cache || o->oom || w->faulted ||
+	    cli_fault_count() != w->faults)
 		return;
 	struct serve_cache_key k;
 	if (serve_cache_stack_key(&k, w->b, st, SERVE_CACHE_JSON))
@@ -875,6 +880,9 @@ static int on_chunk(void *arg, const struct serve_batch *b, uint32_t first, uint
 {
 	struct jw *w = arg;
 	w->gen++; /* the previous chunk's frames pointers are stale */
+	/* A fault before now (while resolving) made the library's answers
+	 * "damaged"; one while the strings are written is told by the count. */
+	w->faults = cli_fault_count();
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t item = first + k;
 		int rc = item < b->naddrs ? put_address(w, item, &res[k])
@@ -882,6 +890,7 @@ static int on_chunk(void *arg, const struct serve_batch *b, uint32_t first, uint
 		if (rc || w->o->oom)
 			return -1;
 	}
+	w->faulted = w->faulted || cli_fault_count() != w->faults;
 	return 0;
 }
 
@@ -941,6 +950,13 @@ static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct s
 	}
 	serve_batch_close(run);
 	jw_free(&w);
+	if (rc == 0 && w.faulted) {
+		/* An index file was truncated while its strings were being
+		 * written: some may be zeros.  Its image is damaged now, and the
+		 * next request answers "damaged" for it. */
+		snprintf(err, errsz, "an index file changed while it was read (truncated?); ask again");
+		return 503;
+	}
 	if (rc == -ECANCELED || (rc == 0 && o->oom)) {
 		bool big = o->cap >= JSON_MAX_RESPONSE / 2; /* else realloc failed early */
 		snprintf(err, errsz, big ? "the answer: more than %llu MiB; send fewer addresses per request"

@@ -173,4 +173,29 @@ counts; h=$H m=$M
 ((h == 0 && m >= 4)) || fail "a 1 KiB cache: hits $h, misses $m; expected no hit"
 cmp -s "$SCRATCH/a1.stacks" "$SCRATCH/t2.stacks" || fail "a 1 KiB cache changed the answers"
 serve_stop
-echo "stack cache: hits answer what resolving answers; keys by build-id; paths and unknown images never cached"
+# An index replaced by a richer one of the same build-id (the stripped
+# binary's, then the full binary's by build --force): the cached stacks are
+# not the new index's answers, and must not be given for it.  Before, the
+# same response had the module's frames from the new index and the stack's
+# "no_symbol" from the cache.
+strip -o "$SCRATCH/stripped" "$exe"
+SERVE_DB=$SCRATCH/db2
+run "$SYMDB" --db "$SERVE_DB" build -q "$SCRATCH/stripped"
+((RC == 0)) || fail "symdb build of the stripped copy: exit $RC"
+printf '{"modules":[{"build_id":"%s","addresses":["%s"]}],"stacks":[[[0,"%s"]]]}' \
+	"$bid" "${addrs[0]}" "${addrs[0]}" >"$SCRATCH/r.json"
+serve_start
+post "$SCRATCH/r.json"
+post "$SCRATCH/r.json" # (now from the cache)
+run "$SYMDB" --db "$SERVE_DB" build -q --force "$exe"
+((RC == 0)) || fail "symdb build --force of the full binary: exit $RC"
+post "$SCRATCH/r.json"
+python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+m, s = a["modules"][0]["results"][0], a["stacks"][0][0]
+assert m["status"] == "ok" and m["frames"], a
+assert (s["status"], s["frames"]) == (m["status"], m["frames"]), (m, s)
+' "$OUT" || fail "after the richer index: the stack answers otherwise than the module: $(head -c 600 "$OUT")"
+serve_stop
+echo "stack cache: hits answer what resolving answers; keys by build-id and index; paths and unknown images never cached"

@@ -402,6 +402,10 @@ static void set_module(struct serve_module *m, const uint8_t *id, enum serve_ref
 	memcpy(m->uuid.bytes, id, 20);
 	m->uuid.len = 20;
 	m->uuid.kind = SYMDB_UUID_GNU_BUILD_ID;
+	/* the cache key's identity, as serve_batch.c's module_found makes it
+	 * (the build-id, then 8 bytes of the index's version: zeros here) */
+	memcpy(m->key_id, id, 20);
+	m->key_len = 28;
 }
 
 static void test_batch_keys(void)
