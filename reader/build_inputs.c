@@ -152,6 +152,11 @@ int build_input_open(publish_input *in, const char *path, char *eb, size_t ebsz)
 		rc = -errno;
 		if (fd >= 0)
 			close(fd);
+		/* a socket cannot be opened (ENXIO): say what it is, as for a FIFO */
+		if (rc == -ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+		    !S_ISDIR(st.st_mode))
+			return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular file (%s)",
+			               path, rd_mode_name(st.st_mode));
 		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
 	}
 	if (S_ISDIR(st.st_mode))

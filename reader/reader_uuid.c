@@ -316,6 +316,10 @@ static int open_regular(const char *path, char *eb, size_t ebsz)
 
 	if (fd < 0) {
 		rc = -errno;
+		/* a socket cannot be opened (ENXIO): say what it is, as for a FIFO */
+		if (rc == -ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: not a regular file (%s)",
+			               path, rd_mode_name(st.st_mode));
 		return fmt_err(eb, ebsz, rc, "%s: %s", path, symdb_strerror(rc));
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

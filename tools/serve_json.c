@@ -296,8 +296,8 @@ static unsigned parse_stack(struct jreq *r, uint32_t i, json_object *so, uint32_
 			              json_object_is_type(mi, json_type_double) ? "a fraction" : type_name(mi));
 		if (mod < 0 || mod >= r->b.nmodules)
 			return refuse(r, 400,
-			              "stacks[%u][%zu][0]: module index %lld is not below %u, the number of "
-			              "modules", i, k, (long long)mod, r->b.nmodules);
+			              "stacks[%u][%zu][0]: module index %lld names no module (the request "
+			              "has %u, from 0)", i, k, (long long)mod, r->b.nmodules);
 		fr->module = (uint32_t)mod;
 		snprintf(where, sizeof(where), "stacks[%u][%zu][1]", i, k);
 		if (!parse_hex_addr(json_object_array_get_idx(f, 1), &fr->addr))

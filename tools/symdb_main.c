@@ -462,7 +462,7 @@ static const struct subcommand commands[] = {
 	  "'symdb verify' does; a damaged one is skipped with one line on stderr\n"
 	  "and left for 'verify --repair'.  The valid ones replace the catalog's\n"
 	  "entries in one transaction; their build time becomes the file's mtime.\n"
-	  "A damaged catalog must be deleted first.\n"
+	  "A damaged catalog is moved aside first (DB/catalog.damaged-TIME).\n"
 	  "\n"
 	  "reindex exits 0 when every file was valid, 4 when some were skipped.\n" },
 };
@@ -475,7 +475,8 @@ static const char exit_codes[] =
 	"  1  some input failed or was not found\n"
 	"  2  usage error\n"
 	"  3  database error (missing, read-only or damaged catalog)\n"
-	"  4  damaged index file\n";
+	"  4  damaged index file\n"
+	"  5  verify --repair found damage and removed all of it\n";
 
 static void main_usage(FILE *f)
 {

@@ -17,7 +17,8 @@
 #      next one (.debug/NAME) is used;
 #   5. a FIFO among the DWARF files of a .dSYM bundle given as input: the
 #      bundle's regular file is indexed;
-#   6. rm, export and info given a FIFO: "not a regular file (fifo)".
+#   6. rm, export and info given a FIFO: "not a regular file (fifo)";
+#   7. build and info given a Unix socket: "not a regular file (socket)".
 # Every command runs under `timeout`, so the old hangs fail instead of
 # hanging the suite.  LIMIT_MS (default 1000) is the time a FIFO may cost.
 source "$(dirname "$0")/../cli/lib.sh"
@@ -157,6 +158,15 @@ if command -v dsymutil >/dev/null; then
 else
 	skip_part "dsymutil not found: no .dSYM bundle"
 fi
+
+# --- 7. a Unix socket as an input: named for what it is ------------------------------
+# (open(2) fails on a socket with ENXIO; it said "No such device or address")
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$W/sock" ||
+	fail "cannot make a socket"
+for cmd in build info; do
+	timed "${S[@]}" $cmd "$W/sock"
+	expect_error "$cmd of a socket" "$W/sock: not a regular file (socket)"
+done
 
 run "${S[@]}" verify
 expect_ok "verify"

@@ -330,7 +330,7 @@ static void test_refusals(void)
 	refused("{\"modules\":[{\"build_id\":\"0011\"}],\"stacks\":[[[0,\"0x1\"],[0]]]}", 400,
 	        "stacks[0][1]: expected [module, \"0x...\"]");
 	refused("{\"modules\":[{\"build_id\":\"0011\"}],\"stacks\":[[[1,\"0x1\"]]]}", 400,
-	        "stacks[0][0][0]: module index 1 is not below 1, the number of modules");
+	        "stacks[0][0][0]: module index 1 names no module (the request has 1, from 0)");
 	refused("{\"modules\":[{\"build_id\":\"0011\"}],\"stacks\":[[[0,16]]]}", 400,
 	        "stacks[0][0][1]: expected a string, got a number");
 
