@@ -102,9 +102,40 @@ void rd_fault_unregister(symdb_image *img)
 	img->fault_slot = NULL;
 }
 
+/*
+ * A truncation that cuts the file inside its last mapped page raises no
+ * SIGBUS: the kernel shows zeros past the new end of that page, and the
+ * image would answer from them.  So the open notes the file's last
+ * non-zero byte in that page (rd_image_note_tail), and every damage check
+ * reads it again: zero now, the file was cut before it.  (A cut past it
+ * removes only zeros, which read the same.)  Reading it below a cut to an
+ * earlier page raises SIGBUS, which symdb_fault_recover() handles as
+ * before.
+ */
+void rd_image_note_tail(symdb_image *img, size_t page)
+{
+	const uint8_t *p = img->map;
+	size_t end = img->map_len, stop = end > page ? end - page : 0;
+
+	img->tail_val = 0;
+	while (end > stop && !p[end - 1])
+		end--;
+	if (end > stop) {
+		img->tail_off = end - 1;
+		img->tail_val = p[end - 1];
+	}
+}
+
 int rd_image_damaged(const symdb_image *img)
 {
-	return __atomic_load_n(&img->damaged, __ATOMIC_ACQUIRE) != 0;
+	if (__atomic_load_n(&img->damaged, __ATOMIC_ACQUIRE))
+		return 1;
+	if (img->tail_val &&
+	    ((const volatile uint8_t *)img->map)[img->tail_off] != img->tail_val) {
+		__atomic_store_n(&((symdb_image *)img)->damaged, 1, __ATOMIC_RELEASE);
+		return 1;
+	}
+	return 0;
 }
 
 /* Read a slot consistently: 1 with its fields, 0 when it is free or being

@@ -51,5 +51,11 @@ RD_HIDDEN void rd_fault_register(struct rd_fault_table *t, struct symdb_image *i
 RD_HIDDEN void rd_fault_unregister(struct symdb_image *img);
 /* Whether a fault on img's mapping was recovered. */
 RD_HIDDEN int rd_image_damaged(const struct symdb_image *img);
+/* At open: note img's last non-zero byte within its last page bytes of
+ * mapping, which rd_image_damaged() then checks (a cut inside that page). */
+RD_HIDDEN void rd_image_note_tail(struct symdb_image *img, size_t page);
+/* How far back from the end the open looks for that byte: any cut before
+ * it reads zero there (or faults), whatever the page size. */
+#define RD_TAIL_PAGE 4096u
 
 #endif /* SYMDB_READER_FAULT_H */

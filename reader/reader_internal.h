@@ -55,7 +55,10 @@ struct symdb_image {
 	symdb_image *next;
 	unsigned refs;
 	int listed;           /* on cache->images: new opens may share it */
-	int damaged;          /* set (atomically) by symdb_fault_recover() */
+	int damaged;          /* set (atomically) by symdb_fault_recover(), or by
+	                       * rd_image_damaged() when the tail byte changed */
+	size_t tail_off;      /* the file's last non-zero byte (in its last page), */
+	uint8_t tail_val;     /* and its value; 0: none (reader_fault.c) */
 	int anon;             /* map is anonymous memory (decompressed, not thawed to a
 	                       * file): no page cache behind it, never trimmed */
 	struct rd_fault_slot *fault_slot; /* in cache->fault, or NULL; cache->lock */

@@ -222,6 +222,8 @@ static int image_from_map(void *map, size_t len, const char *path, unsigned flag
 	if (c)
 		fault_track(c, img, 1);
 	rc = validate(img, path, flags, eb, ebsz);
+	if (rc == 0)
+		rd_image_note_tail(img, RD_TAIL_PAGE);
 	if (rd_image_damaged(img)) /* what validate read may be zeros */
 		rc = fmt_err(eb, ebsz, SYMDB_E_CORRUPT, "%s: truncated while being opened", path);
 	if (rc && c)
