@@ -63,6 +63,8 @@ struct fetch_ctx {
 	symdb_fetch_result *res;
 	char err[1024]; /* the last source's failure, "ID: URL: reason" */
 	int last;       /* ... and its code */
+	int empty_only; /* fetch_sources' result is a store's index that answers
+	                   nothing, no source having more: a miss for the cache */
 	struct fetch_env env; /* the fetcher's, remade per source */
 };
 
@@ -544,6 +546,7 @@ static int fetch_sources(struct fetch_ctx *c)
 	if (empty) {
 		*c->res = *empty; /* (a later source's failure may have written it) */
 		free(empty);
+		c->empty_only = 1;
 		return 0;
 	}
 	return c->last ? c->last : SYMDB_E_NOT_FOUND;
@@ -652,6 +655,14 @@ static int fetch_run(struct fetch_ctx *c)
 static int fetch_run_locked(struct fetch_ctx *c)
 {
 	int rc = fetch_sources(c);
+	if (rc == 0 && c->empty_only) {
+		/* published, but no source has the debug information: remembered
+		 * as a miss, so that the next fetch of it (each process that meets
+		 * the empty index) asks nobody inside the negative TTL */
+		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE))
+			(void)rd_fetch_miss_put(c->dbdir, c->hex);
+		return 0;
+	}
 	if (rc == 0) {
 		(void)rd_fetch_miss_drop(c->dbdir, c->hex);
 		return 0;

@@ -49,6 +49,9 @@ struct lp_map {
 	int mod_error;
 	struct lp_module *mod;
 	const symdb_uuid *want_id; /* a caller's build-id, for this call only */
+	const struct lp_seg *seg;  /* the segment it shows (lp_normalise), once known */
+	int seg_state;             /* 0 not chosen yet, 1 seg (NULL: none), 2 by
+	                              each address's file offset (lp_normalise) */
 };
 
 /* A process's mapping table, kept by (pid, start time). */
@@ -114,7 +117,7 @@ RD_HIDDEN void lp_module_find(struct symdb_proc_cache *c, int pid, struct lp_tab
                               struct lp_map *m);
 /* addr (runtime, inside m, a mapping of table t) as a file offset and a
  * vaddr of m's module (SYMDB_ADDR_INVALID in no segment: page padding). */
-RD_HIDDEN void lp_normalise(const struct lp_table *t, const struct lp_map *m, uint64_t addr,
+RD_HIDDEN void lp_normalise(const struct lp_table *t, struct lp_map *m, uint64_t addr,
                             uint64_t *fileoff, uint64_t *vaddr);
 
 #endif /* SYMDB_LIVE_PROC_INTERNAL_H */

@@ -205,52 +205,81 @@ static const struct lp_seg *only_seg(const struct lp_module *mod, const struct l
 	return one;
 }
 
+/* Whether mappings a and b of table t show one file: the same device and
+ * inode, or for caller mappings (no inode) the same path. */
+static int same_file(const struct lp_table *t, const struct lp_map *a, const struct lp_map *b)
+{
+	if (a->dev || a->ino || b->dev || b->ino)
+		return a->dev == b->dev && a->ino == b->ino;
+	const char *pa = lp_map_path(t, a), *pb = lp_map_path(t, b);
+	return pa && pb && !strcmp(pa, pb);
+}
+
 /*
  * Which segment m shows when its file page holds bytes of several (a page
  * shared by the read-only segment and the RELRO start of the data segment,
  * mapped twice; or text and data, by an old linker): the one whose load
- * bias is the module's, as another mapping of it shows unambiguously (the
- * first segment's, at file offset 0, as a rule); else, the one of the
- * mapping's kind (exec), else the first.
+ * bias is that of another mapping of the same file that shows one segment
+ * only (the first segment's, at file offset 0, as a rule).  That mapping is
+ * judged with m's module (the same file: the same segments), whether or not
+ * its own module was looked up yet.  1 with *seg (NULL: that bias puts no
+ * segment here) when the mapping decides; 0 when it cannot.
  */
-static const struct lp_seg *shown_seg(const struct lp_table *t, const struct lp_map *m)
+static int mapping_seg(const struct lp_table *t, const struct lp_map *m,
+                       const struct lp_seg **seg)
 {
 	const struct lp_module *mod = m->mod;
-	const struct lp_seg *s = only_seg(mod, m), *best = NULL;
-	if (s)
-		return s;
+	if ((*seg = only_seg(mod, m)) != NULL)
+		return 1;
 	for (size_t k = 0; t && k < t->nmap; k++) {
 		const struct lp_seg *o;
-		if (t->map[k].mod != mod || &t->map[k] == m || !(o = only_seg(mod, &t->map[k])))
+		if (&t->map[k] == m || !same_file(t, &t->map[k], m) ||
+		    !(o = only_seg(mod, &t->map[k])))
 			continue;
 		uint64_t bias = seg_bias(&t->map[k], o);
 		for (unsigned i = 0; i < mod->nseg; i++)
-			if (seg_meets(m, &mod->seg[i]) && seg_bias(m, &mod->seg[i]) == bias)
-				return &mod->seg[i];
-		break;
+			if (seg_meets(m, &mod->seg[i]) && seg_bias(m, &mod->seg[i]) == bias) {
+				*seg = &mod->seg[i];
+				return 1;
+			}
+		return 1; /* (no segment with the module's bias: padding) */
 	}
-	for (unsigned i = 0; i < mod->nseg; i++) {
-		s = &mod->seg[i];
-		if (seg_meets(m, s) &&
-		    (!best || (s->exec && (m->prot & SYMDB_MAP_EXEC) && !best->exec)))
+	return 0;
+}
+
+/* Without a mapping that decides: as before, the segment whose file bytes
+ * hold fo, of the mapping's kind when two do. */
+static const struct lp_seg *seg_by_offset(const struct lp_map *m, uint64_t fo)
+{
+	const struct lp_seg *best = NULL;
+	for (unsigned i = 0; i < m->mod->nseg; i++) {
+		const struct lp_seg *s = &m->mod->seg[i];
+		if (fo < s->off || fo - s->off >= (s->filesz ? s->filesz : 1))
+			continue;
+		if (!best || (s->exec && (m->prot & SYMDB_MAP_EXEC) && !best->exec))
 			best = s;
 	}
 	return best;
 }
 
-void lp_normalise(const struct lp_table *t, const struct lp_map *m, uint64_t addr,
-                  uint64_t *fileoff, uint64_t *vaddr)
+void lp_normalise(const struct lp_table *t, struct lp_map *m, uint64_t addr, uint64_t *fileoff,
+                  uint64_t *vaddr)
 {
 	uint64_t fo = addr - m->start + m->pgoff;
+	const struct lp_seg *s;
 	*fileoff = fo;
 	*vaddr = SYMDB_ADDR_INVALID;
 	if (!m->mod)
 		return;
-	/* The segment this mapping shows; fo in its file bytes, or in the
-	 * zero-filled tail past them (.bss) in their last page, up to
-	 * p_memsz.  Elsewhere in the mapping (page padding before or after
-	 * the segment) fo has no vaddr. */
-	const struct lp_seg *s = shown_seg(t, m);
+	/* The segment this mapping shows, chosen once per mapping (the table
+	 * is read again when the process's mappings change; a sibling found
+	 * later does not undo a choice by offset, made per address); fo in its
+	 * file bytes, or in the zero-filled tail past them (.bss) in their
+	 * last page, up to p_memsz.  Elsewhere in the mapping (page padding
+	 * before or after the segment) fo has no vaddr. */
+	if (!m->seg_state)
+		m->seg_state = mapping_seg(t, m, &m->seg) ? 1 : 2;
+	s = m->seg_state == 1 ? m->seg : seg_by_offset(m, fo);
 	if (!s)
 		return;
 	/* (a mapping the kernel merged from two segments with that bias:

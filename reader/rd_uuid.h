@@ -39,6 +39,13 @@ RD_HIDDEN int rd_file_images_fd(int fd, const char *path, symdb_file_image *out,
 RD_HIDDEN void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len,
                                  char *link, size_t link_sz);
 
+/* The .gnu_debuglink CRC-32 of the ELF file at fd: 1 with *crc, 0 when it
+ * has no debuglink.  rd_fd_crc32_is: whether the whole file at fd has that
+ * CRC-32 (zlib's; read with pread), as the indexer requires of a debuglink
+ * candidate before it takes it (ix_debugfile.c). */
+RD_HIDDEN int rd_elf_debuglink_crc(int fd, uint32_t *crc);
+RD_HIDDEN int rd_fd_crc32_is(int fd, uint32_t want);
+
 /* Whether the ELF file open at fd is a debug file of image of (a GNU
  * build-id): its build-id note is of, and it has DWARF (a .debug_info or
  * .zdebug_info section with contents).  A debug file without DWARF, or one

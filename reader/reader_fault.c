@@ -130,7 +130,9 @@ int rd_image_damaged(const symdb_image *img)
 {
 	if (__atomic_load_n(&img->damaged, __ATOMIC_ACQUIRE))
 		return 1;
-	if (img->tail_val &&
+	/* (only a mapping the handler can recover: read outside one, a cut
+	 * before the last page would be a fatal SIGBUS here) */
+	if (img->tail_val && img->fault_slot && !img->anon &&
 	    ((const volatile uint8_t *)img->map)[img->tail_off] != img->tail_val) {
 		__atomic_store_n(&((symdb_image *)img)->damaged, 1, __ATOMIC_RELEASE);
 		return 1;

@@ -55,7 +55,9 @@ RD_HIDDEN int rd_image_damaged(const struct symdb_image *img);
  * mapping, which rd_image_damaged() then checks (a cut inside that page). */
 RD_HIDDEN void rd_image_note_tail(struct symdb_image *img, size_t page);
 /* How far back from the end the open looks for that byte: any cut before
- * it reads zero there (or faults), whatever the page size. */
+ * it reads zero there (or faults).  With pages larger than 4 KiB, a file
+ * whose last 4 KiB are zeros has no such byte, and a cut inside its last
+ * page is not seen. */
 #define RD_TAIL_PAGE 4096u
 
 #endif /* SYMDB_READER_FAULT_H */

@@ -307,13 +307,16 @@ static uint64_t cat_gen(symdb_symbolizer *s)
 }
 
 /* Whether e, which failed to open, is opened again now: in a later call
- * than its failure, once the catalog has committed since (an image indexed
- * or repaired meanwhile; nothing else changes the answer, and an unchanged
- * catalog is not asked: the lookup would allocate), or when it was found
- * damaged after opening (call reset to 0: rd_sym_drop_damaged). */
+ * than its failure; when it was not indexed, only once the catalog has
+ * committed since (only a commit can index it, and an unchanged catalog is
+ * not asked: the lookup would allocate).  Any other failure (a damaged
+ * file, found so after opening too, or a passing error: EMFILE, ENOMEM, a
+ * permission fixed since) is tried again at every call, as before. */
 static int retry_open(symdb_symbolizer *s, const struct sym_image *e)
 {
-	return !e->img && e->call != s->call && (e->call == 0 || cat_gen(s) != e->gen);
+	if (e->img || e->call == s->call)
+		return 0;
+	return e->status != SYMDB_SYM_NOT_INDEXED || cat_gen(s) != e->gen;
 }
 
 /* Open e's image (from the database, or by indexing path on first sight);

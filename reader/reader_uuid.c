@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <xxhash.h>
+#include <zlib.h>
 
 #include "fmt_macho.h"
 #include "format_io.h"
@@ -413,11 +414,15 @@ static void read_at(int fd, uint8_t *buf, uint64_t n, uint64_t off, uint64_t len
 		                     (off_t)off);
 }
 
-/* A thin image's header and load commands at off, into buf. */
+/* A thin image's header and load commands at off (a slice offset from the
+ * file: any u64), into buf; nothing for a header past the file's end,
+ * which fmt_mo_slices then refuses. */
 static void read_thin(int fd, uint8_t *buf, uint64_t n, uint64_t off)
 {
+	if (off >= n || n - off < 28)
+		return;
 	read_at(fd, buf, n, off, 32);
-	if (off + 28 <= n) {
+	{
 		uint32_t m = fmt_mo_u32(buf + off, 0); /* as fmt_mo_header_read */
 		int swap = m == __builtin_bswap32(FMT_MO_MAGIC) || m == __builtin_bswap32(FMT_MO_MAGIC_64);
 		read_at(fd, buf, n, off, 32 + (uint64_t)fmt_mo_u32(buf + off + 20, swap));
@@ -532,7 +537,8 @@ int symdb_file_uuids(const char *path, const symdb_open_opts *opts, symdb_file_i
 
 /* The indexer's reading of .gnu_debuglink (ix_sections.c read_debuglink):
  * a NUL-terminated name, padding to 4, then the CRC (checked there). */
-static void debuglink_name(const uint8_t *p, size_t n, char *link, size_t link_sz)
+static void debuglink_name(const uint8_t *p, size_t n, char *link, size_t link_sz,
+                           uint32_t *crc)
 {
 	if (!p)
 		return;
@@ -543,6 +549,9 @@ static void debuglink_name(const uint8_t *p, size_t n, char *link, size_t link_s
 		return;
 	memcpy(link, p, len);
 	link[len] = 0;
+	if (crc) /* little-endian here; elf_debug_scan turns a big-endian file's */
+		*crc = (uint32_t)p[crc_off] | (uint32_t)p[crc_off + 1] << 8 |
+		       (uint32_t)p[crc_off + 2] << 16 | (uint32_t)p[crc_off + 3] << 24;
 }
 
 /* First GNU build-id note of one SHT_NOTE section, as ix_sections.c takes
@@ -566,16 +575,16 @@ static void debug_note(Elf_Data *d, uint8_t *id, size_t *id_len)
 }
 
 /* The section's bytes as read (elf_rawdata: no conversion), if any. */
-static void debuglink_data(const Elf_Data *d, char *link, size_t link_sz)
+static void debuglink_data(const Elf_Data *d, char *link, size_t link_sz, uint32_t *crc)
 {
 	if (d && d->d_buf)
-		debuglink_name(d->d_buf, d->d_size, link, link_sz);
+		debuglink_name(d->d_buf, d->d_size, link, link_sz, crc);
 }
 
 /* rd_elf_debug_refs(), and whether the file has DWARF (a .debug_info or
  * .zdebug_info section with contents) when has_dwarf is not NULL. */
 static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
-                           size_t link_sz, int *has_dwarf)
+                           size_t link_sz, int *has_dwarf, uint32_t *crc)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -602,18 +611,47 @@ static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, 
 		if (sh.sh_type == SHT_NOTE)
 			debug_note(elf_getdata(scn, NULL), id, id_len);
 		else if (sh.sh_type != SHT_NOBITS && !strcmp(name, ".gnu_debuglink"))
-			debuglink_data(elf_rawdata(scn, NULL), link, link_sz);
+			debuglink_data(elf_rawdata(scn, NULL), link, link_sz, crc);
 		else if (has_dwarf && sh.sh_type != SHT_NOBITS && sh.sh_size &&
 		         (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
 			*has_dwarf = 1;
 	}
+	GElf_Ehdr eh;
+	if (crc && gelf_getehdr(e, &eh) && eh.e_ident[EI_DATA] == ELFDATA2MSB)
+		*crc = __builtin_bswap32(*crc); /* (read little-endian above) */
 	elf_end(e);
 }
 
 void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
                        size_t link_sz)
 {
-	elf_debug_scan(fd, id, id_len, link, link_sz, NULL);
+	elf_debug_scan(fd, id, id_len, link, link_sz, NULL, NULL);
+}
+
+int rd_elf_debuglink_crc(int fd, uint32_t *crc)
+{
+	uint8_t id[RD_DEBUG_ID_MAX];
+	char link[256];
+	size_t len;
+
+	elf_debug_scan(fd, id, &len, link, sizeof link, NULL, crc);
+	return link[0] != 0;
+}
+
+int rd_fd_crc32_is(int fd, uint32_t want)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	uint64_t off = 0;
+	ptrdiff_t r;
+
+	while ((r = fmt_pread_full(fd, buf, sizeof buf, (off_t)off)) > 0) {
+		crc = crc32(crc, buf, (uInt)r);
+		off += (uint64_t)r;
+		if ((size_t)r < sizeof buf)
+			break;
+	}
+	return r >= 0 && (uint32_t)crc == want;
 }
 
 int rd_elf_dwarf_of(int fd, const symdb_uuid *of)
@@ -624,7 +662,7 @@ int rd_elf_dwarf_of(int fd, const symdb_uuid *of)
 
 	if (of->kind != SYMDB_UUID_GNU_BUILD_ID)
 		return 0;
-	elf_debug_scan(fd, id, &len, NULL, 0, &dwarf);
+	elf_debug_scan(fd, id, &len, NULL, 0, &dwarf, NULL);
 	return dwarf && len == of->len && memcmp(id, of->bytes, len) == 0;
 }
 

@@ -60,6 +60,9 @@ struct fetch_entry {
 	int err;                          /* E_DONE: symdb_fetch()'s code */
 	uint64_t expires_ns;              /* E_DONE: forgotten after this */
 	uint64_t checked_ns;              /* ABSENT: DB/misses/HEX last looked at */
+	bool miss_file;                   /* ABSENT: DB/misses/HEX was there then (not
+	                                     when it could not be written: ENOSPC, a
+	                                     read-only database) */
 	uint32_t refs;                    /* requests waiting on it: not freed */
 };
 
@@ -132,6 +135,19 @@ static void enqueue(struct serve_fetch *f, struct fetch_entry *e)
 	pthread_cond_signal(&f->work);
 }
 
+/* Whether DB/misses/HEX of id is there. */
+static bool miss_file_there(const struct serve_fetch *f, const symdb_uuid *id)
+{
+	char hex[2 * SYMDB_UUID_MAX + 1], path[PATH_MAX + 2 * SYMDB_UUID_MAX + 2];
+	struct stat st;
+
+	if (!f->misses[0])
+		return false;
+	symdb_uuid_format(id, hex);
+	snprintf(path, sizeof path, "%s/%s", f->misses, hex);
+	return lstat(path, &st) == 0;
+}
+
 /* How often a remembered "no source has it" looks whether its
  * DB/misses/HEX is still there. */
 #define MISS_CHECK_NS (1000000000ull)
@@ -144,16 +160,11 @@ static void enqueue(struct serve_fetch *f, struct fetch_entry *e)
  */
 static void absent_recheck(struct serve_fetch *f, struct fetch_entry *e, uint64_t now)
 {
-	char hex[2 * SYMDB_UUID_MAX + 1], path[PATH_MAX + 2 * SYMDB_UUID_MAX + 2];
-	struct stat st;
-
 	if (e->state != E_DONE || e->outcome != SERVE_FETCH_ABSENT || now >= e->expires_ns ||
-	    now - e->checked_ns < MISS_CHECK_NS || !f->misses[0])
+	    now - e->checked_ns < MISS_CHECK_NS || !f->misses[0] || !e->miss_file)
 		return;
 	e->checked_ns = now;
-	symdb_uuid_format(&e->id, hex);
-	snprintf(path, sizeof path, "%s/%s", f->misses, hex);
-	if (lstat(path, &st) != 0 && errno == ENOENT)
+	if (!miss_file_there(f, &e->id) && errno == ENOENT)
 		e->expires_ns = now;
 }
 
@@ -215,6 +226,7 @@ static void entry_finish(struct serve_fetch *f, struct fetch_entry *e, int rc)
 		e->outcome = SERVE_FETCH_ABSENT;
 		e->expires_ns = now + f->negative_ttl_ns;
 		e->checked_ns = now;
+		e->miss_file = miss_file_there(f, &e->id);
 	} else {
 		e->outcome = SERVE_FETCH_FAILED;
 		e->expires_ns = now + FAILED_KEEP_NS;
