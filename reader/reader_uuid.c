@@ -21,6 +21,7 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <sys/mman.h>
@@ -41,38 +42,16 @@
 #define NT_GNU_BUILD_ID 3
 #endif
 
-/* Look through one ELF_T_NHDR data buffer for the GNU build-id.  Returns 1
- * and fills *out when found, 0 when not, SYMDB_E_TOO_BIG for a note longer
- * than the format allows. */
-static int scan_notes(Elf_Data *d, symdb_uuid *out)
-{
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	if (!d || !d->d_buf)
-		return 0;
-	while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		off = next;
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) != 0 || nh.n_descsz == 0)
-			continue;
-		if (nh.n_descsz > SYMDB_UUID_MAX)
-			return SYMDB_E_TOO_BIG;
-		memset(out, 0, sizeof *out);
-		memcpy(out->bytes, (const char *)d->d_buf + desc_off, nh.n_descsz);
-		out->len = (uint8_t)nh.n_descsz;
-		out->kind = SYMDB_UUID_GNU_BUILD_ID;
-		return 1;
-	}
-	return 0;
-}
-
-/* The notes of a PT_NOTE segment at [off, off + size) of the file at fd,
- * read with pread and walked here: libelf's elf_getdata_rawchunk leaks its
- * buffer when the file is read rather than mapped (elfutils 0.188, found by
- * LeakSanitizer).  Returns as scan_notes. */
-static int segment_notes(int fd, uint64_t off, uint64_t size, uint64_t align, int msb,
-                         symdb_uuid *out)
+/*
+ * The GNU build-id note among the notes at [off, off + size) of the file at
+ * fd (a PT_NOTE segment or an SHT_NOTE section; align: its alignment, 8 or
+ * 4), read with pread and walked here: in ELF_C_READ mode libelf's
+ * elf_getdata_rawchunk and elf_getdata of note sections leak their buffers
+ * (elfutils 0.188, found by LeakSanitizer).  1 with id[0..*len) (at most
+ * max bytes, else -1), 0 when there is none.
+ */
+static int find_build_id(int fd, uint64_t off, uint64_t size, uint64_t align, int msb,
+                         uint8_t *id, size_t max, size_t *len)
 {
 	uint8_t buf[4096];
 	uint64_t a = align == 8 ? 8 : 4, at = 0;
@@ -89,22 +68,39 @@ static int segment_notes(int fd, uint64_t off, uint64_t size, uint64_t align, in
 			descsz = __builtin_bswap32(descsz);
 			type = __builtin_bswap32(type);
 		}
-		uint64_t name = at + 12, desc = name + ((namesz + a - 1) & ~(a - 1));
+		uint64_t name = at + 12, desc = name + (((uint64_t)namesz + a - 1) & ~(a - 1));
 		if (desc > (uint64_t)n || descsz > (uint64_t)n - desc)
 			break;
 		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + name, "GNU", 4) &&
 		    descsz) {
-			if (descsz > SYMDB_UUID_MAX)
-				return SYMDB_E_TOO_BIG;
-			memset(out, 0, sizeof *out);
-			memcpy(out->bytes, buf + desc, descsz);
-			out->len = (uint8_t)descsz;
-			out->kind = SYMDB_UUID_GNU_BUILD_ID;
+			if (descsz > max)
+				return -1;
+			memcpy(id, buf + desc, descsz);
+			*len = descsz;
 			return 1;
 		}
-		at = desc + ((descsz + a - 1) & ~(a - 1));
+		at = desc + (((uint64_t)descsz + a - 1) & ~(a - 1));
 	}
 	return 0;
+}
+
+/* find_build_id into a symdb_uuid: 1, 0, or SYMDB_E_TOO_BIG past SYMDB_UUID_MAX bytes. */
+static int notes_uuid(int fd, uint64_t off, uint64_t size, uint64_t align, int msb,
+                      symdb_uuid *out)
+{
+	uint8_t id[SYMDB_UUID_MAX];
+	size_t len = 0;
+	int rc = find_build_id(fd, off, size, align, msb, id, sizeof id, &len);
+
+	if (rc < 0)
+		return SYMDB_E_TOO_BIG;
+	if (rc == 1) {
+		memset(out, 0, sizeof *out);
+		memcpy(out->bytes, id, len);
+		out->len = (uint8_t)len;
+		out->kind = SYMDB_UUID_GNU_BUILD_ID;
+	}
+	return rc;
 }
 
 static int note_in_segments(Elf *e, int fd, size_t raw_size, symdb_uuid *out)
@@ -121,24 +117,28 @@ static int note_in_segments(Elf *e, int fd, size_t raw_size, symdb_uuid *out)
 			continue;
 		if (ph.p_offset > raw_size || ph.p_filesz > raw_size - ph.p_offset)
 			continue;
-		rc = segment_notes(fd, ph.p_offset, ph.p_filesz, ph.p_align,
-		                   eh.e_ident[EI_DATA] == ELFDATA2MSB, out);
+		rc = notes_uuid(fd, ph.p_offset, ph.p_filesz, ph.p_align,
+		                eh.e_ident[EI_DATA] == ELFDATA2MSB, out);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-static int note_in_sections(Elf *e, symdb_uuid *out)
+static int note_in_sections(Elf *e, int fd, symdb_uuid *out)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	GElf_Ehdr eh;
 	int rc;
 
+	if (!gelf_getehdr(e, &eh))
+		return 0;
 	while ((scn = elf_nextscn(e, scn)) != NULL) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		rc = scan_notes(elf_getdata(scn, NULL), out);
+		rc = notes_uuid(fd, sh.sh_offset, sh.sh_size, sh.sh_addralign,
+		                eh.e_ident[EI_DATA] == ELFDATA2MSB, out);
 		if (rc)
 			return rc;
 	}
@@ -253,12 +253,11 @@ static int not_elf(int fd, const char *path, char *eb, size_t ebsz)
  * while it is read gives short reads and an error, not SIGBUS (a server
  * named a path module that another process was rewriting died of it).
  * Only a binary without a build-id is read whole (its loaded bytes are its
- * identity: elf_rawfile).
+ * identity), by pread here too.
  */
 static int elf_uuid(Elf *e, int fd, const char *path, symdb_uuid *out, char *eb, size_t ebsz)
 {
 	size_t raw_size = 0;
-	const char *raw;
 	struct stat st;
 	int rc;
 
@@ -270,16 +269,24 @@ static int elf_uuid(Elf *e, int fd, const char *path, symdb_uuid *out, char *eb,
 	}
 	rc = note_in_segments(e, fd, (size_t)st.st_size, out);
 	if (rc == 0)
-		rc = note_in_sections(e, out);
+		rc = note_in_sections(e, fd, out);
 	if (rc == SYMDB_E_TOO_BIG)
 		return fmt_err(eb, ebsz, rc, "%s: build-id longer than %d bytes", path, SYMDB_UUID_MAX);
 	if (rc == 1)
 		return 0;
-	raw = elf_rawfile(e, &raw_size);
-	if (!raw)
-		return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: unreadable ELF: %s", path,
-		               elf_errmsg(-1));
-	return fallback_uuid(e, raw, raw_size, out, path, eb, ebsz);
+	/* The whole file, read here: libelf's own whole-file read in
+	 * ELF_C_READ mode (elf_rawfile) frees a pointer it did not allocate
+	 * when the file changes under it (elfutils 0.188, AddressSanitizer). */
+	raw_size = (size_t)st.st_size;
+	char *buf = malloc(raw_size ? raw_size : 1);
+	if (!buf)
+		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
+	if (fmt_pread_full(fd, buf, raw_size, 0) != (ptrdiff_t)raw_size)
+		rc = fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT, "%s: changed while it was read", path);
+	else
+		rc = fallback_uuid(e, buf, raw_size, out, path, eb, ebsz);
+	free(buf);
+	return rc;
 }
 
 /* How every input is opened: a FIFO or a device must not block the open
@@ -594,34 +601,9 @@ static void debuglink_name(const uint8_t *p, size_t n, char *link, size_t link_s
 		       (uint32_t)p[crc_off + 2] << 16 | (uint32_t)p[crc_off + 3] << 24;
 }
 
-/* First GNU build-id note of one SHT_NOTE section, as ix_sections.c takes
- * it (at most RD_DEBUG_ID_MAX bytes). */
-static void debug_note(Elf_Data *d, uint8_t *id, size_t *id_len)
-{
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	if (!d || !d->d_buf)
-		return;
-	while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
-		    nh.n_descsz <= RD_DEBUG_ID_MAX && !*id_len) {
-			memcpy(id, (const uint8_t *)d->d_buf + desc_off, nh.n_descsz);
-			*id_len = nh.n_descsz;
-		}
-		off = next;
-	}
-}
-
-/* The section's bytes as read (elf_rawdata: no conversion), if any. */
-static void debuglink_data(const Elf_Data *d, char *link, size_t link_sz, uint32_t *crc)
-{
-	if (d && d->d_buf)
-		debuglink_name(d->d_buf, d->d_size, link, link_sz, crc);
-}
-
-/* rd_elf_debug_refs(), and whether the file has DWARF (a .debug_info or
+/* rd_elf_debug_refs() (the first GNU build-id note of the SHT_NOTE
+ * sections, as ix_sections.c takes it, at most RD_DEBUG_ID_MAX bytes), and
+ * whether the file has DWARF (a .debug_info or
  * .zdebug_info section with contents) when has_dwarf is not NULL. */
 static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
                            size_t link_sz, int *has_dwarf, uint32_t *crc)
@@ -639,25 +621,34 @@ static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, 
 	/* ELF_C_READ: pread, not a mapping (elf_uuid) */
 	if (!elf_ok || !(e = elf_begin(fd, ELF_C_READ, NULL)))
 		return;
-	if (elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx) != 0) {
+	GElf_Ehdr eh;
+	if (elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx) != 0 ||
+	    !gelf_getehdr(e, &eh)) {
 		elf_end(e);
 		return;
 	}
+	int msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	while ((scn = elf_nextscn(e, scn)) != NULL) {
 		GElf_Shdr sh;
 		const char *name;
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)))
 			continue;
-		if (sh.sh_type == SHT_NOTE)
-			debug_note(elf_getdata(scn, NULL), id, id_len);
-		else if (sh.sh_type != SHT_NOBITS && !strcmp(name, ".gnu_debuglink"))
-			debuglink_data(elf_rawdata(scn, NULL), link, link_sz, crc);
+		if (sh.sh_type == SHT_NOTE && !*id_len) {
+			if (find_build_id(fd, sh.sh_offset, sh.sh_size, sh.sh_addralign, msb, id,
+			                  RD_DEBUG_ID_MAX, id_len) != 1)
+				*id_len = 0;
+		} else if (sh.sh_type != SHT_NOBITS && !strcmp(name, ".gnu_debuglink") &&
+		           sh.sh_size <= 4096) {
+			uint8_t dl[4096];
+			ptrdiff_t got = fmt_pread_full(fd, dl, (size_t)sh.sh_size, (off_t)sh.sh_offset);
+			if (got > 0)
+				debuglink_name(dl, (size_t)got, link, link_sz, crc);
+		}
 		else if (has_dwarf && sh.sh_type != SHT_NOBITS && sh.sh_size &&
 		         (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
 			*has_dwarf = 1;
 	}
-	GElf_Ehdr eh;
-	if (crc && gelf_getehdr(e, &eh) && eh.e_ident[EI_DATA] == ELFDATA2MSB)
+	if (crc && msb)
 		*crc = __builtin_bswap32(*crc); /* (read little-endian above) */
 	elf_end(e);
 }
