@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <xxhash.h>
+#include <zlib.h>
 
 #include "format_content.h"
 
@@ -68,4 +69,26 @@ int fmt_file_xxh3(const char *path, uint64_t *size, uint64_t *hash)
 	rc = fmt_fd_xxh3(fd, size, hash);
 	close(fd);
 	return rc;
+}
+
+int fmt_fd_crc32(int fd, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0L, Z_NULL, 0);
+	uint64_t off = 0;
+	ssize_t r;
+
+	for (;;) {
+		r = pread(fd, buf, sizeof buf, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		c = crc32(c, buf, (uInt)r);
+		off += (uint64_t)r;
+	}
+	if (r < 0)
+		return -errno;
+	*crc = (uint32_t)c;
+	return 0;
 }

@@ -25,4 +25,9 @@ FMT_HIDDEN int fmt_file_xxh3(const char *path, uint64_t *size, uint64_t *hash);
  * meanwhile. */
 FMT_HIDDEN int fmt_fd_xxh3(int fd, uint64_t *size, uint64_t *hash);
 
+/* The zlib/IEEE CRC-32 of the whole file at fd (read with pread, whatever
+ * the descriptor's offset): the GNU .gnu_debuglink checksum.  0 with *crc,
+ * or -errno. */
+FMT_HIDDEN int fmt_fd_crc32(int fd, uint32_t *crc);
+
 #endif /* SYMDB_FORMAT_CONTENT_H */

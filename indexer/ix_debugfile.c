@@ -14,31 +14,14 @@
 #define _DEFAULT_SOURCE
 #include <stdio.h>
 #include <string.h>
-#include <zlib.h>
 
-#include "format_io.h"
+#include "format_content.h"
 #include "ix_dwarf_internal.h"
-
-/* GNU debuglink CRC: the zlib/IEEE CRC-32 of the whole file, read with
- * pread so the descriptor's offset does not matter. */
-static int crc_matches(int fd, uint32_t want)
-{
-	unsigned char buf[65536];
-	uLong crc = crc32(0L, Z_NULL, 0);
-	uint64_t off = 0;
-	ptrdiff_t r;
-
-	while ((r = fmt_pread_full(fd, buf, sizeof(buf), off)) > 0) {
-		crc = crc32(crc, buf, (uInt)r);
-		off += (uint64_t)r;
-		if ((size_t)r < sizeof(buf))
-			break;
-	}
-	return r >= 0 && (uint32_t)crc == want;
-}
 
 const symdb_indexer_file *ix_debugfile_find(const ix_sections *bin, const ix_opts *opts)
 {
+	uint32_t crc;
+
 	if (!opts)
 		return NULL;
 	if (opts->debug.fd >= 0)
@@ -47,7 +30,7 @@ const symdb_indexer_file *ix_debugfile_find(const ix_sections *bin, const ix_opt
 		return NULL;
 	for (unsigned i = 0; i < opts->ndebuglinks; i++)
 		if (opts->debuglinks[i].fd >= 0 &&
-		    crc_matches(opts->debuglinks[i].fd, bin->debuglink_crc))
+		    fmt_fd_crc32(opts->debuglinks[i].fd, &crc) == 0 && crc == bin->debuglink_crc)
 			return &opts->debuglinks[i];
 	return NULL;
 }

@@ -292,7 +292,7 @@ void build_input_debug(publish_input *in, const char *path, int is_macho,
 	/* BINARY.dwp, named as llvm-symbolizer 14 names it (the path it was
 	 * given plus ".dwp", DWARFContext::getDWOContext). */
 	bi_dwp(in, path);
-	rd_elf_debug_refs(in->in.fd, id, &len, link, sizeof link);
+	rd_elf_debug_refs(in->in.fd, id, &len, link, sizeof link, &in->link_crc);
 	if (bi_build_id(in, id, len, o->debug_dir) ||
 	    bi_build_id(in, id, len, BI_SYSTEM_DEBUG_DIR))
 		return;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "fmt_macho.h"
+#include "format_content.h"
 #include "format_elf.h"
 #include "format_io.h"
 #include "db_dir.h"
@@ -159,15 +160,14 @@ int build_debug_found(const char *path, const symdb_uuid *id)
 		SYMDB_OPTS(symdb_build_opts, o);
 		is_macho = build_is_macho(in.in.fd);
 		build_input_debug(&in, path, is_macho, &o);
-		uint32_t crc = 0;
-		int have_crc = !is_macho && rd_elf_debuglink_crc(in.in.fd, &crc);
+		uint32_t crc;
 		if (in.debug.fd >= 0)
 			found = build_debug_is_of(in.debug.fd, in.debug.name, id, 0);
 		/* a debuglink candidate the indexer would take: its CRC too (one
 		 * whose CRC differs, e.g. recompressed since, it never takes) */
 		for (unsigned i = 0; i < in.nlinks && !found; i++)
-			found = have_crc && build_debug_is_of(in.links[i].fd, in.links[i].name, id, 0) &&
-			        rd_fd_crc32_is(in.links[i].fd, crc);
+			found = build_debug_is_of(in.links[i].fd, in.links[i].name, id, 0) &&
+			        fmt_fd_crc32(in.links[i].fd, &crc) == 0 && crc == in.link_crc;
 		if (in.companion.fd >= 0 && !found)
 			found = build_debug_is_of(in.companion.fd, in.companion.name, id, 1);
 	}

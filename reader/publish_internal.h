@@ -67,6 +67,7 @@ typedef struct publish_input {
 	uint64_t dev, ino; /* the input file's identity */
 	publish_fd debug;  /* ELF: build-id debug file */
 	unsigned nlinks;
+	uint32_t link_crc;       /* the input's .gnu_debuglink CRC-32 (nlinks > 0) */
 	publish_fd links[PUBLISH_MAX_LINKS]; /* ELF: .gnu_debuglink candidates */
 	publish_fd companion; /* Mach-O: BINARY.dSYM/Contents/Resources/DWARF/BINARY */
 	publish_fd dwp;       /* ELF: BINARY.dwp, the split DWARF package */

@@ -33,18 +33,12 @@ RD_HIDDEN int rd_file_images_fd(int fd, const char *path, symdb_file_image *out,
 /* What the search for an ELF file's separate debug file needs (SPEC §12.5,
  * the indexer's rules: section headers only): the first NT_GNU_BUILD_ID
  * note of an SHT_NOTE section (1..64 bytes; *id_len 0 if none) and the
- * .gnu_debuglink name (link "" if none).  Never fails: an unreadable file
- * has neither. */
+ * .gnu_debuglink name (link "" if none) and the CRC-32 it records (into
+ * *link_crc, when not NULL and there is a link).  Never fails: an
+ * unreadable file has neither. */
 #define RD_DEBUG_ID_MAX 64
 RD_HIDDEN void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len,
-                                 char *link, size_t link_sz);
-
-/* The .gnu_debuglink CRC-32 of the ELF file at fd: 1 with *crc, 0 when it
- * has no debuglink.  rd_fd_crc32_is: whether the whole file at fd has that
- * CRC-32 (zlib's; read with pread), as the indexer requires of a debuglink
- * candidate before it takes it (ix_debugfile.c). */
-RD_HIDDEN int rd_elf_debuglink_crc(int fd, uint32_t *crc);
-RD_HIDDEN int rd_fd_crc32_is(int fd, uint32_t want);
+                                 char *link, size_t link_sz, uint32_t *link_crc);
 
 /* Whether the ELF file open at fd is a debug file of image of (a GNU
  * build-id): its build-id note is of, and it has DWARF (a .debug_info or

@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include <xxhash.h>
-#include <zlib.h>
 
 #include "fmt_macho.h"
 #include "format_io.h"
@@ -469,11 +468,9 @@ static void read_thin(int fd, uint8_t *buf, uint64_t n, uint64_t off)
 	if (off >= n || n - off < 28)
 		return;
 	read_at(fd, buf, n, off, 32);
-	{
-		uint32_t m = fmt_mo_u32(buf + off, 0); /* as fmt_mo_header_read */
-		int swap = m == __builtin_bswap32(FMT_MO_MAGIC) || m == __builtin_bswap32(FMT_MO_MAGIC_64);
-		read_at(fd, buf, n, off, 32 + (uint64_t)fmt_mo_u32(buf + off + 20, swap));
-	}
+	uint32_t m = fmt_mo_u32(buf + off, 0); /* as fmt_mo_header_read */
+	int swap = m == __builtin_bswap32(FMT_MO_MAGIC) || m == __builtin_bswap32(FMT_MO_MAGIC_64);
+	read_at(fd, buf, n, off, 32 + (uint64_t)fmt_mo_u32(buf + off + 20, swap));
 }
 
 /*
@@ -654,35 +651,9 @@ static void elf_debug_scan(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, 
 }
 
 void rd_elf_debug_refs(int fd, uint8_t id[RD_DEBUG_ID_MAX], size_t *id_len, char *link,
-                       size_t link_sz)
+                       size_t link_sz, uint32_t *link_crc)
 {
-	elf_debug_scan(fd, id, id_len, link, link_sz, NULL, NULL);
-}
-
-int rd_elf_debuglink_crc(int fd, uint32_t *crc)
-{
-	uint8_t id[RD_DEBUG_ID_MAX];
-	char link[256];
-	size_t len;
-
-	elf_debug_scan(fd, id, &len, link, sizeof link, NULL, crc);
-	return link[0] != 0;
-}
-
-int rd_fd_crc32_is(int fd, uint32_t want)
-{
-	unsigned char buf[65536];
-	uLong crc = crc32(0L, Z_NULL, 0);
-	uint64_t off = 0;
-	ptrdiff_t r;
-
-	while ((r = fmt_pread_full(fd, buf, sizeof buf, (off_t)off)) > 0) {
-		crc = crc32(crc, buf, (uInt)r);
-		off += (uint64_t)r;
-		if ((size_t)r < sizeof buf)
-			break;
-	}
-	return r >= 0 && (uint32_t)crc == want;
+	elf_debug_scan(fd, id, id_len, link, link_sz, NULL, link_crc);
 }
 
 int rd_elf_dwarf_of(int fd, const symdb_uuid *of)

@@ -149,6 +149,23 @@ static int own_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return o->path[0] != 0;
 }
 
+/* Each answer of kernel_layout: vaddr want[i], or SYMDB_PROC_NO_SEGMENT
+ * where want[i] is SYMDB_ADDR_INVALID. */
+static void check_layout(const uint64_t *addrs, const uint64_t *want, const symdb_proc_addr *w,
+                         size_t na)
+{
+	for (size_t i = 0; i < na; i++) {
+		int ok = want[i] == SYMDB_ADDR_INVALID
+		                 ? w[i].status == SYMDB_PROC_NO_SEGMENT
+		                 : w[i].status == SYMDB_PROC_OK && w[i].vaddr == want[i];
+		if (!ok)
+			fprintf(stderr, "kernel layout: 0x%llx: status %d vaddr 0x%llx, want 0x%llx\n",
+			        (unsigned long long)addrs[i], w[i].status,
+			        (unsigned long long)w[i].vaddr, (unsigned long long)want[i]);
+		CHECK(ok);
+	}
+}
+
 /*
  * An object (the program, or the first library) with a file page two
  * segments share, mapped as the kernel maps it, at another bias, one mapping
@@ -204,29 +221,14 @@ static void kernel_layout(symdb_proc_cache *c)
 	for (size_t i = 0; i < na; i++)
 		CHECK_RC(symdb_proc_symbolize_maps(c, 0, maps, (size_t)o.n, &addrs[i], 1, &w[i],
 		                                   NULL, &co));
-	for (int pass = 0; pass < 2; pass++) {
-	if (pass) {
-		uint64_t rev[64], rw[64];
-		for (size_t i = 0; i < na; i++) {
-			rev[i] = addrs[na - 1 - i];
-			rw[i] = want[na - 1 - i];
-		}
-		memcpy(addrs, rev, na * sizeof *addrs);
-		memcpy(want, rw, na * sizeof *want);
-		CHECK_RC(symdb_proc_symbolize_maps(c, 0, maps, (size_t)o.n, addrs, na, w, NULL,
-		                                   &co));
-	}
+	check_layout(addrs, want, w, na);
+	uint64_t rev[64], rw[64];
 	for (size_t i = 0; i < na; i++) {
-		int ok = want[i] == SYMDB_ADDR_INVALID
-		                 ? w[i].status == SYMDB_PROC_NO_SEGMENT
-		                 : w[i].status == SYMDB_PROC_OK && w[i].vaddr == want[i];
-		if (!ok)
-			fprintf(stderr, "kernel layout: 0x%llx: status %d vaddr 0x%llx, want 0x%llx\n",
-			        (unsigned long long)addrs[i], w[i].status,
-			        (unsigned long long)w[i].vaddr, (unsigned long long)want[i]);
-		CHECK(ok);
+		rev[i] = addrs[na - 1 - i];
+		rw[i] = want[na - 1 - i];
 	}
-	}
+	CHECK_RC(symdb_proc_symbolize_maps(c, 0, maps, (size_t)o.n, rev, na, w, NULL, &co));
+	check_layout(rev, rw, w, na);
 }
 
 int main(int argc, char **argv)
