@@ -78,8 +78,8 @@ static MDB_val cat_path_get(rd_catalog *c, MDB_txn *txn, MDB_val *k)
 	return p;
 }
 
-int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, rd_cat_entry *out,
-                   char *buf, size_t buf_sz)
+static int cat_get_once(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, rd_cat_entry *out,
+                        char *buf, size_t buf_sz)
 {
 	MDB_val k = { uuid_len, (void *)uuid }, v;
 	fmt_cat_value cv;
@@ -100,6 +100,14 @@ int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, rd_cat_e
 	}
 	cat_txn_abort(c, txn);
 	return rc;
+}
+
+int rd_catalog_get(rd_catalog *c, const uint8_t *uuid, size_t uuid_len, rd_cat_entry *out,
+                   char *buf, size_t buf_sz)
+{
+	if (c)
+		rd_catalog_refresh(c, 0); /* replaced under a long-lived handle? */
+	return cat_get_once(c, uuid, uuid_len, out, buf, buf_sz);
 }
 
 /* Does key k start with the first ndigits hex digits of pfx (ndigits / 2

@@ -159,6 +159,8 @@ int cat_files_opened(rd_catalog *c, const char *envdir, const struct stat *data,
 	    st.st_ino != data->st_ino) {
 		return fmt_err(eb, ebsz, SYMDB_E_CATALOG, "%s: replaced while being opened", path);
 	}
+	c->data_dev = st.st_dev;
+	c->data_ino = st.st_ino;
 	mdb_env_get_flags(c->env, &fl);
 	if (fl & MDB_NOLOCK)
 		return 0; /* no lock file in use */

@@ -12,6 +12,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -57,6 +58,11 @@ struct rd_catalog {
 	ino_t lock_ino;          /* transaction refuses a replaced lock file */
 	int lock_known;
 	int damaged;             /* the last open step failed on damage reindex repairs */
+	dev_t data_dev;          /* data.mdb as opened (cat_files_opened): another */
+	ino_t data_ino;          /* file at its path is a replaced catalog */
+	_Atomic uint64_t recheck_ns; /* CLOCK_MONOTONIC: rd_catalog_refresh's next look */
+	_Atomic uint64_t reopened;   /* replaced catalogs opened since: in the generation */
+	pthread_mutex_t refresh;     /* one rd_catalog_refresh at a time */
 	char *recovered;         /* RD_CAT_RECOVER moved a damaged catalog: why, where */
 	char dir[];
 };
@@ -120,5 +126,8 @@ RD_HIDDEN int cat_commit_errno(rd_catalog *c, int rc);
  * longer the file this handle opened (deleted or replaced: writers no longer
  * exclude each other), else 0. */
 RD_HIDDEN int cat_lock_same(rd_catalog *c);
+/* catalog_refresh.c: rd_catalog_refresh's first look one period after open
+ * (a short-lived process never makes one). */
+RD_HIDDEN void cat_refresh_arm(rd_catalog *c);
 
 #endif /* SYMDB_CATALOG_INTERNAL_H */

@@ -465,6 +465,7 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	memcpy(c->dir, dir, len);
 	c->flags = flags;
 	pthread_rwlock_init(&c->resize, NULL);
+	pthread_mutex_init(&c->refresh, NULL);
 	fmt_layout_dir(envdir, sizeof envdir, c->dir, FMT_LAYOUT_CATALOG); /* fits: checked */
 
 	rc = cat_check_fs(c->dir, errbuf, errbuf_sz);
@@ -488,6 +489,7 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 		rd_catalog_close(c);
 		return rc;
 	}
+	cat_refresh_arm(c);
 	*out = c;
 	return 0;
 }
@@ -499,6 +501,7 @@ void rd_catalog_close(rd_catalog *c)
 	if (c->env)
 		mdb_env_close(c->env);
 	pthread_rwlock_destroy(&c->resize);
+	pthread_mutex_destroy(&c->refresh);
 	free(c->recovered);
 	free(c);
 }

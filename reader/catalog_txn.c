@@ -143,15 +143,20 @@ int cat_txn_commit(rd_catalog *c, MDB_txn *txn)
 	return rc;
 }
 
+/* A replaced catalog opened since (rd_catalog_refresh) counts in the high
+ * bits: its transaction ids start again near 0. */
 uint64_t rd_catalog_generation(rd_catalog *c)
 {
 	MDB_envinfo info;
+	uint64_t reopened;
 	int rc;
 
+	rd_catalog_refresh(c, 0);
 	pthread_rwlock_rdlock(&c->resize); /* (not while cat_grow remaps) */
 	rc = mdb_env_info(c->env, &info);
+	reopened = atomic_load(&c->reopened);
 	pthread_rwlock_unlock(&c->resize);
-	return rc == 0 ? (uint64_t)info.me_last_txnid : 0;
+	return rc == 0 ? (uint64_t)info.me_last_txnid + (reopened << 48) : 0;
 }
 
 /* Double the map.  Called with no transaction of ours open. */
@@ -208,10 +213,16 @@ int cat_write_raw(rd_catalog *c, cat_write_fn fn, void *arg)
 
 int cat_write(rd_catalog *c, cat_write_fn fn, void *arg)
 {
+	uint64_t seen = atomic_load(&c->reopened);
 	int rc;
 
 	if (!(c->flags & RD_CAT_WRITE))
 		return SYMDB_E_READONLY;
 	rc = cat_write_raw(c, fn, arg);
+	/* A catalog replaced under the handle (reindex made a new one): the
+	 * write goes to the new one, once (catalog_refresh.c). */
+	if (rc == SYMDB_E_LOCK_REPLACED &&
+	    (rd_catalog_refresh(c, 1) || atomic_load(&c->reopened) != seen))
+		rc = cat_write_raw(c, fn, arg);
 	return cat_is_symdb_code(rc) ? rc : cat_err(rc);
 }

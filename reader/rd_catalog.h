@@ -52,6 +52,14 @@ RD_HIDDEN const char *rd_catalog_dir(const rd_catalog *c);
  * read without a transaction: no allocation), 0 when it cannot be read.
  * Unchanged since a lookup, the catalog answers that lookup the same. */
 RD_HIDDEN uint64_t rd_catalog_generation(rd_catalog *c);
+/* A catalog replaced under a long-lived handle (catalog_refresh.c, SPEC
+ * §12.1): when DB/catalog/data.mdb is another file than the one opened,
+ * open it and use it from now on.  Looks at most once a second unless `now`
+ * (then waits for a refresh in progress).  1 when the handle now reads a
+ * new catalog, else 0 (nothing replaced, not time yet, or the new one did
+ * not open: the old one stays).  Call with no transaction and no other
+ * library lock held.  Thread-safe. */
+RD_HIDDEN int rd_catalog_refresh(rd_catalog *c, int now);
 
 /* Look one UUID up.  Returns 0, SYMDB_E_NOT_INDEXED, or an error.  The
  * strings are copied into buf (buf_sz bytes); -ENAMETOOLONG if they don't fit. */
