@@ -534,6 +534,7 @@ static int read_input(struct perf_run *r, FILE *in)
 			prof_perf_progress(r, "read", r->samples, 0);
 	}
 	uint64_t first, skipped = rd ? prof_perf_skipped(rd, &first) : 0;
+	uint64_t inlined_only = rd ? prof_perf_inlined_only(rd) : 0;
 	prof_perf_close(rd);
 	if (rc < 0) {
 		progress_clear(r);
@@ -546,6 +547,12 @@ static int read_input(struct perf_run *r, FILE *in)
 		cli_err(r->o.in, "%llu address%s of samples without a callchain lie in files no mmap "
 		        "event places (perf script --show-mmap-events prints them): left [unknown]",
 		        (unsigned long long)r->unplaced, r->unplaced == 1 ? "" : "es");
+	}
+	if (inlined_only) {
+		progress_clear(r);
+		cli_err(r->o.in, "%llu frame%s printed by perf only as '(inlined)', with no DSO, left "
+		        "[unknown] (run perf script with --no-inline: symdb expands inlines itself)",
+		        (unsigned long long)inlined_only, inlined_only == 1 ? "" : "s");
 	}
 	if (skipped && r->samples) { /* none: the one line is run()'s */
 		progress_clear(r);

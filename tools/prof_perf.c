@@ -11,9 +11,22 @@
  * line may start with spaces, never with a tab as a frame does) and ADDR
  * the runtime address (prof_perf_frame.runtime).  Which header fields are
  * there depends on -F, so the header is read by shape, not by column: the
- * first PID/TID (or bare PID followed by a time) token ends the command
- * name, which may itself hold spaces or be absent; a decimal token before
- * the event name is the period.
+ * last PID/TID (or bare PID followed by a time) token before the time ends
+ * the command name, which may itself hold spaces, colons and "10/20", or be
+ * absent; a decimal token before the event name is the period.  With
+ * neither a pid nor a time nor an event (-F comm,ip,dso; comm,tid,ip,dso)
+ * a line is a header when frames follow it; with no header field at all
+ * (-F ip,dso) perf prints an empty line, and frames after a blank line are
+ * a sample of their own.
+ * Unless run with --no-inline, perf resolves inlined functions itself and
+ * prints an address that has some as one entry per function, the same
+ * address each time: the inlined ones with "(inlined)" where the DSO
+ * goes, the outermost with its DSO -- or "(inlined)" too when its DWARF
+ * name is not the symbol table's (glibc's __libc_start_main_impl, whose
+ * symbol is __libc_start_main), and then no entry names the DSO.  symdb
+ * expands inlines from the address itself, so such a group is one frame:
+ * the entry with the DSO, or, when none has it, one frame with no DSO
+ * (counted: prof_perf_inlined_only).
  * --show-mmap-events adds lines "... PERF_RECORD_MMAP2 PID/TID: [0xSTART(0xLEN)
  * @ 0xPGOFF MAJ:MIN INO GEN]: PROT PATH", with "<BUILDID>" in place of the
  * device and inode when perf record ran with --buildid-mmap.
@@ -57,6 +70,9 @@ struct prof_perf_reader {
 	prof_perf_frame *out; /* handed out: pf with pointers */
 	size_t out_cap;
 	int pending;          /* a sample header was read */
+	int candidate;        /* the last line is a header if frames follow */
+	int after_blank;      /* the last line was blank (or there was none) */
+	uint64_t inlined_only; /* groups of "(inlined)" entries with no DSO */
 	size_t comm, path, build_id;
 	uint64_t map_start, map_len, map_pgoff;
 	long pid;
@@ -70,6 +86,7 @@ int prof_perf_open(FILE *in, prof_perf_reader **out)
 		return -ENOMEM;
 	r->in = in;
 	r->line_len = -1;
+	r->after_blank = 1;
 	*out = r;
 	return 0;
 }
@@ -96,6 +113,11 @@ uint64_t prof_perf_skipped(const prof_perf_reader *r, uint64_t *first_line)
 uint64_t prof_perf_bytes(const prof_perf_reader *r)
 {
 	return r->bytes;
+}
+
+uint64_t prof_perf_inlined_only(const prof_perf_reader *r)
+{
+	return r->inlined_only;
 }
 
 static void skip_line(prof_perf_reader *r)
@@ -218,6 +240,12 @@ static int all_digits(const char *t, size_t n, int extra)
 	return 1;
 }
 
+/* A time field: "123.456:". */
+static int time_token(const char *t, size_t n)
+{
+	return n > 1 && t[n - 1] == ':' && all_digits(t, n - 1, '.');
+}
+
 /* "PID/TID", or a bare PID when the next token is a time ("123.456:"). */
 static int pid_token(const char *t, size_t n, const char *rest, const char *end)
 {
@@ -229,7 +257,7 @@ static int pid_token(const char *t, size_t n, const char *rest, const char *end)
 		return 0;
 	size_t m;
 	const char *nx = token(&rest, end, &m);
-	return m > 1 && nx[m - 1] == ':' && all_digits(nx, m - 1, '.');
+	return time_token(nx, m);
 }
 
 /* "0xS(0xL) @ 0xP" at p: the mapping's start, length and page offset into
@@ -277,7 +305,40 @@ static int parse_mmap(prof_perf_reader *r, const char *s, const char *end)
 	return r->path == SIZE_MAX || r->build_id == SIZE_MAX ? -ENOMEM : 0;
 }
 
-/* A header line: a sample (1), an mmap event (2), another event (0). */
+/* The last token of [s, *e) (spaces before *e dropped): its start. */
+static const char *last_token(const char *s, const char **e)
+{
+	while (*e > s && (*e)[-1] == ' ')
+		(*e)--;
+	const char *t = *e;
+	while (t > s && t[-1] != ' ')
+		t--;
+	return t;
+}
+
+/* A line with neither a pid nor an event (-F comm,ip,dso, comm,tid,ip,dso,
+ * comm,time,ip,dso): a sample's header if frames follow it (3).  Its
+ * command name is what precedes a trailing time and then a trailing bare
+ * TID (one that is not the whole line). */
+static int candidate_header(prof_perf_reader *r, const char *s, const char *end)
+{
+	const char *e = end, *t = last_token(s, &e);
+	if (time_token(t, (size_t)(e - t))) {
+		e = t;
+		t = last_token(s, &e);
+	}
+	if (t > s && all_digits(t, (size_t)(e - t), 0)) {
+		r->pid = strtol(t, NULL, 10);
+		e = t;
+		last_token(s, &e);
+	}
+	r->slen = 0;
+	r->comm = save_str(r, s, (size_t)(e - s));
+	return r->comm == SIZE_MAX ? -ENOMEM : 3;
+}
+
+/* A header line: a sample (1), an mmap event (2), another event (0), a
+ * sample if frames follow (3). */
 static int parse_header(prof_perf_reader *r, const char *s, const char *end)
 {
 	const char *rec = NULL;
@@ -294,22 +355,24 @@ static int parse_header(prof_perf_reader *r, const char *s, const char *end)
 		int rc = parse_mmap(r, rec, end);
 		return rc == -ENOMEM ? rc : rc < 0 ? 0 : 2;
 	}
-	/* The command name ends where the pid token starts. */
-	const char *p = s, *comm_end = s, *t;
+	/* The command name ends where the last pid token before the time
+	 * starts (at s: -F without comm); a name may hold "10/20" itself. */
+	const char *p = s, *comm_end = s, *t, *pid = NULL, *after = NULL;
 	size_t n;
-	int found = 0;
-	for (t = token(&p, end, &n); n; t = token(&p, end, &n))
-		if (pid_token(t, n, p, end)) { /* (at s: -F without comm) */
-			found = 1;
-			break;
+	for (t = token(&p, end, &n); n && !time_token(t, n); t = token(&p, end, &n))
+		if (pid_token(t, n, p, end)) {
+			pid = t;
+			after = p;
 		}
+	int found = pid != NULL;
 	r->pid = -1;
 	r->period = 0;
 	if (found) {
-		comm_end = t;
+		comm_end = pid;
 		while (comm_end > s && comm_end[-1] == ' ')
 			comm_end--;
-		r->pid = strtol(t, NULL, 10);
+		r->pid = strtol(pid, NULL, 10);
+		p = after;
 	} else {
 		p = s;
 	}
@@ -338,10 +401,8 @@ static int parse_header(prof_perf_reader *r, const char *s, const char *end)
 			break;
 		}
 	}
-	if (!found && !event) { /* neither a pid nor an event: not a sample */
-		skip_line(r);
-		return 0;
-	}
+	if (!found && !event) /* a sample only if frames follow */
+		return candidate_header(r, s, end);
 	while (p < end && *p == ' ')
 		p++;
 	if (p < end && parse_frame(r, p, end, 1) < 0)
@@ -362,20 +423,47 @@ static int header_shaped(const char *s, const char *end)
 	return 0;
 }
 
+static int is_inlined(const prof_perf_reader *r, size_t i)
+{
+	return strcmp(r->sbuf + r->pf[i].dso, "inlined") == 0;
+}
+
+/* The frames of the sample, each group of perf's "(inlined)" entries made
+ * one frame (the file comment); returns how many. */
+static size_t fill_frames(prof_perf_reader *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->npf; i++) {
+		const char *dso = r->sbuf + r->pf[i].dso;
+		if (is_inlined(r, i)) {
+			size_t j = i;
+			while (j + 1 < r->npf && r->pf[j + 1].addr == r->pf[i].addr && is_inlined(r, j + 1))
+				j++;
+			if (j + 1 < r->npf && r->pf[j + 1].addr == r->pf[i].addr) {
+				i = j; /* the group's own entry comes next */
+				continue;
+			}
+			dso = "";
+			r->inlined_only++;
+			i = j;
+		}
+		r->out[n].addr = r->pf[i].addr;
+		r->out[n].dso = dso;
+		r->out[n++].runtime = r->pf[i].runtime;
+	}
+	return n;
+}
+
 static void fill_sample(prof_perf_reader *r, prof_perf_event *ev)
 {
-	for (size_t i = 0; i < r->npf; i++) {
-		r->out[i].addr = r->pf[i].addr;
-		r->out[i].dso = r->sbuf + r->pf[i].dso;
-		r->out[i].runtime = r->pf[i].runtime;
-	}
+	size_t n = fill_frames(r);
 	memset(ev, 0, sizeof *ev);
 	ev->kind = PROF_PERF_SAMPLE;
 	ev->comm = r->sbuf + r->comm;
 	ev->pid = r->pid;
 	ev->period = r->period;
 	ev->frames = r->out;
-	ev->nframes = r->npf;
+	ev->nframes = n;
 	ev->lineno = r->ev_line;
 }
 
@@ -471,17 +559,43 @@ static int read_line(prof_perf_reader *r)
 	}
 }
 
+/* A header that no frame followed was no header: a line not understood. */
+static void drop_candidate(prof_perf_reader *r)
+{
+	if (!r->candidate)
+		return;
+	r->candidate = 0;
+	if (!r->skipped++)
+		r->first_skipped = r->ev_line;
+}
+
+/* A sample with no header line (-F ip,dso: perf prints an empty one). */
+static int begin_bare(prof_perf_reader *r)
+{
+	r->slen = 0;
+	r->npf = 0;
+	r->pid = -1;
+	r->period = 0;
+	r->ev_line = r->lineno;
+	r->comm = save_str(r, "", 0);
+	return r->comm == SIZE_MAX ? -ENOMEM : 0;
+}
+
 int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev)
 {
 	for (;;) {
 		int rc = read_line(r);
 		if (rc < 0)
 			return rc;
-		if (rc == 0)
+		if (rc == 0) {
+			drop_candidate(r);
 			return r->pending ? finish_sample(r, ev) : 0;
+		}
 		const char *s = r->line, *end = r->line + r->line_len;
 		if (s == end) { /* a blank line ends a sample */
 			r->line_len = -1;
+			drop_candidate(r);
+			r->after_blank = 1;
 			if (r->pending)
 				return finish_sample(r, ev);
 			continue;
@@ -491,6 +605,13 @@ int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev)
 				s++;
 		if (s == r->line && (*s == ' ' || *s == '\t')) {
 			r->line_len = -1;
+			if (!r->pending && (r->candidate || r->after_blank)) {
+				if (!r->candidate && (rc = begin_bare(r)) < 0)
+					return rc;
+				r->candidate = 0;
+				r->pending = 1; /* the line before was its header */
+			}
+			r->after_blank = 0;
 			if (!r->pending) {
 				skip_line(r);
 				continue;
@@ -505,12 +626,16 @@ int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev)
 		/* A header: first hand out the sample it ends. */
 		if (r->pending)
 			return finish_sample(r, ev);
+		drop_candidate(r);
+		r->after_blank = 0;
 		r->line_len = -1;
 		r->ev_line = r->lineno;
 		rc = parse_header(r, s, end);
 		if (rc < 0)
 			return rc;
-		if (rc == 1) {
+		if (rc == 3) {
+			r->candidate = 1;
+		} else if (rc == 1) {
 			r->pending = 1;
 		} else if (rc == 2) {
 			memset(ev, 0, sizeof *ev);

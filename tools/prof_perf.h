@@ -57,6 +57,10 @@ int prof_perf_next(prof_perf_reader *r, prof_perf_event *ev);
 
 /* Lines skipped so far, the first one's number, and bytes read. */
 uint64_t prof_perf_skipped(const prof_perf_reader *r, uint64_t *first_line);
+/* How many frames perf printed only as "(inlined)" entries, none naming
+ * the DSO (perf script without --no-inline; prof_perf.c): handed out with
+ * no DSO. */
+uint64_t prof_perf_inlined_only(const prof_perf_reader *r);
 uint64_t prof_perf_bytes(const prof_perf_reader *r);
 
 #endif /* SYMDB_PROF_PERF_H */

@@ -56,7 +56,7 @@ fi
 perf report -i "$data" --no-children --stdio -n --sort sym -g none >"$SCRATCH/report.txt" \
 	2>"$SCRATCH/report.err" || fail "perf report: $(tail -1 "$SCRATCH/report.err")"
 # README "Profiles": the invocation symdb perf documents.
-perf script -F comm,pid,tid,time,period,event,ip,dso --show-mmap-events -i "$data" \
+perf script --no-inline -F comm,pid,tid,time,period,event,ip,dso --show-mmap-events -i "$data" \
 	>"$SCRATCH/script.txt" 2>"$SCRATCH/script.err" || fail "perf script: $(tail -1 "$SCRATCH/script.err")"
 perf buildid-list -i "$data" >"$SCRATCH/buildids.txt" 2>/dev/null || true
 

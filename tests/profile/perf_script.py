@@ -82,6 +82,69 @@ def llvm_chain(path, vaddrs):
     return chains
 
 
+def shapes(symdb, bins, pools, scratch, rnd):
+    """The other shapes perf script prints: headers of -F sets without a
+    pid, a time or an event (comm,ip,dso; comm,tid,ip,dso;
+    comm,time,ip,dso; ip,dso, whose header is an empty line), a command
+    name holding "10/20", and perf's own inline entries (without
+    --no-inline): an address with inlined functions printed once per
+    function, "(inlined)" in place of the DSO, the outermost with it -- or
+    without any entry naming the DSO.  Expected stacks from
+    llvm-symbolizer-14 as above; a group with no DSO is "[unknown]"."""
+    text, expect = [], {}
+    heads = [("my prog", "my prog {t}"), ("my prog", "my prog  4242 "),
+             ("my prog", "my prog 100.{k:06d}: "), ("[unknown]", ""),
+             ("job 10/20", "job 10/20 4242/4242 100.{k:06d}:     1 cpu-clock: ")]
+    for k in range(40):
+        b = rnd.choice(bins)
+        segs, pool = pools[b]
+        inl = [c for c in pool if len(c[1]) > 1]
+        picks = [rnd.choice(inl) for _ in range(rnd.randint(1, 3))]
+        comm, head = heads[k % len(heads)]
+        text.append(head.format(k=k, t=""))
+        stack = [comm]
+        for i, (v, ch) in enumerate(picks):
+            o = to_offset(segs, v) + (0 if i == 0 else 1)
+            if k % 4 == 3 and i == len(picks) - 1 and i > 0:
+                # the root-most caller as perf prints __libc_start_main_impl:
+                # "(inlined)" entries only
+                text += [f"\t{o:16x} (inlined)"] * len(ch)
+                stack.insert(1, "[unknown]")
+                continue
+            text += [f"\t{o:16x} (inlined)"] * (len(ch) - 1) + [f"\t{o:16x} ({b})"]
+            stack[len(stack) - len(stack) + 1:1] = list(reversed(ch))
+        text.append("")
+        key = ";".join(stack)
+        expect[key] = expect.get(key, 0) + 1
+    inp = os.path.join(scratch, "shapes.txt")
+    with open(inp, "w") as f:
+        f.write("\n".join(text) + "\n")
+    out = os.path.join(scratch, "shapes.folded")
+    p = subprocess.run([symdb, "perf", "--no-annotate", inp, "-o", out], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        print(f"FAIL: symdb perf on the other shapes exited {p.returncode}: {p.stderr}")
+        return 1
+    got = {}
+    with open(out) as f:
+        for line in f:
+            st, _, n = line.rstrip("\n").rpartition(" ")
+            got[st] = got.get(st, 0) + int(n)
+    bad = [st for st in sorted(set(got) | set(expect)) if got.get(st) != expect.get(st)]
+    for st in bad[:5]:
+        print(f"  shapes: stack {st!r}: symdb {got.get(st)}, llvm-symbolizer-14 {expect.get(st)}")
+    if bad:
+        print(f"FAIL: {len(bad)} stacks of the other shapes differ")
+        return 1
+    nonly = sum(v for st, v in expect.items() if ";[unknown];" in st)
+    if "printed by perf only as '(inlined)'" not in p.stderr or "inlined" in p.stderr.splitlines()[-1]:
+        print(f"FAIL: the '(inlined)'-only frames are not reported in one line: {p.stderr!r}")
+        return 1
+    print(f"ok: {sum(expect.values())} samples of the other shapes ({nonly} with an "
+          f"'(inlined)'-only caller), as llvm-symbolizer-14 names them")
+    return 0
+
+
 def main():
     symdb, bins = sys.argv[1], sys.argv[2:]
     scratch = os.environ["SCRATCH"]
@@ -242,6 +305,9 @@ def main():
                     for l in lines):
         print(f"FAIL: one path, two builds: {lines} (want {want_named!r} and an unknown frame)")
         return 1
+    rc = shapes(symdb, bins, pools, scratch, rnd)
+    if rc:
+        return rc
     # Not perf script output: one line, exit 1, no output file (README's
     # bad-inputs table).
     bad_in = os.path.join(scratch, "notperf.txt")
