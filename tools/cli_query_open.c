@@ -202,7 +202,12 @@ static const char *llvm_reason(int rc)
 int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
                       symdb_image **img, char *msg, size_t msz)
 {
-	char err[1024] = "";
+	char err[1024] = "", file[4096];
+	const char *arch = q->arch, *suffix = obj ? cli_split_arch(obj, file, sizeof file) : NULL;
+	if (suffix) { /* FILE:ARCH: the file FILE, an ELF one too */
+		obj = file;
+		arch = suffix;
+	}
 	/* Table checksums only with --verify (SPEC §9): verifying reads the
 	 * whole file, so one answer would cost time and RSS in proportion to
 	 * the image; the structural check keeps a damaged file from crashing
@@ -213,7 +218,7 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 	const char *what = obj ? obj : uuid_hex;
 	snprintf(msg, msz, "unable to open this image");
 	SYMDB_OPTS(symdb_build_opts, first_sight, .indexer_path = q->indexer);
-	if (obj && (rc = cli_open_slice(q->db, obj, q->arch, &o,
+	if (obj && (rc = cli_open_slice(q->db, obj, arch, &o,
 	                                q->no_build || !q->db ? NULL : &first_sight, img, msg,
 	                                msz)) <= 0) {
 		return rc; /* Mach-O: opened, or reported */

@@ -36,9 +36,7 @@ static int is_arch_name(const char *s)
 	return 0;
 }
 
-/* "FILE:ARCH" when ARCH is an architecture name, as llvm-symbolizer 14
- * splits it (Symbolize.cpp): the part before the last ':' is the file. */
-static const char *split_arch(const char *obj, char *file, size_t file_sz)
+const char *cli_split_arch(const char *obj, char *file, size_t file_sz)
 {
 	const char *colon = strrchr(obj, ':');
 
@@ -111,14 +109,9 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
                    size_t llvm_msz)
 {
 	symdb_file_image im[64];
-	char file[4096], names[512];
-	const char *suffix = split_arch(obj, file, sizeof file);
+	char names[512];
 	int n, pick = -1, rc;
 
-	if (suffix) { /* FILE:ARCH wins over --default-arch, as in llvm-symbolizer */
-		arch = suffix;
-		obj = file;
-	}
 	n = symdb_file_uuids(obj, NULL, im, sizeof im / sizeof im[0], sizeof im[0]);
 	/* ELF, or an error the caller's path reports.  An ELF file has one
 	 * image: llvm-symbolizer ignores --default-arch for it, and the

@@ -16,9 +16,18 @@
 #define CLI_SLICE_UNCHOSEN 2
 
 /*
+ * llvm-symbolizer's "FILE:ARCH" (Symbolize.cpp): when what follows obj's
+ * last ':' is an architecture name llvm::Triple knows, FILE is copied into
+ * file (file_sz bytes) and ARCH returned (a pointer into obj), whatever
+ * kind of file FILE is; else NULL (obj is the path).  It wins over
+ * --default-arch.
+ */
+CLI_HIDDEN const char *cli_split_arch(const char *obj, char *file, size_t file_sz);
+
+/*
  * Opens the image of obj selected by arch (NULL: the only image of a thin
- * file or bundle).  obj may end in ":ARCH" for an architecture name
- * llvm::Triple knows, as llvm-symbolizer splits it.  Returns 1 when obj is
+ * file or bundle); obj is a path (FILE:ARCH split by the caller: above).
+ * Returns 1 when obj is
  * a single ELF image (the caller opens it as before), 0 with *out set, or
  * minus a CLI exit code after reporting the reason on stderr.  A universal
  * file whose slice cannot be chosen (no arch, or one it lacks): with

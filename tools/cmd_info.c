@@ -304,7 +304,9 @@ static int open_target(const struct cli_global *g, const char *target, symdb **d
 	}
 	cli_fault_guard(*db); /* truncated while read: damaged, not SIGBUS */
 	err[0] = '\0';
-	if (slice && (rc = cli_open_slice(*db, target, NULL, &o, NULL, img, NULL, 0)) <= 0)
+	char file[4096];
+	const char *arch = slice ? cli_split_arch(target, file, sizeof file) : NULL;
+	if (slice && (rc = cli_open_slice(*db, arch ? file : target, arch, &o, NULL, img, NULL, 0)) <= 0)
 		return rc;
 	if (slice && !is_file) {
 		cli_err(target, "no such file, and not a UUID");

@@ -6,7 +6,9 @@
 # must take or leave to the general path: spaces, tabs and control bytes,
 # \r\n, quotes, a NUL, CODE/DATA/FRAME prefixes and modules that look like
 # them, decimal, octal, binary and 0X addresses, 16 and 17 hex digits, 19
-# and 20 decimal digits, a missing or empty address, trailing text, lines
+# and 20 decimal digits, a missing or empty address, trailing text, FILE:ARCH
+# (llvm-symbolizer takes FILE when ARCH is an architecture name, an ELF file
+# too), lines
 # of 1022 to 1025 bytes and an 1100-byte path (llvm-symbolizer's fgets
 # splits lines at 1023 bytes), a line across two reads, and a last line
 # without its newline.  A missing module named by lines of both paths must
@@ -58,6 +60,10 @@ edge = [
     b"CODE " + A, b"CODE", b"C " + A, b"DATAX " + A, b"FRAME " + A, b"F " + A, b"DATA",
     b"t\tab " + A, b"c\x01x " + A, b'q"x ' + A, b"q'x " + A, b"./CODE " + A,
     b"", b"   ", b"\t", b"garbage", b"/nonexistent/module " + A, b"d " + A,
+    # llvm-symbolizer's FILE:ARCH takes FILE whatever it is (an ELF file
+    # here); a suffix that is no architecture name stays in the path
+    P + b":x86_64 " + A, b"CODE " + P + b":x86_64 " + A, P + b":aarch64 " + A,
+    P + b":i386 " + A, P + b":notanarch " + A, P + b": " + A,
     b"/nonexistent/module " + A + b" x", b"/nonexistent/module  " + A + b"\r",
     padded(1021), padded(1022), padded(1023), padded(1024), padded(1025),
     P.rsplit(b"/", 1)[0] + b"/." * 530 + b"/" + P.rsplit(b"/", 1)[1] + b" " + A,
