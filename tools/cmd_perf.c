@@ -700,6 +700,7 @@ static int parse_args(struct perf_opts *o, struct cli_global *g, int argc, char 
 		{ "--build-ids", offsetof(struct perf_opts, build_ids) },
 		{ "--perf-map-dir", offsetof(struct perf_opts, map_dir) },
 		{ "--debug-dir", offsetof(struct perf_opts, debug_dir) },
+		{ "--buildid-dir", offsetof(struct perf_opts, buildid_dir) },
 	};
 	static const struct {
 		const char *name;
@@ -753,6 +754,14 @@ static int parse_args(struct perf_opts *o, struct cli_global *g, int argc, char 
 		o->map_dir = "/tmp";
 	if (!o->debug_dir)
 		o->debug_dir = "/usr/lib/debug";
+	if (!o->buildid_dir) { /* perf's default: $HOME/.debug */
+		static char home_debug[4096];
+		const char *home = getenv("HOME");
+		o->buildid_dir = "";
+		if (home && *home &&
+		    (size_t)snprintf(home_debug, sizeof home_debug, "%s/.debug", home) < sizeof home_debug)
+			o->buildid_dir = home_debug;
+	}
 	return 0;
 }
 
@@ -787,6 +796,7 @@ static void free_run(struct perf_run *r)
 		free(r->mod[i].dso);
 		free(r->mod[i].map_path);
 		free(r->mod[i].debug);
+		free(r->mod[i].cached);
 		symdb_perfmap_close(r->mod[i].map);
 	}
 	for (size_t i = 0; i < r->nbid; i++) {

@@ -26,6 +26,8 @@ struct pmodule {
 	int kind;           /* enum mod_kind */
 	const char *build_id; /* from mmap events or --build-ids; NULL */
 	char *debug;        /* MOD_FILE: its debug file, whose symbol table names it */
+	char *cached;       /* MOD_FILE: perf's copy of the recorded build, when
+	                       the file at dso is another build or gone */
 	char *map_path;     /* MOD_JIT: the perf map read */
 	symdb_perfmap *map; /* MOD_JIT, once opened */
 	int unknown;        /* no image answered any of its addresses */
@@ -64,6 +66,7 @@ struct table {
 
 struct perf_opts {
 	const char *in, *out, *svg, *title, *build_ids, *map_dir, *debug_dir;
+	const char *buildid_dir; /* perf's build-id cache (~/.debug); "" none */
 	int period, no_comm, no_annotate, no_build, quiet, no_debug_names;
 	struct cli_fetch fetch; /* --upstream, --debuginfod... (cli_fetch.h) */
 };

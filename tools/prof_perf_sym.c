@@ -83,19 +83,49 @@ static int resolved(struct perf_run *r, struct loc *l, int kind, const symdb_fra
 	return rc;
 }
 
+/* Whether the file at path has build-id hex. */
+static int has_build_id(const char *path, const char *hex)
+{
+	symdb_uuid id;
+	char got[2 * SYMDB_UUID_MAX + 1];
+	if (symdb_file_uuid(path, NULL, &id) < 0)
+		return 0;
+	symdb_uuid_format(&id, got);
+	return strcasecmp(got, hex) == 0;
+}
+
+/* perf record keeps a copy of every file it sampled in its build-id cache,
+ * DIR/.build-id/XX/REST/elf (XX REST: the build-id's hex), as perf report
+ * reads it once the file was rebuilt or removed.  That copy, when it has
+ * the build-id. */
+static void find_cached(const struct perf_run *r, struct pmodule *m)
+{
+	char path[4096];
+	size_t n = strlen(m->build_id);
+	if (!r->o.buildid_dir[0] || n < 4 || strspn(m->build_id, "0123456789abcdefABCDEF") != n)
+		return;
+	if ((size_t)snprintf(path, sizeof path, "%s/.build-id/%.2s/%s/elf", r->o.buildid_dir,
+	                     m->build_id, m->build_id + 2) < sizeof path &&
+	    has_build_id(path, m->build_id))
+		m->cached = strdup(path);
+}
+
 /* How a file's requests name it: by path, unless perf recorded a build-id
  * that the file at that path no longer has (it was rebuilt or replaced):
- * then by that build-id, answered if the database holds it. */
-static int by_hex(const struct pmodule *m)
+ * then by perf's copy of that build (find_cached), else by that build-id,
+ * answered if the database holds it. */
+static int by_hex(const struct perf_run *r, struct pmodule *m)
 {
-	if (!m->build_id)
+	if (!m->build_id || has_build_id(m->dso, m->build_id))
 		return 0;
-	symdb_uuid id;
-	char hex[2 * SYMDB_UUID_MAX + 1];
-	if (symdb_file_uuid(m->dso, NULL, &id) < 0)
-		return 1;
-	symdb_uuid_format(&id, hex);
-	return strcasecmp(hex, m->build_id) != 0;
+	find_cached(r, m);
+	return m->cached == NULL;
+}
+
+/* The file a module's requests read: perf's copy, or the DSO's path. */
+static const char *file_of(const struct pmodule *m)
+{
+	return m->cached ? m->cached : m->dso;
 }
 
 /*
@@ -112,7 +142,7 @@ static void find_debug_file(struct perf_run *r, struct pmodule *m)
 {
 	symdb_uuid id;
 	char hex[2 * SYMDB_UUID_MAX + 1], path[4096];
-	if (symdb_file_uuid(m->dso, NULL, &id) < 0 || id.kind != SYMDB_UUID_GNU_BUILD_ID ||
+	if (symdb_file_uuid(file_of(m), NULL, &id) < 0 || id.kind != SYMDB_UUID_GNU_BUILD_ID ||
 	    id.len < 2)
 		return;
 	symdb_uuid_format(&id, hex);
@@ -135,7 +165,7 @@ static void file_request(struct perf_run *r, const struct loc *l, int hex,
 		q->image.hex = m->build_id;
 		return;
 	}
-	q->image.path = m->dso;
+	q->image.path = file_of(m);
 	if (m->debug && img &&
 	    symdb_image_translate(img, SYMDB_ADDR_FILEOFF, 0, &l->addr, &q->addr, 1) == 0) {
 		q->image.path = m->debug;
@@ -153,15 +183,15 @@ static int symbolize_files(struct perf_run *r, uint32_t *todo, size_t n)
 	int rc = req && res && hex && img && plt ? 0 : -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < r->nmod; i++) {
 		struct pmodule *m = &r->mod[i];
-		if (m->kind != MOD_FILE || (hex[i] = by_hex(m)) != 0)
+		if (m->kind != MOD_FILE || (hex[i] = by_hex(r, m)) != 0)
 			continue;
-		prof_plt_load(m->dso, &plt[i]); /* none: no stub names */
+		prof_plt_load(file_of(m), &plt[i]); /* none: no stub names */
 		if (r->o.no_debug_names)
 			continue;
 		find_debug_file(r, m);
 		/* The binary's image maps its offsets to vaddrs (a failure
 		 * is answered by the path's own request below). */
-		if (m->debug && symdb_symbolizer_image(r->sym, m->dso, NULL, &img[i]) < 0)
+		if (m->debug && symdb_symbolizer_image(r->sym, file_of(m), NULL, &img[i]) < 0)
 			img[i] = NULL;
 	}
 	for (size_t at = 0; rc == 0 && at < n; at += SYM_BATCH) {

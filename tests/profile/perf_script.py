@@ -305,6 +305,32 @@ def main():
                     for l in lines):
         print(f"FAIL: one path, two builds: {lines} (want {want_named!r} and an unknown frame)")
         return 1
+    # perf's build-id cache: perf record keeps a copy of every file it
+    # sampled in DIR/.build-id/XX/REST/elf.  The path perf recorded now
+    # holds another build: its frames are answered from the copy of the
+    # recorded build (--buildid-dir; default $HOME/.debug), as perf report
+    # reads it; without the copy, by build-id only (nothing here).
+    moved = os.path.join(scratch, "moved-prog")
+    os.symlink(bins[1], moved)  # "rebuilt": another build at the path
+    cache = os.path.join(scratch, "buildid-cache")
+    d = os.path.join(cache, ".build-id", real[:2], real[2:])
+    os.makedirs(d)
+    shutil.copy(b0, os.path.join(d, "elf"))
+    rebuilt = os.path.join(scratch, "rebuilt.txt")
+    with open(rebuilt, "w") as f:
+        f.write(f"p 9/9 1.0: PERF_RECORD_MMAP2 9/9: [0x7f0000000000(0x100000) @ 0 "
+                f"<{real}>]: r-xp {moved}\n"
+                f"p 9/9 2.0: 1 cpu-clock: \n\t{leaf_off:16x} ({moved})\n\n")
+    home = os.path.join(scratch, "home")
+    os.makedirs(home, exist_ok=True)
+    env = dict(os.environ, HOME=home, SYMDB_DIR=os.path.join(scratch, "db-rebuilt"))
+    for args, want in (([], "p;moved-prog+0x"), (["--buildid-dir", cache], want_named)):
+        p = subprocess.run([symdb, "perf", "-q", "--no-annotate", *args, rebuilt],
+                           capture_output=True, text=True, env=env)
+        if p.returncode or not p.stdout.startswith(want):
+            print(f"FAIL: a rebuilt path, perf's build-id cache {args}: {p.stdout!r} "
+                  f"{p.stderr!r} (want {want!r})")
+            return 1
     rc = shapes(symdb, bins, pools, scratch, rnd)
     if rc:
         return rc
