@@ -92,7 +92,8 @@ if [ -n "$build" ]; then
 	done
 	exe=$build/tools/symdb
 	srv=$build/tools/symdb-serve
-	lib=$build/reader/libsymdb.so
+	lib=$(find "$build" -maxdepth 3 -name libsymdb.so -path "$build/lib*" | head -1)
+	lib=${lib:-$build/lib/libsymdb.so}
 	for f in "$exe" "$srv" "$lib"; do
 		if [ ! -e "$f" ]; then
 			violation "$f: missing (build first)"

@@ -12,6 +12,8 @@
 # no internal target (symdb_warnings, the executables) is exported.  The
 # llvm-symbolizer link lands in libexec/symdb/ and runs as llvm-symbolizer;
 # the installed `symdb serve` runs the installed symdb-serve and answers.
+# No executable, built or installed, loads libraries from the current
+# directory (an empty RUNPATH entry).
 source "$(dirname "$0")/../cli/lib.sh"
 require cmake pkg-config gcc nm readelf curl
 : "${SYMDB_BUILD:?SYMDB_BUILD (the build tree) must be set}"
@@ -24,8 +26,32 @@ san=$(sed -n 's/^SYMDB_SANITIZE:[A-Z]*=//p' "$SYMDB_BUILD/CMakeCache.txt")
 sanflags=()
 [[ -n $san ]] && sanflags=(-fsanitize="$san")
 
+# No executable, built or installed, looks for libraries in the current
+# directory: an empty RUNPATH entry (CMake padded the build tree's for its
+# install-time edit: ".../build/reader:") is read by the loader as ".".  A
+# libz.so.1 whose constructor leaves a mark, in the directory symdb is run
+# from, must not be loaded.
+runpath_check() { # BIN...
+	local b rp
+	for b; do
+		rp=$(readelf -d "$b" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+		[[ -z $rp || ! $rp =~ (^|:)(:|$) ]] || fail "$b: RUNPATH '$rp' has an empty entry (the current directory)"
+	done
+	mkdir -p "$SCRATCH/cwd"
+	printf '#include <stdio.h>\n__attribute__((constructor)) static void mark(void) { fclose(fopen("%s/loaded", "w")); }\n' \
+		"$SCRATCH/cwd" >"$SCRATCH/cwd/evil.c"
+	gcc -shared -fPIC -o "$SCRATCH/cwd/libz.so.1" "$SCRATCH/cwd/evil.c" || fail "gcc (planted libz)"
+	for b; do
+		rm -f "$SCRATCH/cwd/loaded"
+		(cd "$SCRATCH/cwd" && "$b" --version >/dev/null 2>&1) || true
+		[[ ! -e $SCRATCH/cwd/loaded ]] || fail "$b loaded libz.so.1 from the current directory"
+	done
+}
+runpath_check "$SYMDB_BUILD/tools/symdb" "$SYMDB_BUILD/tools/symdb-serve"
+
 run cmake --install "$SYMDB_BUILD" --prefix "$prefix"
 expect_ok "cmake --install"
+runpath_check "$prefix/bin/symdb" "$prefix/bin/symdb-serve"
 libdir=$(dirname "$(find "$prefix" -name 'libsymdb.so' | head -1)")
 [[ -f $libdir/libsymdb.so ]] || fail "no libsymdb.so installed"
 [[ -f $prefix/include/symdb.h && -f $prefix/include/symdb_build.h &&
