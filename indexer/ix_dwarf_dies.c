@@ -301,13 +301,28 @@ static int die_at_sibling(unit_walk *u, const stack_entry *e, Dwarf_Die *out)
 	return r;
 }
 
+/* The DIE after e at its level.  dwarf_siblingof_b follows a DW_AT_sibling
+ * that the walk never read (e's abbreviation was not looked at), and one
+ * that names the DIE itself gives the DIE back: the walk looped until the
+ * indexer's time limit.  A sibling that is not past the DIE is an error, as
+ * die_at_sibling says for the attributes it reads. */
 static int next_sibling(unit_walk *u, stack_entry *e, Dwarf_Die *out)
 {
 	Dwarf_Error err = NULL;
+	Dwarf_Off self = 0, next = 0;
 	if (e->sib == SIB_AT && u->cu_end)
 		return die_at_sibling(u, e, out);
 	int r = dwarf_siblingof_b((Dwarf_Debug)u->x->dbg, e->die, 1, out, &err);
 	drop_err(u->x, &err);
+	if (r != DW_DLV_OK)
+		return r;
+	if (dwarf_dieoffset(e->die, &self, &err) != DW_DLV_OK ||
+	    dwarf_dieoffset(*out, &next, &err) != DW_DLV_OK || next <= self) {
+		drop_err(u->x, &err);
+		dwarf_dealloc_die(*out);
+		*out = NULL;
+		return DW_DLV_ERROR;
+	}
 	return r;
 }
 

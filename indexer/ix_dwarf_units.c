@@ -300,6 +300,7 @@ static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t
 	u.rng.has_addr_base = ix_dwarf_attr_secoff(x, cu_die, DW_AT_addr_base, &u.rng.addr_base, NULL);
 	u.bad = read_unit_lines(&u, cu_die);
 	int rc = add_unit_ranges(&u, cu_die);
+	int ranges_ok = rc == 0;
 	/* A skeleton whose split unit was read answers from that unit's DIEs
 	 * alone: LLVM 14 searches (DWO ? *DWO : *this), so the copy of the
 	 * inlining that clang's -fsplit-dwarf-inlining leaves in the skeleton
@@ -311,6 +312,17 @@ static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t
 	else if (rc == 1)
 		rc = 0;
 	unit *un = &x->units[idx];
+	/* DIEs that cannot be walked (a bad DW_AT_sibling, an unknown form,
+	 * nesting past MAX_DEPTH) leave the unit its line table: LLVM reads
+	 * .debug_line apart from the DIEs, so its addresses keep file:line,
+	 * their names come from the symbol table, without inline frames.
+	 * Counted as skipped (PARTIAL). */
+	if (rc < 0 && ranges_ok) {
+		ix_diemap_free(&u.dm);
+		memset(&u.dm, 0, sizeof(u.dm));
+		u.bad = 1;
+		rc = 0;
+	}
 	if (!rc)
 		rc = ix_diemap_flatten(&u.dm, &un->dies);
 	if (!rc) {
