@@ -53,6 +53,56 @@ static void bi_fd_none(publish_fd *f)
 {
 	f->fd = -1;
 	f->name[0] = 0;
+	f->signed_ = 0;
+}
+
+static int64_t bi_ns(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Record what fstat says of f, opened and not yet read. */
+static void bi_fd_sign(publish_fd *f, const struct stat *st)
+{
+	f->signed_ = 1;
+	f->size = (uint64_t)st->st_size;
+	f->mtime_ns = bi_ns(st->st_mtim);
+	f->ctime_ns = bi_ns(st->st_ctim);
+}
+
+/* 0, or -EAGAIN with the reason in eb when f changed since bi_fd_sign.
+ * ctime moves with every write and cannot be set back; since Linux 6.13 a
+ * write after an fstat always gets a later one (multigrain timestamps),
+ * before that only a later clock tick does (a few ms). */
+static int bi_fd_same(const publish_fd *f, char *eb, size_t ebsz)
+{
+	struct stat st;
+
+	if (f->fd < 0 || !f->signed_)
+		return 0;
+	if (fstat(f->fd, &st) == 0 && (uint64_t)st.st_size == f->size &&
+	    bi_ns(st.st_mtim) == f->mtime_ns && bi_ns(st.st_ctim) == f->ctime_ns)
+		return 0;
+	return fmt_err(eb, ebsz, -EAGAIN,
+	               "%s: changed while it was indexed (written in place); nothing published",
+	               f->name);
+}
+
+int build_input_unchanged(const publish_input *in, char *eb, size_t ebsz)
+{
+	int rc = bi_fd_same(&in->in, eb, ebsz);
+
+	for (unsigned i = 0; rc == 0 && i < in->nfiles; i++)
+		rc = bi_fd_same(&in->files[i], eb, ebsz);
+	if (rc == 0)
+		rc = bi_fd_same(&in->debug, eb, ebsz);
+	for (unsigned i = 0; rc == 0 && i < in->nlinks; i++)
+		rc = bi_fd_same(&in->links[i], eb, ebsz);
+	if (rc == 0)
+		rc = bi_fd_same(&in->companion, eb, ebsz);
+	if (rc == 0)
+		rc = bi_fd_same(&in->dwp, eb, ebsz);
+	return rc;
 }
 
 static void bi_fd_close(publish_fd *f)
@@ -103,6 +153,7 @@ static int bi_open_dsym(publish_input *in, int dwarf, const char *path, char *eb
 		f->fd = openat(dirfd(dp), de->d_name, BI_FLAGS);
 		if (f->fd >= 0 && fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (size_t)snprintf(f->name, sizeof f->name, "%s", de->d_name) < sizeof f->name) {
+			bi_fd_sign(f, &st);
 			in->size += (uint64_t)st.st_size;
 			in->nfiles++;
 		} else {
@@ -168,6 +219,7 @@ int build_input_open(publish_input *in, const char *path, char *eb, size_t ebsz)
 	}
 	in->in.fd = fd;
 	snprintf(in->in.name, sizeof in->in.name, "%s", path);
+	bi_fd_sign(&in->in, &st);
 	in->size = (uint64_t)st.st_size;
 	in->dev = (uint64_t)st.st_dev;
 	in->ino = (uint64_t)st.st_ino;
@@ -197,6 +249,7 @@ static int bi_candidate(const publish_input *in, publish_fd *f, const char *cand
 	}
 	f->fd = fd;
 	snprintf(f->name, sizeof f->name, "%s", cand);
+	bi_fd_sign(f, &st);
 	return 1;
 }
 

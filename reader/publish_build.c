@@ -310,6 +310,8 @@ static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
 	 * anything is published. */
 	rc = build_spawn_run(st, path, in, ex, o);
 	if (rc == 0)
+		rc = build_input_unchanged(in, o->errbuf, o->errbuf_sz);
+	if (rc == 0)
 		rc = publish_staged_images(b->cat, st, path, ex, o, out);
 	else
 		build_stage_discard(st);

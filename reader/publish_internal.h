@@ -49,6 +49,11 @@ typedef struct publish_stager {
 typedef struct publish_fd {
 	int fd; /* -1: none */
 	char name[4096];
+	/* fstat when opened, before a byte was read: a file written in place
+	 * while it is indexed changes one of them (build_input_unchanged). */
+	int signed_;
+	uint64_t size;
+	int64_t mtime_ns, ctime_ns;
 } publish_fd;
 
 #define PUBLISH_MAX_DSYM_FILES 16 /* as the indexer has always read a bundle */
@@ -114,6 +119,15 @@ RD_HIDDEN int build_input_dwo(const publish_input *in, publish_fd *f, const char
 
 /* build_inputs.c: close every descriptor of in. */
 RD_HIDDEN void build_input_close(publish_input *in);
+
+/* build_inputs.c: 0 when every file of in (the input, its debug files, a
+ * bundle's files) is as fstat found it when opened (size, mtime, ctime),
+ * else -EAGAIN with "NAME: changed while it was indexed ..." in eb.  The
+ * parent reads an input's identity (build-id, LC_UUID) and the indexer its
+ * contents from one descriptor; a file written in place between the two
+ * (cp or cat over it: the same inode) would otherwise publish one
+ * program's index under another's build-id. */
+RD_HIDDEN int build_input_unchanged(const publish_input *in, char *eb, size_t ebsz);
 
 /* The UUIDs the builder computed itself for an input; a staged image must
  * carry one of them. */
