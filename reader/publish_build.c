@@ -309,7 +309,9 @@ static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
 	/* The indexer's output is untrusted: every checksum is verified before
 	 * anything is published. */
 	rc = build_spawn_run(st, path, in, ex, o);
-	if (rc == 0)
+	/* Also when the indexer failed: a file cut short under it crashes it
+	 * (SIGBUS on its mapping), and that is the file's doing, not a bug. */
+	if (rc == 0 || build_input_unchanged(in, NULL, 0) != 0)
 		rc = build_input_unchanged(in, o->errbuf, o->errbuf_sz);
 	if (rc == 0)
 		rc = publish_staged_images(b->cat, st, path, ex, o, out);
