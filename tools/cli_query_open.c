@@ -243,8 +243,10 @@ int cli_query_open_named(struct query *q, const char *obj, const char *uuid_hex,
 		SYMDB_OPTS(symdb_open_opts, uo, .errbuf = why, .errbuf_sz = sizeof why);
 		int idrc = symdb_file_uuid(obj, &uo, &id);
 		const char *llvm = q->no_build || idrc == 0 ? NULL : llvm_reason(rc);
-		if (idrc == SYMDB_E_NO_UUID && why[0])
-			snprintf(err, sizeof err, "%s", why); /* "FILE: Mach-O image without LC_UUID" */
+		/* "FILE: Mach-O image without LC_UUID", "FILE: build-id longer
+		 * than 32 bytes": the reason, not the code's name */
+		if ((idrc == SYMDB_E_NO_UUID || idrc == SYMDB_E_TOO_BIG) && why[0])
+			snprintf(err, sizeof err, "%s", why);
 		if (llvm) {
 			snprintf(msg, msz, "%s", llvm);
 			/* JSON carries it in the answer instead. */
