@@ -448,10 +448,20 @@ void prof_perf_progress(struct perf_run *r, const char *what, uint64_t a, uint64
 		        (unsigned long long)a, r->nloc);
 }
 
-static void progress_clear(struct perf_run *r)
+void prof_perf_progress_clear(struct perf_run *r)
 {
 	if (r->progress && (r->last_progress.tv_sec || r->last_progress.tv_nsec))
 		fprintf(stderr, "\r%70s\r", "");
+}
+
+static void progress_clear(struct perf_run *r)
+{
+	prof_perf_progress_clear(r);
+}
+
+static void progress_line(void *arg)
+{
+	prof_perf_progress_clear(arg);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -774,14 +784,15 @@ static int open_symbolizer(struct perf_run *r, const struct cli_global *g)
 	const char *tmp = getenv("TMPDIR");
 	const char *indexer = cli_query_indexer(ix, sizeof ix);
 	/* A DSO asked about by build-id (its file is gone or another build)
-	 * is fetched when the database lacks it; fetching publishes, so it
-	 * needs the database. */
-	const symdb_fetch_opts *fo = r->db ? cli_fetch_opts(&r->o.fetch, indexer) : NULL;
+	 * is fetched when the database lacks it (prof_perf_sym.c, through
+	 * cli_fetch_id: its failures are said with their reason); fetching
+	 * publishes, so it needs the database. */
+	r->fetch = (struct cli_fetch_run){ .db = r->db, .before_line = progress_line, .arg = r };
+	r->fetch.fo = r->db ? cli_fetch_opts(&r->o.fetch, indexer) : NULL;
 	SYMDB_OPTS(symdb_symbolizer_opts, so,
-	           .flags = (r->o.no_build ? 0u : SYMDB_SYMBOLIZER_BUILD) |
-	                    (fo ? SYMDB_SYMBOLIZER_FETCH : 0u),
+	           .flags = r->o.no_build ? 0u : SYMDB_SYMBOLIZER_BUILD,
 	           .indexer_path = r->o.no_build ? NULL : indexer,
-	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL, .fetch = fo);
+	           .tmp_dir = tmp && tmp[0] == '/' ? tmp : NULL);
 	if ((rc = symdb_symbolizer_create(r->db, &so, &r->sym)) < 0)
 		cli_err(NULL, "%s", symdb_strerror(rc));
 	return rc;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_fetch.h"
+#include "cli_fetch_id.h"
 #include "cli_outfile.h"
 #include "cli_query.h"
 #include "cli_util.h"
@@ -177,39 +178,22 @@ static void progress_clear(const struct progress *pr)
 
 struct hook_state {
 	struct progress pr;
-	symdb *db;
-	const symdb_fetch_opts *fo; /* NULL: no source */
-	int dead;                   /* a fetch ran out of time: no more this run */
+	struct cli_fetch_run fetch;
 };
 
-/* A mapping's build-id that no file and not the database has: fetched
- * from --upstream / --debuginfod (or the environment's) and published.
- * After one fetch runs out of time the others are not tried: a dead
- * server costs the run one deadline, not one per image. */
-static int fetch_hook(void *arg, const symdb_uuid *id)
+static void fetch_line(void *arg)
 {
 	struct hook_state *h = arg;
-	if (!h->fo || h->dead)
-		return -1;
-	char err[1024] = "", hex[2 * SYMDB_UUID_MAX + 1];
-	symdb_builder *b = NULL;
-	SYMDB_OPTS(symdb_build_opts, bo, .errbuf = err, .errbuf_sz = sizeof err);
-	symdb_fetch_opts fo = *h->fo;
-	fo.errbuf = err;
-	fo.errbuf_sz = sizeof err;
-	symdb_uuid_format(id, hex);
-	int rc = symdb_builder_open(symdb_dir(h->db), &bo, &b);
-	if (rc == 0)
-		rc = symdb_fetch(b, id, &fo, NULL);
-	symdb_builder_close(b);
-	if (rc == -ETIMEDOUT)
-		h->dead = 1;
-	if (rc && rc != SYMDB_E_NOT_FOUND) {
-		progress_clear(&h->pr);
-		h->pr.shown = 0;
-		cli_fetch_report(hex, rc, err);
-	}
-	return rc;
+	progress_clear(&h->pr);
+	h->pr.shown = 0;
+}
+
+/* A mapping's build-id that no file and not the database has: fetched
+ * from --upstream / --debuginfod (or the environment's) and published
+ * (cli_fetch_id.c). */
+static int fetch_hook(void *arg, const symdb_uuid *id)
+{
+	return cli_fetch_id(&((struct hook_state *)arg)->fetch, id);
 }
 
 static void progress_hook(void *arg, size_t done, size_t total)
@@ -243,8 +227,10 @@ static int symbolize(const struct cli_global *g, const struct pprof_args *a, pro
 	char err[512] = "";
 	prof_pprof_stats st;
 	char ix[4096];
-	struct hook_state h = { .pr.on = isatty(STDERR_FILENO), .db = q.db };
-	h.fo = q.db ? cli_fetch_opts(&q.fetch, cli_query_indexer(ix, sizeof ix)) : NULL;
+	struct hook_state h = { .pr.on = isatty(STDERR_FILENO),
+		                .fetch = { .db = q.db, .before_line = fetch_line } };
+	h.fetch.arg = &h;
+	h.fetch.fo = q.db ? cli_fetch_opts(&q.fetch, cli_query_indexer(ix, sizeof ix)) : NULL;
 	prof_pprof_hooks hooks = { .progress = h.pr.on ? progress_hook : NULL, .fetch = fetch_hook,
 	                           .arg = &h };
 	rc = prof_pprof_symbolize(p, q.db, q.sym, a->force, &hooks, &st, err, sizeof err);

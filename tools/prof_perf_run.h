@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli_fetch.h"
+#include "cli_fetch_id.h"
 #include "profile.h"
 #include "symdb.h"
 
@@ -106,6 +107,7 @@ struct perf_run {
 	/* symbolizing */
 	symdb *db;
 	symdb_symbolizer *sym;
+	struct cli_fetch_run fetch; /* DSOs by build-id the database lacks */
 	int progress;
 	struct timespec last_progress;
 	uint64_t done_locs;
@@ -126,6 +128,8 @@ int prof_perf_is_jit_file(const char *dso);
 const char *prof_perf_base_name(const char *path);
 /* A progress line on a terminal (at most four a second): a of b locations. */
 void prof_perf_progress(struct perf_run *r, const char *what, uint64_t a, uint64_t b);
+/* Clears the progress line before a line of its own goes to stderr. */
+void prof_perf_progress_clear(struct perf_run *r);
 
 /* prof_perf_sym.c */
 /* Every location's frames (perf_run.frames), each kind of module through

@@ -173,6 +173,23 @@ static void file_request(struct perf_run *r, const struct loc *l, int hex,
 	}
 }
 
+/* A module asked by build-id that the database lacks: fetched from
+ * --upstream / --debuginfod and published before its requests, as `symdb
+ * pprof` does (cli_fetch_id.c: a failure is one line with its reason; a
+ * source that has no such image leaves the summary's "unknown image"). */
+static void fetch_module(struct perf_run *r, const struct pmodule *m)
+{
+	symdb_uuid id;
+	symdb_image *img;
+	if (!r->fetch.fo || !r->db || symdb_uuid_parse(m->build_id, &id) != 0)
+		return;
+	if (symdb_image_open_uuid(r->db, &id, NULL, &img) == 0) {
+		symdb_image_close(img);
+		return;
+	}
+	cli_fetch_id(&r->fetch, &id);
+}
+
 static int symbolize_files(struct perf_run *r, uint32_t *todo, size_t n)
 {
 	symdb_request *req = calloc(SYM_BATCH, sizeof *req);
@@ -183,8 +200,12 @@ static int symbolize_files(struct perf_run *r, uint32_t *todo, size_t n)
 	int rc = req && res && hex && img && plt ? 0 : -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < r->nmod; i++) {
 		struct pmodule *m = &r->mod[i];
-		if (m->kind != MOD_FILE || (hex[i] = by_hex(r, m)) != 0)
+		if (m->kind != MOD_FILE)
 			continue;
+		if ((hex[i] = by_hex(r, m)) != 0) {
+			fetch_module(r, m);
+			continue;
+		}
 		prof_plt_load(file_of(m), &plt[i]); /* none: no stub names */
 		if (r->o.no_debug_names)
 			continue;

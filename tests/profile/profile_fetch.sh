@@ -13,7 +13,8 @@
 #     --upstream (a fresh database) the image is unknown, and with a store
 #     nobody listens on, one line says why;
 #   - symdb perf on perf script text naming the (gone) file with
-#     --build-ids: the leaf is llvm-symbolizer-14's function on the program.
+#     --build-ids: the leaf is llvm-symbolizer-14's function on the program;
+#     with a store nobody listens on, one line says why, as for pprof.
 set -euo pipefail
 export FIXTURES=${FIXTURES:-unused}
 source "$(dirname "$0")/../fleet/lib.sh"
@@ -104,6 +105,13 @@ SYMDB_DIR=$S/db "$SYMDB" pprof "$S/raw.pb.gz" --upstream "$NODE_SERVE_URL" -o "$
 SYMDB_DIR=$S/dbp "$SYMDB" perf -q --no-annotate --build-ids "$S/buildids.txt" "$S/perf.txt" \
 	-o "$S/none.folded" 2>/dev/null || fail "symdb perf without a source"
 ! grep -qF "$want" "$S/none.folded" || fail "perf: answered without a source"
+# a store nobody listens on: one line with the fetch's reason (before: none,
+# only the summary's unknown image), the frame unnamed, exit 0
+SYMDB_DIR=$S/dbp "$SYMDB" perf --no-annotate --build-ids "$S/buildids.txt" "$S/perf.txt" \
+	--upstream "$dead" -o "$S/pdead.folded" 2>"$S/pdead.err" ||
+	fail "symdb perf with a dead store: $(cat "$S/pdead.err")"
+[[ $(wc -l <"$S/pdead.err") == 2 ]] && grep -qF "symdb: $bid: $dead/symdb/v1/" "$S/pdead.err" &&
+	grep -qE '1 unknown image: ' "$S/pdead.err" || fail "perf, dead store: $(cat "$S/pdead.err")"
 SYMDB_DIR=$S/dbp "$SYMDB" perf -q --no-annotate --build-ids "$S/buildids.txt" "$S/perf.txt" \
 	--upstream "$NODE_SERVE_URL" -o "$S/perf.folded" 2>"$S/perf.err" ||
 	fail "symdb perf --upstream: $(cat "$S/perf.err")"
