@@ -198,16 +198,23 @@ struct serve_run;
  * until lim.fetch_budget_ms has passed, and never for more than half of
  * the time left before deadline_ns (the rest of the request is answered
  * in the other half); the modules still being fetched then get
- * SERVE_PENDING, those no source has SERVE_UNKNOWN_IMAGE.  A module with ref SERVE_REF_PATH when
- * !srv->allow_paths is the front end's 400, never passed here (-EPERM).
+ * SERVE_PENDING, those no source has SERVE_UNKNOWN_IMAGE.  It waits only
+ * when wait is SERVE_WAIT_ALLOWED: with SERVE_WAIT_NONE the modules whose
+ * fetch has not ended are SERVE_PENDING at once, and with
+ * SERVE_WAIT_HANDOFF (a pool thread) the call returns -EWOULDBLOCK instead
+ * of waiting (the fetches started or joined, nothing checked out or
+ * counted: call it again where it may wait).  A module with ref
+ * SERVE_REF_PATH when !srv->allow_paths is the front end's 400, never
+ * passed here (-EPERM).
  * @return 0 with *out; -ENOMEM; -EPERM (a path module, paths not allowed);
  *         -EINVAL for a malformed batch (a range past its array, a stack
- *         frame's module out of range): err says which, one line.
+ *         frame's module out of range): err says which, one line;
+ *         -EWOULDBLOCK (SERVE_WAIT_HANDOFF only): it would have to wait.
  * @note Thread-safe; *out belongs to the calling thread until
  *       serve_batch_close().
  */
 int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
-                     struct serve_run **out, char *err, size_t errsz);
+                     enum serve_wait wait, struct serve_run **out, char *err, size_t errsz);
 
 /*
  * Resolves every item (addresses, then the frames of the stacks not
@@ -227,7 +234,7 @@ void serve_batch_close(struct serve_run *run);
 
 /* serve_batch_open + serve_batch_resolve + serve_batch_close. */
 int serve_batch_run(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
-                    serve_chunk_fn fn, void *arg, char *err, size_t errsz);
+                    enum serve_wait wait, serve_chunk_fn fn, void *arg, char *err, size_t errsz);
 
 /* ---- writers ------------------------------------------------------------- */
 
