@@ -45,6 +45,7 @@ struct serve_run {
 struct serve_pool {
 	pthread_mutex_t mu;
 	struct serve_run *idle;
+	size_t nidle;                  /* contexts in idle */
 	struct serve_server *srv;
 	const char *indexer;           /* srv->indexer_path, or beside_exe */
 	char beside_exe[4096];
@@ -157,14 +158,17 @@ static int run_reserve(struct serve_run *r, size_t n)
 	return 0;
 }
 
-/* An idle context, or a new one: libmicrohttpd's pool bounds how many
- * requests run at once, and so how many contexts there ever are. */
+/* An idle context, or a new one: libmicrohttpd's pool and the limit of
+ * requests waiting for fetches bound how many requests run at once, and so
+ * how many contexts there are. */
 static int pool_get(struct serve_pool *pool, struct serve_run **out, char *err, size_t errsz)
 {
 	pthread_mutex_lock(&pool->mu);
 	struct serve_run *r = pool->idle;
-	if (r)
+	if (r) {
 		pool->idle = r->next;
+		pool->nidle--;
+	}
 	pthread_mutex_unlock(&pool->mu);
 	if (r) {
 		*out = r;
@@ -205,11 +209,20 @@ void serve_batch_close(struct serve_run *run)
 		run_free(run);
 		return;
 	}
+	/* One idle context per pool thread is kept: those made for requests
+	 * that waited for fetches on threads of their own (a burst, while an
+	 * upstream hangs) are freed again. */
 	struct serve_pool *pool = run->pool;
 	pthread_mutex_lock(&pool->mu);
-	run->next = pool->idle;
-	pool->idle = run;
+	bool keep = pool->nidle < (pool->srv->lim.threads ? pool->srv->lim.threads : 1);
+	if (keep) {
+		run->next = pool->idle;
+		pool->idle = run;
+		pool->nidle++;
+	}
 	pthread_mutex_unlock(&pool->mu);
+	if (!keep)
+		run_free(run);
 }
 
 /* ---- finding the images --------------------------------------------------- */

@@ -189,8 +189,8 @@ typedef int (*serve_chunk_fn)(void *arg, const struct serve_batch *b, uint32_t f
 struct serve_run;
 
 /*
- * Checks out a symbolizer context (created on demand; at most lim.threads
- * exist, one per busy handler thread) and finds every module's image: hex
+ * Checks out a symbolizer context (created on demand: one per request being
+ * handled; the pool keeps lim.threads of them idle) and finds every module's image: hex
  * ids in the catalog, paths through the context (indexed on first sight).
  * Sets each module's status, image and uuid; modules not reached by
  * deadline_ns get SERVE_DEADLINE.  With srv->fetch, the unknown modules
@@ -252,8 +252,10 @@ void serve_binary_handle(struct serve_request *rq, struct serve_reply *out);
 
 /*
  * Creates the pool of symbolizer contexts for srv: a context is made when
- * a run finds none idle, so there are as many as requests ever ran at once
- * (srv->lim.threads under libmicrohttpd's pool), each kept for reuse.  With
+ * a run finds none idle, so there are as many as requests run at once
+ * (srv->lim.threads on libmicrohttpd's pool, plus the requests waiting for
+ * fetches on threads of their own); at most srv->lim.threads are kept idle
+ * for reuse, the others freed when their run ends.  With
  * srv->allow_paths they index on first sight (SYMDB_SYMBOLIZER_BUILD,
  * srv->indexer_path, srv->tmp_dir).  srv must outlive the pool.
  * @return 0; -ENOMEM.
