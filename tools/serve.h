@@ -22,7 +22,8 @@
  *
  * Threads: libmicrohttpd runs every handler on one of its pool threads; a
  * request is handled start to finish on one thread (an async endpoint's
- * handle on a thread of its own, the only one touching that request then).  struct serve_server is
+ * handle, and a handle that has to wait for a fetch, on a thread of its
+ * own, the only one touching that request then).  struct serve_server is
  * shared by all threads and is read-only after start, except through the
  * thread-safe objects it points to (metrics, cache, pool, images).
  * The server uses only the public headers (symdb.h, symdb_build.h,
@@ -57,6 +58,7 @@ struct serve_limits {
 	uint64_t cache_bytes;       /* the stack cache's memory bound; 0 = no cache */
 	uint32_t max_fetches;       /* concurrent fetches of unknown images (threads) */
 	uint32_t fetch_budget_ms;   /* how long a request waits for its fetches */
+	uint32_t max_fetch_waiters; /* requests waiting for fetches (threads of their own) */
 };
 
 /* ---- the server: shared by every thread ---------------------------------- */
@@ -98,6 +100,18 @@ enum serve_endpoint_id {
 	SERVE_EP_COUNT
 };
 
+/*
+ * Whether a handler may wait for long (for an image being fetched): never
+ * on a pool thread, where every other request would wait behind it.
+ */
+enum serve_wait {
+	SERVE_WAIT_HANDOFF = 0, /* a pool thread: a handler that would wait gives up
+	                           without an answer and says so (reply.handoff) */
+	SERVE_WAIT_ALLOWED,     /* a thread of its own: it may wait */
+	SERVE_WAIT_NONE         /* no thread of its own could be had
+	                           (lim.max_fetch_waiters): answer without waiting */
+};
+
 /* One request, as a handler sees it.  Owned by serve_http.c. */
 struct serve_request {
 	struct serve_server *srv;
@@ -110,6 +124,7 @@ struct serve_request {
 	uint64_t start_ns;            /* CLOCK_MONOTONIC when the headers were complete */
 	uint64_t deadline_ns;         /* start_ns + lim.deadline_ms */
 	enum serve_endpoint_id ep;    /* for metrics; a handler may refine it */
+	enum serve_wait wait;         /* where handle runs: may it wait? */
 	const char *body;             /* buffered endpoints: the whole body */
 	size_t body_len;
 	void *state;                  /* streaming endpoints: their own state */
@@ -127,6 +142,12 @@ struct serve_reply {
 	const char *allow;            /* a static string: the Allow header (405), or NULL */
 	uint64_t addresses;           /* addresses answered, for the log and metrics */
 	char reason[200];             /* one line for the access log when status >= 400 */
+	/* No answer (status 0, no body, no fd): handle would have to wait and
+	 * rq->wait was SERVE_WAIT_HANDOFF.  The core calls handle again, on a
+	 * thread of its own (SERVE_WAIT_ALLOWED) or, when lim.max_fetch_waiters
+	 * requests wait already, where it is (SERVE_WAIT_NONE); the body is
+	 * still there. */
+	bool handoff;
 };
 
 struct serve_endpoint {
@@ -144,7 +165,9 @@ struct serve_endpoint {
 	void (*cleanup)(struct serve_request *rq);
 	/* handle may wait for long (an upload waits for an indexer slot and
 	 * its indexer run): it runs on a thread of its own while the
-	 * connection is suspended, so the pool thread serves other requests. */
+	 * connection is suspended, so the pool thread serves other requests.
+	 * (A handler that only sometimes waits runs on the pool thread and
+	 * hands itself off: serve_reply.handoff.) */
 	bool async;
 };
 
@@ -205,6 +228,9 @@ enum serve_fetch_outcome {
  * Starts the fetch of each ids[k] that is not being fetched already (one
  * fetch per id at a time: later requests join it) and waits until every
  * one has ended, or until until_ns (CLOCK_MONOTONIC), whichever is first.
+ * An until_ns already past (0) waits for nothing: the fetches are started
+ * or joined, and those not ended are PENDING (a request on a pool thread
+ * looks so before it hands itself off, then calls again to wait).
  * out[k] and err[k] (the SYMDB_E_* / -errno of a failure, or 0) say what
  * became of ids[k].  An id answered absent within the TTL is ABSENT at
  * once, without a fetch.

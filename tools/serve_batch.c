@@ -45,6 +45,7 @@ struct serve_run {
 struct serve_pool {
 	pthread_mutex_t mu;
 	struct serve_run *idle;
+	size_t nidle;                  /* contexts in idle */
 	struct serve_server *srv;
 	const char *indexer;           /* srv->indexer_path, or beside_exe */
 	char beside_exe[4096];
@@ -157,14 +158,17 @@ static int run_reserve(struct serve_run *r, size_t n)
 	return 0;
 }
 
-/* An idle context, or a new one: libmicrohttpd's pool bounds how many
- * requests run at once, and so how many contexts there ever are. */
+/* An idle context, or a new one: libmicrohttpd's pool and the limit of
+ * requests waiting for fetches bound how many requests run at once, and so
+ * how many contexts there are. */
 static int pool_get(struct serve_pool *pool, struct serve_run **out, char *err, size_t errsz)
 {
 	pthread_mutex_lock(&pool->mu);
 	struct serve_run *r = pool->idle;
-	if (r)
+	if (r) {
 		pool->idle = r->next;
+		pool->nidle--;
+	}
 	pthread_mutex_unlock(&pool->mu);
 	if (r) {
 		*out = r;
@@ -205,11 +209,20 @@ void serve_batch_close(struct serve_run *run)
 		run_free(run);
 		return;
 	}
+	/* One idle context per pool thread is kept: those made for requests
+	 * that waited for fetches on threads of their own (a burst, while an
+	 * upstream hangs) are freed again. */
 	struct serve_pool *pool = run->pool;
 	pthread_mutex_lock(&pool->mu);
-	run->next = pool->idle;
-	pool->idle = run;
+	bool keep = pool->nidle < (pool->srv->lim.threads ? pool->srv->lim.threads : 1);
+	if (keep) {
+		run->next = pool->idle;
+		pool->idle = run;
+		pool->nidle++;
+	}
 	pthread_mutex_unlock(&pool->mu);
+	if (!keep)
+		run_free(run);
 }
 
 /* ---- finding the images --------------------------------------------------- */
@@ -459,10 +472,16 @@ static int fetch_list_make(const struct serve_batch *b, struct fetch_list *l)
 	return 0;
 }
 
-/* Waits for the fetches of the unknown modules (serve_batch_open's
- * comment), then opens the images that were published meanwhile. */
+/*
+ * Waits for the fetches of the unknown modules (serve_batch_open's
+ * comment), then opens the images that were published meanwhile.  Where
+ * it may not wait (SERVE_WAIT_HANDOFF: a pool thread), it only starts or
+ * joins the fetches and looks at them: when one has not ended and the
+ * request has time to wait for it, -EWOULDBLOCK, nothing counted.  The
+ * next call, on a thread of its own, joins the same fetches (one per id).
+ */
 static int fetch_unknown(struct serve_run *r, struct serve_server *srv, struct serve_batch *b,
-                         const bool *by_uuid, uint64_t deadline_ns)
+                         const bool *by_uuid, uint64_t deadline_ns, enum serve_wait wait)
 {
 	struct fetch_list l = { 0 };
 	int rc = fetch_list_make(b, &l);
@@ -470,7 +489,15 @@ static int fetch_unknown(struct serve_run *r, struct serve_server *srv, struct s
 		fetch_list_free(&l);
 		return rc;
 	}
-	serve_fetch_wait(srv->fetch, l.ids, l.n, fetch_until(srv, deadline_ns), l.outcome, l.err);
+	uint64_t until = fetch_until(srv, deadline_ns);
+	bool handoff = wait == SERVE_WAIT_HANDOFF && until > now_ns();
+	serve_fetch_wait(srv->fetch, l.ids, l.n, wait == SERVE_WAIT_ALLOWED ? until : 0, l.outcome,
+	                 l.err);
+	for (size_t k = 0; handoff && k < l.n; k++)
+		if (l.outcome[k] == SERVE_FETCH_PENDING) {
+			fetch_list_free(&l);
+			return -EWOULDBLOCK;
+		}
 	bool any = false;
 	uint64_t pending = 0;
 	for (size_t k = 0; k < l.n; k++) {
@@ -556,7 +583,7 @@ static int check_current(struct serve_server *srv, struct serve_run *r, struct s
 }
 
 int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
-                     struct serve_run **out, char *err, size_t errsz)
+                     enum serve_wait wait, struct serve_run **out, char *err, size_t errsz)
 {
 	int rc = check_shape(b, err, errsz);
 	if (rc)
@@ -585,7 +612,7 @@ int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t d
 	if (rc >= 0)
 		rc = open_by_id(r, b, by_uuid, NULL);
 	if (rc >= 0 && srv->fetch)
-		rc = fetch_unknown(r, srv, b, by_uuid, deadline_ns);
+		rc = fetch_unknown(r, srv, b, by_uuid, deadline_ns, wait);
 	/* (a path's image is the context's by the file's own identity, its
 	 * symbol-table kind and, without a build-id, its bytes: not checked) */
 	for (uint32_t i = 0; i < b->nmodules && rc >= 0; i++)
@@ -594,7 +621,8 @@ int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t d
 			rc = check_current(srv, r, &b->modules[i]);
 	free(by_uuid);
 	if (rc < 0) {
-		snprintf(err, errsz, "finding the images: %s", symdb_strerror(rc));
+		if (rc != -EWOULDBLOCK)
+			snprintf(err, errsz, "finding the images: %s", symdb_strerror(rc));
 		serve_batch_close(r);
 		return rc;
 	}
@@ -732,10 +760,10 @@ int serve_batch_resolve(struct serve_run *run, const struct serve_batch *b, uint
 }
 
 int serve_batch_run(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
-                    serve_chunk_fn fn, void *arg, char *err, size_t errsz)
+                    enum serve_wait wait, serve_chunk_fn fn, void *arg, char *err, size_t errsz)
 {
 	struct serve_run *run = NULL;
-	int rc = serve_batch_open(srv, b, deadline_ns, &run, err, errsz);
+	int rc = serve_batch_open(srv, b, deadline_ns, wait, &run, err, errsz);
 	if (rc)
 		return rc;
 	rc = serve_batch_resolve(run, b, deadline_ns, fn, arg);

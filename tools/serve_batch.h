@@ -189,8 +189,8 @@ typedef int (*serve_chunk_fn)(void *arg, const struct serve_batch *b, uint32_t f
 struct serve_run;
 
 /*
- * Checks out a symbolizer context (created on demand; at most lim.threads
- * exist, one per busy handler thread) and finds every module's image: hex
+ * Checks out a symbolizer context (created on demand: one per request being
+ * handled; the pool keeps lim.threads of them idle) and finds every module's image: hex
  * ids in the catalog, paths through the context (indexed on first sight).
  * Sets each module's status, image and uuid; modules not reached by
  * deadline_ns get SERVE_DEADLINE.  With srv->fetch, the unknown modules
@@ -198,16 +198,23 @@ struct serve_run;
  * until lim.fetch_budget_ms has passed, and never for more than half of
  * the time left before deadline_ns (the rest of the request is answered
  * in the other half); the modules still being fetched then get
- * SERVE_PENDING, those no source has SERVE_UNKNOWN_IMAGE.  A module with ref SERVE_REF_PATH when
- * !srv->allow_paths is the front end's 400, never passed here (-EPERM).
+ * SERVE_PENDING, those no source has SERVE_UNKNOWN_IMAGE.  It waits only
+ * when wait is SERVE_WAIT_ALLOWED: with SERVE_WAIT_NONE the modules whose
+ * fetch has not ended are SERVE_PENDING at once, and with
+ * SERVE_WAIT_HANDOFF (a pool thread) the call returns -EWOULDBLOCK instead
+ * of waiting (the fetches started or joined, nothing checked out or
+ * counted: call it again where it may wait).  A module with ref
+ * SERVE_REF_PATH when !srv->allow_paths is the front end's 400, never
+ * passed here (-EPERM).
  * @return 0 with *out; -ENOMEM; -EPERM (a path module, paths not allowed);
  *         -EINVAL for a malformed batch (a range past its array, a stack
- *         frame's module out of range): err says which, one line.
+ *         frame's module out of range): err says which, one line;
+ *         -EWOULDBLOCK (SERVE_WAIT_HANDOFF only): it would have to wait.
  * @note Thread-safe; *out belongs to the calling thread until
  *       serve_batch_close().
  */
 int serve_batch_open(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
-                     struct serve_run **out, char *err, size_t errsz);
+                     enum serve_wait wait, struct serve_run **out, char *err, size_t errsz);
 
 /*
  * Resolves every item (addresses, then the frames of the stacks not
@@ -227,7 +234,7 @@ void serve_batch_close(struct serve_run *run);
 
 /* serve_batch_open + serve_batch_resolve + serve_batch_close. */
 int serve_batch_run(struct serve_server *srv, struct serve_batch *b, uint64_t deadline_ns,
-                    serve_chunk_fn fn, void *arg, char *err, size_t errsz);
+                    enum serve_wait wait, serve_chunk_fn fn, void *arg, char *err, size_t errsz);
 
 /* ---- writers ------------------------------------------------------------- */
 
@@ -245,8 +252,10 @@ void serve_binary_handle(struct serve_request *rq, struct serve_reply *out);
 
 /*
  * Creates the pool of symbolizer contexts for srv: a context is made when
- * a run finds none idle, so there are as many as requests ever ran at once
- * (srv->lim.threads under libmicrohttpd's pool), each kept for reuse.  With
+ * a run finds none idle, so there are as many as requests run at once
+ * (srv->lim.threads on libmicrohttpd's pool, plus the requests waiting for
+ * fetches on threads of their own); at most srv->lim.threads are kept idle
+ * for reuse, the others freed when their run ends.  With
  * srv->allow_paths they index on first sight (SYMDB_SYMBOLIZER_BUILD,
  * srv->indexer_path, srv->tmp_dir).  srv must outlive the pool.
  * @return 0; -ENOMEM.

@@ -427,12 +427,18 @@ static void bw_free(struct bw *w)
 	free(w->wf);
 }
 
-/* Runs the batch into w's encoder: 0, or an HTTP status with err set. */
+/* Runs the batch into w's encoder: 0, or an HTTP status with err set, or
+ * 0 with *handoff (it would wait for a fetch: serve.h). */
 static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct bw *w, char *err,
-                       size_t errsz)
+                       size_t errsz, bool *handoff)
 {
 	struct serve_run *run = NULL;
-	int rc = serve_batch_open(rq->srv, b, rq->deadline_ns, &run, err, errsz);
+	int rc = serve_batch_open(rq->srv, b, rq->deadline_ns, rq->wait, &run, err, errsz);
+
+	if (rc == -EWOULDBLOCK) {
+		*handoff = true;
+		return 0;
+	}
 
 	if (rc == -EPERM || rc == -EINVAL) {
 		serve_batch_close(run);
@@ -474,13 +480,14 @@ void serve_binary_handle(struct serve_request *rq, struct serve_reply *out)
 	size_t len = 0;
 	char *body = NULL;
 	int rc = 0;
+	bool handoff = false;
 
 	w.b = &r.b;
 	if (!code && symdb_batch_encoder_create(&eo, &w.enc) < 0)
 		code = refuse(&r, 503, "out of memory for the response");
 	if (!code)
-		code = answer(rq, &r.b, &w, r.err, sizeof r.err);
-	if (!code && (rc = symdb_batch_encode_size(w.enc, &len)) == 0) {
+		code = answer(rq, &r.b, &w, r.err, sizeof r.err, &handoff);
+	if (!code && !handoff && (rc = symdb_batch_encode_size(w.enc, &len)) == 0) {
 		if (!(body = malloc(len ? len : 1)))
 			rc = -ENOMEM;
 		else
@@ -490,7 +497,9 @@ void serve_binary_handle(struct serve_request *rq, struct serve_reply *out)
 		code = rc == -ENOMEM ? 503 : 500;
 		snprintf(r.err, sizeof r.err, "the response: %s", symdb_strerror(rc));
 	}
-	if (code) {
+	if (handoff) {
+		out->handoff = true;
+	} else if (code) {
 		free(body);
 		serve_reply_error(out, code, "%s", r.err);
 		if (code == 503)

@@ -38,10 +38,22 @@
  * MHD_stop_daemon, so serve_http_stop waits for these threads (each is
  * bounded by the request's deadline for a slot and by the indexer's own
  * time limit for its run).
+ *
+ * Handed-off requests (a symbolize request naming an image being fetched:
+ * it may wait up to --fetch-budget-ms).  Most requests never wait, and
+ * a thread per request would cost them, so such a handler runs on the pool
+ * thread and, when it finds it would have to wait, gives up without an
+ * answer (serve_reply.handoff).  It then runs again the async way, on a
+ * thread of its own, allowed to wait.  At most lim.max_fetch_waiters
+ * requests wait so; past that, handle runs again at once on the pool
+ * thread, told not to wait (its images still being fetched are "pending"),
+ * and so it does once the server is stopping.  serve_http_stop waits for
+ * these threads too: each is bounded by the fetch budget.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
@@ -142,6 +154,7 @@ struct sreq {
 	bool async_started;              /* an async handle runs or ran (under amu) */
 	bool async_done;                 /* ... and finished: async_out is its answer */
 	bool suspended;                  /* the connection is suspended for it */
+	bool waiter;                     /* handed off: counted in fetch_waiters (under amu) */
 	struct serve_reply async_out;
 	struct MHD_Connection *conn;     /* for the async thread's resume */
 	struct serve_http *h;
@@ -164,9 +177,10 @@ struct serve_http {
 	bool reaper_stop;
 	pthread_t reaper;
 	uint64_t tick_ns;
-	pthread_mutex_t amu;             /* async_running, sreq async fields */
+	pthread_mutex_t amu;             /* async_running, fetch_waiters, sreq async fields */
 	pthread_cond_t acv;              /* async_running dropped */
 	unsigned async_running;          /* async handle threads alive */
+	unsigned fetch_waiters;          /* of them, handed-off requests not yet answered */
 };
 
 /* ---- the access log --------------------------------------------------------- */
@@ -701,6 +715,8 @@ static void *async_main(void *arg)
 	struct MHD_Connection *c = sr->conn;
 	sr->ep->handle(&sr->rq, &sr->async_out);
 	pthread_mutex_lock(&h->amu);
+	if (sr->waiter)
+		h->fetch_waiters--;
 	sr->async_done = true;
 	bool resume = sr->suspended;
 	sr->suspended = false;
@@ -718,8 +734,10 @@ static void *async_main(void *arg)
 
 /* Starts sr's handle on a thread of its own and suspends the connection:
  * 1 when started (the answer comes on a later call), 0 when no thread
- * could be had (the caller runs handle itself, as before). */
-static int async_start(struct serve_http *h, struct MHD_Connection *c, struct sreq *sr)
+ * could be had (the caller runs handle itself, as before).  waiter: a
+ * handed-off request, one of at most lim.max_fetch_waiters. */
+static int async_start(struct serve_http *h, struct MHD_Connection *c, struct sreq *sr,
+                       bool waiter)
 {
 	pthread_attr_t a;
 	pthread_t t;
@@ -733,9 +751,20 @@ static int async_start(struct serve_http *h, struct MHD_Connection *c, struct sr
 	/* Under amu the thread cannot reach its resume before the
 	 * connection is suspended. */
 	pthread_mutex_lock(&h->amu);
-	rc = pthread_create(&t, &a, async_main, sr);
-	if (rc == 0) {
+	enum serve_wait was = sr->rq.wait;
+	sr->rq.wait = SERVE_WAIT_ALLOWED;
+	/* A stopping server starts no wait: serve_http_stop sets the flag,
+	 * then waits under amu for the threads there are, and would miss one
+	 * started after that. */
+	if (!waiter ||
+	    (h->fetch_waiters < h->srv->lim.max_fetch_waiters && !atomic_load(&h->stopping)))
+		rc = pthread_create(&t, &a, async_main, sr);
+	if (rc) {
+		sr->rq.wait = was;
+	} else {
 		h->async_running++;
+		h->fetch_waiters += waiter;
+		sr->waiter = waiter;
 		sr->async_started = true;
 		sr->suspended = true;
 		MHD_suspend_connection(c);
@@ -766,10 +795,20 @@ static enum MHD_Result finish(struct serve_http *h, struct MHD_Connection *c, st
 		rq->body = sr->buf ? sr->buf : "";
 		rq->body_len = (size_t)sr->received;
 	}
-	if (sr->ep->async && async_start(h, c, sr))
+	if (sr->ep->async && async_start(h, c, sr, false))
 		return MHD_YES;
 	struct serve_reply out = { .fd = -1 };
 	sr->ep->handle(rq, &out);
+	if (out.handoff) {
+		/* It would wait: on a thread of its own, or here without
+		 * waiting when lim.max_fetch_waiters requests wait already. */
+		assert(!out.status && !out.body && out.fd < 0);
+		if (async_start(h, c, sr, true))
+			return MHD_YES;
+		rq->wait = SERVE_WAIT_NONE;
+		out = (struct serve_reply){ .fd = -1 };
+		sr->ep->handle(rq, &out);
+	}
 	if (!out.status)
 		serve_reply_error(&out, 500, "the endpoint gave no answer");
 	return send_reply(h, c, sr, &out, atomic_load(&h->stopping));

@@ -928,13 +928,17 @@ static void jw_free(struct jw *w)
 }
 
 /* Runs the batch and writes the response into o; 0, or an HTTP status with
- * err set. */
+ * err set, or 0 with *handoff (it would wait for a fetch: serve.h). */
 static unsigned answer(struct serve_request *rq, struct serve_batch *b, struct serve_buf *o,
-                       char *err, size_t errsz)
+                       char *err, size_t errsz, bool *handoff)
 {
 	struct jw w = { .o = o, .b = b, .cache = rq->srv->cache };
 	struct serve_run *run = NULL;
-	int rc = serve_batch_open(rq->srv, b, rq->deadline_ns, &run, err, errsz);
+	int rc = serve_batch_open(rq->srv, b, rq->deadline_ns, rq->wait, &run, err, errsz);
+	if (rc == -EWOULDBLOCK) {
+		*handoff = true;
+		return 0;
+	}
 	if (rc == 0 && (rc = lookup_stacks(&w, b, rq->srv->metrics)) != 0)
 		snprintf(err, errsz, "the stack cache: %s", strerror(-rc));
 	if (rc == 0) {
@@ -974,10 +978,14 @@ void serve_json_handle(struct serve_request *rq, struct serve_reply *out)
 	struct jreq r = { .status = 0 };
 	struct serve_buf o = { .limit = JSON_MAX_RESPONSE };
 	char err[300] = "";
+	bool handoff = false;
 	unsigned code = parse_request(&r, rq);
-	if (!code && (code = answer(rq, &r.b, &o, err, sizeof(err))) != 0)
+	if (!code && (code = answer(rq, &r.b, &o, err, sizeof(err), &handoff)) != 0)
 		snprintf(r.err, sizeof(r.err), "%s", err);
-	if (code) {
+	if (handoff) {
+		serve_buf_free(&o);
+		out->handoff = true;
+	} else if (code) {
 		serve_buf_free(&o);
 		serve_reply_error(out, code, "%s", r.err);
 		if (code == 503)

@@ -76,6 +76,7 @@ static void defaults(struct serve_cli *o)
 			.cache_bytes = 64ull << 20,
 			.max_fetches = 4,
 			.fetch_budget_ms = 2000,
+			.max_fetch_waiters = 32,
 		},
 		.http = { .max_connections = 1024, .conn_memory = 32768 },
 	};
@@ -110,6 +111,7 @@ static const struct numopt numopts[] = {
 	{ "--cache-size", LIM(cache_bytes), K_U64SIZE, 0, UINT64_MAX },
 	{ "--max-fetches", LIM(max_fetches), K_U32, 1, 256 },
 	{ "--fetch-budget-ms", LIM(fetch_budget_ms), K_U32, 0, 86400000 },
+	{ "--max-fetch-waiters", LIM(max_fetch_waiters), K_U32, 0, 100000 },
 	{ "--max-connections", offsetof(struct serve_cli, http.max_connections), K_U32, 1, 1000000 },
 	{ "--max-header-bytes", offsetof(struct serve_cli, http.conn_memory), K_SIZE, 4096, 1u << 24 },
 };

@@ -350,7 +350,10 @@ static const struct subcommand commands[] = {
 	  "                          no_proxy)\n"
 	  "  --max-fetches N         concurrent fetches (4)\n"
 	  "  --fetch-budget-ms MS    a request's wait for its fetches; then its\n"
-	  "                          modules still being fetched are 'pending' (2000)\n" },
+	  "                          modules still being fetched are 'pending' (2000)\n"
+	  "  --max-fetch-waiters N   requests waiting for fetches at once (each on a\n"
+	  "                          thread of its own); more answer 'pending' at\n"
+	  "                          once (32)\n" },
 	{ "verify", cli_cmd_verify, "check every image, orphan and leftover; --repair",
 	  "usage: symdb verify [--db DIR] [--repair] [--grace AGE]\n"
 	  "\n"
