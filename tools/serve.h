@@ -232,12 +232,14 @@ enum serve_fetch_outcome {
  * or joined, and those not ended are PENDING (a request on a pool thread
  * looks so before it hands itself off, then calls again to wait).
  * out[k] and err[k] (the SYMDB_E_* / -errno of a failure, or 0) say what
- * became of ids[k].  An id answered absent within the TTL is ABSENT at
- * once, without a fetch.
+ * became of ids[k]; why (NULL, or n buffers) gets a FAILED fetch's reason,
+ * one line with any password in a URL masked, else "".  An id answered
+ * absent within the TTL is ABSENT at once, without a fetch.
  * @note Thread-safe: any number of request threads.
  */
+#define SERVE_FETCH_WHY 256
 void serve_fetch_wait(struct serve_fetch *f, const symdb_uuid *ids, size_t n, uint64_t until_ns,
-                      enum serve_fetch_outcome *out, int *err);
+                      enum serve_fetch_outcome *out, int *err, char (*why)[SERVE_FETCH_WHY]);
 
 /* ---- replies (serve_http.c) ---------------------------------------------- */
 

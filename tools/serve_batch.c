@@ -39,6 +39,8 @@ struct serve_run {
 	size_t cap;                    /* elements of the four arrays */
 	symdb_image **fresh;           /* this request's images opened anew (current) */
 	size_t nfresh, fresh_cap;
+	char (*why)[SERVE_FETCH_WHY];  /* this request's failed fetches' reasons */
+	size_t why_cap;
 	int stale;                     /* the context holds a replaced image: not reused */
 };
 
@@ -114,6 +116,7 @@ int serve_pool_create(struct serve_server *srv, struct serve_pool **out)
 static void run_free(struct serve_run *r)
 {
 	free(r->fresh);
+	free(r->why);
 	symdb_symbolizer_free(r->sym);
 	free(r->reqs);
 	free(r->syms);
@@ -277,6 +280,7 @@ static void module_failed(struct serve_module *m, enum serve_status st, int erro
 {
 	m->status = st;
 	m->error = error;
+	m->reason = NULL;
 	m->image = NULL;
 }
 
@@ -489,10 +493,19 @@ static int fetch_unknown(struct serve_run *r, struct serve_server *srv, struct s
 		fetch_list_free(&l);
 		return rc;
 	}
+	if (r->why_cap < l.n) { /* the reasons outlive l: the answer is written later */
+		char(*w)[SERVE_FETCH_WHY] = realloc(r->why, l.n * sizeof(*w));
+		if (!w) {
+			fetch_list_free(&l);
+			return -ENOMEM;
+		}
+		r->why = w;
+		r->why_cap = l.n;
+	}
 	uint64_t until = fetch_until(srv, deadline_ns);
 	bool handoff = wait == SERVE_WAIT_HANDOFF && until > now_ns();
 	serve_fetch_wait(srv->fetch, l.ids, l.n, wait == SERVE_WAIT_ALLOWED ? until : 0, l.outcome,
-	                 l.err);
+	                 l.err, r->why);
 	for (size_t k = 0; handoff && k < l.n; k++)
 		if (l.outcome[k] == SERVE_FETCH_PENDING) {
 			fetch_list_free(&l);
@@ -506,8 +519,10 @@ static int fetch_unknown(struct serve_run *r, struct serve_server *srv, struct s
 		case SERVE_FETCH_PUBLISHED: l.again[l.mod[k]] = any = true; break;
 		case SERVE_FETCH_PENDING: module_failed(m, SERVE_PENDING, 0); pending++; break;
 		default: /* (an empty index found stays the answer) */
-			if (m->status != SERVE_OK)
+			if (m->status != SERVE_OK) {
 				module_failed(m, SERVE_UNKNOWN_IMAGE, l.err[k]);
+				m->reason = r->why[k][0] ? r->why[k] : NULL;
+			}
 			break;
 		}
 	}
@@ -523,6 +538,8 @@ const char *serve_module_error(const struct serve_module *m)
 {
 	if (m->status == SERVE_PENDING)
 		return "being fetched: ask again later";
+	if (m->status == SERVE_UNKNOWN_IMAGE && m->reason)
+		return m->reason; /* a failed fetch's: which source, what went wrong */
 	return m->status != SERVE_OK && m->error ? symdb_strerror(m->error) : NULL;
 }
 

@@ -92,10 +92,12 @@ struct serve_module {
 	uint8_t key_len;
 	int error;                     /* not SERVE_OK: the SYMDB_E_* / -errno behind the
 	                                  status (symdb_strerror()), or 0 */
+	const char *reason;            /* UNKNOWN_IMAGE after a failed fetch: its reason
+	                                  (the run's memory, until serve_batch_close) */
 };
 
 /* The reason behind a module's status other than SERVE_OK, one line
- * (static), or NULL when there is none.  The JSON "error" and the binary
+ * (static, or the run's until serve_batch_close), or NULL when there is none.  The JSON "error" and the binary
  * Error string of the module. */
 const char *serve_module_error(const struct serve_module *m);
 

@@ -58,6 +58,7 @@ struct fetch_entry {
 	enum entry_state state;
 	enum serve_fetch_outcome outcome; /* E_DONE */
 	int err;                          /* E_DONE: symdb_fetch()'s code */
+	char why[SERVE_FETCH_WHY];        /* E_DONE, FAILED: its reason (mask_userinfo) */
 	uint64_t expires_ns;              /* E_DONE: forgotten after this */
 	uint64_t checked_ns;              /* ABSENT: DB/misses/HEX last looked at */
 	bool miss_file;                   /* ABSENT: DB/misses/HEX was there then (not
@@ -194,18 +195,40 @@ static struct fetch_entry *entry_claim(struct serve_fetch *f, const symdb_uuid *
 
 /* ---- the workers -------------------------------------------------------------- */
 
+/* The password of each URL in s ("scheme://user:PW@host") masked in place:
+ * a fetch's reason goes to clients, which must not learn a source's
+ * credentials. */
+static void mask_userinfo(char *s)
+{
+	for (char *p = strstr(s, "://"); p; p = strstr(p, "://")) {
+		char *auth = p + 3, *end = auth + strcspn(auth, "/ ?#"), *at = NULL;
+		for (char *q = auth; q < end; q++)
+			if (*q == '@')
+				at = q;
+		char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+		if (colon && at - colon > 1) { /* "user:PW@" -> "user:***@" */
+			memmove(colon + 4, at, strlen(at) + 1);
+			memcpy(colon + 1, "***", 3);
+			end = colon + 4 + strcspn(colon + 4, "/ ?#");
+		}
+		p = end;
+	}
+}
+
 /* One symdb_fetch() of id, outside the lock.  A failure other than "no
  * source has it" gets one line on stderr: the operator's only sign of a
  * broken source (the requests just say "unknown_image"). */
-static int fetch_one(struct serve_fetch *f, const symdb_uuid *id, int *source)
+static int fetch_one(struct serve_fetch *f, const symdb_uuid *id, int *source, char *eb,
+                     size_t ebsz)
 {
-	char eb[600] = "";
 	symdb_fetch_opts o = f->opts;
 	o.errbuf = eb;
-	o.errbuf_sz = sizeof(eb);
+	o.errbuf_sz = ebsz;
+	eb[0] = '\0';
 	SYMDB_OPTS(symdb_fetch_result, res);
 	int rc = symdb_fetch(f->b, id, &o, &res);
 	*source = res.source;
+	mask_userinfo(eb);
 	if (rc && rc != SYMDB_E_NOT_FOUND) {
 		char hex[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(id, hex);
@@ -214,11 +237,17 @@ static int fetch_one(struct serve_fetch *f, const symdb_uuid *id, int *source)
 	return rc;
 }
 
-static void entry_finish(struct serve_fetch *f, struct fetch_entry *e, int rc)
+static void entry_finish(struct serve_fetch *f, struct fetch_entry *e, int rc, const char *eb)
 {
 	uint64_t now = serve_now_ns();
 	e->state = E_DONE;
 	e->err = rc;
+	e->why[0] = '\0';
+	if (rc && rc != SYMDB_E_NOT_FOUND) { /* (masked by fetch_one; cut to fit) */
+		size_t n = strnlen(eb, sizeof e->why - 1);
+		memcpy(e->why, eb, n);
+		e->why[n] = '\0';
+	}
 	if (rc == 0) {
 		e->outcome = SERVE_FETCH_PUBLISHED;
 		e->expires_ns = now + PUBLISHED_KEEP_NS;
@@ -251,7 +280,8 @@ static void *fetch_worker(void *arg)
 		serve_metrics_fetch_running(f->metrics, 1);
 		pthread_mutex_unlock(&f->mu);
 		int source = 0;
-		int rc = fetch_one(f, &id, &source);
+		char eb[600];
+		int rc = fetch_one(f, &id, &source, eb, sizeof eb);
 		pthread_mutex_lock(&f->mu);
 		/* A stopped server may have freed its metrics already (see
 		 * serve_fetch_free): touch nothing but f. */
@@ -259,7 +289,7 @@ static void *fetch_worker(void *arg)
 			break;
 		serve_metrics_fetch_running(f->metrics, -1);
 		serve_metrics_fetch(f->metrics, source, rc);
-		entry_finish(f, e, rc);
+		entry_finish(f, e, rc, eb);
 		pthread_cond_broadcast(&f->done);
 	}
 	pthread_mutex_unlock(&f->mu);
@@ -284,8 +314,10 @@ static void wait_until(struct serve_fetch *f, uint64_t until_ns)
 }
 
 void serve_fetch_wait(struct serve_fetch *f, const symdb_uuid *ids, size_t n, uint64_t until_ns,
-                      enum serve_fetch_outcome *out, int *err)
+                      enum serve_fetch_outcome *out, int *err, char (*why)[SERVE_FETCH_WHY])
 {
+	for (size_t k = 0; why && k < n; k++)
+		why[k][0] = '\0';
 	struct fetch_entry **held = calloc(n ? n : 1, sizeof(*held));
 	if (!held) {
 		for (size_t k = 0; k < n; k++) {
@@ -310,6 +342,8 @@ void serve_fetch_wait(struct serve_fetch *f, const symdb_uuid *ids, size_t n, ui
 		}
 		out[k] = e->state == E_DONE ? e->outcome : SERVE_FETCH_PENDING;
 		err[k] = e->state == E_DONE ? e->err : 0;
+		if (why && out[k] == SERVE_FETCH_FAILED)
+			snprintf(why[k], SERVE_FETCH_WHY, "%s", e->why);
 		e->refs--;
 	}
 	pthread_mutex_unlock(&f->mu);

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 """slow_store.py TREE LOG PORTFILE: an upstream index store for the serve
 fetch tests that serves TREE/symdb/v1/XX/HEX.symdb over HTTP on a free
-loopback port (written to PORTFILE), with two kinds of misbehaviour chosen
+loopback port (written to PORTFILE), with three kinds of misbehaviour chosen
 by files in TREE:
   TREE/delay.HEX  GET for HEX waits the seconds the file says, then answers
   TREE/hang.HEX   GET for HEX is accepted and never answered
+  TREE/status.HEX GET for HEX answers the HTTP status the file says
 Every request is appended to LOG ("GET PATH") when it arrives.  Standard
 library only; the test kills it at exit."""
 import http.server
@@ -31,6 +32,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if os.path.exists(delay):
             with open(delay) as f:
                 time.sleep(float(f.read()))
+        status = os.path.join(TREE, "status." + hexid)
+        if os.path.exists(status):
+            with open(status) as f:
+                self.send_error(int(f.read()))
+            return
         parts = self.path.strip("/").split("/")
         path = os.path.join(TREE, *parts)
         if ".." in parts or not os.path.isfile(path):

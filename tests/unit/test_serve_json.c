@@ -64,7 +64,7 @@ void serve_metrics_pending(struct serve_metrics *m, uint64_t modules)
 }
 
 void serve_fetch_wait(struct serve_fetch *f, const symdb_uuid *ids, size_t n, uint64_t until_ns,
-                      enum serve_fetch_outcome *out, int *err)
+                      enum serve_fetch_outcome *out, int *err, char (*why)[SERVE_FETCH_WHY])
 {
 	(void)f;
 	(void)ids;
@@ -72,6 +72,8 @@ void serve_fetch_wait(struct serve_fetch *f, const symdb_uuid *ids, size_t n, ui
 	for (size_t k = 0; k < n; k++) {
 		out[k] = SERVE_FETCH_FAILED;
 		err[k] = -ENOSYS;
+		if (why)
+			why[k][0] = '\0';
 	}
 }
 
