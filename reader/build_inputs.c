@@ -67,13 +67,14 @@ static void bi_fd_sign(publish_fd *f, const struct stat *st)
 	f->signed_ = 1;
 	f->size = (uint64_t)st->st_size;
 	f->mtime_ns = bi_ns(st->st_mtim);
-	f->ctime_ns = bi_ns(st->st_ctim);
 }
 
 /* 0, or -EAGAIN with the reason in eb when f changed since bi_fd_sign.
- * ctime moves with every write and cannot be set back; since Linux 6.13 a
- * write after an fstat always gets a later one (multigrain timestamps),
- * before that only a later clock tick does (a few ms). */
+ * Every write moves mtime; since Linux 6.13 a write after an fstat always
+ * gets a later one (multigrain timestamps), before that only a later clock
+ * tick does (a few ms).  Not ctime: a hard link made or removed moves it
+ * too, and files renamed over an input path by way of links (the usual
+ * atomic install) must not fail a build that read one whole file. */
 static int bi_fd_same(const publish_fd *f, char *eb, size_t ebsz)
 {
 	struct stat st;
@@ -81,7 +82,7 @@ static int bi_fd_same(const publish_fd *f, char *eb, size_t ebsz)
 	if (f->fd < 0 || !f->signed_)
 		return 0;
 	if (fstat(f->fd, &st) == 0 && (uint64_t)st.st_size == f->size &&
-	    bi_ns(st.st_mtim) == f->mtime_ns && bi_ns(st.st_ctim) == f->ctime_ns)
+	    bi_ns(st.st_mtim) == f->mtime_ns)
 		return 0;
 	return fmt_err(eb, ebsz, -EAGAIN,
 	               "%s: changed while it was indexed (written in place); nothing published",

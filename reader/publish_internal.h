@@ -53,7 +53,7 @@ typedef struct publish_fd {
 	 * while it is indexed changes one of them (build_input_unchanged). */
 	int signed_;
 	uint64_t size;
-	int64_t mtime_ns, ctime_ns;
+	int64_t mtime_ns;
 } publish_fd;
 
 #define PUBLISH_MAX_DSYM_FILES 16 /* as the indexer has always read a bundle */
@@ -121,7 +121,7 @@ RD_HIDDEN int build_input_dwo(const publish_input *in, publish_fd *f, const char
 RD_HIDDEN void build_input_close(publish_input *in);
 
 /* build_inputs.c: 0 when every file of in (the input, its debug files, a
- * bundle's files) is as fstat found it when opened (size, mtime, ctime),
+ * bundle's files) is as fstat found it when opened (size, mtime),
  * else -EAGAIN with "NAME: changed while it was indexed ..." in eb.  The
  * parent reads an input's identity (build-id, LC_UUID) and the indexer its
  * contents from one descriptor; a file written in place between the two
