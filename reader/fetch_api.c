@@ -64,7 +64,8 @@ struct fetch_ctx {
 	char err[1024]; /* the last source's failure, "ID: URL: reason" */
 	int last;       /* ... and its code */
 	int empty_only; /* fetch_sources' result is a store's index that answers
-	                   nothing, no source having more: a miss for the cache */
+	                   nothing, every other source having none: a miss for
+	                   the cache */
 	struct fetch_env env; /* the fetcher's, remade per source */
 };
 
@@ -501,8 +502,9 @@ static int fetch_have(struct fetch_ctx *c)
  * none, or the last failure.  A store's index that answers nothing (SPEC
  * §7.2: a stripped binary indexed without its debug file) stays published,
  * but the later sources are asked too: a debuginfod server may have the
- * debug information, whose index then replaces it.  When none has, the
- * fetch of that empty index is the result.
+ * debug information, whose index then replaces it.  When every other
+ * source answered it has none, the fetch of that empty index is the
+ * result; when one failed, its failure is.
  */
 static int fetch_sources(struct fetch_ctx *c)
 {
@@ -546,6 +548,11 @@ static int fetch_sources(struct fetch_ctx *c)
 	if (empty) {
 		*c->res = *empty; /* (a later source's failure may have written it) */
 		free(empty);
+		/* A source that failed (timeout, unreachable, damaged download)
+		 * may have the debug information: not a miss, and the failure is
+		 * the caller's to report; the empty index stays published. */
+		if (c->last)
+			return c->last;
 		c->empty_only = 1;
 		return 0;
 	}

@@ -134,7 +134,9 @@ typedef struct symdb_fetch_result {
  *         file from a store, SYMDB_E_BAD_OBJECT for a download the indexer
  *         rejects, -EIO/-ECONNREFUSED... when no source could be reached
  *         (the last source's error; errbuf: "ID: URL: reason").  On error
- *         nothing is published and no temporary file is left.
+ *         nothing is published (except a store's index that answers
+ *         nothing, when a later source failed: kept, not remembered) and
+ *         no temporary file is left.
  * @note Thread-safe (see the file comment).  Blocks the calling thread for
  *       at most opts->timeout_ms plus the indexer's run on a debuginfod
  *       download.

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# fetch_failures.sh: a source that fails is reported and never remembered
+# as a miss (SPEC §12.9).
+#   1. an upstream store (python3 http.server over an exported tree) whose
+#      index of the image answers nothing (the stripped binary indexed
+#      alone), then a debuginfod server that is down or never answers: one
+#      line naming the server, exit 1, nothing in DB/misses; the next query,
+#      with a real debuginfod up, answers as llvm-symbolizer-14 on the
+#      binary and its debug file.  With a debuginfod that answers 404 the
+#      empty index is the result, remembered, as before.
+source "$(dirname "$0")/lib.sh"
+require gcc objcopy curl
+t0=$(date +%s%N)
+
+fleet_fixture "$SCRATCH/fx"
+fleet_addrs "$SCRATCH/fx/prog" >"$SCRATCH/addrs"
+llvm-symbolizer-14 --obj "$SCRATCH/fx/srv/prog" $(cat "$SCRATCH/addrs") >"$SCRATCH/want"
+grep -q middle "$SCRATCH/want" || fail "the oracle names no function: the fixture is not what it should be"
+
+note "1. a store's index that answers nothing, then a debuginfod that fails"
+mkdir -p "$SCRATCH/alone"
+cp "$SCRATCH/fx/srv/prog" "$SCRATCH/alone/prog" # (its debuglink names no file here)
+run "$SYMDB" build --db "$SCRATCH/src" "$SCRATCH/alone/prog"
+((RC == 0)) && grep -q "(no symbols and no debug information" "$OUT" ||
+	fail "build of the stripped binary alone: exit $RC: $(cat "$OUT" "$ERR")"
+run "$SYMDB" --db "$SCRATCH/src" export --tree "$SCRATCH/tree"
+expect_ok "export --tree of the empty index"
+http_start "$SCRATCH/tree"
+STORE=$HTTP_URL
+hang_start
+dbgd_start "$SCRATCH/fx/srv" 2
+for down in "$(dead_url)" "$HANG_URL"; do
+	DB=$SCRATCH/db-${down##*:}
+	run "$SYMDB" query --db "$DB" --upstream "$STORE" --debuginfod "$down" --fetch-timeout 3 \
+		--uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+	expect_error "store's empty index, debuginfod $down failing" "$PROG_ID: $down: "
+	[[ -z $(ls -A "$DB/misses" 2>/dev/null) ]] ||
+		fail "debuginfod $down failing: remembered as a miss: $(ls -A "$DB/misses")"
+	run "$SYMDB" query --db "$DB" --upstream "$STORE" --debuginfod "$DBGD_URL" \
+		--uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+	((RC == 0)) && [[ ! -s $ERR ]] || fail "then debuginfod up: exit $RC: $(cat "$ERR")"
+	diff -u "$SCRATCH/want" "$OUT" || fail "then debuginfod up: answers differ from llvm-symbolizer-14"
+done
+# a debuginfod that answers 404 (the fixture's other program only): the
+# empty index is the fetch's result, remembered
+mkdir -p "$SCRATCH/other"
+gcc -g -O1 -Wl,--build-id -o "$SCRATCH/other/other" -x c - <<<'int main(void) { return 0; }'
+dbgd_start "$SCRATCH/other" 1
+run "$SYMDB" query --db "$SCRATCH/db-404" --upstream "$STORE" --debuginfod "$DBGD_URL" \
+	--uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+((RC == 0)) && [[ ! -s $ERR ]] || fail "store's empty index, debuginfod 404: exit $RC: $(cat "$ERR")"
+[[ -f $SCRATCH/db-404/misses/$PROG_ID ]] || fail "store's empty index, debuginfod 404: not remembered"
+
+note "wall time: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
