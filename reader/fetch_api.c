@@ -36,6 +36,7 @@
 #include "db_dir.h"
 #include "format_layout.h"
 #include "publish_internal.h"
+#include "symdb_url.h"
 
 #define RD_OPTS_LAST_symdb_fetch_opts no_proxy
 #define FETCH_DEFAULT_TIMEOUT_MS 30000u
@@ -709,6 +710,10 @@ int symdb_fetch(symdb_builder *b, const symdb_uuid *id, const symdb_fetch_opts *
 		symdb_uuid_format(id, c->hex);
 		rc = fetch_run(c);
 		c->res->elapsed_ms = (uint32_t)(rd_fetch_now_ms() - t0);
+		/* The source URLs in them may carry a password (user:pw@). */
+		if (c->o.errbuf && c->o.errbuf_sz)
+			symdb_url_mask(c->o.errbuf, c->o.errbuf_sz);
+		symdb_url_mask(c->res->url, sizeof c->res->url);
 	}
 	if (out)
 		rd_out_put(out, c->res, sizeof *c->res);

@@ -10,6 +10,9 @@
 #      with a real debuginfod up, answers as llvm-symbolizer-14 on the
 #      binary and its debug file.  With a debuginfod that answers 404 the
 #      empty index is the result, remembered, as before.
+#   2. a source URL with a password (http://user:PW@host): "user:***@" in
+#      every line that names it (query's errors, build's report, a usage
+#      error, symdb serve's log), the password nowhere.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy curl
 t0=$(date +%s%N)
@@ -52,5 +55,29 @@ run "$SYMDB" query --db "$SCRATCH/db-404" --upstream "$STORE" --debuginfod "$DBG
 	--uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
 ((RC == 0)) && [[ ! -s $ERR ]] || fail "store's empty index, debuginfod 404: exit $RC: $(cat "$ERR")"
 [[ -f $SCRATCH/db-404/misses/$PROG_ID ]] || fail "store's empty index, debuginfod 404: not remembered"
+
+note "2. a password in a source URL is never printed"
+PW=S3cretPW
+dead=$(dead_url)
+creds() { echo "${1/:\/\//://alice:$PW@}"; } # http://h:p -> http://alice:PW@h:p
+run "$SYMDB" query --db "$SCRATCH/db-pw" --upstream "$(creds "$dead")" --uuid "$PROG_ID" 0x1000
+expect_error "dead store with a password" "$(creds "$dead" | sed "s/$PW/***/")/symdb/v1/"
+run "$SYMDB" query --db "$SCRATCH/db-pw" --debuginfod "$(creds "$dead")" --uuid "$PROG_ID" \
+	--output-style=JSON 0x1000
+grep -qF "alice:***@" "$ERR" || fail "dead debuginfod with a password: stderr: $(cat "$ERR")"
+run "$SYMDB" build --db "$SCRATCH/db-pw" --upstream "$(creds "$STORE")" --build-id "$PROG_ID"
+((RC == 0)) && grep -qF "(upstream $(creds "$STORE" | sed "s/$PW/***/")/symdb/v1/" "$OUT" ||
+	fail "build --build-id from a store with a password: exit $RC: $(cat "$OUT" "$ERR")"
+run "$SYMDB" query --db "$SCRATCH/db-pw" --upstream "ftp://alice:$PW@example.invalid/" --uuid "$PROG_ID" 0x1000
+expect_error "not an http URL, with a password" "--upstream: not an http:// or https:// URL: 'ftp://alice:***@example.invalid/'"
+node_serve_start "$SCRATCH/db-serve" --upstream "$(creds "$dead")"
+curl -s -m 30 -H 'Content-Type: application/json' \
+	--data "{\"modules\":[{\"build_id\":\"$PROG_ID\",\"addresses\":[\"0x1000\"]}]}" \
+	"$NODE_SERVE_URL/v1/symbolize" >"$SCRATCH/serve.out" || true
+for ((i = 0; i < 100; i++)); do grep -q "fetching $PROG_ID" "$SCRATCH/serve.err" && break; sleep 0.05; done
+grep -qF "alice:***@" "$SCRATCH/serve.err" || fail "serve's log does not name the store: $(cat "$SCRATCH/serve.err")"
+for f in "$SCRATCH/serve.err" "$SCRATCH/serve.out" "$NODE_SERVE_LOG"; do
+	if grep -q "$PW" "$f"; then fail "the password is in $f: $(grep "$PW" "$f")"; fi
+done
 
 note "wall time: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
