@@ -103,9 +103,12 @@ static void fetch_env_proxies(struct fetch_env *e, const symdb_fetch_opts *o)
 }
 
 /* BASE/symdb/v1/XX/HEX.symdb (SPEC §12.9); base given as configured, with
- * or without a trailing slash. */
+ * or without a trailing slash.  A base with a ?query or #fragment is
+ * refused (SYMDB_E_INVAL): the path would land inside it. */
 static int fetch_store_url(char *url, size_t sz, const char *base, size_t blen, const char *hex)
 {
+	if (memchr(base, '?', blen) || memchr(base, '#', blen))
+		return SYMDB_E_INVAL;
 	while (blen && base[blen - 1] == '/')
 		blen--;
 	int n = snprintf(url, sz, "%.*s/symdb/v1/%.2s/%s.symdb", (int)blen, base, hex, hex);
@@ -517,7 +520,12 @@ static int fetch_sources(struct fetch_ctx *c)
 		char url[4200];
 		size_t n = strcspn(u, " \t\n");
 
-		if (fetch_store_url(url, sizeof url, u, n, c->hex) == 0) {
+		int bad = fetch_store_url(url, sizeof url, u, n, c->hex);
+		if (bad == SYMDB_E_INVAL) /* a failure of this source, not a miss */
+			c->last = fmt_err(c->err, sizeof c->err, bad,
+			                  "%s: %.*s: a source URL has no ?query or #fragment", c->hex,
+			                  (int)(n < 1000 ? n : 1000), u);
+		if (bad == 0) {
 			rc = fetch_upstream(c, url);
 			if (rc == 0 && fetch_have(c)) {
 				free(empty);
@@ -537,8 +545,13 @@ static int fetch_sources(struct fetch_ctx *c)
 	}
 	if (c->last != -ETIMEDOUT && c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
 		/* A UUID parsed from hex has no kind: debuginfod is asked, and
-		 * answers 404 for what is not a build-id it knows. */
-		rc = fetch_debuginfod(c);
+		 * answers 404 for what is not a build-id it knows.  libdebuginfod
+		 * adds its path at the end of each URL, as fetch_store_url. */
+		rc = strpbrk(c->o.debuginfod_urls, "?#")
+		             ? fmt_err(c->err, sizeof c->err, SYMDB_E_INVAL,
+		                       "%s: %s: a source URL has no ?query or #fragment", c->hex,
+		                       c->o.debuginfod_urls)
+		             : fetch_debuginfod(c);
 		if (rc == 0) {
 			free(empty);
 			return 0;

@@ -52,6 +52,10 @@ static int add_url(char **list, const char *opt, const char *url)
 		return bad_url(opt, "not an http:// or https:// URL", url);
 	if (strpbrk(url, " \t\n"))
 		return bad_url(opt, "a URL has no spaces", url);
+	/* The layout's path is added at the end (SPEC §12.9): after a query
+	 * it would be part of the query, after a fragment never sent. */
+	if (strpbrk(url, "?#"))
+		return bad_url(opt, "a source URL has no ?query or #fragment", url);
 	if (!(s = realloc(*list, old + n + 2))) {
 		cli_err(NULL, "out of memory");
 		return -1;

@@ -13,6 +13,10 @@
 #   2. a source URL with a password (http://user:PW@host): "user:***@" in
 #      every line that names it (query's errors, build's report, a usage
 #      error, symdb serve's log), the password nowhere.
+#   3. a source URL with a ?query or #fragment: a usage error naming the
+#      option and the URL (masked) for query, build, pprof, perf and
+#      serve; from SYMDB_UPSTREAM or DEBUGINFOD_URLS a failure of that
+#      source; either way no request and nothing remembered.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy curl
 t0=$(date +%s%N)
@@ -79,5 +83,25 @@ grep -qF "alice:***@" "$SCRATCH/serve.err" || fail "serve's log does not name th
 for f in "$SCRATCH/serve.err" "$SCRATCH/serve.out" "$NODE_SERVE_LOG"; do
 	if grep -q "$PW" "$f"; then fail "the password is in $f: $(grep "$PW" "$f")"; fi
 done
+
+note "3. a source URL with a ?query or #fragment is refused (the store's path would land in it)"
+asked=$(http_gets "GET ")
+for cmd in "query --uuid $PROG_ID 0x1000" "build --build-id $PROG_ID" "pprof x.pb.gz" \
+	"perf script" "serve --listen 127.0.0.1:0"; do
+	for u in "$(creds "$STORE")/ok?token=abc" "$STORE/ok#x"; do
+		shown=$(echo "$u" | sed "s/$PW/***/")
+		run "$SYMDB" $cmd --db "$SCRATCH/db-q" --upstream "$u"
+		expect_error "$cmd --upstream $shown" "--upstream: a source URL has no ?query or #fragment: '$shown'"
+		((RC == 2)) || fail "$cmd --upstream $shown: exit $RC, expected 2 (usage)"
+	done
+done
+run "$SYMDB" query --db "$SCRATCH/db-q" --debuginfod "$DBGD_URL/?x=1" --uuid "$PROG_ID" 0x1000
+expect_error "--debuginfod with a query" "--debuginfod: a source URL has no ?query or #fragment"
+SYMDB_UPSTREAM="$STORE/ok?token=abc" run "$SYMDB" query --db "$SCRATCH/db-q" --uuid "$PROG_ID" 0x1000
+expect_error "SYMDB_UPSTREAM with a query" "$STORE/ok?token=abc: a source URL has no ?query or #fragment"
+DEBUGINFOD_URLS="$DBGD_URL#x" run "$SYMDB" query --db "$SCRATCH/db-q" --uuid "$PROG_ID" 0x1000
+expect_error "DEBUGINFOD_URLS with a fragment" "$DBGD_URL#x: a source URL has no ?query or #fragment"
+[[ -z $(ls -A "$SCRATCH/db-q/misses" 2>/dev/null) ]] || fail "a refused URL was remembered as a miss"
+[[ $(http_gets "GET ") == "$asked" ]] || fail "a refused URL reached the store: $(tail -2 "$HTTP_LOG")"
 
 note "wall time: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
