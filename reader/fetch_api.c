@@ -67,6 +67,9 @@ struct fetch_ctx {
 	int empty_only; /* fetch_sources' result is a store's index that answers
 	                   nothing, every other source having none: a miss for
 	                   the cache */
+	int no_miss;    /* a "not found" that is not every server's answer:
+	                   libdebuginfod folds several servers' errors into one
+	                   -ENOENT, so with more than one it is not remembered */
 	struct fetch_env env; /* the fetcher's, remade per source */
 };
 
@@ -500,6 +503,18 @@ static int fetch_have(struct fetch_ctx *c)
 	       !rd_index_answers_nothing(path);
 }
 
+/* How many URLs the space-separated list holds. */
+static int url_count(const char *list)
+{
+	int n = 0;
+
+	while (*(list += strspn(list, " \t\n"))) {
+		n++;
+		list += strcspn(list, " \t\n");
+	}
+	return n;
+}
+
 /*
  * Every source in order: 0 at the first that publishes an index that
  * answers something; else SYMDB_E_NOT_FOUND when each answered it has
@@ -558,6 +573,8 @@ static int fetch_sources(struct fetch_ctx *c)
 		}
 		if (rc != SYMDB_E_NOT_FOUND)
 			c->last = rc;
+		else if (url_count(c->o.debuginfod_urls) > 1)
+			c->no_miss = 1;
 	}
 	if (empty) {
 		*c->res = *empty; /* (a later source's failure may have written it) */
@@ -680,7 +697,7 @@ static int fetch_run_locked(struct fetch_ctx *c)
 		/* published, but no source has the debug information: remembered
 		 * as a miss, so that the next fetch of it (each process that meets
 		 * the empty index) asks nobody inside the negative TTL */
-		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE))
+		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) && !c->no_miss)
 			(void)rd_fetch_miss_put(c->dbdir, c->hex);
 		return 0;
 	}
@@ -689,7 +706,7 @@ static int fetch_run_locked(struct fetch_ctx *c)
 		return 0;
 	}
 	if (rc == SYMDB_E_NOT_FOUND) {
-		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE))
+		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) && !c->no_miss)
 			(void)rd_fetch_miss_put(c->dbdir, c->hex);
 		return fmt_err(c->o.errbuf, c->o.errbuf_sz, rc, "%s: not found on any source",
 		               c->hex);

@@ -17,6 +17,9 @@
 #      option and the URL (masked) for query, build, pprof, perf and
 #      serve; from SYMDB_UPSTREAM or DEBUGINFOD_URLS a failure of that
 #      source; either way no request and nothing remembered.
+#   4. two debuginfod servers, one down or hanging, the other answering
+#      404: not remembered; with the first one up, answered as
+#      llvm-symbolizer-14.
 source "$(dirname "$0")/lib.sh"
 require gcc objcopy curl
 t0=$(date +%s%N)
@@ -38,6 +41,7 @@ http_start "$SCRATCH/tree"
 STORE=$HTTP_URL
 hang_start
 dbgd_start "$SCRATCH/fx/srv" 2
+GOOD_DBGD=$DBGD_URL
 for down in "$(dead_url)" "$HANG_URL"; do
 	DB=$SCRATCH/db-${down##*:}
 	run "$SYMDB" query --db "$DB" --upstream "$STORE" --debuginfod "$down" --fetch-timeout 3 \
@@ -103,5 +107,21 @@ DEBUGINFOD_URLS="$DBGD_URL#x" run "$SYMDB" query --db "$SCRATCH/db-q" --uuid "$P
 expect_error "DEBUGINFOD_URLS with a fragment" "$DBGD_URL#x: a source URL has no ?query or #fragment"
 [[ -z $(ls -A "$SCRATCH/db-q/misses" 2>/dev/null) ]] || fail "a refused URL was remembered as a miss"
 [[ $(http_gets "GET ") == "$asked" ]] || fail "a refused URL reached the store: $(tail -2 "$HTTP_LOG")"
+
+note "4. several debuginfod servers, one down and one answering 404: not remembered"
+# (libdebuginfod folds the servers' errors into one "not found": with more
+# than one server it is not every server's answer)
+for down in "$(dead_url)" "$HANG_URL"; do
+	DB=$SCRATCH/db4-${down##*:}
+	run "$SYMDB" query --db "$DB" --debuginfod "$down" --debuginfod "$DBGD_URL" --fetch-timeout 3 \
+		--uuid "$PROG_ID" 0x1000
+	((RC != 0)) || fail "debuginfod $down down, another 404: exit 0"
+	[[ -z $(ls -A "$DB/misses" 2>/dev/null) ]] ||
+		fail "debuginfod $down down, another 404: remembered as a miss"
+	run "$SYMDB" query --db "$DB" --debuginfod "$GOOD_DBGD" --debuginfod "$DBGD_URL" \
+		--uuid "$PROG_ID" $(cat "$SCRATCH/addrs")
+	((RC == 0)) || fail "then the server up: exit $RC: $(cat "$ERR")"
+	diff -u "$SCRATCH/want" "$OUT" || fail "then the server up: answers differ from llvm-symbolizer-14"
+done
 
 note "wall time: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
