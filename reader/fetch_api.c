@@ -36,6 +36,7 @@
 #include "db_dir.h"
 #include "format_layout.h"
 #include "publish_internal.h"
+#include "symdb_url.h"
 
 #define RD_OPTS_LAST_symdb_fetch_opts no_proxy
 #define FETCH_DEFAULT_TIMEOUT_MS 30000u
@@ -64,7 +65,11 @@ struct fetch_ctx {
 	char err[1024]; /* the last source's failure, "ID: URL: reason" */
 	int last;       /* ... and its code */
 	int empty_only; /* fetch_sources' result is a store's index that answers
-	                   nothing, no source having more: a miss for the cache */
+	                   nothing, every other source having none: a miss for
+	                   the cache */
+	int no_miss;    /* a "not found" that is not every server's answer:
+	                   libdebuginfod folds several servers' errors into one
+	                   -ENOENT, so with more than one it is not remembered */
 	struct fetch_env env; /* the fetcher's, remade per source */
 };
 
@@ -101,9 +106,12 @@ static void fetch_env_proxies(struct fetch_env *e, const symdb_fetch_opts *o)
 }
 
 /* BASE/symdb/v1/XX/HEX.symdb (SPEC §12.9); base given as configured, with
- * or without a trailing slash. */
+ * or without a trailing slash.  A base with a ?query or #fragment is
+ * refused (SYMDB_E_INVAL): the path would land inside it. */
 static int fetch_store_url(char *url, size_t sz, const char *base, size_t blen, const char *hex)
 {
+	if (memchr(base, '?', blen) || memchr(base, '#', blen))
+		return SYMDB_E_INVAL;
 	while (blen && base[blen - 1] == '/')
 		blen--;
 	int n = snprintf(url, sz, "%.*s/symdb/v1/%.2s/%s.symdb", (int)blen, base, hex, hex);
@@ -495,14 +503,27 @@ static int fetch_have(struct fetch_ctx *c)
 	       !rd_index_answers_nothing(path);
 }
 
+/* How many URLs the space-separated list holds. */
+static int url_count(const char *list)
+{
+	int n = 0;
+
+	while (*(list += strspn(list, " \t\n"))) {
+		n++;
+		list += strcspn(list, " \t\n");
+	}
+	return n;
+}
+
 /*
  * Every source in order: 0 at the first that publishes an index that
  * answers something; else SYMDB_E_NOT_FOUND when each answered it has
  * none, or the last failure.  A store's index that answers nothing (SPEC
  * §7.2: a stripped binary indexed without its debug file) stays published,
  * but the later sources are asked too: a debuginfod server may have the
- * debug information, whose index then replaces it.  When none has, the
- * fetch of that empty index is the result.
+ * debug information, whose index then replaces it.  When every other
+ * source answered it has none, the fetch of that empty index is the
+ * result; when one failed, its failure is.
  */
 static int fetch_sources(struct fetch_ctx *c)
 {
@@ -514,7 +535,12 @@ static int fetch_sources(struct fetch_ctx *c)
 		char url[4200];
 		size_t n = strcspn(u, " \t\n");
 
-		if (fetch_store_url(url, sizeof url, u, n, c->hex) == 0) {
+		int bad = fetch_store_url(url, sizeof url, u, n, c->hex);
+		if (bad == SYMDB_E_INVAL) /* a failure of this source, not a miss */
+			c->last = fmt_err(c->err, sizeof c->err, bad,
+			                  "%s: %.*s: a source URL has no ?query or #fragment", c->hex,
+			                  (int)(n < 1000 ? n : 1000), u);
+		if (bad == 0) {
 			rc = fetch_upstream(c, url);
 			if (rc == 0 && fetch_have(c)) {
 				free(empty);
@@ -534,18 +560,30 @@ static int fetch_sources(struct fetch_ctx *c)
 	}
 	if (c->last != -ETIMEDOUT && c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
 		/* A UUID parsed from hex has no kind: debuginfod is asked, and
-		 * answers 404 for what is not a build-id it knows. */
-		rc = fetch_debuginfod(c);
+		 * answers 404 for what is not a build-id it knows.  libdebuginfod
+		 * adds its path at the end of each URL, as fetch_store_url. */
+		rc = strpbrk(c->o.debuginfod_urls, "?#")
+		             ? fmt_err(c->err, sizeof c->err, SYMDB_E_INVAL,
+		                       "%s: %s: a source URL has no ?query or #fragment", c->hex,
+		                       c->o.debuginfod_urls)
+		             : fetch_debuginfod(c);
 		if (rc == 0) {
 			free(empty);
 			return 0;
 		}
 		if (rc != SYMDB_E_NOT_FOUND)
 			c->last = rc;
+		else if (url_count(c->o.debuginfod_urls) > 1)
+			c->no_miss = 1;
 	}
 	if (empty) {
 		*c->res = *empty; /* (a later source's failure may have written it) */
 		free(empty);
+		/* A source that failed (timeout, unreachable, damaged download)
+		 * may have the debug information: not a miss, and the failure is
+		 * the caller's to report; the empty index stays published. */
+		if (c->last)
+			return c->last;
 		c->empty_only = 1;
 		return 0;
 	}
@@ -659,7 +697,7 @@ static int fetch_run_locked(struct fetch_ctx *c)
 		/* published, but no source has the debug information: remembered
 		 * as a miss, so that the next fetch of it (each process that meets
 		 * the empty index) asks nobody inside the negative TTL */
-		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE))
+		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) && !c->no_miss)
 			(void)rd_fetch_miss_put(c->dbdir, c->hex);
 		return 0;
 	}
@@ -668,7 +706,7 @@ static int fetch_run_locked(struct fetch_ctx *c)
 		return 0;
 	}
 	if (rc == SYMDB_E_NOT_FOUND) {
-		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE))
+		if (!(c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) && !c->no_miss)
 			(void)rd_fetch_miss_put(c->dbdir, c->hex);
 		return fmt_err(c->o.errbuf, c->o.errbuf_sz, rc, "%s: not found on any source",
 		               c->hex);
@@ -702,6 +740,10 @@ int symdb_fetch(symdb_builder *b, const symdb_uuid *id, const symdb_fetch_opts *
 		symdb_uuid_format(id, c->hex);
 		rc = fetch_run(c);
 		c->res->elapsed_ms = (uint32_t)(rd_fetch_now_ms() - t0);
+		/* The source URLs in them may carry a password (user:pw@). */
+		if (c->o.errbuf && c->o.errbuf_sz)
+			symdb_url_mask(c->o.errbuf, c->o.errbuf_sz);
+		symdb_url_mask(c->res->url, sizeof c->res->url);
 	}
 	if (out)
 		rd_out_put(out, c->res, sizeof *c->res);

@@ -128,13 +128,17 @@ typedef struct symdb_fetch_result {
  * @param out  NULL, or caller-allocated with out->sz set.
  * @return 0 when the image is published (or was already indexed: out->build.skipped);
  *         SYMDB_E_NOT_FOUND when every source answered that it has no such
- *         image (remembered), or the negative cache says so (source
+ *         image (remembered, unless more than one debuginfod server was
+ *         asked: libdebuginfod folds their answers), or the negative
+ *         cache says so (source
  *         SYMDB_FETCH_CACHED_MISS); -ETIMEDOUT when the deadline passed;
  *         SYMDB_E_CHECKSUM/_CORRUPT/_FORMAT/_VERSION for a damaged index
  *         file from a store, SYMDB_E_BAD_OBJECT for a download the indexer
  *         rejects, -EIO/-ECONNREFUSED... when no source could be reached
  *         (the last source's error; errbuf: "ID: URL: reason").  On error
- *         nothing is published and no temporary file is left.
+ *         nothing is published (except a store's index that answers
+ *         nothing, when a later source failed: kept, not remembered) and
+ *         no temporary file is left.
  * @note Thread-safe (see the file comment).  Blocks the calling thread for
  *       at most opts->timeout_ms plus the indexer's run on a debuginfod
  *       download.

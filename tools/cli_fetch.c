@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli_fetch.h"
+#include "symdb_url.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,20 +31,31 @@ void cli_fetch_free(struct cli_fetch *f)
 	f->upstreams = f->debuginfod = NULL;
 }
 
+/* A usage error about url, its password masked (symdb_url.h). */
+static int bad_url(const char *opt, const char *why, const char *url)
+{
+	char shown[1024];
+
+	snprintf(shown, sizeof shown, "%s", url);
+	symdb_url_mask(shown, sizeof shown);
+	cli_err(NULL, "%s: %s: '%s'", opt, why, shown);
+	return -1;
+}
+
 /* Append url to the space-separated list *list. */
 static int add_url(char **list, const char *opt, const char *url)
 {
 	size_t old = *list ? strlen(*list) : 0, n = strlen(url);
 	char *s;
 
-	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
-		cli_err(NULL, "%s: not an http:// or https:// URL: '%s'", opt, url);
-		return -1;
-	}
-	if (strpbrk(url, " \t\n")) {
-		cli_err(NULL, "%s: a URL has no spaces: '%s'", opt, url);
-		return -1;
-	}
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return bad_url(opt, "not an http:// or https:// URL", url);
+	if (strpbrk(url, " \t\n"))
+		return bad_url(opt, "a URL has no spaces", url);
+	/* The layout's path is added at the end (SPEC §12.9): after a query
+	 * it would be part of the query, after a fragment never sent. */
+	if (strpbrk(url, "?#"))
+		return bad_url(opt, "a source URL has no ?query or #fragment", url);
 	if (!(s = realloc(*list, old + n + 2))) {
 		cli_err(NULL, "out of memory");
 		return -1;

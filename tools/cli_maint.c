@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,13 +42,18 @@ struct walk {
 	void *arg;
 };
 
-static const char *unsafe_why(const struct walk *w, const struct stat *st)
+static const char *unsafe_owner(uid_t owner, const struct stat *st)
 {
 	if (S_ISLNK(st->st_mode))
 		return "symbolic link, not followed";
-	if (st->st_uid != w->owner && st->st_uid != geteuid())
+	if (st->st_uid != owner && st->st_uid != geteuid())
 		return "owned by another user, not followed";
 	return NULL;
+}
+
+static const char *unsafe_why(const struct walk *w, const struct stat *st)
+{
+	return unsafe_owner(w->owner, st);
 }
 
 /* Visit an unsafe entry rel (in dirfd as name). */
@@ -56,7 +62,7 @@ static int visit_unsafe(const struct walk *w, int dirfd, const char *name, const
 {
 	char path[4096];
 	struct cli_fs_visit v = { rel, path, (uint64_t)st->st_mtime, is_tmp, dirfd, name,
-		                  unsafe_why(w, st) };
+		                  unsafe_why(w, st), 0, (unsigned)w->owner };
 
 	snprintf(path, sizeof path, "%s/%s", w->dir, rel);
 	return w->fn(&v, w->arg);
@@ -91,8 +97,29 @@ static int walk_opendir(const struct walk *w, int dirfd, const char *name, const
 	return fd;
 }
 
+/* The PID in a name fetch-HEX-PID-N (fetch_api.c's fetch_dir_open), or 0
+ * when name is not of that shape. */
+static long fetch_dir_pid(const char *name)
+{
+	const char *n = strrchr(name, '-'), *p;
+	size_t hex;
+	long pid = 0;
+
+	if (strncmp(name, "fetch-", 6) != 0 || !n || !n[1] || n[1 + strspn(n + 1, "0123456789")])
+		return 0;
+	for (p = n; p > name + 6 && p[-1] != '-'; p--)
+		;
+	hex = strspn(name + 6, "0123456789abcdef");
+	if (p <= name + 7 || name + 6 + hex != p - 1 || p == n)
+		return 0;
+	for (; p < n && *p >= '0' && *p <= '9' && pid < 1L << 30; p++)
+		pid = pid * 10 + (*p - '0');
+	return p == n ? pid : 0;
+}
+
 /* Visit the regular files of the directory `name` in dirfd (one level),
- * rel being its path in DB.  Names starting with '.' are skipped. */
+ * rel being its path in DB, and in DB/tmp the directories of debuginfod
+ * fetches (fetch_pid set).  Names starting with '.' are skipped. */
 static int walk_one(const struct walk *w, int dirfd, const char *name, const char *sub,
                     int is_tmp)
 {
@@ -119,8 +146,10 @@ static int walk_one(const struct walk *w, int dirfd, const char *name, const cha
 		    (size_t)snprintf(path, sizeof path, "%s/%s", w->dir, rel) >= sizeof path)
 			continue;
 		struct cli_fs_visit v = { rel, path, (uint64_t)st.st_mtime, is_tmp, fd, de->d_name,
-			                  unsafe_why(w, &st) };
-		if (!v.unsafe && !S_ISREG(st.st_mode))
+			                  unsafe_why(w, &st), 0, (unsigned)w->owner };
+		if (!v.unsafe && is_tmp && S_ISDIR(st.st_mode))
+			v.fetch_pid = fetch_dir_pid(de->d_name);
+		if (!v.unsafe && !S_ISREG(st.st_mode) && !v.fetch_pid)
 			continue;
 		rc = w->fn(&v, w->arg);
 	}
@@ -173,6 +202,90 @@ int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *a
 		rc = walk_one(&w, dbfd, symdb_layout_name(SYMDB_LAYOUT_TMP),
 		              symdb_layout_name(SYMDB_LAYOUT_TMP), 1);
 	close(dbfd);
+	return rc;
+}
+
+int cli_fetch_dir_live(const struct cli_fs_visit *f)
+{
+	/* EPERM: a process of another user has that PID now; it may be a
+	 * symdb serve of another account sharing the database: alive. */
+	return f->fetch_pid > 0 && (kill((pid_t)f->fetch_pid, 0) == 0 || errno == EPERM);
+}
+
+static int remove_subdir(int fd, const char *name, const char *path, uid_t owner, int depth,
+                         int dry_run, uint64_t *bytes);
+
+/* Remove what the directory fd (path, for messages) holds, depth levels
+ * deep at most (a fetch directory has three: cache/HEX/FILE). */
+static int remove_inside(int fd, const char *path, uid_t owner, int depth, int dry_run,
+                         uint64_t *bytes)
+{
+	char sub[4096];
+	struct dirent *de;
+	struct stat st;
+	int dfd = dup(fd), rc = 0;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return -errno;
+	}
+	while ((de = readdir(d)) != NULL) {
+		const char *why, *name = de->d_name;
+		int r = 0;
+		if (!strcmp(name, ".") || !strcmp(name, "..") ||
+		    fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", path, name);
+		if ((why = unsafe_owner(owner, &st)) != NULL) {
+			cli_err(sub, "%s", why);
+			rc = -ENOTEMPTY;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode) && depth == 0) {
+			cli_err(sub, "too deep, not removed");
+			r = -ENOTEMPTY;
+		} else if (S_ISDIR(st.st_mode)) {
+			r = remove_subdir(fd, name, sub, owner, depth - 1, dry_run, bytes);
+		} else if (!dry_run && unlinkat(fd, name, 0) < 0 && errno != ENOENT)
+			r = -errno;
+		if (r == 0 && !S_ISDIR(st.st_mode))
+			*bytes += (uint64_t)st.st_size;
+		if (r && r != -ENOTEMPTY)
+			cli_err(sub, "cannot remove: %s", symdb_strerror(r));
+		if (r)
+			rc = r;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* remove_inside for the directory name in fd, then the directory itself. */
+static int remove_subdir(int fd, const char *name, const char *path, uid_t owner, int depth,
+                         int dry_run, uint64_t *bytes)
+{
+	struct stat st;
+	int sfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
+
+	if (sfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(sfd, &st) < 0 || unsafe_owner(owner, &st)) {
+		close(sfd); /* replaced since it was judged: not this walk's */
+		return -ENOTEMPTY;
+	}
+	rc = remove_inside(sfd, path, owner, depth, dry_run, bytes);
+	close(sfd);
+	if (rc == 0 && !dry_run && unlinkat(fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		rc = -errno;
+	return rc;
+}
+
+int cli_fs_remove_dir(const struct cli_fs_visit *f, int dry_run, uint64_t *bytes)
+{
+	int rc = remove_subdir(f->dirfd, f->name, f->path, (uid_t)f->owner, 3, dry_run, bytes);
+	if (rc && rc != -ENOTEMPTY)
+		cli_err(f->path, "cannot remove: %s", symdb_strerror(rc));
 	return rc;
 }
 

@@ -101,9 +101,21 @@ struct cli_fs_visit {
 	const char *name;   /* its last component */
 	const char *unsafe; /* NULL, or why it is never followed or removed
 	                       ("symbolic link, not followed") */
+	long fetch_pid;     /* > 0: a directory DB/tmp/fetch-HEX-PID-N, a
+	                       debuginfod fetch's (SPEC §12.9), made by PID */
+	unsigned owner;     /* DB's owner (uid): who else may own what is inside */
 };
 CLI_HIDDEN int cli_fs_walk(const char *dir, int (*fn)(const struct cli_fs_visit *v, void *arg),
                            void *arg);
+/* Whether the process that made the fetch directory f is still running
+ * (on this host: its PID is in the directory's name). */
+CLI_HIDDEN int cli_fetch_dir_live(const struct cli_fs_visit *f);
+/* Remove the fetch directory f and all it holds (with dry_run, nothing:
+ * only sizes), through descriptors, never following a link; an unsafe
+ * entry inside is named on stderr and left, and so is its directory.
+ * *bytes adds the sizes of the files (to be) removed.  0, -ENOTEMPTY when
+ * something unsafe was left, or another -errno (named on stderr). */
+CLI_HIDDEN int cli_fs_remove_dir(const struct cli_fs_visit *f, int dry_run, uint64_t *bytes);
 /* The same walk over DB/misses (symdb_fetch()'s negative answers, SPEC
  * §12.9), rel "misses/HEX"; a missing DB/misses is no error. */
 CLI_HIDDEN int cli_fs_walk_misses(const char *dir,

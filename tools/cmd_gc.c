@@ -216,12 +216,34 @@ static int gc_unlink(struct gc *gc, const struct cli_fs_visit *f)
 	return 0;
 }
 
+/* A debuginfod fetch's directory (a partial download may hold gigabytes):
+ * removed once past the grace period and its process is gone, the
+ * process of a fetch in progress being alive. */
+static void gc_fetch_dir(struct gc *gc, const struct cli_fs_visit *f)
+{
+	uint64_t bytes = 0;
+
+	if (cli_younger(f->mtime, gc->now, gc->grace) || cli_fetch_dir_live(f))
+		return;
+	if (cli_fs_remove_dir(f, gc->dry_run, &bytes) < 0) {
+		gc->failed = 1;
+		return;
+	}
+	cli_print_line("%s %s/ (leftover of a fetch that died, %llu bytes)\n",
+	               gc->dry_run ? "would remove" : "removed", f->rel, (unsigned long long)bytes);
+	gc->files_removed++;
+}
+
 static int gc_visit(const struct cli_fs_visit *f, void *arg)
 {
 	struct gc *gc = arg;
 
 	if (gc_unsafe(gc, f))
 		return 0;
+	if (f->fetch_pid) {
+		gc_fetch_dir(gc, f);
+		return 0;
+	}
 	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&gc->cf, f);
 
 	if (role == CLI_FILE_INDEX)

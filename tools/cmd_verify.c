@@ -177,6 +177,30 @@ static void report_image(struct verify *v, const symdb_entry *e, int rc, const c
 	}
 }
 
+/* A debuginfod fetch's directory: a leftover once past the grace period
+ * with its process gone (gc's rule), with the bytes it holds. */
+static void visit_fetch_dir(struct verify *v, const struct cli_fs_visit *f)
+{
+	uint64_t bytes = 0;
+
+	if (cli_younger(f->mtime, v->now, v->grace) || cli_fetch_dir_live(f)) {
+		cli_out_line(v->out, "young %s/ (may belong to a fetch in progress)\n", f->rel);
+		return;
+	}
+	v->leftovers++;
+	(void)cli_fs_remove_dir(f, 1, &bytes);
+	cli_out_line(v->out, "leftover %s/ (a fetch that died, %llu bytes)\n", f->rel,
+	             (unsigned long long)bytes);
+	if (!v->repair)
+		return;
+	if (cli_fs_remove_dir(f, 0, &bytes) == 0) {
+		v->repaired++;
+		cli_out_line(v->out, "removed %s/\n", f->rel);
+	} else {
+		v->failed++;
+	}
+}
+
 static int visit_file(const struct cli_fs_visit *f, void *arg)
 {
 	struct verify *v = arg;
@@ -185,6 +209,10 @@ static int visit_file(const struct cli_fs_visit *f, void *arg)
 		/* Reported, never followed or removed, even by --repair (SPEC §12.1). */
 		v->unsafe++;
 		cli_out_line(v->out, "unsafe %s: %s\n", f->rel, f->unsafe);
+		return 0;
+	}
+	if (f->fetch_pid) {
+		visit_fetch_dir(v, f);
 		return 0;
 	}
 	enum cli_file_role role = f->is_tmp ? CLI_FILE_STRAY : cli_catfiles_role(&v->cf, f);

@@ -6,7 +6,7 @@
  * server that accepts and never answers, a resolver that hangs or a bug in
  * libcurl or libdebuginfod costs the library at most its deadline and never
  * its address space.  It links libcurl and libdebuginfod and nothing of
- * symdb's: what it downloads is not parsed here but written, byte for byte,
+ * symdb's but the password masking of format_url.c (symdb_url.h): what it downloads is not parsed here but written, byte for byte,
  * into descriptors the library created in DB/tmp, and judged there.
  *
  *   symdb-fetch [--max-bytes N] [--progress] url URL
@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "fetch_sandbox.h"
+#include "symdb_url.h"
 
 #ifdef SYMDB_FETCH_TEST_HOOKS
 #include <arpa/inet.h>
@@ -68,43 +69,6 @@ struct fetch_args {
 	const char *mode, *what;
 	const char *hook; /* symdb-fetch-test's --test-hook, else NULL */
 };
-
-/* Replace s[0..n) (inside line, a string in a buffer of sz) by with,
- * cutting the line at sz; returns where the text after with starts. */
-static char *fetch_splice(char *line, size_t sz, char *s, size_t n, const char *with)
-{
-	size_t wl = strlen(with), off = (size_t)(s - line), tail = strlen(s + n) + 1;
-
-	if (off + wl >= sz) {
-		*s = 0; /* no room for with: the line ends here */
-		return s;
-	}
-	if (off + wl + tail > sz)
-		tail = sz - off - wl; /* cut at the end: the tail */
-	memmove(s + wl, s + n, tail);
-	s[wl + tail - 1] = 0;
-	memcpy(s, with, wl);
-	return s + wl;
-}
-
-/* In line, after each key[0..kl): the password pw[0..pl) becomes "***";
- * when something else follows (the value was cut inside the password),
- * all of the rest of the line does. */
-static void fetch_mask_after(char *line, size_t sz, const char *key, size_t kl, const char *pw,
-                             size_t pl)
-{
-	char *p = line;
-
-	while (kl && (p = memmem(p, strlen(p), key, kl)) != NULL) {
-		char *s = p + kl;
-		size_t rest = strlen(s);
-		if (!strncmp(s, "***", 3)) { /* masked already (two variables alike) */
-			p = s + 3;
-			continue;
-		}
-		p = fetch_splice(line, sz, s, rest >= pl && !memcmp(s, pw, pl) ? pl : rest, "***");
-	}
-}
 
 /*
  * A proxy's value may hold a password ("http://user:secret@host:3128"),
@@ -134,7 +98,7 @@ static void fetch_redact(char *line, size_t sz)
 			continue;
 		size_t pl = (size_t)(at - colon - 1);
 		/* "user:" alone: also where the scheme shows before it */
-		fetch_mask_after(line, sz, u, (size_t)(colon + 1 - u), colon + 1, pl);
+		symdb_url_mask_after(line, sz, u, (size_t)(colon + 1 - u), colon + 1, pl);
 	}
 }
 
@@ -148,6 +112,7 @@ static int fetch_say(int code, const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	fetch_redact(line, sizeof line);
+	symdb_url_mask(line, sizeof line); /* a source's URL that libcurl repeats */
 	/* One line whatever the reason says: the library reads one. */
 	for (char *p = line; *p; p++)
 		if (*p == '\n' || *p == '\r')
