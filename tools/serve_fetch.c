@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "serve.h"
+#include "symdb_url.h"
 #include "serve_core.h"
 #include "symdb_build.h"
 #include "symdb_fetch.h"
@@ -58,7 +59,7 @@ struct fetch_entry {
 	enum entry_state state;
 	enum serve_fetch_outcome outcome; /* E_DONE */
 	int err;                          /* E_DONE: symdb_fetch()'s code */
-	char why[SERVE_FETCH_WHY];        /* E_DONE, FAILED: its reason (mask_userinfo) */
+	char why[SERVE_FETCH_WHY];        /* E_DONE, FAILED: its reason, passwords masked */
 	uint64_t expires_ns;              /* E_DONE: forgotten after this */
 	uint64_t checked_ns;              /* ABSENT: DB/misses/HEX last looked at */
 	bool miss_file;                   /* ABSENT: DB/misses/HEX was there then (not
@@ -195,26 +196,6 @@ static struct fetch_entry *entry_claim(struct serve_fetch *f, const symdb_uuid *
 
 /* ---- the workers -------------------------------------------------------------- */
 
-/* The password of each URL in s ("scheme://user:PW@host") masked in place:
- * a fetch's reason goes to clients, which must not learn a source's
- * credentials. */
-static void mask_userinfo(char *s)
-{
-	for (char *p = strstr(s, "://"); p; p = strstr(p, "://")) {
-		char *auth = p + 3, *end = auth + strcspn(auth, "/ ?#"), *at = NULL;
-		for (char *q = auth; q < end; q++)
-			if (*q == '@')
-				at = q;
-		char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-		if (colon && at - colon > 1) { /* "user:PW@" -> "user:***@" */
-			memmove(colon + 4, at, strlen(at) + 1);
-			memcpy(colon + 1, "***", 3);
-			end = colon + 4 + strcspn(colon + 4, "/ ?#");
-		}
-		p = end;
-	}
-}
-
 /* One symdb_fetch() of id, outside the lock.  A failure other than "no
  * source has it" gets one line on stderr: the operator's only sign of a
  * broken source (the requests just say "unknown_image"). */
@@ -228,7 +209,9 @@ static int fetch_one(struct serve_fetch *f, const symdb_uuid *id, int *source, c
 	SYMDB_OPTS(symdb_fetch_result, res);
 	int rc = symdb_fetch(f->b, id, &o, &res);
 	*source = res.source;
-	mask_userinfo(eb);
+	/* (the library masks the passwords of the URLs it names; its reason
+	 * goes to clients: masked here again whoever wrote it) */
+	symdb_url_mask(eb, ebsz);
 	if (rc && rc != SYMDB_E_NOT_FOUND) {
 		char hex[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(id, hex);
