@@ -252,8 +252,10 @@ static int cat_encode(rd_catalog *c, const rd_cat_entry *e, struct cat_put_arg *
 	cv.file_len = strlen(e->file);
 	cv.image_name = e->image_name;
 	cv.name_len = strlen(e->image_name);
-	/* LMDB's key limit (511 bytes) bounds the names key. */
-	if (cv.name_len + 1 + e->uuid_len > (size_t)mdb_env_get_maxkeysize(c->env) ||
+	/* LMDB's key limit bounds the names key: a constant (MDB_MAXKEYSIZE,
+	 * 511 in every LMDB 0.9 build), so no environment is read here, outside
+	 * the transaction that holds `resize` (catalog_refresh.c swaps it). */
+	if (cv.name_len + 1 + e->uuid_len > CAT_MAX_KEY ||
 	    cv.file_len > FMT_CV_STR_MAX)
 		return -ENAMETOOLONG;
 	a->e = e;

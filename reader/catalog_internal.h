@@ -36,6 +36,8 @@
 /* SPEC §12.2: the named database of source paths (added in catalog schema 1
  * without a version change: readers that do not know it never open it). */
 #define CAT_DB_PATHS "paths"
+/* LMDB 0.9's MDB_MAXKEYSIZE (mdb_env_get_maxkeysize) */
+#define CAT_MAX_KEY 511u
 /* meta, images, names, used, paths */
 #define CAT_MAX_DBS 5
 
@@ -63,6 +65,8 @@ struct rd_catalog {
 	_Atomic uint64_t recheck_ns; /* CLOCK_MONOTONIC: rd_catalog_refresh's next look */
 	_Atomic uint64_t reopened;   /* replaced catalogs opened since: in the generation */
 	pthread_mutex_t refresh;     /* one rd_catalog_refresh at a time */
+	struct rd_catalog *next;     /* a replacement opened, not swapped in yet */
+	struct rd_catalog *retired;  /* environments swapped out: closed with c */
 	char *recovered;         /* RD_CAT_RECOVER moved a damaged catalog: why, where */
 	char dir[];
 };

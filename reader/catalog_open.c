@@ -373,6 +373,11 @@ int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_
 		cat_msg(errbuf, errbuf_sz, envdir, "cannot open catalog", rc);
 		return rc > 0 ? -rc : SYMDB_E_CATALOG;
 	}
+	/* CAT_MAX_KEY is what puts check against (catalog_entries.c). */
+	if (mdb_env_get_maxkeysize(c->env) < (int)CAT_MAX_KEY)
+		return fmt_err(errbuf, errbuf_sz, SYMDB_E_CATALOG,
+		               "%s: this LMDB's key limit (%d bytes) is below %u", envdir,
+		               mdb_env_get_maxkeysize(c->env), CAT_MAX_KEY);
 	/* Clear reader slots left by crashed processes, so they pin no pages
 	 * (a no-op under the MDB_NOLOCK fallback). */
 	mdb_reader_check(c->env, NULL);
@@ -500,6 +505,12 @@ void rd_catalog_close(rd_catalog *c)
 		return;
 	if (c->env)
 		mdb_env_close(c->env);
+	rd_catalog_close(c->next);
+	for (rd_catalog *r = c->retired, *nx; r; r = nx) {
+		nx = r->retired;
+		r->retired = NULL;
+		rd_catalog_close(r);
+	}
 	pthread_rwlock_destroy(&c->resize);
 	pthread_mutex_destroy(&c->refresh);
 	free(c->recovered);

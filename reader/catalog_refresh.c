@@ -21,8 +21,13 @@
  * library lock calls in here.  It waits for the transactions in flight at
  * most CAT_SWAP_WAIT_NS, then gives up until the next look, so no
  * transaction ever runs on a closed environment.  One refresh at a time
- * (c->refresh): two would open the same new file twice in one process,
- * which LMDB forbids (closing either drops the process's locks on it).
+ * (c->refresh).
+ *
+ * Known limit: every rd_catalog opens an environment of its own, and a
+ * process may hold several of one catalog (a symdb_db and its builders),
+ * which LMDB forbids: closing any of them drops the process's POSIX locks
+ * on lock.mdb for all.  That predates this file; this file closes nothing
+ * before rd_catalog_close (reopen), so that it adds no such close.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_rwlock_timedwrlock, lstat */
 #include <stdio.h>
@@ -67,53 +72,84 @@ static int data_replaced(const rd_catalog *c)
 	return st.st_dev != c->data_dev || st.st_ino != c->data_ino;
 }
 
-#define CAT_SWAP(a, b)                  \
-	do {                            \
-		__typeof__(a) t_ = (a); \
-		(a) = (b);              \
-		(b) = t_;               \
-	} while (0)
-
 /* Everything an open sets up for one environment, exchanged between c and
- * n (whose close then closes c's old environment). */
+ * n.  The named databases' handles are written only when they differ: both
+ * opens create them in one order, so they never do, and a thread reading
+ * one before it takes `resize` (cat_scan_begin's argument) reads a value
+ * nobody writes. */
 static void swap_envs(rd_catalog *c, rd_catalog *n)
 {
-	CAT_SWAP(c->env, n->env);
-	CAT_SWAP(c->images, n->images);
-	CAT_SWAP(c->names, n->names);
-	CAT_SWAP(c->meta, n->meta);
-	CAT_SWAP(c->used, n->used);
-	CAT_SWAP(c->has_used, n->has_used);
-	CAT_SWAP(c->paths, n->paths);
-	CAT_SWAP(c->has_paths, n->has_paths);
-	CAT_SWAP(c->lock_dev, n->lock_dev);
-	CAT_SWAP(c->lock_ino, n->lock_ino);
-	CAT_SWAP(c->lock_known, n->lock_known);
-	CAT_SWAP(c->data_dev, n->data_dev);
-	CAT_SWAP(c->data_ino, n->data_ino);
+	MDB_env *env = c->env;
+	MDB_dbi dbi;
+	int has;
+	dev_t dev;
+	ino_t ino;
+
+	c->env = n->env;
+	n->env = env;
+#define CAT_SWAP_DBI(f)                 \
+	if (c->f != n->f) {             \
+		dbi = c->f;             \
+		c->f = n->f;            \
+		n->f = dbi;             \
+	}
+	CAT_SWAP_DBI(images)
+	CAT_SWAP_DBI(names)
+	CAT_SWAP_DBI(meta)
+	CAT_SWAP_DBI(used)
+	CAT_SWAP_DBI(paths)
+#undef CAT_SWAP_DBI
+	has = c->has_used;
+	c->has_used = n->has_used;
+	n->has_used = has;
+	has = c->has_paths;
+	c->has_paths = n->has_paths;
+	n->has_paths = has;
+	dev = c->lock_dev;
+	c->lock_dev = n->lock_dev;
+	n->lock_dev = dev;
+	ino = c->lock_ino;
+	c->lock_ino = n->lock_ino;
+	n->lock_ino = ino;
+	has = c->lock_known;
+	c->lock_known = n->lock_known;
+	n->lock_known = has;
+	dev = c->data_dev;
+	c->data_dev = n->data_dev;
+	n->data_dev = dev;
+	ino = c->data_ino;
+	c->data_ino = n->data_ino;
+	n->data_ino = ino;
 }
 
-/* Under c->refresh: open the replacement and swap it in.  1 when swapped. */
+/* Under c->refresh: open the replacement (or take the one opened at an
+ * earlier look) and swap it in.  1 when swapped.  No environment is closed
+ * here: closing any descriptor of a lock.mdb drops every POSIX lock this
+ * process holds on that file, those of other handles on the same catalog
+ * included (LMDB's reader and "not alone" locks), so a replacement that
+ * could not be swapped yet waits in c->next, and the environment swapped
+ * out waits in c->retired, both until rd_catalog_close. */
 static int reopen(rd_catalog *c)
 {
-	rd_catalog *n;
+	rd_catalog *n = c->next;
 	struct timespec until;
 	uint64_t t;
 
-	if (!data_replaced(c) ||
-	    rd_catalog_open(c->dir, c->flags & RD_CAT_WRITE, &n, NULL, 0) != 0)
+	if (!n && (!data_replaced(c) ||
+	           rd_catalog_open(c->dir, c->flags & RD_CAT_WRITE, &n, NULL, 0) != 0))
 		return 0;
+	c->next = n;
 	t = clock_ns(CLOCK_REALTIME) + CAT_SWAP_WAIT_NS;
 	until.tv_sec = (time_t)(t / 1000000000u);
 	until.tv_nsec = (long)(t % 1000000000u);
-	if (pthread_rwlock_timedwrlock(&c->resize, &until) != 0) {
-		rd_catalog_close(n);
-		return 0;
-	}
+	if (pthread_rwlock_timedwrlock(&c->resize, &until) != 0)
+		return 0; /* transactions in flight: the next look swaps it */
 	swap_envs(c, n);
 	atomic_fetch_add(&c->reopened, 1);
 	pthread_rwlock_unlock(&c->resize);
-	rd_catalog_close(n); /* the old environment, no transaction left on it */
+	c->next = NULL;
+	n->retired = c->retired; /* n now holds the old environment */
+	c->retired = n;
 	return 1;
 }
 
