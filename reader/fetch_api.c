@@ -21,6 +21,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -72,6 +73,26 @@ struct fetch_ctx {
 	                   -ENOENT, so with more than one it is not remembered */
 	struct fetch_env env; /* the fetcher's, remade per source */
 };
+
+/* The last source's failure into c->err, "ID: URL: reason", with the
+ * passwords of its URLs masked before it is cut to c->err's size: cut
+ * first, a password could lose the '@' that marks it (a debuginfod list is
+ * up to 4095 bytes).  Returns rc. */
+__attribute__((format(printf, 3, 4))) static int fetch_fail(struct fetch_ctx *c, int rc,
+                                                            const char *fmt, ...)
+{
+	char line[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	symdb_url_mask(line, sizeof line);
+	size_t n = strnlen(line, sizeof c->err - 1); /* cut, now that it is masked */
+	memcpy(c->err, line, n);
+	c->err[n] = '\0';
+	return rc;
+}
 
 static const char *fetch_exe(const symdb_fetch_opts *o)
 {
@@ -157,12 +178,11 @@ static int fetch_upstream(struct fetch_ctx *c, const char *url)
 		SYMDB_OPTS(symdb_build_opts, bo, .errbuf = j.line, .errbuf_sz = sizeof j.line);
 		rc = symdb_builder_import_file(c->b, tmp, c->id, &bo, &c->res->build);
 		if (rc)
-			fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s", c->hex, url,
-			        fetch_reason(j.line, c->dbdir));
+			fetch_fail(c, rc, "%s: %s: %s", c->hex, url, fetch_reason(j.line, c->dbdir));
 		else
 			c->res->source = SYMDB_FETCH_UPSTREAM;
 	} else if (rc != SYMDB_E_NOT_FOUND) {
-		fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s", c->hex, url, j.line);
+		fetch_fail(c, rc, "%s: %s: %s", c->hex, url, j.line);
 	}
 	rd_safe_tmp_unlink(c->dbdir, tmp);
 	if (rc == 0)
@@ -385,8 +405,7 @@ static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, cons
 	bo.errbuf_sz = sizeof eb;
 	rc = symdb_builder_add(c->b, path, &bo, &c->res->build);
 	if (rc)
-		return fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s: %s", c->hex,
-		               c->o.debuginfod_urls, what,
+		return fetch_fail(c, rc, "%s: %s: %s: %s", c->hex, c->o.debuginfod_urls, what,
 		               !eb[0]                                             ? symdb_strerror(rc)
 		               : strncmp(eb, path, pl) == 0 && eb[pl] == ':' ? eb + pl + 2
 		                                                                  : eb);
@@ -434,7 +453,7 @@ static int fetch_debuginfod(struct fetch_ctx *c)
 			snprintf(c->res->url, sizeof c->res->url, "%s", c->o.debuginfod_urls);
 		}
 	} else if (rc != SYMDB_E_NOT_FOUND) {
-		fmt_err(c->err, sizeof c->err, rc, "%s: %s: %s", c->hex, c->o.debuginfod_urls, j.line);
+		fetch_fail(c, rc, "%s: %s: %s", c->hex, c->o.debuginfod_urls, j.line);
 	}
 	fetch_dir_close(&d);
 	return rc;

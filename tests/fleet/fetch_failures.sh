@@ -76,6 +76,19 @@ grep -qF "alice:***@" "$ERR" || fail "dead debuginfod with a password: stderr: $
 run "$SYMDB" build --db "$SCRATCH/db-pw" --upstream "$(creds "$STORE")" --build-id "$PROG_ID"
 ((RC == 0)) && grep -qF "(upstream $(creds "$STORE" | sed "s/$PW/***/")/symdb/v1/" "$OUT" ||
 	fail "build --build-id from a store with a password: exit $RC: $(cat "$OUT" "$ERR")"
+# A debuginfod list longer than the library's reason (1 KiB), the password
+# of its last URL where a cut of the reason would fall: the reason is
+# masked before it is cut to any buffer (reader/fetch_api.c, fetch_fail),
+# so not one byte of the password is printed.
+# one URL long enough to bring the password's "S3c" to bytes 1019-1021
+fill=$((1019 - ${#PROG_ID} - 2 - 13 - 20)) # "HEX: ", "http://alice:", this URL's own
+long="http://127.0.0.1:1/$(printf "%${fill}s" '' | tr ' ' x) "
+long+=$(creds "$dead")
+export DEBUGINFOD_URLS=$long
+run "$SYMDB" query --db "$SCRATCH/db-long" --uuid "$PROG_ID" 0x1000
+unset DEBUGINFOD_URLS
+! grep -q "${PW:0:3}" "$ERR" || fail "a long debuginfod list: part of the password printed: $(cat "$ERR")"
+grep -q "$PROG_ID" "$ERR" || fail "a long debuginfod list: no reason printed: $(cat "$ERR")"
 run "$SYMDB" query --db "$SCRATCH/db-pw" --upstream "ftp://alice:$PW@example.invalid/" --uuid "$PROG_ID" 0x1000
 expect_error "not an http URL, with a password" "--upstream: not an http:// or https:// URL: 'ftp://alice:***@example.invalid/'"
 node_serve_start "$SCRATCH/db-serve" --upstream "$(creds "$dead")"
