@@ -192,6 +192,11 @@ void cli_fetch_report(const char *hex, int rc, const char *err)
 {
 	size_t hl = strlen(hex);
 
+	/* The fetcher's progress line is left unfinished when it is killed at
+	 * the deadline: the reason starts a line of its own. */
+	if (isatty(STDERR_FILENO))
+		fputs("\r\033[K", stderr);
+
 	/* The library's reason starts with the build-id already. */
 	if (err && err[0] && strncmp(err, hex, hl) == 0 && err[hl] == ':')
 		fprintf(stderr, "symdb: %s\n", err);

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 """slow_store.py TREE LOG PORTFILE: an upstream index store for the serve
 fetch tests that serves TREE/symdb/v1/XX/HEX.symdb over HTTP on a free
-loopback port (written to PORTFILE), with three kinds of misbehaviour chosen
+loopback port (written to PORTFILE), with four kinds of misbehaviour chosen
 by files in TREE:
   TREE/delay.HEX  GET for HEX waits the seconds the file says, then answers
   TREE/hang.HEX   GET for HEX is accepted and never answered
   TREE/status.HEX GET for HEX answers the HTTP status the file says
+  TREE/endless.HEX GET for HEX answers 200 and a body that never ends
 Every request is appended to LOG ("GET PATH") when it arrives.  Standard
 library only; the test kills it at exit."""
 import http.server
@@ -32,6 +33,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if os.path.exists(delay):
             with open(delay) as f:
                 time.sleep(float(f.read()))
+        if os.path.exists(os.path.join(TREE, "endless." + hexid)):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.end_headers()
+            chunk = b"\0" * 65536
+            try:
+                while True:
+                    self.wfile.write(chunk)
+            except OSError:
+                return
         status = os.path.join(TREE, "status." + hexid)
         if os.path.exists(status):
             with open(status) as f:
