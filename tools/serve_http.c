@@ -753,11 +753,12 @@ static int async_start(struct serve_http *h, struct MHD_Connection *c, struct sr
 	pthread_mutex_lock(&h->amu);
 	enum serve_wait was = sr->rq.wait;
 	sr->rq.wait = SERVE_WAIT_ALLOWED;
-	/* A stopping server starts no wait: serve_http_stop sets the flag,
-	 * then waits under amu for the threads there are, and would miss one
-	 * started after that. */
-	if (!waiter ||
-	    (h->fetch_waiters < h->srv->lim.max_fetch_waiters && !atomic_load(&h->stopping)))
+	/* A stopping server starts no thread, an upload's neither:
+	 * serve_http_stop sets the flag, then waits under amu for the threads
+	 * there are, and would miss one started after that (it would resume
+	 * its connection on a stopped daemon).  The handle then runs here. */
+	if (!atomic_load(&h->stopping) &&
+	    (!waiter || h->fetch_waiters < h->srv->lim.max_fetch_waiters))
 		rc = pthread_create(&t, &a, async_main, sr);
 	if (rc) {
 		sr->rq.wait = was;
