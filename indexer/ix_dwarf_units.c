@@ -316,10 +316,11 @@ static int process_unit(ix_shard *x, Dwarf_Die cu_die, uint16_t version, uint8_t
 	 * nesting past MAX_DEPTH) leave the unit its line table: LLVM reads
 	 * .debug_line apart from the DIEs, so its addresses keep file:line,
 	 * their names come from the symbol table, without inline frames.
-	 * Counted as skipped (PARTIAL). */
+	 * Counted as skipped (PARTIAL).  Function records and inline nodes
+	 * the walk added before it failed stay in the image, referred to by
+	 * nothing (a few bytes; the unit dropped whole did the same). */
 	if (rc < 0 && ranges_ok) {
-		ix_diemap_free(&u.dm);
-		memset(&u.dm, 0, sizeof(u.dm));
+		ix_diemap_free(&u.dm); /* (leaves it empty) */
 		u.bad = 1;
 		rc = 0;
 	}

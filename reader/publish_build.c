@@ -311,8 +311,9 @@ static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
 	rc = build_spawn_run(st, path, in, ex, o);
 	/* Also when the indexer failed: a file cut short under it crashes it
 	 * (SIGBUS on its mapping), and that is the file's doing, not a bug. */
-	if (rc == 0 || build_input_unchanged(in, NULL, 0) != 0)
-		rc = build_input_unchanged(in, o->errbuf, o->errbuf_sz);
+	int changed = build_input_unchanged(in, o->errbuf, o->errbuf_sz);
+	if (changed)
+		rc = changed;
 	if (rc == 0)
 		rc = publish_staged_images(b->cat, st, path, ex, o, out);
 	else
