@@ -19,6 +19,7 @@
 # "inlined+0x705ff", one unknown image, and about 60 % of the leaves agreed.
 # Label `slow`: it drives perf record.
 . "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/aliases.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 require perf gcc python3 readelf
 export HOME=$SCRATCH/home # perf's build-id cache: this test's own
@@ -55,15 +56,8 @@ fi
 perf report -i "$data" --no-children --stdio -n --sort sym -g none >"$SCRATCH/report.txt" \
 	2>"$SCRATCH/report.err" || fail "perf report: $(tail -1 "$SCRATCH/report.err")"
 perf buildid-list -i "$data" >"$SCRATCH/buildids.txt" 2>/dev/null || true
-# Aliases (symbols at one address) of the profiled images, as perf_python.sh.
-while read -r bid path; do
-	[[ $path == /* && -f $path ]] || continue
-	f=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
-	[[ -f $f ]] || f=$path
-	for t in -s --dyn-syms; do readelf -W "$t" "$f" 2>/dev/null; done |
-		awk -v img="$path" '$4 == "FUNC" && $7 != "UND" && $2 ~ /^[0-9a-f]+$/ && $8 != "" {
-			print img, $2, $8; if (sub(/@.*/, "", $8)) print img, $2, $8 }'
-done <"$SCRATCH/buildids.txt" >"$SCRATCH/aliases.txt"
+# Aliases (symbols at one address) of the profiled images.
+profile_aliases "$SCRATCH/buildids.txt" "$SCRATCH/aliases.txt"
 
 fields=comm,pid,tid,time,period,event,ip,dso
 for mode in inline no-inline; do

@@ -19,6 +19,7 @@
 # without comm and mmap events.
 # Label `slow`: it drives perf record.
 . "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/aliases.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 require perf python3
 py=/usr/bin/python3.11
@@ -71,16 +72,8 @@ samples=${BASH_REMATCH[1]} locs=${BASH_REMATCH[2]}
 frames=$(grep -c $'^\t' "$SCRATCH/script.txt" || true)
 ((locs <= frames)) || fail "$locs locations for $frames frames"
 ((samples >= 100)) || { echo "SKIP: only $samples samples (a machine too loaded?)"; exit 77; }
-# Aliases (symbols at one address) of every profiled image with a file: of
-# its debug file when it has one, as both perf and symdb read those.
-while read -r bid path; do
-	[[ $path == /* && -f $path ]] || continue
-	f=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
-	[[ -f $f ]] || f=$path
-	for t in -s --dyn-syms; do readelf -W "$t" "$f" 2>/dev/null; done |
-		awk -v img="$path" '$4 == "FUNC" && $7 != "UND" && $2 ~ /^[0-9a-f]+$/ && $8 != "" {
-			print img, $2, $8; if (sub(/@.*/, "", $8)) print img, $2, $8 }'
-done <"$SCRATCH/buildids.txt" >"$SCRATCH/aliases.txt"
+# Aliases (symbols at one address) of every profiled image with a file.
+profile_aliases "$SCRATCH/buildids.txt" "$SCRATCH/aliases.txt"
 [[ -s $SCRATCH/aliases.txt ]] || fail "no function symbols read from the profiled images"
 python3 "$here/perf_compare.py" --aliases "$SCRATCH/aliases.txt" "$SCRATCH/out.folded" \
 	"$SCRATCH/report.txt" 99 || fail "symdb perf's leaf functions disagree with perf report's"

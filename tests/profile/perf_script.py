@@ -82,6 +82,34 @@ def llvm_chain(path, vaddrs):
     return chains
 
 
+def run_folded(symdb, scratch, name, text, expect, what):
+    """Writes text as NAME.txt, runs `symdb perf --no-annotate` on it and
+    compares its folded stacks with expect: (the completed process, or None
+    after printing the differences)."""
+    inp = os.path.join(scratch, name + ".txt")
+    with open(inp, "w") as f:
+        f.write("\n".join(text) + "\n")
+    out = os.path.join(scratch, name + ".folded")
+    p = subprocess.run([symdb, "perf", "--no-annotate", inp, "-o", out], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        print(f"FAIL: symdb perf on {what} exited {p.returncode}: {p.stderr}")
+        return None
+    got = {}
+    with open(out) as f:
+        for line in f:
+            st, _, n = line.rstrip("\n").rpartition(" ")
+            got[st] = got.get(st, 0) + int(n)
+    bad = [st for st in sorted(set(got) | set(expect)) if got.get(st) != expect.get(st)]
+    for st in bad[:5]:
+        print(f"  {what}: stack {st!r}: symdb {got.get(st)}, llvm-symbolizer-14 {expect.get(st)}")
+    if bad:
+        print(f"FAIL: {len(bad)} stacks of {what} differ")
+        return None
+    p.inp = inp
+    return p
+
+
 def shapes(symdb, bins, pools, scratch, rnd):
     """The other shapes perf script prints: headers of -F sets without a
     pid, a time or an event (comm,ip,dso; comm,tid,ip,dso;
@@ -116,25 +144,8 @@ def shapes(symdb, bins, pools, scratch, rnd):
         text.append("")
         key = ";".join(stack)
         expect[key] = expect.get(key, 0) + 1
-    inp = os.path.join(scratch, "shapes.txt")
-    with open(inp, "w") as f:
-        f.write("\n".join(text) + "\n")
-    out = os.path.join(scratch, "shapes.folded")
-    p = subprocess.run([symdb, "perf", "--no-annotate", inp, "-o", out], capture_output=True,
-                       text=True)
-    if p.returncode != 0:
-        print(f"FAIL: symdb perf on the other shapes exited {p.returncode}: {p.stderr}")
-        return 1
-    got = {}
-    with open(out) as f:
-        for line in f:
-            st, _, n = line.rstrip("\n").rpartition(" ")
-            got[st] = got.get(st, 0) + int(n)
-    bad = [st for st in sorted(set(got) | set(expect)) if got.get(st) != expect.get(st)]
-    for st in bad[:5]:
-        print(f"  shapes: stack {st!r}: symdb {got.get(st)}, llvm-symbolizer-14 {expect.get(st)}")
-    if bad:
-        print(f"FAIL: {len(bad)} stacks of the other shapes differ")
+    p = run_folded(symdb, scratch, "shapes", text, expect, "the other shapes")
+    if p is None:
         return 1
     nonly = sum(v for st, v in expect.items() if ";[unknown];" in st)
     if "printed by perf only as '(inlined)'" not in p.stderr or "inlined" in p.stderr.splitlines()[-1]:
@@ -204,29 +215,10 @@ def main():
     # A frame perf could not map: "[unknown]", and a sample of it alone.
     text += ["other 7/7 101.0:     1 cpu-clock: ", "\t               0 ([unknown])", ""]
     expect["other;[unknown]"] = 1
-    inp = os.path.join(scratch, "in.txt")
-    with open(inp, "w") as f:
-        f.write("\n".join(text) + "\n")
-    out = os.path.join(scratch, "out.folded")
-    p = subprocess.run([symdb, "perf", "--no-annotate", inp, "-o", out], capture_output=True,
-                       text=True)
-    if p.returncode != 0:
-        print(f"FAIL: symdb perf exited {p.returncode}: {p.stderr}")
+    p = run_folded(symdb, scratch, "in", text, expect, "the perf script text")
+    if p is None:
         return 1
-    got = {}
-    with open(out) as f:
-        for line in f:
-            s, _, n = line.rstrip("\n").rpartition(" ")
-            got[s] = got.get(s, 0) + int(n)
-    bad = 0
-    for s in sorted(set(got) | set(expect)):
-        if got.get(s) != expect.get(s):
-            bad += 1
-            if bad <= 5:
-                print(f"  stack {s!r}: symdb {got.get(s)}, llvm-symbolizer-14 {expect.get(s)}")
-    if bad:
-        print(f"FAIL: {bad} stacks differ")
-        return 1
+    inp = p.inp
     err = p.stderr.strip().splitlines()
     if len(err) != 2 or "1 line not understood" not in err[0] or \
             not re.match(r"symdb perf: \d+ samples, \d+ stacks, \d+ locations", err[1]):
