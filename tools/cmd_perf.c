@@ -454,11 +454,6 @@ void prof_perf_progress_clear(struct perf_run *r)
 		fprintf(stderr, "\r%70s\r", "");
 }
 
-static void progress_clear(struct perf_run *r)
-{
-	prof_perf_progress_clear(r);
-}
-
 static void progress_line(void *arg)
 {
 	prof_perf_progress_clear(arg);
@@ -547,25 +542,25 @@ static int read_input(struct perf_run *r, FILE *in)
 	uint64_t inlined_only = rd ? prof_perf_inlined_only(rd) : 0;
 	prof_perf_close(rd);
 	if (rc < 0) {
-		progress_clear(r);
+		prof_perf_progress_clear(r);
 		cli_err(r->o.in, "%s", rc == -EOVERFLOW ? "the sample periods add up past 2^64-1"
 		                                          : strerror(-rc));
 		return rc;
 	}
 	if (r->unplaced) {
-		progress_clear(r);
+		prof_perf_progress_clear(r);
 		cli_err(r->o.in, "%llu address%s of samples without a callchain lie in files no mmap "
 		        "event places (perf script --show-mmap-events prints them): left [unknown]",
 		        (unsigned long long)r->unplaced, r->unplaced == 1 ? "" : "es");
 	}
 	if (inlined_only) {
-		progress_clear(r);
+		prof_perf_progress_clear(r);
 		cli_err(r->o.in, "%llu frame%s printed by perf only as '(inlined)', with no DSO, left "
 		        "[unknown] (run perf script with --no-inline: symdb expands inlines itself)",
 		        (unsigned long long)inlined_only, inlined_only == 1 ? "" : "s");
 	}
 	if (skipped && r->samples) { /* none: the one line is run()'s */
-		progress_clear(r);
+		prof_perf_progress_clear(r);
 		cli_err(r->o.in, "%llu line%s not understood, skipped (first: line %llu)",
 		        (unsigned long long)skipped, skipped == 1 ? "" : "s",
 		        (unsigned long long)first);
@@ -859,7 +854,7 @@ static int run(struct perf_run *r, const struct cli_global *g)
 	rc = f ? prof_perf_symbolize(r) : -ENOMEM;
 	if (rc == 0)
 		rc = fold(r, f);
-	progress_clear(r);
+	prof_perf_progress_clear(r);
 	int ex = rc < 0 ? CLI_EXIT_FAILED : write_outputs(r, f);
 	if (rc < 0)
 		cli_err("perf", "%s", strerror(-rc));
