@@ -153,24 +153,25 @@ int cat_files_opened(rd_catalog *c, const char *envdir, const struct stat *data,
 	struct stat st;
 	mdb_filehandle_t fd;
 	unsigned fl = 0;
+	struct cat_env *e = c->e;
 
 	cat_path(path, sizeof path, envdir, CAT_DATA_FILE); /* fits: checked before */
-	if (mdb_env_get_fd(c->env, &fd) != 0 || fstat(fd, &st) < 0 || st.st_dev != data->st_dev ||
+	if (mdb_env_get_fd(e->env, &fd) != 0 || fstat(fd, &st) < 0 || st.st_dev != data->st_dev ||
 	    st.st_ino != data->st_ino) {
 		return fmt_err(eb, ebsz, SYMDB_E_CATALOG, "%s: replaced while being opened", path);
 	}
-	c->data_dev = st.st_dev;
-	c->data_ino = st.st_ino;
-	mdb_env_get_flags(c->env, &fl);
+	e->data_dev = st.st_dev;
+	e->data_ino = st.st_ino;
+	mdb_env_get_flags(e->env, &fl);
 	if (fl & MDB_NOLOCK)
 		return 0; /* no lock file in use */
 	cat_path(path, sizeof path, envdir, CAT_LOCK_FILE);
 	if (cat_lstat(path, S_IFREG, &st, eb, ebsz) != 0) {
 		return fmt_err(eb, ebsz, SYMDB_E_CATALOG, "%s: replaced while being opened", path);
 	}
-	c->lock_dev = st.st_dev;
-	c->lock_ino = st.st_ino;
-	c->lock_known = 1;
+	e->lock_dev = st.st_dev;
+	e->lock_ino = st.st_ino;
+	e->lock_known = 1;
 	return 0;
 }
 
@@ -236,26 +237,30 @@ static void cat_remove_new(const char *tmp)
 static int cat_fill_new(const char *tmp, cat_write_fn init)
 {
 	rd_catalog *t = calloc(1, sizeof *t + 1);
+	struct cat_env e = { 0 }; /* never listed: nobody else opens tmp */
 	int rc;
 
 	if (!t)
 		return ENOMEM;
 	t->flags = RD_CAT_WRITE;
-	pthread_rwlock_init(&t->resize, NULL);
-	rc = mdb_env_create(&t->env);
+	t->e = &e;
+	pthread_rwlock_init(&t->swap, NULL);
+	pthread_rwlock_init(&e.resize, NULL);
+	rc = mdb_env_create(&e.env);
 	if (rc == 0)
-		rc = mdb_env_set_maxdbs(t->env, CAT_MAX_DBS);
+		rc = mdb_env_set_maxdbs(e.env, CAT_MAX_DBS);
 	if (rc == 0)
-		rc = mdb_env_set_mapsize(t->env, CAT_MAP_INITIAL);
+		rc = mdb_env_set_mapsize(e.env, CAT_MAP_INITIAL);
 	if (rc == 0 && cat_lock_reserve(tmp, NULL, 0) < 0)
 		rc = ENOSPC;
 	if (rc == 0)
-		rc = mdb_env_open(t->env, tmp, MDB_NOTLS, 0666);
+		rc = mdb_env_open(e.env, tmp, MDB_NOTLS, 0666);
 	if (rc == 0)
 		rc = cat_write_raw(t, init, NULL);
-	if (t->env)
-		mdb_env_close(t->env);
-	pthread_rwlock_destroy(&t->resize);
+	if (e.env)
+		mdb_env_close(e.env);
+	pthread_rwlock_destroy(&e.resize);
+	pthread_rwlock_destroy(&t->swap);
 	free(t);
 	return rc;
 }
@@ -353,10 +358,10 @@ static int cat_recover_locked(rd_catalog *c, const char *envdir, const char *why
 	 * tree check says (it needs a pinned snapshot, so an environment). */
 	if (rc == 0) {
 		c->damaged = 0;
-		rc = cat_open_env(c, envdir, again, sizeof again);
-		if (c->env)
-			mdb_env_close(c->env);
-		c->env = NULL;
+		cat_envs_lock();
+		rc = cat_env_attach(c, envdir, &st, again, sizeof again);
+		cat_envs_unlock();
+		cat_env_detach(c);
 	}
 	if (rc == 0 || !c->damaged)
 		return rc == 0 ? 0 : (snprintf(eb, ebsz, "%s", again), rc);

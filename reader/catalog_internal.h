@@ -47,26 +47,42 @@
 #define CAT_NEW_PREFIX    ".catalog-new."    /* DB/.catalog-new.PID.N: being created */
 #define CAT_DAMAGED_NAME  "catalog.damaged-" /* DB/catalog.damaged-<UTC time>[.N] */
 
-struct rd_catalog {
+/*
+ * One LMDB environment of one catalog in this process (catalog_env.c).
+ * LMDB allows a process one environment per lock file: its locks on
+ * lock.mdb are POSIX record locks, which the process drops all at once
+ * when it closes any descriptor of that file, so a second environment
+ * closed (a builder, a fetch) took the first one's locks with it.  Every
+ * rd_catalog of the same DB/catalog files therefore holds the same
+ * cat_env, counted, and only the last close closes it.
+ */
+struct cat_env {
 	MDB_env *env;
+	pthread_rwlock_t resize; /* held shared by every txn on env, exclusive to resize */
+	dev_t data_dev;          /* data.mdb as opened (cat_files_opened): another */
+	ino_t data_ino;          /* file at its path is a replaced catalog */
+	dev_t lock_dev;          /* lock.mdb as opened (lock_known): a write */
+	ino_t lock_ino;          /* transaction refuses a replaced lock file */
+	int lock_known;          /* 0 under MDB_NOLOCK: then never shared */
+	int writable;            /* opened without MDB_RDONLY */
+	unsigned refs;           /* handles holding it: under the list's lock */
+	struct cat_env *next;    /* the list of shared environments */
+};
+
+struct rd_catalog {
+	struct cat_env *e;
 	MDB_dbi images, names, meta;
 	MDB_dbi used;            /* last-query times (SPEC §12.6) */
 	int has_used;            /* `used` exists (absent in catalogs never written since) */
 	MDB_dbi paths;           /* source paths (SPEC §12.2) */
 	int has_paths;           /* `paths` exists (absent in catalogs never written since) */
 	unsigned flags;
-	pthread_rwlock_t resize; /* held shared by every txn, exclusive to resize */
-	dev_t lock_dev;          /* lock.mdb as opened (lock_known): a write */
-	ino_t lock_ino;          /* transaction refuses a replaced lock file */
-	int lock_known;
+	pthread_rwlock_t swap;   /* held shared by every txn, exclusive to the refresh's swap */
 	int damaged;             /* the last open step failed on damage reindex repairs */
-	dev_t data_dev;          /* data.mdb as opened (cat_files_opened): another */
-	ino_t data_ino;          /* file at its path is a replaced catalog */
 	_Atomic uint64_t recheck_ns; /* CLOCK_MONOTONIC: rd_catalog_refresh's next look */
 	_Atomic uint64_t reopened;   /* replaced catalogs opened since: in the generation */
 	pthread_mutex_t refresh;     /* one rd_catalog_refresh at a time */
 	struct rd_catalog *next;     /* a replacement opened, not swapped in yet */
-	struct rd_catalog *retired;  /* environments swapped out: closed with c */
 	char *recovered;         /* RD_CAT_RECOVER moved a damaged catalog: why, where */
 	char dir[];
 };
@@ -116,6 +132,25 @@ RD_HIDDEN int cat_lock_reserve(const char *envdir, char *errbuf, size_t errbuf_s
  * and the tree check of its snapshot (cat_tree_check): 0, or the error with
  * c->damaged set for damage, errbuf set.  c->env stays open on success. */
 RD_HIDDEN int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz);
+/* catalog_open.c: every page of the snapshot c->e's environment now holds
+ * checked (format_lmdb_tree.c): 0, or SYMDB_E_CATALOG with c->damaged set. */
+RD_HIDDEN int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf,
+                             size_t errbuf_sz);
+/* catalog_env.c: give c the environment of envdir whose data.mdb is `data`
+ * (as cat_files_check found it): the one this process already has open
+ * on the same data.mdb and lock.mdb, counted once more, or a new one
+ * (cat_open_env, cat_files_opened) that later opens share.  Holds the
+ * list's lock throughout, so two threads opening one catalog share
+ * too.  0, or the error with errbuf set and c->e NULL. */
+RD_HIDDEN int cat_env_attach(rd_catalog *c, const char *envdir, const struct stat *data,
+                             char *errbuf, size_t errbuf_sz);
+/* catalog_env.c: c lets go of its environment (NULL: nothing); the last
+ * holder closes it.  c->e is NULL afterwards. */
+RD_HIDDEN void cat_env_detach(rd_catalog *c);
+/* catalog_env.c: mdb_dbi_open may run in one transaction of an
+ * environment at a time: opens call it between these. */
+RD_HIDDEN void cat_envs_lock(void);
+RD_HIDDEN void cat_envs_unlock(void);
 RD_HIDDEN int cat_create_catalog(rd_catalog *c, const char *envdir, cat_write_fn init,
                                  char *errbuf, size_t errbuf_sz);
 /* catalog_files.c: under a flock of DB, move a damaged DB/catalog aside to

@@ -36,11 +36,13 @@ int cat_lock_same(rd_catalog *c)
 	char path[4096];
 	struct stat st;
 
-	if (!c->lock_known)
+	const struct cat_env *e = c->e;
+
+	if (!e->lock_known)
 		return 0;
 	if ((size_t)snprintf(path, sizeof path, "%s/catalog/" CAT_LOCK_FILE, c->dir) >= sizeof path)
 		return ENAMETOOLONG;
-	if (lstat(path, &st) < 0 || st.st_dev != c->lock_dev || st.st_ino != c->lock_ino)
+	if (lstat(path, &st) < 0 || st.st_dev != e->lock_dev || st.st_ino != e->lock_ino)
 		return SYMDB_E_LOCK_REPLACED;
 	return 0;
 }

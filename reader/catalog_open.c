@@ -135,29 +135,59 @@ static int cat_lmdb_damage(int rc)
 	       rc == MDB_VERSION_MISMATCH || rc == MDB_INCOMPATIBLE || rc == MDB_NOTFOUND;
 }
 
-/* Open the environment.  A read-only open that cannot open lock.mdb (a
- * directory we may not write), or whose lock file has no disk blocks to
- * take (nolock: a full disk), falls back to MDB_NOLOCK: no reader table,
- * which is safe as long as no writer runs at the same time, the usual case
- * for a database shipped read-only (and no writer can commit on a full
- * disk). */
+/* Whether this process may write to the catalog in envdir (its directory
+ * and data.mdb): then even a reader opens the environment read-write, so
+ * that a builder of the same process can share it (catalog_env.c). */
+static int cat_may_write(const char *envdir)
+{
+	char path[4096];
+
+	return access(envdir, W_OK) == 0 &&
+	       (size_t)snprintf(path, sizeof path, "%s/" CAT_DATA_FILE, envdir) < sizeof path &&
+	       access(path, W_OK) == 0;
+}
+
+static int cat_env_create(struct cat_env *e)
+{
+	int rc = mdb_env_create(&e->env);
+
+	if (rc == 0)
+		rc = mdb_env_set_maxdbs(e->env, CAT_MAX_DBS);
+	if (rc == 0)
+		rc = mdb_env_set_mapsize(e->env, CAT_MAP_INITIAL);
+	return rc;
+}
+
+/* Open the environment.  A reader opens it read-write when it may write
+ * (cat_may_write), else read-only.  A read-only open that cannot open
+ * lock.mdb (a directory we may not write), or whose lock file has no disk
+ * blocks to take (nolock: a full disk), falls back to MDB_NOLOCK: no reader
+ * table, which is safe as long as no writer runs at the same time, the
+ * usual case for a database shipped read-only (and no writer can commit on
+ * a full disk).  Each failed open is closed before the next: LMDB does not
+ * open an environment twice. */
 static int cat_env_open(rd_catalog *c, const char *envdir, int nolock)
 {
+	struct cat_env *e = c->e;
 	unsigned fl = MDB_NOTLS;
 	int rc;
 
-	if (!(c->flags & RD_CAT_WRITE))
+	if (!(c->flags & RD_CAT_WRITE) && (nolock || !cat_may_write(envdir)))
 		fl |= MDB_RDONLY | (nolock ? MDB_NOLOCK : 0u);
-	rc = mdb_env_open(c->env, envdir, fl, 0666);
-	if ((rc == EACCES || rc == EROFS || rc == EPERM) && (fl & MDB_RDONLY)) {
-		mdb_env_close(c->env);
-		c->env = NULL;
-		rc = mdb_env_create(&c->env);
-		if (rc == 0)
-			rc = mdb_env_set_maxdbs(c->env, CAT_MAX_DBS);
-		if (rc == 0)
-			rc = mdb_env_open(c->env, envdir, fl | MDB_NOLOCK, 0666);
+	for (;;) {
+		rc = mdb_env_open(e->env, envdir, fl, 0666);
+		if ((rc != EACCES && rc != EROFS && rc != EPERM) || (c->flags & RD_CAT_WRITE) ||
+		    (fl & MDB_NOLOCK))
+			break;
+		/* read-write, then read-only, then without the lock file */
+		fl |= (fl & MDB_RDONLY) ? MDB_NOLOCK : MDB_RDONLY;
+		mdb_env_close(e->env);
+		e->env = NULL;
+		rc = cat_env_create(e);
+		if (rc)
+			break;
 	}
+	e->writable = rc == 0 && !(fl & MDB_RDONLY);
 	return rc;
 }
 
@@ -309,32 +339,37 @@ static int cat_tree_once(MDB_txn *txn, const uint8_t *map, size_t len,
  * on a full disk, may change them under it).  A verdict of damage is
  * believed when a second snapshot gets it too.  0, or SYMDB_E_CATALOG with
  * c->damaged set. */
-static int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
+int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
 {
 	mdb_filehandle_t fd;
 	fmt_lmdb_tree_report rep = { NULL, 0 };
 	int fails = 0;
 
-	if (mdb_env_get_fd(c->env, &fd) != 0)
+	if (mdb_env_get_fd(c->e->env, &fd) != 0)
 		return 0; /* LMDB's own calls report it */
 	for (int tries = 0; tries < 8 && fails < 2; tries++) {
 		struct stat st;
 		MDB_txn *txn;
-		if (mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn) != 0)
-			return 0;
-		if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < FMT_LMDB_META_END) {
-			mdb_txn_abort(txn);
-			return 0;
-		}
-		size_t len = (size_t)st.st_size;
-		uint8_t *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-		if (map == MAP_FAILED) {
-			mdb_txn_abort(txn);
+		/* Not a catalog_txn.c transaction: this runs before the handle
+		 * is complete; `resize` still keeps a map resize out. */
+		pthread_rwlock_rdlock(&c->e->resize);
+		if (mdb_txn_begin(c->e->env, NULL, MDB_RDONLY, &txn) != 0) {
+			pthread_rwlock_unlock(&c->e->resize);
 			return 0;
 		}
-		int rc = cat_tree_once(txn, map, len, &rep);
-		munmap(map, len);
+		uint8_t *map = MAP_FAILED;
+		size_t len = 0;
+		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= FMT_LMDB_META_END) {
+			len = (size_t)st.st_size;
+			map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		}
+		int rc = map == MAP_FAILED ? 0 : cat_tree_once(txn, map, len, &rep);
+		if (map != MAP_FAILED)
+			munmap(map, len);
 		mdb_txn_abort(txn);
+		pthread_rwlock_unlock(&c->e->resize);
+		if (map == MAP_FAILED)
+			return 0;
 		if (rc == -ENOMEM)
 			return cat_err(ENOMEM);
 		if (rc == 0)
@@ -351,13 +386,9 @@ static int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf, size_
 
 int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
 {
-	int rc = mdb_env_create(&c->env);
-
-	if (rc == 0)
-		rc = mdb_env_set_maxdbs(c->env, CAT_MAX_DBS);
-	if (rc == 0)
-		rc = mdb_env_set_mapsize(c->env, CAT_MAP_INITIAL);
+	int rc = cat_env_create(c->e);
 	int nolock = 0;
+
 	if (rc == 0 && (rc = cat_lock_reserve(envdir, errbuf, errbuf_sz)) < 0) {
 		if (c->flags & RD_CAT_WRITE)
 			return rc;
@@ -374,13 +405,13 @@ int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_
 		return rc > 0 ? -rc : SYMDB_E_CATALOG;
 	}
 	/* CAT_MAX_KEY is what puts check against (catalog_entries.c). */
-	if (mdb_env_get_maxkeysize(c->env) < (int)CAT_MAX_KEY)
+	if (mdb_env_get_maxkeysize(c->e->env) < (int)CAT_MAX_KEY)
 		return fmt_err(errbuf, errbuf_sz, SYMDB_E_CATALOG,
 		               "%s: this LMDB's key limit (%d bytes) is below %u", envdir,
-		               mdb_env_get_maxkeysize(c->env), CAT_MAX_KEY);
+		               mdb_env_get_maxkeysize(c->e->env), CAT_MAX_KEY);
 	/* Clear reader slots left by crashed processes, so they pin no pages
 	 * (a no-op under the MDB_NOLOCK fallback). */
-	mdb_reader_check(c->env, NULL);
+	mdb_reader_check(c->e->env, NULL);
 	return cat_tree_check(c, envdir, errbuf, errbuf_sz);
 }
 
@@ -427,22 +458,23 @@ static int cat_check_fs(const char *dir, char *errbuf, size_t errbuf_sz)
 	               dir, (unsigned long)sf.f_type & 0xFFFFFFFFUL);
 }
 
-/* Everything from the file checks to the schema, on an existing catalog. */
+/* Everything from the file checks to the schema, on an existing catalog:
+ * the environment taken or opened, and the named databases opened, under
+ * the list's lock (mdb_dbi_open runs in one transaction at a time). */
 static int cat_open_checked(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
 {
 	struct stat data;
 	int rc = cat_check_dir(c, envdir, &data, errbuf, errbuf_sz);
 
-	if (rc == 0)
-		rc = cat_open_env(c, envdir, errbuf, errbuf_sz);
-	if (rc == 0)
-		rc = cat_files_opened(c, envdir, &data, errbuf, errbuf_sz);
+	if (rc)
+		return rc;
+	cat_envs_lock();
+	rc = cat_env_attach(c, envdir, &data, errbuf, errbuf_sz);
 	if (rc == 0)
 		rc = cat_init(c, envdir, errbuf, errbuf_sz);
-	if (rc && c->env) {
-		mdb_env_close(c->env);
-		c->env = NULL;
-	}
+	cat_envs_unlock();
+	if (rc)
+		cat_env_detach(c);
 	return rc;
 }
 
@@ -469,7 +501,7 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 		return -ENOMEM;
 	memcpy(c->dir, dir, len);
 	c->flags = flags;
-	pthread_rwlock_init(&c->resize, NULL);
+	pthread_rwlock_init(&c->swap, NULL);
 	pthread_mutex_init(&c->refresh, NULL);
 	fmt_layout_dir(envdir, sizeof envdir, c->dir, FMT_LAYOUT_CATALOG); /* fits: checked */
 
@@ -503,15 +535,9 @@ void rd_catalog_close(rd_catalog *c)
 {
 	if (!c)
 		return;
-	if (c->env)
-		mdb_env_close(c->env);
+	cat_env_detach(c);
 	rd_catalog_close(c->next);
-	for (rd_catalog *r = c->retired, *nx; r; r = nx) {
-		nx = r->retired;
-		r->retired = NULL;
-		rd_catalog_close(r);
-	}
-	pthread_rwlock_destroy(&c->resize);
+	pthread_rwlock_destroy(&c->swap);
 	pthread_mutex_destroy(&c->refresh);
 	free(c->recovered);
 	free(c);

@@ -16,18 +16,17 @@
  * in.  A catalog that is missing, or replaced by one that does not open, is
  * not swapped: the old one is all there is until a good one appears.
  *
- * The swap holds `resize` exclusively, as a map resize does, and keeps its
- * rule (catalog_txn.c): only a thread that holds no transaction and no other
- * library lock calls in here.  It waits for the transactions in flight at
+ * The swap holds the handle's `swap` lock exclusively, which every
+ * transaction of the handle holds shared, and keeps the rule of a map
+ * resize (catalog_txn.c): only a thread that holds no transaction and no
+ * other library lock calls in here.  It waits for the transactions in flight at
  * most CAT_SWAP_WAIT_NS, then gives up until the next look, so no
  * transaction ever runs on a closed environment.  One refresh at a time
  * (c->refresh).
  *
- * Known limit: every rd_catalog opens an environment of its own, and a
- * process may hold several of one catalog (a symdb_db and its builders),
- * which LMDB forbids: closing any of them drops the process's POSIX locks
- * on lock.mdb for all.  That predates this file; this file closes nothing
- * before rd_catalog_close (reopen), so that it adds no such close.
+ * Environments are shared by every handle of the process on the same
+ * files (catalog_env.c), so letting go of the one swapped out closes it
+ * only when no other handle holds it: no lock of another handle is lost.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_rwlock_timedwrlock, lstat */
 #include <stdio.h>
@@ -69,24 +68,22 @@ static int data_replaced(const rd_catalog *c)
 		return 0;
 	if (lstat(path, &st) < 0)
 		return 0;
-	return st.st_dev != c->data_dev || st.st_ino != c->data_ino;
+	return st.st_dev != c->e->data_dev || st.st_ino != c->e->data_ino;
 }
 
 /* Everything an open sets up for one environment, exchanged between c and
  * n.  The named databases' handles are written only when they differ: both
  * opens create them in one order, so they never do, and a thread reading
- * one before it takes `resize` (cat_scan_begin's argument) reads a value
+ * one before it takes `swap` (cat_scan_begin's argument) reads a value
  * nobody writes. */
 static void swap_envs(rd_catalog *c, rd_catalog *n)
 {
-	MDB_env *env = c->env;
+	struct cat_env *e = c->e;
 	MDB_dbi dbi;
 	int has;
-	dev_t dev;
-	ino_t ino;
 
-	c->env = n->env;
-	n->env = env;
+	c->e = n->e;
+	n->e = e;
 #define CAT_SWAP_DBI(f)                 \
 	if (c->f != n->f) {             \
 		dbi = c->f;             \
@@ -105,30 +102,13 @@ static void swap_envs(rd_catalog *c, rd_catalog *n)
 	has = c->has_paths;
 	c->has_paths = n->has_paths;
 	n->has_paths = has;
-	dev = c->lock_dev;
-	c->lock_dev = n->lock_dev;
-	n->lock_dev = dev;
-	ino = c->lock_ino;
-	c->lock_ino = n->lock_ino;
-	n->lock_ino = ino;
-	has = c->lock_known;
-	c->lock_known = n->lock_known;
-	n->lock_known = has;
-	dev = c->data_dev;
-	c->data_dev = n->data_dev;
-	n->data_dev = dev;
-	ino = c->data_ino;
-	c->data_ino = n->data_ino;
-	n->data_ino = ino;
 }
 
 /* Under c->refresh: open the replacement (or take the one opened at an
- * earlier look) and swap it in.  1 when swapped.  No environment is closed
- * here: closing any descriptor of a lock.mdb drops every POSIX lock this
- * process holds on that file, those of other handles on the same catalog
- * included (LMDB's reader and "not alone" locks), so a replacement that
- * could not be swapped yet waits in c->next, and the environment swapped
- * out waits in c->retired, both until rd_catalog_close. */
+ * earlier look) and swap it in.  1 when swapped.  A replacement that could
+ * not be swapped yet waits in c->next.  The environment swapped out is let
+ * go of at once: no transaction of c runs on it any more (`swap`), and
+ * other handles on it hold it themselves (catalog_env.c). */
 static int reopen(rd_catalog *c)
 {
 	rd_catalog *n = c->next;
@@ -142,14 +122,13 @@ static int reopen(rd_catalog *c)
 	t = clock_ns(CLOCK_REALTIME) + CAT_SWAP_WAIT_NS;
 	until.tv_sec = (time_t)(t / 1000000000u);
 	until.tv_nsec = (long)(t % 1000000000u);
-	if (pthread_rwlock_timedwrlock(&c->resize, &until) != 0)
+	if (pthread_rwlock_timedwrlock(&c->swap, &until) != 0)
 		return 0; /* transactions in flight: the next look swaps it */
 	swap_envs(c, n);
 	atomic_fetch_add(&c->reopened, 1);
-	pthread_rwlock_unlock(&c->resize);
+	pthread_rwlock_unlock(&c->swap);
 	c->next = NULL;
-	n->retired = c->retired; /* n now holds the old environment */
-	c->retired = n;
+	rd_catalog_close(n); /* n now holds the old environment */
 	return 1;
 }
 

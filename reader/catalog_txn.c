@@ -10,12 +10,13 @@
  *
  * Map size.  The map starts small and doubles whenever a write transaction
  * hits MDB_MAP_FULL.  mdb_env_set_mapsize() may only be called while this
- * process has no transaction open, so every transaction holds `resize` for
- * reading and a resize takes it for writing.  Another process may grow the
+ * process has no transaction open on the environment, so every transaction
+ * holds the environment's `resize` for reading and a resize takes it for
+ * writing: one lock for every handle sharing the environment (catalog_env.c).  Another process may grow the
  * map too; LMDB then reports MDB_MAP_RESIZED at txn begin, and we adopt the
  * new size (mdb_env_set_mapsize(env, 0)) and retry.
  *
- * The catalog's files: catalog_txn.c (this), catalog_open.c,
+ * The catalog's files: catalog_txn.c (this), catalog_open.c, catalog_env.c,
  * catalog_lock.c, catalog_entries.c, catalog_check.c, catalog_used.c.
  *
  * The environment is opened with MDB_NOTLS, so read transactions are not tied
@@ -86,33 +87,48 @@ void cat_msg(char *errbuf, size_t errbuf_sz, const char *path, const char *what,
 
 /* ---- transactions with map growth --------------------------------------- */
 
-/* Begin a transaction holding `resize` shared.  Adopts a map grown by another
- * process (MDB_MAP_RESIZED).  Returns an LMDB code. */
+/* Begin a transaction holding the handle's `swap` and its environment's
+ * `resize` shared.  Adopts a map grown by another process
+ * (MDB_MAP_RESIZED).  Returns an LMDB code. */
 int cat_txn_begin(rd_catalog *c, unsigned txn_flags, MDB_txn **txn)
 {
+	struct cat_env *e;
 	int rc, tries;
 
+	pthread_rwlock_rdlock(&c->swap);
+	e = c->e; /* fixed while `swap` is held */
 	for (tries = 0; tries < CAT_MAX_RETRIES; tries++) {
-		pthread_rwlock_rdlock(&c->resize);
-		rc = mdb_txn_begin(c->env, NULL, txn_flags, txn);
+		pthread_rwlock_rdlock(&e->resize);
+		rc = mdb_txn_begin(e->env, NULL, txn_flags, txn);
 		if (rc != MDB_MAP_RESIZED)
 			break;
-		pthread_rwlock_unlock(&c->resize);
-		pthread_rwlock_wrlock(&c->resize);
-		rc = mdb_env_set_mapsize(c->env, 0);
-		pthread_rwlock_unlock(&c->resize);
-		if (rc)
+		pthread_rwlock_unlock(&e->resize);
+		pthread_rwlock_wrlock(&e->resize);
+		rc = mdb_env_set_mapsize(e->env, 0);
+		pthread_rwlock_unlock(&e->resize);
+		if (rc) {
+			pthread_rwlock_unlock(&c->swap);
 			return rc;
+		}
 	}
-	if (rc)
-		pthread_rwlock_unlock(&c->resize);
+	if (rc) {
+		pthread_rwlock_unlock(&e->resize);
+		pthread_rwlock_unlock(&c->swap);
+	}
 	return rc;
+}
+
+/* The locks cat_txn_begin took, in the other order. */
+static void cat_txn_unlock(rd_catalog *c)
+{
+	pthread_rwlock_unlock(&c->e->resize);
+	pthread_rwlock_unlock(&c->swap);
 }
 
 void cat_txn_abort(rd_catalog *c, MDB_txn *txn)
 {
 	mdb_txn_abort(txn);
-	pthread_rwlock_unlock(&c->resize);
+	cat_txn_unlock(c);
 }
 
 int cat_scan_begin(rd_catalog *c, MDB_dbi dbi, MDB_txn **txn, MDB_cursor **cur)
@@ -139,7 +155,7 @@ int cat_txn_commit(rd_catalog *c, MDB_txn *txn)
 {
 	int rc = mdb_txn_commit(txn);
 
-	pthread_rwlock_unlock(&c->resize);
+	cat_txn_unlock(c);
 	return rc;
 }
 
@@ -152,10 +168,11 @@ uint64_t rd_catalog_generation(rd_catalog *c)
 	int rc;
 
 	rd_catalog_refresh(c, 0);
-	pthread_rwlock_rdlock(&c->resize); /* (not while cat_grow remaps) */
-	rc = mdb_env_info(c->env, &info);
+	pthread_rwlock_rdlock(&c->swap);
+	pthread_rwlock_rdlock(&c->e->resize); /* (not while cat_grow remaps) */
+	rc = mdb_env_info(c->e->env, &info);
 	reopened = atomic_load(&c->reopened);
-	pthread_rwlock_unlock(&c->resize);
+	cat_txn_unlock(c);
 	return rc == 0 ? (uint64_t)info.me_last_txnid + (reopened << 48) : 0;
 }
 
@@ -165,11 +182,12 @@ static int cat_grow(rd_catalog *c)
 	MDB_envinfo info;
 	int rc;
 
-	pthread_rwlock_wrlock(&c->resize);
-	rc = mdb_env_info(c->env, &info);
+	pthread_rwlock_rdlock(&c->swap);
+	pthread_rwlock_wrlock(&c->e->resize); /* every handle's transactions out */
+	rc = mdb_env_info(c->e->env, &info);
 	if (rc == 0)
-		rc = mdb_env_set_mapsize(c->env, info.me_mapsize * 2);
-	pthread_rwlock_unlock(&c->resize);
+		rc = mdb_env_set_mapsize(c->e->env, info.me_mapsize * 2);
+	cat_txn_unlock(c);
 	return rc;
 }
 

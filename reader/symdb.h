@@ -112,6 +112,9 @@
  *   first (a flock on its directory) and maps its result;
  * - the catalog's map is grown or adopted (another process grew it) only by
  *   a thread holding no transaction, so growth never deadlocks a listing;
+ * - every handle of the process on one catalog (symdb handles, builders,
+ *   symbolizer contexts, fetches) shares one LMDB environment, counted:
+ *   closing one never drops the locks the others hold (SPEC §12.4);
  * - every image holds a reference to the handle's cache: images may be
  *   closed after symdb_close(), in any thread, also images superseded by a
  *   re-index;

@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -400,6 +401,80 @@ static void test_netfs(const char *dir)
 	             "SYMDB_E_NETFS: database is on a network filesystem") == 0);
 }
 
+/* Whether another process finds LMDB's POSIX locks of this one on
+ * dir/catalog/lock.mdb: the shared lock on byte 0 ("in use") and the one
+ * on byte PID ("my reader slots are live").  A child asks (F_GETLK reports
+ * only other processes' locks).  1 both held, 0 neither, -1 one of them. */
+static int parent_locks(const char *dir)
+{
+	char path[4096];
+	pid_t parent = getpid(), pid;
+	int st;
+
+	snprintf(path, sizeof path, "%s/catalog/lock.mdb", dir);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_RDONLY), held = 0;
+		off_t at[2] = { 0, (off_t)parent };
+
+		for (int i = 0; fd >= 0 && i < 2; i++) {
+			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			                    .l_start = at[i], .l_len = 1 };
+			if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK &&
+			    fl.l_pid == parent)
+				held++;
+		}
+		_exit(fd < 0 ? 9 : held);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) > 2)
+		return -2;
+	return WEXITSTATUS(st) == 2 ? 1 : WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* One LMDB environment per catalog per process (catalog_env.c): a second
+ * handle on the same catalog, a builder's, closed while the first is
+ * open, must leave the first one's locks in place.  Before, each handle
+ * had its own environment, and closing one dropped every lock of the
+ * process on lock.mdb: another process could then clear the first
+ * handle's reader slots or reset the lock file under it. */
+static void test_one_env(const char *dir)
+{
+	rd_catalog *c = NULL, *r = NULL, *w = NULL;
+	rd_cat_entry e, g;
+	char buf[256], err[512] = "";
+
+	CHECK_RC(rd_catalog_open(dir, RD_CAT_CREATE, &c, err, sizeof err));
+	make_entry(&e, 1, "images/01/one.symdb", "one");
+	CHECK_RC(rd_catalog_put(c, &e, 0));
+	rd_catalog_close(c);
+	CHECK(parent_locks(dir) == 0);
+
+	/* a reader, as a symdb handle or a server holds it, has read */
+	CHECK_RC(rd_catalog_open(dir, 0, &r, err, sizeof err));
+	if (!r)
+		return;
+	CHECK_RC(rd_catalog_get(r, e.uuid, e.uuid_len, &g, buf, sizeof buf));
+	CHECK(parent_locks(dir) == 1);
+
+	/* a builder of the same process writes and closes */
+	CHECK_RC(rd_catalog_open(dir, RD_CAT_WRITE, &w, err, sizeof err));
+	make_entry(&e, 2, "images/02/two.symdb", "two");
+	if (w)
+		CHECK_RC(rd_catalog_put(w, &e, 0));
+	rd_catalog_close(w);
+	CHECK(parent_locks(dir) == 1);
+
+	/* a second reader, closed, too; the first still reads the new entry */
+	CHECK_RC(rd_catalog_open(dir, 0, &c, err, sizeof err));
+	rd_catalog_close(c);
+	CHECK(parent_locks(dir) == 1);
+	CHECK_RC(rd_catalog_get(r, e.uuid, e.uuid_len, &g, buf, sizeof buf));
+
+	/* the last close lets go of them */
+	rd_catalog_close(r);
+	CHECK(parent_locks(dir) == 0);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/symdb-test-catalog-XXXXXX", sub[4096], cmd[4200];
@@ -416,6 +491,8 @@ int main(void)
 	test_permissions(sub);
 	snprintf(sub, sizeof sub, "%s/db4/not/yet", tmpl);
 	test_netfs(sub);
+	snprintf(sub, sizeof sub, "%s/db5", tmpl);
+	test_one_env(sub);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpl);

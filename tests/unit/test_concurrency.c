@@ -185,7 +185,7 @@ static int grow_main(const char *dir, unsigned mib)
 		return 1;
 	}
 	for (;;) {
-		if (mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
+		if (mdb_env_info(c->e->env, &info) || mdb_env_stat(c->e->env, &st))
 			return 1;
 		if (info.me_mapsize >= (size_t)mib << 20 &&
 		    (info.me_last_pgno + 1) * (size_t)st.ms_psize > (size_t)2 << 20)
@@ -329,7 +329,7 @@ static int fill_near_full(rd_catalog *c, unsigned margin)
 	unsigned i = 100000;
 
 	for (;;) {
-		if (mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
+		if (mdb_env_info(c->e->env, &info) || mdb_env_stat(c->e->env, &st))
 			return -1;
 		if (info.me_mapsize / st.ms_psize - (info.me_last_pgno + 1) < margin)
 			return 0;
@@ -350,10 +350,10 @@ static void test_mark_used_from_list(void)
 	if (!a.db)
 		return;
 	CHECK(fill_near_full(a.db->cat, 6) == 0);
-	mdb_env_info(a.db->cat->env, &before);
+	mdb_env_info(a.db->cat->e->env, &before);
 	rc = symdb_list(a.db, mark_cb, &a);
 	CHECK(rc == 0);
-	mdb_env_info(a.db->cat->env, &after);
+	mdb_env_info(a.db->cat->e->env, &after);
 	CHECK(a.failed == 0 && a.marked > 100);
 	/* The listing's own writes had to grow the map: the case under test. */
 	CHECK(after.me_mapsize > before.me_mapsize);
