@@ -277,12 +277,15 @@ static int stage_publish_one(rd_catalog *cat, publish_staged *r, symdb_image *im
 		stage_fill(res, i, r, info, 1, 0, ipath, &oi, ex->is_macho);
 		if (a != ST_CONFLICT)
 			return 0;
+		if (ex->is_macho)
+			res->images[i].skipped = 2; /* kept, but not "the same" */
 		symdb_uuid_format(&info->uuid, hex);
 		return fmt_err(o->errbuf, o->errbuf_sz, SYMDB_E_EXISTS,
-		               "%s: build-id %s is already indexed from different contents "
+		               "%s: %s %s is already indexed from different contents "
 		               "(%llu bytes, xxh3 %016llx); kept the existing index "
 		               "(use --force to replace)",
-		               path, hex, (unsigned long long)oi.build_info[FMT_BI_SOURCE_SIZE],
+		               path, ex->is_macho ? "UUID" : "build-id", hex,
+		               (unsigned long long)oi.build_info[FMT_BI_SOURCE_SIZE],
 		               (unsigned long long)oi.build_info[FMT_BI_SOURCE_XXH3]);
 	}
 	/* Step 2 of §12.5 on our own descriptor; publish_tmp's rename is of

@@ -617,6 +617,22 @@ int rd_sym_group_of(symdb_symbolizer *s, const symdb_image *img, uint32_t *out)
 	return 0;
 }
 
+/* A path that could not be identified: the context keeps only the code,
+ * so the reason is read again (an error path only).  The plural call first:
+ * it names what is wrong with a universal file's slices. */
+static int path_failed(const char *path, int err, char *eb, size_t ebsz)
+{
+	SYMDB_OPTS(symdb_open_opts, o, .errbuf = eb, .errbuf_sz = ebsz);
+	symdb_file_image one;
+	symdb_uuid id;
+
+	if (eb && ebsz && err != -ENOMEM &&
+	    (symdb_file_uuids(path, &o, &one, 1, sizeof one) == err ||
+	     symdb_file_uuid(path, &o, &id) == err))
+		return err; /* eb holds the reason */
+	return fmt_err(eb, ebsz, err, "%s: %s", path, symdb_strerror(err));
+}
+
 int symdb_symbolizer_image(symdb_symbolizer *s, const char *path, const symdb_symbolize_opts *opts,
                            const symdb_image **out)
 {
@@ -635,7 +651,7 @@ int symdb_symbolizer_image(symdb_symbolizer *s, const char *path, const symdb_sy
 	if (e == -2)
 		return fmt_err(eb, ebsz, -ENOMEM, "%s: out of memory", path);
 	if (e == -1)
-		return fmt_err(eb, ebsz, err, "%s: %s", path, symdb_strerror(err));
+		return path_failed(path, err, eb, ebsz);
 	const struct sym_image *im = &s->images[e];
 	if (im->img) {
 		*out = im->img;

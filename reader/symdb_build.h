@@ -103,7 +103,9 @@ typedef struct symdb_build_opts {
  *  one file of a .dSYM bundle. */
 typedef struct symdb_build_image {
 	symdb_uuid uuid;
-	int skipped;  /**< 1: already indexed, nothing written */
+	int skipped;  /**< 1: already indexed, nothing written; 2: already
+	                   indexed from different contents, kept (the call
+	                   returns SYMDB_E_EXISTS and says so in errbuf) */
 	int replaced; /**< 1: replaced an index without DWARF; 2: one made from
 	                   .dynsym only, with a full symbol table; 3: one without
 	                   this file's kind of symbol table (SPEC §12.5, §7.2.2) */

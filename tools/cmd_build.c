@@ -124,6 +124,8 @@ static char *macho_lines(const char *path, const symdb_build_result *res)
 		const symdb_build_image *im = &res->images[k];
 		char hex[2 * SYMDB_UUID_MAX + 1];
 		char *line, *next;
+		if (im->skipped == 2)
+			continue; /* the conflict's own line on stderr says it */
 		symdb_uuid_format(&im->uuid, hex);
 		line = cli_line_dup("%s %s %s (%s%s)\n", im->skipped ? "skipped" : "indexed", hex,
 		                    path, im->arch,

@@ -21,6 +21,7 @@ import os
 import random
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -296,9 +297,57 @@ def case_fat(c):
     if p.returncode != 1 or p.stdout != "??\n??:0:0\n\n" or \
             p.stderr != "symdb: %s: Mach-O image without LC_UUID\n" % nou:
         die("no LC_UUID: exit %d %r %r" % (p.returncode, p.stdout, p.stderr))
+    conflict_one_line(c, db)
+    bad_universal(c, db, fat)
     if bad:
         die("%d comparisons differ" % bad)
     print("fat: %d lookups identical; unchosen slices answered as llvm-symbolizer-14" % n)
+
+
+def bad_universal(c, db, fat):
+    """A universal file whose second slice is the first one's bytes, which
+    llvm-symbolizer-14 refuses too: `query --no-build` gives the reason
+    `build` gives (it printed the code's name, SYMDB_E_BAD_OBJECT)."""
+    with open(fat, "rb") as f:
+        b = bytearray(f.read())
+    off0, size0 = struct.unpack_from(">II", b, 8 + 8)
+    struct.pack_into(">II", b, 8 + 20 + 8, off0, size0)
+    path = os.path.join(c.scratch, "fat_overlap")
+    with open(path, "wb") as f:
+        f.write(b)
+    llvm = run(["llvm-symbolizer-14", "--obj", path + ":x86_64", "0x100000000"], check=False)
+    if "malformed" not in llvm.stderr:
+        die("fat_overlap: llvm-symbolizer-14 reads it: %r" % llvm.stderr)
+    built = c.sym(db, "build", path, check=False)
+    got = c.sym(db, "query", "--no-build", "--obj", path + ":x86_64", "0x100000000",
+                check=False)
+    if built.returncode != 1 or "overlap" not in built.stderr or \
+            (got.returncode, got.stderr) != (1, built.stderr):
+        die("fat_overlap: build exit %d %r; query --no-build exit %d %r"
+            % (built.returncode, built.stderr, got.returncode, got.stderr))
+
+
+def conflict_one_line(c, db):
+    """A thin file whose LC_UUID is indexed from other contents (one byte of
+    __text changed): one verdict, the conflict on stderr, as for ELF (stdout
+    said "skipped ... already indexed" besides)."""
+    app = os.path.join(c.fx, "nodsym", "app_x86_64")  # (no dSYM beside it)
+    other = os.path.join(c.scratch, "app_changed")
+    shutil.copy(app, other)
+    lc = run(["llvm-otool-14", "-l", app]).stdout.split("\n")
+    at = lc.index([x for x in lc if x.split() == ["sectname", "__text"]][0])
+    off = int([x for x in lc[at:] if x.split()[:1] == ["offset"]][0].split()[1])
+    with open(other, "r+b") as f:
+        f.seek(off)
+        byte = f.read(1)
+        f.seek(off)
+        f.write(bytes([byte[0] ^ 0xff]))
+    c.sym(db, "build", "--force", app)
+    p = c.sym(db, "build", other, check=False)
+    err = p.stderr.splitlines()
+    if p.returncode != 1 or p.stdout != "" or len(err) != 1 or \
+            "UUID" not in err[0] or "already indexed from different contents" not in err[0]:
+        die("conflict: exit %d stdout %r stderr %r" % (p.returncode, p.stdout, p.stderr))
 
 
 def case_fat_lipo(c):
