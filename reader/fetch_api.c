@@ -99,6 +99,16 @@ static const char *fetch_exe(const symdb_fetch_opts *o)
 	return o->fetcher_path && o->fetcher_path[0] ? o->fetcher_path : SYMDB_FETCHER_DEFAULT;
 }
 
+/* The caller's build options say SYMDB_BUILD_FORCE: the image is fetched
+ * and published anew even when the database holds it (a damaged or stale
+ * index) or a source answered lately that it has none, as `symdb build
+ * FILE --force` rebuilds. */
+static int fetch_force(const struct fetch_ctx *c)
+{
+	return c->o.build && c->o.build->sz > offsetof(symdb_build_opts, flags) &&
+	       (c->o.build->flags & SYMDB_BUILD_FORCE);
+}
+
 /* ---- upstream index stores -------------------------------------------------- */
 
 /* Add NAME=VALUE to e unless value is NULL or empty (the proxies and
@@ -175,7 +185,8 @@ static int fetch_upstream(struct fetch_ctx *c, const char *url)
 	close(fd);
 	if (rc == 0) {
 		c->res->bytes = strtoull(j.line, NULL, 10);
-		SYMDB_OPTS(symdb_build_opts, bo, .errbuf = j.line, .errbuf_sz = sizeof j.line);
+		SYMDB_OPTS(symdb_build_opts, bo, .flags = fetch_force(c) ? SYMDB_BUILD_FORCE : 0u,
+		           .errbuf = j.line, .errbuf_sz = sizeof j.line);
 		rc = symdb_builder_import_file(c->b, tmp, c->id, &bo, &c->res->build);
 		if (rc)
 			fetch_fail(c, rc, "%s: %s: %s", c->hex, url, fetch_reason(j.line, c->dbdir));
@@ -668,7 +679,7 @@ static int fetch_cached_miss(struct fetch_ctx *c)
 {
 	uint32_t age;
 
-	if ((c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) ||
+	if ((c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) || fetch_force(c) ||
 	    !rd_fetch_miss_fresh(c->dbdir, c->hex, c->o.negative_ttl_s, &age))
 		return 0;
 	c->res->source = SYMDB_FETCH_CACHED_MISS;
@@ -681,7 +692,7 @@ static int fetch_run(struct fetch_ctx *c)
 {
 	int rc;
 
-	if (fetch_have(c)) {
+	if (!fetch_force(c) && fetch_have(c)) {
 		c->res->build.skipped = 1;
 		return 0;
 	}
@@ -694,7 +705,7 @@ static int fetch_run(struct fetch_ctx *c)
 		return rc;
 	int tmpfd, lk = fetch_lock(c, &tmpfd);
 	/* The holder before us may have published it, or found no source. */
-	if (lk >= 0 && fetch_have(c)) {
+	if (lk >= 0 && !fetch_force(c) && fetch_have(c)) {
 		fetch_unlock(c, lk, tmpfd);
 		c->res->build.skipped = 1;
 		return 0;

@@ -82,7 +82,9 @@ typedef struct symdb_fetch_opts {
 	 *  (BINDIR/symdb-fetch). */
 	const char *fetcher_path;
 	/** Options for indexing a debuginfod download (indexer_path, timeout_s,
-	 *  memory_limit, threads, debug_dir ignored); NULL = defaults. */
+	 *  memory_limit, threads, debug_dir ignored); NULL = defaults.  Its
+	 *  SYMDB_BUILD_FORCE fetches even an image the database holds, or one
+	 *  the negative cache says no source has, and replaces it. */
 	const symdb_build_opts *build;
 	/** Proxies for the fetcher's requests, upstreams and debuginfod alike,
 	 *  handed to it as the environment variables libcurl reads:

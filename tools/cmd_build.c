@@ -470,6 +470,10 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 		              "(or SYMDB_UPSTREAM, DEBUGINFOD_URLS)");
 		nf = -CLI_EXIT_USAGE;
 	}
+	/* --force fetches and publishes anew what the database holds (a
+	 * damaged or stale index), as it rebuilds a FILE. */
+	if (fo)
+		r.fetch.build.flags |= r.flags & SYMDB_BUILD_FORCE;
 	if (nf < 0) {
 		free(r.ids);
 		cli_fetch_free(&r.fetch);
