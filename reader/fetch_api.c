@@ -533,6 +533,16 @@ static int fetch_have(struct fetch_ctx *c)
 	       !rd_index_answers_nothing(path);
 }
 
+/* 1 when the catalog holds an index of id, whatever it answers. */
+static int fetch_held(struct fetch_ctx *c)
+{
+	rd_cat_entry e;
+	char buf[1024];
+
+	return rd_catalog_get(publish_builder_catalog(c->b), c->id->bytes, c->id->len, &e, buf,
+	                      sizeof buf) == 0;
+}
+
 /* How many URLs the space-separated list holds. */
 static int url_count(const char *list)
 {
@@ -599,6 +609,15 @@ static int fetch_sources(struct fetch_ctx *c)
 		             : fetch_debuginfod(c);
 		if (rc == 0) {
 			free(empty);
+			/* An executable without its debuginfo (the server has
+			 * none) indexes to nothing when it is stripped (SPEC
+			 * §7.2): that is the fetch's result, remembered as a
+			 * store's empty index is, or each query of it would
+			 * download the executable again. */
+			if (!fetch_have(c)) {
+				c->empty_only = 1;
+				c->no_miss |= url_count(c->o.debuginfod_urls) > 1;
+			}
 			return 0;
 		}
 		if (rc != SYMDB_E_NOT_FOUND)
@@ -769,6 +788,16 @@ int symdb_fetch(symdb_builder *b, const symdb_uuid *id, const symdb_fetch_opts *
 		c->res->build.sz = sizeof c->res->build;
 		symdb_uuid_format(id, c->hex);
 		rc = fetch_run(c);
+		/* No source has more than the index the database holds (one
+		 * that answers nothing, else nothing was asked): that index is
+		 * the answer, "already indexed", as when a fetch published it. */
+		if (rc == SYMDB_E_NOT_FOUND && !fetch_force(c) && fetch_held(c)) {
+			rc = 0;
+			c->res->source = SYMDB_FETCH_NONE;
+			c->res->build.skipped = 1;
+			if (c->o.errbuf && c->o.errbuf_sz)
+				c->o.errbuf[0] = '\0';
+		}
 		c->res->elapsed_ms = (uint32_t)(rd_fetch_now_ms() - t0);
 		/* The source URLs in them may carry a password (user:pw@). */
 		if (c->o.errbuf && c->o.errbuf_sz)

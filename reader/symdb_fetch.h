@@ -128,7 +128,8 @@ typedef struct symdb_fetch_result {
  *             upstream stores; debuginfod knows build-ids only).
  * @param opts the sources and limits (NULL: no source: SYMDB_E_NOT_FOUND).
  * @param out  NULL, or caller-allocated with out->sz set.
- * @return 0 when the image is published (or was already indexed: out->build.skipped);
+ * @return 0 when the image is published (or was already indexed: out->build.skipped,
+ *         also when its index answers nothing and no source has more);
  *         SYMDB_E_NOT_FOUND when every source answered that it has no such
  *         image (remembered, unless more than one debuginfod server was
  *         asked: libdebuginfod folds their answers), or the negative
