@@ -39,7 +39,7 @@
 #include "publish_internal.h"
 #include "symdb_url.h"
 
-#define RD_OPTS_LAST_symdb_fetch_opts no_proxy
+#define RD_OPTS_LAST_symdb_fetch_opts cancel
 #define FETCH_DEFAULT_TIMEOUT_MS 30000u
 #define FETCH_DEFAULT_TTL_S 600u
 #define FETCH_DEFAULT_MAX (4ull << 30)
@@ -178,7 +178,7 @@ static int fetch_upstream(struct fetch_ctx *c, const char *url)
 	struct rd_fetch_job j = { .exe = fetch_exe(&c->o), .mode = "url", .what = url,
 		                  .out = { fd, -1 }, .max_bytes = c->o.max_bytes,
 		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
-		                  .deadline_ms = c->deadline_ms };
+		                  .deadline_ms = c->deadline_ms, .cancel = c->o.cancel };
 	fetch_env_proxies(&c->env, &c->o);
 	j.env = c->env.envp;
 	rc = rd_fetch_run(&j);
@@ -441,7 +441,7 @@ static int fetch_debuginfod(struct fetch_ctx *c)
 		                  .env = c->env.envp, .out = { d.exe_fd, d.dbg_fd },
 		                  .max_bytes = c->o.max_bytes,
 		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
-		                  .deadline_ms = c->deadline_ms };
+		                  .deadline_ms = c->deadline_ms, .cancel = c->o.cancel };
 	rc = rd_fetch_run(&j);
 	if (rc == 0 && sscanf(j.line, "%llu %llu", &exe, &dbg) != 2)
 		rc = fmt_err(j.line, sizeof j.line, -EIO, "unreadable status line");
@@ -593,12 +593,13 @@ static int fetch_sources(struct fetch_ctx *c)
 			}
 			if (rc && rc != SYMDB_E_NOT_FOUND)
 				c->last = rc;
-			if (rc == -ETIMEDOUT)
+			if (rc == -ETIMEDOUT || rc == -EINTR)
 				break;
 		}
 		u += n;
 	}
-	if (c->last != -ETIMEDOUT && c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
+	if (c->last != -ETIMEDOUT && c->last != -EINTR &&
+	    c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
 		/* A UUID parsed from hex has no kind: debuginfod is asked, and
 		 * answers 404 for what is not a build-id it knows.  libdebuginfod
 		 * adds its path at the end of each URL, as fetch_store_url. */
@@ -658,13 +659,15 @@ static int fetch_lock(struct fetch_ctx *c, int *tmpfd)
 	if (rd_safedir_open(&t, c->dbdir, FMT_LAYOUT_TMP, 1, NULL, 0) != 0)
 		return -1;
 	snprintf(name, sizeof name, "fetch-%s.lock", c->hex);
-	while (rd_fetch_now_ms() < c->deadline_ms) {
+	/* (A cancelled wait goes on without the lock: the fetch then stops
+	 * before it asks anything, rd_fetch_run.) */
+	while (rd_fetch_now_ms() < c->deadline_ms && !(c->o.cancel && *c->o.cancel)) {
 		struct stat a, b;
 		int fd = openat(t.fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			break;
 		while (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK &&
-		       rd_fetch_now_ms() < c->deadline_ms)
+		       rd_fetch_now_ms() < c->deadline_ms && !(c->o.cancel && *c->o.cancel))
 			usleep(20 * 1000);
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
 		    fstatat(t.fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&

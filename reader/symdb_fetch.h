@@ -42,6 +42,8 @@
 #ifndef SYMDB_FETCH_H
 #define SYMDB_FETCH_H
 
+#include <signal.h>
+
 #include "symdb_build.h"
 
 #ifdef __cplusplus
@@ -99,6 +101,13 @@ typedef struct symdb_fetch_opts {
 	const char *https_proxy;
 	const char *all_proxy;
 	const char *no_proxy;
+	/** NULL, or a flag that stops the fetch once it is non-zero, set by the
+	 *  caller's SIGINT handler (or another thread): within about 100 ms
+	 *  the fetcher is killed, what the fetch wrote in DB/tmp is removed,
+	 *  nothing is published or remembered, and -EINTR is returned
+	 *  ("ID: URL: interrupted").  A download already being indexed is
+	 *  indexed first (the indexer is not interrupted). */
+	const volatile sig_atomic_t *cancel;
 } symdb_fetch_opts;
 
 /** Where a fetched image came from (symdb_fetch_result.source). */
@@ -137,7 +146,8 @@ typedef struct symdb_fetch_result {
  *         SYMDB_FETCH_CACHED_MISS); -ETIMEDOUT when the deadline passed;
  *         SYMDB_E_CHECKSUM/_CORRUPT/_FORMAT/_VERSION for a damaged index
  *         file from a store, SYMDB_E_BAD_OBJECT for a download the indexer
- *         rejects, -EIO/-ECONNREFUSED... when no source could be reached
+ *         rejects, -EINTR when opts->cancel was set,
+ *         -EIO/-ECONNREFUSED... when no source could be reached
  *         (the last source's error; errbuf: "ID: URL: reason").  On error
  *         nothing is published (except a store's index that answers
  *         nothing, when a later source failed: kept, not remembered) and

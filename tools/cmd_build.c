@@ -428,7 +428,7 @@ static void fetch_ids(struct build_run *r, const symdb_fetch_opts *fo)
 		o.errbuf_sz = sizeof err;
 		memset(res, 0, sizeof *res);
 		res->sz = sizeof *res;
-		rc = symdb_fetch(r->b, &id, &o, res);
+		rc = cli_fetch_run(r->b, &id, &o, res);
 		char h[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(&id, h);
 		if (rc < 0) {
