@@ -39,7 +39,7 @@
 #include "publish_internal.h"
 #include "symdb_url.h"
 
-#define RD_OPTS_LAST_symdb_fetch_opts no_proxy
+#define RD_OPTS_LAST_symdb_fetch_opts cancel
 #define FETCH_DEFAULT_TIMEOUT_MS 30000u
 #define FETCH_DEFAULT_TTL_S 600u
 #define FETCH_DEFAULT_MAX (4ull << 30)
@@ -97,6 +97,16 @@ __attribute__((format(printf, 3, 4))) static int fetch_fail(struct fetch_ctx *c,
 static const char *fetch_exe(const symdb_fetch_opts *o)
 {
 	return o->fetcher_path && o->fetcher_path[0] ? o->fetcher_path : SYMDB_FETCHER_DEFAULT;
+}
+
+/* The caller's build options say SYMDB_BUILD_FORCE: the image is fetched
+ * and published anew even when the database holds it (a damaged or stale
+ * index) or a source answered lately that it has none, as `symdb build
+ * FILE --force` rebuilds. */
+static int fetch_force(const struct fetch_ctx *c)
+{
+	return c->o.build && c->o.build->sz > offsetof(symdb_build_opts, flags) &&
+	       (c->o.build->flags & SYMDB_BUILD_FORCE);
 }
 
 /* ---- upstream index stores -------------------------------------------------- */
@@ -168,14 +178,15 @@ static int fetch_upstream(struct fetch_ctx *c, const char *url)
 	struct rd_fetch_job j = { .exe = fetch_exe(&c->o), .mode = "url", .what = url,
 		                  .out = { fd, -1 }, .max_bytes = c->o.max_bytes,
 		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
-		                  .deadline_ms = c->deadline_ms };
+		                  .deadline_ms = c->deadline_ms, .cancel = c->o.cancel };
 	fetch_env_proxies(&c->env, &c->o);
 	j.env = c->env.envp;
 	rc = rd_fetch_run(&j);
 	close(fd);
 	if (rc == 0) {
 		c->res->bytes = strtoull(j.line, NULL, 10);
-		SYMDB_OPTS(symdb_build_opts, bo, .errbuf = j.line, .errbuf_sz = sizeof j.line);
+		SYMDB_OPTS(symdb_build_opts, bo, .flags = fetch_force(c) ? SYMDB_BUILD_FORCE : 0u,
+		           .errbuf = j.line, .errbuf_sz = sizeof j.line);
 		rc = symdb_builder_import_file(c->b, tmp, c->id, &bo, &c->res->build);
 		if (rc)
 			fetch_fail(c, rc, "%s: %s: %s", c->hex, url, fetch_reason(j.line, c->dbdir));
@@ -430,7 +441,7 @@ static int fetch_debuginfod(struct fetch_ctx *c)
 		                  .env = c->env.envp, .out = { d.exe_fd, d.dbg_fd },
 		                  .max_bytes = c->o.max_bytes,
 		                  .progress = (c->o.flags & SYMDB_FETCH_PROGRESS) != 0,
-		                  .deadline_ms = c->deadline_ms };
+		                  .deadline_ms = c->deadline_ms, .cancel = c->o.cancel };
 	rc = rd_fetch_run(&j);
 	if (rc == 0 && sscanf(j.line, "%llu %llu", &exe, &dbg) != 2)
 		rc = fmt_err(j.line, sizeof j.line, -EIO, "unreadable status line");
@@ -522,6 +533,16 @@ static int fetch_have(struct fetch_ctx *c)
 	       !rd_index_answers_nothing(path);
 }
 
+/* 1 when the catalog holds an index of id, whatever it answers. */
+static int fetch_held(struct fetch_ctx *c)
+{
+	rd_cat_entry e;
+	char buf[1024];
+
+	return rd_catalog_get(publish_builder_catalog(c->b), c->id->bytes, c->id->len, &e, buf,
+	                      sizeof buf) == 0;
+}
+
 /* How many URLs the space-separated list holds. */
 static int url_count(const char *list)
 {
@@ -572,12 +593,13 @@ static int fetch_sources(struct fetch_ctx *c)
 			}
 			if (rc && rc != SYMDB_E_NOT_FOUND)
 				c->last = rc;
-			if (rc == -ETIMEDOUT)
+			if (rc == -ETIMEDOUT || rc == -EINTR)
 				break;
 		}
 		u += n;
 	}
-	if (c->last != -ETIMEDOUT && c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
+	if (c->last != -ETIMEDOUT && c->last != -EINTR &&
+	    c->o.debuginfod_urls[strspn(c->o.debuginfod_urls, " \t\n")]) {
 		/* A UUID parsed from hex has no kind: debuginfod is asked, and
 		 * answers 404 for what is not a build-id it knows.  libdebuginfod
 		 * adds its path at the end of each URL, as fetch_store_url. */
@@ -588,6 +610,15 @@ static int fetch_sources(struct fetch_ctx *c)
 		             : fetch_debuginfod(c);
 		if (rc == 0) {
 			free(empty);
+			/* An executable without its debuginfo (the server has
+			 * none) indexes to nothing when it is stripped (SPEC
+			 * §7.2): that is the fetch's result, remembered as a
+			 * store's empty index is, or each query of it would
+			 * download the executable again. */
+			if (!fetch_have(c)) {
+				c->empty_only = 1;
+				c->no_miss |= url_count(c->o.debuginfod_urls) > 1;
+			}
 			return 0;
 		}
 		if (rc != SYMDB_E_NOT_FOUND)
@@ -628,13 +659,15 @@ static int fetch_lock(struct fetch_ctx *c, int *tmpfd)
 	if (rd_safedir_open(&t, c->dbdir, FMT_LAYOUT_TMP, 1, NULL, 0) != 0)
 		return -1;
 	snprintf(name, sizeof name, "fetch-%s.lock", c->hex);
-	while (rd_fetch_now_ms() < c->deadline_ms) {
+	/* (A cancelled wait goes on without the lock: the fetch then stops
+	 * before it asks anything, rd_fetch_run.) */
+	while (rd_fetch_now_ms() < c->deadline_ms && !(c->o.cancel && *c->o.cancel)) {
 		struct stat a, b;
 		int fd = openat(t.fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			break;
 		while (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK &&
-		       rd_fetch_now_ms() < c->deadline_ms)
+		       rd_fetch_now_ms() < c->deadline_ms && !(c->o.cancel && *c->o.cancel))
 			usleep(20 * 1000);
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
 		    fstatat(t.fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
@@ -668,7 +701,7 @@ static int fetch_cached_miss(struct fetch_ctx *c)
 {
 	uint32_t age;
 
-	if ((c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) ||
+	if ((c->o.flags & SYMDB_FETCH_NO_NEGATIVE_CACHE) || fetch_force(c) ||
 	    !rd_fetch_miss_fresh(c->dbdir, c->hex, c->o.negative_ttl_s, &age))
 		return 0;
 	c->res->source = SYMDB_FETCH_CACHED_MISS;
@@ -681,7 +714,7 @@ static int fetch_run(struct fetch_ctx *c)
 {
 	int rc;
 
-	if (fetch_have(c)) {
+	if (!fetch_force(c) && fetch_have(c)) {
 		c->res->build.skipped = 1;
 		return 0;
 	}
@@ -694,7 +727,7 @@ static int fetch_run(struct fetch_ctx *c)
 		return rc;
 	int tmpfd, lk = fetch_lock(c, &tmpfd);
 	/* The holder before us may have published it, or found no source. */
-	if (lk >= 0 && fetch_have(c)) {
+	if (lk >= 0 && !fetch_force(c) && fetch_have(c)) {
 		fetch_unlock(c, lk, tmpfd);
 		c->res->build.skipped = 1;
 		return 0;
@@ -758,6 +791,16 @@ int symdb_fetch(symdb_builder *b, const symdb_uuid *id, const symdb_fetch_opts *
 		c->res->build.sz = sizeof c->res->build;
 		symdb_uuid_format(id, c->hex);
 		rc = fetch_run(c);
+		/* No source has more than the index the database holds (one
+		 * that answers nothing, else nothing was asked): that index is
+		 * the answer, "already indexed", as when a fetch published it. */
+		if (rc == SYMDB_E_NOT_FOUND && !fetch_force(c) && fetch_held(c)) {
+			rc = 0;
+			c->res->source = SYMDB_FETCH_NONE;
+			c->res->build.skipped = 1;
+			if (c->o.errbuf && c->o.errbuf_sz)
+				c->o.errbuf[0] = '\0';
+		}
 		c->res->elapsed_ms = (uint32_t)(rd_fetch_now_ms() - t0);
 		/* The source URLs in them may carry a password (user:pw@). */
 		if (c->o.errbuf && c->o.errbuf_sz)

@@ -9,6 +9,7 @@
 #ifndef SYMDB_FETCH_INTERNAL_H
 #define SYMDB_FETCH_INTERNAL_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "format_layout.h"
@@ -26,6 +27,7 @@ struct rd_fetch_job {
 	uint64_t max_bytes;
 	int progress;
 	int64_t deadline_ms; /* rd_fetch_now_ms() time when it is killed */
+	const volatile sig_atomic_t *cancel; /* killed too once *cancel != 0 (or NULL) */
 	char line[1024];     /* out: its status line, without "found "/"error " */
 };
 
@@ -34,8 +36,9 @@ RD_HIDDEN int64_t rd_fetch_now_ms(void);
 
 /* Run job: 0 when it found something (line holds the sizes),
  * SYMDB_E_NOT_FOUND when the source has no such file, -ETIMEDOUT when the
- * deadline passed (it was killed), -EIO for any other failure (line holds
- * the reason), or -errno when it could not be started. */
+ * deadline passed (it was killed), -EINTR when *cancel was set (killed, or
+ * never started), -EIO for any other failure (line holds the reason), or
+ * -errno when it could not be started. */
 RD_HIDDEN int rd_fetch_run(struct rd_fetch_job *job);
 
 /* 1 when DB/misses/HEX was written less than ttl_s seconds ago (*age_s

@@ -31,6 +31,9 @@
 #include <unistd.h>
 
 #define FETCH_LIFT_FD 10 /* above the child's 0..4, so dup2 never clobbers one */
+/* How often the wait for the fetcher looks at job->cancel: a signal handler
+ * in another thread does not interrupt this thread's poll. */
+#define FETCH_TICK_MS 100
 
 int64_t rd_fetch_now_ms(void)
 {
@@ -38,6 +41,11 @@ int64_t rd_fetch_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int fetch_cancelled(const struct rd_fetch_job *j)
+{
+	return j->cancel && *j->cancel;
 }
 
 /* Kill the child's process group (anything it started dies with it). */
@@ -97,7 +105,8 @@ static int fetch_spawn(struct rd_fetch_job *j, int wfd, pid_t *pid)
 	return rc;
 }
 
-/* Read the status line until EOF or the deadline: 0, or -ETIMEDOUT. */
+/* Read the status line until EOF, the deadline or the cancel flag: 0,
+ * -ETIMEDOUT or -EINTR. */
 static int fetch_read_line(struct rd_fetch_job *j, int rfd, char *buf, size_t sz)
 {
 	size_t len = 0;
@@ -106,9 +115,11 @@ static int fetch_read_line(struct rd_fetch_job *j, int rfd, char *buf, size_t sz
 		int64_t left = j->deadline_ms - rd_fetch_now_ms();
 		struct pollfd p = { .fd = rfd, .events = POLLIN };
 
+		if (fetch_cancelled(j))
+			return -EINTR;
 		if (left <= 0)
 			return -ETIMEDOUT;
-		int r = poll(&p, 1, left > 1000 ? 1000 : (int)left);
+		int r = poll(&p, 1, left > FETCH_TICK_MS ? FETCH_TICK_MS : (int)left);
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (r <= 0)
@@ -124,8 +135,9 @@ static int fetch_read_line(struct rd_fetch_job *j, int rfd, char *buf, size_t sz
 	return 0;
 }
 
-/* Reap pid, killing it at the deadline: its wait status. */
-static int fetch_reap(const struct rd_fetch_job *j, pid_t pid, int *timed_out)
+/* Reap pid, killing it at the deadline or once cancelled (*killed set):
+ * its wait status. */
+static int fetch_reap(const struct rd_fetch_job *j, pid_t pid, int *killed)
 {
 	int st = 0;
 	long nap = 1000 * 1000;
@@ -134,8 +146,8 @@ static int fetch_reap(const struct rd_fetch_job *j, pid_t pid, int *timed_out)
 		pid_t r = waitpid(pid, &st, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR))
 			return st;
-		if (!*timed_out && rd_fetch_now_ms() >= j->deadline_ms) {
-			*timed_out = 1;
+		if (!*killed && (rd_fetch_now_ms() >= j->deadline_ms || fetch_cancelled(j))) {
+			*killed = 1;
 			fetch_kill(pid);
 		}
 		struct timespec ts = { 0, nap };
@@ -148,10 +160,14 @@ static int fetch_reap(const struct rd_fetch_job *j, pid_t pid, int *timed_out)
 int rd_fetch_run(struct rd_fetch_job *j)
 {
 	char buf[sizeof j->line + 16];
-	int p[2], rc, timed_out = 0;
+	int p[2], rc, killed = 0;
 	pid_t pid = 0;
 
 	j->line[0] = 0;
+	if (fetch_cancelled(j)) {
+		snprintf(j->line, sizeof j->line, "interrupted");
+		return -EINTR;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	rc = fetch_spawn(j, p[1], &pid);
@@ -163,12 +179,18 @@ int rd_fetch_run(struct rd_fetch_job *j)
 	}
 	rc = fetch_read_line(j, p[0], buf, sizeof buf);
 	close(p[0]);
-	if (rc == -ETIMEDOUT) {
+	if (rc == -ETIMEDOUT || rc == -EINTR) {
 		fetch_kill(pid);
-		timed_out = 1;
+		killed = 1;
 	}
-	int st = fetch_reap(j, pid, &timed_out);
-	if (timed_out) {
+	int st = fetch_reap(j, pid, &killed);
+	/* Cancelled, even once the line was read: the caller stops here, and
+	 * nothing of this download is published. */
+	if (fetch_cancelled(j)) {
+		snprintf(j->line, sizeof j->line, "interrupted");
+		return -EINTR;
+	}
+	if (killed) {
 		snprintf(j->line, sizeof j->line, "no answer within the deadline");
 		return -ETIMEDOUT;
 	}

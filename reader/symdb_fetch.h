@@ -42,6 +42,8 @@
 #ifndef SYMDB_FETCH_H
 #define SYMDB_FETCH_H
 
+#include <signal.h>
+
 #include "symdb_build.h"
 
 #ifdef __cplusplus
@@ -82,7 +84,9 @@ typedef struct symdb_fetch_opts {
 	 *  (BINDIR/symdb-fetch). */
 	const char *fetcher_path;
 	/** Options for indexing a debuginfod download (indexer_path, timeout_s,
-	 *  memory_limit, threads, debug_dir ignored); NULL = defaults. */
+	 *  memory_limit, threads, debug_dir ignored); NULL = defaults.  Its
+	 *  SYMDB_BUILD_FORCE fetches even an image the database holds, or one
+	 *  the negative cache says no source has, and replaces it. */
 	const symdb_build_opts *build;
 	/** Proxies for the fetcher's requests, upstreams and debuginfod alike,
 	 *  handed to it as the environment variables libcurl reads:
@@ -97,6 +101,13 @@ typedef struct symdb_fetch_opts {
 	const char *https_proxy;
 	const char *all_proxy;
 	const char *no_proxy;
+	/** NULL, or a flag that stops the fetch once it is non-zero, set by the
+	 *  caller's SIGINT handler (or another thread): within about 100 ms
+	 *  the fetcher is killed, what the fetch wrote in DB/tmp is removed,
+	 *  nothing is published or remembered, and -EINTR is returned
+	 *  ("ID: URL: interrupted").  A download already being indexed is
+	 *  indexed first (the indexer is not interrupted). */
+	const volatile sig_atomic_t *cancel;
 } symdb_fetch_opts;
 
 /** Where a fetched image came from (symdb_fetch_result.source). */
@@ -126,7 +137,8 @@ typedef struct symdb_fetch_result {
  *             upstream stores; debuginfod knows build-ids only).
  * @param opts the sources and limits (NULL: no source: SYMDB_E_NOT_FOUND).
  * @param out  NULL, or caller-allocated with out->sz set.
- * @return 0 when the image is published (or was already indexed: out->build.skipped);
+ * @return 0 when the image is published (or was already indexed: out->build.skipped,
+ *         also when its index answers nothing and no source has more);
  *         SYMDB_E_NOT_FOUND when every source answered that it has no such
  *         image (remembered, unless more than one debuginfod server was
  *         asked: libdebuginfod folds their answers), or the negative
@@ -134,7 +146,8 @@ typedef struct symdb_fetch_result {
  *         SYMDB_FETCH_CACHED_MISS); -ETIMEDOUT when the deadline passed;
  *         SYMDB_E_CHECKSUM/_CORRUPT/_FORMAT/_VERSION for a damaged index
  *         file from a store, SYMDB_E_BAD_OBJECT for a download the indexer
- *         rejects, -EIO/-ECONNREFUSED... when no source could be reached
+ *         rejects, -EINTR when opts->cancel was set,
+ *         -EIO/-ECONNREFUSED... when no source could be reached
  *         (the last source's error; errbuf: "ID: URL: reason").  On error
  *         nothing is published (except a store's index that answers
  *         nothing, when a later source failed: kept, not remembered) and

@@ -14,6 +14,7 @@
 #include "symdb_url.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,4 +203,57 @@ void cli_fetch_report(const char *hex, int rc, const char *err)
 		fprintf(stderr, "symdb: %s\n", err);
 	else
 		fprintf(stderr, "symdb: %s: %s\n", hex, err && err[0] ? err : symdb_strerror(rc));
+}
+
+/* The signal that stops the fetch in progress (symdb_fetch_opts.cancel), 0
+ * while none came. */
+static volatile sig_atomic_t fetch_signal;
+
+/* The first SIGINT or SIGTERM asks the fetch to stop; a second one ends
+ * the process at once, as it would have ended without this handler (the
+ * fetch's files are then `symdb gc`'s to remove). */
+static void on_fetch_signal(int sig)
+{
+	if (fetch_signal) {
+		signal(sig, SIG_DFL);
+		raise(sig); /* delivered when this handler returns */
+		return;
+	}
+	fetch_signal = sig;
+}
+
+int cli_fetch_run(symdb_builder *b, const symdb_uuid *id, symdb_fetch_opts *o,
+                  symdb_fetch_result *res)
+{
+	static const int sigs[2] = { SIGINT, SIGTERM };
+	struct sigaction sa, old[2];
+	int caught[2];
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fetch_signal;
+	sa.sa_flags = SA_RESTART; /* the library's reads and waits go on; its
+	                           * wait for the fetcher looks at the flag */
+	sigemptyset(&sa.sa_mask);
+	fetch_signal = 0;
+	/* An ignored signal stays ignored (nohup, a script's background job). */
+	for (int i = 0; i < 2; i++)
+		caught[i] = sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN &&
+		            sigaction(sigs[i], &sa, NULL) == 0;
+	o->cancel = &fetch_signal;
+	int rc = symdb_fetch(b, id, o, res);
+	o->cancel = NULL;
+	for (int i = 0; i < 2; i++)
+		if (caught[i])
+			sigaction(sigs[i], &old[i], NULL);
+	if (fetch_signal) {
+		/* The fetch has removed its files: say so in one line, then
+		 * end by the signal, as the process would have. */
+		if (rc == -EINTR) {
+			char hex[2 * SYMDB_UUID_MAX + 1];
+			symdb_uuid_format(id, hex);
+			cli_fetch_report(hex, rc, o->errbuf_sz ? o->errbuf : NULL);
+		}
+		raise(fetch_signal);
+	}
+	return rc;
 }

@@ -60,4 +60,13 @@ CLI_HIDDEN void cli_fetch_free(struct cli_fetch *f);
 /* "symdb: ERR" for a failed symdb_fetch(): one line on stderr. */
 CLI_HIDDEN void cli_fetch_report(const char *hex, int rc, const char *err);
 
+/* symdb_fetch(b, id, o, res) with SIGINT and SIGTERM caught while it runs
+ * (unless ignored): a signal stops the fetch, which kills the fetcher and
+ * removes its files in DB/tmp (o->cancel); the fetch's one line is
+ * reported, and the process then ends by that signal, as it did without
+ * the handler.  A second signal ends it at once.  Returns symdb_fetch()'s
+ * code when no signal came. */
+CLI_HIDDEN int cli_fetch_run(symdb_builder *b, const symdb_uuid *id, symdb_fetch_opts *o,
+                             symdb_fetch_result *res);
+
 #endif /* SYMDB_CLI_FETCH_H */

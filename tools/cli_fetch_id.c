@@ -25,7 +25,7 @@ int cli_fetch_id(struct cli_fetch_run *f, const symdb_uuid *id)
 	symdb_uuid_format(id, hex);
 	int rc = symdb_builder_open(symdb_dir(f->db), &bo, &b);
 	if (rc == 0)
-		rc = symdb_fetch(b, id, &fo, NULL);
+		rc = cli_fetch_run(b, id, &fo, NULL);
 	symdb_builder_close(b);
 	if (rc == -ETIMEDOUT)
 		f->dead = 1;

@@ -127,7 +127,7 @@ static int fetch_uuid(struct query *q, const symdb_uuid *id, const symdb_open_op
 	fo.errbuf_sz = sizeof err;
 	rc = symdb_builder_open(symdb_dir(q->db), &bo, &b);
 	if (rc == 0)
-		rc = symdb_fetch(b, id, &fo, NULL);
+		rc = cli_fetch_run(b, id, &fo, NULL);
 	symdb_builder_close(b);
 	if (rc == SYMDB_E_NOT_FOUND && msg)
 		return SYMDB_E_NOT_INDEXED;

@@ -430,7 +430,7 @@ static void fetch_ids(struct build_run *r, const symdb_fetch_opts *fo)
 		o.errbuf_sz = sizeof err;
 		memset(res, 0, sizeof *res);
 		res->sz = sizeof *res;
-		rc = symdb_fetch(r->b, &id, &o, res);
+		rc = cli_fetch_run(r->b, &id, &o, res);
 		char h[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(&id, h);
 		if (rc < 0) {
@@ -472,6 +472,10 @@ int cli_cmd_build(const struct cli_global *g0, int argc, char **argv)
 		              "(or SYMDB_UPSTREAM, DEBUGINFOD_URLS)");
 		nf = -CLI_EXIT_USAGE;
 	}
+	/* --force fetches and publishes anew what the database holds (a
+	 * damaged or stale index), as it rebuilds a FILE. */
+	if (fo)
+		r.fetch.build.flags |= r.flags & SYMDB_BUILD_FORCE;
 	if (nf < 0) {
 		free(r.ids);
 		cli_fetch_free(&r.fetch);
