@@ -661,13 +661,13 @@ static int fetch_lock(struct fetch_ctx *c, int *tmpfd)
 	snprintf(name, sizeof name, "fetch-%s.lock", c->hex);
 	/* (A cancelled wait goes on without the lock: the fetch then stops
 	 * before it asks anything, rd_fetch_run.) */
-	while (rd_fetch_now_ms() < c->deadline_ms && !(c->o.cancel && *c->o.cancel)) {
+	while (rd_fetch_now_ms() < c->deadline_ms && !rd_fetch_cancelled(c->o.cancel)) {
 		struct stat a, b;
 		int fd = openat(t.fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			break;
 		while (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK &&
-		       rd_fetch_now_ms() < c->deadline_ms && !(c->o.cancel && *c->o.cancel))
+		       rd_fetch_now_ms() < c->deadline_ms && !rd_fetch_cancelled(c->o.cancel))
 			usleep(20 * 1000);
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
 		    fstatat(t.fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&

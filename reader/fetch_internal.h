@@ -51,4 +51,13 @@ RD_HIDDEN int rd_fetch_miss_put(const char *dbdir, const char *hex);
 /* Remove DB/misses/HEX.  0 (also when absent) or -errno. */
 RD_HIDDEN int rd_fetch_miss_drop(const char *dbdir, const char *hex);
 
+/* Whether *cancel (symdb_fetch_opts.cancel, NULL: never) is set.  An
+ * atomic load: the flag is set by a signal handler or by another thread
+ * (a stopping server), and a plain read of it from this one would be a
+ * data race. */
+static inline int rd_fetch_cancelled(const volatile sig_atomic_t *cancel)
+{
+	return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED) != 0;
+}
+
 #endif /* SYMDB_FETCH_INTERNAL_H */

@@ -45,7 +45,7 @@ int64_t rd_fetch_now_ms(void)
 
 static int fetch_cancelled(const struct rd_fetch_job *j)
 {
-	return j->cancel && *j->cancel;
+	return rd_fetch_cancelled(j->cancel);
 }
 
 /* Kill the child's process group (anything it started dies with it). */

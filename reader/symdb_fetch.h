@@ -102,7 +102,8 @@ typedef struct symdb_fetch_opts {
 	const char *all_proxy;
 	const char *no_proxy;
 	/** NULL, or a flag that stops the fetch once it is non-zero, set by the
-	 *  caller's SIGINT handler (or another thread): within about 100 ms
+	 *  caller's SIGINT handler, or by another thread with an atomic store
+	 *  (__atomic_store_n; the library loads it atomically): within about 100 ms
 	 *  the fetcher is killed, what the fetch wrote in DB/tmp is removed,
 	 *  nothing is published or remembered, and -EINTR is returned
 	 *  ("ID: URL: interrupted").  A download already being indexed is

@@ -86,6 +86,7 @@ struct serve_fetch {
 	size_t nentries;
 	struct fetch_entry *qhead, *qtail;
 	bool stop;
+	volatile sig_atomic_t cancel; /* the fetches in progress stop (opts.cancel) */
 	pthread_t *threads;
 	uint32_t nthreads;
 };
@@ -212,7 +213,7 @@ static int fetch_one(struct serve_fetch *f, const symdb_uuid *id, int *source, c
 	/* (the library masks the passwords of the URLs it names; its reason
 	 * goes to clients: masked here again whoever wrote it) */
 	symdb_url_mask(eb, ebsz);
-	if (rc && rc != SYMDB_E_NOT_FOUND) {
+	if (rc && rc != SYMDB_E_NOT_FOUND && rc != -EINTR) { /* (-EINTR: the server stops) */
 		char hex[2 * SYMDB_UUID_MAX + 1];
 		symdb_uuid_format(id, hex);
 		cli_err(NULL, "serve: fetching %s: %s", hex, eb[0] ? eb : symdb_strerror(rc));
@@ -382,6 +383,7 @@ static int copy_opts(struct serve_fetch *f, const symdb_fetch_opts *opts)
 	f->opts.https_proxy = f->proxy[1];
 	f->opts.all_proxy = f->proxy[2];
 	f->opts.no_proxy = f->proxy[3];
+	f->opts.cancel = &f->cancel;
 	if (opts->fetcher_path)
 		snprintf(f->fetcher, sizeof(f->fetcher), "%s", opts->fetcher_path);
 	else
@@ -489,6 +491,9 @@ void serve_fetch_free(struct serve_fetch *f)
 	f->stop = true;
 	pthread_cond_broadcast(&f->work);
 	pthread_mutex_unlock(&f->mu);
+	/* A fetch in progress stops within about 100 ms and removes what it
+	 * wrote in DB/tmp, instead of leaving it to `symdb gc`. */
+	__atomic_store_n(&f->cancel, 1, __ATOMIC_RELAXED);
 	if (!join_workers(f))
 		return;
 	free(f->threads);

@@ -15,6 +15,8 @@
 #      answered "pending" at once (no thread of their own to wait on) and 2
 #      after the budget; SIGTERM while those 2 wait: they are answered, and
 #      the server exits 0 about when their budget ends
+# After each stop DB/tmp is empty: the fetch still waiting on the store is
+# cancelled and removes its files.
 # Before requests waited on threads of their own, step 1 answered /healthz
 # after 14.0 s (every pool thread waiting for HANG's fetch, the 6 answered
 # two at a time at 5, 10 and 15 s); with them, within 0.01 s.
@@ -35,6 +37,13 @@ export SERVE_DB SYMDB
 llvm-nm-14 --defined-only "$local_obj" | awk '$2 ~ /^[tT]$/ { print "0x" $1 }' | head -n 20 \
 	>"$SCRATCH/local.addrs"
 hang_gets() { grep -c "/$HANG.symdb" "$SCRATCH/store.log" || true; }
+# The fetch in progress when the server stops removes what it wrote in
+# DB/tmp (before, it was left running and its download stayed for gc).
+tmp_empty() {
+	local left
+	left=$(ls -A "$SERVE_DB/tmp")
+	[[ -z $left ]] || fail "step $1: DB/tmp after the stop: $left"
+}
 
 # hung.py N: N concurrent requests naming HANG (and LOCAL) on connections
 # of their own; prints "ELAPSED STATUS" per request as it is answered, in
@@ -110,6 +119,7 @@ n=$(hang_gets)
 serve_alive
 serve_stop
 ((SERVE_RC == 0)) || fail "symdb serve exited $SERVE_RC"
+tmp_empty 1
 
 note "2. --max-fetch-waiters 2: 3 of 5 answered pending at once; SIGTERM while 2 wait"
 before=$(hang_gets)
@@ -128,6 +138,7 @@ n=$(awk '$2 == "pending,ok" && $1 < 1.5' "$SCRATCH/step2.out" | wc -l)
 n=$(awk '$2 == "pending,ok" && $1 >= 4 && $1 < 12' "$SCRATCH/step2.out" | wc -l)
 ((n == 2)) || fail "$n requests answered pending after the budget, expected 2"
 (($(echo "$stopped < 12" | bc))) || fail "the stop took $stopped s"
+tmp_empty 2
 n=$(hang_gets)
 ((n == before + 1)) || fail "HANG: $((n - before)) GETs on the store, expected 1"
 echo "wall time $(echo "$(date +%s.%N) - $t0" | bc) s"
