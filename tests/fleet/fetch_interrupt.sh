@@ -66,23 +66,29 @@ tmp_empty() {
 	return 0
 }
 
+# interrupted WHAT PATTERN SIG STATUS LINE CMD...: CMD, stopped by SIG once
+# its fetch wrote PATTERN in DB/tmp, exits STATUS with the one stderr line
+# LINE and leaves DB/tmp empty.
+interrupted() {
+	local what=$1 pattern=$2 sig=$3 status=$4 line=$5
+	shift 5
+	start "$@"
+	wait_for "$pattern"
+	stop "$sig"
+	((RC == status)) || fail "$what: exit status $RC, expected $status (ended by SIG$sig): $(cat "$ERR")"
+	[[ $(wc -l <"$ERR") == 1 ]] && grep -qxF "$line" "$ERR" || fail "$what: stderr: $(cat "$ERR")"
+	tmp_empty "$what"
+}
+
 note "1. build --build-id, an endless upstream download, SIGINT"
-start "$SYMDB" build --db "$DB" --build-id "$U" --upstream "$STORE" --fetch-timeout 60
-wait_for "fetch-$U.??????"
-stop INT
-((RC == 130)) || fail "build --build-id after SIGINT: exit status $RC, expected 130 (ended by SIGINT): $(cat "$ERR")"
-[[ $(wc -l <"$ERR") == 1 ]] && grep -qxF "symdb: $U: $STORE/symdb/v1/${U:0:2}/$U.symdb: interrupted" "$ERR" ||
-	fail "build --build-id after SIGINT: stderr: $(cat "$ERR")"
-tmp_empty "build --build-id after SIGINT"
+interrupted "build --build-id after SIGINT" "fetch-$U.??????" INT 130 \
+	"symdb: $U: $STORE/symdb/v1/${U:0:2}/$U.symdb: interrupted" \
+	"$SYMDB" build --db "$DB" --build-id "$U" --upstream "$STORE" --fetch-timeout 60
 
 note "2. query --uuid, a debuginfod that never answers, SIGTERM"
-start "$SYMDB" query --db "$DB" --debuginfod "$HANG_URL" --fetch-timeout 60 --uuid "$U" 0x1000
-wait_for "fetch-$U-$QPID-*"
-stop TERM
-((RC == 143)) || fail "query --uuid after SIGTERM: exit status $RC, expected 143 (ended by SIGTERM): $(cat "$ERR")"
-[[ $(wc -l <"$ERR") == 1 ]] && grep -qxF "symdb: $U: $HANG_URL: interrupted" "$ERR" ||
-	fail "query --uuid after SIGTERM: stderr: $(cat "$ERR")"
-tmp_empty "query --uuid after SIGTERM"
+interrupted "query --uuid after SIGTERM" "fetch-$U-*" TERM 143 \
+	"symdb: $U: $HANG_URL: interrupted" \
+	"$SYMDB" query --db "$DB" --debuginfod "$HANG_URL" --fetch-timeout 60 --uuid "$U" 0x1000
 run "$SYMDB" verify --db "$DB" --grace 0
 expect_ok "verify --grace 0 after the interrupted fetches: $(cat "$OUT")"
 [[ -z $(ls -A "$DB/misses" 2>/dev/null) ]] || fail "an interrupted fetch was remembered as a miss"
