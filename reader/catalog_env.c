@@ -22,6 +22,8 @@
  * lock file (MDB_NOLOCK, the read-only fallback) hold no locks and are not
  * listed: each such handle has its own.
  *
+ * A child of fork(2) shares none of its parent's environments (below).
+ *
  * An environment is opened read-write whenever the catalog is writable,
  * even for a reader, so that a builder opened later in the process can
  * share it; a read-only one cannot take a writer, which is then refused.
@@ -31,15 +33,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "catalog_internal.h"
 #include "format_header.h"
 
 static pthread_mutex_t cat_envs_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct cat_env *cat_envs; /* under cat_envs_mutex */
+static pthread_once_t cat_envs_once = PTHREAD_ONCE_INIT;
+
+/*
+ * fork(2): LMDB forbids a child to use its parent's environments, and the
+ * child holds none of the parent's POSIX locks, so a child's open must not
+ * find them.  The list is emptied in the child (the environments it
+ * inherited stay with the handles it inherited, whose close frees them as
+ * before), and the list's lock is held across the fork so that the child
+ * does not inherit it locked by a thread that no longer exists there.
+ */
+static void cat_envs_prepare(void)
+{
+	pthread_mutex_lock(&cat_envs_mutex);
+}
+
+static void cat_envs_parent(void)
+{
+	pthread_mutex_unlock(&cat_envs_mutex);
+}
+
+static void cat_envs_child(void)
+{
+	cat_envs = NULL;
+	pthread_mutex_unlock(&cat_envs_mutex);
+}
+
+static void cat_envs_atfork(void)
+{
+	pthread_atfork(cat_envs_prepare, cat_envs_parent, cat_envs_child);
+}
 
 void cat_envs_lock(void)
 {
+	pthread_once(&cat_envs_once, cat_envs_atfork);
 	pthread_mutex_lock(&cat_envs_mutex);
 }
 
@@ -57,8 +91,9 @@ static struct cat_env *cat_env_find(const char *envdir, const struct stat *data)
 	if ((size_t)snprintf(path, sizeof path, "%s/" CAT_LOCK_FILE, envdir) >= sizeof path ||
 	    lstat(path, &lk) < 0)
 		return NULL; /* no lock file: nobody here has it open */
+	pid_t self = getpid(); /* (a child made without fork handlers: clone) */
 	for (struct cat_env *e = cat_envs; e; e = e->next)
-		if (e->data_dev == data->st_dev && e->data_ino == data->st_ino &&
+		if (e->pid == self && e->data_dev == data->st_dev && e->data_ino == data->st_ino &&
 		    e->lock_dev == lk.st_dev && e->lock_ino == lk.st_ino)
 			return e;
 	return NULL;
@@ -69,6 +104,7 @@ static void cat_env_free(struct cat_env *e)
 	if (e->env)
 		mdb_env_close(e->env);
 	pthread_rwlock_destroy(&e->resize);
+	pthread_mutex_destroy(&e->dbi);
 	free(e);
 }
 
@@ -97,6 +133,8 @@ int cat_env_attach(rd_catalog *c, const char *envdir, const struct stat *data, c
 	if (!e)
 		return -ENOMEM;
 	pthread_rwlock_init(&e->resize, NULL);
+	pthread_mutex_init(&e->dbi, NULL);
+	e->pid = getpid();
 	e->refs = 1;
 	c->e = e;
 	rc = cat_open_env(c, envdir, errbuf, errbuf_sz);

@@ -65,6 +65,8 @@ struct cat_env {
 	ino_t lock_ino;          /* transaction refuses a replaced lock file */
 	int lock_known;          /* 0 under MDB_NOLOCK: then never shared */
 	int writable;            /* opened without MDB_RDONLY */
+	pid_t pid;               /* the process that opened it: never shared after fork */
+	pthread_mutex_t dbi;     /* mdb_dbi_open in one transaction at a time */
 	unsigned refs;           /* handles holding it: under the list's lock */
 	struct cat_env *next;    /* the list of shared environments */
 };
@@ -139,16 +141,17 @@ RD_HIDDEN int cat_tree_check(rd_catalog *c, const char *envdir, char *errbuf,
 /* catalog_env.c: give c the environment of envdir whose data.mdb is `data`
  * (as cat_files_check found it): the one this process already has open
  * on the same data.mdb and lock.mdb, counted once more, or a new one
- * (cat_open_env, cat_files_opened) that later opens share.  Holds the
- * list's lock throughout, so two threads opening one catalog share
- * too.  0, or the error with errbuf set and c->e NULL. */
+ * (cat_open_env, cat_files_opened) that later opens share.  Called with
+ * the list's lock held (cat_envs_lock), so two threads opening one
+ * catalog share too.  0, or the error with errbuf set and c->e NULL. */
 RD_HIDDEN int cat_env_attach(rd_catalog *c, const char *envdir, const struct stat *data,
                              char *errbuf, size_t errbuf_sz);
 /* catalog_env.c: c lets go of its environment (NULL: nothing); the last
  * holder closes it.  c->e is NULL afterwards. */
 RD_HIDDEN void cat_env_detach(rd_catalog *c);
-/* catalog_env.c: mdb_dbi_open may run in one transaction of an
- * environment at a time: opens call it between these. */
+/* catalog_env.c: the list of environments, locked.  Not held across a wait
+ * for another process (cat_init's write waits for LMDB's writer lock: it
+ * runs under the environment's `dbi` mutex instead). */
 RD_HIDDEN void cat_envs_lock(void);
 RD_HIDDEN void cat_envs_unlock(void);
 RD_HIDDEN int cat_create_catalog(rd_catalog *c, const char *envdir, cat_write_fn init,

@@ -28,7 +28,9 @@
  * names the file it opened, before it writes and before it commits, and
  * refuse; and after its commit, when a deletion raced it and a writer on
  * the new lock file may have overwritten it, report the commit as failed
- * rather than let an entry vanish silently.  Readers are not checked (their slots in the old file are
+ * rather than let an entry vanish silently.  Called inside a transaction
+ * of c (its `swap` held: c->e is not swapped out and freed meanwhile).
+ * Readers are not checked (their slots in the old file are
  * invisible to the new writers, which may then reuse pages under them: see
  * SPEC §12.1). */
 int cat_lock_same(rd_catalog *c)

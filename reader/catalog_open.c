@@ -459,8 +459,10 @@ static int cat_check_fs(const char *dir, char *errbuf, size_t errbuf_sz)
 }
 
 /* Everything from the file checks to the schema, on an existing catalog:
- * the environment taken or opened, and the named databases opened, under
- * the list's lock (mdb_dbi_open runs in one transaction at a time). */
+ * the environment taken or opened under the list's lock, then the named
+ * databases opened under the environment's `dbi` mutex (mdb_dbi_open runs
+ * in one transaction of an environment at a time; a writer's waits for
+ * LMDB's writer lock, which must not stall every other open). */
 static int cat_open_checked(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz)
 {
 	struct stat data;
@@ -470,9 +472,12 @@ static int cat_open_checked(rd_catalog *c, const char *envdir, char *errbuf, siz
 		return rc;
 	cat_envs_lock();
 	rc = cat_env_attach(c, envdir, &data, errbuf, errbuf_sz);
-	if (rc == 0)
-		rc = cat_init(c, envdir, errbuf, errbuf_sz);
 	cat_envs_unlock();
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->e->dbi);
+	rc = cat_init(c, envdir, errbuf, errbuf_sz);
+	pthread_mutex_unlock(&c->e->dbi);
 	if (rc)
 		cat_env_detach(c);
 	return rc;

@@ -214,12 +214,17 @@ int cat_write_raw(rd_catalog *c, cat_write_fn fn, void *arg)
 			rc = fn(c, txn, arg);
 		if (rc == 0)
 			rc = cat_lock_same(c);
-		if (rc)
+		if (rc) {
 			cat_txn_abort(c, txn);
-		else
-			rc = cat_commit_errno(c, cat_txn_commit(c, txn)); /* EIO on a full disk */
-		if (rc == 0)
-			rc = cat_lock_same(c); /* replaced during the commit: it may be lost */
+		} else {
+			rc = cat_commit_errno(c, mdb_txn_commit(txn)); /* EIO on a full disk */
+			/* Replaced during the commit: it may be lost.  Asked before
+			 * `swap` is let go of: a refresh may swap c's environment
+			 * out and free it as soon as it is. */
+			if (rc == 0)
+				rc = cat_lock_same(c);
+			cat_txn_unlock(c);
+		}
 		if (rc != MDB_MAP_FULL)
 			return rc;
 		rc = cat_grow(c);

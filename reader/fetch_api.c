@@ -105,7 +105,8 @@ static const char *fetch_exe(const symdb_fetch_opts *o)
  * FILE --force` rebuilds. */
 static int fetch_force(const struct fetch_ctx *c)
 {
-	return c->o.build && c->o.build->sz > offsetof(symdb_build_opts, flags) &&
+	return c->o.build &&
+	       c->o.build->sz >= offsetof(symdb_build_opts, flags) + sizeof c->o.build->flags &&
 	       (c->o.build->flags & SYMDB_BUILD_FORCE);
 }
 

@@ -404,7 +404,8 @@ static void test_netfs(const char *dir)
 /* Whether another process finds LMDB's POSIX locks of this one on
  * dir/catalog/lock.mdb: the shared lock on byte 0 ("in use") and the one
  * on byte PID ("my reader slots are live").  A child asks (F_GETLK reports
- * only other processes' locks).  1 both held, 0 neither, -1 one of them. */
+ * only other processes' locks, and of several on one byte any one).  1
+ * both held, 0 neither, -1 byte 0 only, 2 byte PID only. */
 static int parent_locks(const char *dir)
 {
 	char path[4096];
@@ -422,13 +423,14 @@ static int parent_locks(const char *dir)
 			                    .l_start = at[i], .l_len = 1 };
 			if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK &&
 			    fl.l_pid == parent)
-				held++;
+				held |= 1 << i;
 		}
 		_exit(fd < 0 ? 9 : held);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) > 2)
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) > 3)
 		return -2;
-	return WEXITSTATUS(st) == 2 ? 1 : WEXITSTATUS(st) == 0 ? 0 : -1;
+	static const int verdict[4] = { 0, -1, 2, 1 };
+	return verdict[WEXITSTATUS(st)];
 }
 
 /* One LMDB environment per catalog per process (catalog_env.c): a second
@@ -469,6 +471,23 @@ static void test_one_env(const char *dir)
 	rd_catalog_close(c);
 	CHECK(parent_locks(dir) == 1);
 	CHECK_RC(rd_catalog_get(r, e.uuid, e.uuid_len, &g, buf, sizeof buf));
+
+	/* A child of fork opens its own handle (symdb.h: the LMDB rule): it
+	 * must get an environment of its own, whose reader lock (byte PID) it
+	 * holds once it has read.  With the parent's (inherited in the list)
+	 * it held none.  (Byte 0 is the parent's too: F_GETLK may name
+	 * either holder.) */
+	pid_t pid = fork();
+	if (pid == 0) {
+		rd_catalog *own = NULL;
+		int ok = rd_catalog_open(dir, 0, &own, err, sizeof err) == 0 &&
+		         rd_catalog_get(own, e.uuid, e.uuid_len, &g, buf, sizeof buf) == 0 &&
+		         (parent_locks(dir) & 2);
+		_exit(ok ? 0 : 1);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(parent_locks(dir) == 1);
 
 	/* the last close lets go of them */
 	rd_catalog_close(r);
