@@ -132,7 +132,8 @@ RD_HIDDEN int cat_files_opened(rd_catalog *c, const char *envdir, const struct s
 RD_HIDDEN int cat_lock_reserve(const char *envdir, char *errbuf, size_t errbuf_sz);
 /* LMDB's open of envdir (lock file reserved), its stale readers cleared,
  * and the tree check of its snapshot (cat_tree_check): 0, or the error with
- * c->damaged set for damage, errbuf set.  c->env stays open on success. */
+ * c->damaged set for damage, errbuf set.  Opens c->e->env (c->e is set
+ * up by cat_env_attach), which stays open on success. */
 RD_HIDDEN int cat_open_env(rd_catalog *c, const char *envdir, char *errbuf, size_t errbuf_sz);
 /* catalog_open.c: every page of the snapshot c->e's environment now holds
  * checked (format_lmdb_tree.c): 0, or SYMDB_E_CATALOG with c->damaged set. */
