@@ -108,8 +108,9 @@ typedef struct symdb_fetch_opts {
 	 *  nothing is published or remembered, and -EINTR is returned
 	 *  ("ID: URL: interrupted").  So is a debuginfod download being
 	 *  indexed: the indexer and its process group are killed and its
-	 *  staged files removed ("ID: URL: executable: interrupted"); the
-	 *  catalog and the index files it holds are left as they were. */
+	 *  staged files removed ("ID: URL: executable: interrupted", or
+	 *  "debuginfo:" when only that was downloaded); the catalog and the
+	 *  index files it holds are left as they were. */
 	const volatile sig_atomic_t *cancel;
 } symdb_fetch_opts;
 
