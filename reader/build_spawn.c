@@ -38,6 +38,10 @@
  * started it, then confines itself with more limits and a seccomp filter
  * (tools/indexer_sandbox.c); a call the filter forbids kills it by SIGSYS
  * after an end record naming the call, which cage_judge reports.
+ *
+ * A fetch's cancel flag (symdb_fetch_opts.cancel) ends a run the way the
+ * deadline does: the waits below look at it every CAGE_TICK_MS, kill the
+ * group, reap the indexer and remove what it staged.
  */
 #define _GNU_SOURCE /* pipe2, sigdescr_np, posix_spawn_file_actions_addclosefrom_np */
 #include "publish_internal.h"
@@ -65,6 +69,9 @@
 #define CAGE_MIN_MEMORY (8ull << 30)
 #define CAGE_MIN_TIMEOUT 120u
 #define CAGE_FD 3 /* the indexer's report descriptor */
+/* How often the waits look at the cancel flag: a signal handler in another
+ * thread (a server stopping) does not interrupt this thread's poll. */
+#define CAGE_TICK_MS 100
 #define CAGE_STR_(x) #x
 #define CAGE_STR(x) CAGE_STR_(x)
 
@@ -150,8 +157,9 @@ struct cage_run {
 	unsigned timeout;
 	uint64_t cpu; /* RLIMIT_CPU: the timeout times the walk's threads */
 	int64_t deadline; /* cage_now_ms() by which the indexer must be done */
+	const volatile sig_atomic_t *cancel; /* killed too once *cancel != 0 (or NULL) */
 	uint64_t memory;
-	int got_end, end_rc, timed_out, bad_report;
+	int got_end, end_rc, timed_out, cancelled, bad_report;
 	char end_msg[FMT_REPORT_MSG_SZ];
 	char *eb;
 	size_t ebsz;
@@ -163,6 +171,13 @@ static int64_t cage_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether *cancel is set, loaded atomically as rd_fetch_cancelled() does:
+ * another thread stores it. */
+static int cage_cancel_set(const volatile sig_atomic_t *cancel)
+{
+	return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED) != 0;
 }
 
 /* A record must name an output we created, not named before, for the
@@ -215,7 +230,7 @@ static void cage_take(struct cage_run *c, const uint8_t *buf)
 	}
 }
 
-/* Read records until EOF, a bad record or the deadline. */
+/* Read records until EOF, a bad record, the deadline or the cancel flag. */
 static void cage_collect(struct cage_run *c, int fd)
 {
 	uint8_t *m = malloc(FMT_REPORT_SIZE);
@@ -236,6 +251,12 @@ static void cage_collect(struct cage_run *c, int fd)
 			c->timed_out = 1;
 			break;
 		}
+		if (cage_cancel_set(c->cancel)) {
+			c->cancelled = 1;
+			break;
+		}
+		if (c->cancel && left > CAGE_TICK_MS)
+			left = CAGE_TICK_MS;
 		pr = poll(&p, 1, left > 60000 ? 60000 : (int)left);
 		if (pr < 0 && errno == EINTR)
 			continue;
@@ -328,6 +349,8 @@ static int cage_judge(struct cage_run *c, const siginfo_t *si)
 	if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < mem)
 		mem = r.rlim_cur;
 	cage_size(lim, sizeof lim, mem);
+	if (c->cancelled)
+		return fmt_err(c->eb, c->ebsz, -EINTR, "%s: interrupted", p);
 	if (c->timed_out)
 		return fmt_err(c->eb, c->ebsz, -ETIMEDOUT, "%s: indexer timed out after %u s", p,
 		               c->timeout);
@@ -400,7 +423,7 @@ static void cage_kill(const struct cage_run *c)
 
 /* Wait for the indexer to end without reaping it (the tag cleanup runs
  * first).  One that closed its pipe but keeps running is given until the
- * deadline, then killed: EOF is not an exit. */
+ * deadline or the cancel flag, then killed: EOF is not an exit. */
 static void cage_wait(struct cage_run *c, siginfo_t *si)
 {
 	long nap = 100 * 1000; /* ns; doubles up to 50 ms: it exits right after EOF */
@@ -414,8 +437,12 @@ static void cage_wait(struct cage_run *c, siginfo_t *si)
 		}
 		if (si->si_pid == c->pid)
 			return;
-		if (!c->timed_out && cage_now_ms() >= c->deadline) {
+		if (!c->timed_out && !c->cancelled && cage_now_ms() >= c->deadline) {
 			c->timed_out = 1;
+			cage_kill(c);
+		}
+		if (!c->timed_out && !c->cancelled && cage_cancel_set(c->cancel)) {
+			c->cancelled = 1;
 			cage_kill(c);
 		}
 		struct timespec ts = { 0, nap };
@@ -749,7 +776,8 @@ static void cage_keep_reported(publish_stager *st)
 }
 
 static int cage_once(publish_stager *st, const char *path, const publish_input *in,
-                     const publish_expect *ex, const symdb_build_opts *o, struct cage_dwo *dwo)
+                     const publish_expect *ex, const symdb_build_opts *o, struct cage_dwo *dwo,
+                     const volatile sig_atomic_t *cancel)
 {
 	struct cage_run c;
 	siginfo_t si;
@@ -762,6 +790,7 @@ static int cage_once(publish_stager *st, const char *path, const publish_input *
 	c.in = in;
 	c.eb = o->errbuf;
 	c.ebsz = o->errbuf_sz;
+	c.cancel = cancel;
 	cage_limits(in, o, &c.memory, &c.timeout);
 	/* CPU time adds up over the DWARF walk's threads (ix_dwarf_par.c): the
 	 * wall-clock deadline is the timeout; RLIMIT_CPU is only a backstop and
@@ -771,6 +800,8 @@ static int cage_once(publish_stager *st, const char *path, const publish_input *
 	st->n = 0;
 	if (ex->n == 0)
 		return fmt_err(c.eb, c.ebsz, SYMDB_E_BAD_OBJECT, "%s: no image to index", path);
+	if (cage_cancel_set(cancel))
+		return fmt_err(c.eb, c.ebsz, -EINTR, "%s: interrupted", path);
 	rc = cage_outputs(st, ex, c.eb, c.ebsz);
 	if (rc == 0 && (rc = cage_pipe(p)) != 0)
 		fmt_err(c.eb, c.ebsz, rc, "%s: cannot create a pipe: %s", path, strerror(-rc));
@@ -791,7 +822,7 @@ static int cage_once(publish_stager *st, const char *path, const publish_input *
 	}
 	cage_collect(&c, p[0]);
 	close(p[0]);
-	if (c.timed_out || c.bad_report)
+	if (c.timed_out || c.cancelled || c.bad_report)
 		cage_kill(&c);
 	cage_wait(&c, &si);
 	/* Nothing the indexer started outlives it (it is still unreaped). */
@@ -870,20 +901,21 @@ static void cage_dwo_free(struct cage_dwo *d)
  * first one's output.  A program without split DWARF runs once.
  */
 int build_spawn_run(publish_stager *st, const char *path, const publish_input *in,
-                    const publish_expect *ex, const symdb_build_opts *o)
+                    const publish_expect *ex, const symdb_build_opts *o,
+                    const volatile sig_atomic_t *cancel)
 {
 	struct cage_dwo d;
 	int rc;
 
 	memset(&d, 0, sizeof d);
 	st->warnings[0] = 0;
-	rc = cage_once(st, path, in, ex, o, &d);
+	rc = cage_once(st, path, in, ex, o, &d, cancel);
 	if (rc == 0 && d.nwant) {
 		cage_dwo_open(&d, st, in);
 		if (d.nfds) {
 			build_stage_discard(st);
 			d.pass = 1;
-			rc = cage_once(st, path, in, ex, o, &d);
+			rc = cage_once(st, path, in, ex, o, &d, cancel);
 		}
 	}
 	cage_dwo_free(&d);

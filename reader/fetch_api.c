@@ -415,7 +415,8 @@ static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, cons
 	           SYMDB_BUILD_NO_SOURCE_PATH;
 	bo.errbuf = eb;
 	bo.errbuf_sz = sizeof eb;
-	rc = symdb_builder_add(c->b, path, &bo, &c->res->build);
+	/* The fetch's cancel flag stops the indexer too (-EINTR). */
+	rc = publish_builder_add(c->b, path, &bo, c->o.cancel, &c->res->build);
 	if (rc)
 		return fetch_fail(c, rc, "%s: %s: %s: %s", c->hex, c->o.debuginfod_urls, what,
 		               !eb[0]                                             ? symdb_strerror(rc)

@@ -270,13 +270,13 @@ void publish_result_put(symdb_build_result *caller, const symdb_build_result *fu
 }
 
 static int builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
-                       symdb_build_result *out);
+                       const volatile sig_atomic_t *cancel, symdb_build_result *out);
 
 /* The rest of an add once the input is open and its UUIDs known: the skip
  * rule, the debug files, the indexer and the commit. */
 static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
                          const publish_expect *ex, const symdb_build_opts *o,
-                         symdb_build_result *out)
+                         const volatile sig_atomic_t *cancel, symdb_build_result *out)
 {
 	publish_stager *st;
 	int rc;
@@ -308,12 +308,16 @@ static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
 	}
 	/* The indexer's output is untrusted: every checksum is verified before
 	 * anything is published. */
-	rc = build_spawn_run(st, path, in, ex, o);
+	rc = build_spawn_run(st, path, in, ex, o, cancel);
 	/* Also when the indexer failed: a file cut short under it crashes it
-	 * (SIGBUS on its mapping), and that is the file's doing, not a bug. */
-	int changed = build_input_unchanged(in, o->errbuf, o->errbuf_sz);
+	 * (SIGBUS on its mapping), and that is the file's doing, not a bug.
+	 * Not when it was interrupted: that is the whole answer. */
+	int changed = rc == -EINTR ? 0 : build_input_unchanged(in, o->errbuf, o->errbuf_sz);
 	if (changed)
 		rc = changed;
+	/* A flag set after the indexer ended still publishes nothing. */
+	if (rc == 0 && cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
+		rc = fmt_err(o->errbuf, o->errbuf_sz, -EINTR, "%s: interrupted", path);
 	if (rc == 0)
 		rc = publish_staged_images(b->cat, st, path, ex, o, out);
 	else
@@ -325,24 +329,30 @@ static int builder_stage(symdb_builder *b, const char *path, publish_input *in,
 int symdb_builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
                       symdb_build_result *out)
 {
+	return publish_builder_add(b, path, opts, NULL, out);
+}
+
+int publish_builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
+                        const volatile sig_atomic_t *cancel, symdb_build_result *out)
+{
 	symdb_build_result *full;
 	int rc;
 
 	if (!out)
-		return builder_add(b, path, opts, NULL);
+		return builder_add(b, path, opts, cancel, NULL);
 	if (out->sz < sizeof out->sz)
 		return SYMDB_E_INVAL;
 	full = malloc(sizeof *full); /* ~12 KiB: not on a caller's thread stack */
 	if (!full)
 		return -ENOMEM;
-	rc = builder_add(b, path, opts, full);
+	rc = builder_add(b, path, opts, cancel, full);
 	publish_result_put(out, full);
 	free(full);
 	return rc;
 }
 
 static int builder_add(symdb_builder *b, const char *path, const symdb_build_opts *opts,
-                       symdb_build_result *out)
+                       const volatile sig_atomic_t *cancel, symdb_build_result *out)
 {
 	symdb_build_opts o;
 	symdb_build_result local;
@@ -364,7 +374,7 @@ static int builder_add(symdb_builder *b, const char *path, const symdb_build_opt
 		return fmt_err(o.errbuf, o.errbuf_sz, -ENOMEM, "%s: out of memory", path);
 	rc = build_expect_input(&ex, in, path, &o);
 	if (rc == 0)
-		rc = builder_stage(b, path, in, &ex, &o, out);
+		rc = builder_stage(b, path, in, &ex, &o, cancel, out);
 	build_input_close(in);
 	free(in);
 	return rc;

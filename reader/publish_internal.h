@@ -12,6 +12,7 @@
 #ifndef SYMDB_PUBLISH_INTERNAL_H
 #define SYMDB_PUBLISH_INTERNAL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -144,9 +145,21 @@ typedef struct publish_expect {
  * and st lists the output files it reported, open.  Returns 0 or a
  * negative code with one line in o->errbuf ("PATH: indexer crashed:
  * signal 11 (Segmentation fault)"); on error every temp file it wrote is
- * removed. */
+ * removed.  cancel (NULL: never) is a fetch's symdb_fetch_opts.cancel:
+ * once it is set the indexer and its process group are killed within
+ * about 100 ms, as at the timeout, and -EINTR is returned ("PATH:
+ * interrupted"). */
 RD_HIDDEN int build_spawn_run(publish_stager *st, const char *path, const publish_input *in,
-                              const publish_expect *ex, const symdb_build_opts *o);
+                              const publish_expect *ex, const symdb_build_opts *o,
+                              const volatile sig_atomic_t *cancel);
+
+/* publish_build.c: symdb_builder_add() that cancel (NULL: never) stops as
+ * it stops build_spawn_run: -EINTR, nothing published, no temp file left.
+ * For symdb_fetch(), whose cancel flag covers the indexing of a
+ * debuginfod download too. */
+RD_HIDDEN int publish_builder_add(symdb_builder *b, const char *path,
+                                  const symdb_build_opts *opts,
+                                  const volatile sig_atomic_t *cancel, symdb_build_result *out);
 
 /* build_spawn.c: remove and close every temp file st lists (and, with a
  * tag, every DB/tmp file carrying it). */

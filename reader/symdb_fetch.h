@@ -106,8 +106,11 @@ typedef struct symdb_fetch_opts {
 	 *  (__atomic_store_n; the library loads it atomically): within about 100 ms
 	 *  the fetcher is killed, what the fetch wrote in DB/tmp is removed,
 	 *  nothing is published or remembered, and -EINTR is returned
-	 *  ("ID: URL: interrupted").  A download already being indexed is
-	 *  indexed first (the indexer is not interrupted). */
+	 *  ("ID: URL: interrupted").  So is a debuginfod download being
+	 *  indexed: the indexer and its process group are killed and its
+	 *  staged files removed ("ID: URL: executable: interrupted", or
+	 *  "debuginfo:" when only that was downloaded); the catalog and the
+	 *  index files it holds are left as they were. */
 	const volatile sig_atomic_t *cancel;
 } symdb_fetch_opts;
 
@@ -155,7 +158,7 @@ typedef struct symdb_fetch_result {
  *         no temporary file is left.
  * @note Thread-safe (see the file comment).  Blocks the calling thread for
  *       at most opts->timeout_ms plus the indexer's run on a debuginfod
- *       download.
+ *       download, or about 100 ms after opts->cancel is set.
  */
 SYMDB_API int symdb_fetch(symdb_builder *b, const symdb_uuid *id, const symdb_fetch_opts *opts,
                           symdb_fetch_result *out);

@@ -232,7 +232,8 @@ int cli_fetch_run(symdb_builder *b, const symdb_uuid *id, symdb_fetch_opts *o,
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_fetch_signal;
 	sa.sa_flags = SA_RESTART; /* the library's reads and waits go on; its
-	                           * wait for the fetcher looks at the flag */
+	                           * waits for the fetcher and the indexer
+	                           * look at the flag */
 	sigemptyset(&sa.sa_mask);
 	fetch_signal = 0;
 	/* An ignored signal stays ignored (nohup, a script's background job). */

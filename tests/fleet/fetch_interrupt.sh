@@ -13,8 +13,25 @@
 #      directory gone; verify --grace 0 is clean; nothing remembered
 # Before, the download file (hundreds of MB here), the directory and the
 # lock file stayed until gc.
+# The same once the download is complete and being indexed: a real
+# debuginfod serves the fixture, and the indexer (symdb-indexer-test
+# --test-hook hang, named indexer-hang-ID) hangs after it wrote its output
+# file, with one image already in the catalog:
+#   3. build --build-id, SIGINT: exit status 130 within 3 s, one line
+#      "symdb: HEX: URL: executable: interrupted", DB/tmp empty (no
+#      fetch-HEX-PID-N, no staged file, no lock), no indexer left, the
+#      catalog's listing and index files unchanged, verify clean
+#   4. query --uuid, SIGTERM: the same with exit status 143
+#   5. symdb serve stopped (SIGTERM) while its fetch worker indexes: exits
+#      0 within 3 s, DB/tmp empty, no indexer left
+#   6. the next query, without the hook, fetches and answers as
+#      llvm-symbolizer-14 does on the served files
+# Before, the signal was acted on only when the indexer ended (here: its
+# 120 s limit): symdb was still running 10 s after the signal; serve exited
+# after its 1 s wait for its fetch worker and left the fetch's directory,
+# the staged file and the lock file in DB/tmp.
 source "$(dirname "$0")/lib.sh"
-require curl
+require curl gcc objcopy llvm-symbolizer-14 llvm-nm-14
 here=$(cd "$(dirname "$0")" && pwd)
 U=dddd$(od -An -N18 -tx1 /dev/urandom | tr -d ' \n')
 DB=$SCRATCH/db
@@ -47,14 +64,18 @@ wait_for() {
 	done
 	fail "no DB/tmp/$1 while the fetch runs: $(ls -A "$DB/tmp" 2>&1)"
 }
-# stop SIG: send SIG to QPID and wait for it (10 s at most); sets RC
+# stop SIG: send SIG to QPID and wait for it (10 s at most); sets RC and
+# STOP_MS (milliseconds from the signal to the exit, to 50 ms)
 stop() {
+	local t0
+	t0=$(date +%s%N)
 	kill -"$1" "$QPID"
 	for ((i = 0; i < 200; i++)); do
 		kill -0 "$QPID" 2>/dev/null || break
 		sleep 0.05
 	done
 	kill -0 "$QPID" 2>/dev/null && fail "still running 10 s after SIG$1"
+	STOP_MS=$((($(date +%s%N) - t0) / 1000000))
 	set +e
 	wait "$QPID"
 	RC=$?
@@ -92,3 +113,92 @@ interrupted "query --uuid after SIGTERM" "fetch-$U-*" TERM 143 \
 run "$SYMDB" verify --db "$DB" --grace 0
 expect_ok "verify --grace 0 after the interrupted fetches: $(cat "$OUT")"
 [[ -z $(ls -A "$DB/misses" 2>/dev/null) ]] || fail "an interrupted fetch was remembered as a miss"
+
+# ---- the indexing phase -------------------------------------------------------
+fleet_fixture "$SCRATCH/fx"
+fleet_addrs "$SCRATCH/fx/prog" >"$SCRATCH/addrs"
+dbgd_start "$SCRATCH/fx/srv" 2
+# One image already held: the interrupted fetches must leave it as it is.
+printf 'int main(void) { return 0; }\n' >"$SCRATCH/held.c"
+gcc -g -Wl,--build-id -o "$SCRATCH/held" "$SCRATCH/held.c"
+run "$SYMDB" build --db "$DB" "$SCRATCH/held"
+expect_ok "build of the held image: $(cat "$ERR")"
+catalog_state() {
+	"$SYMDB" --db "$DB" list
+	index_files "$DB" | xargs sha256sum
+}
+catalog_state >"$SCRATCH/catalog.before"
+# The indexer that hangs, under a name of this test's own (pgrep).
+MARK=indexer-hang-$PROG_ID
+HOOK=$SCRATCH/$MARK
+printf '#!/bin/bash\nexec -a %q %q --test-hook hang "$@"\n' "$MARK" "$SYMDB_INDEXER_TEST" >"$HOOK"
+chmod +x "$HOOK"
+# wait_indexing: until the hanging indexer runs and has written its output
+wait_indexing() {
+	wait_for "*.cage-*"
+	for ((i = 0; i < 200; i++)); do
+		pgrep -f "$MARK" >/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no indexer running: $(ls -A "$DB/tmp")"
+}
+# left_alone WHAT: DB/tmp empty, no indexer, the catalog as it was
+left_alone() {
+	tmp_empty "$1"
+	pgrep -f "$MARK" >/dev/null && fail "$1: the indexer is still running"
+	catalog_state >"$SCRATCH/catalog.after"
+	diff "$SCRATCH/catalog.before" "$SCRATCH/catalog.after" >&2 || fail "$1: the catalog changed"
+	[[ ! -e $DB/misses/$PROG_ID ]] || fail "$1: remembered as a miss"
+	run "$SYMDB" verify --db "$DB" --grace 0
+	expect_ok "$1: verify --grace 0: $(cat "$OUT")"
+}
+# indexing_interrupted WHAT SIG STATUS CMD...: CMD, stopped by SIG while its
+# debuginfod download is being indexed, exits STATUS within 3 s with one line
+# and leaves everything as it was.
+indexing_interrupted() {
+	local what=$1 sig=$2 status=$3
+	shift 3
+	start env SYMDB_INDEXER="$HOOK" "$@"
+	wait_indexing
+	stop "$sig"
+	note "$what: ended $STOP_MS ms after SIG$sig"
+	((RC == status)) || fail "$what: exit status $RC, expected $status (ended by SIG$sig): $(cat "$ERR")"
+	((STOP_MS < 3000)) || fail "$what: ended $STOP_MS ms after SIG$sig, expected < 3000"
+	[[ $(wc -l <"$ERR") == 1 ]] &&
+		grep -qxF "symdb: $PROG_ID: $DBGD_URL: executable: interrupted" "$ERR" ||
+		fail "$what: stderr: $(cat "$ERR")"
+	left_alone "$what"
+}
+
+note "3. build --build-id, the download being indexed, SIGINT"
+indexing_interrupted "build --build-id while indexing, SIGINT" INT 130 \
+	"$SYMDB" build --db "$DB" --build-id "$PROG_ID" --debuginfod "$DBGD_URL" --fetch-timeout 60
+
+note "4. query --uuid, the download being indexed, SIGTERM"
+indexing_interrupted "query --uuid while indexing, SIGTERM" TERM 143 \
+	"$SYMDB" query --db "$DB" --debuginfod "$DBGD_URL" --fetch-timeout 60 --uuid "$PROG_ID" \
+	$(cat "$SCRATCH/addrs")
+
+note "5. symdb serve stopped while its fetch worker indexes"
+# The request is answered "pending" after its budget; the fetch goes on.
+node_serve_start "$DB" --debuginfod "$DBGD_URL" --indexer "$HOOK" --fetch-budget-ms 300 \
+	--fetch-timeout 60
+curl -s -m 30 -H 'Content-Type: application/json' -o "$SCRATCH/serve.out" \
+	-d '{"modules":[{"build_id":"'"$PROG_ID"'","addresses":["0x1000"]}]}' \
+	"$NODE_SERVE_URL/v1/symbolize" || fail "serve: the request failed"
+QPID=$NODE_SERVE_PID
+wait_indexing
+stop TERM
+note "symdb serve: ended $STOP_MS ms after SIGTERM"
+((RC == 0)) || fail "serve: exit status $RC after SIGTERM: $(cat "$SCRATCH/serve.err")"
+((STOP_MS < 3000)) || fail "serve: ended $STOP_MS ms after SIGTERM, expected < 3000"
+left_alone "serve stopped while indexing"
+
+note "6. the next query, without the hook, fetches and answers"
+llvm-symbolizer-14 --obj "$SCRATCH/fx/srv/prog" $(cat "$SCRATCH/addrs") >"$SCRATCH/want"
+grep -q middle "$SCRATCH/want" || fail "the oracle names no function: the fixture is not what it should be"
+run "$SYMDB" query --db "$DB" --debuginfod "$DBGD_URL" --fetch-timeout 60 --uuid "$PROG_ID" \
+	$(cat "$SCRATCH/addrs")
+((RC == 0)) && [[ ! -s $ERR ]] || fail "query after the interruptions: exit $RC: $(cat "$ERR")"
+diff -u "$SCRATCH/want" "$OUT" || fail "query after the interruptions: answers differ from llvm-symbolizer-14"
+tmp_empty "query after the interruptions"
