@@ -78,9 +78,18 @@ static int is_regular(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* First sight of a universal file whose chosen slice db lacks: the whole
- * file is indexed into db (every slice, as `symdb build FILE` does), then
- * the slice opened.  0, or minus an exit code with the reason on stderr. */
+/* Whether path is a directory: one whose images symdb_file_uuids read is
+ * a .dSYM bundle. */
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* First sight of a universal file or a .dSYM bundle whose chosen slice db
+ * lacks: the whole input is indexed into db (every slice, as `symdb build
+ * FILE` does), then the slice opened.  0, or minus an exit code with the
+ * reason on stderr. */
 static int build_then_open(symdb *db, const char *obj, const symdb_uuid *id,
                            const symdb_build_opts *first_sight, const symdb_open_opts *o,
                            symdb_image **out)
@@ -150,7 +159,7 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 	rc = symdb_image_open_uuid(db, &im[pick].uuid, o, out);
 	if (rc == 0)
 		return 0;
-	if (rc == SYMDB_E_NOT_INDEXED && first_sight && is_regular(obj))
+	if (rc == SYMDB_E_NOT_INDEXED && first_sight && (is_regular(obj) || is_dir(obj)))
 		return build_then_open(db, obj, &im[pick].uuid, first_sight, o, out);
 	if (rc == SYMDB_E_NOT_INDEXED) {
 		char hex[2 * SYMDB_UUID_MAX + 1];

@@ -36,8 +36,9 @@ CLI_HIDDEN const char *cli_split_arch(const char *obj, char *file, size_t file_s
  * reason naming the choices and -CLI_EXIT_USAGE.
  * first_sight (NULL: the database is only read): a thin Mach-O file is then
  * the caller's too (1: its symbolizer context indexes it on first sight),
- * and a universal file whose chosen slice is not indexed is built into db
- * with these options (indexer_path, flags), every slice, then opened.
+ * and a universal file or a .dSYM bundle whose chosen slice is not indexed
+ * is built into db with these options (indexer_path, flags), every slice,
+ * then opened.
  */
 CLI_HIDDEN int cli_open_slice(symdb *db, const char *obj, const char *arch,
                               const symdb_open_opts *o, const symdb_build_opts *first_sight,

@@ -575,13 +575,22 @@ def case_first_sight(c):
                                  for name in ("app_fat", "libmo_fat.dylib") for arch in ARCHES]),
             ("first_sight", [(os.path.join(c.fx, name), None) for name in THIN])]
 
-    def same(obj, arch, what):
-        spec = obj + ":" + arch if arch else obj
-        inp = lines_of(addresses(obj, arch)[::7])
+    def same(obj, arch, what, oracle=None, flag=False):
+        """symdb query --obj OBJ:ARCH (flag: --obj OBJ --arch ARCH) against
+        llvm-symbolizer-14 --obj ORACLE:ARCH (--default-arch ARCH), ORACLE
+        being OBJ unless given, in LLVM and JSON styles."""
+        oracle = oracle or obj
+        spec = obj + ":" + arch if arch and not flag else obj
+        inp = lines_of(addresses(oracle, arch)[::7])
         k = 0
         for st in ([], ["--output-style=JSON"]):
-            exp = run(["llvm-symbolizer-14", "--obj", spec] + st, inp=inp).stdout
-            got = c.sym(db, "query", "--obj", spec, *st, inp=inp)
+            want = ["--obj", oracle + ":" + arch if arch and not flag else oracle]
+            want += ["--default-arch", arch] if flag else []
+            exp = run(["llvm-symbolizer-14"] + want + st, inp=inp).stdout
+            if oracle != obj:  # JSON's ModuleName: the object as named
+                exp = exp.replace(json.dumps(oracle)[1:-1], json.dumps(obj)[1:-1])
+            got = c.sym(db, "query", "--obj", spec, *(["--arch", arch] if flag else []), *st,
+                        inp=inp)
             if got.stderr:
                 die("%s %s: stderr %r" % (what, spec, got.stderr))
             k += compare(exp, got.stdout, "%s %s %s" % (what, spec, " ".join(st)))
@@ -596,6 +605,21 @@ def case_first_sight(c):
         listed = c.sym(db, "list").stdout
         if len(listed.splitlines()) != 4:
             die("%s: expected 4 images listed after first sight, got:\n%s" % (name, listed))
+    # .dSYM bundles named as the object (thin; universal by --arch, whose
+    # other slice is indexed already, and by BUNDLE:ARCH), which `symdb
+    # build BUNDLE` indexes (query said "not indexed; run 'symdb build
+    # BUNDLE' first").  llvm-symbolizer-14 reads no directory ("Is a
+    # directory"): the oracle reads the bundle's DWARF file, as symdb does.
+    db = c.db("first_sight_dsym")
+    shutil.rmtree(db, ignore_errors=True)
+    for name, arch, flag in (("app_arm64", None, False), ("app_fat", "x86_64", True),
+                             ("libmo_fat.dylib", "arm64", False)):
+        k, m = same(os.path.join(c.fx, name + ".dSYM"), arch, "first sight of a bundle",
+                    oracle=c.dwarf(name), flag=flag)
+        bad, n = bad + k, n + m
+    listed = c.sym(db, "list").stdout
+    if len(listed.splitlines()) != 4:
+        die("first_sight_dsym: expected 4 images listed after first sight, got:\n" + listed)
     late = os.path.join(c.scratch, "late")
     shutil.rmtree(late, ignore_errors=True)
     os.makedirs(late)
