@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli_slice.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,10 +119,21 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
                    size_t llvm_msz)
 {
 	symdb_file_image im[64];
-	char names[512];
+	char names[512], why[1024] = "";
 	int n, pick = -1, rc;
+	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = why, .errbuf_sz = sizeof why);
 
-	n = symdb_file_uuids(obj, NULL, im, sizeof im / sizeof im[0], sizeof im[0]);
+	n = symdb_file_uuids(obj, &uo, im, sizeof im / sizeof im[0], sizeof im[0]);
+	/* A universal file the library refuses (slices that overlap, two
+	 * slices with one LC_UUID): the reason `symdb build` gives, with
+	 * --no-build and on first sight alike (not advice to build it, nor a
+	 * generic "not an object file"). */
+	if (n < 0 && n != -ENOMEM && is_universal(obj)) {
+		if (llvm_msg)
+			snprintf(llvm_msg, llvm_msz, "%s", why[0] ? why : symdb_strerror(n));
+		cli_err_lib(obj, n, why);
+		return -cli_exit_for(n);
+	}
 	/* ELF, or an error the caller's path reports.  An ELF file has one
 	 * image: llvm-symbolizer ignores --default-arch for it, and the
 	 * sanitizers always pass --default-arch=<host arch>. */

@@ -29,7 +29,8 @@ CLI_HIDDEN const char *cli_split_arch(const char *obj, char *file, size_t file_s
  * file or bundle); obj is a path (FILE:ARCH split by the caller: above).
  * Returns 1 when obj is
  * a single ELF image (the caller opens it as before), 0 with *out set, or
- * minus a CLI exit code after reporting the reason on stderr.  A universal
+ * minus a CLI exit code after reporting the reason on stderr (a universal
+ * file the library refuses: its reason, also in llvm_msg).  A universal
  * file whose slice cannot be chosen (no arch, or one it lacks): with
  * llvm_msg, CLI_SLICE_UNCHOSEN and llvm-symbolizer-14's reason there,
  * nothing printed (the caller answers "??" as llvm does); without, symdb's

@@ -304,10 +304,38 @@ def case_fat(c):
     print("fat: %d lookups identical; unchosen slices answered as llvm-symbolizer-14" % n)
 
 
+def universal_of(path, thins):
+    """A universal file of the thin files THINS, each slice labelled with
+    its own header's cputype and cpusubtype, as llvm-lipo-14 -create lays
+    them out (which refuses two of one architecture)."""
+    datas = []
+    for t in thins:
+        with open(t, "rb") as f:
+            datas.append(f.read())
+    off, recs, body = 0x4000, b"", []
+    for d in datas:
+        cputype, cpusub = struct.unpack_from("<ii", d, 4)
+        recs += struct.pack(">iiIII", cputype, cpusub, off, len(d), 14)
+        body.append((off, d))
+        off = (off + len(d) + 0x3fff) & ~0x3fff
+    b = bytearray(off)
+    head = struct.pack(">II", 0xcafebabe, len(datas)) + recs
+    b[:len(head)] = head
+    for o, d in body:
+        b[o:o + len(d)] = d
+    with open(path, "wb") as f:
+        f.write(b)
+
+
 def bad_universal(c, db, fat):
-    """A universal file whose second slice is the first one's bytes, which
-    llvm-symbolizer-14 refuses too: `query --no-build` gives the reason
-    `build` gives (it printed the code's name, SYMDB_E_BAD_OBJECT)."""
+    """Universal files that llvm-symbolizer-14 refuses too, whose reason
+    `query --no-build` and a first-sight `query` give as `build` gives it,
+    one line, exit 1: one whose second slice is the first one's bytes (it
+    printed the code's name, SYMDB_E_BAD_OBJECT, with --no-build, and
+    llvm's "not recognized as a valid object file" on first sight), and one
+    with two x86_64 slices that carry one LC_UUID, the second from other
+    contents (it printed advice to run `symdb build`, which then refused
+    the file)."""
     with open(fat, "rb") as f:
         b = bytearray(f.read())
     off0, size0 = struct.unpack_from(">II", b, 8 + 8)
@@ -315,16 +343,28 @@ def bad_universal(c, db, fat):
     path = os.path.join(c.scratch, "fat_overlap")
     with open(path, "wb") as f:
         f.write(b)
-    llvm = run(["llvm-symbolizer-14", "--obj", path + ":x86_64", "0x100000000"], check=False)
-    if "malformed" not in llvm.stderr:
-        die("fat_overlap: llvm-symbolizer-14 reads it: %r" % llvm.stderr)
-    built = c.sym(db, "build", path, check=False)
-    got = c.sym(db, "query", "--no-build", "--obj", path + ":x86_64", "0x100000000",
-                check=False)
-    if built.returncode != 1 or "overlap" not in built.stderr or \
-            (got.returncode, got.stderr) != (1, built.stderr):
-        die("fat_overlap: build exit %d %r; query --no-build exit %d %r"
-            % (built.returncode, built.stderr, got.returncode, got.stderr))
+    twice = os.path.join(c.scratch, "fat_twice")
+    universal_of(twice, [os.path.join(c.fx, "nodsym", "app_x86_64"),
+                         os.path.join(c.scratch, "app_changed")])  # (conflict_one_line's)
+    for path, llvm_says, reason in ((path, "malformed", "overlap"),
+                                    (twice, "contains two of the same architecture",
+                                     "slices 0 and 1 have the same LC_UUID")):
+        llvm = run(["llvm-symbolizer-14", "--obj", path + ":x86_64", "0x100000000"],
+                   check=False)
+        if llvm_says not in llvm.stderr:
+            die("%s: llvm-symbolizer-14 reads it: %r" % (path, llvm.stderr))
+        fresh = c.db("fat_bad_fresh")
+        shutil.rmtree(fresh, ignore_errors=True)
+        built = c.sym(db, "build", path, check=False)
+        if built.returncode != 1 or reason not in built.stderr or \
+                len(built.stderr.splitlines()) != 1:
+            die("%s: build exit %d %r" % (path, built.returncode, built.stderr))
+        for d, how in ((db, ["--no-build"]), (fresh, [])):
+            got = c.sym(d, "query", *how, "--obj", path + ":x86_64", "0x100000000",
+                        check=False)
+            if (got.returncode, got.stderr) != (1, built.stderr):
+                die("%s: build exit 1 %r; query %s exit %d %r"
+                    % (path, built.stderr, " ".join(how), got.returncode, got.stderr))
 
 
 def conflict_one_line(c, db):
