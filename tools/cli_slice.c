@@ -114,6 +114,61 @@ static int build_then_open(symdb *db, const char *obj, const symdb_uuid *id,
 	return -cli_exit_for(rc);
 }
 
+/* SPEC §5.1: header Flags bit 1, HAS_DWARF (DWARF was indexed). */
+#define CLI_IMAGE_HAS_DWARF 0x2u
+
+/* Whether img, the image of universal file obj's slice id indexed without
+ * DWARF, now has DWARF beside obj: a dSYM that carries id in the file the
+ * builder takes (BINARY.dSYM/Contents/Resources/DWARF/BASENAME), made by
+ * dsymutil since.  Building obj again then replaces the index (SPEC
+ * §12.5), as the symbolizer context does for a thin file; a stale dSYM of
+ * another build starts no build. */
+static int dsym_made_since(const symdb_image *img, const char *obj, const symdb_uuid *id)
+{
+	SYMDB_OPTS(symdb_image_info, info);
+	symdb_file_image im[64];
+	const char *base = strrchr(obj, '/');
+	char dwarf[4096];
+	int n;
+
+	if (symdb_image_get_info(img, &info) != 0 || (info.flags & CLI_IMAGE_HAS_DWARF))
+		return 0;
+	base = base ? base + 1 : obj;
+	n = snprintf(dwarf, sizeof dwarf, "%s.dSYM/Contents/Resources/DWARF/%s", obj, base);
+	if (n < 0 || (size_t)n >= sizeof dwarf || !is_regular(dwarf))
+		return 0;
+	n = symdb_file_uuids(dwarf, NULL, im, sizeof im / sizeof im[0], sizeof im[0]);
+	for (int i = 0; i < n && i < (int)(sizeof im / sizeof im[0]); i++)
+		if (im[i].uuid.len == id->len && !memcmp(im[i].uuid.bytes, id->bytes, id->len))
+			return 1;
+	return 0;
+}
+
+/* obj built again for its dSYM (dsym_made_since), and *img, its slice id's
+ * old image, swapped for the new one.  A build that fails (or adds
+ * nothing) leaves the answers to the index *img has, unreported. */
+static void rebuild_for_dsym(symdb *db, const char *obj, const symdb_uuid *id,
+                             const symdb_build_opts *first_sight, const symdb_open_opts *o,
+                             symdb_image **img)
+{
+	symdb_build_opts bo = *first_sight;
+	symdb_builder *b = NULL;
+	symdb_image *fresh = NULL;
+	char err[1];
+	int rc;
+
+	bo.errbuf = err;
+	bo.errbuf_sz = sizeof err;
+	rc = symdb_builder_open(symdb_dir(db), &bo, &b);
+	if (rc == 0)
+		rc = symdb_builder_add(b, obj, &bo, NULL);
+	symdb_builder_close(b);
+	if (rc == 0 && symdb_image_open_uuid(db, id, o, &fresh) == 0) {
+		symdb_image_close(*img);
+		*img = fresh;
+	}
+}
+
 int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_open_opts *o,
                    const symdb_build_opts *first_sight, symdb_image **out, char *llvm_msg,
                    size_t llvm_msz)
@@ -169,6 +224,9 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 		return -CLI_EXIT_USAGE;
 	}
 	rc = symdb_image_open_uuid(db, &im[pick].uuid, o, out);
+	if (rc == 0 && first_sight && fat && is_regular(obj) &&
+	    dsym_made_since(*out, obj, &im[pick].uuid))
+		rebuild_for_dsym(db, obj, &im[pick].uuid, first_sight, o, out);
 	if (rc == 0)
 		return 0;
 	if (rc == SYMDB_E_NOT_INDEXED && first_sight && (is_regular(obj) || is_dir(obj)))

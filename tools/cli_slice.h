@@ -39,7 +39,8 @@ CLI_HIDDEN const char *cli_split_arch(const char *obj, char *file, size_t file_s
  * the caller's too (1: its symbolizer context indexes it on first sight),
  * and a universal file or a .dSYM bundle whose chosen slice is not indexed
  * is built into db with these options (indexer_path, flags), every slice,
- * then opened.
+ * then opened; so is a universal file whose slice was indexed without
+ * DWARF when a dSYM carrying that slice's LC_UUID is beside it now.
  */
 CLI_HIDDEN int cli_open_slice(symdb *db, const char *obj, const char *arch,
                               const symdb_open_opts *o, const symdb_build_opts *first_sight,

@@ -603,9 +603,9 @@ def case_first_sight(c):
     as it does an ELF file (it said "not indexed; run 'symdb build FILE'
     first" and answered ??): thin binaries with their dSYM beside them and
     without (symbol table only), universal files by FILE:ARCH with their
-    universal dSYM; and a thin binary first queried before dsymutil ran
-    takes its dSYM at the next query once it is made.  Every answer as
-    llvm-symbolizer-14's, nothing on stderr."""
+    universal dSYM, .dSYM bundles; and a thin or universal binary first
+    queried before dsymutil ran takes its dSYM at the next query once it
+    is made.  Every answer as llvm-symbolizer-14's, nothing on stderr."""
     bad = n = 0
     # (the copies without dSYM and the universal files' slices have the thin
     # files' LC_UUIDs: each set gets its own database, so that each is first
@@ -660,22 +660,30 @@ def case_first_sight(c):
     listed = c.sym(db, "list").stdout
     if len(listed.splitlines()) != 4:
         die("first_sight_dsym: expected 4 images listed after first sight, got:\n" + listed)
+    # A thin and a universal binary first queried before dsymutil ran (a
+    # universal one kept its symbol-table-only index after: ?? for lines).
     late = os.path.join(c.scratch, "late")
     shutil.rmtree(late, ignore_errors=True)
     os.makedirs(late)
-    app = os.path.join(late, "app_arm64")
-    shutil.copy(os.path.join(c.fx, "app_arm64"), app)
-    db = c.db("first_sight_late")
-    shutil.rmtree(db, ignore_errors=True)
-    k, m = same(app, None, "before dsymutil")
-    bad, n = bad + k, n + m
-    before = c.sym(db, "query", "--obj", app, inp=lines_of(addresses(app)[::7])).stdout
-    run(["dsymutil", app], env=c.env)
-    k, m = same(app, None, "after dsymutil")
-    bad, n = bad + k, n + m
-    after = c.sym(db, "query", "--obj", app, inp=lines_of(addresses(app)[::7])).stdout
-    if before == after or ".c:" not in after:
-        die("the dSYM made after the first query brought no line")
+    for name, arches in (("app_arm64", [None]), ("app_fat", ARCHES)):
+        app = os.path.join(late, name)
+        shutil.copy(os.path.join(c.fx, name), app)
+        db = c.db("first_sight_late_" + name)
+        shutil.rmtree(db, ignore_errors=True)
+        before = {}
+        for arch in arches:
+            k, m = same(app, arch, "before dsymutil")
+            bad, n = bad + k, n + m
+            before[arch] = c.sym(db, "query", "--obj", app + (":" + arch if arch else ""),
+                                 inp=lines_of(addresses(app, arch)[::7])).stdout
+        run(["dsymutil", app], env=c.env)
+        for arch in arches:
+            k, m = same(app, arch, "after dsymutil")
+            bad, n = bad + k, n + m
+            after = c.sym(db, "query", "--obj", app + (":" + arch if arch else ""),
+                          inp=lines_of(addresses(app, arch)[::7])).stdout
+            if before[arch] == after or ".c:" not in after:
+                die("%s:%s: the dSYM made after the first query brought no line" % (name, arch))
     if bad:
         die("%d comparisons differ" % bad)
     print("first_sight: %d lookups identical to llvm-symbolizer-14, all indexed by query" % n)
