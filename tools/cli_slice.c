@@ -180,12 +180,16 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 
 	n = symdb_file_uuids(obj, &uo, im, sizeof im / sizeof im[0], sizeof im[0]);
 	/* A universal file the library refuses (slices that overlap, two
-	 * slices with one LC_UUID): the reason `symdb build` gives, with
-	 * --no-build and on first sight alike (not advice to build it, nor a
-	 * generic "not an object file"). */
+	 * slices with one LC_UUID): the reason `symdb build` gives (not
+	 * advice to build it, nor a generic "not an object file").  A
+	 * first-sight query answers as llvm-symbolizer-14, which refuses such
+	 * files too: its "error reading file" line with that reason, "??"
+	 * answers, exit 0; --no-build and `info` report it symdb's way. */
 	if (n < 0 && n != -ENOMEM && is_universal(obj)) {
-		if (llvm_msg)
+		if (first_sight && llvm_msg) {
 			snprintf(llvm_msg, llvm_msz, "%s", why[0] ? why : symdb_strerror(n));
+			return CLI_SLICE_UNCHOSEN;
+		}
 		cli_err_lib(obj, n, why);
 		return -cli_exit_for(n);
 	}

@@ -329,13 +329,14 @@ def universal_of(path, thins):
 
 def bad_universal(c, db, fat):
     """Universal files that llvm-symbolizer-14 refuses too, whose reason
-    `query --no-build` and a first-sight `query` give as `build` gives it,
-    one line, exit 1: one whose second slice is the first one's bytes (it
-    printed the code's name, SYMDB_E_BAD_OBJECT, with --no-build, and
-    llvm's "not recognized as a valid object file" on first sight), and one
-    with two x86_64 slices that carry one LC_UUID, the second from other
-    contents (it printed advice to run `symdb build`, which then refused
-    the file)."""
+    `query --no-build` gives as `build` gives it, one line, exit 1, and a
+    first-sight `query` in llvm-symbolizer-14's form (its stdout, exit 0,
+    one "LLVMSymbolizer: error reading file:" line) with that reason: one
+    whose second slice is the first one's bytes (it printed the code's
+    name, SYMDB_E_BAD_OBJECT, with --no-build, and llvm's "not recognized
+    as a valid object file" on first sight), and one with two x86_64 slices
+    that carry one LC_UUID, the second from other contents (it printed
+    advice to run `symdb build`, which then refused the file)."""
     with open(fat, "rb") as f:
         b = bytearray(f.read())
     off0, size0 = struct.unpack_from(">II", b, 8 + 8)
@@ -359,12 +360,18 @@ def bad_universal(c, db, fat):
         if built.returncode != 1 or reason not in built.stderr or \
                 len(built.stderr.splitlines()) != 1:
             die("%s: build exit %d %r" % (path, built.returncode, built.stderr))
-        for d, how in ((db, ["--no-build"]), (fresh, [])):
-            got = c.sym(d, "query", *how, "--obj", path + ":x86_64", "0x100000000",
-                        check=False)
-            if (got.returncode, got.stderr) != (1, built.stderr):
-                die("%s: build exit 1 %r; query %s exit %d %r"
-                    % (path, built.stderr, " ".join(how), got.returncode, got.stderr))
+        got = c.sym(db, "query", "--no-build", "--obj", path + ":x86_64", "0x100000000",
+                    check=False)
+        if (got.returncode, got.stderr) != (1, built.stderr):
+            die("%s: build exit 1 %r; query --no-build exit %d %r"
+                % (path, built.stderr, got.returncode, got.stderr))
+        got = c.sym(fresh, "query", "--obj", path + ":x86_64", "0x100000000", check=False)
+        err = got.stderr.splitlines()
+        if (got.returncode, got.stdout) != (llvm.returncode, llvm.stdout) or len(err) != 1 \
+                or not err[0].startswith("LLVMSymbolizer: error reading file: ") \
+                or reason not in err[0]:
+            die("%s: llvm-symbolizer-14 exit %d %r; first-sight query exit %d %r %r"
+                % (path, llvm.returncode, llvm.stdout, got.returncode, got.stdout, got.stderr))
 
 
 def conflict_one_line(c, db):
