@@ -426,17 +426,26 @@ static int macho_images(const uint8_t *p, size_t n, const char *path, symdb_file
                         size_t max, char *eb, size_t ebsz)
 {
 	fmt_mo_slice sl[FMT_MO_MAX_SLICES];
+	uint8_t seen[FMT_MO_MAX_SLICES][16];
 	int count = fmt_mo_slices(p, n, sl, FMT_MO_MAX_SLICES, path, eb, ebsz);
 
 	for (int i = 0; i < count; i++) {
 		fmt_mo_header h;
-		uint8_t u[16];
+		uint8_t *u = seen[i];
 		const char *arch;
 		if (fmt_mo_header_read(p + sl[i].offset, sl[i].size, &h, path, eb, ebsz))
 			return SYMDB_E_BAD_OBJECT;
 		if (!fmt_mo_uuid(&h, p + sl[i].offset, u))
 			return fmt_err(eb, ebsz, SYMDB_E_NO_UUID, "%s: Mach-O image without LC_UUID",
 			               path);
+		/* Images are keyed by LC_UUID: two slices with one (the same
+		 * architecture twice, which lipo and llvm refuse too) would be one
+		 * image from two contents.  The indexer's words (ix_macho.c), so
+		 * that query --no-build gives the reason build gives. */
+		for (int k = 0; k < i; k++)
+			if (!memcmp(seen[k], u, 16))
+				return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+				               "%s: slices %d and %d have the same LC_UUID", path, k, i);
 		if ((size_t)i >= max)
 			continue;
 		memset(&out[i], 0, sizeof out[i]);

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli_slice.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,9 +79,18 @@ static int is_regular(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* First sight of a universal file whose chosen slice db lacks: the whole
- * file is indexed into db (every slice, as `symdb build FILE` does), then
- * the slice opened.  0, or minus an exit code with the reason on stderr. */
+/* Whether path is a directory: one whose images symdb_file_uuids read is
+ * a .dSYM bundle. */
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* First sight of a universal file or a .dSYM bundle whose chosen slice db
+ * lacks: the whole input is indexed into db (every slice, as `symdb build
+ * FILE` does), then the slice opened.  0, or minus an exit code with the
+ * reason on stderr. */
 static int build_then_open(symdb *db, const char *obj, const symdb_uuid *id,
                            const symdb_build_opts *first_sight, const symdb_open_opts *o,
                            symdb_image **out)
@@ -104,15 +114,85 @@ static int build_then_open(symdb *db, const char *obj, const symdb_uuid *id,
 	return -cli_exit_for(rc);
 }
 
+/* SPEC §5.1: header Flags bit 1, HAS_DWARF (DWARF was indexed). */
+#define CLI_IMAGE_HAS_DWARF 0x2u
+
+/* Whether img, the image of universal file obj's slice id indexed without
+ * DWARF, now has DWARF beside obj: a dSYM that carries id in the file the
+ * builder takes (BINARY.dSYM/Contents/Resources/DWARF/BASENAME), made by
+ * dsymutil since.  Building obj again then replaces the index (SPEC
+ * §12.5), as the symbolizer context does for a thin file; a stale dSYM of
+ * another build starts no build. */
+static int dsym_made_since(const symdb_image *img, const char *obj, const symdb_uuid *id)
+{
+	SYMDB_OPTS(symdb_image_info, info);
+	symdb_file_image im[64];
+	const char *base = strrchr(obj, '/');
+	char dwarf[4096];
+	int n;
+
+	if (symdb_image_get_info(img, &info) != 0 || (info.flags & CLI_IMAGE_HAS_DWARF))
+		return 0;
+	base = base ? base + 1 : obj;
+	n = snprintf(dwarf, sizeof dwarf, "%s.dSYM/Contents/Resources/DWARF/%s", obj, base);
+	if (n < 0 || (size_t)n >= sizeof dwarf || !is_regular(dwarf))
+		return 0;
+	n = symdb_file_uuids(dwarf, NULL, im, sizeof im / sizeof im[0], sizeof im[0]);
+	for (int i = 0; i < n && i < (int)(sizeof im / sizeof im[0]); i++)
+		if (im[i].uuid.len == id->len && !memcmp(im[i].uuid.bytes, id->bytes, id->len))
+			return 1;
+	return 0;
+}
+
+/* obj built again for its dSYM (dsym_made_since), and *img, its slice id's
+ * old image, swapped for the new one.  A build that fails (or adds
+ * nothing) leaves the answers to the index *img has, unreported. */
+static void rebuild_for_dsym(symdb *db, const char *obj, const symdb_uuid *id,
+                             const symdb_build_opts *first_sight, const symdb_open_opts *o,
+                             symdb_image **img)
+{
+	symdb_build_opts bo = *first_sight;
+	symdb_builder *b = NULL;
+	symdb_image *fresh = NULL;
+	char err[1];
+	int rc;
+
+	bo.errbuf = err;
+	bo.errbuf_sz = sizeof err;
+	rc = symdb_builder_open(symdb_dir(db), &bo, &b);
+	if (rc == 0)
+		rc = symdb_builder_add(b, obj, &bo, NULL);
+	symdb_builder_close(b);
+	if (rc == 0 && symdb_image_open_uuid(db, id, o, &fresh) == 0) {
+		symdb_image_close(*img);
+		*img = fresh;
+	}
+}
+
 int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_open_opts *o,
                    const symdb_build_opts *first_sight, symdb_image **out, char *llvm_msg,
                    size_t llvm_msz)
 {
 	symdb_file_image im[64];
-	char names[512];
+	char names[512], why[1024] = "";
 	int n, pick = -1, rc;
+	SYMDB_OPTS(symdb_open_opts, uo, .errbuf = why, .errbuf_sz = sizeof why);
 
-	n = symdb_file_uuids(obj, NULL, im, sizeof im / sizeof im[0], sizeof im[0]);
+	n = symdb_file_uuids(obj, &uo, im, sizeof im / sizeof im[0], sizeof im[0]);
+	/* A universal file the library refuses (slices that overlap, two
+	 * slices with one LC_UUID): the reason `symdb build` gives (not
+	 * advice to build it, nor a generic "not an object file").  A
+	 * first-sight query answers as llvm-symbolizer-14, which refuses such
+	 * files too: its "error reading file" line with that reason, "??"
+	 * answers, exit 0; --no-build and `info` report it symdb's way. */
+	if (n < 0 && n != -ENOMEM && is_universal(obj)) {
+		if (first_sight && llvm_msg) {
+			snprintf(llvm_msg, llvm_msz, "%s", why[0] ? why : symdb_strerror(n));
+			return CLI_SLICE_UNCHOSEN;
+		}
+		cli_err_lib(obj, n, why);
+		return -cli_exit_for(n);
+	}
 	/* ELF, or an error the caller's path reports.  An ELF file has one
 	 * image: llvm-symbolizer ignores --default-arch for it, and the
 	 * sanitizers always pass --default-arch=<host arch>. */
@@ -148,9 +228,12 @@ int cli_open_slice(symdb *db, const char *obj, const char *arch, const symdb_ope
 		return -CLI_EXIT_USAGE;
 	}
 	rc = symdb_image_open_uuid(db, &im[pick].uuid, o, out);
+	if (rc == 0 && first_sight && fat && is_regular(obj) &&
+	    dsym_made_since(*out, obj, &im[pick].uuid))
+		rebuild_for_dsym(db, obj, &im[pick].uuid, first_sight, o, out);
 	if (rc == 0)
 		return 0;
-	if (rc == SYMDB_E_NOT_INDEXED && first_sight && is_regular(obj))
+	if (rc == SYMDB_E_NOT_INDEXED && first_sight && (is_regular(obj) || is_dir(obj)))
 		return build_then_open(db, obj, &im[pick].uuid, first_sight, o, out);
 	if (rc == SYMDB_E_NOT_INDEXED) {
 		char hex[2 * SYMDB_UUID_MAX + 1];

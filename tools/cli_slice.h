@@ -29,15 +29,18 @@ CLI_HIDDEN const char *cli_split_arch(const char *obj, char *file, size_t file_s
  * file or bundle); obj is a path (FILE:ARCH split by the caller: above).
  * Returns 1 when obj is
  * a single ELF image (the caller opens it as before), 0 with *out set, or
- * minus a CLI exit code after reporting the reason on stderr.  A universal
+ * minus a CLI exit code after reporting the reason on stderr (a universal
+ * file the library refuses: its reason, also in llvm_msg).  A universal
  * file whose slice cannot be chosen (no arch, or one it lacks): with
  * llvm_msg, CLI_SLICE_UNCHOSEN and llvm-symbolizer-14's reason there,
  * nothing printed (the caller answers "??" as llvm does); without, symdb's
  * reason naming the choices and -CLI_EXIT_USAGE.
  * first_sight (NULL: the database is only read): a thin Mach-O file is then
  * the caller's too (1: its symbolizer context indexes it on first sight),
- * and a universal file whose chosen slice is not indexed is built into db
- * with these options (indexer_path, flags), every slice, then opened.
+ * and a universal file or a .dSYM bundle whose chosen slice is not indexed
+ * is built into db with these options (indexer_path, flags), every slice,
+ * then opened; so is a universal file whose slice was indexed without
+ * DWARF when a dSYM carrying that slice's LC_UUID is beside it now.
  */
 CLI_HIDDEN int cli_open_slice(symdb *db, const char *obj, const char *arch,
                               const symdb_open_opts *o, const symdb_build_opts *first_sight,

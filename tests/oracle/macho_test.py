@@ -304,10 +304,39 @@ def case_fat(c):
     print("fat: %d lookups identical; unchosen slices answered as llvm-symbolizer-14" % n)
 
 
+def universal_of(path, thins):
+    """A universal file of the thin files THINS, each slice labelled with
+    its own header's cputype and cpusubtype, as llvm-lipo-14 -create lays
+    them out (which refuses two of one architecture)."""
+    datas = []
+    for t in thins:
+        with open(t, "rb") as f:
+            datas.append(f.read())
+    off, recs, body = 0x4000, b"", []
+    for d in datas:
+        cputype, cpusub = struct.unpack_from("<ii", d, 4)
+        recs += struct.pack(">iiIII", cputype, cpusub, off, len(d), 14)
+        body.append((off, d))
+        off = (off + len(d) + 0x3fff) & ~0x3fff
+    b = bytearray(off)
+    head = struct.pack(">II", 0xcafebabe, len(datas)) + recs
+    b[:len(head)] = head
+    for o, d in body:
+        b[o:o + len(d)] = d
+    with open(path, "wb") as f:
+        f.write(b)
+
+
 def bad_universal(c, db, fat):
-    """A universal file whose second slice is the first one's bytes, which
-    llvm-symbolizer-14 refuses too: `query --no-build` gives the reason
-    `build` gives (it printed the code's name, SYMDB_E_BAD_OBJECT)."""
+    """Universal files that llvm-symbolizer-14 refuses too, whose reason
+    `query --no-build` gives as `build` gives it, one line, exit 1, and a
+    first-sight `query` in llvm-symbolizer-14's form (its stdout, exit 0,
+    one "LLVMSymbolizer: error reading file:" line) with that reason: one
+    whose second slice is the first one's bytes (it printed the code's
+    name, SYMDB_E_BAD_OBJECT, with --no-build, and llvm's "not recognized
+    as a valid object file" on first sight), and one with two x86_64 slices
+    that carry one LC_UUID, the second from other contents (it printed
+    advice to run `symdb build`, which then refused the file)."""
     with open(fat, "rb") as f:
         b = bytearray(f.read())
     off0, size0 = struct.unpack_from(">II", b, 8 + 8)
@@ -315,16 +344,34 @@ def bad_universal(c, db, fat):
     path = os.path.join(c.scratch, "fat_overlap")
     with open(path, "wb") as f:
         f.write(b)
-    llvm = run(["llvm-symbolizer-14", "--obj", path + ":x86_64", "0x100000000"], check=False)
-    if "malformed" not in llvm.stderr:
-        die("fat_overlap: llvm-symbolizer-14 reads it: %r" % llvm.stderr)
-    built = c.sym(db, "build", path, check=False)
-    got = c.sym(db, "query", "--no-build", "--obj", path + ":x86_64", "0x100000000",
-                check=False)
-    if built.returncode != 1 or "overlap" not in built.stderr or \
-            (got.returncode, got.stderr) != (1, built.stderr):
-        die("fat_overlap: build exit %d %r; query --no-build exit %d %r"
-            % (built.returncode, built.stderr, got.returncode, got.stderr))
+    twice = os.path.join(c.scratch, "fat_twice")
+    universal_of(twice, [os.path.join(c.fx, "nodsym", "app_x86_64"),
+                         os.path.join(c.scratch, "app_changed")])  # (conflict_one_line's)
+    for path, llvm_says, reason in ((path, "malformed", "overlap"),
+                                    (twice, "contains two of the same architecture",
+                                     "slices 0 and 1 have the same LC_UUID")):
+        llvm = run(["llvm-symbolizer-14", "--obj", path + ":x86_64", "0x100000000"],
+                   check=False)
+        if llvm_says not in llvm.stderr:
+            die("%s: llvm-symbolizer-14 reads it: %r" % (path, llvm.stderr))
+        fresh = c.db("fat_bad_fresh")
+        shutil.rmtree(fresh, ignore_errors=True)
+        built = c.sym(db, "build", path, check=False)
+        if built.returncode != 1 or reason not in built.stderr or \
+                len(built.stderr.splitlines()) != 1:
+            die("%s: build exit %d %r" % (path, built.returncode, built.stderr))
+        got = c.sym(db, "query", "--no-build", "--obj", path + ":x86_64", "0x100000000",
+                    check=False)
+        if (got.returncode, got.stderr) != (1, built.stderr):
+            die("%s: build exit 1 %r; query --no-build exit %d %r"
+                % (path, built.stderr, got.returncode, got.stderr))
+        got = c.sym(fresh, "query", "--obj", path + ":x86_64", "0x100000000", check=False)
+        err = got.stderr.splitlines()
+        if (got.returncode, got.stdout) != (llvm.returncode, llvm.stdout) or len(err) != 1 \
+                or not err[0].startswith("LLVMSymbolizer: error reading file: ") \
+                or reason not in err[0]:
+            die("%s: llvm-symbolizer-14 exit %d %r; first-sight query exit %d %r %r"
+                % (path, llvm.returncode, llvm.stdout, got.returncode, got.stdout, got.stderr))
 
 
 def conflict_one_line(c, db):
@@ -563,9 +610,9 @@ def case_first_sight(c):
     as it does an ELF file (it said "not indexed; run 'symdb build FILE'
     first" and answered ??): thin binaries with their dSYM beside them and
     without (symbol table only), universal files by FILE:ARCH with their
-    universal dSYM; and a thin binary first queried before dsymutil ran
-    takes its dSYM at the next query once it is made.  Every answer as
-    llvm-symbolizer-14's, nothing on stderr."""
+    universal dSYM, .dSYM bundles; and a thin or universal binary first
+    queried before dsymutil ran takes its dSYM at the next query once it
+    is made.  Every answer as llvm-symbolizer-14's, nothing on stderr."""
     bad = n = 0
     # (the copies without dSYM and the universal files' slices have the thin
     # files' LC_UUIDs: each set gets its own database, so that each is first
@@ -575,13 +622,22 @@ def case_first_sight(c):
                                  for name in ("app_fat", "libmo_fat.dylib") for arch in ARCHES]),
             ("first_sight", [(os.path.join(c.fx, name), None) for name in THIN])]
 
-    def same(obj, arch, what):
-        spec = obj + ":" + arch if arch else obj
-        inp = lines_of(addresses(obj, arch)[::7])
+    def same(obj, arch, what, oracle=None, flag=False):
+        """symdb query --obj OBJ:ARCH (flag: --obj OBJ --arch ARCH) against
+        llvm-symbolizer-14 --obj ORACLE:ARCH (--default-arch ARCH), ORACLE
+        being OBJ unless given, in LLVM and JSON styles."""
+        oracle = oracle or obj
+        spec = obj + ":" + arch if arch and not flag else obj
+        inp = lines_of(addresses(oracle, arch)[::7])
         k = 0
         for st in ([], ["--output-style=JSON"]):
-            exp = run(["llvm-symbolizer-14", "--obj", spec] + st, inp=inp).stdout
-            got = c.sym(db, "query", "--obj", spec, *st, inp=inp)
+            want = ["--obj", oracle + ":" + arch if arch and not flag else oracle]
+            want += ["--default-arch", arch] if flag else []
+            exp = run(["llvm-symbolizer-14"] + want + st, inp=inp).stdout
+            if oracle != obj:  # JSON's ModuleName: the object as named
+                exp = exp.replace(json.dumps(oracle)[1:-1], json.dumps(obj)[1:-1])
+            got = c.sym(db, "query", "--obj", spec, *(["--arch", arch] if flag else []), *st,
+                        inp=inp)
             if got.stderr:
                 die("%s %s: stderr %r" % (what, spec, got.stderr))
             k += compare(exp, got.stdout, "%s %s %s" % (what, spec, " ".join(st)))
@@ -596,22 +652,45 @@ def case_first_sight(c):
         listed = c.sym(db, "list").stdout
         if len(listed.splitlines()) != 4:
             die("%s: expected 4 images listed after first sight, got:\n%s" % (name, listed))
+    # .dSYM bundles named as the object (thin; universal by --arch, whose
+    # other slice is indexed already, and by BUNDLE:ARCH), which `symdb
+    # build BUNDLE` indexes (query said "not indexed; run 'symdb build
+    # BUNDLE' first").  llvm-symbolizer-14 reads no directory ("Is a
+    # directory"): the oracle reads the bundle's DWARF file, as symdb does.
+    db = c.db("first_sight_dsym")
+    shutil.rmtree(db, ignore_errors=True)
+    for name, arch, flag in (("app_arm64", None, False), ("app_fat", "x86_64", True),
+                             ("libmo_fat.dylib", "arm64", False)):
+        k, m = same(os.path.join(c.fx, name + ".dSYM"), arch, "first sight of a bundle",
+                    oracle=c.dwarf(name), flag=flag)
+        bad, n = bad + k, n + m
+    listed = c.sym(db, "list").stdout
+    if len(listed.splitlines()) != 4:
+        die("first_sight_dsym: expected 4 images listed after first sight, got:\n" + listed)
+    # A thin and a universal binary first queried before dsymutil ran (a
+    # universal one kept its symbol-table-only index after: ?? for lines).
     late = os.path.join(c.scratch, "late")
     shutil.rmtree(late, ignore_errors=True)
     os.makedirs(late)
-    app = os.path.join(late, "app_arm64")
-    shutil.copy(os.path.join(c.fx, "app_arm64"), app)
-    db = c.db("first_sight_late")
-    shutil.rmtree(db, ignore_errors=True)
-    k, m = same(app, None, "before dsymutil")
-    bad, n = bad + k, n + m
-    before = c.sym(db, "query", "--obj", app, inp=lines_of(addresses(app)[::7])).stdout
-    run(["dsymutil", app], env=c.env)
-    k, m = same(app, None, "after dsymutil")
-    bad, n = bad + k, n + m
-    after = c.sym(db, "query", "--obj", app, inp=lines_of(addresses(app)[::7])).stdout
-    if before == after or ".c:" not in after:
-        die("the dSYM made after the first query brought no line")
+    for name, arches in (("app_arm64", [None]), ("app_fat", ARCHES)):
+        app = os.path.join(late, name)
+        shutil.copy(os.path.join(c.fx, name), app)
+        db = c.db("first_sight_late_" + name)
+        shutil.rmtree(db, ignore_errors=True)
+        before = {}
+        for arch in arches:
+            k, m = same(app, arch, "before dsymutil")
+            bad, n = bad + k, n + m
+            before[arch] = c.sym(db, "query", "--obj", app + (":" + arch if arch else ""),
+                                 inp=lines_of(addresses(app, arch)[::7])).stdout
+        run(["dsymutil", app], env=c.env)
+        for arch in arches:
+            k, m = same(app, arch, "after dsymutil")
+            bad, n = bad + k, n + m
+            after = c.sym(db, "query", "--obj", app + (":" + arch if arch else ""),
+                          inp=lines_of(addresses(app, arch)[::7])).stdout
+            if before[arch] == after or ".c:" not in after:
+                die("%s:%s: the dSYM made after the first query brought no line" % (name, arch))
     if bad:
         die("%d comparisons differ" % bad)
     print("first_sight: %d lookups identical to llvm-symbolizer-14, all indexed by query" % n)
