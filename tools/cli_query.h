@@ -232,7 +232,10 @@ struct query {
  * directly from its results instead.  Once the body cache is off (a
  * uniform input: cli_query_cache_review), its share of the bodies' budget
  * (CACHE_TEXT_MAX) is the window's too: WINDOW_TEXT_ALONE, bounded by
- * WINDOW_TEXT_ALONE_MAX.
+ * WINDOW_TEXT_ALONE_MAX.  A window printed straight from its results
+ * (cli_query_apart: kilobytes per address and no body cache) makes no
+ * text: the next one is sized so that its results and frames come to
+ * about WINDOW_TEXT.
  */
 #define WINDOW_MIN 256u
 #define WINDOW_MAX 98304u
@@ -270,7 +273,8 @@ static inline size_t cli_llvm_piece_len(const char *buf, size_t avail, int eof)
  *   input     STDIN_BUF_PIECES + BATCH_LINES requests                 ~11 MiB
  *   index     pages mapped past the start: QUERY_MAP_BUDGET            16 MiB
  *             (cli_query_mem.c; not kept when one window maps more)
- * plus the window's arrays and frames (a few MiB).  A large C++ image's
+ * plus the window's arrays and frames (a few MiB; about WINDOW_TEXT of
+ * results and frames for a window printed straight from its results).  A large C++ image's
  * distinct demangled names (59 MB on one) are more than the generations
  * hold; compressed (17 MB there) they fit in the store, so each is
  * demangled once.  Past the store, names printed rarely are demangled
