@@ -35,5 +35,8 @@ const char *cli_demangle(struct cli_demangler *d, const char *name)
 		return name; /* cheap exit for C names */
 	if (!d->buf)
 		return name;
-	return symdb_demangle(name, &d->buf, &d->cap) == 1 ? d->buf : name;
+	if (symdb_demangle(name, &d->buf, &d->cap) != 1)
+		return name;
+	d->demangled++;
+	return d->buf;
 }

@@ -19,6 +19,8 @@
 struct cli_demangler {
 	char *buf;  /* malloc'd; realloc'd by the demanglers */
 	size_t cap; /* a lower bound of buf's size */
+	size_t demangled; /* names the demangler changed so far (the name
+	                     cache's tests count them) */
 };
 
 CLI_HIDDEN void cli_demangler_init(struct cli_demangler *d);

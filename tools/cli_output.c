@@ -50,6 +50,7 @@ void cli_printer_fini(struct cli_printer *p)
 {
 	cli_demangler_fini(&p->dm);
 	cli_source_fini(&p->src);
+	cli_name_cold_fini(&p->names.cold);
 	for (int i = 0; i < 2; i++) {
 		free(p->names.gen[i].slot);
 		free(p->names.gen[i].arena);
@@ -91,6 +92,7 @@ void cli_printer_forget_names(struct cli_printer *p)
 {
 	gen_clear(&p->names.gen[0]);
 	gen_clear(&p->names.gen[1]);
+	cli_name_cold_clear(&p->names.cold);
 	if (p->paths)
 		memset(p->paths, 0, CLI_PATH_SLOTS * sizeof(*p->paths));
 }
@@ -147,6 +149,28 @@ static const char *slot_text(const struct cli_name_gen *g, const struct cli_name
 }
 
 /*
+ * Before generation g is dropped: its demangled names that the current
+ * generation does not hold go to the compressed store, from which they
+ * come back for a decompression instead of a demangling.  Only names that
+ * leave both generations pay for their compression, so a run whose names
+ * fit in the generations never makes the store.
+ */
+static void gen_keep_cold(struct cli_name_cache *c, const struct cli_name_gen *g)
+{
+	if (!g->slot)
+		return;
+	for (size_t i = 0; i < CLI_NAME_SLOTS && !c->cold.full; i++) {
+		const struct cli_name_slot *s = &g->slot[i];
+		if (!s->key || s->off == UINT32_MAX)
+			continue; /* (empty, or shown as itself: no demangling to save) */
+		const struct cli_name_slot *cur = gen_probe(&c->gen[1], s->key);
+		if (cur && cur->key)
+			continue;
+		cli_name_cold_put(&c->cold, s->key, g->arena + s->off, s->len);
+	}
+}
+
+/*
  * Put name, shown as d (d == name: as itself; len bytes, plain flag in
  * len), into the current generation, starting a new one when it is full.
  * d must not point into the previous generation's arena (it is reused).
@@ -164,6 +188,7 @@ static const struct cli_name_slot *names_insert(struct cli_name_cache *c, const 
 		struct cli_name_gen old = c->gen[1];
 		c->gen[1] = c->gen[0];
 		c->gen[0] = old;
+		gen_keep_cold(c, &c->gen[0]);
 		gen_clear(&c->gen[0]);
 		if (gen_room(c, &c->gen[0], bytes) <= 0)
 			return NULL;
@@ -229,7 +254,12 @@ static __attribute__((noinline)) struct shown cached_demangle_miss(struct cli_pr
 			d = (struct shown){ p->dm.buf, n - 1, (len & CLI_NAME_PLAIN) != 0 };
 		}
 	} else if (p->demangle && (name[0] == '_' || name[0] == '?')) {
-		d = shown_of(cli_demangle(&p->dm, name));
+		uint32_t len;
+		if (cli_name_cold_get(&c->cold, name, &p->dm.buf, &p->dm.cap, &len))
+			d = (struct shown){ p->dm.buf, len & ~CLI_NAME_PLAIN,
+				            (len & CLI_NAME_PLAIN) != 0 };
+		else
+			d = shown_of(cli_demangle(&p->dm, name));
 	} else {
 		d = shown_of(name);
 	}

@@ -81,10 +81,43 @@ struct cli_name_gen {
 	int huge;                   /* slot and arena are in huge pages */
 };
 
+/* Demangled names that left both generations, LZ4-compressed
+ * (cli_name_cold.c): decompressed from here instead of demangled again. */
+#ifndef CLI_COLD_SLOTS /* a test build makes it small (tests/unit/test_cli_names.c) */
+#define CLI_COLD_SLOTS (1u << 18) /* 4 MiB of slots, at most 3/4 used */
+#endif
+struct cli_cold_slot {
+	const char *key; /* NULL = empty */
+	uint32_t off;    /* its record in the arena */
+	uint32_t clen;   /* the record's compressed bytes */
+};
+
+struct cli_name_cold {
+	struct cli_cold_slot *slot; /* CLI_COLD_SLOTS entries, NULL until used */
+	size_t used;
+	char *arena;                /* CLI_COLD_ARENA bytes */
+	size_t alen;
+	int full;                   /* no more names are added */
+};
+
 struct cli_name_cache {
 	struct cli_name_gen gen[2]; /* [0] the current generation, [1] the previous */
+	struct cli_name_cold cold;
 	int huge;                   /* tables made from now on go to huge pages */
 };
+
+/* The shown text of name from c into *buf (grown as needed, NUL-terminated)
+ * and its length | CLI_NAME_PLAIN into *len: 1, or 0 when c does not hold
+ * it. */
+CLI_HIDDEN int cli_name_cold_get(const struct cli_name_cold *c, const char *name, char **buf,
+                                 size_t *cap, uint32_t *len);
+/* Keep name's shown text (len: its length | CLI_NAME_PLAIN), unless c is
+ * full or holds it already. */
+CLI_HIDDEN void cli_name_cold_put(struct cli_name_cold *c, const char *name, const char *text,
+                                  uint32_t len);
+/* Forget every name (the memory stays). */
+CLI_HIDDEN void cli_name_cold_clear(struct cli_name_cold *c);
+CLI_HIDDEN void cli_name_cold_fini(struct cli_name_cold *c);
 
 struct cli_printer {
 	struct cli_out *out;

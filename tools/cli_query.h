@@ -232,7 +232,10 @@ struct query {
  * directly from its results instead.  Once the body cache is off (a
  * uniform input: cli_query_cache_review), its share of the bodies' budget
  * (CACHE_TEXT_MAX) is the window's too: WINDOW_TEXT_ALONE, bounded by
- * WINDOW_TEXT_ALONE_MAX.
+ * WINDOW_TEXT_ALONE_MAX.  A window printed straight from its results
+ * (cli_query_apart: kilobytes per address and no body cache) makes no
+ * text: the next one is sized so that its results and frames come to
+ * about WINDOW_TEXT.
  */
 #define WINDOW_MIN 256u
 #define WINDOW_MAX 98304u
@@ -262,15 +265,20 @@ static inline size_t cli_llvm_piece_len(const char *buf, size_t avail, int eof)
  * The memory budget of `symdb query` (README "Memory"), what its caches and
  * buffers may hold at most whatever the batch, the input and the image:
  *   names     2 generations x (2 MiB of slots + CLI_NAME_ARENA 24 MiB) 52 MiB
+ *             + their compressed store (cli_name_cold.c: 4 MiB of slots
+ *               + CLI_COLD_ARENA 24 MiB), made only when they overflow  28 MiB
  *   bodies    CACHE_TEXT_MAX + WINDOW_TEXT_MAX (one buffer)           32 MiB
  *             (the cache off: WINDOW_TEXT_ALONE_MAX, the same)
  *             + 8.5 MiB while the body cache keeps its hot bodies
  *   input     STDIN_BUF_PIECES + BATCH_LINES requests                 ~11 MiB
  *   index     pages mapped past the start: QUERY_MAP_BUDGET            16 MiB
  *             (cli_query_mem.c; not kept when one window maps more)
- * plus the window's arrays and frames (a few MiB).  A large C++ image's
- * distinct demangled names (72 MB on one) are more than the name cache
- * holds: names printed rarely are demangled again.
+ * plus the window's arrays and frames (a few MiB; about WINDOW_TEXT of
+ * results and frames for a window printed straight from its results).  A large C++ image's
+ * distinct demangled names (59 MB on one) are more than the generations
+ * hold; compressed (17 MB there) they fit in the store, so each is
+ * demangled once.  Past the store, names printed rarely are demangled
+ * again.
  */
 #ifndef QUERY_MAP_BUDGET
 #define QUERY_MAP_BUDGET (16u << 20)

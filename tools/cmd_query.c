@@ -241,6 +241,19 @@ static int run_window(struct query *q)
 		uint64_t target = q->cache.slot ? WINDOW_TEXT : WINDOW_TEXT_ALONE;
 		size_t w = bytes ? (size_t)(target * q->nsorted / bytes) : WINDOW_MAX;
 		q->window = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
+	} else if (rc == 0 && !q->apart && q->nsorted && q->res) {
+		/* Printed straight from its results, a window holds them and
+		 * their frames, not text: the next one about WINDOW_TEXT of
+		 * those.  Sized by the text it would have made (2 KiB an
+		 * address on a deeply inlined C++ image), it was a few
+		 * thousand addresses spread over the whole index, each lookup
+		 * a chain of cache misses. */
+		uint64_t frames = 0;
+		for (size_t i = 0; i < q->nsorted; i++)
+			frames += q->res[i].nframes;
+		uint64_t bytes = q->nsorted * sizeof(*q->res) + frames * sizeof(symdb_frame);
+		size_t w = (size_t)((uint64_t)WINDOW_TEXT * q->nsorted / bytes);
+		q->window = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
 	}
 	if (rc < 0) {
 		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));

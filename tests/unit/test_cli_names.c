@@ -9,6 +9,12 @@
  * are), whatever the order: a hot set printed over and over, cold names in
  * between, and the cache dropped once midway (as after a faulted mapping).
  * Seeded (printed), so a failure replays.
+ *
+ * Built twice: as test_cli_names, whose compressed store (cli_name_cold.c)
+ * holds every name, so each name must be demangled once however often the
+ * generations rotate; and as test_cli_names_full (COLD_FILLS), whose store
+ * fills after a few names, so that names are demangled again and must
+ * still print right.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -110,13 +116,35 @@ int main(void)
 	CHECK(cli_out_init(&o, NULL, 4096) == 0);
 	cli_printer_init(&p, &o);
 	p.stable_names = 1;
+	static char printed[NNAMES];
+	size_t distinct = 0; /* names printed since the cache was dropped that demangle */
 	for (int k = 0; k < NPRINTS && check_failures < 10; k++) {
 		/* three in four prints from a hot set of 40 names */
 		int i = next_rand() % 4 ? (int)(next_rand() % 40) : (int)(next_rand() % NNAMES);
 		print_one(&p, &o, i);
-		if (k == NPRINTS / 2)
+		if (!printed[i] && strcmp(want[i], names[i]) != 0)
+			distinct++;
+		printed[i] = 1;
+		if (k == NPRINTS / 2) {
+#ifndef COLD_FILLS
+			/* each name demangled once, the generations having
+			 * rotated hundreds of times */
+			CHECK(p.dm.demangled == distinct);
+			if (p.dm.demangled != distinct)
+				fprintf(stderr, "  %zu names demangled %zu times\n", distinct,
+				        p.dm.demangled);
+#else
+			CHECK(p.dm.demangled > distinct); /* (the store did fill) */
+#endif
 			cli_printer_forget_names(&p);
+			memset(printed, 0, sizeof printed);
+			distinct = 0;
+			p.dm.demangled = 0;
+		}
 	}
+#ifndef COLD_FILLS
+	CHECK(p.dm.demangled == distinct); /* and once again after the drop */
+#endif
 	cli_printer_fini(&p);
 	cli_out_fini(&o);
 	for (int i = 0; i < NNAMES; i++)
