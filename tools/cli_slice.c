@@ -87,27 +87,37 @@ static int is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* First sight of a universal file or a .dSYM bundle whose chosen slice db
- * lacks: the whole input is indexed into db (every slice, as `symdb build
- * FILE` does), then the slice opened.  0, or minus an exit code with the
- * reason on stderr. */
-static int build_then_open(symdb *db, const char *obj, const symdb_uuid *id,
-                           const symdb_build_opts *first_sight, const symdb_open_opts *o,
-                           symdb_image **out)
+/* obj indexed into db (every slice, as `symdb build FILE` does), then its
+ * slice id opened into *out: 0, or the error with the build's reason in
+ * err. */
+static int index_and_open(symdb *db, const char *obj, const symdb_uuid *id,
+                          const symdb_build_opts *first_sight, const symdb_open_opts *o,
+                          char *err, size_t errsz, symdb_image **out)
 {
-	char err[1024] = "";
 	symdb_build_opts bo = *first_sight;
 	symdb_builder *b = NULL;
 	int rc;
 
 	bo.errbuf = err;
-	bo.errbuf_sz = sizeof err;
+	bo.errbuf_sz = errsz;
 	rc = symdb_builder_open(symdb_dir(db), &bo, &b);
 	if (rc == 0)
 		rc = symdb_builder_add(b, obj, &bo, NULL);
 	symdb_builder_close(b);
 	if (rc == 0)
 		rc = symdb_image_open_uuid(db, id, o, out);
+	return rc;
+}
+
+/* First sight of a universal file or a .dSYM bundle whose chosen slice db
+ * lacks: the whole input is indexed into db, then the slice opened.  0,
+ * or minus an exit code with the reason on stderr. */
+static int build_then_open(symdb *db, const char *obj, const symdb_uuid *id,
+                           const symdb_build_opts *first_sight, const symdb_open_opts *o,
+                           symdb_image **out)
+{
+	char err[1024] = "";
+	int rc = index_and_open(db, obj, id, first_sight, o, err, sizeof err, out);
 	if (rc == 0)
 		return 0;
 	cli_err_lib(obj, rc, rc == SYMDB_E_NOT_INDEXED ? o->errbuf : err);
@@ -151,19 +161,10 @@ static void rebuild_for_dsym(symdb *db, const char *obj, const symdb_uuid *id,
                              const symdb_build_opts *first_sight, const symdb_open_opts *o,
                              symdb_image **img)
 {
-	symdb_build_opts bo = *first_sight;
-	symdb_builder *b = NULL;
 	symdb_image *fresh = NULL;
 	char err[1];
-	int rc;
 
-	bo.errbuf = err;
-	bo.errbuf_sz = sizeof err;
-	rc = symdb_builder_open(symdb_dir(db), &bo, &b);
-	if (rc == 0)
-		rc = symdb_builder_add(b, obj, &bo, NULL);
-	symdb_builder_close(b);
-	if (rc == 0 && symdb_image_open_uuid(db, id, o, &fresh) == 0) {
+	if (index_and_open(db, obj, id, first_sight, o, err, sizeof err, &fresh) == 0) {
 		symdb_image_close(*img);
 		*img = fresh;
 	}
