@@ -233,9 +233,13 @@ struct query {
  * uniform input: cli_query_cache_review), its share of the bodies' budget
  * (CACHE_TEXT_MAX) is the window's too: WINDOW_TEXT_ALONE, bounded by
  * WINDOW_TEXT_ALONE_MAX.  A window printed straight from its results
- * (cli_query_apart: kilobytes per address and no body cache) makes no
- * text: the next one is sized so that its results and frames come to
- * about WINDOW_TEXT.
+ * (cli_query_apart: kilobytes per address and no body cache; atos, JSON
+ * of argv addresses) makes no text: the next one is sized so that its
+ * results and frames come to about WINDOW_TEXT, at most WINDOW_DIRECT_MAX
+ * requests.  That bound is the largest window the text sizing gave such
+ * windows (WINDOW_TEXT_ALONE at 1 KiB an address), so a window whose
+ * addresses have far more frames than the last one's (deeply inlined code
+ * after shallow) holds no more than it could before.
  */
 #define WINDOW_MIN 256u
 #define WINDOW_MAX 98304u
@@ -244,6 +248,7 @@ struct query {
 #define WINDOW_TEXT_ALONE (24u << 20)
 #define WINDOW_TEXT_ALONE_MAX (CACHE_TEXT_MAX + WINDOW_TEXT_MAX)
 #define WINDOW_FIRST 4096u /* until a window has measured the bodies */
+#define WINDOW_DIRECT_MAX (WINDOW_TEXT_ALONE / 1024u) /* 24,576 requests */
 #define PREFETCH_AHEAD 16 /* requests: how far ahead random reads are started */
 #define LLVM_LINE_MAX 1023 /* fgets(buf, 1024, stdin) in llvm-symbolizer.cpp */
 
@@ -274,7 +279,8 @@ static inline size_t cli_llvm_piece_len(const char *buf, size_t avail, int eof)
  *   index     pages mapped past the start: QUERY_MAP_BUDGET            16 MiB
  *             (cli_query_mem.c; not kept when one window maps more)
  * plus the window's arrays and frames (a few MiB; about WINDOW_TEXT of
- * results and frames for a window printed straight from its results).  A large C++ image's
+ * results and frames for a window printed straight from its results, at
+ * most WINDOW_DIRECT_MAX requests' whatever their frames).  A large C++ image's
  * distinct demangled names (59 MB on one) are more than the generations
  * hold; compressed (17 MB there) they fit in the store, so each is
  * demangled once.  Past the store, names printed rarely are demangled

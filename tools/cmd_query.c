@@ -253,7 +253,7 @@ static int run_window(struct query *q)
 			frames += q->res[i].nframes;
 		uint64_t bytes = q->nsorted * sizeof(*q->res) + frames * sizeof(symdb_frame);
 		size_t w = (size_t)((uint64_t)WINDOW_TEXT * q->nsorted / bytes);
-		q->window = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
+		q->window = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_DIRECT_MAX ? WINDOW_DIRECT_MAX : w;
 	}
 	if (rc < 0) {
 		cli_err(q->per_line ? "query" : q->mods[0].name, "%s", symdb_strerror(rc));
