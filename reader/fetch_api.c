@@ -75,9 +75,10 @@ struct fetch_ctx {
 };
 
 /* The last source's failure into c->err, "ID: URL: reason", with the
- * passwords of its URLs masked before it is cut to c->err's size: cut
- * first, a password could lose the '@' that marks it (a debuginfod list is
- * up to 4095 bytes).  Returns rc. */
+ * passwords of its URLs masked before it is escaped (fmt_escape: the URL
+ * and the reason are the caller's and an upstream's bytes) and cut to
+ * c->err's size: cut first, a password could lose the '@' that marks it (a
+ * debuginfod list is up to 4095 bytes).  Returns rc. */
 __attribute__((format(printf, 3, 4))) static int fetch_fail(struct fetch_ctx *c, int rc,
                                                             const char *fmt, ...)
 {
@@ -88,9 +89,7 @@ __attribute__((format(printf, 3, 4))) static int fetch_fail(struct fetch_ctx *c,
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	symdb_url_mask(line, sizeof line);
-	size_t n = strnlen(line, sizeof c->err - 1); /* cut, now that it is masked */
-	memcpy(c->err, line, n);
-	c->err[n] = '\0';
+	fmt_escape(c->err, sizeof c->err, line, strlen(line)); /* cut, now that it is masked */
 	return rc;
 }
 

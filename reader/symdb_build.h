@@ -139,7 +139,9 @@ typedef struct symdb_build_result {
 	/** Split DWARF: one line ("PATH: split DWARF file not found\n") per
 	 *  .dwo file a skeleton unit names that could not be read; the index
 	 *  then holds those units' skeleton line tables, as llvm-symbolizer 14
-	 *  answers without the file.  "" when none. */
+	 *  answers without the file.  "" when none.  PATH comes from the
+	 *  input's DWARF: it is escaped as errbuf text is (symdb.h "Errors"),
+	 *  so each line holds no control byte. */
 	char warnings[4096];
 } symdb_build_result;
 
