@@ -396,9 +396,9 @@ static int fetch_dbgd_check(struct fetch_ctx *c, const struct fetch_dir *d, cons
 static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, const char *path,
                             const char *what)
 {
-	char eb[1024] = "";
+	char eb[1024] = "", ep[1024]; /* ep: path as eb names it, escaped */
 	char ddir[64];
-	size_t pl = strlen(path);
+	size_t pl = fmt_escape(ep, sizeof ep, path, strlen(path));
 	int rc = fetch_dbgd_same_id(c, path, what);
 
 	if (rc)
@@ -418,7 +418,7 @@ static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, cons
 	if (rc)
 		return fetch_fail(c, rc, "%s: %s: %s: %s", c->hex, c->o.debuginfod_urls, what,
 		               !eb[0]                                             ? symdb_strerror(rc)
-		               : strncmp(eb, path, pl) == 0 && eb[pl] == ':' ? eb + pl + 2
+		               : strncmp(eb, ep, pl) == 0 && eb[pl] == ':'   ? eb + pl + 2
 		                                                                  : eb);
 	return 0;
 }
