@@ -244,7 +244,8 @@ typedef void (*symdb_import_fn)(const symdb_uuid *uuid, int rc, const symdb_buil
 typedef struct symdb_import_opts {
 	size_t sz;                /**< sizeof(symdb_import_opts): set by SYMDB_OPTS() */
 	unsigned flags;           /**< SYMDB_BUILD_FORCE: replace images already indexed */
-	char *errbuf;             /**< optional: receives a one-line reason on failure */
+	char *errbuf;             /**< optional: receives a one-line reason on failure,
+	                              escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;         /**< size of errbuf */
 	symdb_import_fn on_image; /**< optional: told what happened to each image */
 	void *arg;                /**< passed to on_image */
