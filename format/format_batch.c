@@ -17,6 +17,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "format_header.h"
 #include "symdb_endian.h"
 
 /* The library's addr kinds (symdb.h enum symdb_addr_kind: vaddr, offset,
@@ -52,11 +53,9 @@ __attribute__((format(printf, 3, 4))) static int fail(const symdb_batch_opts *o,
 {
 	va_list ap;
 
-	if (o->errbuf && o->errbuf_sz) {
-		va_start(ap, fmt);
-		vsnprintf(o->errbuf, o->errbuf_sz, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	rc = fmt_verr(o->errbuf, o->errbuf_sz, rc, fmt, ap);
+	va_end(ap);
 	return rc;
 }
 

@@ -19,28 +19,159 @@
 #include "symdb_endian.h"
 
 /*
+ * Error text is one line of valid UTF-8 (symdb.h "Errors"): it often holds
+ * bytes from outside - a caller's path, names from a hostile object file, a
+ * sandboxed child's message, an upstream store's reason - and a library
+ * user writes it to a log or a terminal as it is.  The escapes are the
+ * command line's (README "Names in output"): \n \t \r, \xNN for the other
+ * bytes below 0x20 and DEL, \\ for a backslash, \xNN for a byte that is not
+ * part of valid UTF-8 and for both bytes of a C1 control (U+0080-U+009F;
+ * some terminals take U+009B as CSI).
+ *
+ * Escaping is idempotent, because reasons nest ("PATH: cannot read header:
+ * " + another call's errbuf) and a relayed child's message comes escaped
+ * already: a backslash that starts one of these escapes is kept as it is.
+ * The price is that a name holding such a sequence literally reads the same
+ * as its escaped form; what matters, one line and no control byte, holds.
+ */
+
+/* Bytes of a valid UTF-8 sequence at s (not C1, not overlong or a
+ * surrogate), or 0. */
+static size_t esc_utf8(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		lo = c == 0xc2 ? 0xa0 : lo; /* C2 80-C2 9F: a C1 control */
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		lo = c == 0xe0 ? 0xa0 : lo;
+		hi = c == 0xed ? 0x9f : hi;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		lo = c == 0xf0 ? 0x90 : lo;
+		hi = c == 0xf4 ? 0x8f : hi;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+static int esc_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* One unit of s: the bytes it takes (at least 1), its escaped form in e
+ * (at most 4 bytes) and that form's length in *el.  An escape already there
+ * is one unit, so that a cut never splits it. */
+static size_t esc_unit(const unsigned char *s, size_t n, char e[4], size_t *el)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c = s[0];
+	size_t k;
+
+	if (c == '\\' && n >= 2 && (s[1] == '\\' || s[1] == 'n' || s[1] == 't' || s[1] == 'r')) {
+		k = 2;
+	} else if (c == '\\' && n >= 4 && s[1] == 'x' && esc_hex(s[2]) && esc_hex(s[3])) {
+		k = 4;
+	} else if (c >= 0x20 && c < 0x7f && c != '\\') {
+		k = 1;
+	} else if (c >= 0x80 && (k = esc_utf8(s, n)) != 0) {
+		;
+	} else {
+		char named = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\\' ? '\\' : 0;
+		e[0] = '\\';
+		e[1] = named ? named : 'x';
+		e[2] = hex[c >> 4];
+		e[3] = hex[c & 15];
+		*el = named ? 2 : 4;
+		return 1;
+	}
+	memcpy(e, s, k);
+	*el = k;
+	return k;
+}
+
+/* Length of s (n bytes) escaped. */
+static size_t esc_len(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = 0, el;
+	char e[4];
+
+	for (size_t i = 0; i < n; len += el)
+		i += esc_unit(u + i, n - i, e, &el);
+	return len;
+}
+
+/* Append s (n bytes) escaped at dst, whole units only, at most room bytes;
+ * returns the bytes written.  With skip, the first units are left out until
+ * what remains fits room (the tail of s). */
+static size_t esc_put(char *dst, size_t room, const char *s, size_t n, int skip)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = 0, el, i = 0;
+	char e[4];
+
+	if (skip)
+		for (size_t left = esc_len(s, n); left > room; left -= el)
+			i += esc_unit(u + i, n - i, e, &el);
+	while (i < n) {
+		size_t k = esc_unit(u + i, n - i, e, &el);
+		if (len + el > room)
+			break;
+		memcpy(dst + len, e, el);
+		len += el;
+		i += k;
+	}
+	return len;
+}
+
+size_t fmt_escape(char *dst, size_t dst_sz, const char *s, size_t n)
+{
+	if (!dst_sz)
+		return 0;
+	size_t len = esc_put(dst, dst_sz - 1, s, n, 0);
+	dst[len] = '\0';
+	return len;
+}
+
+/*
  * errbuf holds "PATH: " + the reason of length rl at its start: put PATH in
- * front, shortened in the middle ("/a/b...y/z") when the whole does not fit,
- * because the reason is what the reader needs and a path near PATH_MAX is
- * longer than most callers' buffers.
+ * front, escaped, shortened in the middle ("/a/b...y/z") when the whole does
+ * not fit, because the reason is what the reader needs and a path near
+ * PATH_MAX is longer than most callers' buffers.  The cut falls between
+ * escapes, never inside one.
  */
 static void put_path_first(char *errbuf, size_t errbuf_sz, const char *path, size_t rl)
 {
-	size_t pl = strlen(path);
+	size_t pl = strlen(path), el = esc_len(path, pl);
 	size_t room = errbuf_sz - 1 - rl - 2; /* for the path; caller: rl + 2 < errbuf_sz */
 
-	if (pl <= room) {
-		memmove(errbuf + pl + 2, errbuf, rl + 1);
-		memcpy(errbuf, path, pl);
-		memcpy(errbuf + pl, ": ", 2);
+	if (el <= room) {
+		memmove(errbuf + el + 2, errbuf, rl + 1);
+		esc_put(errbuf, el, path, pl, 0);
+		memcpy(errbuf + el, ": ", 2);
 		return;
 	}
-	size_t head = (room - 3) / 2, tail = room - 3 - head;
-	memmove(errbuf + room + 2, errbuf, rl + 1);
-	memcpy(errbuf, path, head);
+	/* head and tail may come out a few bytes short of their room (a unit
+	 * that does not fit): the reason moves to where they end */
+	char *reason = errbuf + room + 2;
+	memmove(reason, errbuf, rl + 1);
+	size_t head = esc_put(errbuf, (room - 3) / 2, path, pl, 0);
 	memcpy(errbuf + head, "...", 3);
-	memcpy(errbuf + head + 3, path + pl - tail, tail);
-	memcpy(errbuf + room, ": ", 2);
+	size_t tail = esc_put(errbuf + head + 3, room - 3 - (room - 3) / 2, path, pl, 1);
+	char *end = errbuf + head + 3 + tail;
+	memcpy(end, ": ", 2);
+	memmove(end + 2, reason, rl + 1);
 }
 
 /* Length of the path part of fmt, up to its first ": ", or -1 when fmt does
@@ -91,10 +222,15 @@ static void put_path_part(char *buf, size_t sz, const char *fmt, int n, va_list 
 
 int fmt_verr(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, va_list ap)
 {
+	/* The text before escaping, which never shortens it: what does not
+	 * fit errbuf raw would not fit escaped either. */
+	char raw[4096];
+	size_t raw_sz;
 	int pn;
 
 	if (!errbuf || !errbuf_sz)
 		return rc;
+	raw_sz = errbuf_sz < sizeof raw ? errbuf_sz : sizeof raw;
 	if ((pn = path_part_len(fmt)) >= 0) {
 		/* "PATH: reason": the reason first, then as much path as fits.
 		 * Room for two PATH_MAX (4096) pieces: "path too long" must
@@ -103,13 +239,14 @@ int fmt_verr(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, va_list ap
 		va_list aq;
 		va_copy(aq, ap);
 		put_path_part(path, sizeof path, fmt, pn, &aq);
-		vsnprintf(errbuf, errbuf_sz, fmt + pn + 2, aq);
+		vsnprintf(raw, raw_sz, fmt + pn + 2, aq);
 		va_end(aq);
-		size_t rl = strlen(errbuf);
+		size_t rl = fmt_escape(errbuf, errbuf_sz, raw, strlen(raw));
 		if (rl + 2 + 8 < errbuf_sz)
 			put_path_first(errbuf, errbuf_sz, path, rl);
 	} else {
-		vsnprintf(errbuf, errbuf_sz, fmt, ap);
+		vsnprintf(raw, raw_sz, fmt, ap);
+		fmt_escape(errbuf, errbuf_sz, raw, strlen(raw));
 	}
 	return rc;
 }

@@ -94,13 +94,23 @@ FMT_HIDDEN int fmt_view_check_sums(const fmt_view *v, char *errbuf, size_t errbu
 FMT_HIDDEN int fmt_view_check_padding(const fmt_view *v, char *errbuf, size_t errbuf_sz);
 
 /* snprintf into errbuf (NULL-safe) and return rc; for one-line reasons.
- * A format starting "%s: " or "%s" + literal + ": " ("%s/catalog: ", a path
- * then the reason) keeps the whole reason when the text does not fit: the
- * path is shortened in the middle ("..."). */
+ * The text is escaped as fmt_escape() does, so errbuf is always one line of
+ * valid UTF-8 whatever the arguments hold (a reason from another errbuf
+ * stays as it is).  A format starting "%s: " or "%s" + literal + ": "
+ * ("%s/catalog: ", a path then the reason) keeps the whole reason when the
+ * text does not fit: the path is shortened in the middle ("..."), between
+ * two escapes. */
 FMT_HIDDEN int fmt_err(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* fmt_err with a va_list, for callers' own printf-like wrappers. */
 FMT_HIDDEN int fmt_verr(char *errbuf, size_t errbuf_sz, int rc, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
+/* Copy the n bytes at s into dst as one line of valid UTF-8, the command
+ * line's escapes (README "Names in output"): \n \t \r, \xNN for the other
+ * bytes below 0x20 and DEL, for bytes that are not valid UTF-8 and for C1
+ * controls, \\ for a backslash - except one that starts such an escape
+ * already, so that escaping escaped text changes nothing.  Cut between two
+ * escapes to fit dst_sz (NUL included); returns the length written. */
+FMT_HIDDEN size_t fmt_escape(char *dst, size_t dst_sz, const char *s, size_t n);
 
 #endif /* SYMDB_FORMAT_HEADER_H */

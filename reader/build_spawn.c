@@ -211,11 +211,10 @@ static void cage_take(struct cage_run *c, const uint8_t *buf)
 	} else if (m.magic == FMT_REPORT_END && !c->got_end) {
 		c->got_end = 1;
 		c->end_rc = m.status > 0 ? SYMDB_E_BAD_OBJECT : m.status;
-		/* One line: the message came from the untrusted side. */
-		for (char *p = m.msg; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '?';
-		snprintf(c->end_msg, sizeof c->end_msg, "%s", m.msg);
+		/* The message came from the untrusted side: escaped into one
+		 * line, as fmt_err would (the indexer's own fmt_err escaped it
+		 * already, and escaping again changes nothing then). */
+		fmt_escape(c->end_msg, sizeof c->end_msg, m.msg, strnlen(m.msg, sizeof m.msg));
 	} else if (m.magic == FMT_REPORT_IMAGE && !c->got_end && cage_output_ok(c, &m)) {
 		cage_staged(&c->st->img[m.output], &m);
 	} else if (m.magic == FMT_REPORT_WANT && !c->got_end && !c->dwo->pass &&
@@ -843,11 +842,15 @@ static int cage_once(publish_stager *st, const char *path, const publish_input *
 }
 
 /* One warning line for st (symdb_build_result.warnings); lines that do not
- * fit are counted in the last one. */
+ * fit are counted in the last one.  path is the indexer's, from the DWARF
+ * of the input: escaped as errbuf text is, so that it stays one line. */
 static void cage_warn(publish_stager *st, unsigned *dropped, const char *path, const char *why)
 {
+	char esc[sizeof st->warnings];
 	size_t len = strlen(st->warnings), room = sizeof st->warnings - len;
-	int n = snprintf(st->warnings + len, room, "%s: split DWARF file %s\n", path, why);
+
+	fmt_escape(esc, sizeof esc, path, strlen(path));
+	int n = snprintf(st->warnings + len, room, "%s: split DWARF file %s\n", esc, why);
 
 	if (n < 0 || (size_t)n >= room - 80) {
 		st->warnings[len] = 0;

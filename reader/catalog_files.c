@@ -364,7 +364,7 @@ static int cat_recover_locked(rd_catalog *c, const char *envdir, const char *why
 		cat_env_detach(c);
 	}
 	if (rc == 0 || !c->damaged)
-		return rc == 0 ? 0 : (snprintf(eb, ebsz, "%s", again), rc);
+		return rc == 0 ? 0 : fmt_err(eb, ebsz, rc, "%s", again);
 	rc = cat_aside_name(c, aside, sizeof aside);
 	if (rc == 0 && rename(envdir, aside) < 0)
 		rc = -errno;

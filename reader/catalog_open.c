@@ -522,7 +522,7 @@ int rd_catalog_open(const char *dir, unsigned flags, rd_catalog **out, char *err
 	if (rc && c->damaged && (flags & RD_CAT_RECOVER)) {
 		char why[1024];
 
-		snprintf(why, sizeof why, "%s", errbuf && errbuf_sz ? errbuf : "damaged");
+		fmt_err(why, sizeof why, rc, "%s", errbuf && errbuf_sz ? errbuf : "damaged");
 		rc = cat_recover(c, envdir, why, cat_init_write, errbuf, errbuf_sz);
 		if (rc == 0)
 			rc = cat_open_checked(c, envdir, errbuf, errbuf_sz);

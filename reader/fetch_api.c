@@ -75,9 +75,10 @@ struct fetch_ctx {
 };
 
 /* The last source's failure into c->err, "ID: URL: reason", with the
- * passwords of its URLs masked before it is cut to c->err's size: cut
- * first, a password could lose the '@' that marks it (a debuginfod list is
- * up to 4095 bytes).  Returns rc. */
+ * passwords of its URLs masked before it is escaped (fmt_escape: the URL
+ * and the reason are the caller's and an upstream's bytes) and cut to
+ * c->err's size: cut first, a password could lose the '@' that marks it (a
+ * debuginfod list is up to 4095 bytes).  Returns rc. */
 __attribute__((format(printf, 3, 4))) static int fetch_fail(struct fetch_ctx *c, int rc,
                                                             const char *fmt, ...)
 {
@@ -88,9 +89,7 @@ __attribute__((format(printf, 3, 4))) static int fetch_fail(struct fetch_ctx *c,
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	symdb_url_mask(line, sizeof line);
-	size_t n = strnlen(line, sizeof c->err - 1); /* cut, now that it is masked */
-	memcpy(c->err, line, n);
-	c->err[n] = '\0';
+	fmt_escape(c->err, sizeof c->err, line, strlen(line)); /* cut, now that it is masked */
 	return rc;
 }
 
@@ -397,9 +396,9 @@ static int fetch_dbgd_check(struct fetch_ctx *c, const struct fetch_dir *d, cons
 static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, const char *path,
                             const char *what)
 {
-	char eb[1024] = "";
+	char eb[1024] = "", ep[1024]; /* ep: path as eb names it, escaped */
 	char ddir[64];
-	size_t pl = strlen(path);
+	size_t pl = fmt_escape(ep, sizeof ep, path, strlen(path));
 	int rc = fetch_dbgd_same_id(c, path, what);
 
 	if (rc)
@@ -420,7 +419,7 @@ static int fetch_dbgd_index(struct fetch_ctx *c, const struct fetch_dir *d, cons
 	if (rc)
 		return fetch_fail(c, rc, "%s: %s: %s: %s", c->hex, c->o.debuginfod_urls, what,
 		               !eb[0]                                             ? symdb_strerror(rc)
-		               : strncmp(eb, path, pl) == 0 && eb[pl] == ':' ? eb + pl + 2
+		               : strncmp(eb, ep, pl) == 0 && eb[pl] == ':'   ? eb + pl + 2
 		                                                                  : eb);
 	return 0;
 }

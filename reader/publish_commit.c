@@ -347,11 +347,11 @@ int publish_staged_images(rd_catalog *cat, publish_stager *st, const char *path,
 		char keep[1024] = "";
 		int r1;
 		if (first && o->errbuf_sz)
-			snprintf(keep, sizeof keep, "%s", o->errbuf);
+			fmt_escape(keep, sizeof keep, o->errbuf, strlen(o->errbuf));
 		r1 = stage_publish_one(cat, &st->img[i], img[i], &info[i], i, path, ex, o, res);
 		if (r1 == SYMDB_E_EXISTS) {
 			if (first && o->errbuf_sz)
-				snprintf(o->errbuf, o->errbuf_sz, "%s", keep);
+				fmt_escape(o->errbuf, o->errbuf_sz, keep, strlen(keep));
 			first = 1;
 		} else if (r1) {
 			rc = r1;

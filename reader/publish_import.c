@@ -101,7 +101,7 @@ static int imp_validate(const char *tmp, const char *src, const symdb_uuid *expe
 	if (rc == 0)
 		rc = symdb_image_verify(*img, PUBLISH_EB_OPTS(why, sizeof why));
 	else
-		snprintf(why, sizeof why, "%s", o->errbuf_sz ? o->errbuf : symdb_strerror(rc));
+		fmt_err(why, sizeof why, rc, "%s", o->errbuf_sz ? o->errbuf : symdb_strerror(rc));
 	if (rc)
 		return fmt_err(o->errbuf, o->errbuf_sz, rc, "%s: invalid index file: %s", src, why);
 	info->sz = sizeof *info;

@@ -128,6 +128,18 @@
  * symdb's own; no other positive values.  Handles are returned through
  * `T **out`.  A one-line reason goes to the optional errbuf of the options
  * struct every such function takes (never a loose buffer argument).
+ * That text is always one line of valid UTF-8, whatever bytes the reason
+ * names (a path the caller gave, names read from a hostile file, a message
+ * of the sandboxed indexer or of an upstream store), escaped as the symdb
+ * command prints names: a newline, tab and carriage return as \n \t \r,
+ * every other byte below 0x20 and DEL as \xNN, a backslash as \\, a byte
+ * that is not part of valid UTF-8 and the two bytes of a C1 control
+ * (U+0080-U+009F) as \xNN.  A backslash that already starts one of these
+ * escapes is kept, so a reason quoting another errbuf is not escaped twice
+ * (a name holding such a sequence literally reads like its escaped form).
+ * A reason longer than errbuf_sz is cut between two escapes; one that names
+ * a path ("PATH: reason") keeps the whole reason and shortens the path in
+ * the middle ("/a/b...y/z").
  * Options structs (SYMDB_OPTS) and caller-allocated outputs carry their
  * size, so both may grow at the end without breaking callers built against
  * an older header: options past a caller's sz read as zero, and the library
@@ -211,7 +223,8 @@ typedef void (*symdb_decompress_fn)(const char *file, int on_disk, void *arg);
 typedef struct symdb_open_opts {
 	size_t sz;          /**< sizeof(symdb_open_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< SYMDB_OPEN_*; unknown bits give SYMDB_E_INVAL */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	char *errbuf;       /**< optional: receives a one-line reason on failure,
+	                        escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;   /**< size of errbuf */
 	/** optional, symdb_open() and symdb_image_open_*(): told of every
 	 *  decompression of a cold image.  Given to symdb_open(), it applies to
@@ -846,7 +859,8 @@ typedef struct symdb_symbolizer_opts {
 	unsigned flags;     /**< SYMDB_OPEN_VERIFY_CHECKSUMS, SYMDB_OPEN_NO_THAW: how
 	                         the context opens images; SYMDB_SYMBOLIZER_BUILD;
 	                         other bits: SYMDB_E_INVAL */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	char *errbuf;       /**< optional: receives a one-line reason on failure,
+	                        escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;   /**< size of errbuf */
 	/** SYMDB_SYMBOLIZER_BUILD: the symdb-indexer executable to run, or NULL
 	 *  for the installed one (symdb_build_opts.indexer_path).  Copied. */
@@ -1001,7 +1015,8 @@ typedef struct symdb_symbolized {
 typedef struct symdb_symbolize_opts {
 	size_t sz;          /**< sizeof(symdb_symbolize_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< SYMDB_SYMBOLIZE_*; unknown bits give SYMDB_E_INVAL */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	char *errbuf;       /**< optional: receives a one-line reason on failure,
+	                        escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;   /**< size of errbuf */
 	size_t req_sz;      /**< sizeof(symdb_request) the caller uses; 0 = this header's */
 	size_t result_sz;   /**< sizeof(symdb_symbolized) the caller uses; 0 = this header's.
@@ -1396,7 +1411,8 @@ SYMDB_API const char *symdb_layout_name(int part);
 typedef struct symdb_export_opts {
 	size_t sz;          /**< sizeof(symdb_export_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< none defined yet: must be 0 */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	char *errbuf;       /**< optional: receives a one-line reason on failure,
+	                        escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;   /**< size of errbuf */
 	uint64_t *written;  /**< optional: set to the bytes written to fd, also on failure */
 } symdb_export_opts;
@@ -1462,7 +1478,8 @@ typedef struct symdb_kernel symdb_kernel;
 typedef struct symdb_kernel_opts {
 	size_t sz;             /**< sizeof(symdb_kernel_opts): set by SYMDB_OPTS() */
 	unsigned flags;        /**< SYMDB_KERNEL_*; other bits: SYMDB_E_INVAL */
-	char *errbuf;          /**< optional: receives a one-line reason on failure */
+	char *errbuf;          /**< optional: receives a one-line reason on failure,
+	                           escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;      /**< size of errbuf */
 	const char *kallsyms;  /**< NULL = "/proc/kallsyms" */
 	const char *notes;     /**< NULL = "/sys/kernel/notes" */
@@ -1662,7 +1679,8 @@ typedef int (*symdb_proc_jit_fn)(void *arg, int pid, uint64_t addr, symdb_proc_j
 typedef struct symdb_proc_opts {
 	size_t sz;          /**< sizeof(symdb_proc_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< none defined yet: must be 0 */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	char *errbuf;       /**< optional: receives a one-line reason on failure,
+	                        escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;   /**< size of errbuf */
 	/** The procfs root; NULL = "/proc".  Copied. */
 	const char *proc_dir;
@@ -1767,7 +1785,8 @@ typedef struct symdb_proc_addr {
 typedef struct symdb_proc_call_opts {
 	size_t sz;          /**< sizeof(symdb_proc_call_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< SYMDB_SYMBOLIZE_DEMANGLE; others: SYMDB_E_INVAL */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	char *errbuf;       /**< optional: receives a one-line reason on failure,
+	                        escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;   /**< size of errbuf */
 	size_t where_sz;    /**< sizeof(symdb_proc_addr) the caller uses; 0 = this header's */
 	size_t result_sz;   /**< sizeof(symdb_symbolized) the caller uses; 0 = this header's */
@@ -1884,7 +1903,8 @@ typedef struct symdb_perfmap symdb_perfmap;
 typedef struct symdb_perfmap_opts {
 	size_t sz;        /**< sizeof(symdb_perfmap_opts): set by SYMDB_OPTS() */
 	unsigned flags;   /**< SYMDB_PERFMAP_*; unknown bits give SYMDB_E_INVAL */
-	char *errbuf;     /**< optional: receives a one-line reason on failure */
+	char *errbuf;     /**< optional: receives a one-line reason on failure,
+	                      escaped (symdb.h "Conventions") */
 	size_t errbuf_sz; /**< size of errbuf */
 	/** symdb_perfmap_open_pid(): the directory holding perf-PID.map;
 	 *  NULL is "/tmp" (the library reads no $TMPDIR: perf does not either). */

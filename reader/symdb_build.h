@@ -139,7 +139,9 @@ typedef struct symdb_build_result {
 	/** Split DWARF: one line ("PATH: split DWARF file not found\n") per
 	 *  .dwo file a skeleton unit names that could not be read; the index
 	 *  then holds those units' skeleton line tables, as llvm-symbolizer 14
-	 *  answers without the file.  "" when none. */
+	 *  answers without the file.  "" when none.  PATH comes from the
+	 *  input's DWARF: it is escaped as errbuf text is (symdb.h "Errors"),
+	 *  so each line holds no control byte. */
 	char warnings[4096];
 } symdb_build_result;
 
@@ -242,7 +244,8 @@ typedef void (*symdb_import_fn)(const symdb_uuid *uuid, int rc, const symdb_buil
 typedef struct symdb_import_opts {
 	size_t sz;                /**< sizeof(symdb_import_opts): set by SYMDB_OPTS() */
 	unsigned flags;           /**< SYMDB_BUILD_FORCE: replace images already indexed */
-	char *errbuf;             /**< optional: receives a one-line reason on failure */
+	char *errbuf;             /**< optional: receives a one-line reason on failure,
+	                              escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;         /**< size of errbuf */
 	symdb_import_fn on_image; /**< optional: told what happened to each image */
 	void *arg;                /**< passed to on_image */

@@ -59,7 +59,8 @@ extern "C" {
 typedef struct symdb_fetch_opts {
 	size_t sz;          /**< sizeof(symdb_fetch_opts): set by SYMDB_OPTS() */
 	unsigned flags;     /**< SYMDB_FETCH_*; unknown bits give SYMDB_E_INVAL */
-	char *errbuf;       /**< optional: receives a one-line reason on failure */
+	char *errbuf;       /**< optional: receives a one-line reason on failure,
+	                        escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;   /**< size of errbuf */
 	/** Upstream index stores, tried in order: URLs separated by spaces
 	 *  (http:// or https://; the base under which /symdb/v1/... lives).

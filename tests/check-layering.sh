@@ -155,7 +155,9 @@ if [ -n "$build" ]; then
 	if [ -e "$idx" ]; then
 		readelf -d "$idx" | grep -qi 'NEEDED.*seccomp' ||
 			violation "$idx: does not link libseccomp (its sandbox)"
-		nm --defined-only "$idx" | grep -q ' symdb_indexer_run$' ||
+		# grep reads all of nm's output: with -q it would stop at the match,
+		# and nm, killed by SIGPIPE, fails the pipeline (pipefail)
+		nm --defined-only "$idx" | grep ' symdb_indexer_run$' >/dev/null ||
 			violation "$idx: no symdb_indexer_run: the symbol check cannot see indexer code"
 	fi
 	fetch=$build/tools/symdb-fetch

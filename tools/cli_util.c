@@ -309,6 +309,25 @@ static size_t strict_unit(const unsigned char *s, size_t n)
 	return utf8_seq(s, n);
 }
 
+static int lib_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* Bytes of an escape that CLI_TEXT_LIB copies at s ("\\", "\n", "\t",
+ * "\r", "\xNN" with lowercase hex digits, as cli_out_text writes them), or
+ * 0. */
+static size_t lib_escape(const unsigned char *s, size_t n)
+{
+	if (s[0] != '\\' || n < 2)
+		return 0;
+	if (s[1] == '\\' || s[1] == 'n' || s[1] == 't' || s[1] == 'r')
+		return 2;
+	if (s[1] == 'x' && n >= 4 && lib_hex(s[2]) && lib_hex(s[3]))
+		return 4;
+	return 0;
+}
+
 size_t cli_text_plain(const char *s, size_t n, enum cli_text_mode m)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -337,7 +356,9 @@ size_t cli_text_plain(const char *s, size_t n, enum cli_text_mode m)
 			i++;
 			continue;
 		}
-		size_t k = strict_unit(u + i, n - i);
+		size_t k = m == CLI_TEXT_LIB ? lib_escape(u + i, n - i) : 0;
+		if (!k)
+			k = strict_unit(u + i, n - i);
 		if (!k)
 			break;
 		i += k;
@@ -366,9 +387,10 @@ void cli_out_text(struct cli_out *o, const char *s, size_t n, enum cli_text_mode
 	}
 }
 
-/* Format into o, strictly escaped; a final newline of the text is kept as
+/* Format into o, escaped in mode m; a final newline of the text is kept as
  * the end of the record when keep_nl. */
-static void out_vline(struct cli_out *o, int keep_nl, const char *fmt, va_list ap)
+static void out_vline(struct cli_out *o, int keep_nl, enum cli_text_mode m, const char *fmt,
+                      va_list ap)
 {
 	char small[512], *t = small;
 	va_list aq;
@@ -385,7 +407,7 @@ static void out_vline(struct cli_out *o, int keep_nl, const char *fmt, va_list a
 	vsnprintf(t, (size_t)n + 1, fmt, ap);
 	size_t len = (size_t)n;
 	int nl = keep_nl && t[len - 1] == '\n';
-	cli_out_text(o, t, len - (size_t)nl, CLI_TEXT_STRICT);
+	cli_out_text(o, t, len - (size_t)nl, m);
 	if (nl)
 		cli_out_chr(o, '\n');
 	if (t != small)
@@ -396,7 +418,7 @@ void cli_out_line(struct cli_out *o, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	out_vline(o, 1, fmt, ap);
+	out_vline(o, 1, CLI_TEXT_STRICT, fmt, ap);
 	va_end(ap);
 }
 
@@ -416,7 +438,7 @@ void cli_print_line(const char *fmt, ...)
 
 	mem_init(&m);
 	va_start(ap, fmt);
-	out_vline(&m, 1, fmt, ap);
+	out_vline(&m, 1, CLI_TEXT_STRICT, fmt, ap);
 	va_end(ap);
 	fwrite(m.buf, 1, m.len, stdout);
 	free(m.buf);
@@ -429,7 +451,28 @@ char *cli_line_dup(const char *fmt, ...)
 
 	mem_init(&m);
 	va_start(ap, fmt);
-	out_vline(&m, 1, fmt, ap);
+	out_vline(&m, 1, CLI_TEXT_STRICT, fmt, ap);
+	va_end(ap);
+	cli_out_chr(&m, '\0');
+	return m.buf;
+}
+
+void cli_out_lib_line(struct cli_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	out_vline(o, 1, CLI_TEXT_LIB, fmt, ap);
+	va_end(ap);
+}
+
+char *cli_lib_line_dup(const char *fmt, ...)
+{
+	struct cli_out m;
+	va_list ap;
+
+	mem_init(&m);
+	va_start(ap, fmt);
+	out_vline(&m, 1, CLI_TEXT_LIB, fmt, ap);
 	va_end(ap);
 	cli_out_chr(&m, '\0');
 	return m.buf;
@@ -447,7 +490,7 @@ void cli_err(const char *what, const char *fmt, ...)
 		cli_out_mem(&m, ": ", 2);
 	}
 	va_start(ap, fmt);
-	out_vline(&m, 0, fmt, ap);
+	out_vline(&m, 0, CLI_TEXT_LIB, fmt, ap);
 	va_end(ap);
 	cli_out_chr(&m, '\n');
 	/* one write: the lines of parallel builds never mix */
@@ -455,7 +498,30 @@ void cli_err(const char *what, const char *fmt, ...)
 	free(m.buf);
 }
 
-const char *cli_reason_for(const char *errbuf, const char *path)
+/* path escaped as the library escapes it in an errbuf (CLI_TEXT_LIB);
+ * malloc'd. */
+static char *lib_escaped(const char *path)
+{
+	struct cli_out m;
+
+	mem_init(&m);
+	cli_out_text(&m, path, strlen(path), CLI_TEXT_LIB);
+	cli_out_chr(&m, '\0');
+	return m.buf;
+}
+
+size_t cli_errbuf_names(const char *errbuf, const char *path, const char *after)
+{
+	char *ep = lib_escaped(path);
+	size_t el = strlen(ep);
+	int yes = el && strncmp(errbuf, ep, el) == 0 && errbuf[el] && strchr(after, errbuf[el]);
+
+	free(ep);
+	return yes ? el : 0;
+}
+
+/* cli_reason_for() with path escaped already. */
+static const char *reason_for(const char *errbuf, const char *path)
 {
 	size_t pl = strlen(path);
 	/* the library's "HEAD...TAIL: reason" for a path too long for errbuf */
@@ -470,6 +536,15 @@ const char *cli_reason_for(const char *errbuf, const char *path)
 	return NULL;
 }
 
+const char *cli_reason_for(const char *errbuf, const char *path)
+{
+	char *ep = lib_escaped(path);
+	const char *reason = reason_for(errbuf, ep);
+
+	free(ep);
+	return reason;
+}
+
 void cli_err_lib(const char *what, int rc, const char *errbuf)
 {
 	if (!errbuf || !errbuf[0]) {
@@ -478,9 +553,8 @@ void cli_err_lib(const char *what, int rc, const char *errbuf)
 	}
 	/* The library's reasons usually name the file (or one inside the
 	 * directory `what`) already. */
-	size_t wl = what ? strlen(what) : 0;
 	const char *reason = what ? cli_reason_for(errbuf, what) : NULL;
-	if (!what || (strncmp(errbuf, what, wl) == 0 && (errbuf[wl] == ':' || errbuf[wl] == '/')))
+	if (!what || cli_errbuf_names(errbuf, what, ":/"))
 		cli_err(NULL, "%s", errbuf);
 	else if (reason)
 		cli_err(what, "%s", reason);

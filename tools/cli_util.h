@@ -141,8 +141,13 @@ CLI_HIDDEN void cli_out_fmt(struct cli_out *o, const char *fmt, ...) CLI_PRINTF(
  *   CLI_TEXT_STRICT  also '\' becomes \\, and bytes that are not valid UTF-8
  *                    or that encode a C1 control (U+0080-U+009F) become \xNN,
  *                    so the output is valid UTF-8 and the escaping reversible
+ *   CLI_TEXT_LIB     STRICT, but a backslash that starts one of these escapes
+ *                    is copied with it: for text holding the library's error
+ *                    text, which comes escaped this way (symdb.h "Errors"),
+ *                    so that it is not escaped twice (a path with a newline
+ *                    shows as \n, as before the library escaped it)
  */
-enum cli_text_mode { CLI_TEXT_CTRL, CLI_TEXT_STRICT };
+enum cli_text_mode { CLI_TEXT_CTRL, CLI_TEXT_STRICT, CLI_TEXT_LIB };
 CLI_HIDDEN void cli_out_text(struct cli_out *o, const char *s, size_t n, enum cli_text_mode m);
 /* The length of s's longest prefix that cli_out_text() copies unchanged. */
 CLI_HIDDEN size_t cli_text_plain(const char *s, size_t n, enum cli_text_mode m);
@@ -154,17 +159,26 @@ CLI_HIDDEN void cli_out_line(struct cli_out *o, const char *fmt, ...) CLI_PRINTF
 CLI_HIDDEN void cli_print_line(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* cli_out_line() into a new malloc'd string; NULL when out of memory. */
 CLI_HIDDEN char *cli_line_dup(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* cli_out_line() and cli_line_dup() in CLI_TEXT_LIB mode, for a record
+ * holding a library errbuf. */
+CLI_HIDDEN void cli_out_lib_line(struct cli_out *o, const char *fmt, ...) CLI_PRINTF(2, 3);
+CLI_HIDDEN char *cli_lib_line_dup(const char *fmt, ...) CLI_PRINTF(1, 2);
 
-/* "symdb: <what>: <reason>\n" on stderr, strictly escaped as one line
- * (the reason often carries a path); what may be NULL.  Never truncated. */
+/* "symdb: <what>: <reason>\n" on stderr, escaped as one line: what
+ * strictly, the reason (often a library errbuf, or carrying a path) in
+ * CLI_TEXT_LIB mode; what may be NULL.  Never truncated. */
 CLI_HIDDEN void cli_err(const char *what, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* Report a library failure: prefers errbuf (when it already names `what`,
  * it is printed as is), else symdb_strerror(rc). */
 CLI_HIDDEN void cli_err_lib(const char *what, int rc, const char *errbuf);
 /* The reason in a library errbuf "HEAD...TAIL: reason" that names path
  * shortened in the middle (format_header.h's fmt_err: path was too long
- * for errbuf), else NULL. */
+ * for errbuf), else NULL.  path is raw: it is compared escaped. */
 CLI_HIDDEN const char *cli_reason_for(const char *errbuf, const char *path);
+/* When a library errbuf starts with path (raw; compared escaped, as the
+ * library escapes it) followed by one of the bytes in `after`: the length
+ * of that escaped path; else 0. */
+CLI_HIDDEN size_t cli_errbuf_names(const char *errbuf, const char *path, const char *after);
 /* Exit code for a library error. */
 CLI_HIDDEN int cli_exit_for(int rc);
 

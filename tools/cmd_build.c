@@ -73,13 +73,12 @@ static char *dup_printf(const char *fmt, ...)
 /* The library's reason usually starts with the path already. */
 static char *error_line(const char *path, int rc, const char *err)
 {
-	size_t pl = strlen(path);
 	const char *reason = cli_reason_for(err, path);
 	if (!err[0])
 		return cli_line_dup("symdb: %s: %s\n", path, symdb_strerror(rc));
-	if (strncmp(err, path, pl) == 0 && err[pl] == ':')
-		return cli_line_dup("symdb: %s\n", err);
-	return cli_line_dup("symdb: %s: %s\n", path, reason ? reason : err);
+	if (cli_errbuf_names(err, path, ":"))
+		return cli_lib_line_dup("symdb: %s\n", err);
+	return cli_lib_line_dup("symdb: %s: %s\n", path, reason ? reason : err);
 }
 
 static void draw_progress(struct build_run *r)

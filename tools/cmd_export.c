@@ -294,8 +294,8 @@ static int import_index_file(symdb_builder *b, const char *file, unsigned flags,
 	int rc = symdb_builder_import_file(b, file, NULL, &bo, &res);
 
 	if (rc < 0) {
-		size_t n = strlen(file);
-		const char *why = strncmp(err, file, n) == 0 && err[n] == ':' ? err + n + 2 : err;
+		size_t n = cli_errbuf_names(err, file, ":");
+		const char *why = n ? err + n + 2 : err;
 		cli_err(file, "index file rejected, nothing imported: %s",
 		        why[0] ? why : symdb_strerror(rc));
 		return rc == SYMDB_E_CHECKSUM || rc == SYMDB_E_CORRUPT || rc == SYMDB_E_FORMAT ||

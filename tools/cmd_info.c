@@ -379,7 +379,7 @@ int cli_cmd_info(const struct cli_global *g0, int argc, char **argv)
 		if (rc == 0) {
 			cli_out_line(&out, "%-20s ok\n", "verify");
 		} else {
-			cli_out_line(&out, "%-20s DAMAGED: %s\n", "verify",
+			cli_out_lib_line(&out, "%-20s DAMAGED: %s\n", "verify",
 			             err[0] ? err : symdb_strerror(rc));
 			ex = CLI_EXIT_DAMAGED;
 		}

@@ -162,7 +162,7 @@ static void report_image(struct verify *v, const symdb_entry *e, int rc, const c
 
 	symdb_uuid_format(&e->uuid, hex);
 	v->damaged++;
-	cli_out_line(v->out, "damaged %s %s: %s\n", hex, e->file,
+	cli_out_lib_line(v->out, "damaged %s %s: %s\n", hex, e->file,
 	             eb[0] ? eb : symdb_strerror(rc));
 	if (!v->repair)
 		return;
@@ -312,13 +312,12 @@ static int verify_entries(struct verify *v)
 		/* -ELOOP/-EPERM: an unsafe file or directory (SPEC §12.1). */
 		if (r == -ELOOP || r == -EPERM) {
 			/* eb is "DB/ENTRY: why": shown as "unsafe UUID ENTRY: why". */
-			size_t dl = strlen(symdb_dir(v->db));
-			const char *what = strncmp(eb, symdb_dir(v->db), dl) == 0 && eb[dl] == '/'
-			                           ? eb + dl + 1 : eb;
+			size_t dl = cli_errbuf_names(eb, symdb_dir(v->db), "/");
+			const char *what = dl ? eb + dl + 1 : eb;
 			char hex[2 * SYMDB_UUID_MAX + 1];
 			symdb_uuid_format(&l.e[i].uuid, hex);
 			v->unsafe++; /* never followed, never repaired (SPEC §12.1) */
-			cli_out_line(v->out, "unsafe %s %s\n", hex, what);
+			cli_out_lib_line(v->out, "unsafe %s %s\n", hex, what);
 		} else if (r < 0 && replaced_in_progress(v, &l.e[i]))
 			cli_out_line(v->out, "young %s (replaced by a build in progress?)\n",
 			             l.e[i].file);

@@ -117,7 +117,8 @@ enum symdb_batch_status {
 typedef struct symdb_batch_opts {
 	size_t sz;              /**< sizeof(symdb_batch_opts) */
 	unsigned flags;         /**< none yet: must be 0 */
-	char *errbuf;           /**< optional: receives a one-line reason on failure */
+	char *errbuf;           /**< optional: receives a one-line reason on failure,
+	                            escaped (symdb.h "Conventions") */
 	size_t errbuf_sz;       /**< size of errbuf */
 	uint32_t max_modules;   /**< request: modules; 0 = no limit but the format's */
 	uint32_t max_addresses; /**< request: addresses + stack frames; 0 = none */
