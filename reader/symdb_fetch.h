@@ -110,8 +110,11 @@ typedef struct symdb_fetch_opts {
 	 *  ("ID: URL: interrupted").  So is a debuginfod download being
 	 *  indexed: the indexer and its process group are killed and its
 	 *  staged files removed ("ID: URL: executable: interrupted", or
-	 *  "debuginfo:" when only that was downloaded); the catalog and the
-	 *  index files it holds are left as they were. */
+	 *  "debuginfo:" when only that was downloaded).  Nothing of this
+	 *  fetch's interrupted source is published; what an earlier source
+	 *  of the same fetch already published (a store's empty index, kept
+	 *  before debuginfod is asked) stays.  The index's checksum pass
+	 *  before a publish is not interrupted. */
 	const volatile sig_atomic_t *cancel;
 } symdb_fetch_opts;
 

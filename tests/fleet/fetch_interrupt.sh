@@ -81,9 +81,11 @@ stop() {
 	RC=$?
 	set -e
 }
+# tmp_empty WHAT [ID]: DB/tmp empty and no fetcher of ID (default $U) left
 tmp_empty() {
+	local id=${2:-$U}
 	[[ -z $(ls -A "$DB/tmp" 2>/dev/null) ]] || fail "$1: DB/tmp not empty: $(ls -A "$DB/tmp")"
-	pgrep -f "symdb-fetch.*$U" >/dev/null && fail "$1: a fetcher of $U is still running"
+	pgrep -f "symdb-fetch.*$id" >/dev/null && fail "$1: a fetcher of $id is still running"
 	return 0
 }
 
@@ -144,7 +146,7 @@ wait_indexing() {
 }
 # left_alone WHAT: DB/tmp empty, no indexer, the catalog as it was
 left_alone() {
-	tmp_empty "$1"
+	tmp_empty "$1" "$PROG_ID"
 	pgrep -f "$MARK" >/dev/null && fail "$1: the indexer is still running"
 	catalog_state >"$SCRATCH/catalog.after"
 	diff "$SCRATCH/catalog.before" "$SCRATCH/catalog.after" >&2 || fail "$1: the catalog changed"
