@@ -96,6 +96,24 @@ static int mo_check_overlap(const fmt_mo_slice *s, size_t n, const char *path, c
 	return 0;
 }
 
+/* Two slices of one architecture (cputype, and cpusubtype without its
+ * capability bits, CPU_SUBTYPE_MASK): lipo makes no such file and llvm's
+ * MachOUniversalBinary refuses one ("contains two of the same
+ * architecture"), and which slice FILE:ARCH names would be a guess. */
+static int mo_check_arches(const fmt_mo_slice *s, size_t n, const char *path, char *eb,
+                           size_t ebsz)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (s[i].cputype == s[j].cputype &&
+			    (s[i].cpusubtype & 0x00ffffffu) == (s[j].cpusubtype & 0x00ffffffu))
+				return fmt_err(eb, ebsz, SYMDB_E_BAD_OBJECT,
+				               "%s: universal header: slices %zu and %zu are of one "
+				               "architecture (cputype %u, cpusubtype %u)",
+				               path, i, j, s[i].cputype, s[i].cpusubtype & 0x00ffffffu);
+	return 0;
+}
+
 int fmt_mo_slices(const uint8_t *p, uint64_t n, fmt_mo_slice *out, size_t max,
                   const char *path, char *eb, size_t ebsz)
 {
@@ -133,7 +151,8 @@ int fmt_mo_slices(const uint8_t *p, uint64_t n, fmt_mo_slice *out, size_t max,
 		if (mo_check_slice(s, i, hdr_end, n, path, eb, ebsz))
 			return SYMDB_E_BAD_OBJECT;
 	}
-	if (mo_check_overlap(out, count, path, eb, ebsz))
+	if (mo_check_overlap(out, count, path, eb, ebsz) ||
+	    mo_check_arches(out, count, path, eb, ebsz))
 		return SYMDB_E_BAD_OBJECT;
 	return (int)count;
 }

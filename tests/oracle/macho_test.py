@@ -334,9 +334,11 @@ def bad_universal(c, db, fat):
     one "LLVMSymbolizer: error reading file:" line) with that reason: one
     whose second slice is the first one's bytes (it printed the code's
     name, SYMDB_E_BAD_OBJECT, with --no-build, and llvm's "not recognized
-    as a valid object file" on first sight), and one with two x86_64 slices
+    as a valid object file" on first sight), one with two x86_64 slices
     that carry one LC_UUID, the second from other contents (it printed
-    advice to run `symdb build`, which then refused the file)."""
+    advice to run `symdb build`, which then refused the file), and one
+    with two x86_64 slices of two programs (it was indexed, and FILE:x86_64
+    answered from the last slice)."""
     with open(fat, "rb") as f:
         b = bytearray(f.read())
     off0, size0 = struct.unpack_from(">II", b, 8 + 8)
@@ -347,9 +349,16 @@ def bad_universal(c, db, fat):
     twice = os.path.join(c.scratch, "fat_twice")
     universal_of(twice, [os.path.join(c.fx, "nodsym", "app_x86_64"),
                          os.path.join(c.scratch, "app_changed")])  # (conflict_one_line's)
+    # two x86_64 slices of two programs (two LC_UUIDs): symdb indexed both
+    # and answered FILE:x86_64 from the last one
+    builds = os.path.join(c.scratch, "fat_two_builds")
+    universal_of(builds, [os.path.join(c.fx, "nodsym", "app_x86_64"),
+                          os.path.join(c.fx, "nodsym", "libmo_x86_64.dylib")])
+    one_arch = "slices 0 and 1 are of one architecture"
     for path, llvm_says, reason in ((path, "malformed", "overlap"),
-                                    (twice, "contains two of the same architecture",
-                                     "slices 0 and 1 have the same LC_UUID")):
+                                    (twice, "contains two of the same architecture", one_arch),
+                                    (builds, "contains two of the same architecture",
+                                     one_arch)):
         llvm = run(["llvm-symbolizer-14", "--obj", path + ":x86_64", "0x100000000"],
                    check=False)
         if llvm_says not in llvm.stderr:
