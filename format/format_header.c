@@ -19,7 +19,7 @@
 #include "symdb_endian.h"
 
 /*
- * Error text is one line of valid UTF-8 (symdb.h "Errors"): it often holds
+ * Error text is one line of valid UTF-8 (symdb.h "Conventions"): it often holds
  * bytes from outside - a caller's path, names from a hostile object file, a
  * sandboxed child's message, an upstream store's reason - and a library
  * user writes it to a log or a terminal as it is.  The escapes are the

@@ -578,9 +578,8 @@ static int fetch_sources(struct fetch_ctx *c)
 
 		int bad = fetch_store_url(url, sizeof url, u, n, c->hex);
 		if (bad == SYMDB_E_INVAL) /* a failure of this source, not a miss */
-			c->last = fmt_err(c->err, sizeof c->err, bad,
-			                  "%s: %.*s: a source URL has no ?query or #fragment", c->hex,
-			                  (int)(n < 1000 ? n : 1000), u);
+			c->last = fetch_fail(c, bad, "%s: %.*s: a source URL has no ?query or #fragment",
+			                     c->hex, (int)(n < 4000 ? n : 4000), u);
 		if (bad == 0) {
 			rc = fetch_upstream(c, url);
 			if (rc == 0 && fetch_have(c)) {
@@ -605,9 +604,9 @@ static int fetch_sources(struct fetch_ctx *c)
 		 * answers 404 for what is not a build-id it knows.  libdebuginfod
 		 * adds its path at the end of each URL, as fetch_store_url. */
 		rc = strpbrk(c->o.debuginfod_urls, "?#")
-		             ? fmt_err(c->err, sizeof c->err, SYMDB_E_INVAL,
-		                       "%s: %s: a source URL has no ?query or #fragment", c->hex,
-		                       c->o.debuginfod_urls)
+		             ? fetch_fail(c, SYMDB_E_INVAL,
+		                          "%s: %s: a source URL has no ?query or #fragment", c->hex,
+		                          c->o.debuginfod_urls)
 		             : fetch_debuginfod(c);
 		if (rc == 0) {
 			free(empty);

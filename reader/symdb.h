@@ -379,8 +379,8 @@ typedef struct symdb_file_image {
  *             as it was.
  * @return the number of images (out receives at most max of them), or a
  *         negative code as symdb_file_uuid(); SYMDB_E_BAD_OBJECT for a
- *         universal file two of whose slices carry one LC_UUID (which
- *         symdb_builder_add() refuses too); SYMDB_E_INVAL for a NULL path,
+ *         universal file two of whose slices are of one architecture or
+ *         carry one LC_UUID (which symdb_builder_add() refuses too); SYMDB_E_INVAL for a NULL path,
  *         a NULL out with max > 0, or a zero elem_sz.
  * @note Thread-safe.  Reads the file; does not touch any database.  Nothing
  *       is allocated for the caller; out stays the caller's.

@@ -140,7 +140,7 @@ typedef struct symdb_build_result {
 	 *  .dwo file a skeleton unit names that could not be read; the index
 	 *  then holds those units' skeleton line tables, as llvm-symbolizer 14
 	 *  answers without the file.  "" when none.  PATH comes from the
-	 *  input's DWARF: it is escaped as errbuf text is (symdb.h "Errors"),
+	 *  input's DWARF: it is escaped as errbuf text is (symdb.h "Conventions"),
 	 *  so each line holds no control byte. */
 	char warnings[4096];
 } symdb_build_result;

@@ -101,10 +101,10 @@ if [ -n "$build" ]; then
 	done
 	# the server's libraries load in the process that serves only, and
 	# the check can fail: symdb-serve has them
-	if [ -e "$exe" ] && readelf -d "$exe" | grep -Eqi 'NEEDED.*(microhttpd|gnutls|json-c)'; then
+	if [ -e "$exe" ] && readelf -d "$exe" | grep -Ei 'NEEDED.*(microhttpd|gnutls|json-c)' >/dev/null; then
 		violation "$exe: depends on libmicrohttpd, GnuTLS or json-c (the server is symdb-serve's)"
 	fi
-	if [ -e "$srv" ] && ! readelf -d "$srv" | grep -qi 'NEEDED.*microhttpd'; then
+	if [ -e "$srv" ] && ! readelf -d "$srv" | grep -i 'NEEDED.*microhttpd' >/dev/null; then
 		violation "$srv: does not link libmicrohttpd: the check above cannot fail"
 	fi
 	# An ASan build's tools link the static library instead (tools/CMakeLists.txt:
@@ -120,25 +120,25 @@ if [ -n "$build" ]; then
 			grep -E '^(rd_catalog_|catalog_|fmt_|mdb_)' | head -5 | tr '\n' ' ')
 		if [ "$static_tools" = 1 ]; then
 			[ -n "$copies" ] || violation "$x: an ASan build's tool without the static library's code"
-			readelf -d "$x" | grep -q 'NEEDED.*libsymdb\.so' &&
+			readelf -d "$x" | grep 'NEEDED.*libsymdb\.so' >/dev/null &&
 				violation "$x: links libsymdb.so (an ASan build's tools link the static library)"
 		else
 			[ -n "$copies" ] && violation "$x: defines catalog/format code of its own: $copies"
-			readelf -d "$x" | grep -q 'NEEDED.*libsymdb\.so' ||
+			readelf -d "$x" | grep 'NEEDED.*libsymdb\.so' >/dev/null ||
 				violation "$x: does not link libsymdb.so"
 		fi
 	done
 	for f in "$exe" "$srv" "$lib"; do
 		[ -e "$f" ] || continue
-		if readelf -d "$f" | grep -qi 'NEEDED.*dwarf'; then
+		if readelf -d "$f" | grep -i 'NEEDED.*dwarf' >/dev/null; then
 			violation "$f: depends on libdwarf"
 		fi
 		# the sandboxes are the indexer's and the fetcher's alone
-		if readelf -d "$f" | grep -qi 'NEEDED.*seccomp'; then
+		if readelf -d "$f" | grep -i 'NEEDED.*seccomp' >/dev/null; then
 			violation "$f: depends on libseccomp"
 		fi
 		# the network is symdb-fetch's alone (SPEC §12.9)
-		if readelf -d "$f" | grep -Eqi 'NEEDED.*(libcurl|libdebuginfod)'; then
+		if readelf -d "$f" | grep -Ei 'NEEDED.*(libcurl|libdebuginfod)' >/dev/null; then
 			violation "$f: depends on libcurl or libdebuginfod"
 		fi
 		# no parser: neither the indexer's code nor libdwarf's, linked in
@@ -153,7 +153,7 @@ if [ -n "$build" ]; then
 	# and the check above can fail: symdb-indexer has both
 	idx=$build/tools/symdb-indexer
 	if [ -e "$idx" ]; then
-		readelf -d "$idx" | grep -qi 'NEEDED.*seccomp' ||
+		readelf -d "$idx" | grep -i 'NEEDED.*seccomp' >/dev/null ||
 			violation "$idx: does not link libseccomp (its sandbox)"
 		# grep reads all of nm's output: with -q it would stop at the match,
 		# and nm, killed by SIGPIPE, fails the pipeline (pipefail)
@@ -162,9 +162,9 @@ if [ -n "$build" ]; then
 	fi
 	fetch=$build/tools/symdb-fetch
 	if [ -e "$fetch" ]; then
-		readelf -d "$fetch" | grep -qi 'NEEDED.*libcurl' ||
+		readelf -d "$fetch" | grep -i 'NEEDED.*libcurl' >/dev/null ||
 			violation "$fetch: does not link libcurl: the check above cannot fail"
-		readelf -d "$fetch" | grep -qi 'NEEDED.*seccomp' ||
+		readelf -d "$fetch" | grep -i 'NEEDED.*seccomp' >/dev/null ||
 			violation "$fetch: does not link libseccomp (its sandbox, tools/fetch_sandbox.c)"
 	fi
 fi

@@ -232,14 +232,16 @@ struct query {
  * directly from its results instead.  Once the body cache is off (a
  * uniform input: cli_query_cache_review), its share of the bodies' budget
  * (CACHE_TEXT_MAX) is the window's too: WINDOW_TEXT_ALONE, bounded by
- * WINDOW_TEXT_ALONE_MAX.  A window printed straight from its results
- * (cli_query_apart: kilobytes per address and no body cache; atos, JSON
- * of argv addresses) makes no text: the next one is sized so that its
- * results and frames come to about WINDOW_TEXT, at most WINDOW_DIRECT_MAX
- * requests.  That bound is the largest window the text sizing gave such
- * windows (WINDOW_TEXT_ALONE at 1 KiB an address), so a window whose
- * addresses have far more frames than the last one's (deeply inlined code
- * after shallow) holds no more than it could before.
+ * WINDOW_TEXT_ALONE_MAX.  A window of a style that formats apart but
+ * printed straight from its results (cli_query_apart: kilobytes per
+ * address and no body cache) makes no text: the next one is sized so that
+ * its results and frames come to about WINDOW_TEXT, at most
+ * WINDOW_DIRECT_MAX requests.  That bound is the largest window the text
+ * sizing gave such windows (WINDOW_TEXT_ALONE at 1 KiB an address), so a
+ * window whose addresses have far more frames than the last one's (deeply
+ * inlined code after shallow) holds no more than it could before.  Styles
+ * that never format apart (atos, JSON of argv addresses) keep
+ * WINDOW_FIRST.
  */
 #define WINDOW_MIN 256u
 #define WINDOW_MAX 98304u

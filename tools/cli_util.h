@@ -143,7 +143,7 @@ CLI_HIDDEN void cli_out_fmt(struct cli_out *o, const char *fmt, ...) CLI_PRINTF(
  *                    so the output is valid UTF-8 and the escaping reversible
  *   CLI_TEXT_LIB     STRICT, but a backslash that starts one of these escapes
  *                    is copied with it: for text holding the library's error
- *                    text, which comes escaped this way (symdb.h "Errors"),
+ *                    text, which comes escaped this way (symdb.h "Conventions"),
  *                    so that it is not escaped twice (a path with a newline
  *                    shows as \n, as before the library escaped it)
  */

@@ -241,7 +241,7 @@ static int run_window(struct query *q)
 		uint64_t target = q->cache.slot ? WINDOW_TEXT : WINDOW_TEXT_ALONE;
 		size_t w = bytes ? (size_t)(target * q->nsorted / bytes) : WINDOW_MAX;
 		q->window = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
-	} else if (rc == 0 && !q->apart && q->nsorted && q->res) {
+	} else if (rc == 0 && !q->apart && q->nsorted && q->res && cli_code_body_apart(&q->pr)) {
 		/* Printed straight from its results, a window holds them and
 		 * their frames, not text: the next one about WINDOW_TEXT of
 		 * those.  Sized by the text it would have made (2 KiB an

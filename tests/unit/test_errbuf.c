@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_errbuf.c - the library's errbuf is one line of valid UTF-8 whatever
- * the bytes it names (symdb.h "Errors"): public calls given a database
+ * the bytes it names (symdb.h "Conventions"): public calls given a database
  * directory, an input and an indexer-rejected input whose names hold a
  * newline, ESC [31m, a backslash, DEL, a C1 control and a byte that is not
  * UTF-8 must each leave one line with no byte below 0x20 and no DEL, naming
