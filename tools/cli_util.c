@@ -444,17 +444,24 @@ void cli_print_line(const char *fmt, ...)
 	free(m.buf);
 }
 
-char *cli_line_dup(const char *fmt, ...)
+/* One line of fmt, escaped in mode, as a malloc'd C string. */
+static char *line_vdup(enum cli_text_mode mode, const char *fmt, va_list ap)
 {
 	struct cli_out m;
-	va_list ap;
 
 	mem_init(&m);
-	va_start(ap, fmt);
-	out_vline(&m, 1, CLI_TEXT_STRICT, fmt, ap);
-	va_end(ap);
+	out_vline(&m, 1, mode, fmt, ap);
 	cli_out_chr(&m, '\0');
 	return m.buf;
+}
+
+char *cli_line_dup(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = line_vdup(CLI_TEXT_STRICT, fmt, ap);
+	va_end(ap);
+	return s;
 }
 
 void cli_out_lib_line(struct cli_out *o, const char *fmt, ...)
@@ -467,15 +474,11 @@ void cli_out_lib_line(struct cli_out *o, const char *fmt, ...)
 
 char *cli_lib_line_dup(const char *fmt, ...)
 {
-	struct cli_out m;
 	va_list ap;
-
-	mem_init(&m);
 	va_start(ap, fmt);
-	out_vline(&m, 1, CLI_TEXT_LIB, fmt, ap);
+	char *s = line_vdup(CLI_TEXT_LIB, fmt, ap);
 	va_end(ap);
-	cli_out_chr(&m, '\0');
-	return m.buf;
+	return s;
 }
 
 void cli_err(const char *what, const char *fmt, ...)
